@@ -1,0 +1,117 @@
+/**
+ * One `test()` for three runtimes: registers with `Deno.test`, `bun:test` or `node:test`, whichever runs
+ * this file, so every test file is written once and run by each runtime's own runner.
+ *
+ * @module
+ */
+
+/** The runtime running the tests. */
+export const runtime: "deno" | "bun" | "node" = "Deno" in globalThis ? "deno" : "Bun" in globalThis ? "bun" : "node";
+
+type Body = () => void | Promise<void>;
+type Register = (name: string, body: Body, timeoutMs: number) => void;
+
+async function pickRegister(): Promise<Register> {
+  if (runtime === "deno") {
+    const deno = (globalThis as unknown as {
+      Deno: { test(options: { name: string; fn: Body; sanitizeOps: boolean; sanitizeResources: boolean }): void };
+    }).Deno;
+    // Workers and wait-async timers outlive a body by design in some tests; each test checks its own cleanup.
+    return (name, body) => deno.test({ name, fn: body, sanitizeOps: false, sanitizeResources: false });
+  }
+  if (runtime === "bun") {
+    const bunTest = await import("bun:test");
+    return (name, body, timeoutMs) => bunTest.test(name, body, timeoutMs);
+  }
+  const nodeTest = await import("node:test");
+  return (name, body, timeoutMs) => {
+    nodeTest.test(name, { timeout: timeoutMs }, body);
+  };
+}
+
+const register: Register = await pickRegister();
+
+/**
+ * Registers a test with the running runtime's test runner.
+ *
+ * @param name What the test pins down: the property or race, stated as a behaviour.
+ * @param body The test; throw (or reject) to fail.
+ * @param timeoutMs A generous upper bound, after which the runner fails the test (not a performance check).
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { test } from "./_test.ts";
+ * test("push then pop returns the pushed value", () => {});
+ * ```
+ */
+export function test(name: string, body: Body, timeoutMs = 120_000): void {
+  register(name, body, timeoutMs);
+}
+
+/**
+ * Throws an Error with `message` unless `condition` holds.
+ *
+ * @param condition What must be true.
+ * @param message What went wrong, if it is not.
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { assert } from "./_test.ts";
+ * assert(1 + 1 === 2, "arithmetic");
+ * ```
+ */
+export function assert(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new Error(`assertion failed: ${message}`);
+}
+
+/**
+ * Throws unless `actual` and `expected` are deeply equal (JSON-comparable values).
+ *
+ * @param actual The value produced.
+ * @param expected The value wanted.
+ * @param message Context for the failure.
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { assertEquals } from "./_test.ts";
+ * assertEquals([1, 2], [1, 2], "arrays");
+ * ```
+ */
+export function assertEquals(actual: unknown, expected: unknown, message = "values differ"): void {
+  const a = JSON.stringify(actual);
+  const e = JSON.stringify(expected);
+  if (a !== e) throw new Error(`assertion failed: ${message}: expected ${e}, received ${a}`);
+}
+
+/**
+ * Throws unless `fn` throws an instance of `errorClass` whose message contains `includes`.
+ *
+ * @param fn The code that must throw.
+ * @param errorClass The class the error must be.
+ * @param includes A part of the message that must appear.
+ * @returns The error thrown.
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { assertThrows } from "./_test.ts";
+ * assertThrows(() => { throw new RangeError("bad 'x'"); }, RangeError, "'x'");
+ * ```
+ */
+export function assertThrows(
+  fn: () => unknown,
+  errorClass: abstract new (...args: never[]) => Error,
+  includes: string,
+): Error {
+  try {
+    fn();
+  } catch (error) {
+    if (!(error instanceof errorClass)) {
+      throw new Error(`assertion failed: expected ${errorClass.name}, received ${String(error)}`);
+    }
+    if (!error.message.includes(includes)) {
+      throw new Error(`assertion failed: expected message containing "${includes}", received "${error.message}"`);
+    }
+    return error;
+  }
+  throw new Error(`assertion failed: expected ${errorClass.name} containing "${includes}", but nothing was thrown`);
+}
