@@ -1,0 +1,127 @@
+/**
+ * The runtime adapter: start a thread running a module, and talk to it during set-up.
+ *
+ * What it owns: the one difference between the runtime families. Deno, Bun and browsers have the web
+ * `Worker` (`type: "module"`); Node has `node:worker_threads`. Everything above this file sees one
+ * {@link ThreadHandle} on the parent side and one {@link ParentPort} inside the thread. Messages are used
+ * only to set a thread up and to report its death; scheduling goes through shared memory.
+ *
+ * Threads: {@link startThread} from any thread that may create workers; {@link parentPort} only inside a
+ * thread that {@link startThread} started.
+ *
+ * @module
+ */
+
+/** The runtime family running this code. */
+export const runtimeFamily: "web" | "node" = "Deno" in globalThis || "Bun" in globalThis || !isNodeLike()
+  ? "web"
+  : "node";
+
+function isNodeLike(): boolean {
+  const process = (globalThis as { process?: { versions?: { node?: string } } }).process;
+  return typeof process?.versions?.node === "string";
+}
+
+/** The parent's handle on a started thread. */
+export interface ThreadHandle {
+  /** Sends a structured-clonable message (a SharedArrayBuffer is shared, not copied). */
+  post(message: unknown): void;
+  /** Calls `listener` for each message the thread sends. */
+  onMessage(listener: (message: unknown) => void): void;
+  /** Calls `listener` when the thread dies of an uncaught error, with that error. */
+  onError(listener: (error: unknown) => void): void;
+  /** Stops the thread (forcibly where the runtime can; see DESIGN.md on Deno and `Atomics.wait`). */
+  terminate(): void;
+  /** Lets the process exit while this thread runs, where the runtime allows (Node, Bun); no-op elsewhere. */
+  unref(): void;
+  /** Undoes {@link ThreadHandle.unref}. */
+  ref(): void;
+}
+
+/** A thread's side of the channel to its parent. */
+export interface ParentPort {
+  /** Sends a structured-clonable message to the parent. */
+  post(message: unknown): void;
+  /** Calls `listener` for each message the parent sends. */
+  onMessage(listener: (message: unknown) => void): void;
+}
+
+/**
+ * Starts a thread running the ES module at `url`.
+ *
+ * @param url The module to run, as a URL (a `file:` URL on Deno, Bun and Node).
+ * @param name A name for debuggers and error messages.
+ * @returns The parent's handle on the thread.
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { startThread } from "./thread.ts";
+ * const thread = await startThread(new URL("./my_worker.ts", import.meta.url), "worker-0");
+ * thread.onMessage((m) => console.log(m));
+ * thread.post({ hello: "thread" });
+ * ```
+ */
+export async function startThread(url: URL, name: string): Promise<ThreadHandle> {
+  if (runtimeFamily === "node") {
+    const { Worker } = await import("node:worker_threads");
+    const { fileURLToPath } = await import("node:url");
+    const worker = new Worker(url.protocol === "file:" ? fileURLToPath(url.href) : url.href, { name });
+    return {
+      post: (message) => worker.postMessage(message),
+      onMessage: (listener) => void worker.on("message", listener),
+      onError: (listener) => void worker.on("error", listener),
+      terminate: () => void worker.terminate(),
+      unref: () => worker.unref(),
+      ref: () => worker.ref(),
+    };
+  }
+  const worker = new Worker(url, { type: "module", name });
+  const maybeRef = worker as unknown as { unref?: () => void; ref?: () => void };
+  return {
+    post: (message) => worker.postMessage(message),
+    onMessage: (listener) => worker.addEventListener("message", (event) => listener((event as MessageEvent).data)),
+    onError: (listener) =>
+      worker.addEventListener("error", (event) => {
+        // The thread's uncaught error: stop the runtime from also reporting it as our own.
+        event.preventDefault();
+        listener((event as ErrorEvent).error ?? new Error((event as ErrorEvent).message));
+      }),
+    terminate: () => worker.terminate(),
+    // Bun's web Worker has unref/ref; Deno's and browsers' do not.
+    unref: () => maybeRef.unref?.(),
+    ref: () => maybeRef.ref?.(),
+  };
+}
+
+/**
+ * Inside a started thread: the channel to the parent.
+ *
+ * @returns The port to the thread that started this one.
+ * @throws {Error} If called on a main thread.
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { parentPort } from "./thread.ts";
+ * const port = await parentPort();
+ * port.onMessage((m) => port.post(m)); // echo
+ * ```
+ */
+export async function parentPort(): Promise<ParentPort> {
+  if (runtimeFamily === "node") {
+    const threads = await import("node:worker_threads");
+    const port = threads.parentPort;
+    if (port === null) throw new Error("Cannot open the parent port as this is the main thread: call it in a worker");
+    return {
+      post: (message) => port.postMessage(message),
+      onMessage: (listener) => void port.on("message", listener),
+    };
+  }
+  const scope = globalThis as unknown as {
+    postMessage(message: unknown): void;
+    addEventListener(type: "message", listener: (event: MessageEvent) => void): void;
+  };
+  return {
+    post: (message) => scope.postMessage(message),
+    onMessage: (listener) => scope.addEventListener("message", (event) => listener(event.data)),
+  };
+}
