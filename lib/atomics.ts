@@ -84,21 +84,20 @@ const hasPause = typeof (Atomics as { pause?: unknown }).pause === "function";
  * ```
  */
 export const atomicsBinding: Readonly<SharedMemory> = Object.freeze({
-  load: (view: Int32View, index: number): number => Atomics.load(view, index),
-  store: (view: Int32View, index: number, value: number): number => Atomics.store(view, index, value),
-  compareExchange: (view: Int32View, index: number, expected: number, replacement: number): number =>
-    Atomics.compareExchange(view, index, expected, replacement),
-  add: (view: Int32View, index: number, value: number): number => Atomics.add(view, index, value),
-  sub: (view: Int32View, index: number, value: number): number => Atomics.sub(view, index, value),
-  exchange: (view: Int32View, index: number, value: number): number => Atomics.exchange(view, index, value),
-  or: (view: Int32View, index: number, value: number): number => Atomics.or(view, index, value),
-  and: (view: Int32View, index: number, value: number): number => Atomics.and(view, index, value),
-  wait: (view: Int32View, index: number, expected: number, timeout?: number): WaitResult =>
-    Atomics.wait(view, index, expected, timeout),
-  waitAsync: (view: Int32View, index: number, expected: number, timeout?: number): WaitAsyncResult =>
-    Atomics.waitAsync(view, index, expected, timeout) as WaitAsyncResult,
-  notify: (view: Int32View, index: number, count?: number): number => Atomics.notify(view, index, count),
-  pause: hasPause ? (): void => (Atomics as unknown as { pause(): void }).pause() : (): void => {},
+  // The builtins themselves, not wrappers: they ignore `this`, and an engine that sees `mem.load` resolve
+  // to the `Atomics.load` builtin inlines it as it would a direct call.
+  load: Atomics.load as SharedMemory["load"],
+  store: Atomics.store as SharedMemory["store"],
+  compareExchange: Atomics.compareExchange as SharedMemory["compareExchange"],
+  add: Atomics.add as SharedMemory["add"],
+  sub: Atomics.sub as SharedMemory["sub"],
+  exchange: Atomics.exchange as SharedMemory["exchange"],
+  or: Atomics.or as SharedMemory["or"],
+  and: Atomics.and as SharedMemory["and"],
+  wait: Atomics.wait as SharedMemory["wait"],
+  waitAsync: Atomics.waitAsync as unknown as SharedMemory["waitAsync"],
+  notify: Atomics.notify as SharedMemory["notify"],
+  pause: hasPause ? (Atomics as unknown as { pause: () => void }).pause : (): void => {},
 });
 
 /**

@@ -1,0 +1,57 @@
+/** Small statistics for benchmarks: medians and spread, never a single run. */
+
+/** A median with its spread over several runs. */
+export interface Summary {
+  median: number;
+  min: number;
+  max: number;
+  runs: number;
+}
+
+/**
+ * Summarizes samples as median, min and max.
+ *
+ * @param samples One number per run.
+ * @returns The median and the range.
+ *
+ * @example Usage
+ * ```ts
+ * import { summarize } from "./_stats.ts";
+ * console.log(summarize([3, 1, 2]).median); // 2
+ * ```
+ */
+export function summarize(samples: number[]): Summary {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  return { median, min: sorted[0], max: sorted[sorted.length - 1], runs: sorted.length };
+}
+
+/**
+ * Formats a summary as `median (min–max)` with `digits` decimals.
+ *
+ * @param s The summary.
+ * @param digits Decimals to show.
+ * @returns The text.
+ *
+ * @example Usage
+ * ```ts
+ * import { format, summarize } from "./_stats.ts";
+ * console.log(format(summarize([1, 2, 3]), 1)); // "2.0 (1.0–3.0)"
+ * ```
+ */
+export function format(s: Summary, digits = 1): string {
+  return `${s.median.toFixed(digits)} (${s.min.toFixed(digits)}–${s.max.toFixed(digits)})`;
+}
+
+/** The runtime running this code, with its version. */
+export function runtimeName(): string {
+  const g = globalThis as {
+    Deno?: { version: { deno: string } };
+    Bun?: { version: string };
+    process?: { version: string };
+  };
+  if (g.Deno) return `Deno ${g.Deno.version.deno}`;
+  if (g.Bun) return `Bun ${g.Bun.version}`;
+  return `Node ${g.process?.version ?? "?"}`;
+}

@@ -1,0 +1,40 @@
+/**
+ * The facade rule: every shared-memory access in lib/ goes through lib/atomics.ts, so the
+ * interleaving harness sees all of them. A file in lib/ that names `Atomics` (or destructures `mem`)
+ * would bypass it.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { assertEquals, test } from "./_test.ts";
+
+const libDir = fileURLToPath(new URL("../lib/", import.meta.url).href);
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith(".ts") ? [path] : [];
+  });
+}
+
+/** Lines of `source` that reach shared memory around the facade. */
+export function facadeViolations(source: string): string[] {
+  const withoutBlockComments = source.replace(/\/\*[\s\S]*?\*\//g, "");
+  return withoutBlockComments.split("\n").filter((line) => {
+    const code = line.replace(/\/\/.*$/, "");
+    return /\bAtomics\s*\./.test(code) || /(const|let|var)\s*\{[^}]*\}\s*=\s*mem\b/.test(code);
+  });
+}
+
+test("no file in lib/ other than atomics.ts names Atomics or destructures mem", () => {
+  const files = sourceFiles(libDir).filter((path) => !path.endsWith(`${"lib"}/atomics.ts`));
+  const offenders = files.flatMap((path) => facadeViolations(readFileSync(path, "utf8")).map((l) => `${path}: ${l}`));
+  assertEquals(offenders, [], "shared-memory accesses outside the facade");
+});
+
+test("the facade rule catches a direct Atomics call and a destructured mem", () => {
+  assertEquals(facadeViolations("const x = Atomics.load(a, 0);").length, 1, "direct Atomics call");
+  assertEquals(facadeViolations("const { load } = mem;").length, 1, "destructured facade");
+  assertEquals(facadeViolations("mem.load(a, 0); // not Atomics.load").length, 0, "comment mention is fine");
+  assertEquals(facadeViolations("/** see `Atomics.wait` */\nmem.wait(a, 0, 0);").length, 0, "doc mention is fine");
+});
