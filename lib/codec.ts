@@ -1,0 +1,1316 @@
+/**
+ * The argument and result codec: turns a task's arguments (or its result, or the error it threw) into bytes
+ * that the pool copies into a SharedArrayBuffer, and turns those bytes back into values on the other thread.
+ * It replaces the structured clone that `postMessage` would do.
+ *
+ * What it owns: the byte format below, the {@link Encoder} (a reusable, growable scratch buffer and the
+ * walk over a value), and {@link decode}. It does not touch shared memory: it writes to its own scratch
+ * and reads the bytes it is given; copying into and out of the pool's buffer, and publishing, are the
+ * pool's job (through `atomics.ts`).
+ *
+ * Threads: any thread may create an Encoder and call `decode`. An Encoder belongs to the thread that
+ * made it (one scratch buffer, not shared; the pool keeps one per thread). The bytes are meant for another
+ * thread of the same process: typed-array contents are copied in the platform's byte order, and a shared
+ * buffer travels as an id that only the pool's own registry can resolve. It is not a storage or wire format.
+ *
+ * Format. A value is a tag byte, then its payload. Lengths and counts are unsigned LEB128 varints (at most
+ * 5 bytes, so at most 2^32 - 1); fixed-width numbers are little-endian.
+ *
+ * | tag         | value                                   | payload                                          |
+ * |-------------|-----------------------------------------|--------------------------------------------------|
+ * | 0x80 + n    | an integer n from 0 to 127              | none                                             |
+ * | 0x00 … 0x03 | undefined, null, false, true            | none                                             |
+ * | 0x04        | other int32 (never -0)                  | 4 bytes                                          |
+ * | 0x05        | any other number (-0, NaN, ±Infinity …) | 8 bytes IEEE-754                                 |
+ * | 0x06        | string                                  | Str: varint `2 * length + wide`, then `length`   |
+ * |             |                                         | bytes (Latin-1, wide = 0) or `length` UTF-16     |
+ * |             |                                         | code units of 2 bytes (wide = 1)                 |
+ * | 0x07        | bigint in int64 range                   | 8 bytes two's complement                         |
+ * | 0x08        | any other bigint                        | sign byte (0, 1 = negative), varint n, n bytes   |
+ * |             |                                         | magnitude, most significant first, no leading 0  |
+ * | 0x09        | array                                   | varint n, n values                               |
+ * | 0x0a / 0x0b | object with Object.prototype / null     | varint n, n × (Str key, value)                   |
+ * | 0x0c        | Map                                     | varint n, n × (key value, value)                 |
+ * | 0x0d        | Set                                     | varint n, n values                               |
+ * | 0x0e        | Date                                    | 8 bytes: the time value (NaN if invalid)         |
+ * | 0x0f        | Error                                   | kind byte, Str name, Str message, flags byte,    |
+ * |             |                                         | then if flagged: Str stack, cause, code, errors  |
+ * | 0x10        | ArrayBuffer (copied)                    | varint n, n bytes                                |
+ * | 0x11        | typed array or DataView (copied)        | view kind byte, varint n, n bytes (native order) |
+ * | 0x12        | SharedArrayBuffer (by reference)        | varint id                                        |
+ * | 0x13        | view on a SharedArrayBuffer (reference) | view kind byte, varint id, varint byteOffset,    |
+ * |             |                                         | varint length (elements; bytes for a DataView)   |
+ *
+ * Invariants:
+ * - `decode(encode(v))` equals `v` with every type kept, for the kinds listed in {@link Encoder}; anything
+ *   else is rejected by `encode` with a TypeError naming its path, before any byte is used.
+ * - Every read in `decode` is bounds-checked against the given length, every count is checked against the
+ *   bytes left (each item takes at least one byte), nesting is capped at {@link MAX_DEPTH}, and the value must
+ *   end exactly at the given length: corrupt or truncated bytes throw an Error, never loop or allocate
+ *   without bound, never return a partial value.
+ * - The encoder allocates nothing per call for numbers, booleans, null, undefined and Latin-1 strings once
+ *   its scratch is large enough (containers allocate only what the engine needs to list their keys).
+ *
+ * What is not preserved (as with, or stricter than, the structured clone):
+ * - Identity: a value reached twice is encoded twice and decodes as two copies (only cycles are rejected).
+ * - Array holes decode as `undefined`; extra non-index properties of arrays are dropped.
+ * - Objects keep own enumerable string keys only; a getter is read once and arrives as a plain value
+ *   (accessors, non-enumerable and symbol keys, property attributes and frozenness are not carried).
+ * - A typed array or DataView on an ordinary ArrayBuffer arrives as a view of exactly its bytes on a new
+ *   buffer (byteOffset 0); the rest of the original buffer is not sent, and a resizable buffer arrives
+ *   fixed-length. Views and buffers are copied independently even when they share memory. A subclass of a
+ *   typed array (such as Node's Buffer) arrives as the base typed array.
+ * - An Error keeps its kind (the nearest standard constructor on its prototype chain), `name`, `message`,
+ *   `stack`, `cause`, a string or number `code`, and an AggregateError's `errors`; other properties are
+ *   dropped, and a subclass of a standard error arrives as that standard error with the original `name`.
+ * - A length-tracking view on a growable SharedArrayBuffer arrives with its length at encode time.
+ *
+ * @module
+ */
+
+/** The deepest nesting of arrays, objects, maps, sets and errors that `encode` and `decode` accept. */
+export const MAX_DEPTH = 1000;
+
+// Tags. Each names one kind of value; see the table in the module doc.
+/** `undefined`. */
+const TAG_UNDEFINED = 0x00;
+/** `null`. */
+const TAG_NULL = 0x01;
+/** `false`. */
+const TAG_FALSE = 0x02;
+/** `true`. */
+const TAG_TRUE = 0x03;
+/** An int32 outside 0..127; 4 bytes follow. */
+const TAG_INT32 = 0x04;
+/** Any number that is not an int32 (or is -0); 8 bytes follow. */
+const TAG_FLOAT64 = 0x05;
+/** A string; a Str follows. */
+const TAG_STRING = 0x06;
+/** A bigint from -2^63 to 2^63 - 1; 8 bytes follow. */
+const TAG_BIGINT64 = 0x07;
+/** Any other bigint: sign, length, magnitude. */
+const TAG_BIGINT = 0x08;
+/** An array. */
+const TAG_ARRAY = 0x09;
+/** A plain object whose prototype is Object.prototype. */
+const TAG_OBJECT = 0x0a;
+/** A plain object whose prototype is null. */
+const TAG_NULL_OBJECT = 0x0b;
+/** A Map. */
+const TAG_MAP = 0x0c;
+/** A Set. */
+const TAG_SET = 0x0d;
+/** A Date. */
+const TAG_DATE = 0x0e;
+/** An Error. */
+const TAG_ERROR = 0x0f;
+/** An ordinary ArrayBuffer, copied. */
+const TAG_ARRAY_BUFFER = 0x10;
+/** A typed array or DataView on an ordinary ArrayBuffer, copied. */
+const TAG_VIEW = 0x11;
+/** A SharedArrayBuffer, by reference. */
+const TAG_SHARED_BUFFER = 0x12;
+/** A typed array or DataView on a SharedArrayBuffer, by reference. */
+const TAG_SHARED_VIEW = 0x13;
+/** The first small-integer tag: `TAG_SMALL_INT + n` is the integer n, for n from 0 to 127. */
+const TAG_SMALL_INT = 0x80;
+
+// Flags of an Error's payload: which optional fields follow, in this order.
+/** A Str `stack` follows. */
+const ERROR_HAS_STACK = 1;
+/** A `cause` value follows (the property exists, even if it is undefined). */
+const ERROR_HAS_CAUSE = 2;
+/** A `code` value (a string or number) follows. */
+const ERROR_HAS_CODE = 4;
+/** An `errors` array follows (AggregateError). */
+const ERROR_HAS_ERRORS = 8;
+
+/** The standard error constructors, by kind byte; kind 0 is Error, and any other error is sent as Error. */
+const ERROR_CONSTRUCTORS: readonly ErrorConstructor[] = [
+  Error,
+  TypeError,
+  RangeError,
+  SyntaxError,
+  ReferenceError,
+  EvalError,
+  URIError,
+  AggregateError as unknown as ErrorConstructor,
+];
+/** The kind byte of AggregateError, whose constructor takes `errors` first. */
+const AGGREGATE_ERROR_KIND = 7;
+const ERROR_PROTOTYPES: readonly object[] = ERROR_CONSTRUCTORS.map((c) => c.prototype);
+
+type ViewConstructor = new (buffer: ArrayBufferLike, byteOffset?: number, length?: number) => ArrayBufferView;
+
+const Float16ArrayConstructor = (globalThis as { Float16Array?: ViewConstructor }).Float16Array;
+
+/**
+ * The view kinds, by kind byte: the constructor (undefined where this runtime lacks it) and the element
+ * size. The order is part of the format: never reorder, only append.
+ */
+const VIEW_CONSTRUCTORS: readonly (ViewConstructor | undefined)[] = [
+  Int8Array,
+  Uint8Array,
+  Uint8ClampedArray,
+  Int16Array,
+  Uint16Array,
+  Int32Array,
+  Uint32Array,
+  Float16ArrayConstructor,
+  Float32Array,
+  Float64Array,
+  BigInt64Array,
+  BigUint64Array,
+  DataView,
+];
+const VIEW_ELEMENT_SIZES: readonly number[] = [1, 1, 1, 2, 2, 4, 4, 2, 4, 8, 8, 8, 1];
+/** The kind byte of DataView. */
+const DATA_VIEW_KIND = 12;
+const VIEW_KIND_BY_NAME: ReadonlyMap<string, number> = new Map([
+  ["Int8Array", 0],
+  ["Uint8Array", 1],
+  ["Uint8ClampedArray", 2],
+  ["Int16Array", 3],
+  ["Uint16Array", 4],
+  ["Int32Array", 5],
+  ["Uint32Array", 6],
+  ["Float16Array", 7],
+  ["Float32Array", 8],
+  ["Float64Array", 9],
+  ["BigInt64Array", 10],
+  ["BigUint64Array", 11],
+]);
+
+/** `%TypedArray%.prototype[Symbol.toStringTag]`: a typed array's kind name, or undefined for anything else. */
+const typedArrayName = Object.getOwnPropertyDescriptor(
+  Object.getPrototypeOf(Uint8Array.prototype),
+  Symbol.toStringTag,
+)!.get as (this: unknown) => string | undefined;
+
+/** Undefined where shared memory is unavailable (a browser page that is not cross-origin isolated). */
+const SharedArrayBufferConstructor = (globalThis as { SharedArrayBuffer?: SharedArrayBufferConstructor })
+  .SharedArrayBuffer;
+
+function isSharedArrayBuffer(buffer: unknown): buffer is SharedArrayBuffer {
+  return SharedArrayBufferConstructor !== undefined && buffer instanceof SharedArrayBufferConstructor;
+}
+
+const isErrorBuiltin = (Error as unknown as { isError?: (value: unknown) => boolean }).isError;
+
+function isError(value: object): value is Error {
+  return isErrorBuiltin !== undefined ? isErrorBuiltin(value) : value instanceof Error;
+}
+
+// Number scratch: a float64 (or int64) is moved through these 8 bytes, in little-endian order on the wire.
+const scratchFloat = new Float64Array(1);
+const scratchBigInt = new BigInt64Array(scratchFloat.buffer);
+const scratchBytes = new Uint8Array(scratchFloat.buffer);
+const littleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+function writeScratch(out: Uint8Array, at: number): void {
+  const s = scratchBytes;
+  if (littleEndian) {
+    out[at] = s[0], out[at + 1] = s[1], out[at + 2] = s[2], out[at + 3] = s[3];
+    out[at + 4] = s[4], out[at + 5] = s[5], out[at + 6] = s[6], out[at + 7] = s[7];
+  } else {
+    for (let i = 0; i < 8; i++) out[at + i] = s[7 - i];
+  }
+}
+
+function readScratch(bytes: Uint8Array, at: number): void {
+  const s = scratchBytes;
+  if (littleEndian) {
+    s[0] = bytes[at], s[1] = bytes[at + 1], s[2] = bytes[at + 2], s[3] = bytes[at + 3];
+    s[4] = bytes[at + 4], s[5] = bytes[at + 5], s[6] = bytes[at + 6], s[7] = bytes[at + 7];
+  } else {
+    for (let i = 0; i < 8; i++) s[7 - i] = bytes[at + i];
+  }
+}
+
+// Path segments, recorded while encoding so that an error can name where it happened without building a
+// string for every value that succeeds.
+/** `.key` or `["key"]`: segment key is the property name. */
+const SEGMENT_PROPERTY = 0;
+/** `[i]`: segment key is the index. */
+const SEGMENT_INDEX = 1;
+/** A Map key: segment index is the entry's position. */
+const SEGMENT_MAP_KEY = 2;
+/** A Map value: segment key is the entry's key, segment index its position. */
+const SEGMENT_MAP_VALUE = 3;
+/** A Set element: segment index is its position. */
+const SEGMENT_SET_ELEMENT = 4;
+
+/** From this depth on, ancestors are also kept in a Set: a linear scan stays cheap only for shallow data. */
+const ANCESTOR_SCAN_DEPTH = 32;
+
+/** What `encode` accepts besides primitives; named in its rejections. */
+const SUPPORTED = "only primitives, plain objects, arrays, Map, Set, Date, Error, typed arrays, DataView and " +
+  "ArrayBuffer can cross threads";
+
+/**
+ * Options of an {@link Encoder}.
+ *
+ * @example Usage
+ * ```ts
+ * import { Encoder, type EncoderOptions } from "./codec.ts";
+ * const options: EncoderOptions = { initialCapacity: 1024 };
+ * console.log(new Encoder(options).encode(1)); // 1
+ * ```
+ */
+export interface EncoderOptions {
+  /**
+   * Registers a SharedArrayBuffer and returns its id, an integer from 0 to 2^32 - 1, that the decoding
+   * side's `resolveBuffer` maps back to the same buffer. Called once each time a SharedArrayBuffer, or a
+   * view on one, is encoded. Without it, encoding shared memory throws a TypeError.
+   */
+  shareBuffer?: (buffer: SharedArrayBuffer) => number;
+  /** The scratch buffer's starting size in bytes (default 256); it grows as needed. */
+  initialCapacity?: number;
+}
+
+/** The largest scratch an Encoder keeps between calls; a larger one is dropped at the start of the next. */
+const RETAINED_CAPACITY = 1 << 20;
+
+/**
+ * Encodes values into a reusable scratch buffer. One per thread: it is not safe to share between threads.
+ *
+ * Accepted: numbers (with -0, NaN and ±Infinity), strings (any UTF-16, lone surrogates included), booleans,
+ * null, undefined, bigints, dense arrays, plain objects (prototype Object.prototype or null), Map, Set,
+ * Date (invalid ones too), Error and its standard subclasses, ArrayBuffer, every typed array and DataView;
+ * a SharedArrayBuffer, and any view on one, by reference through `shareBuffer`. Everything else (functions,
+ * symbols, class instances, RegExp, WeakMap, Promise, boxed primitives …), cycles and nesting deeper than
+ * {@link MAX_DEPTH} are rejected. The module doc lists what a round trip does not keep.
+ *
+ * @example Usage
+ * ```ts
+ * import { decode, Encoder } from "./codec.ts";
+ * const encoder = new Encoder();
+ * const length = encoder.encode([1, "two", { three: 3n }], "args");
+ * console.log(decode(encoder.bytes, 0, length)); // [ 1, "two", { three: 3n } ]
+ * ```
+ */
+export class Encoder {
+  private out: Uint8Array;
+  private pos = 0;
+  private written = 0;
+  private encoding = false;
+  private readonly initialCapacity: number;
+  private readonly shareBuffer: ((buffer: SharedArrayBuffer) => number) | undefined;
+  private root = "value";
+  /** Containers on the path from the root to the current value, by depth. */
+  private readonly ancestors: (object | undefined)[] = [];
+  /** Ancestors at depth `ANCESTOR_SCAN_DEPTH` and deeper, for a constant-time cycle check there. */
+  private readonly deepAncestors = new Set<object>();
+  /** Deepest ancestor slot filled during this call, so the slots are cleared afterwards. */
+  private deepest = -1;
+  private readonly segmentKinds: number[] = [];
+  private readonly segmentKeys: unknown[] = [];
+  private readonly segmentIndexes: number[] = [];
+
+  /**
+   * Makes an encoder with an empty scratch buffer.
+   *
+   * @param options `shareBuffer` to pass shared memory by reference; `initialCapacity` of the scratch.
+   * @throws {TypeError} If `shareBuffer` is given and is not a function.
+   * @throws {RangeError} If `initialCapacity` is not an integer from 16 to 2^30.
+   *
+   * @example Usage
+   * ```ts
+   * import { Encoder } from "./codec.ts";
+   * const buffers: SharedArrayBuffer[] = [];
+   * const encoder = new Encoder({ shareBuffer: (sab) => buffers.push(sab) - 1 });
+   * encoder.encode(new Int32Array(new SharedArrayBuffer(16)));
+   * console.log(buffers.length); // 1
+   * ```
+   */
+  constructor(options: EncoderOptions = {}) {
+    const { shareBuffer, initialCapacity = 256 } = options;
+    if (shareBuffer !== undefined && typeof shareBuffer !== "function") {
+      throw new TypeError(
+        `Cannot create encoder as 'shareBuffer' must be a function: received ${describeType(shareBuffer)}`,
+      );
+    }
+    if (!Number.isInteger(initialCapacity) || initialCapacity < 16 || initialCapacity > 2 ** 30) {
+      throw new RangeError(
+        `Cannot create encoder as 'initialCapacity' must be an integer from 16 to 2^30: received ${
+          String(initialCapacity)
+        }`,
+      );
+    }
+    this.shareBuffer = shareBuffer;
+    this.initialCapacity = initialCapacity;
+    this.out = new Uint8Array(initialCapacity);
+  }
+
+  /**
+   * The owning thread only. Encodes `value` into the scratch buffer, replacing the previous encoding.
+   *
+   * @param value The value to encode.
+   * @param path How error messages name `value` (for example `"args"` or `"result"`).
+   * @returns The encoding's length in bytes: the first `length` bytes of {@link Encoder.bytes}.
+   * @throws {TypeError} If `value` holds something that cannot cross threads (a function, a symbol, a class
+   * instance …), a cycle, or a SharedArrayBuffer without a `shareBuffer` option; the message names the path.
+   * @throws {RangeError} If nesting is deeper than {@link MAX_DEPTH}, or `shareBuffer` returns a bad id.
+   * @throws {Error} If called again from inside an encode (from a getter or `shareBuffer`).
+   *
+   * @example Usage
+   * ```ts
+   * import { Encoder } from "./codec.ts";
+   * const encoder = new Encoder();
+   * console.log(encoder.encode(42)); // 1: small integers take one byte
+   * try {
+   *   encoder.encode([1, { save() {} }], "args");
+   * } catch (error) {
+   *   console.log((error as Error).message); // Cannot encode value as 'args[1].save' is a function: …
+   * }
+   * ```
+   */
+  encode(value: unknown, path = "value"): number {
+    if (this.encoding) {
+      throw new Error(
+        "Cannot encode value as this encoder is already encoding: a getter or 'shareBuffer' re-entered it",
+      );
+    }
+    this.encoding = true;
+    this.written = 0;
+    this.pos = 0;
+    this.root = path;
+    if (this.out.length > RETAINED_CAPACITY) this.out = new Uint8Array(this.initialCapacity);
+    try {
+      this.value(value, 0);
+      this.written = this.pos;
+      return this.pos;
+    } finally {
+      this.encoding = false;
+      this.release();
+    }
+  }
+
+  /**
+   * The owning thread only. The last encoding: a view of the scratch buffer, valid until the next
+   * `encode`. Each read makes a new view object; {@link Encoder.copyTo} copies without one.
+   *
+   * @returns The bytes of the last successful encoding (empty if the last call threw).
+   *
+   * @example Usage
+   * ```ts
+   * import { Encoder } from "./codec.ts";
+   * const encoder = new Encoder();
+   * encoder.encode(true);
+   * console.log(encoder.bytes); // Uint8Array(1) [ 3 ]
+   * ```
+   */
+  get bytes(): Uint8Array {
+    return this.out.subarray(0, this.written);
+  }
+
+  /**
+   * The owning thread only. The length in bytes of the last encoding (0 if the last call threw).
+   *
+   * @returns The same number the last successful `encode` returned.
+   *
+   * @example Usage
+   * ```ts
+   * import { Encoder } from "./codec.ts";
+   * const encoder = new Encoder();
+   * encoder.encode("hi");
+   * console.log(encoder.length); // 4: tag, header, two Latin-1 bytes
+   * ```
+   */
+  get length(): number {
+    return this.written;
+  }
+
+  /**
+   * The owning thread only. Copies the last encoding into `target` at `offset`, without allocating (the
+   * pool's path into its payload area; `target` may be a view on a SharedArrayBuffer).
+   *
+   * @param target Where to copy.
+   * @param offset The index in `target` of the first byte.
+   * @throws {RangeError} If the encoding does not fit in `target` at `offset`.
+   *
+   * @example Usage
+   * ```ts
+   * import { decode, Encoder } from "./codec.ts";
+   * const payload = new Uint8Array(new SharedArrayBuffer(64));
+   * const encoder = new Encoder();
+   * const length = encoder.encode({ a: 1 });
+   * encoder.copyTo(payload, 8);
+   * console.log(decode(payload, 8, length)); // { a: 1 }
+   * ```
+   */
+  copyTo(target: Uint8Array, offset: number): void {
+    const n = this.written;
+    if (!Number.isInteger(offset) || offset < 0 || offset + n > target.length) {
+      throw new RangeError(
+        `Cannot copy encoding as 'offset' must leave room for ${n} bytes in a target of ${target.length}: received ${
+          String(offset)
+        }`,
+      );
+    }
+    const out = this.out;
+    if (n <= 64) {
+      for (let i = 0; i < n; i++) target[offset + i] = out[i];
+    } else {
+      target.set(out.subarray(0, n), offset);
+    }
+  }
+
+  /** Forgets the references this call held (ancestors, path keys), so the encoder keeps nothing alive. */
+  private release(): void {
+    for (let d = 0; d <= this.deepest; d++) {
+      this.ancestors[d] = undefined;
+      this.segmentKeys[d] = undefined;
+    }
+    this.deepest = -1;
+    this.deepAncestors.clear();
+  }
+
+  /** Makes room for `n` more bytes after `pos`. */
+  private ensure(n: number): void {
+    if (this.pos + n > this.out.length) this.grow(n);
+  }
+
+  private grow(n: number): void {
+    const needed = this.pos + n;
+    let capacity = this.out.length * 2;
+    while (capacity < needed) capacity *= 2;
+    const next = new Uint8Array(capacity);
+    next.set(this.out.subarray(0, this.pos));
+    this.out = next;
+  }
+
+  /** Writes a varint; the caller has ensured 5 bytes. */
+  private varint(n: number): void {
+    const out = this.out;
+    let pos = this.pos;
+    while (n > 0x7f) {
+      out[pos++] = (n & 0x7f) | 0x80;
+      n >>>= 7;
+    }
+    out[pos++] = n;
+    this.pos = pos;
+  }
+
+  private value(value: unknown, depth: number): void {
+    switch (typeof value) {
+      case "number":
+        return this.number(value);
+      case "string":
+        this.ensure(1);
+        this.out[this.pos++] = TAG_STRING;
+        return this.string(value);
+      case "boolean":
+        this.ensure(1);
+        this.out[this.pos++] = value ? TAG_TRUE : TAG_FALSE;
+        return;
+      case "undefined":
+        this.ensure(1);
+        this.out[this.pos++] = TAG_UNDEFINED;
+        return;
+      case "object":
+        if (value === null) {
+          this.ensure(1);
+          this.out[this.pos++] = TAG_NULL;
+          return;
+        }
+        return this.object(value, depth);
+      case "bigint":
+        return this.bigint(value);
+      case "function":
+        throw this.reject(depth, "is a function: only data can cross threads");
+      case "symbol":
+        throw this.reject(depth, "is a symbol: only data can cross threads");
+      default:
+        throw this.reject(depth, `is of type '${typeof value}': ${SUPPORTED}`);
+    }
+  }
+
+  private number(n: number): void {
+    this.ensure(9);
+    const out = this.out;
+    const pos = this.pos;
+    if ((n | 0) === n && (n !== 0 || 1 / n > 0)) {
+      if (n >= 0 && n < 128) {
+        out[pos] = TAG_SMALL_INT + n;
+        this.pos = pos + 1;
+        return;
+      }
+      out[pos] = TAG_INT32;
+      out[pos + 1] = n;
+      out[pos + 2] = n >> 8;
+      out[pos + 3] = n >> 16;
+      out[pos + 4] = n >> 24;
+      this.pos = pos + 5;
+      return;
+    }
+    out[pos] = TAG_FLOAT64;
+    scratchFloat[0] = n;
+    writeScratch(out, pos + 1);
+    this.pos = pos + 9;
+  }
+
+  /** Writes a Str: header, then Latin-1 bytes if every code unit fits in one, else UTF-16 code units. */
+  private string(s: string): void {
+    const n = s.length;
+    this.ensure(5 + n);
+    const start = this.pos;
+    // `2 * n` and `2 * n + 1` take the same number of varint bytes, so the header is written first and
+    // rewritten in place if the string turns out to be wide.
+    this.varint(n * 2);
+    const out = this.out;
+    const data = this.pos;
+    let i = 0;
+    for (; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c > 0xff) break;
+      out[data + i] = c;
+    }
+    if (i === n) {
+      this.pos = data + n;
+      return;
+    }
+    this.pos = start;
+    this.ensure(5 + 2 * n);
+    this.varint(n * 2 + 1);
+    const wide = this.out;
+    let p = this.pos;
+    for (let j = 0; j < n; j++) {
+      const c = s.charCodeAt(j);
+      wide[p] = c;
+      wide[p + 1] = c >> 8;
+      p += 2;
+    }
+    this.pos = p;
+  }
+
+  private bigint(b: bigint): void {
+    if (BigInt.asIntN(64, b) === b) {
+      this.ensure(9);
+      this.out[this.pos] = TAG_BIGINT64;
+      scratchBigInt[0] = b;
+      writeScratch(this.out, this.pos + 1);
+      this.pos += 9;
+      return;
+    }
+    // Hex is linear in the bigint's size in every engine; shifting 64 bits at a time would be quadratic.
+    let hex = (b < 0n ? -b : b).toString(16);
+    if (hex.length % 2 === 1) hex = "0" + hex;
+    const n = hex.length / 2;
+    this.ensure(7 + n);
+    const out = this.out;
+    out[this.pos++] = TAG_BIGINT;
+    out[this.pos++] = b < 0n ? 1 : 0;
+    this.varint(n);
+    let p = this.pos;
+    for (let i = 0; i < hex.length; i += 2) {
+      out[p++] = (hexDigit(hex.charCodeAt(i)) << 4) | hexDigit(hex.charCodeAt(i + 1));
+    }
+    this.pos = p;
+  }
+
+  private object(value: object, depth: number): void {
+    if (depth >= MAX_DEPTH) {
+      throw new RangeError(
+        `Cannot encode value as '${this.path(depth)}' is nested deeper than ${MAX_DEPTH} levels: ` +
+          "flatten the data or send it in parts",
+      );
+    }
+    this.enter(value, depth);
+    const proto = Object.getPrototypeOf(value);
+    if (proto === Object.prototype || proto === null) {
+      this.plainObject(value as Record<string, unknown>, proto === null, depth);
+    } else if (proto === Array.prototype) {
+      this.array(value as unknown[], depth);
+    } else if (proto === Map.prototype) {
+      this.map(value as Map<unknown, unknown>, depth);
+    } else if (proto === Set.prototype) {
+      this.set(value as Set<unknown>, depth);
+    } else if (proto === Date.prototype) {
+      this.ensure(9);
+      this.out[this.pos] = TAG_DATE;
+      scratchFloat[0] = (value as Date).getTime();
+      writeScratch(this.out, this.pos + 1);
+      this.pos += 9;
+    } else if (ArrayBuffer.isView(value)) {
+      this.view(value, depth);
+    } else if (proto === ArrayBuffer.prototype) {
+      this.arrayBuffer(value as ArrayBuffer, depth);
+    } else if (SharedArrayBufferConstructor !== undefined && proto === SharedArrayBufferConstructor.prototype) {
+      this.ensure(6);
+      this.out[this.pos++] = TAG_SHARED_BUFFER;
+      this.varint(this.share(value as SharedArrayBuffer, depth));
+    } else if (isError(value)) {
+      this.error(value, proto, depth);
+    } else {
+      throw this.reject(depth, `${describeObject(value, proto)}: ${SUPPORTED}`);
+    }
+    if (depth >= ANCESTOR_SCAN_DEPTH) this.deepAncestors.delete(value);
+  }
+
+  /** Records `value` as the container at `depth`, after checking it is not one of its own ancestors. */
+  private enter(value: object, depth: number): void {
+    const ancestors = this.ancestors;
+    const scan = depth < ANCESTOR_SCAN_DEPTH ? depth : ANCESTOR_SCAN_DEPTH;
+    for (let d = 0; d < scan; d++) {
+      if (ancestors[d] === value) throw this.cycle(depth, d);
+    }
+    if (depth >= ANCESTOR_SCAN_DEPTH) {
+      // Exact: a container is added on entering and removed on leaving (see `object`), and it cannot be an
+      // ancestor twice, as that would be a cycle.
+      if (this.deepAncestors.has(value)) {
+        for (let d = ANCESTOR_SCAN_DEPTH; d < depth; d++) {
+          if (ancestors[d] === value) throw this.cycle(depth, d);
+        }
+      }
+      this.deepAncestors.add(value);
+    }
+    ancestors[depth] = value;
+    if (depth > this.deepest) this.deepest = depth;
+  }
+
+  private plainObject(value: Record<string, unknown>, nullPrototype: boolean, depth: number): void {
+    const keys = Object.keys(value);
+    const n = keys.length;
+    this.ensure(6);
+    this.out[this.pos++] = nullPrototype ? TAG_NULL_OBJECT : TAG_OBJECT;
+    this.varint(n);
+    const child = depth + 1;
+    this.segmentKinds[child] = SEGMENT_PROPERTY;
+    for (let i = 0; i < n; i++) {
+      const key = keys[i];
+      this.segmentKeys[child] = key;
+      this.string(key);
+      this.value(value[key], child);
+    }
+  }
+
+  private array(value: unknown[], depth: number): void {
+    const n = value.length;
+    this.ensure(6);
+    this.out[this.pos++] = TAG_ARRAY;
+    this.varint(n);
+    const child = depth + 1;
+    this.segmentKinds[child] = SEGMENT_INDEX;
+    for (let i = 0; i < n; i++) {
+      this.segmentKeys[child] = i;
+      this.value(value[i], child);
+    }
+  }
+
+  private map(value: Map<unknown, unknown>, depth: number): void {
+    const n = value.size;
+    this.ensure(6);
+    this.out[this.pos++] = TAG_MAP;
+    this.varint(n);
+    const child = depth + 1;
+    let i = 0;
+    for (const entry of value) {
+      if (i === n) break;
+      this.segmentKinds[child] = SEGMENT_MAP_KEY;
+      this.segmentIndexes[child] = i;
+      this.value(entry[0], child);
+      this.segmentKinds[child] = SEGMENT_MAP_VALUE;
+      this.segmentKeys[child] = entry[0];
+      this.value(entry[1], child);
+      i++;
+    }
+    if (i !== n) throw this.reject(depth, "is a Map that lost entries while it was being encoded");
+  }
+
+  private set(value: Set<unknown>, depth: number): void {
+    const n = value.size;
+    this.ensure(6);
+    this.out[this.pos++] = TAG_SET;
+    this.varint(n);
+    const child = depth + 1;
+    this.segmentKinds[child] = SEGMENT_SET_ELEMENT;
+    let i = 0;
+    for (const element of value) {
+      if (i === n) break;
+      this.segmentIndexes[child] = i;
+      this.value(element, child);
+      i++;
+    }
+    if (i !== n) throw this.reject(depth, "is a Set that lost elements while it was being encoded");
+  }
+
+  private view(value: ArrayBufferView, depth: number): void {
+    const name = typedArrayName.call(value);
+    const kind = name === undefined ? DATA_VIEW_KIND : VIEW_KIND_BY_NAME.get(name);
+    if (kind === undefined) throw this.reject(depth, `is a ${name}: ${SUPPORTED}`);
+    const buffer = value.buffer;
+    if (isSharedArrayBuffer(buffer)) {
+      const id = this.share(buffer, depth);
+      const length = kind === DATA_VIEW_KIND ? value.byteLength : (value as Uint8Array).length;
+      this.ensure(17);
+      this.out[this.pos++] = TAG_SHARED_VIEW;
+      this.out[this.pos++] = kind;
+      this.varint(id);
+      this.varint(value.byteOffset);
+      this.varint(length);
+      return;
+    }
+    if ((buffer as ArrayBuffer).detached) {
+      throw this.reject(depth, `is a ${name ?? "DataView"} on a detached ArrayBuffer: its contents are gone`);
+    }
+    const n = value.byteLength;
+    this.ensure(7 + n);
+    this.out[this.pos++] = TAG_VIEW;
+    this.out[this.pos++] = kind;
+    this.bytesFrom(buffer, value.byteOffset, n);
+  }
+
+  private arrayBuffer(value: ArrayBuffer, depth: number): void {
+    if (value.detached) throw this.reject(depth, "is a detached ArrayBuffer: its contents are gone");
+    const n = value.byteLength;
+    this.ensure(6 + n);
+    this.out[this.pos++] = TAG_ARRAY_BUFFER;
+    this.bytesFrom(value, 0, n);
+  }
+
+  /** Writes a varint length and `n` bytes of `buffer` from `offset`; the caller has ensured the room. */
+  private bytesFrom(buffer: ArrayBufferLike, offset: number, n: number): void {
+    this.varint(n);
+    const source = new Uint8Array(buffer, offset, n);
+    const out = this.out;
+    const pos = this.pos;
+    if (n <= 32) {
+      for (let i = 0; i < n; i++) out[pos + i] = source[i];
+    } else {
+      out.set(source, pos);
+    }
+    this.pos = pos + n;
+  }
+
+  private error(value: Error, proto: object, depth: number): void {
+    let kind = 0;
+    for (let p: object | null = proto; p !== null; p = Object.getPrototypeOf(p)) {
+      const k = ERROR_PROTOTYPES.indexOf(p);
+      if (k >= 0) {
+        kind = k;
+        break;
+      }
+    }
+    const name = value.name;
+    const message = value.message;
+    const stack = value.stack;
+    const hasCause = Object.hasOwn(value, "cause");
+    const code = (value as { code?: unknown }).code;
+    const hasCode = typeof code === "string" || typeof code === "number";
+    const errors = kind === AGGREGATE_ERROR_KIND ? (value as AggregateError).errors : undefined;
+    const hasErrors = Array.isArray(errors);
+    this.ensure(3);
+    this.out[this.pos++] = TAG_ERROR;
+    this.out[this.pos++] = kind;
+    this.string(typeof name === "string" ? name : String(name));
+    this.string(typeof message === "string" ? message : String(message));
+    const flags = (typeof stack === "string" ? ERROR_HAS_STACK : 0) | (hasCause ? ERROR_HAS_CAUSE : 0) |
+      (hasCode ? ERROR_HAS_CODE : 0) | (hasErrors ? ERROR_HAS_ERRORS : 0);
+    this.ensure(1);
+    this.out[this.pos++] = flags;
+    if (typeof stack === "string") this.string(stack);
+    const child = depth + 1;
+    this.segmentKinds[child] = SEGMENT_PROPERTY;
+    if (hasCause) {
+      this.segmentKeys[child] = "cause";
+      this.value(value.cause, child);
+    }
+    if (hasCode) {
+      this.segmentKeys[child] = "code";
+      this.value(code, child);
+    }
+    if (hasErrors) {
+      this.segmentKinds[child] = SEGMENT_PROPERTY;
+      this.segmentKeys[child] = "errors";
+      this.value(errors, child);
+    }
+  }
+
+  /** Registers a shared buffer through `shareBuffer` and returns its checked id. */
+  private share(buffer: SharedArrayBuffer, depth: number): number {
+    const shareBuffer = this.shareBuffer;
+    if (shareBuffer === undefined) {
+      throw this.reject(
+        depth,
+        "is shared memory (a SharedArrayBuffer or a view on one) and this encoder has no 'shareBuffer' option: " +
+          "create the Encoder with shareBuffer to pass shared memory by reference",
+      );
+    }
+    const id = shareBuffer(buffer);
+    if (!Number.isInteger(id) || id < 0 || id > 0xffffffff) {
+      throw new RangeError(
+        `Cannot encode value as 'shareBuffer' returned ${String(id)} for '${this.path(depth)}': ` +
+          "an id must be an integer from 0 to 2^32 - 1",
+      );
+    }
+    return id;
+  }
+
+  private reject(depth: number, problem: string): TypeError {
+    return new TypeError(`Cannot encode value as '${this.path(depth)}' ${problem}`);
+  }
+
+  private cycle(depth: number, ancestorDepth: number): TypeError {
+    return new TypeError(
+      `Cannot encode value as '${this.path(depth)}' refers back to '${this.path(ancestorDepth)}': ` +
+        "cyclic data cannot cross threads",
+    );
+  }
+
+  /** The path of the value at `depth`, as source text: `args[1].user.save`. */
+  private path(depth: number): string {
+    let text = this.root;
+    for (let d = 1; d <= depth; d++) {
+      const key = this.segmentKeys[d];
+      switch (this.segmentKinds[d]) {
+        case SEGMENT_PROPERTY:
+          text += /^[A-Za-z_$][\w$]*$/.test(key as string) ? `.${key as string}` : `[${JSON.stringify(key)}]`;
+          break;
+        case SEGMENT_INDEX:
+          text += `[${key as number}]`;
+          break;
+        case SEGMENT_MAP_KEY:
+          text += `.keys()[${this.segmentIndexes[d]}]`;
+          break;
+        case SEGMENT_MAP_VALUE:
+          text += mapKeyText(key) ?? `.values()[${this.segmentIndexes[d]}]`;
+          break;
+        case SEGMENT_SET_ELEMENT:
+          text += `.values()[${this.segmentIndexes[d]}]`;
+          break;
+      }
+    }
+    return text;
+  }
+}
+
+/** `.get(key)` for a Map value whose key prints as a literal, else undefined. */
+function mapKeyText(key: unknown): string | undefined {
+  switch (typeof key) {
+    case "string":
+      return `.get(${JSON.stringify(key)})`;
+    case "number":
+    case "boolean":
+    case "undefined":
+      return `.get(${Object.is(key, -0) ? "-0" : String(key)})`;
+    case "bigint":
+      return `.get(${key}n)`;
+    default:
+      return key === null ? ".get(null)" : undefined;
+  }
+}
+
+function hexDigit(c: number): number {
+  return c <= 0x39 ? c - 0x30 : c - 0x57;
+}
+
+/** How a rejected object is named: `is a WeakMap`, `is an instance of class Point`. */
+function describeObject(value: object, proto: object): string {
+  const tag = Object.prototype.toString.call(value).slice(8, -1);
+  const ctor = Object.getOwnPropertyDescriptor(proto, "constructor")?.value;
+  const ctorName = typeof ctor === "function" && typeof ctor.name === "string" ? ctor.name : "";
+  if (ctorName !== "" && ctor.prototype === proto && (globalThis as Record<string, unknown>)[ctorName] !== ctor) {
+    return `is an instance of class ${ctorName}`;
+  }
+  if (ctorName === "" && tag === "Object") return "is an object whose prototype is neither Object.prototype nor null";
+  const name = ctorName !== "" ? ctorName : tag;
+  if (name === "Number" || name === "String" || name === "Boolean" || name === "BigInt" || name === "Symbol") {
+    return `is a boxed ${name.toLowerCase()} (a ${name} object)`;
+  }
+  return `is ${/^[AEIOU]/.test(name) ? "an" : "a"} ${name}`;
+}
+
+/** A short name for the type of a bad argument. */
+function describeType(value: unknown): string {
+  if (value === null) return "null";
+  if (typeof value === "object") return Array.isArray(value) ? "an array" : "an object";
+  return typeof value;
+}
+
+/** A reusable reader; one is kept for the common, non-reentrant call. */
+let idleReader: Reader | undefined;
+
+/**
+ * Decodes one value from `length` bytes of `bytes` starting at `offset` — bytes that an {@link Encoder}
+ * wrote, possibly copied into (and read here from) a SharedArrayBuffer. Any thread may call it.
+ *
+ * @param bytes The bytes; a view on an ArrayBuffer or SharedArrayBuffer.
+ * @param offset The index in `bytes` of the value's first byte.
+ * @param length The value's length in bytes, as `encode` returned it.
+ * @param resolveBuffer Maps a shared-buffer id (from the encoding side's `shareBuffer`) back to its
+ * SharedArrayBuffer; needed only if the value holds shared memory.
+ * @returns The value.
+ * @throws {Error} If the bytes are corrupt or truncated: an unknown tag, a read past `length`, a count larger
+ * than the bytes left, nesting deeper than {@link MAX_DEPTH}, bytes left over, a view out of its buffer's
+ * bounds.
+ * @throws {TypeError} If `bytes` is not a Uint8Array, or the value holds shared memory and `resolveBuffer`
+ * is missing or does not return a SharedArrayBuffer.
+ * @throws {RangeError} If `offset` and `length` do not lie within `bytes`.
+ *
+ * @example Usage
+ * ```ts
+ * import { decode, Encoder } from "./codec.ts";
+ * const encoder = new Encoder();
+ * const length = encoder.encode(new Map([["when", new Date(0)]]));
+ * console.log(decode(encoder.bytes, 0, length)); // Map(1) { "when" => 1970-01-01T00:00:00.000Z }
+ * ```
+ */
+export function decode(
+  bytes: Uint8Array,
+  offset: number,
+  length: number,
+  resolveBuffer?: (id: number) => SharedArrayBuffer,
+): unknown {
+  if (!(bytes instanceof Uint8Array)) {
+    throw new TypeError(`Cannot decode value as 'bytes' must be a Uint8Array: received ${describeType(bytes)}`);
+  }
+  if (!Number.isInteger(offset) || offset < 0 || offset > bytes.length) {
+    throw new RangeError(
+      `Cannot decode value as 'offset' must be an integer from 0 to ${bytes.length}: received ${String(offset)}`,
+    );
+  }
+  if (!Number.isInteger(length) || length < 0 || offset + length > bytes.length) {
+    throw new RangeError(
+      `Cannot decode value as 'length' must be an integer from 0 to ${bytes.length - offset}: received ${
+        String(length)
+      }`,
+    );
+  }
+  if (resolveBuffer !== undefined && typeof resolveBuffer !== "function") {
+    throw new TypeError(
+      `Cannot decode value as 'resolveBuffer' must be a function: received ${describeType(resolveBuffer)}`,
+    );
+  }
+  const reader = idleReader ?? new Reader();
+  idleReader = undefined;
+  reader.bytes = bytes;
+  reader.start = offset;
+  reader.pos = offset;
+  reader.end = offset + length;
+  reader.resolveBuffer = resolveBuffer;
+  try {
+    const value = reader.value(0);
+    if (reader.pos !== reader.end) {
+      throw reader.corrupt(`the value ends at byte ${reader.pos - offset} but the length is ${length}`);
+    }
+    return value;
+  } finally {
+    reader.bytes = EMPTY_BYTES;
+    reader.resolveBuffer = undefined;
+    idleReader = reader;
+  }
+}
+
+const EMPTY_BYTES = new Uint8Array(0);
+
+/** Strings of at most this many code units are built one code unit at a time; longer ones in chunks. */
+const SHORT_STRING = 16;
+/** Code units per `String.fromCharCode` call for long strings (well below engines' argument limits). */
+const STRING_CHUNK = 4096;
+const wideChunk = new Uint16Array(STRING_CHUNK);
+
+/** The cursor of one `decode` call: every read is checked against `end`. */
+class Reader {
+  bytes: Uint8Array = EMPTY_BYTES;
+  start = 0;
+  pos = 0;
+  end = 0;
+  resolveBuffer: ((id: number) => SharedArrayBuffer) | undefined = undefined;
+
+  corrupt(problem: string): Error {
+    return new Error(`Cannot decode value as the bytes are corrupt or truncated: ${problem}`);
+  }
+
+  /** Checks that `n` more bytes are there. */
+  need(n: number): void {
+    if (this.end - this.pos < n) {
+      throw this.corrupt(`byte ${this.pos - this.start} needs ${n} more but only ${this.end - this.pos} remain`);
+    }
+  }
+
+  varint(): number {
+    const bytes = this.bytes;
+    let result = 0;
+    for (let shift = 0; shift < 35; shift += 7) {
+      if (this.pos >= this.end) this.need(1);
+      const b = bytes[this.pos++];
+      result += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) {
+        if (result > 0xffffffff) break;
+        return result;
+      }
+    }
+    throw this.corrupt(`a length at byte ${this.pos - this.start} is longer than 5 bytes or above 2^32 - 1`);
+  }
+
+  /** Reads a count of items that each take at least `minBytes` bytes, and checks they can all be there. */
+  count(minBytes: number): number {
+    const n = this.varint();
+    if (n * minBytes > this.end - this.pos) {
+      throw this.corrupt(`a count of ${n} at byte ${this.pos - this.start} exceeds the bytes left`);
+    }
+    return n;
+  }
+
+  value(depth: number): unknown {
+    if (this.pos >= this.end) this.need(1);
+    const tag = this.bytes[this.pos++];
+    if (tag >= TAG_SMALL_INT) return tag - TAG_SMALL_INT;
+    switch (tag) {
+      case TAG_UNDEFINED:
+        return undefined;
+      case TAG_NULL:
+        return null;
+      case TAG_FALSE:
+        return false;
+      case TAG_TRUE:
+        return true;
+      case TAG_INT32: {
+        this.need(4);
+        const b = this.bytes;
+        const p = this.pos;
+        this.pos = p + 4;
+        return b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24);
+      }
+      case TAG_FLOAT64:
+        return this.float64();
+      case TAG_STRING:
+        return this.string();
+      case TAG_BIGINT64:
+        this.need(8);
+        readScratch(this.bytes, this.pos);
+        this.pos += 8;
+        return scratchBigInt[0];
+      case TAG_BIGINT:
+        return this.bigint();
+      case TAG_DATE:
+        return new Date(this.float64());
+      case TAG_ARRAY_BUFFER: {
+        const n = this.count(1);
+        const buffer = new ArrayBuffer(n);
+        this.copyOut(buffer, n);
+        return buffer;
+      }
+      case TAG_VIEW:
+        return this.view();
+      case TAG_SHARED_BUFFER:
+        return this.sharedBuffer(this.varint());
+      case TAG_SHARED_VIEW:
+        return this.sharedView();
+    }
+    if (depth >= MAX_DEPTH) {
+      throw this.corrupt(`nesting at byte ${this.pos - 1 - this.start} is deeper than ${MAX_DEPTH} levels`);
+    }
+    const child = depth + 1;
+    switch (tag) {
+      case TAG_ARRAY: {
+        const n = this.count(1);
+        const array: unknown[] = [];
+        for (let i = 0; i < n; i++) array.push(this.value(child));
+        return array;
+      }
+      case TAG_OBJECT:
+      case TAG_NULL_OBJECT: {
+        const n = this.count(2);
+        const object: Record<string, unknown> = tag === TAG_OBJECT ? {} : Object.create(null);
+        for (let i = 0; i < n; i++) {
+          const key = this.string();
+          const value = this.value(child);
+          if (key === "__proto__") {
+            // Assignment would set the prototype; the original had an own property of that name.
+            Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+          } else {
+            object[key] = value;
+          }
+        }
+        return object;
+      }
+      case TAG_MAP: {
+        const n = this.count(2);
+        const map = new Map<unknown, unknown>();
+        for (let i = 0; i < n; i++) {
+          const key = this.value(child);
+          map.set(key, this.value(child));
+        }
+        return map;
+      }
+      case TAG_SET: {
+        const n = this.count(1);
+        const set = new Set<unknown>();
+        for (let i = 0; i < n; i++) set.add(this.value(child));
+        return set;
+      }
+      case TAG_ERROR:
+        return this.error(child);
+    }
+    throw this.corrupt(`byte ${this.pos - 1 - this.start} holds the unknown tag 0x${tag.toString(16)}`);
+  }
+
+  float64(): number {
+    this.need(8);
+    readScratch(this.bytes, this.pos);
+    this.pos += 8;
+    return scratchFloat[0];
+  }
+
+  /** Reads a Str. */
+  string(): string {
+    const header = this.varint();
+    const n = header >>> 1;
+    const bytes = this.bytes;
+    let p = this.pos;
+    let s = "";
+    if ((header & 1) === 0) {
+      this.need(n);
+      this.pos = p + n;
+      if (n <= SHORT_STRING) {
+        for (let i = 0; i < n; i++) s += String.fromCharCode(bytes[p + i]);
+        return s;
+      }
+      for (let i = 0; i < n; i += STRING_CHUNK) {
+        const k = Math.min(STRING_CHUNK, n - i);
+        s += String.fromCharCode.apply(null, bytes.subarray(p + i, p + i + k) as unknown as number[]);
+      }
+      return s;
+    }
+    this.need(2 * n);
+    this.pos = p + 2 * n;
+    if (n <= SHORT_STRING) {
+      for (let i = 0; i < n; i++, p += 2) s += String.fromCharCode(bytes[p] | (bytes[p + 1] << 8));
+      return s;
+    }
+    for (let i = 0; i < n; i += STRING_CHUNK) {
+      const k = Math.min(STRING_CHUNK, n - i);
+      for (let j = 0; j < k; j++, p += 2) wideChunk[j] = bytes[p] | (bytes[p + 1] << 8);
+      s += String.fromCharCode.apply(null, wideChunk.subarray(0, k) as unknown as number[]);
+    }
+    return s;
+  }
+
+  bigint(): bigint {
+    this.need(1);
+    const sign = this.bytes[this.pos++];
+    const n = this.count(1);
+    if (sign > 1 || n === 0 || this.bytes[this.pos] === 0) {
+      throw this.corrupt(`the bigint at byte ${this.pos - this.start} has a bad sign or length`);
+    }
+    let hex = "0x";
+    for (let i = 0; i < n; i++) hex += HEX_BYTES[this.bytes[this.pos + i]];
+    this.pos += n;
+    const magnitude = BigInt(hex);
+    return sign === 1 ? -magnitude : magnitude;
+  }
+
+  /** Copies the next `n` bytes (already checked by the caller) into `buffer` from its start. */
+  copyOut(buffer: ArrayBuffer, n: number): void {
+    const target = new Uint8Array(buffer);
+    const bytes = this.bytes;
+    const p = this.pos;
+    if (n <= 32) {
+      for (let i = 0; i < n; i++) target[i] = bytes[p + i];
+    } else {
+      target.set(bytes.subarray(p, p + n));
+    }
+    this.pos = p + n;
+  }
+
+  viewKind(): [ViewConstructor, number] {
+    this.need(1);
+    const kind = this.bytes[this.pos++];
+    const ctor = VIEW_CONSTRUCTORS[kind];
+    if (ctor === undefined) {
+      throw kind === 7
+        ? new TypeError("Cannot decode value as it holds a Float16Array and this runtime has no Float16Array")
+        : this.corrupt(`byte ${this.pos - 1 - this.start} holds the unknown view kind ${kind}`);
+    }
+    return [ctor, kind];
+  }
+
+  view(): ArrayBufferView {
+    const [ctor, kind] = this.viewKind();
+    const n = this.count(1);
+    const size = VIEW_ELEMENT_SIZES[kind];
+    if (n % size !== 0) throw this.corrupt(`a view of ${n} bytes cannot hold elements of ${size} bytes`);
+    const buffer = new ArrayBuffer(n);
+    this.copyOut(buffer, n);
+    return new ctor(buffer);
+  }
+
+  sharedBuffer(id: number): SharedArrayBuffer {
+    const resolve = this.resolveBuffer;
+    if (resolve === undefined) {
+      throw new TypeError(
+        `Cannot decode value as it holds shared buffer ${id} and no 'resolveBuffer' was given: ` +
+          "pass the callback that maps ids back to SharedArrayBuffers",
+      );
+    }
+    const buffer = resolve(id);
+    if (!isSharedArrayBuffer(buffer)) {
+      throw new TypeError(
+        `Cannot decode value as 'resolveBuffer' returned ${describeType(buffer)} for shared buffer ${id}: ` +
+          "it must return a SharedArrayBuffer",
+      );
+    }
+    return buffer;
+  }
+
+  sharedView(): ArrayBufferView {
+    const [ctor, kind] = this.viewKind();
+    const id = this.varint();
+    const byteOffset = this.varint();
+    const length = this.varint();
+    const buffer = this.sharedBuffer(id);
+    const size = VIEW_ELEMENT_SIZES[kind];
+    if (byteOffset % size !== 0 || byteOffset + length * size > buffer.byteLength) {
+      throw this.corrupt(
+        `a view at byte offset ${byteOffset} of ${length} elements of ${size} bytes does not fit shared buffer ${id} ` +
+          `of ${buffer.byteLength} bytes`,
+      );
+    }
+    return new ctor(buffer, byteOffset, length);
+  }
+
+  error(child: number): Error {
+    this.need(1);
+    const kind = this.bytes[this.pos++];
+    if (kind >= ERROR_CONSTRUCTORS.length) {
+      throw this.corrupt(`byte ${this.pos - 1 - this.start} holds the unknown error kind ${kind}`);
+    }
+    const name = this.string();
+    const message = this.string();
+    this.need(1);
+    const flags = this.bytes[this.pos++];
+    if (flags > 15) throw this.corrupt(`byte ${this.pos - 1 - this.start} holds unknown error flags ${flags}`);
+    const stack = (flags & ERROR_HAS_STACK) !== 0 ? this.string() : undefined;
+    const cause = (flags & ERROR_HAS_CAUSE) !== 0 ? this.value(child) : undefined;
+    const code = (flags & ERROR_HAS_CODE) !== 0 ? this.value(child) : undefined;
+    const errors = (flags & ERROR_HAS_ERRORS) !== 0 ? this.value(child) : undefined;
+    if (errors !== undefined && !Array.isArray(errors)) {
+      throw this.corrupt("an AggregateError's errors are not an array");
+    }
+    const options = (flags & ERROR_HAS_CAUSE) !== 0 ? { cause } : undefined;
+    const error = kind === AGGREGATE_ERROR_KIND
+      ? new AggregateError(errors ?? [], message, options)
+      : new ERROR_CONSTRUCTORS[kind](message, options);
+    if (error.name !== name) {
+      Object.defineProperty(error, "name", { value: name, writable: true, enumerable: false, configurable: true });
+    }
+    if (stack !== undefined) {
+      Object.defineProperty(error, "stack", { value: stack, writable: true, enumerable: false, configurable: true });
+    } else {
+      // The original had no string stack; do not show this thread's instead.
+      Object.defineProperty(error, "stack", {
+        value: undefined,
+        writable: true,
+        enumerable: false,
+        configurable: true,
+      });
+    }
+    if (code !== undefined) (error as { code?: unknown }).code = code;
+    return error;
+  }
+}
+
+/** `HEX_BYTES[b]` is `b` as two hex digits. */
+const HEX_BYTES: readonly string[] = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
