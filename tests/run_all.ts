@@ -1,0 +1,156 @@
+/**
+ * Every test, on every runtime, with one summary: the project's test command (`npm test`).
+ *
+ * Steps, in order (each one's output is shown as it runs):
+ * 1. static checks: `deno fmt --check`, `deno lint`, `deno check`, `tsc --noEmit`;
+ * 2. the doc examples (`deno test --doc`);
+ * 3. the test files under the three runners: `deno test`, `bun test`, `node --test` (Node 24);
+ * 4. the npm build (`tsc -p tsconfig.build.json`) smoke-tested on the machine's own Node (20);
+ * 5. the TLA+ model checks (`spec/check.ts`), when present.
+ *
+ * It ends with a line per runtime and a closing `N passed, M failed` line. It fails if any step fails,
+ * or if any runtime ran zero tests. Runtimes come from node_modules/.bin (installed by `npm ci`).
+ *
+ * Run: `npm test` (or `node tests/run_all.ts` with Node 24, or `deno run -A tests/run_all.ts`).
+ */
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { delimiter, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url).href);
+const bin = join(root, "node_modules", ".bin");
+const env = { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" };
+
+interface Outcome {
+  name: string;
+  passed: number;
+  failed: number;
+  skipped?: string;
+  ok: boolean;
+}
+
+const outcomes: Outcome[] = [];
+
+/** Runs a command, echoing its output, and returns its exit code and output (colour codes removed). */
+function run(command: string, args: string[], cwd = root): Promise<{ code: number; output: string }> {
+  console.log(`\n$ ${[command, ...args].join(" ")}`);
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    const collect = (chunk: Buffer, to: NodeJS.WriteStream) => {
+      to.write(chunk);
+      output += chunk.toString();
+    };
+    child.stdout.on("data", (c: Buffer) => collect(c, process.stdout));
+    child.stderr.on("data", (c: Buffer) => collect(c, process.stderr));
+    child.on("error", (error) => {
+      output += String(error);
+      resolve({ code: 127, output });
+    });
+    // deno-lint-ignore no-control-regex
+    child.on("close", (code) => resolve({ code: code ?? 1, output: output.replace(/\x1b\[[0-9;]*m/g, "") }));
+  });
+}
+
+function testFiles(dir: string): string[] {
+  return readdirSync(dir).sort().flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return testFiles(path);
+    // `_test.ts` itself is the runner shim, not a test file.
+    return name.endsWith("_test.ts") && name !== "_test.ts" ? [path] : [];
+  });
+}
+
+function count(output: string, pattern: RegExp): number {
+  const match = output.match(pattern);
+  return match ? Number(match[1]) : 0;
+}
+
+async function step(name: string, command: string, args: string[]): Promise<boolean> {
+  const { code } = await run(command, args);
+  outcomes.push({ name, passed: code === 0 ? 1 : 0, failed: code === 0 ? 0 : 1, ok: code === 0 });
+  return code === 0;
+}
+
+/** The machine's own Node (not the Node 24 that npm put first on PATH), for the npm build smoke test. */
+function systemNode(): string | undefined {
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    if (dir === "" || dir.includes("node_modules")) continue;
+    const candidate = join(dir, "node");
+    if (existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+const files = testFiles(join(root, "tests")).map((path) => path.slice(root.length));
+console.log(`test files: ${files.join(", ")}`);
+
+// 1. Static checks.
+await step("deno fmt --check", join(bin, "deno"), ["fmt", "--check"]);
+await step("deno lint", join(bin, "deno"), ["lint"]);
+await step("deno check", join(bin, "deno"), ["check", "mod.ts", "lib/", "tests/", "bench/"]);
+await step("tsc --noEmit", join(bin, "tsc"), ["--noEmit", "-p", "."]);
+
+// 2 and 3. The runners.
+{
+  const doc = await run(join(bin, "deno"), ["test", "-A", "--doc", "mod.ts", "lib/"]);
+  const passed = count(doc.output, /ok \| (\d+) passed/) || count(doc.output, /\| (\d+) passed/);
+  const failed = count(doc.output, /(\d+) failed/);
+  outcomes.push({ name: "deno doc examples", passed, failed, ok: doc.code === 0 && passed > 0 });
+}
+{
+  const deno = await run(join(bin, "deno"), ["test", "-A", ...files]);
+  const passed = count(deno.output, /\| (\d+) passed/);
+  const failed = count(deno.output, /(\d+) failed/);
+  outcomes.push({ name: "deno test", passed, failed, ok: deno.code === 0 && passed > 0 });
+}
+{
+  const bun = await run(join(bin, "bun"), ["test", "--timeout", "300000", ...files.map((f) => `./${f}`)]);
+  const passed = count(bun.output, /^\s*(\d+) pass\b/m);
+  const failed = count(bun.output, /^\s*(\d+) fail\b/m);
+  outcomes.push({ name: "bun test", passed, failed, ok: bun.code === 0 && passed > 0 });
+}
+{
+  const node = await run(join(bin, "node"), ["--test", "--test-concurrency=1", ...files]);
+  const passed = count(node.output, /ℹ pass (\d+)/);
+  const failed = count(node.output, /ℹ fail (\d+)/);
+  outcomes.push({ name: "node --test (Node 24)", passed, failed, ok: node.code === 0 && passed > 0 });
+}
+
+// 4. The npm build, on the machine's own Node.
+if (await step("npm build (tsc -p tsconfig.build.json)", join(bin, "tsc"), ["-p", "tsconfig.build.json"])) {
+  const node = systemNode();
+  if (node === undefined) {
+    outcomes.push({ name: "npm build smoke", passed: 0, failed: 0, ok: true, skipped: "no system node on PATH" });
+  } else {
+    const smoke = await run(node, [join(root, "tests", "npm", "smoke.mjs")]);
+    const passed = count(smoke.output, /(\d+) passed/);
+    const failed = count(smoke.output, /(\d+) failed/);
+    outcomes.push({ name: "npm build smoke (system node)", passed, failed, ok: smoke.code === 0 && passed > 0 });
+  }
+}
+
+// 5. The TLA+ model checks.
+if (existsSync(join(root, "spec", "check.ts"))) {
+  const tla = await run(join(bin, "node"), [join(root, "spec", "check.ts")]);
+  const skipped = /SKIPPED/.test(tla.output) && tla.code === 0;
+  outcomes.push({
+    name: "TLA+ model checks (TLC)",
+    passed: skipped ? 0 : (tla.output.match(/\b(PASS|CAUGHT)\b/g) ?? []).length,
+    failed: tla.code === 0 ? 0 : 1,
+    ok: tla.code === 0,
+    skipped: skipped ? "TLC not available (see spec/README.md)" : undefined,
+  });
+}
+
+console.log("\n==== summary ====");
+for (const o of outcomes) {
+  const status = o.skipped ? `SKIPPED (${o.skipped})` : o.ok ? "ok" : "FAILED";
+  console.log(`${o.name.padEnd(40)} ${String(o.passed).padStart(5)} passed, ${o.failed} failed  ${status}`);
+}
+const passed = outcomes.reduce((sum, o) => sum + o.passed, 0);
+const failed = outcomes.reduce((sum, o) => sum + (o.ok ? o.failed : Math.max(o.failed, 1)), 0);
+const allOk = outcomes.every((o) => o.ok);
+console.log(`${passed} passed, ${failed} failed`);
+if (!allOk) process.exitCode = 1;
