@@ -458,10 +458,9 @@ export class Encoder {
 
   /** Forgets the references this call held (ancestors, path keys), so the encoder keeps nothing alive. */
   private release(): void {
-    for (let d = 0; d <= this.deepest; d++) {
-      this.ancestors[d] = undefined;
-      this.segmentKeys[d] = undefined;
-    }
+    for (let d = 0; d <= this.deepest; d++) this.ancestors[d] = undefined;
+    // Path keys are recorded one level below the deepest container (its children).
+    for (let d = 0; d <= this.deepest + 1; d++) this.segmentKeys[d] = undefined;
     this.deepest = -1;
     this.deepAncestors.clear();
   }
