@@ -1,0 +1,211 @@
+/**
+ * The oracles every run is checked by, in the order a failure is attributed to them:
+ *
+ * 1. `no-exception` — no simulated thread threw, the run finished within its step bound, and the drain
+ *    reached EMPTY.
+ * 2. `no-duplicates` — no value was taken twice (popped, stolen, or drained), and no value was taken
+ *    that was never pushed (a phantom: a stale or empty slot read as a task).
+ * 3. `conservation` — every value whose push returned true was taken exactly once by the end of the
+ *    drain (a value moved by stealHalf is still in the system, in the thief's deque, until drained), and
+ *    each thief's deque drained exactly the values its stealHalf calls reported moving.
+ * 4. `linearizability` — the history of the victim deque (setup pushes, the threads' operations with
+ *    invocation and response steps, the drain's pops) has a linearization that a sequential bounded
+ *    deque accepts: Wing & Gong's search with Lowe's memoization of (linearized set, model state).
+ *    The model: push fails iff full; pop takes the newest, or is EMPTY iff empty; steal takes the oldest,
+ *    or is EMPTY iff empty; stealHalf atomically moves the k oldest, 1 <= k <= size and k <= the free
+ *    room in the thief's deque, or is EMPTY iff empty or no room; RETRY changes nothing.
+ * 5. `retry-justified` — a steal or stealHalf that returned RETRY overlapped, in real time, an operation
+ *    of another thread that took a task (only such an operation moves `top` under it).
+ *
+ * Advisory (counted and printed, not failing): `steal-half-bound` — the same linearizability check with
+ * the stricter model k <= ceil(size / 2) at the linearization point. `lib/deque.ts` computes "half" from
+ * its first, possibly stale, reads of top and bottom, so when the owner pops meanwhile a stealHalf can
+ * take every task the victim has left (found by this suite: prefill 4, owner pops 3 and pushes 1, the
+ * thief moves both remaining tasks). That is not a safety bug (nothing is lost or duplicated), so it does
+ * not fail the suite; it is reported so the deque's contract ("about half") can be decided.
+ *
+ * @module
+ */
+
+import type { Execution, HistoryOp } from "./harness.ts";
+import { type Scenario } from "./scenario.ts";
+
+/** EMPTY and RETRY as the deque returns them. */
+export const EMPTY = -1;
+export const RETRY = -2;
+
+/** Oracle names, in attribution order. */
+export const ORACLES = ["no-exception", "no-duplicates", "conservation", "linearizability", "retry-justified"] as const;
+export type OracleName = typeof ORACLES[number];
+
+/** A failed oracle with what it saw. */
+export interface Violation {
+  oracle: OracleName;
+  detail: string;
+}
+
+/** Runs every oracle; returns the violations in attribution order (empty: the run is correct). */
+export function checkExecution(exec: Execution, scenario: Scenario): Violation[] {
+  const out: Violation[] = [];
+  if (exec.failures.length > 0) out.push({ oracle: "no-exception", detail: exec.failures.join("; ") });
+  if (exec.aborted) out.push({ oracle: "no-exception", detail: `step bound hit after ${exec.steps} steps` });
+  if (exec.drainUnbounded) out.push({ oracle: "no-exception", detail: "a drain did not reach EMPTY" });
+  out.push(...checkValues(exec));
+  if (!exec.aborted && exec.failures.length === 0) {
+    const lin = checkLinearizable(exec.history, scenario.capacity, false);
+    if (lin !== null) out.push({ oracle: "linearizability", detail: lin });
+    const retry = checkRetries(exec.history);
+    if (retry !== null) out.push({ oracle: "retry-justified", detail: retry });
+  }
+  return out;
+}
+
+function taken(h: HistoryOp): number[] {
+  if ((h.kind === "pop" || h.kind === "steal") && h.ret >= 0) return [h.ret];
+  return [];
+}
+
+/** The no-duplicates and conservation oracles. */
+export function checkValues(exec: Execution): Violation[] {
+  const out: Violation[] = [];
+  const pushed = new Set<number>();
+  for (const h of exec.history) if (h.kind === "push" && h.ret === 1) pushed.add(h.arg!);
+  const count = new Map<number, number>();
+  const takenBy = new Map<number, string[]>();
+  const note = (v: number, who: string) => {
+    count.set(v, (count.get(v) ?? 0) + 1);
+    takenBy.set(v, [...(takenBy.get(v) ?? []), who]);
+  };
+  for (const h of exec.history) for (const v of taken(h)) note(v, `${who(h)}.${h.kind}`);
+  exec.dstDrained.forEach((vs, k) => vs.forEach((v) => note(v, `drain(D${k})`)));
+  const dups = [...count].filter(([, c]) => c > 1).map(([v]) => `${v} taken by ${takenBy.get(v)!.join(", ")}`);
+  const phantoms = [...count.keys()].filter((v) => !pushed.has(v)).map((v) => `${v} (by ${takenBy.get(v)!.join(", ")})`);
+  if (dups.length > 0) out.push({ oracle: "no-duplicates", detail: `taken twice: ${dups.join("; ")}` });
+  if (phantoms.length > 0) out.push({ oracle: "no-duplicates", detail: `taken but never pushed: ${phantoms.join("; ")}` });
+  const lost = [...pushed].filter((v) => !count.has(v));
+  if (lost.length > 0) out.push({ oracle: "conservation", detail: `pushed but never taken: ${lost.join(", ")}` });
+  // What each thief's stealHalf calls moved must be exactly what its deque drained.
+  for (let k = 1; k < exec.dstDrained.length; k++) {
+    const moved = exec.history.filter((h) => h.thread === k && h.kind === "stealHalf").flatMap((h) => h.values ?? []);
+    const a = [...moved].sort((x, y) => x - y).join(",");
+    const b = [...exec.dstDrained[k]].sort((x, y) => x - y).join(",");
+    if (a !== b) {
+      out.push({ oracle: "conservation", detail: `thief ${k}'s deque: stealHalf moved [${a}] but drained [${b}]` });
+    }
+  }
+  return out;
+}
+
+function who(h: HistoryOp): string {
+  return h.thread === -1 ? "setup" : h.thread === -2 ? "drain" : h.thread === 0 ? "owner" : `thief${h.thread}`;
+}
+
+/** Renders one history operation: `thief1.stealHalf#0 → 2 [101,102] @3..9`. */
+export function describeOp(h: HistoryOp): string {
+  const arg = h.kind === "push" ? `(${h.arg})` : "";
+  const ret = h.kind === "push"
+    ? (h.ret === 1 ? "true" : "false")
+    : h.ret === EMPTY
+    ? "EMPTY"
+    : h.ret === RETRY
+    ? "RETRY"
+    : h.kind === "stealHalf"
+    ? `${h.ret} [${(h.values ?? []).join(",")}] room ${h.room}`
+    : String(h.ret);
+  return `${who(h)}.${h.kind}${arg}#${h.index} → ${ret} @${h.first}..${h.last}`;
+}
+
+/**
+ * Wing–Gong linearizability check with memoization (Lowe). Returns null if some linearization exists,
+ * else a description of the history.
+ */
+export function checkLinearizable(history: readonly HistoryOp[], capacity: number, halfBound: boolean): string | null {
+  const ops = [...history].sort((a, b) => a.first - b.first);
+  const n = ops.length;
+  const done = new Uint8Array(n);
+  const seen = new Set<string>();
+  let explored = 0;
+  const limit = 2_000_000;
+
+  const dfs = (state: number[], count: number): boolean => {
+    if (count === n) return true;
+    if (++explored > limit) throw new Error("linearizability search exceeded its bound");
+    let minLast = Infinity;
+    for (let i = 0; i < n; i++) if (!done[i] && ops[i].last < minLast) minLast = ops[i].last;
+    for (let i = 0; i < n; i++) {
+      if (done[i]) continue;
+      const op = ops[i];
+      if (op.first > minLast) break; // sorted by first: no later op can be minimal either
+      const next = apply(state, op, capacity, halfBound);
+      if (next === null) continue;
+      done[i] = 1;
+      const key = keyOf(done) + "|" + next.join(",");
+      if (!seen.has(key)) {
+        seen.add(key);
+        if (dfs(next, count + 1)) return true;
+      }
+      done[i] = 0;
+    }
+    return false;
+  };
+  if (dfs([], 0)) return null;
+  return `no linearization of ${n} operations (capacity ${capacity}):\n    ` + ops.map(describeOp).join("\n    ");
+}
+
+function keyOf(done: Uint8Array): string {
+  let s = "";
+  for (let i = 0; i < done.length; i += 16) {
+    let w = 0;
+    for (let j = i; j < i + 16 && j < done.length; j++) w = (w << 1) | done[j];
+    s += String.fromCharCode(w + 1);
+  }
+  return s;
+}
+
+/** The sequential model: the state after `op`, or null if `op`'s response is impossible in `state`. */
+export function apply(state: readonly number[], op: HistoryOp, capacity: number, halfBound: boolean): number[] | null {
+  const size = state.length;
+  switch (op.kind) {
+    case "push":
+      if (op.ret === 1) return size < capacity ? [...state, op.arg!] : null;
+      return size >= capacity ? [...state] : null;
+    case "pop":
+      if (op.ret === EMPTY) return size === 0 ? [...state] : null;
+      return size > 0 && state[size - 1] === op.ret ? state.slice(0, size - 1) : null;
+    case "steal":
+      if (op.ret === RETRY) return [...state];
+      if (op.ret === EMPTY) return size === 0 ? [...state] : null;
+      return size > 0 && state[0] === op.ret ? state.slice(1) : null;
+    case "stealHalf": {
+      if (op.ret === RETRY) return [...state];
+      if (op.ret === EMPTY) return size === 0 || (op.room ?? 0) <= 0 ? [...state] : null;
+      const k = op.ret;
+      if (k < 1 || k > (halfBound ? size - (size >> 1) : size) || k > (op.room ?? 0)) return null;
+      const vs = op.values ?? [];
+      for (let i = 0; i < k; i++) if (state[i] !== vs[i]) return null;
+      return state.slice(k);
+    }
+  }
+}
+
+/**
+ * The advisory steal-half-bound check: true if the history is linearizable only when stealHalf may take
+ * more than half (call it on a history that passed {@link checkLinearizable} with the relaxed model).
+ */
+export function exceedsHalf(exec: Execution, capacity: number): boolean {
+  if (!exec.history.some((h) => h.kind === "stealHalf" && h.ret > 1)) return false;
+  return checkLinearizable(exec.history, capacity, true) !== null;
+}
+
+/** The retry-justified oracle. */
+export function checkRetries(history: readonly HistoryOp[]): string | null {
+  const takers = history.filter((h) =>
+    h.thread >= 0 && (((h.kind === "pop" || h.kind === "steal") && h.ret >= 0) || (h.kind === "stealHalf" && h.ret > 0))
+  );
+  for (const h of history) {
+    if (h.thread < 0 || h.ret !== RETRY) continue;
+    const ok = takers.some((o) => o.thread !== h.thread && o.first <= h.last && o.last >= h.first);
+    if (!ok) return `${describeOp(h)} overlapped no operation of another thread that took a task`;
+  }
+  return null;
+}

@@ -1,0 +1,102 @@
+/**
+ * Scenarios: what each simulated thread does in one run, and the fast-check arbitraries that generate
+ * them and their schedules.
+ *
+ * A scenario is one owner (push / pop on the victim deque), two or three thieves (steal / stealHalf from
+ * the victim into their own deque), two to six operations each, on capacities 2 and 4 so that full,
+ * wrap-around and steal-half all happen; a setup phase may prefill the victim first, and a drain phase
+ * empties every deque after the threads finish. Pushed values are unique (101, 102, … in push order),
+ * so a duplicate or a phantom is visible.
+ *
+ * @module
+ */
+
+import fc from "fast-check";
+
+/** The owner's operations. */
+export type OwnerOp = "push" | "pop";
+/** A thief's operations. */
+export type ThiefOp = "steal" | "stealHalf";
+
+/** One run's work. */
+export interface Scenario {
+  /** Slots in the victim and in each thief's own deque: a power of two. */
+  capacity: number;
+  /** Both indices of every deque start here (near 2^31 the run crosses the int32 wrap). */
+  initialIndex: number;
+  /** Tasks the setup phase pushes (single-threaded) before the threads start. */
+  prefill: number;
+  /** The owner's program. */
+  owner: OwnerOp[];
+  /** Each thief's program; thief k is thread k. */
+  thieves: ThiefOp[][];
+}
+
+/** The value of the i-th push of a scenario (setup pushes first, then the owner's, in program order). */
+export function pushValue(i: number): number {
+  return 101 + i;
+}
+
+/** A short, one-line rendering: `cap4 idx0 prefill2 | owner: push pop | t1: steal stealHalf | t2: …`. */
+export function describeScenario(s: Scenario): string {
+  const parts = [`cap${s.capacity} idx${s.initialIndex} prefill${s.prefill}`, `owner: ${s.owner.join(" ")}`];
+  s.thieves.forEach((ops, k) => parts.push(`t${k + 1}: ${ops.join(" ")}`));
+  return parts.join(" | ");
+}
+
+/** Thread names for tables and traces. */
+export function threadName(thread: number): string {
+  return thread === 0 ? "owner" : `thief${thread}`;
+}
+
+const ownerOp: fc.Arbitrary<OwnerOp> = fc.oneof(
+  { arbitrary: fc.constant<OwnerOp>("push"), weight: 3 },
+  { arbitrary: fc.constant<OwnerOp>("pop"), weight: 2 },
+);
+const thiefOp: fc.Arbitrary<ThiefOp> = fc.constantFrom<ThiefOp>("steal", "stealHalf");
+
+/**
+ * Random scenarios, as the issue asks: one owner, two or three thieves, two to six operations each,
+ * capacity 2 or 4, indices starting at 0 or just below the int32 wrap. Shrinks towards fewer operations,
+ * pushes and steals, and no prefill.
+ */
+export function scenarioArbitrary(): fc.Arbitrary<Scenario> {
+  return fc.record({
+    capacity: fc.constantFrom(2, 4),
+    initialIndex: fc.constantFrom(0, 0x7ffffffe),
+    prefill: fc.integer({ min: 0, max: 4 }),
+    owner: fc.array(ownerOp, { minLength: 2, maxLength: 6 }),
+    thieves: fc.array(fc.array(thiefOp, { minLength: 2, maxLength: 6 }), { minLength: 2, maxLength: 3 }),
+  }).map((s) => ({ ...s, prefill: Math.min(s.prefill, s.capacity) }));
+}
+
+/**
+ * A schedule: at step i the controller runs thread `schedule[i] % 4` if it is runnable, else the next
+ * runnable thread after it (cyclically); past the end it keeps running the thread it ran last (no further
+ * preemption) or, if that one finished, the lowest runnable thread.
+ *
+ * Half the schedules choose a thread at every step (many short preemptions); the other half are segments
+ * — run a thread for 1 to 12 accesses, then another — which put a whole operation of one thread between
+ * two accesses of another (the steal-half race needs two pops there). Shrinking shortens the schedule and
+ * lowers the choices, towards fewer context switches.
+ */
+export function scheduleArbitrary(): fc.Arbitrary<number[]> {
+  const perStep = fc.array(fc.nat({ max: 11 }), { maxLength: 160 });
+  const segments = fc.array(fc.tuple(fc.nat({ max: 3 }), fc.integer({ min: 1, max: 12 })), { maxLength: 24 })
+    .map((segs) => segs.flatMap(([thread, length]) => Array.from({ length }, () => thread)));
+  return fc.oneof(perStep, segments);
+}
+
+/** Chooses the thread to advance: step number, the runnable threads (ascending), the thread run last. */
+export type Chooser = (step: number, runnable: readonly number[], current: number) => number;
+
+/** The {@link Chooser} of a schedule array (see {@link scheduleArbitrary}). */
+export function scheduleChooser(schedule: readonly number[]): Chooser {
+  return (step, runnable, current) => {
+    if (step < schedule.length) {
+      const want = schedule[step] % 4;
+      for (let d = 0; d < 4; d++) if (runnable.includes((want + d) % 4)) return (want + d) % 4;
+    }
+    return runnable.includes(current) ? current : runnable[0];
+  };
+}

@@ -1,0 +1,227 @@
+/**
+ * A simulated thread of the controlled scheduler: a Worker that runs one program of deque operations per
+ * run, stopping at a gate before every shared-memory access so that the controller decides the order.
+ *
+ * Set-up (one message): the buffer, this thread's number, and the URLs of the deque modules to load
+ * (`lib/deque.ts` first, then the mutants). It installs its gate as the facade binding of
+ * `lib/atomics.ts` — the same module instance the deque modules import — and then never reads another
+ * message: it loops on the EPOCH word (see `protocol.ts`).
+ *
+ * Everything here that is not the code under test (bookkeeping, results) uses `Atomics` directly, so it
+ * is not a preemption point.
+ *
+ * @module
+ */
+
+import { installSharedMemory, type Int32View, type SharedMemory, type WaitAsyncResult } from "../../lib/atomics.ts";
+import { DequeWords } from "../../lib/layout.ts";
+import { parentPort } from "../../lib/runtime/thread.ts";
+import {
+  ABORT_MESSAGE,
+  Block,
+  blockBase,
+  Fn,
+  Global,
+  MAX_MSG,
+  OpCode,
+  Result,
+  RESULT_WORDS,
+  REGION_BYTES,
+  regionOffset,
+  REGIONS_BASE_BYTES,
+  State,
+} from "./protocol.ts";
+
+/** The set-up message. */
+export interface SimThreadSetup {
+  buffer: SharedArrayBuffer;
+  thread: number;
+  variants: string[];
+}
+
+interface DequeModule {
+  Deque: new (region: { buffer: SharedArrayBuffer; byteOffset: number; capacity: number }) => DequeHandle;
+  Stealer: new (region: { buffer: SharedArrayBuffer; byteOffset: number; capacity: number }) => StealerHandle;
+}
+interface DequeHandle {
+  push(value: number): boolean;
+  pop(): number;
+}
+interface StealerHandle {
+  steal(): number;
+  stealHalfInto(dst: DequeHandle): number;
+}
+
+const port = await parentPort();
+port.onMessage(async (message) => {
+  const setup = message as SimThreadSetup;
+  const modules: DequeModule[] = [];
+  for (const url of setup.variants) modules.push(await import(url) as DequeModule);
+  const gate = new Gate(setup.buffer, setup.thread);
+  installSharedMemory(gate);
+  port.post({ ready: setup.thread });
+  loop(setup, gate, modules);
+});
+
+class AbortRun extends Error {
+  constructor() {
+    super(ABORT_MESSAGE);
+  }
+}
+
+/** The facade binding: park, wait for GO, make the one access, publish its result. */
+class Gate implements SharedMemory {
+  readonly ctl: Int32Array;
+  readonly base: number;
+
+  constructor(buffer: SharedArrayBuffer, thread: number) {
+    this.ctl = new Int32Array(buffer);
+    this.base = blockBase(thread);
+  }
+
+  park(fn: number, view: Int32View, index: number, a1: number, a2: number): void {
+    const ctl = this.ctl;
+    const base = this.base;
+    const region = view.buffer === ctl.buffer && view.byteOffset >= REGIONS_BASE_BYTES
+      ? ((view.byteOffset - REGIONS_BASE_BYTES) / REGION_BYTES) | 0
+      : -1;
+    Atomics.store(ctl, base + Block.FN, fn);
+    Atomics.store(ctl, base + Block.REGION, region);
+    Atomics.store(ctl, base + Block.WORD, index);
+    Atomics.store(ctl, base + Block.ARG1, a1 | 0);
+    Atomics.store(ctl, base + Block.ARG2, a2 | 0);
+    Atomics.store(ctl, base + Block.STATE, State.PARKED);
+    Atomics.notify(ctl, base + Block.STATE);
+    let s: number;
+    while ((s = Atomics.load(ctl, base + Block.STATE)) === State.PARKED) {
+      Atomics.wait(ctl, base + Block.STATE, State.PARKED);
+    }
+    if (s === State.ABORT) throw new AbortRun();
+  }
+
+  done(result: number): number {
+    Atomics.store(this.ctl, this.base + Block.RESULT, result);
+    return result;
+  }
+
+  load(view: Int32View, index: number): number {
+    this.park(Fn.load, view, index, 0, 0);
+    return this.done(Atomics.load(view, index));
+  }
+  store(view: Int32View, index: number, value: number): number {
+    this.park(Fn.store, view, index, value, 0);
+    return this.done(Atomics.store(view, index, value));
+  }
+  compareExchange(view: Int32View, index: number, expected: number, replacement: number): number {
+    this.park(Fn.compareExchange, view, index, expected, replacement);
+    return this.done(Atomics.compareExchange(view, index, expected, replacement));
+  }
+  add(view: Int32View, index: number, value: number): number {
+    this.park(Fn.add, view, index, value, 0);
+    return this.done(Atomics.add(view, index, value));
+  }
+  sub(view: Int32View, index: number, value: number): number {
+    this.park(Fn.sub, view, index, value, 0);
+    return this.done(Atomics.sub(view, index, value));
+  }
+  exchange(view: Int32View, index: number, value: number): number {
+    this.park(Fn.exchange, view, index, value, 0);
+    return this.done(Atomics.exchange(view, index, value));
+  }
+  or(view: Int32View, index: number, value: number): number {
+    this.park(Fn.or, view, index, value, 0);
+    return this.done(Atomics.or(view, index, value));
+  }
+  and(view: Int32View, index: number, value: number): number {
+    this.park(Fn.and, view, index, value, 0);
+    return this.done(Atomics.and(view, index, value));
+  }
+  wait(view: Int32View, index: number, expected: number, _timeout?: number): "ok" | "not-equal" | "timed-out" {
+    // Under the scheduler nothing may block: a wait is a check that never sleeps.
+    this.park(Fn.wait, view, index, expected, 0);
+    const r = Atomics.load(view, index) === expected ? "timed-out" : "not-equal";
+    this.done(r === "not-equal" ? 1 : 2);
+    return r;
+  }
+  waitAsync(view: Int32View, index: number, expected: number, _timeout?: number): WaitAsyncResult {
+    this.park(Fn.waitAsync, view, index, expected, 0);
+    const equal = Atomics.load(view, index) === expected;
+    this.done(equal ? 2 : 1);
+    return { async: false, value: equal ? "timed-out" : "not-equal" };
+  }
+  notify(view: Int32View, index: number, count?: number): number {
+    this.park(Fn.notify, view, index, count ?? -1, 0);
+    return this.done(Atomics.notify(view, index, count));
+  }
+  pause(): void {}
+}
+
+function loop(setup: SimThreadSetup, gate: Gate, modules: DequeModule[]): void {
+  const ctl = gate.ctl;
+  const base = gate.base;
+  let epoch = 0;
+  for (;;) {
+    let e: number;
+    while ((e = Atomics.load(ctl, Global.EPOCH)) === epoch) Atomics.wait(ctl, Global.EPOCH, epoch);
+    epoch = e;
+    if (Atomics.load(ctl, Global.SHUTDOWN) !== 0) {
+      Atomics.store(ctl, base + Block.STATE, State.EXITED);
+      Atomics.notify(ctl, base + Block.STATE);
+      return;
+    }
+    let final: number = State.DONE;
+    try {
+      runProgram(setup, ctl, base, modules[Atomics.load(ctl, Global.VARIANT)]);
+    } catch (error) {
+      if (error instanceof AbortRun) {
+        final = State.ABORTED;
+      } else {
+        final = State.FAILED;
+        const text = String(error instanceof Error ? `${error.name}: ${error.message}` : error).slice(0, MAX_MSG);
+        Atomics.store(ctl, base + Block.MSG, text.length);
+        for (let i = 0; i < text.length; i++) Atomics.store(ctl, base + Block.MSG + 1 + i, text.charCodeAt(i));
+      }
+    }
+    Atomics.store(ctl, base + Block.STATE, final);
+    Atomics.notify(ctl, base + Block.STATE);
+  }
+}
+
+function runProgram(setup: SimThreadSetup, ctl: Int32Array, base: number, mod: DequeModule): void {
+  const n = Atomics.load(ctl, base + Block.PROG_LEN);
+  if (n === 0) return;
+  const capacity = Atomics.load(ctl, Global.CAPACITY);
+  const buffer = setup.buffer;
+  const victim = { buffer, byteOffset: regionOffset(0), capacity };
+  const isOwner = Atomics.load(ctl, base + Block.ROLE) === 0;
+  const owner = isOwner ? new mod.Deque(victim) : null;
+  const stealer = isOwner ? null : new mod.Stealer(victim);
+  const dstRegion = { buffer, byteOffset: regionOffset(setup.thread), capacity };
+  const dst = isOwner ? null : new mod.Deque(dstRegion);
+  // The thief's own deque: only this thread writes it during a run, so plain reads here are exact.
+  const dstWords = new Int32Array(buffer, regionOffset(setup.thread), DequeWords.slots + capacity);
+  for (let k = 0; k < n; k++) {
+    Atomics.store(ctl, base + Block.OP, k);
+    const code = Atomics.load(ctl, base + Block.PROG + 2 * k);
+    const arg = Atomics.load(ctl, base + Block.PROG + 2 * k + 1);
+    const out = base + Block.RESULTS + k * RESULT_WORDS;
+    if (code === OpCode.PUSH) {
+      Atomics.store(ctl, out + Result.RET, owner!.push(arg) ? 1 : 0);
+    } else if (code === OpCode.POP) {
+      Atomics.store(ctl, out + Result.RET, owner!.pop());
+    } else if (code === OpCode.STEAL) {
+      Atomics.store(ctl, out + Result.RET, stealer!.steal());
+    } else if (code === OpCode.STEAL_HALF) {
+      const db = Atomics.load(dstWords, DequeWords.bottom);
+      const dt = Atomics.load(dstWords, DequeWords.top);
+      Atomics.store(ctl, out + Result.ROOM, capacity - ((db - dt) | 0));
+      const ret = stealer!.stealHalfInto(dst!);
+      Atomics.store(ctl, out + Result.RET, ret);
+      for (let i = 0; i < ret && i < RESULT_WORDS - Result.MOVED; i++) {
+        Atomics.store(ctl, out + Result.MOVED + i, Atomics.load(dstWords, DequeWords.slots + (((db + i) | 0) & (capacity - 1))));
+      }
+    } else {
+      throw new Error(`unknown op code ${code}`);
+    }
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * The suite's runners, shared by the `tests/lincheck_*_test.ts` files: configuration from the
+ * environment (tests may read it; `lib/` never does), the random mode (fast-check generates scenarios and
+ * schedules, shrinks failures), and the mutant hunt.
+ *
+ * Environment:
+ * - `FILCH_LINCHECK_SEED`  the fast-check seed (default {@link DEFAULT_SEED}; always printed).
+ * - `FILCH_LINCHECK_RUNS`  random-mode interleavings (default 10,000; the long run uses 100,000+).
+ * - `FILCH_LINCHECK_PATH`  with a seed: replay one run (fast-check's counterexample path) and stop.
+ * - `FILCH_LINCHECK_OUT`   where failing traces (ndjson) go (default `<tmp>/filch-lincheck`).
+ * - `FILCH_LINCHECK_STRESS_ROUNDS`  stress-mode rounds (default 2,000).
+ *
+ * @module
+ */
+
+import fc from "fast-check";
+import type { Execution } from "./harness.ts";
+import { Harness } from "./harness.ts";
+import { checkExecution, exceedsHalf, type Violation } from "./oracles.ts";
+import { formatFailure, traceDir, writeTrace } from "./report.ts";
+import { type Scenario, scenarioArbitrary, scheduleArbitrary, scheduleChooser } from "./scenario.ts";
+import { MUTANTS, materializeMutant, SHIPPED_DEQUE } from "../mutants/mutants.ts";
+
+/** The fixed CI seed. */
+export const DEFAULT_SEED = 20261121;
+
+/** Reads an environment variable on Deno, Bun or Node. */
+export function env(name: string): string | undefined {
+  const g = globalThis as unknown as {
+    Deno?: { env: { get(n: string): string | undefined } };
+    process?: { env: Record<string, string | undefined> };
+  };
+  if (g.Deno) return g.Deno.env.get(name);
+  return g.process?.env[name];
+}
+
+function intEnv(name: string, fallback: number): number {
+  const raw = env(name);
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n)) throw new RangeError(`Cannot read ${name} as it must be an integer: received ${raw}`);
+  return n;
+}
+
+/** The configuration in force. */
+export function config(): { seed: number; runs: number; path: string | undefined; stressRounds: number } {
+  return {
+    seed: intEnv("FILCH_LINCHECK_SEED", DEFAULT_SEED),
+    runs: intEnv("FILCH_LINCHECK_RUNS", 10_000),
+    path: env("FILCH_LINCHECK_PATH") || undefined,
+    stressRounds: intEnv("FILCH_LINCHECK_STRESS_ROUNDS", 2_000),
+  };
+}
+
+/** Starts a harness with the shipped deque as variant 0 and every mutant after it, in MUTANTS order. */
+export async function startHarness(withMutants: boolean): Promise<Harness> {
+  const variants = [SHIPPED_DEQUE, ...(withMutants ? MUTANTS.map(materializeMutant) : [])];
+  return await Harness.start({ variants });
+}
+
+/** What a random-mode run saw. */
+export interface RandomStats {
+  runs: number;
+  steps: number;
+  scenarios: Set<string>;
+  overHalf: number;
+  /** The first failing run's violations (before shrinking). */
+  firstFailure?: { run: number; violations: Violation[] };
+}
+
+/** The random-mode property: one run of a generated scenario under a generated schedule, all oracles. */
+export function randomProperty(harness: Harness, variant: number, stats: RandomStats) {
+  return fc.property(scenarioArbitrary(), scheduleArbitrary(), (scenario, schedule) => {
+    const exec = harness.run(scenario, scheduleChooser(schedule), variant);
+    stats.runs++;
+    stats.steps += exec.steps;
+    stats.scenarios.add(JSON.stringify(scenario));
+    const violations = checkExecution(exec, scenario);
+    if (violations.length === 0) {
+      if (exceedsHalf(exec, scenario.capacity)) stats.overHalf++;
+      return;
+    }
+    if (stats.firstFailure === undefined) stats.firstFailure = { run: stats.runs, violations };
+    throw new LincheckFailure(violations);
+  });
+}
+
+/** A run that broke an oracle. */
+export class LincheckFailure extends Error {
+  readonly violations: Violation[];
+  constructor(violations: Violation[]) {
+    super(violations.map((v) => `[${v.oracle}] ${v.detail}`).join("\n"));
+    this.name = "LincheckFailure";
+    this.violations = violations;
+  }
+}
+
+/** Re-runs a counterexample, writes its trace, and returns the printable report. */
+export function reportCounterexample(
+  harness: Harness,
+  variant: number,
+  scenario: Scenario,
+  schedule: number[],
+  name: string,
+  meta: Record<string, unknown>,
+): { text: string; exec: Execution; violations: Violation[]; tracePath: string } {
+  const exec = harness.run(scenario, scheduleChooser(schedule), variant);
+  const violations = checkExecution(exec, scenario);
+  const tracePath = writeTrace(traceDir(env), name, scenario, exec, { ...meta, schedule, violations });
+  return { text: formatFailure(scenario, schedule, exec, violations), exec, violations, tracePath };
+}
+
+/** The outcome of hunting one mutant with the random mode. */
+export interface MutantHunt {
+  name: string;
+  caught: boolean;
+  /** Interleavings run until the first failure (that run included). */
+  interleavings: number;
+  /** The oracle that failed first on the first failing run. */
+  oracle: string;
+  /** The oracle(s) that fail on the shrunk counterexample. */
+  shrunkOracles: string[];
+  shrinks: number;
+  seed: number;
+  path?: string;
+  counterexample?: { scenario: Scenario; schedule: number[] };
+  report?: string;
+  tracePath?: string;
+}
+
+/** Runs the random mode against mutant `variant` until it fails (at most `maxRuns`), then shrinks. */
+export function huntMutant(harness: Harness, variant: number, name: string, seed: number, maxRuns: number): MutantHunt {
+  const stats: RandomStats = { runs: 0, steps: 0, scenarios: new Set(), overHalf: 0 };
+  const result = fc.check(randomProperty(harness, variant, stats), { seed, numRuns: maxRuns });
+  if (!result.failed || result.counterexample === null) {
+    return { name, caught: false, interleavings: stats.runs, oracle: "-", shrunkOracles: [], shrinks: 0, seed };
+  }
+  const [scenario, schedule] = result.counterexample;
+  const rep = reportCounterexample(harness, variant, scenario, schedule, `mutant-${name}`, {
+    mutant: name,
+    seed: result.seed,
+    path: result.counterexamplePath,
+  });
+  return {
+    name,
+    caught: true,
+    interleavings: result.numRuns,
+    oracle: stats.firstFailure?.violations[0].oracle ?? "?",
+    shrunkOracles: [...new Set(rep.violations.map((v) => v.oracle))],
+    shrinks: result.numShrinks,
+    seed: result.seed,
+    path: result.counterexamplePath ?? undefined,
+    counterexample: { scenario, schedule },
+    report: rep.text,
+    tracePath: rep.tracePath,
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * Random mode of the linearizability suite: fast-check generates scenarios (one owner, two or three
+ * thieves, two to six operations each, capacity 2 or 4) and schedules, and the shipped `lib/deque.ts`
+ * runs each under the controlled scheduler with every oracle checked (see tests/lincheck/README.md).
+ *
+ * Counts and the seed are printed. Replay a failure with the printed FILCH_LINCHECK_SEED and
+ * FILCH_LINCHECK_PATH.
+ */
+import fc from "fast-check";
+import { config, randomProperty, type RandomStats, reportCounterexample, startHarness } from "./lincheck/suite.ts";
+import { runtime, test } from "./_test.ts";
+
+test("random mode: generated scenarios under generated interleavings satisfy every oracle on lib/deque.ts", async () => {
+  const { seed, runs, path } = config();
+  const harness = await startHarness(false);
+  const stats: RandomStats = { runs: 0, steps: 0, scenarios: new Set(), overHalf: 0 };
+  const started = performance.now();
+  try {
+    const result = fc.check(randomProperty(harness, 0, stats), {
+      seed,
+      numRuns: path === undefined ? runs : 1,
+      path,
+    });
+    const seconds = (performance.now() - started) / 1000;
+    console.log(
+      `lincheck random [${runtime}]: seed ${seed}${path ? ` path ${path}` : ""}; ${stats.runs} interleavings ` +
+        `(${result.numRuns} passed generation, ${result.numShrinks} shrinks) of ${stats.scenarios.size} distinct ` +
+        `scenarios, ${stats.steps} shared accesses, ${seconds.toFixed(1)} s (${(stats.runs / seconds).toFixed(0)}/s); ` +
+        `advisory steal-half-bound: ${stats.overHalf} runs where stealHalf took more than half`,
+    );
+    if (result.failed) {
+      const [scenario, schedule] = result.counterexample!;
+      const rep = reportCounterexample(harness, 0, scenario, schedule, `random-seed${seed}`, {
+        seed: result.seed,
+        path: result.counterexamplePath,
+      });
+      throw new Error(
+        `lincheck random: the shipped deque failed after ${stats.firstFailure?.run} interleavings; ` +
+          `replay: FILCH_LINCHECK_SEED=${result.seed} FILCH_LINCHECK_PATH='${result.counterexamplePath}'\n` +
+          `trace: ${rep.tracePath}\n${rep.text}`,
+      );
+    }
+  } finally {
+    await harness.close();
+  }
+}, 600_000);

@@ -1,0 +1,151 @@
+/**
+ * The known deque bugs of DESIGN.md, as mutants of the shipped `lib/deque.ts`.
+ *
+ * Mechanism (small on purpose): `lib/deque.ts` is never edited. {@link materializeMutant} reads it,
+ * applies the mutant's patches — each an exact string replacement that must match exactly `count` times,
+ * or the build fails loudly (so a mutant cannot silently stop applying when the deque changes) — rewrites
+ * its two imports to absolute `file:` URLs of the real `lib/atomics.ts` and `lib/layout.ts`, and writes
+ * the result to a temporary directory. Because the imports point at the real facade module, the mutant
+ * shares the `mem` binding the harness installs in each simulated thread: it runs under the same
+ * controlled scheduler as the shipped code.
+ *
+ * @module
+ */
+
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+/** One exact replacement. */
+export interface Patch {
+  find: string;
+  replace: string;
+  /** How many times `find` must occur (all are replaced). Default 1. */
+  count?: number;
+}
+
+/** A known bug, as patches to `lib/deque.ts`. */
+export interface Mutant {
+  /** Short name, used for the file and in reports. */
+  name: string;
+  /** The bug, in one sentence. */
+  bug: string;
+  patches: Patch[];
+}
+
+/** The mutants of DESIGN.md ("Known bugs that the specs and the fast-check suite must both catch"). */
+export const MUTANTS: readonly Mutant[] = [
+  {
+    name: "pop_no_cas_last",
+    bug: "pop takes the last task without the compare-exchange on top, so a thief can take it too",
+    patches: [{ find: "    if (size > 0) return value;\n", replace: "    if (size >= 0) return value;\n" }],
+  },
+  {
+    name: "pop_no_restore_bottom",
+    bug: "pop that loses the race for the last task does not restore bottom (bottom = top - 1 remains)",
+    patches: [{
+      find: "    mem.store(words, DequeWords.bottom, (t + 1) | 0); // spec: PopRestoreBottom\n",
+      replace: "    if (won) mem.store(words, DequeWords.bottom, (t + 1) | 0); // mutant: no restore when lost\n",
+    }],
+  },
+  {
+    name: "steal_uses_slot_after_failed_cas",
+    bug: "steal ignores a failed compare-exchange on top and returns the slot value it read anyway",
+    patches: [{
+      find: "    if (mem.compareExchange(words, DequeWords.top, t, (t + 1) | 0) !== t) return RETRY; // spec: StealCasTop\n",
+      replace: "    mem.compareExchange(words, DequeWords.top, t, (t + 1) | 0); // mutant: result ignored\n",
+    }],
+  },
+  {
+    name: "steal_half_copy_before_claim",
+    bug: "stealHalf copies a batch of n slots into dst first, then claims them all with one CAS top t -> t+n, " +
+      "racing the owner's CAS-free pop of the batch's newest tasks",
+    patches: [{
+      find: `    let taken = 0;
+    for (;;) {
+      const value = mem.load(words, DequeWords.slots + (t & this.mask)); // spec: HalfReadSlot
+      // Claim before copy: the task becomes ours only if top is still t.
+      if (mem.compareExchange(words, DequeWords.top, t, (t + 1) | 0) !== t) break; // spec: HalfCasTop
+      // Invisible to dst's thieves until the publish below.
+      mem.store(dstWords, DequeWords.slots + (((db + taken) | 0) & dst.mask), value); // spec: HalfWriteDst
+      taken++;
+      t = (t + 1) | 0;
+      if (taken === want) break;
+      // As a fresh steal would: top (now t, our own claim) first, then bottom, so a task the owner
+      // popped meanwhile is not claimed twice.
+      const b2 = mem.load(words, DequeWords.bottom); // spec: HalfRecheckBottom
+      if (((b2 - t) | 0) <= 0) break;
+    }
+    if (taken === 0) return RETRY;
+`,
+      replace: `    // mutant: copy the whole batch first, then claim it with one compare-exchange.
+    for (let i = 0; i < want; i++) {
+      const value = mem.load(words, DequeWords.slots + (((t + i) | 0) & this.mask));
+      mem.store(dstWords, DequeWords.slots + (((db + i) | 0) & dst.mask), value);
+    }
+    if (mem.compareExchange(words, DequeWords.top, t, (t + want) | 0) !== t) return RETRY;
+    const taken = want;
+`,
+    }],
+  },
+  {
+    name: "narrow_indices",
+    bug: "indices wrap at 3 bits (sign-extended, compared by wrapping difference): a full deque of 4 reads " +
+      "as size -4, so push overwrites a live slot and steal sees empty",
+    patches: [{ find: ") | 0", replace: ") << 29 >> 29", count: 17 }],
+  },
+];
+
+/** Applies `mutant`'s patches to `source`; throws if a patch does not match exactly `count` times. */
+export function applyPatches(source: string, mutant: Mutant): string {
+  let out = source;
+  for (const p of mutant.patches) {
+    const found = out.split(p.find).length - 1;
+    const want = p.count ?? 1;
+    if (found !== want) {
+      throw new Error(
+        `Cannot build mutant '${mutant.name}' as a patch target occurs ${found} times in lib/deque.ts (expected ${want}): ` +
+          JSON.stringify(p.find.slice(0, 120)),
+      );
+    }
+    out = out.split(p.find).join(p.replace);
+  }
+  return out;
+}
+
+const LIB = new URL("../../lib/", import.meta.url);
+
+/** Rewrites the deque's relative imports to the real modules' absolute URLs; throws if they moved. */
+export function rewriteImports(source: string): string {
+  let out = source;
+  for (const name of ["atomics.ts", "layout.ts"]) {
+    const from = `from "./${name}";`;
+    if (!out.includes(from)) throw new Error(`Cannot build mutant as lib/deque.ts no longer imports "./${name}"`);
+    out = out.split(from).join(`from "${new URL(name, LIB).href}";`);
+  }
+  if (/^import[^\n]*from "\.\//m.test(out)) throw new Error("Cannot build mutant as lib/deque.ts has a relative import not rewritten");
+  return out;
+}
+
+let dir: string | null = null;
+
+/** Writes `mutant` as a module in a temporary directory; returns its `file:` URL. */
+export function materializeMutant(mutant: Mutant): URL {
+  const source = readFileSync(new URL("deque.ts", LIB), "utf8");
+  const text = `// GENERATED by tests/mutants/mutants.ts from lib/deque.ts: mutant '${mutant.name}': ${mutant.bug}\n` +
+    rewriteImports(applyPatches(source, mutant));
+  if (dir === null) {
+    dir = mkdtempSync(join(tmpdir(), "filch-mutants-"));
+    // Node decides ESM vs CommonJS for a .ts file by the nearest package.json.
+    writeFileSync(join(dir, "package.json"), '{ "type": "module" }\n');
+  }
+  const sub = join(dir, mutant.name);
+  mkdirSync(sub, { recursive: true });
+  const file = join(sub, "deque.ts");
+  writeFileSync(file, text);
+  return pathToFileURL(file);
+}
+
+/** The URL of the shipped deque. */
+export const SHIPPED_DEQUE: URL = new URL("deque.ts", LIB);
