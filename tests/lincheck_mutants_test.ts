@@ -14,11 +14,13 @@ import { assert, assertEquals, runtime, test } from "./_test.ts";
 
 const SEEDS = 5;
 const MAX_RUNS = 20_000;
+/** One harness (4 workers, every mutant loaded) for the whole file; the last test closes it. */
+const shared = startHarness(true);
 
 test("mutants: the random mode catches every known deque bug, and says which oracle and after how many interleavings", async () => {
   const { seed } = config();
-  const harness = await startHarness(true);
-  try {
+  const harness = await shared;
+  {
     const rows: string[] = [];
     const missed: string[] = [];
     for (let m = 0; m < MUTANTS.length; m++) {
@@ -49,15 +51,13 @@ test("mutants: the random mode catches every known deque bug, and says which ora
         example.report,
     );
     assertEquals(missed, [], "every mutant is caught from every seed");
-  } finally {
-    await harness.close();
   }
 }, 600_000);
 
 test("replay: a mutant's failing run replays from its fast-check seed and path", async () => {
   const { seed } = config();
-  const harness = await startHarness(true);
-  try {
+  const harness = await shared;
+  {
     const variant = 1 + MUTANTS.findIndex((m) => m.name === "pop_no_restore_bottom");
     const stats = (): RandomStats => ({ runs: 0, steps: 0, scenarios: new Set(), overHalf: 0 });
     const first = fc.check(randomProperty(harness, variant, stats()), { seed, numRuns: MAX_RUNS });
@@ -71,13 +71,11 @@ test("replay: a mutant's failing run replays from its fast-check seed and path",
     assert(again.failed, `replaying seed ${first.seed} path ${first.counterexamplePath} fails again`);
     assertEquals(again.counterexample, first.counterexample, "the replayed counterexample is the recorded one");
     console.log(`lincheck replay [${runtime}]: seed ${first.seed} path ${first.counterexamplePath} fails again`);
-  } finally {
-    await harness.close();
   }
 }, 300_000);
 
 test("replay: each recorded counterexample fails again on its mutant and passes on the shipped deque", async () => {
-  const harness = await startHarness(true);
+  const harness = await shared;
   try {
     for (const r of RECORDED) {
       const variant = 1 + MUTANTS.findIndex((m) => m.name === r.mutant);
