@@ -201,32 +201,6 @@ function isError(value: object): value is Error {
   return isErrorBuiltin !== undefined ? isErrorBuiltin(value) : value instanceof Error;
 }
 
-// Number scratch: a float64 (or int64) is moved through these 8 bytes, in little-endian order on the wire.
-const scratchFloat = new Float64Array(1);
-const scratchBigInt = new BigInt64Array(scratchFloat.buffer);
-const scratchBytes = new Uint8Array(scratchFloat.buffer);
-const littleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-
-function writeScratch(out: Uint8Array, at: number): void {
-  const s = scratchBytes;
-  if (littleEndian) {
-    out[at] = s[0], out[at + 1] = s[1], out[at + 2] = s[2], out[at + 3] = s[3];
-    out[at + 4] = s[4], out[at + 5] = s[5], out[at + 6] = s[6], out[at + 7] = s[7];
-  } else {
-    for (let i = 0; i < 8; i++) out[at + i] = s[7 - i];
-  }
-}
-
-function readScratch(bytes: Uint8Array, at: number): void {
-  const s = scratchBytes;
-  if (littleEndian) {
-    s[0] = bytes[at], s[1] = bytes[at + 1], s[2] = bytes[at + 2], s[3] = bytes[at + 3];
-    s[4] = bytes[at + 4], s[5] = bytes[at + 5], s[6] = bytes[at + 6], s[7] = bytes[at + 7];
-  } else {
-    for (let i = 0; i < 8; i++) s[7 - i] = bytes[at + i];
-  }
-}
-
 // Path segments, recorded while encoding so that an error can name where it happened without building a
 // string for every value that succeeds.
 /** `.key` or `["key"]`: segment key is the property name. */
@@ -291,6 +265,8 @@ const RETAINED_CAPACITY = 1 << 20;
  */
 export class Encoder {
   private out: Uint8Array;
+  /** A DataView on `out`'s buffer, for the fixed-width numbers. */
+  private outView: DataView;
   private pos = 0;
   private written = 0;
   private encoding = false;
@@ -298,14 +274,15 @@ export class Encoder {
   private readonly shareBuffer: ((buffer: SharedArrayBuffer) => number) | undefined;
   private root = "value";
   /** Containers on the path from the root to the current value, by depth. */
-  private readonly ancestors: (object | undefined)[] = [];
+  private readonly ancestors: (object | undefined)[] = new Array(MAX_DEPTH + 2).fill(undefined);
   /** Ancestors at depth `ANCESTOR_SCAN_DEPTH` and deeper, for a constant-time cycle check there. */
   private readonly deepAncestors = new Set<object>();
   /** Deepest ancestor slot filled during this call, so the slots are cleared afterwards. */
   private deepest = -1;
-  private readonly segmentKinds: number[] = [];
-  private readonly segmentKeys: unknown[] = [];
-  private readonly segmentIndexes: number[] = [];
+  // Path segments by depth (depth 0 is the root, named by `root`); see SEGMENT_PROPERTY and the others.
+  private readonly segmentKinds: number[] = new Array(MAX_DEPTH + 2).fill(0);
+  private readonly segmentKeys: unknown[] = new Array(MAX_DEPTH + 2).fill(undefined);
+  private readonly segmentIndexes: number[] = new Array(MAX_DEPTH + 2).fill(0);
 
   /**
    * Makes an encoder with an empty scratch buffer.
@@ -340,6 +317,7 @@ export class Encoder {
     this.shareBuffer = shareBuffer;
     this.initialCapacity = initialCapacity;
     this.out = new Uint8Array(initialCapacity);
+    this.outView = new DataView(this.out.buffer);
   }
 
   /**
@@ -375,15 +353,18 @@ export class Encoder {
     this.written = 0;
     this.pos = 0;
     this.root = path;
-    if (this.out.length > RETAINED_CAPACITY) this.out = new Uint8Array(this.initialCapacity);
+    if (this.out.length > RETAINED_CAPACITY) {
+      this.out = new Uint8Array(this.initialCapacity);
+      this.outView = new DataView(this.out.buffer);
+    }
     try {
       this.value(value, 0);
-      this.written = this.pos;
-      return this.pos;
     } finally {
       this.encoding = false;
-      this.release();
+      if (this.deepest >= 0) this.release();
     }
+    this.written = this.pos;
+    return this.pos;
   }
 
   /**
@@ -462,7 +443,7 @@ export class Encoder {
     // Path keys are recorded one level below the deepest container (its children).
     for (let d = 0; d <= this.deepest + 1; d++) this.segmentKeys[d] = undefined;
     this.deepest = -1;
-    this.deepAncestors.clear();
+    if (this.deepAncestors.size > 0) this.deepAncestors.clear();
   }
 
   /** Makes room for `n` more bytes after `pos`. */
@@ -477,6 +458,7 @@ export class Encoder {
     const next = new Uint8Array(capacity);
     next.set(this.out.subarray(0, this.pos));
     this.out = next;
+    this.outView = new DataView(next.buffer);
   }
 
   /** Writes a varint; the caller has ensured 5 bytes. */
@@ -544,8 +526,7 @@ export class Encoder {
       return;
     }
     out[pos] = TAG_FLOAT64;
-    scratchFloat[0] = n;
-    writeScratch(out, pos + 1);
+    this.outView.setFloat64(pos + 1, n, true);
     this.pos = pos + 9;
   }
 
@@ -587,8 +568,7 @@ export class Encoder {
     if (BigInt.asIntN(64, b) === b) {
       this.ensure(9);
       this.out[this.pos] = TAG_BIGINT64;
-      scratchBigInt[0] = b;
-      writeScratch(this.out, this.pos + 1);
+      this.outView.setBigInt64(this.pos + 1, b, true);
       this.pos += 9;
       return;
     }
@@ -628,8 +608,7 @@ export class Encoder {
     } else if (proto === Date.prototype) {
       this.ensure(9);
       this.out[this.pos] = TAG_DATE;
-      scratchFloat[0] = (value as Date).getTime();
-      writeScratch(this.out, this.pos + 1);
+      this.outView.setFloat64(this.pos + 1, (value as Date).getTime(), true);
       this.pos += 9;
     } else if (ArrayBuffer.isView(value)) {
       this.view(value, depth);
@@ -1003,8 +982,36 @@ export function decode(
 
 const EMPTY_BYTES = new Uint8Array(0);
 
-/** Strings of at most this many code units are built one code unit at a time; longer ones in chunks. */
-const SHORT_STRING = 16;
+/**
+ * Latin-1 strings of at most this many code units are interned (object keys, names, short arguments); wide
+ * strings this short are built one code unit at a time; longer strings in chunks.
+ */
+const SHORT_STRING = 24;
+/** Slots in the intern table: a power of two. */
+const INTERN_SLOTS = 1024;
+/** Recently decoded short Latin-1 strings, by a hash of their bytes; a slot holds the latest one. */
+const internTable: (string | undefined)[] = new Array(INTERN_SLOTS).fill(undefined);
+
+/**
+ * The string of `n` Latin-1 bytes at `p`: the interned one if the table has it, else a new one (which
+ * replaces its slot's string). A hit allocates nothing, and costs about as much as building the string
+ * would in the fastest engine, so the table helps where strings repeat (keys) and costs little where not.
+ */
+function internLatin1(bytes: Uint8Array, p: number, n: number): string {
+  let h = n;
+  for (let i = 0; i < n; i++) h = (Math.imul(h, 31) + bytes[p + i]) | 0;
+  const slot = (h ^ (h >>> 13)) & (INTERN_SLOTS - 1);
+  const cached = internTable[slot];
+  if (cached !== undefined && cached.length === n) {
+    let i = 0;
+    while (i < n && cached.charCodeAt(i) === bytes[p + i]) i++;
+    if (i === n) return cached;
+  }
+  let s = "";
+  for (let i = 0; i < n; i++) s += String.fromCharCode(bytes[p + i]);
+  internTable[slot] = s;
+  return s;
+}
 /** Code units per `String.fromCharCode` call for long strings (well below engines' argument limits). */
 const STRING_CHUNK = 4096;
 const wideChunk = new Uint16Array(STRING_CHUNK);
@@ -1016,6 +1023,9 @@ class Reader {
   pos = 0;
   end = 0;
   resolveBuffer: ((id: number) => SharedArrayBuffer) | undefined = undefined;
+  /** See `dataView`. It keeps the last buffer decoded from alive; the pool decodes from one buffer. */
+  numbers: DataView | undefined = undefined;
+  numbersBuffer: ArrayBufferLike | undefined = undefined;
 
   corrupt(problem: string): Error {
     return new Error(`Cannot decode value as the bytes are corrupt or truncated: ${problem}`);
@@ -1076,21 +1086,18 @@ class Reader {
         return this.float64();
       case TAG_STRING:
         return this.string();
-      case TAG_BIGINT64:
+      case TAG_BIGINT64: {
         this.need(8);
-        readScratch(this.bytes, this.pos);
+        const v = this.dataView().getBigInt64(this.bytes.byteOffset + this.pos, true);
         this.pos += 8;
-        return scratchBigInt[0];
+        return v;
+      }
       case TAG_BIGINT:
         return this.bigint();
       case TAG_DATE:
         return new Date(this.float64());
-      case TAG_ARRAY_BUFFER: {
-        const n = this.count(1);
-        const buffer = new ArrayBuffer(n);
-        this.copyOut(buffer, n);
-        return buffer;
-      }
+      case TAG_ARRAY_BUFFER:
+        return this.copyOut(this.count(1));
       case TAG_VIEW:
         return this.view();
       case TAG_SHARED_BUFFER:
@@ -1148,9 +1155,19 @@ class Reader {
 
   float64(): number {
     this.need(8);
-    readScratch(this.bytes, this.pos);
+    const v = this.dataView().getFloat64(this.bytes.byteOffset + this.pos, true);
     this.pos += 8;
-    return scratchFloat[0];
+    return v;
+  }
+
+  /** A DataView on the whole buffer under `bytes`, kept while `decode` is given views of the same buffer. */
+  dataView(): DataView {
+    const buffer = this.bytes.buffer;
+    if (this.numbers === undefined || this.numbersBuffer !== buffer) {
+      this.numbers = new DataView(buffer);
+      this.numbersBuffer = buffer;
+    }
+    return this.numbers;
   }
 
   /** Reads a Str. */
@@ -1163,10 +1180,7 @@ class Reader {
     if ((header & 1) === 0) {
       this.need(n);
       this.pos = p + n;
-      if (n <= SHORT_STRING) {
-        for (let i = 0; i < n; i++) s += String.fromCharCode(bytes[p + i]);
-        return s;
-      }
+      if (n <= SHORT_STRING) return internLatin1(bytes, p, n);
       for (let i = 0; i < n; i += STRING_CHUNK) {
         const k = Math.min(STRING_CHUNK, n - i);
         s += String.fromCharCode.apply(null, bytes.subarray(p + i, p + i + k) as unknown as number[]);
@@ -1201,17 +1215,12 @@ class Reader {
     return sign === 1 ? -magnitude : magnitude;
   }
 
-  /** Copies the next `n` bytes (already checked by the caller) into `buffer` from its start. */
-  copyOut(buffer: ArrayBuffer, n: number): void {
-    const target = new Uint8Array(buffer);
-    const bytes = this.bytes;
+  /** The next `n` bytes (already checked by the caller), copied into a new ArrayBuffer of exactly `n` bytes. */
+  copyOut(n: number): ArrayBuffer {
     const p = this.pos;
-    if (n <= 32) {
-      for (let i = 0; i < n; i++) target[i] = bytes[p + i];
-    } else {
-      target.set(bytes.subarray(p, p + n));
-    }
     this.pos = p + n;
+    // One allocation and a copy, without zero-filling first; a plain ArrayBuffer even if `bytes` is shared.
+    return this.bytes.slice(p, p + n).buffer as ArrayBuffer;
   }
 
   viewKind(): [ViewConstructor, number] {
@@ -1231,9 +1240,7 @@ class Reader {
     const n = this.count(1);
     const size = VIEW_ELEMENT_SIZES[kind];
     if (n % size !== 0) throw this.corrupt(`a view of ${n} bytes cannot hold elements of ${size} bytes`);
-    const buffer = new ArrayBuffer(n);
-    this.copyOut(buffer, n);
-    return new ctor(buffer);
+    return new ctor(this.copyOut(n));
   }
 
   sharedBuffer(id: number): SharedArrayBuffer {

@@ -1,0 +1,113 @@
+/**
+ * Codec micro-benchmark: ns per round trip of one value the way the pool carries it — `encode` into the
+ * encoder's scratch, `copyTo` a SharedArrayBuffer payload area, `decode` from there — beside
+ * `structuredClone` of the same value (the cost postMessage would pay to copy it, without the message hop),
+ * in the same run, alternating, several runs each. Also ns for encode alone and decode alone.
+ *
+ * Values: two small ints (`[1, 2]`, a typical argument list), a float, a 10-character string, a small
+ * object `{ a: 1, b: "x", c: [1, 2] }`, and a 1 KiB Float64Array (128 elements, copied).
+ *
+ * Run: `deno run -A bench/codec_bench.ts`, `bun bench/codec_bench.ts`, `node bench/codec_bench.ts`.
+ * Prints a table: median (min–max) over the runs.
+ */
+import { decode, Encoder } from "../lib/codec.ts";
+import { format, runtimeName, summarize, type Summary } from "./_stats.ts";
+
+const RUNS = 15;
+/** Each run lasts about this long. */
+const RUN_MS = 25;
+
+const cases: [string, unknown][] = [
+  ["two small ints [1, 2]", [1, 2]],
+  ["a float 3.14159", 3.14159],
+  ['a 10-char string "abcdefghij"', "abcdefghij"],
+  ['{ a: 1, b: "x", c: [1, 2] }', { a: 1, b: "x", c: [1, 2] }],
+  ["1 KiB Float64Array", new Float64Array(128).map((_, i) => i * 0.5)],
+];
+
+const encoder = new Encoder();
+const payload = new Uint8Array(new SharedArrayBuffer(1 << 16));
+/** Consumed results, so that no engine drops the work as dead code. */
+let sink = 0;
+
+function observe(value: unknown): void {
+  sink = (sink + (typeof value === "object" ? 1 : typeof value === "number" ? 2 : 3)) | 0;
+}
+
+type Loop = (value: unknown, iterations: number) => void;
+
+const roundTrip: Loop = (value, iterations) => {
+  for (let i = 0; i < iterations; i++) {
+    const n = encoder.encode(value);
+    encoder.copyTo(payload, 8);
+    observe(decode(payload, 8, n));
+  }
+};
+
+const encodeOnly: Loop = (value, iterations) => {
+  for (let i = 0; i < iterations; i++) sink = (sink + encoder.encode(value)) | 0;
+};
+
+const decodeOnly: Loop = (value, iterations) => {
+  const n = encoder.encode(value);
+  encoder.copyTo(payload, 8);
+  for (let i = 0; i < iterations; i++) observe(decode(payload, 8, n));
+};
+
+const clone: Loop = (value, iterations) => {
+  for (let i = 0; i < iterations; i++) observe(structuredClone(value));
+};
+
+/** Iterations that take about RUN_MS for `loop` on `value`. */
+function calibrate(loop: Loop, value: unknown): number {
+  let iterations = 1000;
+  for (;;) {
+    const start = performance.now();
+    loop(value, iterations);
+    const ms = performance.now() - start;
+    if (ms >= RUN_MS / 4) return Math.max(1000, Math.round((iterations * RUN_MS) / ms));
+    iterations *= 4;
+  }
+}
+
+function nsPerOp(loop: Loop, value: unknown, iterations: number): number {
+  const start = performance.now();
+  loop(value, iterations);
+  return ((performance.now() - start) * 1e6) / iterations;
+}
+
+const loops: [string, Loop][] = [
+  ["codec round trip", roundTrip],
+  ["structuredClone", clone],
+  ["encode", encodeOnly],
+  ["decode", decodeOnly],
+];
+
+const rows: { name: string; bytes: number; results: Summary[] }[] = [];
+for (const [name, value] of cases) {
+  const bytes = encoder.encode(value);
+  // Warm up every loop on this value, then calibrate, then alternate the loops run by run.
+  const iterations = loops.map(([, loop]) => {
+    loop(value, 20_000);
+    return calibrate(loop, value);
+  });
+  const samples: number[][] = loops.map(() => []);
+  for (let run = 0; run < RUNS; run++) {
+    loops.forEach(([, loop], i) => samples[i].push(nsPerOp(loop, value, iterations[i])));
+  }
+  rows.push({ name, bytes, results: samples.map(summarize) });
+}
+
+console.log(`codec_bench on ${runtimeName()}: ns per operation, median (min–max) of ${RUNS} runs of ~${RUN_MS} ms`);
+const header = ["value", "bytes", ...loops.map(([name]) => name), "clone / codec"];
+const table = rows.map((row) => [
+  row.name,
+  String(row.bytes),
+  ...row.results.map((s) => format(s, s.median < 100 ? 1 : 0)),
+  `${(row.results[1].median / row.results[0].median).toFixed(1)}×`,
+]);
+const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i].length)));
+const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+console.log(line(header));
+for (const r of table) console.log(line(r));
+if (sink === 0x7fffffff) console.log("(sink)");
