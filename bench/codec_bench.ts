@@ -4,8 +4,9 @@
  * `structuredClone` of the same value (the cost postMessage would pay to copy it, without the message hop),
  * in the same run, alternating, several runs each. Also ns for encode alone and decode alone.
  *
- * Values: two small ints (`[1, 2]`, a typical argument list), a float, a 10-character string, a small
- * object `{ a: 1, b: "x", c: [1, 2] }`, and a 1 KiB Float64Array (128 elements, copied).
+ * Values: two small ints (`[1, 2]`, a typical argument list), a float, a 10-character string (the same one
+ * each time, so the decoder's intern table always hits; and 4096 different ones, so it mostly misses), a
+ * small object `{ a: 1, b: "x", c: [1, 2] }`, and a 1 KiB Float64Array (128 elements, copied).
  *
  * Run: `deno run -A bench/codec_bench.ts`, `bun bench/codec_bench.ts`, `node bench/codec_bench.ts`.
  * Prints a table: median (min–max) over the runs.
@@ -17,16 +18,21 @@ const RUNS = 15;
 /** Each run lasts about this long. */
 const RUN_MS = 25;
 
-const cases: [string, unknown][] = [
-  ["two small ints [1, 2]", [1, 2]],
-  ["a float 3.14159", 3.14159],
-  ['a 10-char string "abcdefghij"', "abcdefghij"],
-  ['{ a: 1, b: "x", c: [1, 2] }', { a: 1, b: "x", c: [1, 2] }],
-  ["1 KiB Float64Array", new Float64Array(128).map((_, i) => i * 0.5)],
+/** 4096 different 10-character strings: more than the decoder's intern table holds, so most decodes miss it. */
+const distinctStrings = Array.from({ length: 4096 }, (_, i) => `s${String(i * 7919).padStart(9, "0")}`);
+
+/** Each case cycles through its values (a power-of-two count); all but one case have a single value. */
+const cases: [string, unknown[]][] = [
+  ["two small ints [1, 2]", [[1, 2]]],
+  ["a float 3.14159", [3.14159]],
+  ['a 10-char string "abcdefghij"', ["abcdefghij"]],
+  ["4096 distinct 10-char strings", distinctStrings],
+  ['{ a: 1, b: "x", c: [1, 2] }', [{ a: 1, b: "x", c: [1, 2] }]],
+  ["1 KiB Float64Array", [new Float64Array(128).map((_, i) => i * 0.5)]],
 ];
 
 const encoder = new Encoder();
-const payload = new Uint8Array(new SharedArrayBuffer(1 << 16));
+const payload = new Uint8Array(new SharedArrayBuffer(1 << 17));
 /** Consumed results, so that no engine drops the work as dead code. */
 let sink = 0;
 
@@ -34,32 +40,45 @@ function observe(value: unknown): void {
   sink = (sink + (typeof value === "object" ? 1 : typeof value === "number" ? 2 : 3)) | 0;
 }
 
-type Loop = (value: unknown, iterations: number) => void;
+type Loop = (values: unknown[], iterations: number) => void;
 
-const roundTrip: Loop = (value, iterations) => {
+const roundTrip: Loop = (values, iterations) => {
+  const mask = values.length - 1;
   for (let i = 0; i < iterations; i++) {
-    const n = encoder.encode(value);
+    const n = encoder.encode(values[i & mask]);
     encoder.copyTo(payload, 8);
     observe(decode(payload, 8, n));
   }
 };
 
-const encodeOnly: Loop = (value, iterations) => {
-  for (let i = 0; i < iterations; i++) sink = (sink + encoder.encode(value)) | 0;
+const encodeOnly: Loop = (values, iterations) => {
+  const mask = values.length - 1;
+  for (let i = 0; i < iterations; i++) sink = (sink + encoder.encode(values[i & mask])) | 0;
 };
 
-const decodeOnly: Loop = (value, iterations) => {
-  const n = encoder.encode(value);
-  encoder.copyTo(payload, 8);
-  for (let i = 0; i < iterations; i++) observe(decode(payload, 8, n));
+/** Decodes pre-encoded copies of the values, laid out one after another in the payload area. */
+const decodeOnly: Loop = (values, iterations) => {
+  const mask = values.length - 1;
+  const offsets: number[] = [];
+  const lengths: number[] = [];
+  let at = 0;
+  for (const value of values) {
+    const n = encoder.encode(value);
+    encoder.copyTo(payload, at);
+    offsets.push(at);
+    lengths.push(n);
+    at += n;
+  }
+  for (let i = 0; i < iterations; i++) observe(decode(payload, offsets[i & mask], lengths[i & mask]));
 };
 
-const clone: Loop = (value, iterations) => {
-  for (let i = 0; i < iterations; i++) observe(structuredClone(value));
+const clone: Loop = (values, iterations) => {
+  const mask = values.length - 1;
+  for (let i = 0; i < iterations; i++) observe(structuredClone(values[i & mask]));
 };
 
 /** Iterations that take about RUN_MS for `loop` on `value`. */
-function calibrate(loop: Loop, value: unknown): number {
+function calibrate(loop: Loop, value: unknown[]): number {
   let iterations = 1000;
   for (;;) {
     const start = performance.now();
@@ -70,7 +89,7 @@ function calibrate(loop: Loop, value: unknown): number {
   }
 }
 
-function nsPerOp(loop: Loop, value: unknown, iterations: number): number {
+function nsPerOp(loop: Loop, value: unknown[], iterations: number): number {
   const start = performance.now();
   loop(value, iterations);
   return ((performance.now() - start) * 1e6) / iterations;
@@ -85,7 +104,7 @@ const loops: [string, Loop][] = [
 
 const rows: { name: string; bytes: number; results: Summary[] }[] = [];
 for (const [name, value] of cases) {
-  const bytes = encoder.encode(value);
+  const bytes = encoder.encode(value[0]);
   // Warm up every loop on this value, then calibrate, then alternate the loops run by run.
   const iterations = loops.map(([, loop]) => {
     loop(value, 20_000);
@@ -107,7 +126,8 @@ const table = rows.map((row) => [
   `${(row.results[1].median / row.results[0].median).toFixed(1)}×`,
 ]);
 const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i].length)));
-const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+const line = (cells: string[]) =>
+  cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
 console.log(line(header));
 for (const r of table) console.log(line(r));
 if (sink === 0x7fffffff) console.log("(sink)");

@@ -48,8 +48,15 @@
  *   bytes left (each item takes at least one byte), nesting is capped at {@link MAX_DEPTH}, and the value must
  *   end exactly at the given length: corrupt or truncated bytes throw an Error, never loop or allocate
  *   without bound, never return a partial value.
- * - The encoder allocates nothing per call for numbers, booleans, null, undefined and Latin-1 strings once
- *   its scratch is large enough (containers allocate only what the engine needs to list their keys).
+ * - The encoder allocates nothing per call for primitives other than big bigints, and nothing for arrays,
+ *   once its scratch is large enough (a plain object costs its key list, a Map or Set its iterator). Its
+ *   scratch only grows during a call; one above 1 MiB is replaced by a fresh small one at the next call.
+ * - `decode` allocates the values it returns and nothing else on its common path: a short Latin-1 string
+ *   that it decoded recently (an object key, typically) comes from a small per-thread intern table.
+ *
+ * Speed (bench/codec_bench.ts): the small cases (a few numbers, a short string, a small object) cost tens
+ * to a couple of hundred ns per encode + copy + decode, several times less than `structuredClone` of the
+ * same value on V8 and JavaScriptCore, which is in turn far below a postMessage hop.
  *
  * What is not preserved (as with, or stricter than, the structured clone):
  * - Identity: a value reached twice is encoded twice and decodes as two copies (only cycles are rejected).
@@ -68,7 +75,23 @@
  * @module
  */
 
-/** The deepest nesting of arrays, objects, maps, sets and errors that `encode` and `decode` accept. */
+/**
+ * The deepest nesting of arrays, objects, maps, sets and errors that `encode` and `decode` accept: a
+ * container at depth `MAX_DEPTH` (the root is at depth 0) is refused. It bounds the recursion, so encoding
+ * or decoding never overflows the stack of a worker thread, whose stack can be smaller than the main one's.
+ *
+ * @example Usage
+ * ```ts
+ * import { Encoder, MAX_DEPTH } from "./codec.ts";
+ * let nested: unknown = 0;
+ * for (let i = 0; i <= MAX_DEPTH; i++) nested = [nested];
+ * try {
+ *   new Encoder().encode(nested);
+ * } catch (error) {
+ *   console.log(error instanceof RangeError); // true
+ * }
+ * ```
+ */
 export const MAX_DEPTH = 1000;
 
 // Tags. Each names one kind of value; see the table in the module doc.

@@ -325,6 +325,25 @@ test("bigints of any size and sign round-trip", () => {
   }
 });
 
+test("short strings decoded through the intern table are never confused, even when their slots collide", () => {
+  // 5000 distinct keys into a table of 1024 slots: many collisions, each must still decode to its own key.
+  const keys = Array.from({ length: 5000 }, (_, i) => `k${i.toString(36)}`);
+  for (let round = 0; round < 2; round++) {
+    const out = roundTrip(Object.fromEntries(keys.map((k, i) => [k, i]))) as Record<string, number>;
+    assertEquals(Object.keys(out).join(), keys.join(), `keys, round ${round}`);
+    keys.forEach((k, i) => assert(out[k] === i, `value of ${k}`));
+  }
+  for (let n = 0; n <= 30; n++) assertRoundTrip("ab\u00ff".repeat(n).slice(0, n), `Latin-1 of length ${n}`);
+});
+
+test("an encoder's scratch grows for a large value and is replaced by a small one afterwards", () => {
+  const encoder = new Encoder({ initialCapacity: 16 });
+  const big = new Uint8Array(3 << 20).fill(1);
+  assertSame(roundTrip(big, encoder), big, "3 MiB");
+  assertSame(roundTrip({ small: [1, "x"] }, encoder), { small: [1, "x"] }, "small after large");
+  assertSame(roundTrip("y".repeat(300), encoder), "y".repeat(300), "growing again from the small scratch");
+});
+
 test("dates keep their time value, invalid dates stay invalid", () => {
   assertRoundTrip(new Date(0), "epoch");
   assertRoundTrip(new Date(8.64e15), "the last date");
