@@ -151,3 +151,209 @@ function describe(value: unknown): string {
   if (typeof value === "object") return (value as object).constructor?.name ?? "object";
   return typeof value;
 }
+
+/** Word offsets inside a bounded MPMC queue region (see `injector.ts`). */
+export const InjectorWords = Object.freeze({
+  /** `tail`: the next position a producer claims. Line 0. */
+  tail: 0,
+  /** `head`: the next position a consumer claims. Line 1. */
+  head: CACHE_LINE_WORDS,
+  /** First of `capacity` sequence words, then `capacity` value words, from line 2. */
+  seqs: 2 * CACHE_LINE_WORDS,
+});
+
+/**
+ * The size in bytes of a bounded MPMC queue region of `capacity` slots.
+ *
+ * @param capacity A power of two from 2 to 2^28.
+ * @returns The bytes the region occupies, in whole cache lines.
+ * @throws {RangeError} If `capacity` breaks the rule above.
+ *
+ * @example Usage
+ * ```ts
+ * import { injectorRegionBytes } from "./layout.ts";
+ * console.log(injectorRegionBytes(16)); // 256: two header lines and 128 bytes of slots
+ * ```
+ */
+export function injectorRegionBytes(capacity: number): number {
+  checkCapacity("queue", capacity);
+  return roundUpToLine(InjectorWords.seqs * 4 + capacity * 8);
+}
+
+/** Word offsets inside the sleep region (see `sleep.ts`): the counters word, then one line per worker. */
+export const SleepWords = Object.freeze({
+  /** The jobs event counter and the sleeping count, packed. Line 0. */
+  counters: 0,
+  /** Worker `i`'s state word, on a line of its own. */
+  state: (i: number): number => (i + 1) * CACHE_LINE_WORDS,
+});
+
+/**
+ * The size in bytes of the sleep region for `workers` workers.
+ *
+ * @param workers How many workers.
+ * @returns One cache line for the counters and one per worker.
+ *
+ * @example Usage
+ * ```ts
+ * import { sleepRegionBytes } from "./layout.ts";
+ * console.log(sleepRegionBytes(2)); // 192
+ * ```
+ */
+export function sleepRegionBytes(workers: number): number {
+  return (workers + 1) * CACHE_LINE_BYTES;
+}
+
+/** The sizes that shape a pool's buffer. */
+export interface PoolShape {
+  /** Worker threads (and deques). */
+  workers: number;
+  /** Slots per worker deque (power of two). */
+  dequeCapacity: number;
+  /** Task records: tasks queued, running or awaiting settlement at once (power of two, 2 to 2^20). */
+  taskCapacity: number;
+  /** Bytes of payload stored inside each task record (multiple of 64). */
+  inlineBytes: number;
+  /** Bytes per overflow block, next-block word included (multiple of 64, at least 128). */
+  blockBytes: number;
+  /** Overflow blocks (power of two). */
+  blocks: number;
+}
+
+/** Word offsets inside the control region: one cache line each. */
+export const ControlWords = Object.freeze({
+  /** The pool's lifecycle as the workers see it: 0 running, 1 stopping. */
+  lifecycle: 0,
+  /** 1 while the main thread waits for completions (set by it, cleared by the worker that notifies it). */
+  mainWaiting: CACHE_LINE_WORDS,
+  /** The next id for a SharedArrayBuffer passed by reference. */
+  nextBufferId: 2 * CACHE_LINE_WORDS,
+});
+
+/** Word offsets inside a worker's status line. */
+export const StatusWords = Object.freeze({
+  /** The handle of the task the worker is running, or -1. */
+  running: 0,
+  /** Tasks run to completion. */
+  executed: 1,
+  /** Tasks obtained by stealing (one or half). */
+  stolen: 2,
+  /** Steal calls made. */
+  stealAttempts: 3,
+  /** Steal calls that obtained at least one task. */
+  successfulSteals: 4,
+  /** Tasks taken from the injector. */
+  injectorPops: 5,
+  /** Times the worker went to sleep. */
+  sleeps: 6,
+  /** Times it woke because a poster woke it. */
+  wakes: 7,
+  /** Words in the line. */
+  count: CACHE_LINE_WORDS,
+});
+
+/** Words at the start of every task record, before its inline payload. */
+export const RECORD_HEADER_WORDS = CACHE_LINE_WORDS;
+
+/** Where each region of a pool's buffer starts, in bytes, and the total. */
+export interface PoolLayout {
+  /** The shape it was computed from. */
+  shape: PoolShape;
+  /** Control words (see {@link ControlWords}). */
+  control: number;
+  /** Sleep region (see {@link SleepWords}). */
+  sleep: number;
+  /** Worker status lines, one per worker (see {@link StatusWords}). */
+  status: number;
+  /** First deque region; deque `i` is at `deques + i * dequeBytes`. */
+  deques: number;
+  /** Bytes per deque region. */
+  dequeBytes: number;
+  /** The injector (capacity `taskCapacity`). */
+  injector: number;
+  /** Free task records (capacity `taskCapacity`). */
+  freeRecords: number;
+  /** Completed tasks for the main thread (capacity `taskCapacity`). */
+  completions: number;
+  /** Free overflow blocks (capacity `blocks`). */
+  freeBlocks: number;
+  /** Task records; record `i` is at `records + i * recordBytes`. */
+  records: number;
+  /** Bytes per record. */
+  recordBytes: number;
+  /** Overflow blocks; block `i` is at `blockArea + i * blockBytes`. */
+  blockArea: number;
+  /** Total bytes. */
+  totalBytes: number;
+}
+
+/**
+ * Computes where each region of a pool's buffer lives.
+ *
+ * @param shape The sizes (validated here).
+ * @returns The byte offset of each region and the total size.
+ * @throws {RangeError} Naming the first size that breaks its rule.
+ *
+ * @example Usage
+ * ```ts
+ * import { poolLayout } from "./layout.ts";
+ * const layout = poolLayout({ workers: 2, dequeCapacity: 256, taskCapacity: 4096, inlineBytes: 192, blockBytes: 1024, blocks: 4096 });
+ * console.log(layout.totalBytes < 16 * 2 ** 20); // true
+ * ```
+ */
+export function poolLayout(shape: PoolShape): PoolLayout {
+  const { workers, dequeCapacity, taskCapacity, inlineBytes, blockBytes, blocks } = shape;
+  if (!Number.isInteger(workers) || workers < 1 || workers > 1023) {
+    throw new RangeError(`Cannot create pool as 'workers' must be an integer from 1 to 1023: received ${workers}`);
+  }
+  checkCapacity("pool deques", dequeCapacity);
+  checkCapacity("pool task table", taskCapacity);
+  if (taskCapacity > 2 ** 20) {
+    throw new RangeError(`Cannot create pool as 'taskCapacity' must be at most 2^20: received ${taskCapacity}`);
+  }
+  checkCapacity("pool block table", blocks);
+  if (!Number.isInteger(inlineBytes) || inlineBytes < 0 || inlineBytes % CACHE_LINE_BYTES !== 0) {
+    throw new RangeError(
+      `Cannot create pool as 'inlineBytes' must be a non-negative multiple of 64: received ${inlineBytes}`,
+    );
+  }
+  if (!Number.isInteger(blockBytes) || blockBytes < 128 || blockBytes % CACHE_LINE_BYTES !== 0) {
+    throw new RangeError(
+      `Cannot create pool as 'blockBytes' must be a multiple of 64 from 128: received ${blockBytes}`,
+    );
+  }
+  let at = 0;
+  const take = (bytes: number) => {
+    const start = at;
+    at += roundUpToLine(bytes);
+    return start;
+  };
+  const control = take(3 * CACHE_LINE_BYTES);
+  const sleep = take(sleepRegionBytes(workers));
+  const status = take(workers * CACHE_LINE_BYTES);
+  const dequeBytes = dequeRegionBytes(dequeCapacity);
+  const deques = take(workers * dequeBytes);
+  const injector = take(injectorRegionBytes(taskCapacity));
+  const freeRecords = take(injectorRegionBytes(taskCapacity));
+  const completions = take(injectorRegionBytes(taskCapacity));
+  const freeBlocks = take(injectorRegionBytes(blocks));
+  const recordBytes = RECORD_HEADER_WORDS * 4 + inlineBytes;
+  const records = take(taskCapacity * recordBytes);
+  const blockArea = take(blocks * blockBytes);
+  return {
+    shape: { ...shape },
+    control,
+    sleep,
+    status,
+    deques,
+    dequeBytes,
+    injector,
+    freeRecords,
+    completions,
+    freeBlocks,
+    records,
+    recordBytes,
+    blockArea,
+    totalBytes: at,
+  };
+}

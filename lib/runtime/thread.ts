@@ -30,6 +30,8 @@ export interface ThreadHandle {
   onMessage(listener: (message: unknown) => void): void;
   /** Calls `listener` when the thread dies of an uncaught error, with that error. */
   onError(listener: (error: unknown) => void): void;
+  /** Calls `listener` when the thread has exited, with its exit code (Node only; web workers report none). */
+  onExit(listener: (code: number) => void): void;
   /** Stops the thread (forcibly where the runtime can; see DESIGN.md on Deno and `Atomics.wait`). */
   terminate(): void;
   /** Lets the process exit while this thread runs, where the runtime allows (Node, Bun); no-op elsewhere. */
@@ -70,6 +72,7 @@ export async function startThread(url: URL, name: string): Promise<ThreadHandle>
       post: (message) => worker.postMessage(message),
       onMessage: (listener) => void worker.on("message", listener),
       onError: (listener) => void worker.on("error", listener),
+      onExit: (listener) => void worker.on("exit", listener),
       terminate: () => void worker.terminate(),
       unref: () => worker.unref(),
       ref: () => worker.ref(),
@@ -86,6 +89,7 @@ export async function startThread(url: URL, name: string): Promise<ThreadHandle>
         event.preventDefault();
         listener((event as ErrorEvent).error ?? new Error((event as ErrorEvent).message));
       }),
+    onExit: () => {},
     terminate: () => worker.terminate(),
     // Bun's web Worker has unref/ref; Deno's and browsers' do not.
     unref: () => maybeRef.unref?.(),

@@ -1,0 +1,199 @@
+/**
+ * A bounded multi-producer multi-consumer queue of int32 values in a SharedArrayBuffer (Vyukov's bounded
+ * MPMC queue). The pool uses it wherever many threads hand values to many threads in FIFO order:
+ * - the injector: tasks submitted from outside the workers (the main thread) or overflowing a full deque;
+ * - the free lists of task records and payload blocks;
+ * - the completion queue (workers to the main thread).
+ *
+ * What it owns: one region (see `injectorRegionBytes`): `tail` (next position to fill) and `head` (next
+ * position to drain) on separate cache lines, then `capacity` sequence words, then `capacity` value words.
+ *
+ * Invariants (positions are int32 and wrap; compare by difference):
+ * - Slot `p & mask` is free for the producer of position `p` when `seq = p`, holds position `p`'s value
+ *   when `seq = p + 1`, and is free for position `p + capacity` when `seq = p + capacity`.
+ * - A producer claims position `p` by compare-exchange on `tail`, then writes the value, then publishes it
+ *   by storing `seq = p + 1`; a consumer claims `p` by compare-exchange on `head`, reads the value, then
+ *   frees the slot by storing `seq = p + capacity`.
+ * - `push` fails only when `capacity` values are queued or being taken. The pool sizes every queue to at
+ *   least the number of values that can exist (task records, blocks), so there a failed push is a bug.
+ *
+ * Progress: a consumer can see a position as empty while its producer sits between claim and publish
+ * (the queue is not strictly lock-free, as Vyukov's is not); the pool's sleep protocol re-checks, and the
+ * producer finishes in a few instructions.
+ *
+ * Not yet specified in TLA+ (no `// spec:` names here): the deque and the sleep protocol come first.
+ *
+ * Sources: D. Vyukov, "Bounded MPMC queue" (1024cores.net); Tokio's inject queue (overflow target).
+ *
+ * Threads: any thread may push and pop.
+ *
+ * @module
+ */
+
+import { mem } from "./atomics.ts";
+import { checkCapacity, checkRegion, injectorRegionBytes, InjectorWords } from "./layout.ts";
+
+/** Returned by {@link Injector.pop} when the queue is empty. */
+export const QUEUE_EMPTY = -1;
+
+/** Where an injector lives: a buffer, a 64-aligned offset and a power-of-two capacity. */
+export interface InjectorRegion {
+  /** The buffer. */
+  readonly buffer: SharedArrayBuffer | ArrayBuffer;
+  /** Byte offset of the region: a multiple of 64. */
+  readonly byteOffset: number;
+  /** Slots: a power of two from 2 to 2^28. */
+  readonly capacity: number;
+}
+
+/**
+ * Writes the empty state of a queue region. Call once, before any thread opens it.
+ *
+ * @param region Where the queue lives.
+ * @throws {RangeError} If the capacity, offset or buffer size breaks the layout's rules.
+ *
+ * @example Usage
+ * ```ts
+ * import { initInjector, Injector } from "./injector.ts";
+ * import { injectorRegionBytes } from "./layout.ts";
+ * const region = { buffer: new SharedArrayBuffer(injectorRegionBytes(8)), byteOffset: 0, capacity: 8 };
+ * initInjector(region);
+ * new Injector(region).push(3);
+ * ```
+ */
+export function initInjector(region: InjectorRegion): void {
+  const q = new Injector(region);
+  mem.store(q.words, InjectorWords.head, 0);
+  mem.store(q.words, InjectorWords.tail, 0);
+  for (let i = 0; i < q.capacity; i++) mem.store(q.words, InjectorWords.seqs + i, i);
+}
+
+/**
+ * A handle on a queue region; any number of threads may each hold one.
+ *
+ * @example Usage
+ * ```ts
+ * import { initInjector, Injector, QUEUE_EMPTY } from "./injector.ts";
+ * import { injectorRegionBytes } from "./layout.ts";
+ * const region = { buffer: new SharedArrayBuffer(injectorRegionBytes(4)), byteOffset: 0, capacity: 4 };
+ * initInjector(region);
+ * const q = new Injector(region);
+ * q.push(1);
+ * q.push(2);
+ * console.log(q.pop(), q.pop(), q.pop() === QUEUE_EMPTY); // 1 2 true
+ * ```
+ */
+export class Injector {
+  /** The region's words. */
+  readonly words: Int32Array;
+  /** Slots, a power of two. */
+  readonly capacity: number;
+  /** `capacity - 1`. */
+  readonly mask: number;
+  /** Word index of the first value slot. */
+  readonly valuesAt: number;
+
+  /**
+   * Opens a handle on an initialized region (see {@link initInjector}).
+   *
+   * @param region Where the queue lives.
+   * @throws {RangeError} If the capacity, offset or buffer size breaks the layout's rules.
+   */
+  constructor(region: InjectorRegion) {
+    checkCapacity("queue", region.capacity);
+    const bytes = injectorRegionBytes(region.capacity);
+    checkRegion("queue", region.buffer, region.byteOffset, bytes);
+    this.words = new Int32Array(region.buffer, region.byteOffset, bytes / 4);
+    this.capacity = region.capacity;
+    this.mask = region.capacity - 1;
+    this.valuesAt = InjectorWords.seqs + region.capacity;
+  }
+
+  /**
+   * Any thread. Appends `value`.
+   *
+   * @param value Any int32.
+   * @returns `true`, or `false` if the queue is full.
+   *
+   * @example Usage
+   * ```ts
+   * import { initInjector, Injector } from "./injector.ts";
+   * import { injectorRegionBytes } from "./layout.ts";
+   * const region = { buffer: new SharedArrayBuffer(injectorRegionBytes(2)), byteOffset: 0, capacity: 2 };
+   * initInjector(region);
+   * const q = new Injector(region);
+   * console.log(q.push(1), q.push(2), q.push(3)); // true true false
+   * ```
+   */
+  push(value: number): boolean {
+    const words = this.words;
+    for (;;) {
+      const pos = mem.load(words, InjectorWords.tail);
+      const seq = mem.load(words, InjectorWords.seqs + (pos & this.mask));
+      const dif = (seq - pos) | 0;
+      if (dif === 0) {
+        if (mem.compareExchange(words, InjectorWords.tail, pos, (pos + 1) | 0) !== pos) continue;
+        mem.store(words, this.valuesAt + (pos & this.mask), value);
+        // Publishes the value: a consumer that reads this seq reads the value above.
+        mem.store(words, InjectorWords.seqs + (pos & this.mask), (pos + 1) | 0);
+        return true;
+      }
+      // The slot still holds position pos - capacity's value: the queue is full.
+      if (dif < 0) return false;
+      // Another producer claimed pos since we read tail; read it again.
+    }
+  }
+
+  /**
+   * Any thread. Removes the oldest value.
+   *
+   * @returns The value, or {@link QUEUE_EMPTY} (also while the oldest position's producer has claimed it
+   * but not yet published).
+   *
+   * @example Usage
+   * ```ts
+   * import { initInjector, Injector, QUEUE_EMPTY } from "./injector.ts";
+   * import { injectorRegionBytes } from "./layout.ts";
+   * const region = { buffer: new SharedArrayBuffer(injectorRegionBytes(2)), byteOffset: 0, capacity: 2 };
+   * initInjector(region);
+   * console.log(new Injector(region).pop() === QUEUE_EMPTY); // true
+   * ```
+   */
+  pop(): number {
+    const words = this.words;
+    for (;;) {
+      const pos = mem.load(words, InjectorWords.head);
+      const seq = mem.load(words, InjectorWords.seqs + (pos & this.mask));
+      const dif = (seq - ((pos + 1) | 0)) | 0;
+      if (dif === 0) {
+        if (mem.compareExchange(words, InjectorWords.head, pos, (pos + 1) | 0) !== pos) continue;
+        const value = mem.load(words, this.valuesAt + (pos & this.mask));
+        // Frees the slot for position pos + capacity.
+        mem.store(words, InjectorWords.seqs + (pos & this.mask), (pos + this.capacity) | 0);
+        return value;
+      }
+      if (dif < 0) return QUEUE_EMPTY;
+    }
+  }
+
+  /**
+   * Any thread; approximate (two separate reads). The number of values queued.
+   *
+   * @returns An estimate, clamped to `[0, capacity]`.
+   *
+   * @example Usage
+   * ```ts
+   * import { initInjector, Injector } from "./injector.ts";
+   * import { injectorRegionBytes } from "./layout.ts";
+   * const region = { buffer: new SharedArrayBuffer(injectorRegionBytes(4)), byteOffset: 0, capacity: 4 };
+   * initInjector(region);
+   * console.log(new Injector(region).length); // 0
+   * ```
+   */
+  get length(): number {
+    const head = mem.load(this.words, InjectorWords.head);
+    const tail = mem.load(this.words, InjectorWords.tail);
+    const size = (tail - head) | 0;
+    return size < 0 ? 0 : size > this.capacity ? this.capacity : size;
+  }
+}

@@ -1,0 +1,233 @@
+/**
+ * The sleep/wake protocol: idle workers sleep, and whoever posts work wakes one — without a lost wakeup,
+ * and without an atomic read-modify-write on the posting path while nobody is getting sleepy.
+ *
+ * What it owns: the counters word and one state word per worker (see `SleepWords` in `layout.ts`).
+ * - The counters word packs the **jobs event counter** (JEC, bits 10–30, wrapping at 2^21) and the number
+ *   of **sleeping** workers (bits 0–9). The JEC is odd while some worker has announced itself sleepy since
+ *   the last post, even otherwise (Rayon's even/odd trick).
+ * - A worker's state word is {@link AWAKE} or {@link SLEEPING}; the worker waits on its own word.
+ *
+ * The protocol (after Rayon's `sleep/README.md`):
+ * 1. A worker that found no work for a while calls {@link Sleep.getSleepy}: it makes the JEC odd (if it is
+ *    even) and remembers the JEC it saw.
+ * 2. It searches for work once more. If it finds some, it runs it; nothing to undo.
+ * 3. {@link Sleep.fallAsleep}: it stores SLEEPING in its word, then increments the sleeping count with a
+ *    compare-exchange that succeeds only if the JEC is still the one it remembered. If the JEC moved,
+ *    work was posted since step 1: it stores AWAKE and searches again.
+ * 4. It waits on its word while it holds SLEEPING ({@link Sleep.sleep}); when it wakes it decrements the
+ *    sleeping count itself and stores AWAKE.
+ * - A poster, after making work visible (a deque push, an injector push), calls {@link Sleep.newWork}: one
+ *   load of the counters; if the JEC is odd it makes it even (compare-exchange); if any worker sleeps, it
+ *   wakes one: compare-exchange of some worker's word from SLEEPING to AWAKE, then notify that word.
+ *
+ * Why no wakeup is lost: a worker sleeps only if its compare-exchange in step 3 saw the JEC of step 1. A
+ * post made visible before step 1 is found by the search of step 2. A post made visible after step 1 reads
+ * the counters after that: either before step 3's compare-exchange — then it moved the odd JEC and step 3
+ * fails — or after it — then it sees a sleeping count above 0, and since the worker stored SLEEPING before
+ * counting itself, the poster finds a SLEEPING word to wake (this one, or another sleeper, which searches
+ * in turn). Atomics.wait checks the word and sleeps in one step, so a wake that lands between step 3 and
+ * the wait makes the wait return at once.
+ *
+ * Only the worker decrements its own sleeping count, so a poster that wakes a worker which then fails
+ * step 3 cannot make the count wrong; a stale count costs a poster a scan of the state words, no more.
+ *
+ * Sources: Rayon (`rayon-core/src/sleep/`: JEC, sleepy/sleeping, the proof sketch); Linux futex semantics
+ * of `Atomics.wait` (check-and-sleep in one step).
+ *
+ * Threads: `getSleepy`, `fallAsleep`, `sleep`, `sleepAsync` by the worker that owns the index; `newWork`,
+ * `wakeAll` by any thread, the main thread included.
+ *
+ * Not yet specified in TLA+ (`spec/SleepWake.tla` is the next issue); no `// spec:` names here yet.
+ *
+ * @module
+ */
+
+import { mem } from "./atomics.ts";
+import { SleepWords } from "./layout.ts";
+
+/** A worker's state word: running or searching. */
+export const AWAKE = 0;
+/** A worker's state word: counted as sleeping, waiting (or about to wait) on this word. */
+export const SLEEPING = 1;
+
+const SLEEPERS_MASK = 0x3ff;
+const JEC_SHIFT = 10;
+const JEC_MASK = 0x1fffff;
+
+function jecOf(counters: number): number {
+  return (counters >>> JEC_SHIFT) & JEC_MASK;
+}
+
+function withJec(counters: number, jec: number): number {
+  return (counters & SLEEPERS_MASK) | ((jec & JEC_MASK) << JEC_SHIFT);
+}
+
+/**
+ * A handle on the sleep words of a pool. Any thread may hold one.
+ *
+ * @example Usage
+ * ```ts
+ * import { Sleep } from "./sleep.ts";
+ * import { sleepRegionBytes } from "./layout.ts";
+ * const sleep = new Sleep(new SharedArrayBuffer(sleepRegionBytes(2)), 0, 2);
+ * const token = sleep.getSleepy(); // worker 0 found nothing …
+ * sleep.newWork(); // … and someone posts: the JEC moves,
+ * console.log(sleep.fallAsleep(0, token)); // false: so worker 0 does not sleep
+ * ```
+ */
+export class Sleep {
+  /** The region's words. */
+  readonly words: Int32Array;
+  /** How many workers have a state word. */
+  readonly workers: number;
+  private nextToWake = 0;
+
+  /**
+   * Opens the sleep region at `byteOffset` (all zero is its initial state).
+   *
+   * @param buffer The pool's buffer.
+   * @param byteOffset Where the region starts (64-aligned).
+   * @param workers How many workers it serves (at most 1023).
+   * @throws {RangeError} If `workers` is not an integer from 1 to 1023.
+   */
+  constructor(buffer: SharedArrayBuffer | ArrayBuffer, byteOffset: number, workers: number) {
+    if (!Number.isInteger(workers) || workers < 1 || workers > SLEEPERS_MASK) {
+      throw new RangeError(`Cannot create sleep words as 'workers' must be from 1 to 1023: received ${workers}`);
+    }
+    this.words = new Int32Array(buffer, byteOffset, SleepWords.state(workers));
+    this.workers = workers;
+  }
+
+  /**
+   * The worker `index` only. Announces that it is about to sleep; returns the JEC to pass to `fallAsleep`.
+   *
+   * @returns The (odd) JEC this worker saw.
+   */
+  getSleepy(): number {
+    for (;;) {
+      const c = mem.load(this.words, SleepWords.counters);
+      const jec = jecOf(c);
+      if ((jec & 1) === 1) return jec;
+      const odd = (jec + 1) & JEC_MASK;
+      if (mem.compareExchange(this.words, SleepWords.counters, c, withJec(c, odd)) === c) return odd;
+    }
+  }
+
+  /**
+   * The worker `index` only. Counts itself as sleeping if no work was posted since `getSleepy`.
+   *
+   * @param index The worker.
+   * @param jec What `getSleepy` returned.
+   * @returns `true` if now counted as sleeping (call `sleep` or `sleepAsync` next), `false` if work was
+   * posted meanwhile (search again).
+   */
+  fallAsleep(index: number, jec: number): boolean {
+    const stateAt = SleepWords.state(index);
+    // SLEEPING before counting: a poster that sees the count finds this word to wake.
+    mem.store(this.words, stateAt, SLEEPING);
+    for (;;) {
+      const c = mem.load(this.words, SleepWords.counters);
+      if (jecOf(c) !== jec) {
+        mem.store(this.words, stateAt, AWAKE);
+        return false;
+      }
+      if (mem.compareExchange(this.words, SleepWords.counters, c, (c + 1) | 0) === c) return true;
+    }
+  }
+
+  /**
+   * The worker `index` only, after `fallAsleep` returned true. Blocks until woken (or `timeoutMs` passes),
+   * then counts itself awake again.
+   *
+   * @param index The worker.
+   * @param timeoutMs An upper bound on the sleep, in ms (default: none).
+   * @returns `true` if woken by a poster, `false` if the timeout passed first.
+   */
+  sleep(index: number, timeoutMs?: number): boolean {
+    mem.wait(this.words, SleepWords.state(index), SLEEPING, timeoutMs);
+    return this.awaken(index);
+  }
+
+  /**
+   * The worker `index` only, after `fallAsleep` returned true. Like `sleep`, but the thread's event loop
+   * keeps running (for a worker that holds unfinished async tasks).
+   *
+   * @param index The worker.
+   * @param timeoutMs An upper bound on the sleep, in ms (default: none).
+   * @returns Resolves `true` if woken by a poster, `false` if the timeout passed first.
+   */
+  async sleepAsync(index: number, timeoutMs?: number): Promise<boolean> {
+    const result = mem.waitAsync(this.words, SleepWords.state(index), SLEEPING, timeoutMs);
+    if (result.async) await result.value;
+    return this.awaken(index);
+  }
+
+  private awaken(index: number): boolean {
+    const stateAt = SleepWords.state(index);
+    // If nobody woke us (timeout), leave SLEEPING ourselves; either way, we uncount ourselves.
+    const woken = mem.compareExchange(this.words, stateAt, SLEEPING, AWAKE) !== SLEEPING;
+    mem.sub(this.words, SleepWords.counters, 1);
+    return woken;
+  }
+
+  /**
+   * Any thread, after making work visible. Moves an odd JEC (so sleepy workers do not sleep) and wakes
+   * one sleeping worker if there is one.
+   *
+   * @returns `true` if it woke a worker.
+   */
+  newWork(): boolean {
+    let c = mem.load(this.words, SleepWords.counters);
+    for (;;) {
+      const jec = jecOf(c);
+      if ((jec & 1) === 0) break;
+      const seen = mem.compareExchange(this.words, SleepWords.counters, c, withJec(c, jec + 1));
+      if (seen === c) {
+        c = withJec(c, jec + 1);
+        break;
+      }
+      c = seen;
+    }
+    if ((c & SLEEPERS_MASK) === 0) return false;
+    return this.wakeOne();
+  }
+
+  /**
+   * Any thread. Wakes every sleeping worker and moves the JEC (used to stop the pool).
+   *
+   * @returns How many workers it woke.
+   */
+  wakeAll(): number {
+    // Moving the JEC by 2 keeps its parity and makes every sleepy worker's fallAsleep fail.
+    mem.add(this.words, SleepWords.counters, 2 << JEC_SHIFT);
+    let woken = 0;
+    for (let i = 0; i < this.workers; i++) if (this.wake(i)) woken++;
+    return woken;
+  }
+
+  /** Any thread. How many workers are counted as sleeping (approximate while they come and go). */
+  get sleeping(): number {
+    return mem.load(this.words, SleepWords.counters) & SLEEPERS_MASK;
+  }
+
+  private wakeOne(): boolean {
+    const n = this.workers;
+    const start = this.nextToWake;
+    for (let k = 0; k < n; k++) {
+      const i = (start + k) % n;
+      if (this.wake(i)) {
+        this.nextToWake = (i + 1) % n;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private wake(index: number): boolean {
+    const stateAt = SleepWords.state(index);
+    if (mem.compareExchange(this.words, stateAt, SLEEPING, AWAKE) !== SLEEPING) return false;
+    mem.notify(this.words, stateAt, 1);
+    return true;
+  }
+}

@@ -1,0 +1,307 @@
+/**
+ * Task records and their payloads in the pool's SharedArrayBuffer.
+ *
+ * What it owns: the record table (one fixed-size record per task that is queued, running, or done but
+ * not yet settled), the generation-tagged handles that name records, the overflow blocks that hold a
+ * payload too large for its record, and the free lists of both (bounded MPMC queues, `injector.ts`).
+ *
+ * A record is a 64-byte header ({@link RecordWords}) and `inlineBytes` of payload. The payload holds the
+ * encoded arguments until the worker has decoded them, then the encoded result (value or thrown error).
+ * A payload longer than the inline area continues in a chain of blocks; each block starts with the index
+ * of the next (-1 at the end).
+ *
+ * Invariants:
+ * - A handle is `generation << indexBits | index`, a non-negative int32. The generation is bumped each time
+ *   the record is allocated, so a stale handle (its task settled and the record reused) never matches the
+ *   record's generation again until the generation wraps (2^(31 - indexBits) reuses).
+ * - Exactly one thread owns a record at a time: the submitter until it publishes the record (state
+ *   QUEUED, then the handle goes into a queue), the worker that takes the handle from a queue until it
+ *   publishes DONE and queues the handle as a completion, then the settler, which frees it.
+ * - Payload bytes and header fields are written before the state store that publishes them and read after
+ *   the load (or queue pop) that observes it; Atomics are sequentially consistent, so that store/load pair
+ *   orders the plain payload bytes too.
+ * - Every record index is either in the free list or owned; likewise every block index.
+ *
+ * Threads: any thread may allocate, write and read through its own `TaskTable` handle, following the
+ * ownership above.
+ *
+ * @module
+ */
+
+import { mem } from "./atomics.ts";
+import { decode } from "./codec.ts";
+import { initInjector, Injector, QUEUE_EMPTY } from "./injector.ts";
+import { type PoolLayout, RECORD_HEADER_WORDS } from "./layout.ts";
+
+/** Word offsets inside a record's header. */
+export const RecordWords = Object.freeze({
+  /** {@link TaskState}. */
+  state: 0,
+  /** The generation of the handle that owns the record now. */
+  generation: 1,
+  /** The task function's index in the module's sorted export names. */
+  task: 2,
+  /** Payload length in bytes. */
+  payloadLength: 3,
+  /** First overflow block of the payload, or -1. */
+  payloadBlock: 4,
+  /** {@link Outcome} once DONE. */
+  outcome: 5,
+  /** The worker that ran (or runs) the task, or -1. */
+  worker: 6,
+});
+
+/** The life of a record. */
+export const TaskState = Object.freeze({
+  /** In the free list. */
+  FREE: 0,
+  /** Arguments written; the handle is in a queue or a deque. */
+  QUEUED: 1,
+  /** A worker took it and is running it. */
+  RUNNING: 2,
+  /** The result (or error) is written; the handle is in the completion queue. */
+  DONE: 3,
+});
+
+/** What a DONE record's payload holds. */
+export const Outcome = Object.freeze({
+  /** The task's return value (or what its promise resolved to). */
+  VALUE: 0,
+  /** What the task threw (or its promise rejected with). */
+  ERROR: 1,
+});
+
+/** Returned by {@link TaskTable.allocate} when every record is in use. */
+export const NO_RECORD = -1;
+
+const NO_BLOCK = -1;
+
+/**
+ * A handle on the pool's task records and payload blocks.
+ *
+ * @example Usage
+ * ```ts
+ * import { Encoder } from "./codec.ts";
+ * import { poolLayout } from "./layout.ts";
+ * import { TaskTable } from "./task.ts";
+ * const layout = poolLayout({ workers: 1, dequeCapacity: 4, taskCapacity: 4, inlineBytes: 64, blockBytes: 128, blocks: 4 });
+ * const buffer = new SharedArrayBuffer(layout.totalBytes);
+ * TaskTable.init(buffer, layout);
+ * const table = new TaskTable(buffer, layout);
+ * const handle = table.allocate();
+ * const encoder = new Encoder();
+ * encoder.encode([1, 2]);
+ * table.writePayload(table.indexOf(handle), encoder.bytes);
+ * console.log(table.readPayload(table.indexOf(handle))); // [ 1, 2 ]
+ * ```
+ */
+export class TaskTable {
+  /** Int32 view of the record area. */
+  readonly words: Int32Array;
+  /** Byte view of the record area. */
+  readonly bytes: Uint8Array;
+  /** Int32 view of the block area. */
+  readonly blockWords: Int32Array;
+  /** Byte view of the block area. */
+  readonly blockBytes: Uint8Array;
+  /** Free record indices. */
+  readonly freeRecords: Injector;
+  /** Free block indices. */
+  readonly freeBlocks: Injector;
+  /** Bits of a handle that hold the record index. */
+  readonly indexBits: number;
+  /** `taskCapacity - 1`. */
+  readonly indexMask: number;
+  /** Generations wrap at this mask. */
+  readonly generationMask: number;
+  /** Int32 words per record. */
+  readonly recordWords: number;
+  /** Payload bytes inside a record. */
+  readonly inlineBytes: number;
+  /** Bytes per block, its next word included. */
+  readonly bytesPerBlock: number;
+  /** Words per block. */
+  readonly wordsPerBlock: number;
+  private scratch = new Uint8Array(1024);
+
+  /**
+   * Writes the initial state: every record and block free.
+   *
+   * @param buffer The pool's buffer.
+   * @param layout Its layout.
+   */
+  static init(buffer: SharedArrayBuffer | ArrayBuffer, layout: PoolLayout): void {
+    const { taskCapacity, blocks } = layout.shape;
+    initInjector({ buffer, byteOffset: layout.freeRecords, capacity: taskCapacity });
+    initInjector({ buffer, byteOffset: layout.freeBlocks, capacity: blocks });
+    const table = new TaskTable(buffer, layout);
+    for (let i = 0; i < taskCapacity; i++) table.freeRecords.push(i);
+    for (let i = 0; i < blocks; i++) table.freeBlocks.push(i);
+  }
+
+  /**
+   * Opens a handle on the records of an initialized buffer.
+   *
+   * @param buffer The pool's buffer.
+   * @param layout Its layout.
+   */
+  constructor(buffer: SharedArrayBuffer | ArrayBuffer, layout: PoolLayout) {
+    const { taskCapacity, blocks, inlineBytes, blockBytes } = layout.shape;
+    this.words = new Int32Array(buffer, layout.records, (taskCapacity * layout.recordBytes) / 4);
+    this.bytes = new Uint8Array(buffer, layout.records, taskCapacity * layout.recordBytes);
+    this.blockWords = new Int32Array(buffer, layout.blockArea, (blocks * blockBytes) / 4);
+    this.blockBytes = new Uint8Array(buffer, layout.blockArea, blocks * blockBytes);
+    this.freeRecords = new Injector({ buffer, byteOffset: layout.freeRecords, capacity: taskCapacity });
+    this.freeBlocks = new Injector({ buffer, byteOffset: layout.freeBlocks, capacity: blocks });
+    this.indexBits = Math.log2(taskCapacity);
+    this.indexMask = taskCapacity - 1;
+    this.generationMask = 2 ** (31 - this.indexBits) - 1;
+    this.recordWords = layout.recordBytes / 4;
+    this.inlineBytes = inlineBytes;
+    this.bytesPerBlock = blockBytes;
+    this.wordsPerBlock = blockBytes / 4;
+  }
+
+  /** The record index a handle names. */
+  indexOf(handle: number): number {
+    return handle & this.indexMask;
+  }
+
+  /** The word index of `field` of record `index`. */
+  at(index: number, field: number): number {
+    return index * this.recordWords + field;
+  }
+
+  /**
+   * Any thread. Takes a free record and bumps its generation.
+   *
+   * @returns The new handle, or {@link NO_RECORD} if every record is in use.
+   */
+  allocate(): number {
+    const index = this.freeRecords.pop();
+    if (index === QUEUE_EMPTY) return NO_RECORD;
+    const genAt = this.at(index, RecordWords.generation);
+    const generation = (mem.load(this.words, genAt) + 1) & this.generationMask;
+    mem.store(this.words, genAt, generation);
+    mem.store(this.words, this.at(index, RecordWords.payloadBlock), NO_BLOCK);
+    mem.store(this.words, this.at(index, RecordWords.worker), -1);
+    return ((generation << this.indexBits) | index) >>> 0;
+  }
+
+  /**
+   * Whether `handle` still names the task it was made for (its record has not been reused since).
+   *
+   * @param handle A handle from {@link TaskTable.allocate}.
+   * @returns `true` if the record's generation matches.
+   */
+  isCurrent(handle: number): boolean {
+    const index = handle & this.indexMask;
+    return mem.load(this.words, this.at(index, RecordWords.generation)) === handle >>> this.indexBits;
+  }
+
+  /**
+   * The record's owner. Frees its payload blocks and returns it to the free list.
+   *
+   * @param index The record index.
+   */
+  release(index: number): void {
+    this.freePayload(index);
+    mem.store(this.words, this.at(index, RecordWords.state), TaskState.FREE);
+    if (!this.freeRecords.push(index)) {
+      throw new Error(`Cannot free task record ${index} as the free list is full: a record was freed twice`);
+    }
+  }
+
+  /**
+   * The record's owner. Stores `source` as the payload: inline, then in blocks.
+   *
+   * @param index The record index.
+   * @param source The encoded bytes.
+   * @returns `true`, or `false` if there are not enough free blocks (nothing is written then).
+   */
+  writePayload(index: number, source: Uint8Array): boolean {
+    const length = source.length;
+    const inline = this.inlineBytes;
+    const start = this.at(index, RECORD_HEADER_WORDS) * 4;
+    this.freePayload(index);
+    if (length > inline) {
+      const per = this.bytesPerBlock - 4;
+      const needed = Math.ceil((length - inline) / per);
+      const taken: number[] = [];
+      for (let i = 0; i < needed; i++) {
+        const block = this.freeBlocks.pop();
+        if (block === QUEUE_EMPTY) {
+          for (const b of taken) this.freeBlocks.push(b);
+          return false;
+        }
+        taken.push(block);
+      }
+      let from = inline;
+      for (let i = 0; i < needed; i++) {
+        const block = taken[i];
+        const next = i + 1 < needed ? taken[i + 1] : NO_BLOCK;
+        mem.store(this.blockWords, block * this.wordsPerBlock, next);
+        const chunk = Math.min(per, length - from);
+        this.blockBytes.set(source.subarray(from, from + chunk), block * this.bytesPerBlock + 4);
+        from += chunk;
+      }
+      mem.store(this.words, this.at(index, RecordWords.payloadBlock), taken[0]);
+    }
+    const head = Math.min(length, inline);
+    if (head <= 64) {
+      const bytes = this.bytes;
+      for (let i = 0; i < head; i++) bytes[start + i] = source[i];
+    } else {
+      this.bytes.set(source.subarray(0, head), start);
+    }
+    mem.store(this.words, this.at(index, RecordWords.payloadLength), length);
+    return true;
+  }
+
+  /**
+   * The record's owner. Decodes the payload, then frees its blocks.
+   *
+   * @param index The record index.
+   * @param resolveBuffer Maps a shared-buffer id to its buffer (see `codec.ts`).
+   * @returns The decoded value.
+   * @throws {Error} If the payload does not decode (or a shared buffer cannot be resolved).
+   */
+  readPayload(index: number, resolveBuffer?: (id: number) => SharedArrayBuffer): unknown {
+    const length = mem.load(this.words, this.at(index, RecordWords.payloadLength));
+    const start = this.at(index, RECORD_HEADER_WORDS) * 4;
+    if (length <= this.inlineBytes) return decode(this.bytes, start, length, resolveBuffer);
+    if (this.scratch.length < length) this.scratch = new Uint8Array(2 ** Math.ceil(Math.log2(length)));
+    const scratch = this.scratch;
+    scratch.set(this.bytes.subarray(start, start + this.inlineBytes), 0);
+    const per = this.bytesPerBlock - 4;
+    let block = mem.load(this.words, this.at(index, RecordWords.payloadBlock));
+    for (let from = this.inlineBytes; from < length; from += per) {
+      const chunk = Math.min(per, length - from);
+      const at = block * this.bytesPerBlock + 4;
+      scratch.set(this.blockBytes.subarray(at, at + chunk), from);
+      block = mem.load(this.blockWords, block * this.wordsPerBlock);
+    }
+    return decode(scratch, 0, length, resolveBuffer);
+  }
+
+  /**
+   * The record's owner. Returns the payload's overflow blocks to the free list.
+   *
+   * @param index The record index.
+   */
+  freePayload(index: number): void {
+    const blockAt = this.at(index, RecordWords.payloadBlock);
+    let block = mem.load(this.words, blockAt);
+    mem.store(this.words, blockAt, NO_BLOCK);
+    while (block !== NO_BLOCK) {
+      const next = mem.load(this.blockWords, block * this.wordsPerBlock);
+      this.freeBlocks.push(block);
+      block = next;
+    }
+  }
+
+  /** The largest payload the pool can ever hold: the inline area plus every block. */
+  maxPayloadBytes(): number {
+    return this.inlineBytes + this.freeBlocks.capacity * (this.bytesPerBlock - 4);
+  }
+}

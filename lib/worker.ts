@@ -1,0 +1,345 @@
+/**
+ * The worker loop: what each pool thread does, from start to exit.
+ *
+ * What it owns: one worker's side of the scheduling state — its deque (owner handle), its status line
+ * (stats and the task it runs), its sleep word — and the order in which it looks for work:
+ * 1. pop its own deque (newest first: the cache-warm end);
+ * 2. steal half of a random other worker's deque (oldest first), trying each other worker once;
+ * 3. pop the injector (tasks from outside the workers);
+ * 4. spin a little, then sleep by the protocol of `sleep.ts` (announce sleepy, search once more, sleep
+ *    only if no work was posted meanwhile).
+ *
+ * Running a task: decode its arguments from the record (freeing overflow blocks at once), call the task
+ * function, encode the result or the thrown error into the same record, publish DONE, queue the handle as a
+ * completion and wake the main thread if it waits. A task that returns a promise is left running while the
+ * worker goes on with other tasks; the worker then yields to its event loop between tasks, and sleeps with
+ * `Atomics.waitAsync` rather than `Atomics.wait`, so the promise can settle.
+ *
+ * Exit is cooperative (Deno cannot terminate a thread blocked in `Atomics.wait`): the pool sets the
+ * lifecycle word to stopping and wakes every sleeper; the loop sees it at its next check and returns.
+ *
+ * Threads: a `WorkerLoop` is made and run by its own worker thread only.
+ *
+ * @module
+ */
+
+import { mem } from "./atomics.ts";
+import { Encoder } from "./codec.ts";
+import { Deque, EMPTY, RETRY, Stealer } from "./deque.ts";
+import { Injector, QUEUE_EMPTY } from "./injector.ts";
+import { ControlWords, type PoolLayout, StatusWords } from "./layout.ts";
+import { Sleep } from "./sleep.ts";
+import { Outcome, RecordWords, TaskState, TaskTable } from "./task.ts";
+
+/** What the pool sends a new worker thread. */
+export interface WorkerSetup {
+  /** The pool's buffer. */
+  buffer: SharedArrayBuffer;
+  /** Where everything lives in it. */
+  layout: PoolLayout;
+  /** This worker's index. */
+  index: number;
+  /** The task module to import. */
+  moduleUrl: string;
+  /** SharedArrayBuffers already passed by reference, by id. */
+  buffers: [number, SharedArrayBuffer][];
+}
+
+/** A task function as the worker calls it. */
+type TaskFunction = (...args: unknown[]) => unknown;
+
+/** Thrown by `resolveBuffer` when a shared buffer's id has not arrived yet; the task waits for it. */
+class MissingBuffer {
+  readonly id: number;
+  constructor(id: number) {
+    this.id = id;
+  }
+}
+
+const SPINS_BEFORE_SLEEP = 64;
+
+/**
+ * One worker's loop over the pool's shared state.
+ *
+ * @example Usage
+ * ```ts ignore
+ * // In a pool thread (see worker_thread.ts):
+ * const loop = new WorkerLoop(setup, functions, (id, sab) => port.post({ type: "buffer", id, sab }));
+ * await loop.run();
+ * ```
+ */
+export class WorkerLoop {
+  private readonly index: number;
+  private readonly control: Int32Array;
+  private readonly status: Int32Array;
+  private readonly statusAt: number;
+  private readonly deque: Deque;
+  private readonly stealers: Stealer[];
+  private readonly injector: Injector;
+  private readonly completions: Injector;
+  private readonly sleep: Sleep;
+  private readonly table: TaskTable;
+  private readonly functions: TaskFunction[];
+  private readonly encoder: Encoder;
+  private readonly buffers = new Map<number, SharedArrayBuffer>();
+  private readonly bufferIds = new Map<SharedArrayBuffer, number>();
+  private readonly bufferWaiters = new Map<number, () => void>();
+  private readonly announceBuffer: (id: number, buffer: SharedArrayBuffer) => void;
+  private pendingAsync = 0;
+  private random: number;
+  private readonly resolveBuffer = (id: number): SharedArrayBuffer => {
+    const buffer = this.buffers.get(id);
+    if (buffer === undefined) throw new MissingBuffer(id);
+    return buffer;
+  };
+
+  /**
+   * Opens this worker's view of the pool.
+   *
+   * @param setup What the pool sent.
+   * @param functions The task module's functions, in the order of their sorted names.
+   * @param announceBuffer Sends a SharedArrayBuffer that a result passes by reference to the main thread.
+   */
+  constructor(
+    setup: WorkerSetup,
+    functions: TaskFunction[],
+    announceBuffer: (id: number, buffer: SharedArrayBuffer) => void,
+  ) {
+    const { buffer, layout, index } = setup;
+    const { workers, dequeCapacity, taskCapacity } = layout.shape;
+    this.index = index;
+    this.control = new Int32Array(buffer, layout.control, 3 * 16);
+    this.status = new Int32Array(buffer, layout.status, workers * StatusWords.count);
+    this.statusAt = index * StatusWords.count;
+    const region = (i: number) => ({
+      buffer,
+      byteOffset: layout.deques + i * layout.dequeBytes,
+      capacity: dequeCapacity,
+    });
+    this.deque = new Deque(region(index));
+    this.stealers = Array.from({ length: workers }, (_, i) => new Stealer(region(i)));
+    this.injector = new Injector({ buffer, byteOffset: layout.injector, capacity: taskCapacity });
+    this.completions = new Injector({ buffer, byteOffset: layout.completions, capacity: taskCapacity });
+    this.sleep = new Sleep(buffer, layout.sleep, workers);
+    this.table = new TaskTable(buffer, layout);
+    this.functions = functions;
+    this.announceBuffer = announceBuffer;
+    for (const [id, sab] of setup.buffers) this.addBuffer(id, sab);
+    this.encoder = new Encoder({ shareBuffer: (sab) => this.shareBuffer(sab) });
+    this.random = (index * 0x9e3779b1 + 1) | 0;
+  }
+
+  /**
+   * This thread. Records a SharedArrayBuffer passed by reference (sent by the main thread).
+   *
+   * @param id Its id.
+   * @param buffer The buffer.
+   */
+  addBuffer(id: number, buffer: SharedArrayBuffer): void {
+    this.buffers.set(id, buffer);
+    this.bufferIds.set(buffer, id);
+    this.bufferWaiters.get(id)?.();
+    this.bufferWaiters.delete(id);
+  }
+
+  /**
+   * This thread. Runs until the pool stops.
+   *
+   * @returns When the lifecycle word says stopping.
+   */
+  async run(): Promise<void> {
+    mem.store(this.status, this.statusAt + StatusWords.running, -1);
+    let idle = 0;
+    let sinceYield = 0;
+    while (!this.stopping()) {
+      const handle = this.findWork();
+      if (handle >= 0) {
+        idle = 0;
+        const pending = this.execute(handle);
+        if (pending !== undefined) await pending;
+        // Async tasks settle only when the event loop runs: let it, now and then, while they are pending.
+        if (this.pendingAsync > 0 && ++sinceYield >= 16) {
+          sinceYield = 0;
+          await yieldToEventLoop();
+        }
+        continue;
+      }
+      if (++idle < SPINS_BEFORE_SLEEP) {
+        for (let i = 0; i < 32; i++) mem.pause();
+        continue;
+      }
+      idle = 0;
+      const jec = this.sleep.getSleepy();
+      // One more search after announcing: work posted before the announcement is found here.
+      const late = this.findWork();
+      if (late >= 0) {
+        const pending = this.execute(late);
+        if (pending !== undefined) await pending;
+        continue;
+      }
+      if (this.stopping()) break;
+      if (!this.sleep.fallAsleep(this.index, jec)) continue;
+      this.bump(StatusWords.sleeps);
+      const woken = this.pendingAsync > 0 ? await this.sleep.sleepAsync(this.index) : this.sleep.sleep(this.index);
+      if (woken) this.bump(StatusWords.wakes);
+    }
+    // Let async tasks still running finish and report, so none is lost on a graceful close.
+    while (this.pendingAsync > 0) await yieldToEventLoop();
+  }
+
+  private stopping(): boolean {
+    return mem.load(this.control, ControlWords.lifecycle) !== 0;
+  }
+
+  private bump(field: number): void {
+    mem.add(this.status, this.statusAt + field, 1);
+  }
+
+  /** Own deque, then a steal from a random victim, then the injector. */
+  private findWork(): number {
+    const own = this.deque.pop();
+    if (own !== EMPTY) return own;
+    const workers = this.stealers.length;
+    if (workers > 1) {
+      let r = this.random;
+      r ^= r << 13;
+      r ^= r >>> 17;
+      r ^= r << 5;
+      this.random = r;
+      const start = (r >>> 0) % workers;
+      for (let k = 0; k < workers; k++) {
+        const victim = (start + k) % workers;
+        if (victim === this.index) continue;
+        this.bump(StatusWords.stealAttempts);
+        let moved = this.stealers[victim].stealHalfInto(this.deque);
+        if (moved === RETRY) moved = this.stealers[victim].stealHalfInto(this.deque);
+        if (moved > 0) {
+          this.bump(StatusWords.successfulSteals);
+          mem.add(this.status, this.statusAt + StatusWords.stolen, moved);
+          // Others may now steal from us: tell a sleeper, if any, that there is work.
+          if (moved > 1) this.sleep.newWork();
+          const mine = this.deque.pop();
+          if (mine !== EMPTY) return mine;
+        }
+      }
+    }
+    const injected = this.injector.pop();
+    if (injected !== QUEUE_EMPTY) {
+      this.bump(StatusWords.injectorPops);
+      return injected;
+    }
+    return -1;
+  }
+
+  /** Runs one task; returns a promise only if it must wait for a shared buffer to arrive first. */
+  private execute(handle: number): Promise<void> | undefined {
+    const table = this.table;
+    const index = table.indexOf(handle);
+    mem.store(table.words, table.at(index, RecordWords.worker), this.index);
+    mem.store(table.words, table.at(index, RecordWords.state), TaskState.RUNNING);
+    mem.store(this.status, this.statusAt + StatusWords.running, handle);
+    let args: unknown;
+    try {
+      args = table.readPayload(index, this.resolveBuffer);
+    } catch (error) {
+      if (error instanceof MissingBuffer) return this.waitForBuffer(error.id).then(() => this.execute(handle));
+      this.finish(handle, Outcome.ERROR, error);
+      return undefined;
+    }
+    table.freePayload(index);
+    const fn = this.functions[mem.load(table.words, table.at(index, RecordWords.task))];
+    let result: unknown;
+    try {
+      result = fn(...(args as unknown[]));
+    } catch (error) {
+      this.finish(handle, Outcome.ERROR, error);
+      return undefined;
+    }
+    if (isThenable(result)) {
+      this.pendingAsync++;
+      mem.store(this.status, this.statusAt + StatusWords.running, -1);
+      result.then(
+        (value) => {
+          this.pendingAsync--;
+          this.finish(handle, Outcome.VALUE, value);
+        },
+        (error) => {
+          this.pendingAsync--;
+          this.finish(handle, Outcome.ERROR, error);
+        },
+      );
+      return undefined;
+    }
+    this.finish(handle, Outcome.VALUE, result);
+    return undefined;
+  }
+
+  private waitForBuffer(id: number): Promise<void> {
+    return new Promise((resolve) => this.bufferWaiters.set(id, resolve));
+  }
+
+  private shareBuffer(buffer: SharedArrayBuffer): number {
+    const known = this.bufferIds.get(buffer);
+    if (known !== undefined) return known;
+    const id = mem.add(this.control, ControlWords.nextBufferId, 1);
+    this.buffers.set(id, buffer);
+    this.bufferIds.set(buffer, id);
+    this.announceBuffer(id, buffer);
+    return id;
+  }
+
+  /** Writes the outcome into the record, publishes DONE, and queues the completion. */
+  private finish(handle: number, outcome: number, value: unknown): void {
+    const table = this.table;
+    const index = table.indexOf(handle);
+    let bytes: Uint8Array;
+    try {
+      this.encoder.encode(value, outcome === Outcome.VALUE ? "result" : "error");
+      bytes = this.encoder.bytes;
+    } catch (encodeError) {
+      // The result cannot cross threads: the task fails with the reason, which always can.
+      outcome = Outcome.ERROR;
+      this.encoder.encode(encodeError, "error");
+      bytes = this.encoder.bytes;
+    }
+    if (bytes.length > table.maxPayloadBytes()) {
+      const what = outcome === Outcome.VALUE ? "result" : "error";
+      outcome = Outcome.ERROR;
+      this.encoder.encode(
+        new RangeError(
+          `Cannot return the task's ${what} as it encodes to ${bytes.length} bytes and the pool holds at most ${table.maxPayloadBytes()}: pass large data in a SharedArrayBuffer, or raise the pool's 'blocks'`,
+        ),
+        "error",
+      );
+      bytes = this.encoder.bytes;
+    }
+    // Blocks run short only while the main thread has completions to settle, which frees them: back off
+    // 1 ms at a time (a wait on a word that stays 0, the last of our status line, used as a timer).
+    while (!table.writePayload(index, bytes)) mem.wait(this.status, this.statusAt + StatusWords.count - 1, 0, 1);
+    mem.store(table.words, table.at(index, RecordWords.outcome), outcome);
+    this.bump(StatusWords.executed);
+    // Publishes the payload and outcome written above to the thread that pops this completion.
+    mem.store(table.words, table.at(index, RecordWords.state), TaskState.DONE);
+    if (mem.load(this.status, this.statusAt + StatusWords.running) === handle) {
+      mem.store(this.status, this.statusAt + StatusWords.running, -1);
+    }
+    if (!this.completions.push(handle)) {
+      throw new Error("Cannot queue a completion as the completion queue is full: a handle was completed twice");
+    }
+    // Wake the main thread only if it said it waits (it sets the word, then re-checks the queue).
+    if (mem.load(this.control, ControlWords.mainWaiting) === 1) {
+      if (mem.exchange(this.control, ControlWords.mainWaiting, 0) === 1) {
+        mem.notify(this.control, ControlWords.mainWaiting, 1);
+      }
+    }
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === "object" || typeof value === "function") &&
+    typeof (value as { then?: unknown }).then === "function";
+}
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
