@@ -7,6 +7,8 @@
  */
 import fc from "fast-check";
 import { decode, Encoder, MAX_DEPTH } from "../lib/codec.ts";
+import { startThread } from "../lib/runtime/thread.ts";
+import type { CodecEchoReply, CodecEchoRequest } from "./_codec_worker.ts";
 import { assert, assertEquals, assertThrows, test } from "./_test.ts";
 
 const SEED = Number(readEnv("FILCH_SEED") ?? 20261121);
@@ -631,4 +633,38 @@ test("decoding reads only its own range of a larger buffer, from any offset", ()
   encoder.copyTo(big, 50);
   assertSame(decode(big, 50, n), ["a", 1], "at offset 50 with garbage around");
   assertSame(decode(big.subarray(50), 0, n), ["a", 1], "through a subarray");
+});
+
+test("a value crosses to a worker thread and back through shared memory: MAX_DEPTH nesting, a shared view", async () => {
+  const thread = await startThread(new URL("./_codec_worker.ts", import.meta.url), "codec-echo");
+  try {
+    const sab = new SharedArrayBuffer(16);
+    const registry = [sab];
+    let deep: unknown = "bottom";
+    // The root object is depth 0, so MAX_DEPTH - 1 arrays reach the deepest depth allowed.
+    for (let d = 0; d < MAX_DEPTH - 1; d++) deep = [deep];
+    const value = {
+      deep,
+      shared: new Int32Array(sab, 4, 2),
+      error: new TypeError("typed", { cause: [1n, -0] }),
+      text: "\ud800é",
+      map: new Map<unknown, unknown>([[1, new Date(0)], ["f", new Float64Array([NaN, -0])]]),
+    };
+    const payload = new SharedArrayBuffer(1 << 16);
+    const encoder = new Encoder({ shareBuffer: (b) => registry.indexOf(b) });
+    const length = encoder.encode(value, "args");
+    encoder.copyTo(new Uint8Array(payload), 0);
+    const reply = await new Promise<CodecEchoReply>((resolve, reject) => {
+      thread.onMessage((m) => resolve(m as CodecEchoReply));
+      thread.onError(reject);
+      thread.post({ payload, buffers: registry, offset: 0, length } satisfies CodecEchoRequest);
+    });
+    if (!reply.ok) throw new Error(`the worker failed: ${reply.message}`);
+    const back = decode(new Uint8Array(payload), reply.offset, reply.length, (id) => registry[id]) as typeof value;
+    assertEquals(value.shared[0], 1, "the worker's write through its decoded view is seen here");
+    assert(back.shared.buffer === sab && back.shared.byteOffset === 4, "the same buffer, by reference");
+    assertSame(back, value, "the value after the trip there and back");
+  } finally {
+    thread.terminate();
+  }
 });
