@@ -59,7 +59,7 @@ test("replay: a mutant's failing run replays from its fast-check seed and path",
   const harness = await shared;
   {
     const variant = 1 + MUTANTS.findIndex((m) => m.name === "pop_no_restore_bottom");
-    const stats = (): RandomStats => ({ runs: 0, steps: 0, scenarios: new Set(), overHalf: 0 });
+    const stats = (): RandomStats => ({ runs: 0, steps: 0, scenarios: new Set(), notAtomicHalf: 0, overHalf: 0 });
     const first = fc.check(randomProperty(harness, variant, stats()), { seed, numRuns: MAX_RUNS });
     assert(first.failed, "the mutant is caught");
     const again = fc.check(randomProperty(harness, variant, stats()), {
