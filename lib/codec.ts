@@ -48,8 +48,8 @@
  *   bytes left (each item takes at least one byte), nesting is capped at {@link MAX_DEPTH}, and the value must
  *   end exactly at the given length: corrupt or truncated bytes throw an Error, never loop or allocate
  *   without bound, never return a partial value.
- * - The encoder allocates nothing per call for primitives other than big bigints, and nothing for arrays,
- *   once its scratch is large enough (a plain object costs its key list, a Map or Set its iterator). Its
+ * - The encoder allocates nothing per call for primitives other than big bigints, nor for arrays and plain
+ *   objects, once its scratch is large enough (a Map or Set costs its iterator). Its
  *   scratch only grows during a call; one above 1 MiB is replaced by a fresh small one at the next call.
  * - `decode` allocates the values it returns and nothing else on its common path: a short Latin-1 string
  *   that it decoded recently (an object key, typically) comes from a small per-thread intern table.
@@ -76,8 +76,9 @@
  */
 
 /**
- * The deepest nesting of arrays, objects, maps, sets and errors that `encode` and `decode` accept: a
- * container at depth `MAX_DEPTH` (the root is at depth 0) is refused. It bounds the recursion, so encoding
+ * The deepest nesting of arrays, objects, maps, sets and errors that `encode` and `decode` accept: `encode`
+ * refuses any object at depth `MAX_DEPTH` (the root is at depth 0; primitives may sit there), `decode` any
+ * container. It bounds the recursion, so encoding
  * or decoding never overflows the stack of a worker thread, whose stack can be smaller than the main one's.
  *
  * @example Usage
@@ -237,6 +238,9 @@ const SEGMENT_MAP_VALUE = 3;
 /** A Set element: segment index is its position. */
 const SEGMENT_SET_ELEMENT = 4;
 
+/** The path arrays of an Encoder start this long and grow by this much. */
+const PATH_CHUNK = 64;
+
 /** From this depth on, ancestors are also kept in a Set: a linear scan stays cheap only for shallow data. */
 const ANCESTOR_SCAN_DEPTH = 32;
 
@@ -296,16 +300,20 @@ export class Encoder {
   private readonly initialCapacity: number;
   private readonly shareBuffer: ((buffer: SharedArrayBuffer) => number) | undefined;
   private root = "value";
+  // The path from the root to the current value, by depth, in four arrays that `extendPath` lengthens
+  // together (kept dense, so that the engine stores them as plain packed arrays).
   /** Containers on the path from the root to the current value, by depth. */
-  private readonly ancestors: (object | undefined)[] = new Array(MAX_DEPTH + 2).fill(undefined);
+  private readonly ancestors: (object | undefined)[] = new Array(PATH_CHUNK).fill(undefined);
   /** Ancestors at depth `ANCESTOR_SCAN_DEPTH` and deeper, for a constant-time cycle check there. */
   private readonly deepAncestors = new Set<object>();
   /** Deepest ancestor slot filled during this call, so the slots are cleared afterwards. */
   private deepest = -1;
-  // Path segments by depth (depth 0 is the root, named by `root`); see SEGMENT_PROPERTY and the others.
-  private readonly segmentKinds: number[] = new Array(MAX_DEPTH + 2).fill(0);
-  private readonly segmentKeys: unknown[] = new Array(MAX_DEPTH + 2).fill(undefined);
-  private readonly segmentIndexes: number[] = new Array(MAX_DEPTH + 2).fill(0);
+  /** How each value on the path is reached from its parent (depth 0 is the root, named by `root`). */
+  private readonly segmentKinds: number[] = new Array(PATH_CHUNK).fill(SEGMENT_PROPERTY);
+  /** The property name, index or Map key of each segment. */
+  private readonly segmentKeys: unknown[] = new Array(PATH_CHUNK).fill(undefined);
+  /** The position of each Map entry or Set element segment. */
+  private readonly segmentIndexes: number[] = new Array(PATH_CHUNK).fill(0);
 
   /**
    * Makes an encoder with an empty scratch buffer.
@@ -618,6 +626,8 @@ export class Encoder {
           "flatten the data or send it in parts",
       );
     }
+    // The container's children are recorded at depth + 1.
+    if (depth + 2 > this.ancestors.length) this.extendPath();
     this.enter(value, depth);
     const proto = Object.getPrototypeOf(value);
     if (proto === Object.prototype || proto === null) {
@@ -649,6 +659,15 @@ export class Encoder {
     if (depth >= ANCESTOR_SCAN_DEPTH) this.deepAncestors.delete(value);
   }
 
+  private extendPath(): void {
+    for (let i = 0; i < PATH_CHUNK; i++) {
+      this.ancestors.push(undefined);
+      this.segmentKinds.push(SEGMENT_PROPERTY);
+      this.segmentKeys.push(undefined);
+      this.segmentIndexes.push(0);
+    }
+  }
+
   /** Records `value` as the container at `depth`, after checking it is not one of its own ancestors. */
   private enter(value: object, depth: number): void {
     const ancestors = this.ancestors;
@@ -671,19 +690,33 @@ export class Encoder {
   }
 
   private plainObject(value: Record<string, unknown>, nullPrototype: boolean, depth: number): void {
-    const keys = Object.keys(value);
-    const n = keys.length;
-    this.ensure(6);
+    this.ensure(2);
     this.out[this.pos++] = nullPrototype ? TAG_NULL_OBJECT : TAG_OBJECT;
-    this.varint(n);
+    // One byte for the count, written after the entries: a count above 127 moves them (rare).
+    const countAt = this.pos++;
     const child = depth + 1;
     this.segmentKinds[child] = SEGMENT_PROPERTY;
-    for (let i = 0; i < n; i++) {
-      const key = keys[i];
+    let n = 0;
+    // `for in` with an own-property check lists what Object.keys would (own enumerable string keys, in the
+    // same order) without allocating the list; engines turn this check into a shape check.
+    for (const key in value) {
+      if (!hasOwnProperty.call(value, key)) continue;
       this.segmentKeys[child] = key;
       this.string(key);
       this.value(value[key], child);
+      n++;
     }
+    if (n < 0x80) {
+      this.out[countAt] = n;
+      return;
+    }
+    const extra = varintSize(n) - 1;
+    this.ensure(extra);
+    this.out.copyWithin(countAt + 1 + extra, countAt + 1, this.pos);
+    const end = this.pos + extra;
+    this.pos = countAt;
+    this.varint(n);
+    this.pos = end;
   }
 
   private array(value: unknown[], depth: number): void {
@@ -900,6 +933,13 @@ function mapKeyText(key: unknown): string | undefined {
     default:
       return key === null ? ".get(null)" : undefined;
   }
+}
+
+const hasOwnProperty = Object.prototype.hasOwnProperty;
+
+/** The bytes a varint of `n` takes. */
+function varintSize(n: number): number {
+  return n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : 5;
 }
 
 function hexDigit(c: number): number {

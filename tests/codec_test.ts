@@ -365,6 +365,23 @@ test("objects keep own enumerable string keys in order, a null prototype, and '_
   assertSame(roundTrip(Object.assign(hidden, { [Symbol("s")]: 3 })), { shown: 1 }, "non-enumerable and symbol keys");
 });
 
+test("objects of 127, 128, 16383 and 16384 keys round-trip (the count's varint grows after the entries)", () => {
+  for (const n of [127, 128, 16383, 16384]) {
+    assertRoundTrip(Object.fromEntries(Array.from({ length: n }, (_, i) => [`key${i}`, i % 3 ? i : "v"])), `${n}`);
+  }
+});
+
+test("an enumerable property added to Object.prototype is not sent as an own key", () => {
+  const proto = Object.prototype as Record<string, unknown>;
+  proto.polluted = "inherited";
+  try {
+    const out = roundTrip({ own: 1 }) as Record<string, unknown>;
+    assertEquals(Object.keys(out), ["own"], "own keys only");
+  } finally {
+    delete proto.polluted;
+  }
+});
+
 test("a getter is read once and arrives as a plain data property", () => {
   let reads = 0;
   const value = {
