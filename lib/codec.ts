@@ -19,7 +19,10 @@
  * | tag         | value                                   | payload                                          |
  * |-------------|-----------------------------------------|--------------------------------------------------|
  * | 0x80 + n    | an integer n from 0 to 127              | none                                             |
- * | 0x00 … 0x03 | undefined, null, false, true            | none                                             |
+ * | 0x00        | undefined                               | none                                             |
+ * | 0x01        | null                                    | none                                             |
+ * | 0x02        | false                                   | none                                             |
+ * | 0x03        | true                                    | none                                             |
  * | 0x04        | other int32 (never -0)                  | 4 bytes                                          |
  * | 0x05        | any other number (-0, NaN, ±Infinity …) | 8 bytes IEEE-754                                 |
  * | 0x06        | string                                  | Str: varint `2 * length + wide`, then `length`   |
@@ -29,7 +32,8 @@
  * | 0x08        | any other bigint                        | sign byte (0, 1 = negative), varint n, n bytes   |
  * |             |                                         | magnitude, most significant first, no leading 0  |
  * | 0x09        | array                                   | varint n, n values                               |
- * | 0x0a / 0x0b | object with Object.prototype / null     | varint n, n × (Str key, value)                   |
+ * | 0x0a        | object with prototype Object.prototype  | varint n, n × (Str key, value)                   |
+ * | 0x0b        | object with prototype null              | as 0x0a                                          |
  * | 0x0c        | Map                                     | varint n, n × (key value, value)                 |
  * | 0x0d        | Set                                     | varint n, n values                               |
  * | 0x0e        | Date                                    | 8 bytes: the time value (NaN if invalid)         |
@@ -40,6 +44,12 @@
  * | 0x12        | SharedArrayBuffer (by reference)        | varint id                                        |
  * | 0x13        | view on a SharedArrayBuffer (reference) | view kind byte, varint id, varint byteOffset,    |
  * |             |                                         | varint length (elements; bytes for a DataView)   |
+ *
+ * A view kind byte is 0 Int8Array, 1 Uint8Array, 2 Uint8ClampedArray, 3 Int16Array, 4 Uint16Array,
+ * 5 Int32Array, 6 Uint32Array, 7 Float16Array, 8 Float32Array, 9 Float64Array, 10 BigInt64Array,
+ * 11 BigUint64Array, 12 DataView. An error kind byte is 0 Error, 1 TypeError, 2 RangeError, 3 SyntaxError,
+ * 4 ReferenceError, 5 EvalError, 6 URIError, 7 AggregateError. Error flags: 1 stack, 2 cause, 4 code,
+ * 8 errors.
  *
  * Invariants:
  * - `decode(encode(v))` equals `v` with every type kept, for the kinds listed in {@link Encoder}; anything

@@ -6,6 +6,8 @@
  * The seed is fixed (override with FILCH_SEED to replay) and printed.
  */
 import fc from "fast-check";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { decode, Encoder, MAX_DEPTH } from "../lib/codec.ts";
 import { startThread } from "../lib/runtime/thread.ts";
 import type { CodecEchoReply, CodecEchoRequest } from "./_codec_worker.ts";
@@ -307,6 +309,56 @@ test("small integers take one byte, strings two bytes of header and one per Lati
   assertEquals([...encoder.bytes], [0x06, 4, 104, 105], "Latin-1 bytes");
   assertEquals(encoder.encode("\u0100"), 4, "wide string: tag, header, one code unit of two bytes");
   assertEquals([...encoder.bytes], [0x06, 3, 0x00, 0x01], "wide bytes");
+});
+
+test("the format table in codec.ts's module doc names the tag each kind is encoded with", () => {
+  const source = readFileSync(fileURLToPath(new URL("../lib/codec.ts", import.meta.url).href), "utf8");
+  const tableRows = source.split("\n").filter((line) => /^ \* \| 0x/.test(line)).join("\n");
+  const sab = new SharedArrayBuffer(8);
+  const encoder = new Encoder({ shareBuffer: () => 0 });
+  const kinds: [number, unknown][] = [
+    [0x80 + 5, 5],
+    [0x00, undefined],
+    [0x01, null],
+    [0x02, false],
+    [0x03, true],
+    [0x04, -1],
+    [0x05, 0.5],
+    [0x06, "s"],
+    [0x07, 1n],
+    [0x08, 2n ** 64n],
+    [0x09, []],
+    [0x0a, {}],
+    [0x0b, Object.create(null)],
+    [0x0c, new Map()],
+    [0x0d, new Set()],
+    [0x0e, new Date(0)],
+    [0x0f, new Error("e")],
+    [0x10, new ArrayBuffer(1)],
+    [0x11, new Uint8Array(1)],
+    [0x12, sab],
+    [0x13, new Int32Array(sab)],
+  ];
+  for (const [tag, value] of kinds) {
+    encoder.encode(value);
+    assertEquals(encoder.bytes[0], tag, `tag of ${Object.prototype.toString.call(value)}`);
+    const named = tag >= 0x80 ? "0x80 + n" : `0x${tag.toString(16).padStart(2, "0")}`;
+    assert(tableRows.includes(named), `the module doc's table has a row for ${named}`);
+  }
+  const prose = source.replace(/\n \* /g, " ");
+  const viewKinds = [...prose.split("A view kind byte is")[1].split(".")[0].matchAll(/(\d+) (\w+)/g)];
+  const errorKinds = [...prose.split("An error kind byte is")[1].split(".")[0].matchAll(/(\d+) (\w+)/g)];
+  assertEquals([viewKinds.length, errorKinds.length], [13, 8], "kinds listed in the module doc");
+  const globals = globalThis as unknown as Record<string, new (...args: unknown[]) => object>;
+  for (const [, kind, name] of viewKinds) {
+    if (globals[name] === undefined) continue;
+    encoder.encode(new globals[name](new ArrayBuffer(8)));
+    assertEquals([encoder.bytes[0], encoder.bytes[1]], [0x11, Number(kind)], `view kind of ${name}`);
+  }
+  for (const [, kind, name] of errorKinds) {
+    encoder.encode(name === "AggregateError" ? new AggregateError([]) : new globals[name]());
+    assertEquals([encoder.bytes[0], encoder.bytes[1]], [0x0f, Number(kind)], `error kind of ${name}`);
+  }
 });
 
 test("strings keep lone surrogates, astral characters and Latin-1, at every length", () => {
