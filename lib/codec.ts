@@ -865,7 +865,6 @@ export class Encoder {
       this.value(code, child);
     }
     if (hasErrors) {
-      this.segmentKinds[child] = SEGMENT_PROPERTY;
       this.segmentKeys[child] = "errors";
       this.value(errors, child);
     }
@@ -1296,24 +1295,24 @@ class Reader {
     return this.bytes.slice(p, p + n).buffer as ArrayBuffer;
   }
 
-  viewKind(): [ViewConstructor, number] {
+  /** Reads a view kind byte, checked to name a constructor this runtime has. */
+  viewKind(): number {
     this.need(1);
     const kind = this.bytes[this.pos++];
-    const ctor = VIEW_CONSTRUCTORS[kind];
-    if (ctor === undefined) {
+    if (VIEW_CONSTRUCTORS[kind] === undefined) {
       throw kind === 7
         ? new TypeError("Cannot decode value as it holds a Float16Array and this runtime has no Float16Array")
         : this.corrupt(`byte ${this.pos - 1 - this.start} holds the unknown view kind ${kind}`);
     }
-    return [ctor, kind];
+    return kind;
   }
 
   view(): ArrayBufferView {
-    const [ctor, kind] = this.viewKind();
+    const kind = this.viewKind();
     const n = this.count(1);
     const size = VIEW_ELEMENT_SIZES[kind];
     if (n % size !== 0) throw this.corrupt(`a view of ${n} bytes cannot hold elements of ${size} bytes`);
-    return new ctor(this.copyOut(n));
+    return new VIEW_CONSTRUCTORS[kind]!(this.copyOut(n));
   }
 
   sharedBuffer(id: number): SharedArrayBuffer {
@@ -1335,7 +1334,7 @@ class Reader {
   }
 
   sharedView(): ArrayBufferView {
-    const [ctor, kind] = this.viewKind();
+    const kind = this.viewKind();
     const id = this.varint();
     const byteOffset = this.varint();
     const length = this.varint();
@@ -1347,7 +1346,7 @@ class Reader {
           `of ${buffer.byteLength} bytes`,
       );
     }
-    return new ctor(buffer, byteOffset, length);
+    return new VIEW_CONSTRUCTORS[kind]!(buffer, byteOffset, length);
   }
 
   error(child: number): Error {
