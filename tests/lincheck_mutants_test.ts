@@ -8,7 +8,14 @@ import fc from "fast-check";
 import { RECORDED } from "./lincheck/counterexamples.ts";
 import { checkExecution } from "./lincheck/oracles.ts";
 import { describeScenario, scheduleChooser } from "./lincheck/scenario.ts";
-import { config, huntMutant, type MutantHunt, randomProperty, type RandomStats, startHarness } from "./lincheck/suite.ts";
+import {
+  config,
+  huntMutant,
+  type MutantHunt,
+  randomProperty,
+  type RandomStats,
+  startHarness,
+} from "./lincheck/suite.ts";
 import { MUTANTS } from "./mutants/mutants.ts";
 import { assert, assertEquals, runtime, test } from "./_test.ts";
 
@@ -17,42 +24,46 @@ const MAX_RUNS = 20_000;
 /** One harness (4 workers, every mutant loaded) for the whole file; the last test closes it. */
 const shared = startHarness(true);
 
-test("mutants: the random mode catches every known deque bug, and says which oracle and after how many interleavings", async () => {
-  const { seed } = config();
-  const harness = await shared;
-  {
-    const rows: string[] = [];
-    const missed: string[] = [];
-    for (let m = 0; m < MUTANTS.length; m++) {
-      const hunts: MutantHunt[] = [];
-      for (let s = 0; s < SEEDS; s++) hunts.push(huntMutant(harness, m + 1, MUTANTS[m].name, seed + s, MAX_RUNS));
-      const caught = hunts.filter((h) => h.caught);
-      if (caught.length < SEEDS) missed.push(`${MUTANTS[m].name} (${SEEDS - caught.length} of ${SEEDS} seeds)`);
-      const counts = caught.map((h) => h.interleavings).sort((a, b) => a - b);
-      const oracles = [...new Set(caught.map((h) => h.oracle))].join(", ");
-      const first = hunts[0];
-      rows.push(
-        `  ${MUTANTS[m].name.padEnd(34)} ${oracles.padEnd(28)} ` +
-          `${String(first.interleavings).padStart(6)} ${
-            `${counts[0]}/${counts[counts.length >> 1]}/${counts[counts.length - 1]}`.padStart(18)
-          }  ${first.shrunkOracles.join("+")} (${first.shrinks} shrinks)`,
+test(
+  "mutants: the random mode catches every known deque bug, and says which oracle and after how many interleavings",
+  async () => {
+    const { seed } = config();
+    const harness = await shared;
+    {
+      const rows: string[] = [];
+      const missed: string[] = [];
+      for (let m = 0; m < MUTANTS.length; m++) {
+        const hunts: MutantHunt[] = [];
+        for (let s = 0; s < SEEDS; s++) hunts.push(huntMutant(harness, m + 1, MUTANTS[m].name, seed + s, MAX_RUNS));
+        const caught = hunts.filter((h) => h.caught);
+        if (caught.length < SEEDS) missed.push(`${MUTANTS[m].name} (${SEEDS - caught.length} of ${SEEDS} seeds)`);
+        const counts = caught.map((h) => h.interleavings).sort((a, b) => a - b);
+        const oracles = [...new Set(caught.map((h) => h.oracle))].join(", ");
+        const first = hunts[0];
+        rows.push(
+          `  ${MUTANTS[m].name.padEnd(34)} ${oracles.padEnd(28)} ` +
+            `${String(first.interleavings).padStart(6)} ${
+              `${counts[0]}/${counts[counts.length >> 1]}/${counts[counts.length - 1]}`.padStart(18)
+            }  ${first.shrunkOracles.join("+")} (${first.shrinks} shrinks)`,
+        );
+      }
+      console.log(
+        `lincheck mutants [${runtime}]: seeds ${seed}..${seed + SEEDS - 1}, at most ${MAX_RUNS} interleavings each\n` +
+          `  ${"mutant".padEnd(34)} ${"caught first by".padEnd(28)} ${"seed0".padStart(6)} ${
+            "min/median/max".padStart(18)
+          }  shrunk counterexample fails\n` + rows.join("\n"),
       );
+      // One full report, as a developer sees it.
+      const example = huntMutant(harness, 1, MUTANTS[0].name, seed, MAX_RUNS);
+      console.log(
+        `example report (mutant ${example.name}, seed ${example.seed}, path ${example.path}; trace ${example.tracePath}):\n` +
+          example.report,
+      );
+      assertEquals(missed, [], "every mutant is caught from every seed");
     }
-    console.log(
-      `lincheck mutants [${runtime}]: seeds ${seed}..${seed + SEEDS - 1}, at most ${MAX_RUNS} interleavings each\n` +
-        `  ${"mutant".padEnd(34)} ${"caught first by".padEnd(28)} ${"seed0".padStart(6)} ${
-          "min/median/max".padStart(18)
-        }  shrunk counterexample fails\n` + rows.join("\n"),
-    );
-    // One full report, as a developer sees it.
-    const example = huntMutant(harness, 1, MUTANTS[0].name, seed, MAX_RUNS);
-    console.log(
-      `example report (mutant ${example.name}, seed ${example.seed}, path ${example.path}; trace ${example.tracePath}):\n` +
-        example.report,
-    );
-    assertEquals(missed, [], "every mutant is caught from every seed");
-  }
-}, 600_000);
+  },
+  600_000,
+);
 
 test("replay: a mutant's failing run replays from its fast-check seed and path", async () => {
   const { seed } = config();
@@ -88,7 +99,9 @@ test("replay: each recorded counterexample fails again on its mutant and passes 
       const good = checkExecution(harness.run(r.scenario, scheduleChooser(r.schedule), 0), r.scenario);
       assertEquals(good, [], `the shipped deque passes ${describeScenario(r.scenario)}`);
     }
-    console.log(`lincheck replay [${runtime}]: ${RECORDED.length} recorded counterexamples fail again on their mutants`);
+    console.log(
+      `lincheck replay [${runtime}]: ${RECORDED.length} recorded counterexamples fail again on their mutants`,
+    );
   } finally {
     await harness.close();
   }

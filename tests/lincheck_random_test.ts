@@ -10,38 +10,44 @@ import fc from "fast-check";
 import { config, randomProperty, type RandomStats, reportCounterexample, startHarness } from "./lincheck/suite.ts";
 import { runtime, test } from "./_test.ts";
 
-test("random mode: generated scenarios under generated interleavings satisfy every oracle on lib/deque.ts", async () => {
-  const { seed, runs, path } = config();
-  const harness = await startHarness(false);
-  const stats: RandomStats = { runs: 0, steps: 0, scenarios: new Set(), notAtomicHalf: 0, overHalf: 0 };
-  const started = performance.now();
-  try {
-    const result = fc.check(randomProperty(harness, 0, stats), {
-      seed,
-      numRuns: path === undefined ? runs : 1,
-      path,
-    });
-    const seconds = (performance.now() - started) / 1000;
-    console.log(
-      `lincheck random [${runtime}]: seed ${seed}${path ? ` path ${path}` : ""}; ${stats.runs} interleavings ` +
-        `(${result.numRuns} passed generation, ${result.numShrinks} shrinks) of ${stats.scenarios.size} distinct ` +
-        `scenarios, ${stats.steps} shared accesses, ${seconds.toFixed(1)} s (${(stats.runs / seconds).toFixed(0)}/s); ` +
-        `advisory: ${stats.notAtomicHalf} runs linearizable only with stealHalf as separate steals, ` +
-        `${stats.overHalf} where it took more than half`,
-    );
-    if (result.failed) {
-      const [scenario, schedule] = result.counterexample!;
-      const rep = reportCounterexample(harness, 0, scenario, schedule, `random-seed${seed}`, {
-        seed: result.seed,
-        path: result.counterexamplePath,
+test(
+  "random mode: generated scenarios under generated interleavings satisfy every oracle on lib/deque.ts",
+  async () => {
+    const { seed, runs, path } = config();
+    const harness = await startHarness(false);
+    const stats: RandomStats = { runs: 0, steps: 0, scenarios: new Set(), notAtomicHalf: 0, overHalf: 0 };
+    const started = performance.now();
+    try {
+      const result = fc.check(randomProperty(harness, 0, stats), {
+        seed,
+        numRuns: path === undefined ? runs : 1,
+        path,
       });
-      throw new Error(
-        `lincheck random: the shipped deque failed after ${stats.firstFailure?.run} interleavings; ` +
-          `replay: FILCH_LINCHECK_SEED=${result.seed} FILCH_LINCHECK_PATH='${result.counterexamplePath}'\n` +
-          `trace: ${rep.tracePath}\n${rep.text}`,
+      const seconds = (performance.now() - started) / 1000;
+      console.log(
+        `lincheck random [${runtime}]: seed ${seed}${path ? ` path ${path}` : ""}; ${stats.runs} interleavings ` +
+          `(${result.numRuns} passed generation, ${result.numShrinks} shrinks) of ${stats.scenarios.size} distinct ` +
+          `scenarios, ${stats.steps} shared accesses, ${seconds.toFixed(1)} s (${
+            (stats.runs / seconds).toFixed(0)
+          }/s); ` +
+          `advisory: ${stats.notAtomicHalf} runs linearizable only with stealHalf as separate steals, ` +
+          `${stats.overHalf} where it took more than half`,
       );
+      if (result.failed) {
+        const [scenario, schedule] = result.counterexample!;
+        const rep = reportCounterexample(harness, 0, scenario, schedule, `random-seed${seed}`, {
+          seed: result.seed,
+          path: result.counterexamplePath,
+        });
+        throw new Error(
+          `lincheck random: the shipped deque failed after ${stats.firstFailure?.run} interleavings; ` +
+            `replay: FILCH_LINCHECK_SEED=${result.seed} FILCH_LINCHECK_PATH='${result.counterexamplePath}'\n` +
+            `trace: ${rep.tracePath}\n${rep.text}`,
+        );
+      }
+    } finally {
+      await harness.close();
     }
-  } finally {
-    await harness.close();
-  }
-}, 600_000);
+  },
+  600_000,
+);

@@ -13,30 +13,34 @@ import { assertEquals, runtime, test } from "./_test.ts";
 const PREEMPTIONS = 2;
 const harness = startHarness(true);
 
-test("systematic mode: every schedule with at most 2 preemptions of the small scenarios passes every oracle", async () => {
-  const h = await harness;
-  const started = performance.now();
-  const lines: string[] = [];
-  const failures: string[] = [];
-  let schedules = 0;
-  let steps = 0;
-  for (const { name, scenario } of SMALL_SCENARIOS) {
-    const r = explore(h, scenario, 0, PREEMPTIONS, (exec) => {
-      const v = checkExecution(exec, scenario);
-      return v.length === 0 ? null : v.map((x) => `[${x.oracle}] ${x.detail}`).join("; ");
-    });
-    schedules += r.schedules;
-    steps += r.steps;
-    lines.push(`  ${name.padEnd(24)} ${String(r.schedules).padStart(6)} schedules  ${describeScenario(scenario)}`);
-    if (r.failure) failures.push(`${name}: schedule ${JSON.stringify(r.failure.schedule)}: ${r.failure.message}`);
-  }
-  const seconds = (performance.now() - started) / 1000;
-  console.log(
-    `lincheck systematic [${runtime}]: ${SMALL_SCENARIOS.length} scenarios, ${schedules} schedules ` +
-      `(<= ${PREEMPTIONS} preemptions), ${steps} shared accesses, ${seconds.toFixed(1)} s\n${lines.join("\n")}`,
-  );
-  assertEquals(failures, [], "no schedule breaks an oracle");
-}, 600_000);
+test(
+  "systematic mode: every schedule with at most 2 preemptions of the small scenarios passes every oracle",
+  async () => {
+    const h = await harness;
+    const started = performance.now();
+    const lines: string[] = [];
+    const failures: string[] = [];
+    let schedules = 0;
+    let steps = 0;
+    for (const { name, scenario } of SMALL_SCENARIOS) {
+      const r = explore(h, scenario, 0, PREEMPTIONS, (exec) => {
+        const v = checkExecution(exec, scenario);
+        return v.length === 0 ? null : v.map((x) => `[${x.oracle}] ${x.detail}`).join("; ");
+      });
+      schedules += r.schedules;
+      steps += r.steps;
+      lines.push(`  ${name.padEnd(24)} ${String(r.schedules).padStart(6)} schedules  ${describeScenario(scenario)}`);
+      if (r.failure) failures.push(`${name}: schedule ${JSON.stringify(r.failure.schedule)}: ${r.failure.message}`);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    console.log(
+      `lincheck systematic [${runtime}]: ${SMALL_SCENARIOS.length} scenarios, ${schedules} schedules ` +
+        `(<= ${PREEMPTIONS} preemptions), ${steps} shared accesses, ${seconds.toFixed(1)} s\n${lines.join("\n")}`,
+    );
+    assertEquals(failures, [], "no schedule breaks an oracle");
+  },
+  600_000,
+);
 
 test("systematic mode: every mutant is caught by some small scenario within 2 preemptions", async () => {
   const h = await harness;

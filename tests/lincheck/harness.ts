@@ -47,6 +47,8 @@ export interface Access {
   arg1: number;
   arg2: number;
   result: number;
+  /** In trace mode, the source line of the deque module that made the access (0 if unknown). */
+  line: number;
 }
 
 /** Operation kinds in a history. */
@@ -157,7 +159,7 @@ export class Harness {
    *
    * @param maxSteps The step bound; past it the run is aborted (and reported as such).
    */
-  run(scenario: Scenario, choose: Chooser, variant = 0, maxSteps = 2000): Execution {
+  run(scenario: Scenario, choose: Chooser, variant = 0, maxSteps = 2000, trace = false): Execution {
     if (this.closed) throw new Error("Cannot run as the harness is closed");
     const ctl = this.ctl;
     const mod = this.modules[variant];
@@ -182,17 +184,21 @@ export class Harness {
     }
     // Programs.
     const programs: { code: number; arg: number; kind: OpKind }[][] = [];
-    programs.push(scenario.owner.map((k) =>
-      k === "push"
-        ? { code: OpCode.PUSH, arg: pushValue(pushes++), kind: "push" as const }
-        : { code: OpCode.POP, arg: 0, kind: "pop" as const }
-    ));
+    programs.push(
+      scenario.owner.map((k) =>
+        k === "push"
+          ? { code: OpCode.PUSH, arg: pushValue(pushes++), kind: "push" as const }
+          : { code: OpCode.POP, arg: 0, kind: "pop" as const }
+      ),
+    );
     for (const ops of scenario.thieves) {
-      programs.push(ops.map((k) =>
-        k === "steal"
-          ? { code: OpCode.STEAL, arg: 0, kind: "steal" as const }
-          : { code: OpCode.STEAL_HALF, arg: 0, kind: "stealHalf" as const }
-      ));
+      programs.push(
+        ops.map((k) =>
+          k === "steal"
+            ? { code: OpCode.STEAL, arg: 0, kind: "steal" as const }
+            : { code: OpCode.STEAL_HALF, arg: 0, kind: "stealHalf" as const }
+        ),
+      );
     }
     for (let t = 0; t < MAX_THREADS; t++) {
       const base = blockBase(t);
@@ -209,6 +215,7 @@ export class Harness {
     }
     Atomics.store(ctl, Global.VARIANT, variant);
     Atomics.store(ctl, Global.CAPACITY, capacity);
+    Atomics.store(ctl, Global.TRACE, trace ? 1 : 0);
     Atomics.add(ctl, Global.EPOCH, 1);
     Atomics.notify(ctl, Global.EPOCH);
 
@@ -250,6 +257,7 @@ export class Harness {
         arg1: Atomics.load(ctl, base + Block.ARG1),
         arg2: Atomics.load(ctl, base + Block.ARG2),
         result: 0,
+        line: Atomics.load(ctl, base + Block.LINE),
       };
       if (first[t][op] < 0) first[t][op] = step;
       last[t][op] = step;

@@ -33,7 +33,7 @@
  */
 
 import type { Execution, HistoryOp } from "./harness.ts";
-import { type Scenario } from "./scenario.ts";
+import type { Scenario } from "./scenario.ts";
 
 /** EMPTY and RETRY as the deque returns them. */
 export const EMPTY = -1;
@@ -84,9 +84,13 @@ export function checkValues(exec: Execution): Violation[] {
   for (const h of exec.history) for (const v of taken(h)) note(v, `${who(h)}.${h.kind}`);
   exec.dstDrained.forEach((vs, k) => vs.forEach((v) => note(v, `drain(D${k})`)));
   const dups = [...count].filter(([, c]) => c > 1).map(([v]) => `${v} taken by ${takenBy.get(v)!.join(", ")}`);
-  const phantoms = [...count.keys()].filter((v) => !pushed.has(v)).map((v) => `${v} (by ${takenBy.get(v)!.join(", ")})`);
+  const phantoms = [...count.keys()].filter((v) => !pushed.has(v)).map((v) =>
+    `${v} (by ${takenBy.get(v)!.join(", ")})`
+  );
   if (dups.length > 0) out.push({ oracle: "no-duplicates", detail: `taken twice: ${dups.join("; ")}` });
-  if (phantoms.length > 0) out.push({ oracle: "no-duplicates", detail: `taken but never pushed: ${phantoms.join("; ")}` });
+  if (phantoms.length > 0) {
+    out.push({ oracle: "no-duplicates", detail: `taken but never pushed: ${phantoms.join("; ")}` });
+  }
   const lost = [...pushed].filter((v) => !count.has(v));
   if (lost.length > 0) out.push({ oracle: "conservation", detail: `pushed but never taken: ${lost.join(", ")}` });
   // What each thief's stealHalf calls moved must be exactly what its deque drained.
@@ -190,7 +194,8 @@ export function checkLinearizable(
 }
 
 function describeFailure(ops: readonly HistoryOp[], capacity: number): string {
-  return `no linearization of ${ops.length} operations (capacity ${capacity}):\n    ` + ops.map(describeOp).join("\n    ");
+  return `no linearization of ${ops.length} operations (capacity ${capacity}):\n    ` +
+    ops.map(describeOp).join("\n    ");
 }
 
 function stealPart(state: readonly number[], value: number): number[] | null {

@@ -58,6 +58,8 @@ export const Global = Object.freeze({
   VARIANT: 2,
   /** The victim's capacity for this run (destinations use the same). */
   CAPACITY: 3,
+  /** 1: each gate also records the source line of the deque code that made the access (slow: a stack). */
+  TRACE: 4,
 });
 
 /** Words per thread block, and where the blocks start. */
@@ -81,6 +83,8 @@ export const Block = Object.freeze({
   RESULT: 7,
   /** 0 = owner (push/pop), 1 = thief (steal/stealHalf into its own deque). */
   ROLE: 8,
+  /** In trace mode: the line of the deque module that made the pending access (0 if unknown). */
+  LINE: 9,
   /** Program length, then two words per operation (code, argument). */
   PROG_LEN: 16,
   PROG: 17,

@@ -18,7 +18,10 @@ import { MUTANTS } from "../mutants/mutants.ts";
 import type { Scenario } from "./scenario.ts";
 import { reportCounterexample, startHarness } from "./suite.ts";
 
-const g = globalThis as unknown as { Deno?: { args: string[]; exit(c: number): never }; process?: { argv: string[]; exitCode?: number } };
+const g = globalThis as unknown as {
+  Deno?: { args: string[]; exit(c: number): never };
+  process?: { argv: string[]; exitCode?: number };
+};
 const args = g.Deno ? g.Deno.args : g.process!.argv.slice(2);
 if (args.length < 2) {
   console.error("usage: replay.ts '<scenario JSON>' '<schedule JSON>' [mutant name]");

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Access, Execution, HistoryOp } from "./harness.ts";
@@ -68,14 +68,40 @@ function byFirst(a: HistoryOp, b: HistoryOp): number {
   return a.first - b.first;
 }
 
+/**
+ * The TLA+ action names of a deque module, by source line: every shared access in `lib/deque.ts` carries
+ * a `// spec: Name` comment (a mutant's changed lines may not).
+ */
+export function specActions(module: URL): Map<number, string> {
+  const out = new Map<number, string>();
+  readFileSync(module, "utf8").split("\n").forEach((text, i) => {
+    const m = /\/\/ spec: (\w+)/.exec(text);
+    if (m !== null) out.set(i + 1, m[1]);
+  });
+  return out;
+}
+
 /** The run as ndjson events: one `scenario` line, then `access`, `invoke` and `return` events in order. */
-export function traceNdjson(scenario: Scenario, exec: Execution, meta: Record<string, unknown>): string {
+export function traceNdjson(
+  scenario: Scenario,
+  exec: Execution,
+  meta: Record<string, unknown>,
+  actions: Map<number, string> = new Map(),
+): string {
   const lines: string[] = [JSON.stringify({ event: "scenario", ...meta, scenario, text: describeScenario(scenario) })];
   const invokes = new Map<number, HistoryOp[]>();
   const returns = new Map<number, HistoryOp[]>();
+  const drains: string[] = [];
   for (const h of exec.history) {
     if (h.thread < 0) {
-      lines.push(JSON.stringify({ event: h.thread === -1 ? "setup" : "drain", op: h.kind, arg: h.arg, ret: h.ret }));
+      const line = JSON.stringify({
+        event: h.thread === -1 ? "setup" : "drain",
+        deque: "V",
+        op: h.kind,
+        arg: h.arg,
+        ret: h.ret,
+      });
+      (h.thread === -1 ? lines : drains).push(line);
       continue;
     }
     invokes.set(h.first, [...(invokes.get(h.first) ?? []), h]);
@@ -83,7 +109,9 @@ export function traceNdjson(scenario: Scenario, exec: Execution, meta: Record<st
   }
   for (const a of exec.accesses) {
     for (const h of invokes.get(a.step) ?? []) {
-      lines.push(JSON.stringify({ event: "invoke", step: a.step, thread: threadName(h.thread), op: h.kind, arg: h.arg }));
+      lines.push(
+        JSON.stringify({ event: "invoke", step: a.step, thread: threadName(h.thread), op: h.kind, arg: h.arg }),
+      );
     }
     lines.push(JSON.stringify({
       event: "access",
@@ -91,6 +119,8 @@ export function traceNdjson(scenario: Scenario, exec: Execution, meta: Record<st
       thread: threadName(a.thread),
       op: opLabel(scenario, a.thread, a.op),
       opIndex: a.op,
+      action: actions.get(a.line) ?? null,
+      line: a.line || null,
       fn: FN_NAMES[a.fn],
       word: wordName(a.region, a.word),
       region: a.region,
@@ -109,6 +139,7 @@ export function traceNdjson(scenario: Scenario, exec: Execution, meta: Record<st
       }));
     }
   }
+  lines.push(...drains);
   exec.dstDrained.forEach((vs, k) => {
     if (k > 0) lines.push(JSON.stringify({ event: "drain", deque: `D${k}`, values: vs }));
   });
@@ -129,9 +160,10 @@ export function writeTrace(
   scenario: Scenario,
   exec: Execution,
   meta: Record<string, unknown>,
+  actions?: Map<number, string>,
 ): string {
   const file = join(dir, `${name}.ndjson`);
-  writeFileSync(file, traceNdjson(scenario, exec, meta));
+  writeFileSync(file, traceNdjson(scenario, exec, meta, actions));
   return file;
 }
 

@@ -24,11 +24,11 @@ import {
   Global,
   MAX_MSG,
   OpCode,
-  Result,
-  RESULT_WORDS,
   REGION_BYTES,
   regionOffset,
   REGIONS_BASE_BYTES,
+  Result,
+  RESULT_WORDS,
   State,
 } from "./protocol.ts";
 
@@ -90,6 +90,7 @@ class Gate implements SharedMemory {
     Atomics.store(ctl, base + Block.WORD, index);
     Atomics.store(ctl, base + Block.ARG1, a1 | 0);
     Atomics.store(ctl, base + Block.ARG2, a2 | 0);
+    Atomics.store(ctl, base + Block.LINE, Atomics.load(ctl, Global.TRACE) === 1 ? callerLine() : 0);
     Atomics.store(ctl, base + Block.STATE, State.PARKED);
     Atomics.notify(ctl, base + Block.STATE);
     let s: number;
@@ -156,6 +157,13 @@ class Gate implements SharedMemory {
   pause(): void {}
 }
 
+/** The line of the deque module (shipped or mutant: both are files named deque.ts) on the stack. */
+function callerLine(): number {
+  const stack = new Error().stack ?? "";
+  const m = /deque\.ts:(\d+):\d+/.exec(stack);
+  return m === null ? 0 : Number(m[1]);
+}
+
 function loop(setup: SimThreadSetup, gate: Gate, modules: DequeModule[]): void {
   const ctl = gate.ctl;
   const base = gate.base;
@@ -218,7 +226,11 @@ function runProgram(setup: SimThreadSetup, ctl: Int32Array, base: number, mod: D
       const ret = stealer!.stealHalfInto(dst!);
       Atomics.store(ctl, out + Result.RET, ret);
       for (let i = 0; i < ret && i < RESULT_WORDS - Result.MOVED; i++) {
-        Atomics.store(ctl, out + Result.MOVED + i, Atomics.load(dstWords, DequeWords.slots + (((db + i) | 0) & (capacity - 1))));
+        Atomics.store(
+          ctl,
+          out + Result.MOVED + i,
+          Atomics.load(dstWords, DequeWords.slots + (((db + i) | 0) & (capacity - 1))),
+        );
       }
     } else {
       throw new Error(`unknown op code ${code}`);

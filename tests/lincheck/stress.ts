@@ -98,10 +98,12 @@ export async function runStress(options: {
   for (let t = 0; t < n; t++) {
     const h = await startThread(new URL("./stress_thread.ts", import.meta.url), `lincheck-stress-${t}`);
     threads.push(h);
-    ready.push(new Promise((resolve, reject) => {
-      h.onMessage(() => resolve());
-      h.onError(reject);
-    }));
+    ready.push(
+      new Promise((resolve, reject) => {
+        h.onMessage(() => resolve());
+        h.onError(reject);
+      }),
+    );
     h.post({ buffer, thread: t, variant: options.variant.href } satisfies StressSetup);
   }
   await Promise.all(ready);
@@ -120,7 +122,15 @@ export async function runStress(options: {
       const prefill = Math.floor(rand() * (capacity + 1));
       for (let i = 0; i < prefill; i++) {
         const v = pushValue(pushes++);
-        history.push({ thread: -1, index: i, kind: "push", arg: v, ret: setupOwner.push(v) ? 1 : 0, first: -100 + i, last: -100 + i });
+        history.push({
+          thread: -1,
+          index: i,
+          kind: "push",
+          arg: v,
+          ret: setupOwner.push(v) ? 1 : 0,
+          first: -100 + i,
+          last: -100 + i,
+        });
       }
       const programs: { code: number; arg: number }[][] = [];
       for (let t = 0; t < n; t++) {
@@ -160,7 +170,13 @@ export async function runStress(options: {
           const h: HistoryOp = {
             thread: t,
             index: k,
-            kind: p.code === OpCode.PUSH ? "push" : p.code === OpCode.POP ? "pop" : p.code === OpCode.STEAL ? "steal" : "stealHalf",
+            kind: p.code === OpCode.PUSH
+              ? "push"
+              : p.code === OpCode.POP
+              ? "pop"
+              : p.code === OpCode.STEAL
+              ? "steal"
+              : "stealHalf",
             ret,
             first: Atomics.load(ctl, o + 1),
             last: Atomics.load(ctl, o + 2),
@@ -194,7 +210,15 @@ export async function runStress(options: {
         }
         dstDrained.push(got);
       }
-      const exec: Execution = { accesses: [], history, dstDrained, failures: [], aborted: false, drainUnbounded, steps: 0 };
+      const exec: Execution = {
+        accesses: [],
+        history,
+        dstDrained,
+        failures: [],
+        aborted: false,
+        drainUnbounded,
+        steps: 0,
+      };
       const violations = checkValues(exec);
       const lin = checkLinearizable(history, capacity);
       if (lin !== null) violations.push({ oracle: "linearizability", detail: lin });
@@ -202,7 +226,9 @@ export async function runStress(options: {
       outcome.rounds++;
       const ops = history.filter((h) => h.thread >= 0);
       outcome.operations += ops.length;
-      outcome.overlapping += ops.filter((a) => ops.some((b) => b.thread !== a.thread && b.first < a.last && b.last > a.first)).length;
+      outcome.overlapping += ops.filter((a) =>
+        ops.some((b) => b.thread !== a.thread && b.first < a.last && b.last > a.first)
+      ).length;
       if (violations.length === 0) {
         const a = advisory(exec, capacity);
         if (a.notAtomicHalf) outcome.notAtomicHalf++;

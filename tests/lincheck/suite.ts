@@ -17,9 +17,9 @@ import fc from "fast-check";
 import type { Execution } from "./harness.ts";
 import { Harness } from "./harness.ts";
 import { advisory, checkExecution, type Violation } from "./oracles.ts";
-import { formatFailure, traceDir, writeTrace } from "./report.ts";
+import { formatFailure, specActions, traceDir, writeTrace } from "./report.ts";
 import { type Scenario, scenarioArbitrary, scheduleArbitrary, scheduleChooser } from "./scenario.ts";
-import { MUTANTS, materializeMutant, SHIPPED_DEQUE } from "../mutants/mutants.ts";
+import { materializeMutant, MUTANTS, SHIPPED_DEQUE } from "../mutants/mutants.ts";
 
 /** The fixed CI seed. */
 export const DEFAULT_SEED = 20261121;
@@ -109,9 +109,11 @@ export function reportCounterexample(
   name: string,
   meta: Record<string, unknown>,
 ): { text: string; exec: Execution; violations: Violation[]; tracePath: string } {
-  const exec = harness.run(scenario, scheduleChooser(schedule), variant);
+  // Trace mode: each access also carries its source line, mapped to the TLA+ action named there.
+  const exec = harness.run(scenario, scheduleChooser(schedule), variant, undefined, true);
   const violations = checkExecution(exec, scenario);
-  const tracePath = writeTrace(traceDir(env), name, scenario, exec, { ...meta, schedule, violations });
+  const actions = specActions(harness.variants[variant]);
+  const tracePath = writeTrace(traceDir(env), name, scenario, exec, { ...meta, schedule, violations }, actions);
   return { text: formatFailure(scenario, schedule, exec, violations), exec, violations, tracePath };
 }
 

@@ -57,7 +57,9 @@ export function explore(
       } else {
         const canContinue = runnable.includes(current);
         const options = canContinue ? [current] : [...runnable];
-        if (canContinue && preemptions < maxPreemptions) for (const t of runnable) if (t !== current) options.push(t);
+        if (canContinue && preemptions < maxPreemptions) {
+          for (const t of runnable) if (t !== current) options.push(t);
+        }
         stack.push({ options, next: 0 });
         pick = options[0];
       }
@@ -98,11 +100,23 @@ export const SMALL_SCENARIOS: readonly { name: string; scenario: Scenario }[] = 
   },
   {
     name: "steal_half_vs_pops",
-    scenario: { capacity: 4, initialIndex: 0, prefill: 4, owner: ["pop", "pop", "pop"], thieves: [["stealHalf"], ["steal"]] },
+    scenario: {
+      capacity: 4,
+      initialIndex: 0,
+      prefill: 4,
+      owner: ["pop", "pop", "pop"],
+      thieves: [["stealHalf"], ["steal"]],
+    },
   },
   {
     name: "steal_overflow",
-    scenario: { capacity: 2, initialIndex: 0, prefill: 2, owner: ["push", "pop", "push"], thieves: [["steal"], ["stealHalf"]] },
+    scenario: {
+      capacity: 2,
+      initialIndex: 0,
+      prefill: 2,
+      owner: ["push", "pop", "push"],
+      thieves: [["steal"], ["stealHalf"]],
+    },
   },
   {
     name: "wrap_pop_vs_steal",
@@ -116,10 +130,22 @@ export const SMALL_SCENARIOS: readonly { name: string; scenario: Scenario }[] = 
   },
   {
     name: "chained_steal_half",
-    scenario: { capacity: 4, initialIndex: 0, prefill: 3, owner: ["pop", "push"], thieves: [["stealHalf", "steal"], ["stealHalf"]] },
+    scenario: {
+      capacity: 4,
+      initialIndex: 0,
+      prefill: 3,
+      owner: ["pop", "push"],
+      thieves: [["stealHalf", "steal"], ["stealHalf"]],
+    },
   },
   {
     name: "full_push_vs_steal",
-    scenario: { capacity: 4, initialIndex: 0, prefill: 4, owner: ["push", "push", "pop"], thieves: [["steal"], ["steal"]] },
+    scenario: {
+      capacity: 4,
+      initialIndex: 0,
+      prefill: 4,
+      owner: ["push", "push", "pop"],
+      thieves: [["steal"], ["steal"]],
+    },
   },
 ];

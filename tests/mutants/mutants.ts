@@ -53,7 +53,8 @@ export const MUTANTS: readonly Mutant[] = [
     name: "steal_uses_slot_after_failed_cas",
     bug: "steal ignores a failed compare-exchange on top and returns the slot value it read anyway",
     patches: [{
-      find: "    if (mem.compareExchange(words, DequeWords.top, t, (t + 1) | 0) !== t) return RETRY; // spec: StealCasTop\n",
+      find:
+        "    if (mem.compareExchange(words, DequeWords.top, t, (t + 1) | 0) !== t) return RETRY; // spec: StealCasTop\n",
       replace: "    mem.compareExchange(words, DequeWords.top, t, (t + 1) | 0); // mutant: result ignored\n",
     }],
   },
@@ -124,7 +125,9 @@ export function rewriteImports(source: string): string {
     if (!out.includes(from)) throw new Error(`Cannot build mutant as lib/deque.ts no longer imports "./${name}"`);
     out = out.split(from).join(`from "${new URL(name, LIB).href}";`);
   }
-  if (/^import[^\n]*from "\.\//m.test(out)) throw new Error("Cannot build mutant as lib/deque.ts has a relative import not rewritten");
+  if (/^import[^\n]*from "\.\//m.test(out)) {
+    throw new Error("Cannot build mutant as lib/deque.ts has a relative import not rewritten");
+  }
   return out;
 }
 
