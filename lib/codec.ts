@@ -642,7 +642,7 @@ export class Encoder {
     const proto = Object.getPrototypeOf(value);
     if (proto === Object.prototype || proto === null) {
       this.plainObject(value as Record<string, unknown>, proto === null, depth);
-    } else if (proto === Array.prototype) {
+    } else if (proto === Array.prototype && Array.isArray(value)) {
       this.array(value as unknown[], depth);
     } else if (proto === Map.prototype) {
       this.map(value as Map<unknown, unknown>, depth);
@@ -968,6 +968,7 @@ function describeObject(value: object, proto: object): string {
   if (name === "Number" || name === "String" || name === "Boolean" || name === "BigInt" || name === "Symbol") {
     return `is a boxed ${name.toLowerCase()} (a ${name} object)`;
   }
+  if (name === "Array") return "is an object with Array.prototype as its prototype but not an array";
   return `is ${/^[AEIOU]/.test(name) ? "an" : "a"} ${name}`;
 }
 

@@ -584,6 +584,7 @@ test("every unsupported kind is rejected with a TypeError naming its type and pa
     [[new Error("x", { cause: () => 1 })], "'args[0].cause' is a function"],
     [[new AggregateError([new Error("a"), Symbol()])], "'args[0].errors[1]' is a symbol"],
     [[new Proxy(() => 1, {})], "'args[0]' is a function"],
+    [[Object.create(Array.prototype)], "'args[0]' is an object with Array.prototype as its prototype but not an array"],
     [[[[[new Point()]]]], "'args[0][0][0][0]' is an instance of class Point"],
   ];
   for (const [value, message] of cases) {
