@@ -492,6 +492,7 @@ export class Encoder {
     if (this.pos + n > this.out.length) this.grow(n);
   }
 
+  /** Replaces the scratch with one at least twice as large and room for `n` more bytes, keeping its bytes. */
   private grow(n: number): void {
     const needed = this.pos + n;
     let capacity = this.out.length * 2;
@@ -514,6 +515,7 @@ export class Encoder {
     this.pos = pos;
   }
 
+  /** Writes any value at `depth`: the dispatch on its type. */
   private value(value: unknown, depth: number): void {
     switch (typeof value) {
       case "number":
@@ -548,6 +550,7 @@ export class Encoder {
     }
   }
 
+  /** Writes a number: one byte for 0..127, five for another int32, nine for anything else (and -0). */
   private number(n: number): void {
     this.ensure(9);
     const out = this.out;
@@ -605,6 +608,7 @@ export class Encoder {
     this.pos = p;
   }
 
+  /** Writes a bigint: nine bytes in int64 range, else sign, length and magnitude. */
   private bigint(b: bigint): void {
     if (BigInt.asIntN(64, b) === b) {
       this.ensure(9);
@@ -629,6 +633,7 @@ export class Encoder {
     this.pos = p;
   }
 
+  /** Writes an object at `depth` after the depth and cycle checks: the dispatch on its prototype. */
   private object(value: object, depth: number): void {
     if (depth >= MAX_DEPTH) {
       throw new RangeError(
@@ -669,6 +674,7 @@ export class Encoder {
     if (depth >= ANCESTOR_SCAN_DEPTH) this.deepAncestors.delete(value);
   }
 
+  /** Lengthens the four path arrays by `PATH_CHUNK` entries each. */
   private extendPath(): void {
     for (let i = 0; i < PATH_CHUNK; i++) {
       this.ancestors.push(undefined);
@@ -699,6 +705,7 @@ export class Encoder {
     if (depth > this.deepest) this.deepest = depth;
   }
 
+  /** Writes a plain object: own enumerable string keys and their values, in property order. */
   private plainObject(value: Record<string, unknown>, nullPrototype: boolean, depth: number): void {
     this.ensure(2);
     this.out[this.pos++] = nullPrototype ? TAG_NULL_OBJECT : TAG_OBJECT;
@@ -729,6 +736,7 @@ export class Encoder {
     this.pos = end;
   }
 
+  /** Writes an array: its length, then every index (a hole is read as `undefined`). */
   private array(value: unknown[], depth: number): void {
     const n = value.length;
     this.ensure(6);
@@ -742,6 +750,7 @@ export class Encoder {
     }
   }
 
+  /** Writes a Map: its size, then each key and value in insertion order. */
   private map(value: Map<unknown, unknown>, depth: number): void {
     const n = value.size;
     this.ensure(6);
@@ -762,6 +771,7 @@ export class Encoder {
     if (i !== n) throw this.reject(depth, "is a Map that lost entries while it was being encoded");
   }
 
+  /** Writes a Set: its size, then each element in insertion order. */
   private set(value: Set<unknown>, depth: number): void {
     const n = value.size;
     this.ensure(6);
@@ -779,6 +789,7 @@ export class Encoder {
     if (i !== n) throw this.reject(depth, "is a Set that lost elements while it was being encoded");
   }
 
+  /** Writes a typed array or DataView: by reference on shared memory, else a copy of its bytes. */
   private view(value: ArrayBufferView, depth: number): void {
     const name = typedArrayName.call(value);
     const kind = name === undefined ? DATA_VIEW_KIND : VIEW_KIND_BY_NAME.get(name);
@@ -805,6 +816,7 @@ export class Encoder {
     this.bytesFrom(buffer, value.byteOffset, n);
   }
 
+  /** Writes an ordinary ArrayBuffer: a copy of its bytes. */
   private arrayBuffer(value: ArrayBuffer, depth: number): void {
     if (value.detached) throw this.reject(depth, "is a detached ArrayBuffer: its contents are gone");
     const n = value.byteLength;
@@ -827,6 +839,7 @@ export class Encoder {
     this.pos = pos + n;
   }
 
+  /** Writes an Error: its kind (nearest standard prototype), name, message and optional fields. */
   private error(value: Error, proto: object, depth: number): void {
     let kind = 0;
     for (let p: object | null = proto; p !== null; p = Object.getPrototypeOf(p)) {
@@ -890,10 +903,12 @@ export class Encoder {
     return id;
   }
 
+  /** The TypeError for the value at `depth`: "Cannot encode value as '<path>' <problem>". */
   private reject(depth: number, problem: string): TypeError {
     return new TypeError(`Cannot encode value as '${this.path(depth)}' ${problem}`);
   }
 
+  /** The TypeError for a value at `depth` that is its own ancestor at `ancestorDepth`. */
   private cycle(depth: number, ancestorDepth: number): TypeError {
     return new TypeError(
       `Cannot encode value as '${this.path(depth)}' refers back to '${this.path(ancestorDepth)}': ` +
