@@ -1072,7 +1072,7 @@ const EMPTY_BYTES = new Uint8Array(0);
 
 /**
  * Latin-1 strings of at most this many code units are interned (object keys, names, short arguments); wide
- * strings this short are built one code unit at a time; longer strings in chunks.
+ * strings this short are built with one `String.fromCharCode` call; longer strings in chunks.
  */
 const SHORT_STRING = 24;
 /** Slots in the intern table: a power of two. */
@@ -1284,8 +1284,9 @@ class Reader {
     this.need(2 * n);
     this.pos = p + 2 * n;
     if (n <= SHORT_STRING) {
-      for (let i = 0; i < n; i++, p += 2) s += String.fromCharCode(bytes[p] | (bytes[p + 1] << 8));
-      return s;
+      const codes = charCodeLists[n];
+      for (let i = 0; i < n; i++, p += 2) codes[i] = bytes[p] | (bytes[p + 1] << 8);
+      return String.fromCharCode.apply(null, codes);
     }
     for (let i = 0; i < n; i += STRING_CHUNK) {
       const k = Math.min(STRING_CHUNK, n - i);
