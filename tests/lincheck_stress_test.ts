@@ -1,9 +1,9 @@
 /**
  * Stress mode of the linearizability suite: the shipped deque on real parallel Workers (no scheduler),
- * in short rounds from fresh deques; each round's timestamped history is checked for no duplicates,
+ * in short rounds from fresh deques (1 owner with 1 or 2 thieves); each round's timestamped history is checked for no duplicates,
  * conservation and linearizability (see tests/lincheck/stress.ts).
  */
-import { SHIPPED_DEQUE } from "./mutants/mutants.ts";
+import { materializeMutant, MUTANTS, removeMaterializedMutants, SHIPPED_DEQUE } from "./mutants/mutants.ts";
 import { runStress } from "./lincheck/stress.ts";
 import { config } from "./lincheck/suite.ts";
 import { assert, runtime, test } from "./_test.ts";
@@ -16,7 +16,7 @@ test(
     const out = await runStress({ variant: SHIPPED_DEQUE, rounds: stressRounds, thieves: 2, seed });
     const seconds = (performance.now() - started) / 1000;
     console.log(
-      `lincheck stress [${runtime}]: seed ${seed}; ${out.rounds} rounds of 1 owner + 2 thieves on real Workers, ` +
+      `lincheck stress [${runtime}]: seed ${seed}; ${out.rounds} rounds of 1 owner + 1 or 2 thieves on real Workers, ` +
         `${out.operations} operations (${out.overlapping} overlapped another thread's), ${seconds.toFixed(1)} s; ` +
         `advisory: ${out.notAtomicHalf} rounds linearizable only with stealHalf as separate steals, ` +
         `${out.overHalf} where it took more than half`,
@@ -30,3 +30,22 @@ test(
   },
   300_000,
 );
+
+test("stress mode on the mutants (informational: real-thread timing decides, so nothing is asserted)", async () => {
+  const { seed } = config();
+  const rounds = 1_000;
+  const rows: string[] = [];
+  for (const m of MUTANTS) {
+    const variant = materializeMutant(m);
+    const out = await runStress({ variant, rounds, thieves: 2, seed });
+    rows.push(
+      `  ${m.name.padEnd(34)} ${
+        out.failure
+          ? `caught in round ${out.failure.round + 1} by ${out.failure.violations[0].oracle}`
+          : `not caught in ${out.rounds} rounds`
+      }`,
+    );
+  }
+  removeMaterializedMutants();
+  console.log(`lincheck stress mutants [${runtime}]: seed ${seed}, at most ${rounds} rounds each\n${rows.join("\n")}`);
+}, 300_000);

@@ -105,6 +105,8 @@ interface Region {
 export interface HarnessOptions {
   /** The deque modules a run may use: the first is `lib/deque.ts`, the rest mutants. */
   variants: URL[];
+  /** Called by {@link Harness.close} after the Workers are terminated (e.g. to delete mutant files). */
+  onClose?: () => void;
 }
 
 const SPIN = 2000;
@@ -121,6 +123,7 @@ export class Harness {
   runs = 0;
   totalSteps = 0;
   private closed = false;
+  onClose: (() => void) | undefined;
 
   private constructor(buffer: SharedArrayBuffer, threads: ThreadHandle[], modules: DequeModule[], variants: URL[]) {
     this.buffer = buffer;
@@ -151,7 +154,9 @@ export class Harness {
       handle.post(setup);
     }
     await Promise.all(ready);
-    return new Harness(buffer, threads, modules, options.variants);
+    const harness = new Harness(buffer, threads, modules, options.variants);
+    harness.onClose = options.onClose;
+    return harness;
   }
 
   /**
@@ -340,6 +345,7 @@ export class Harness {
       }
     }
     for (const thread of this.threads) thread.terminate();
+    this.onClose?.();
   }
 }
 

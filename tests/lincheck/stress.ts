@@ -27,6 +27,11 @@ export const StressLayout = Object.freeze({
   DONE: 5,
   CLOCK: 6,
   EXITED: 7,
+  /** Per round: the largest busy-wait (iterations) a thread makes before each operation, and its seed. */
+  JITTER: 8,
+  JITTER_SEED: 9,
+  /** Second barrier phase: threads awake and spinning. */
+  RUNNING: 10,
   CTL_WORDS: 4096,
   RESULT_WORDS: 16,
   MAX_OPS: 32,
@@ -132,9 +137,12 @@ export async function runStress(options: {
           last: -100 + i,
         });
       }
+      // Rounds alternate between one thief (two threads: one a core here, so they truly overlap) and
+      // all of them (more contention, fewer overlaps on two cores).
+      const active = rand() < 0.5 ? 2 : n;
       const programs: { code: number; arg: number }[][] = [];
-      for (let t = 0; t < n; t++) {
-        const len = 2 + Math.floor(rand() * 7);
+      for (let t = 0; t < active; t++) {
+        const len = 4 + Math.floor(rand() * 13);
         const prog: { code: number; arg: number }[] = [];
         for (let k = 0; k < len; k++) {
           if (t === 0) {
@@ -151,8 +159,12 @@ export async function runStress(options: {
         });
       }
       Atomics.store(ctl, L.CAPACITY, capacity);
-      Atomics.store(ctl, L.THREADS, n);
+      Atomics.store(ctl, L.THREADS, active);
+      // Spreading the operations out in time makes more of them overlap another thread's.
+      Atomics.store(ctl, L.JITTER, [0, 40, 400][Math.floor(rand() * 3)]);
+      Atomics.store(ctl, L.JITTER_SEED, 1 + Math.floor(rand() * 0x7ffffffe));
       Atomics.store(ctl, L.ARRIVED, 0);
+      Atomics.store(ctl, L.RUNNING, 0);
       Atomics.store(ctl, L.DONE, 0);
       Atomics.store(ctl, L.CLOCK, 0);
       Atomics.add(ctl, L.ROUND, 1);
@@ -163,7 +175,7 @@ export async function runStress(options: {
           throw new Error(`stress: round ${round} made no progress for 20 s`);
         }
       }
-      for (let t = 0; t < n; t++) {
+      for (let t = 0; t < active; t++) {
         programs[t].forEach((p, k) => {
           const o = L.results(t) + k * L.RESULT_WORDS;
           const ret = Atomics.load(ctl, o);
@@ -200,7 +212,7 @@ export async function runStress(options: {
         if (i === capacity + 3) drainUnbounded = true;
       }
       const dstDrained: number[][] = [[]];
-      for (let k = 1; k < n; k++) {
+      for (let k = 1; k < active; k++) {
         const dq = new mod.Deque(regions[k]);
         const got: number[] = [];
         for (let i = 0; i < capacity + 4; i++) {

@@ -45,6 +45,12 @@ function loop(setup: StressSetup, mod: DequeModule): void {
     }
     const capacity = Atomics.load(ctl, L.CAPACITY);
     const threads = Atomics.load(ctl, L.THREADS);
+    if (setup.thread >= threads) {
+      // Not in this round.
+      Atomics.add(ctl, L.DONE, 1);
+      Atomics.notify(ctl, L.DONE);
+      continue;
+    }
     const victim = { buffer: setup.buffer, byteOffset: L.region(0), capacity };
     const me = setup.thread;
     const owner = me === 0 ? new mod.Deque(victim) : null;
@@ -55,9 +61,23 @@ function loop(setup: StressSetup, mod: DequeModule): void {
     const prog = L.prog(me);
     const out = L.results(me);
     const n = Atomics.load(ctl, prog);
+    const jitter = Atomics.load(ctl, L.JITTER);
+    let x = (Atomics.load(ctl, L.JITTER_SEED) + me * 0x9e3779b1) | 0 || 1;
+    let sink = 0;
     // Barrier: everyone starts together, so operations overlap for real.
-    Atomics.add(ctl, L.ARRIVED, 1);
-    while (Atomics.load(ctl, L.ARRIVED) < threads) { /* spin */ }
+    // Spin briefly (peers on other cores arrive within microseconds), then sleep, so that a peer the OS
+    // has not scheduled yet gets the core instead of a spinning thread.
+    if (Atomics.add(ctl, L.ARRIVED, 1) + 1 === threads) Atomics.notify(ctl, L.ARRIVED);
+    let arrived: number;
+    let spins = 0;
+    while ((arrived = Atomics.load(ctl, L.ARRIVED)) < threads) {
+      if (++spins > 5000) Atomics.wait(ctl, L.ARRIVED, arrived, 1);
+    }
+    // Everyone is awake now; a short pure spin lines the starts up to within a few hundred nanoseconds
+    // (waking from a sleep takes tens of microseconds, far longer than a whole program). Bounded, so a
+    // peer without a core delays this thread only briefly.
+    Atomics.add(ctl, L.RUNNING, 1);
+    for (let i = 0; i < 200_000 && Atomics.load(ctl, L.RUNNING) < threads; i++) { /* spin */ }
     for (let k = 0; k < n; k++) {
       const code = Atomics.load(ctl, prog + 1 + 2 * k);
       const arg = Atomics.load(ctl, prog + 2 + 2 * k);
@@ -67,6 +87,13 @@ function loop(setup: StressSetup, mod: DequeModule): void {
       if (code === OpCode.STEAL_HALF) {
         db = Atomics.load(dstWords, DequeWords.bottom);
         room = capacity - ((db - Atomics.load(dstWords, DequeWords.top)) | 0);
+      }
+      if (jitter > 0) {
+        x ^= x << 13;
+        x ^= x >>> 17;
+        x ^= x << 5;
+        const spins = (x >>> 0) % jitter;
+        for (let i = 0; i < spins; i++) sink = (sink + i) | 0;
       }
       const inv = Atomics.add(ctl, L.CLOCK, 1);
       let ret: number;
@@ -83,6 +110,7 @@ function loop(setup: StressSetup, mod: DequeModule): void {
         Atomics.store(ctl, o + 4 + i, Atomics.load(dstWords, DequeWords.slots + (((db + i) | 0) & (capacity - 1))));
       }
     }
+    if (sink === 0x7fffffff) console.log(""); // keeps the busy-wait from being optimised away
     Atomics.add(ctl, L.DONE, 1);
     Atomics.notify(ctl, L.DONE);
   }

@@ -8,7 +8,7 @@
  * - `FILCH_LINCHECK_RUNS`  random-mode interleavings (default 10,000; the long run uses 100,000+).
  * - `FILCH_LINCHECK_PATH`  with a seed: replay one run (fast-check's counterexample path) and stop.
  * - `FILCH_LINCHECK_OUT`   where failing traces (ndjson) go (default `<tmp>/filch-lincheck`).
- * - `FILCH_LINCHECK_STRESS_ROUNDS`  stress-mode rounds (default 1,000).
+ * - `FILCH_LINCHECK_STRESS_ROUNDS`  stress-mode rounds (default 3,000).
  *
  * @module
  */
@@ -19,7 +19,7 @@ import { Harness } from "./harness.ts";
 import { advisory, checkExecution, type Violation } from "./oracles.ts";
 import { formatFailure, specActions, traceDir, writeTrace } from "./report.ts";
 import { type Scenario, scenarioArbitrary, scheduleArbitrary, scheduleChooser } from "./scenario.ts";
-import { materializeMutant, MUTANTS, SHIPPED_DEQUE } from "../mutants/mutants.ts";
+import { materializeMutant, MUTANTS, removeMaterializedMutants, SHIPPED_DEQUE } from "../mutants/mutants.ts";
 
 /** The fixed CI seed. */
 export const DEFAULT_SEED = 20261121;
@@ -48,14 +48,14 @@ export function config(): { seed: number; runs: number; path: string | undefined
     seed: intEnv("FILCH_LINCHECK_SEED", DEFAULT_SEED),
     runs: intEnv("FILCH_LINCHECK_RUNS", 10_000),
     path: env("FILCH_LINCHECK_PATH") || undefined,
-    stressRounds: intEnv("FILCH_LINCHECK_STRESS_ROUNDS", 1_000),
+    stressRounds: intEnv("FILCH_LINCHECK_STRESS_ROUNDS", 3_000),
   };
 }
 
 /** Starts a harness with the shipped deque as variant 0 and every mutant after it, in MUTANTS order. */
 export async function startHarness(withMutants: boolean): Promise<Harness> {
   const variants = [SHIPPED_DEQUE, ...(withMutants ? MUTANTS.map(materializeMutant) : [])];
-  return await Harness.start({ variants });
+  return await Harness.start({ variants, onClose: withMutants ? removeMaterializedMutants : undefined });
 }
 
 /** What a random-mode run saw. */

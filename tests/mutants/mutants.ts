@@ -12,7 +12,7 @@
  * @module
  */
 
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -148,6 +148,13 @@ export function materializeMutant(mutant: Mutant): URL {
   const file = join(sub, "deque.ts");
   writeFileSync(file, text);
   return pathToFileURL(file);
+}
+
+/** Deletes the temporary directory of the mutants written so far (modules already loaded stay loaded). */
+export function removeMaterializedMutants(): void {
+  if (dir === null) return;
+  rmSync(dir, { recursive: true, force: true });
+  dir = null;
 }
 
 /** The URL of the shipped deque. */
