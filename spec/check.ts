@@ -1,0 +1,376 @@
+/**
+ * The model-check command: runs TLC on every real configuration of `spec/` and every mutant of
+ * `spec/mutants/`, prints a table (distinct states, depth, time, verdict), and exits non-zero on any
+ * unexpected outcome. A real configuration must PASS; a mutant must be CAUGHT, by one of the properties
+ * its entry below names, with a counterexample. A mutant that passes is MISSED, and fails the command.
+ *
+ * Where the jar comes from, in order (see spec/README.md):
+ * 1. `TLA2TOOLS_JAR`, if set (used as is; if it names a missing file, the run is SKIPPED);
+ * 2. the cache, `${XDG_CACHE_HOME:-$HOME/.cache}/filch/tla2tools.jar`, used as is;
+ * 3. a download of the pinned official release (v1.7.4), checked against its SHA-256 before it is
+ *    stored in the cache.
+ * When Java or the jar is missing, it prints SKIPPED and why, and exits 2 (never a pass).
+ *
+ * Runs under Deno (`deno run -A spec/check.ts`), Node >= 23.6 (`node spec/check.ts`, types stripped) and
+ * Bun; it uses only `node:` builtins.
+ *
+ * Usage: `check.ts [--workers N] [--only NAME[,NAME...]] [--list]`
+ *
+ * @module
+ */
+
+import { spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism, homedir, tmpdir } from "node:os";
+import { basename, dirname, join, resolve } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+
+/** The pinned official release, downloaded only when no jar is configured or cached. */
+export const PINNED_JAR = {
+  version: "1.7.4",
+  url: "https://github.com/tlaplus/tlaplus/releases/download/v1.7.4/tla2tools.jar",
+  // Source: nixpkgs' tlaplus 1.7.4 derivation; the same value appears in other pins of that release.
+  sha256: "936a262061c914694dfd669a543be24573c45d5aa0ff20a8b96b23d01e050e88",
+};
+
+/** One TLC run: a module and a configuration, real (must pass) or mutant (must be caught). */
+export interface Run {
+  /** The name printed in the table (the configuration's file name without `.cfg`). */
+  readonly name: string;
+  /** The module file, relative to `spec/`. */
+  readonly module: string;
+  /** The configuration file, relative to `spec/`. */
+  readonly cfg: string;
+  /** `real`: TLC must find no error. `mutant`: TLC must report one of `expect` with a trace. */
+  readonly kind: "real" | "mutant";
+  /** For a mutant: the properties whose violation counts as catching it. */
+  readonly expect?: readonly string[];
+}
+
+// Every property the real configurations check; a mutant is caught by any of them except TypeOK (a
+// TypeOK failure would mean the mutant is malformed, not that its bug was found).
+const SAFETY = [
+  "IndexBounds", "WrappingDiffExact", "DstCopiesInRange", "Conservation", "NoDuplicates", "Refinement",
+  "NoAbaCas", "NoStaleRead", "TopMonotonic", "RetryOnlyAfterProgress", "PopEmptyExact", "PopLostExact",
+  "PushFullExact", "DstFullExact", "StealEmptyJustified",
+] as const;
+
+/** Every configuration, in the order it runs. A `.cfg` under spec/ that is not listed here fails the command. */
+export const RUNS: readonly Run[] = [
+  { name: "ChaseLev", module: "ChaseLev.tla", cfg: "ChaseLev.cfg", kind: "real" },
+  { name: "ChaseLevCap4", module: "ChaseLev.tla", cfg: "ChaseLevCap4.cfg", kind: "real" },
+  { name: "ChaseLevLiveness", module: "ChaseLev.tla", cfg: "ChaseLevLiveness.cfg", kind: "real" },
+  { name: "PopWithoutCas", module: "mutants/PopWithoutCas.tla", cfg: "mutants/PopWithoutCas.cfg", kind: "mutant", expect: SAFETY },
+  { name: "PopNoRestore", module: "mutants/PopNoRestore.tla", cfg: "mutants/PopNoRestore.cfg", kind: "mutant", expect: SAFETY },
+  {
+    name: "StealUseAfterFailedCas",
+    module: "mutants/StealUseAfterFailedCas.tla",
+    cfg: "mutants/StealUseAfterFailedCas.cfg",
+    kind: "mutant",
+    expect: SAFETY,
+  },
+  {
+    // TopMonotonic and NoStaleRead state the one-claim-at-a-time design, which any batch claim breaks;
+    // the catch must be a semantic one.
+    name: "HalfCopiesBeforeClaim",
+    module: "mutants/HalfCopiesBeforeClaim.tla",
+    cfg: "mutants/HalfCopiesBeforeClaim.cfg",
+    kind: "mutant",
+    expect: ["IndexBounds", "Conservation", "NoDuplicates", "Refinement"],
+  },
+  {
+    name: "NarrowCounters_ModCapacity",
+    module: "mutants/NarrowCounters.tla",
+    cfg: "mutants/NarrowCounters_ModCapacity.cfg",
+    kind: "mutant",
+    expect: SAFETY,
+  },
+  {
+    name: "NarrowCounters_TwiceCapacity",
+    module: "mutants/NarrowCounters.tla",
+    cfg: "mutants/NarrowCounters_TwiceCapacity.cfg",
+    kind: "mutant",
+    expect: SAFETY,
+  },
+  {
+    // The ABA itself: a compare-exchange that matches a top one Modulus later.
+    name: "NarrowCounters_Aba",
+    module: "mutants/NarrowCounters.tla",
+    cfg: "mutants/NarrowCounters_Aba.cfg",
+    kind: "mutant",
+    expect: ["IndexBounds", "NoAbaCas", "Conservation", "NoDuplicates", "Refinement", "NoStaleRead"],
+  },
+];
+
+/** A mutant is the real spec plus a minimal change; more changed lines than this means it has drifted. */
+export const MAX_MUTANT_CHANGED_LINES = 40;
+
+/** What one TLC run produced, as read from its output. */
+export interface Outcome {
+  /** Distinct states found (the last count TLC printed), or null if it printed none. */
+  distinct: number | null;
+  /** Depth of the complete state graph (a passing run), or the length of the counterexample. */
+  depth: number | null;
+  /** The property TLC reported violated, or null. */
+  violated: string | null;
+  /** TLC said "No error has been found". */
+  clean: boolean;
+  /** Number of states in the counterexample TLC printed (0 if none). */
+  traceLength: number;
+  /** The first line of an error that is not a property violation (parse error, failed ASSUME, ...). */
+  otherError: string | null;
+}
+
+/**
+ * Reads TLC's standard output (the same text on TLC 1.7.4 and 1.8.0).
+ *
+ * @param text What TLC printed.
+ * @returns The counts and the verdict material in it.
+ */
+export function parseTlcOutput(text: string): Outcome {
+  const lastNumber = (re: RegExp): number | null => {
+    let found: number | null = null;
+    for (const m of text.matchAll(re)) found = Number(m[1].replaceAll(",", ""));
+    return found;
+  };
+  const distinct = lastNumber(/([\d,]+) distinct states? found/g);
+  const traceLength = [...text.matchAll(/^State (\d+):/gm)].length;
+  const graphDepth = lastNumber(/The depth of the complete state graph search is (\d+)/g);
+  let violated: string | null = null;
+  const invariant = /Error: Invariant (\w+) is violated/.exec(text);
+  const action = /Error: Action property (\w+)[^\n]*is violated/.exec(text);
+  const property = /Error: (?:Temporal )?[Pp]roperty (\w+)[^\n]*violated/.exec(text);
+  if (invariant) violated = invariant[1];
+  else if (action) violated = action[1];
+  else if (property) violated = property[1];
+  else if (/Error: Temporal properties were violated/.test(text)) violated = "(temporal)";
+  const clean = /No error has been found/.test(text);
+  let otherError: string | null = null;
+  if (!clean && violated === null) {
+    const line = text.split("\n").find((l) => /^Error|Exception|error/.test(l) && !/^Error: The behavior/.test(l));
+    otherError = line?.trim() ?? "TLC ended without a verdict";
+  }
+  return { distinct, depth: graphDepth ?? (traceLength || null), violated, clean, traceLength, otherError };
+}
+
+/**
+ * The verdict for a run: PASS / FAIL for a real configuration, mutant CAUGHT / mutant MISSED for a
+ * mutant, ERROR for anything TLC did that is neither (a parse error, a failed assumption, an
+ * unexpected property), and whether that verdict is the expected one.
+ *
+ * @param run The configuration that ran.
+ * @param outcome What TLC printed, parsed.
+ * @param exitCode TLC's exit code.
+ * @returns The verdict text and whether it is expected.
+ */
+export function verdict(run: Run, outcome: Outcome, exitCode: number | null): { text: string; ok: boolean } {
+  if (run.kind === "real") {
+    if (outcome.clean && exitCode === 0) return { text: "PASS", ok: true };
+    if (outcome.violated) return { text: `FAIL (${outcome.violated} violated)`, ok: false };
+    return { text: `FAIL (${outcome.otherError ?? `exit ${exitCode}`})`, ok: false };
+  }
+  if (outcome.clean) return { text: "mutant MISSED", ok: false };
+  if (outcome.violated && outcome.traceLength > 0 && (run.expect ?? []).includes(outcome.violated)) {
+    return { text: `mutant CAUGHT (${outcome.violated})`, ok: true };
+  }
+  if (outcome.violated) return { text: `ERROR (mutant broke ${outcome.violated}, not a property it should)`, ok: false };
+  return { text: `ERROR (${outcome.otherError ?? `exit ${exitCode}`})`, ok: false };
+}
+
+/**
+ * How many lines differ between two texts (lines only in one or only in the other), by longest
+ * common subsequence.
+ *
+ * @param a One text.
+ * @param b The other.
+ * @returns The number of added plus removed lines.
+ */
+export function changedLines(a: string, b: string): number {
+  const x = a.split("\n");
+  const y = b.split("\n");
+  let prev = new Array<number>(y.length + 1).fill(0);
+  for (let i = 1; i <= x.length; i++) {
+    const cur = new Array<number>(y.length + 1).fill(0);
+    for (let j = 1; j <= y.length; j++) {
+      cur[j] = x[i - 1] === y[j - 1] ? prev[j - 1] + 1 : Math.max(prev[j], cur[j - 1]);
+    }
+    prev = cur;
+  }
+  return x.length + y.length - 2 * prev[y.length];
+}
+
+class Skip extends Error {}
+
+function sha256(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+/** The cache path of the jar: `${XDG_CACHE_HOME:-$HOME/.cache}/filch/tla2tools.jar`. */
+export function cachedJarPath(env: Record<string, string | undefined> = process.env): string {
+  const base = env.XDG_CACHE_HOME && env.XDG_CACHE_HOME !== "" ? env.XDG_CACHE_HOME : join(homedir(), ".cache");
+  return join(base, "filch", "tla2tools.jar");
+}
+
+async function findJar(): Promise<string> {
+  const fromEnv = process.env.TLA2TOOLS_JAR;
+  if (fromEnv !== undefined && fromEnv !== "") {
+    if (!existsSync(fromEnv)) throw new Skip(`TLA2TOOLS_JAR is set to ${fromEnv}, which does not exist`);
+    console.log(`jar: ${fromEnv} (from TLA2TOOLS_JAR)`);
+    return fromEnv;
+  }
+  const cached = cachedJarPath();
+  if (existsSync(cached)) {
+    console.log(`jar: ${cached} (cache; sha256 ${sha256(readFileSync(cached)).slice(0, 16)}…)`);
+    return cached;
+  }
+  console.log(`jar: none in TLA2TOOLS_JAR or ${cached}; downloading tla2tools ${PINNED_JAR.version} from ${PINNED_JAR.url}`);
+  let bytes: Uint8Array;
+  try {
+    const response = await fetch(PINNED_JAR.url, { signal: AbortSignal.timeout(120_000) });
+    if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
+    bytes = new Uint8Array(await response.arrayBuffer());
+  } catch (error) {
+    throw new Skip(`no tla2tools.jar: the download of ${PINNED_JAR.url} failed (${String(error)})`);
+  }
+  const digest = sha256(bytes);
+  if (digest !== PINNED_JAR.sha256) {
+    throw new Skip(`no tla2tools.jar: the download's SHA-256 is ${digest}, not the pinned ${PINNED_JAR.sha256}; not cached`);
+  }
+  mkdirSync(dirname(cached), { recursive: true });
+  const partial = `${cached}.${process.pid}.partial`;
+  writeFileSync(partial, bytes);
+  renameSync(partial, cached);
+  console.log(`jar: downloaded, SHA-256 verified, cached at ${cached}`);
+  return cached;
+}
+
+function findJava(): string {
+  const home = process.env.JAVA_HOME;
+  const java = home ? join(home, "bin", "java") : "java";
+  const probe = spawnSync(java, ["-version"], { encoding: "utf8" });
+  if (probe.error || probe.status !== 0) {
+    throw new Skip(`no Java: \`${java} -version\` failed (${probe.error?.message ?? `exit ${probe.status}`})`);
+  }
+  const version = (probe.stderr || probe.stdout).split("\n")[0];
+  console.log(`java: ${java} (${version.trim()})`);
+  return java;
+}
+
+function runTlc(java: string, jar: string, specDir: string, run: Run, workers: number): Promise<{ output: string; code: number | null; seconds: number }> {
+  // Each run gets its own directory: TLC writes its states/ and any trace files beside the spec.
+  const work = mkdtempSync(join(tmpdir(), "filch-tlc-"));
+  for (const f of readdirSync(specDir)) if (f.endsWith(".tla")) copyFileSync(join(specDir, f), join(work, f));
+  copyFileSync(join(specDir, run.module), join(work, basename(run.module)));
+  copyFileSync(join(specDir, run.cfg), join(work, basename(run.cfg)));
+  const args = [
+    "-XX:+UseParallelGC", "-cp", jar, "tlc2.TLC",
+    "-workers", String(workers), "-metadir", join(work, "states"),
+    "-config", basename(run.cfg), basename(run.module),
+  ];
+  const started = performance.now();
+  return new Promise((done) => {
+    const child = spawn(java, args, { cwd: work });
+    let output = "";
+    child.stdout.on("data", (chunk) => (output += chunk));
+    child.stderr.on("data", (chunk) => (output += chunk));
+    child.on("close", (code) => {
+      rmSync(work, { recursive: true, force: true });
+      done({ output, code, seconds: (performance.now() - started) / 1000 });
+    });
+  });
+}
+
+function pad(text: string, width: number, right = false): string {
+  return right ? text.padStart(width) : text.padEnd(width);
+}
+
+async function main(argv: string[]): Promise<number> {
+  const specDir = dirname(fileURLToPath(import.meta.url));
+  let workers = Math.max(1, availableParallelism());
+  let only: Set<string> | null = null;
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === "--workers") workers = Number(argv[++i]);
+    else if (argv[i] === "--only") only = new Set(argv[++i].split(","));
+    else if (argv[i] === "--list") {
+      for (const r of RUNS) console.log(`${r.kind}\t${r.name}\t${r.module}\t${r.cfg}`);
+      return 0;
+    } else throw new RangeError(`Cannot run check.ts as '${argv[i]}' is not an option: use --workers N, --only A,B or --list`);
+  }
+  if (!Number.isInteger(workers) || workers < 1) throw new RangeError(`Cannot run check.ts as '--workers' must be a positive integer: received ${workers}`);
+
+  // Every .cfg must be listed, so a new configuration cannot be silently skipped.
+  const listed = new Set(RUNS.map((r) => r.cfg));
+  const present = [
+    ...readdirSync(specDir).filter((f) => f.endsWith(".cfg")),
+    ...readdirSync(join(specDir, "mutants")).filter((f) => f.endsWith(".cfg")).map((f) => `mutants/${f}`),
+  ];
+  const unlisted = present.filter((f) => !listed.has(f));
+  const missing = RUNS.filter((r) => !existsSync(join(specDir, r.cfg)) || !existsSync(join(specDir, r.module)));
+  let problems = 0;
+  for (const f of unlisted) { console.log(`FAIL: spec/${f} is not listed in spec/check.ts RUNS`); problems++; }
+  for (const r of missing) { console.log(`FAIL: ${r.name}: spec/${r.module} or spec/${r.cfg} does not exist`); problems++; }
+
+  // A mutant must stay the real spec plus a minimal change.
+  const real = readFileSync(join(specDir, "ChaseLev.tla"), "utf8");
+  const drift = new Map<string, number>();
+  for (const r of RUNS) {
+    if (r.kind !== "mutant" || drift.has(r.module) || !existsSync(join(specDir, r.module))) continue;
+    const n = changedLines(real, readFileSync(join(specDir, r.module), "utf8"));
+    drift.set(r.module, n);
+    if (n > MAX_MUTANT_CHANGED_LINES) {
+      console.log(`FAIL: spec/${r.module} differs from spec/ChaseLev.tla in ${n} lines (> ${MAX_MUTANT_CHANGED_LINES}): regenerate it from the real spec`);
+      problems++;
+    }
+  }
+
+  let java: string;
+  let jar: string;
+  try {
+    java = findJava();
+    jar = await findJar();
+  } catch (error) {
+    if (!(error instanceof Skip)) throw error;
+    console.log("");
+    console.log("==================================================================");
+    console.log(`SKIPPED: TLA+ model check not run: ${error.message}`);
+    console.log("Nothing was checked. Set TLA2TOOLS_JAR, or put tla2tools.jar at");
+    console.log(`${cachedJarPath()}, or run on a machine with network access.`);
+    console.log("==================================================================");
+    return problems > 0 ? 1 : 2;
+  }
+
+  const runs = RUNS.filter((r) => only === null || only.has(r.name));
+  console.log(`TLC with ${workers} worker(s); ${runs.length} configuration(s)\n`);
+  const header = `${pad("config", 30)} ${pad("kind", 6)} ${pad("distinct", 10, true)} ${pad("depth", 6, true)} ${pad("time", 8, true)}  verdict`;
+  console.log(header);
+  console.log("-".repeat(header.length + 30));
+  const started = performance.now();
+  for (const run of runs) {
+    const { output, code, seconds } = await runTlc(java, jar, specDir, run, workers);
+    const outcome = parseTlcOutput(output);
+    const v = verdict(run, outcome, code);
+    const changed = drift.has(run.module) ? `, ${drift.get(run.module)} lines from real spec` : "";
+    const trace = run.kind === "mutant" && outcome.traceLength > 0 ? ` trace of ${outcome.traceLength} states${changed}` : "";
+    console.log(
+      `${pad(run.name, 30)} ${pad(run.kind, 6)} ${pad(String(outcome.distinct ?? "-"), 10, true)} ${pad(String(outcome.depth ?? "-"), 6, true)} ${pad(`${seconds.toFixed(1)}s`, 8, true)}  ${v.text}${trace}`,
+    );
+    if (!v.ok) {
+      problems++;
+      console.log(output.split("\n").filter((l) => /Error|error|violated|Exception|Assumption/.test(l)).slice(0, 12).map((l) => `    | ${l}`).join("\n"));
+    }
+  }
+  const total = ((performance.now() - started) / 1000).toFixed(1);
+  console.log("");
+  if (problems > 0) {
+    console.log(`TLA+ check FAILED: ${problems} unexpected outcome(s) in ${total}s`);
+    return 1;
+  }
+  console.log(`TLA+ check ok: every real configuration passed and every mutant was caught, in ${total}s`);
+  return 0;
+}
+
+if (import.meta.main ?? process.argv[1] === fileURLToPath(import.meta.url)) {
+  process.exit(await main(process.argv.slice(2)));
+}
