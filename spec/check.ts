@@ -21,9 +21,19 @@
 
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { availableParallelism, homedir, tmpdir } from "node:os";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 
@@ -52,9 +62,21 @@ export interface Run {
 // Every property the real configurations check; a mutant is caught by any of them except TypeOK (a
 // TypeOK failure would mean the mutant is malformed, not that its bug was found).
 const SAFETY = [
-  "IndexBounds", "WrappingDiffExact", "DstCopiesInRange", "Conservation", "NoDuplicates", "Refinement",
-  "NoAbaCas", "NoStaleRead", "TopMonotonic", "RetryOnlyAfterProgress", "PopEmptyExact", "PopLostExact",
-  "PushFullExact", "DstFullExact", "StealEmptyJustified",
+  "IndexBounds",
+  "WrappingDiffExact",
+  "DstCopiesInRange",
+  "Conservation",
+  "NoDuplicates",
+  "Refinement",
+  "NoAbaCas",
+  "NoStaleRead",
+  "TopMonotonic",
+  "RetryOnlyAfterProgress",
+  "PopEmptyExact",
+  "PopLostExact",
+  "PushFullExact",
+  "DstFullExact",
+  "StealEmptyJustified",
 ] as const;
 
 /** Every configuration, in the order it runs. A `.cfg` under spec/ that is not listed here fails the command. */
@@ -62,8 +84,20 @@ export const RUNS: readonly Run[] = [
   { name: "ChaseLev", module: "ChaseLev.tla", cfg: "ChaseLev.cfg", kind: "real" },
   { name: "ChaseLevCap4", module: "ChaseLev.tla", cfg: "ChaseLevCap4.cfg", kind: "real" },
   { name: "ChaseLevLiveness", module: "ChaseLev.tla", cfg: "ChaseLevLiveness.cfg", kind: "real" },
-  { name: "PopWithoutCas", module: "mutants/PopWithoutCas.tla", cfg: "mutants/PopWithoutCas.cfg", kind: "mutant", expect: SAFETY },
-  { name: "PopNoRestore", module: "mutants/PopNoRestore.tla", cfg: "mutants/PopNoRestore.cfg", kind: "mutant", expect: SAFETY },
+  {
+    name: "PopWithoutCas",
+    module: "mutants/PopWithoutCas.tla",
+    cfg: "mutants/PopWithoutCas.cfg",
+    kind: "mutant",
+    expect: SAFETY,
+  },
+  {
+    name: "PopNoRestore",
+    module: "mutants/PopNoRestore.tla",
+    cfg: "mutants/PopNoRestore.cfg",
+    kind: "mutant",
+    expect: SAFETY,
+  },
   {
     name: "StealUseAfterFailedCas",
     module: "mutants/StealUseAfterFailedCas.tla",
@@ -175,7 +209,9 @@ export function verdict(run: Run, outcome: Outcome, exitCode: number | null): { 
   if (outcome.violated && outcome.traceLength > 0 && (run.expect ?? []).includes(outcome.violated)) {
     return { text: `mutant CAUGHT (${outcome.violated})`, ok: true };
   }
-  if (outcome.violated) return { text: `ERROR (mutant broke ${outcome.violated}, not a property it should)`, ok: false };
+  if (outcome.violated) {
+    return { text: `ERROR (mutant broke ${outcome.violated}, not a property it should)`, ok: false };
+  }
   return { text: `ERROR (${outcome.otherError ?? `exit ${exitCode}`})`, ok: false };
 }
 
@@ -225,7 +261,9 @@ async function findJar(): Promise<string> {
     console.log(`jar: ${cached} (cache; sha256 ${sha256(readFileSync(cached)).slice(0, 16)}…)`);
     return cached;
   }
-  console.log(`jar: none in TLA2TOOLS_JAR or ${cached}; downloading tla2tools ${PINNED_JAR.version} from ${PINNED_JAR.url}`);
+  console.log(
+    `jar: none in TLA2TOOLS_JAR or ${cached}; downloading tla2tools ${PINNED_JAR.version} from ${PINNED_JAR.url}`,
+  );
   let bytes: Uint8Array;
   try {
     const response = await fetch(PINNED_JAR.url, { signal: AbortSignal.timeout(120_000) });
@@ -236,7 +274,9 @@ async function findJar(): Promise<string> {
   }
   const digest = sha256(bytes);
   if (digest !== PINNED_JAR.sha256) {
-    throw new Skip(`no tla2tools.jar: the download's SHA-256 is ${digest}, not the pinned ${PINNED_JAR.sha256}; not cached`);
+    throw new Skip(
+      `no tla2tools.jar: the download's SHA-256 is ${digest}, not the pinned ${PINNED_JAR.sha256}; not cached`,
+    );
   }
   mkdirSync(dirname(cached), { recursive: true });
   const partial = `${cached}.${process.pid}.partial`;
@@ -258,16 +298,30 @@ function findJava(): string {
   return java;
 }
 
-function runTlc(java: string, jar: string, specDir: string, run: Run, workers: number): Promise<{ output: string; code: number | null; seconds: number }> {
+function runTlc(
+  java: string,
+  jar: string,
+  specDir: string,
+  run: Run,
+  workers: number,
+): Promise<{ output: string; code: number | null; seconds: number }> {
   // Each run gets its own directory: TLC writes its states/ and any trace files beside the spec.
   const work = mkdtempSync(join(tmpdir(), "filch-tlc-"));
   for (const f of readdirSync(specDir)) if (f.endsWith(".tla")) copyFileSync(join(specDir, f), join(work, f));
   copyFileSync(join(specDir, run.module), join(work, basename(run.module)));
   copyFileSync(join(specDir, run.cfg), join(work, basename(run.cfg)));
   const args = [
-    "-XX:+UseParallelGC", "-cp", jar, "tlc2.TLC",
-    "-workers", String(workers), "-metadir", join(work, "states"),
-    "-config", basename(run.cfg), basename(run.module),
+    "-XX:+UseParallelGC",
+    "-cp",
+    jar,
+    "tlc2.TLC",
+    "-workers",
+    String(workers),
+    "-metadir",
+    join(work, "states"),
+    "-config",
+    basename(run.cfg),
+    basename(run.module),
   ];
   const started = performance.now();
   return new Promise((done) => {
@@ -296,9 +350,13 @@ async function main(argv: string[]): Promise<number> {
     else if (argv[i] === "--list") {
       for (const r of RUNS) console.log(`${r.kind}\t${r.name}\t${r.module}\t${r.cfg}`);
       return 0;
-    } else throw new RangeError(`Cannot run check.ts as '${argv[i]}' is not an option: use --workers N, --only A,B or --list`);
+    } else {throw new RangeError(
+        `Cannot run check.ts as '${argv[i]}' is not an option: use --workers N, --only A,B or --list`,
+      );}
   }
-  if (!Number.isInteger(workers) || workers < 1) throw new RangeError(`Cannot run check.ts as '--workers' must be a positive integer: received ${workers}`);
+  if (!Number.isInteger(workers) || workers < 1) {
+    throw new RangeError(`Cannot run check.ts as '--workers' must be a positive integer: received ${workers}`);
+  }
 
   // Every .cfg must be listed, so a new configuration cannot be silently skipped.
   const listed = new Set(RUNS.map((r) => r.cfg));
@@ -309,8 +367,14 @@ async function main(argv: string[]): Promise<number> {
   const unlisted = present.filter((f) => !listed.has(f));
   const missing = RUNS.filter((r) => !existsSync(join(specDir, r.cfg)) || !existsSync(join(specDir, r.module)));
   let problems = 0;
-  for (const f of unlisted) { console.log(`FAIL: spec/${f} is not listed in spec/check.ts RUNS`); problems++; }
-  for (const r of missing) { console.log(`FAIL: ${r.name}: spec/${r.module} or spec/${r.cfg} does not exist`); problems++; }
+  for (const f of unlisted) {
+    console.log(`FAIL: spec/${f} is not listed in spec/check.ts RUNS`);
+    problems++;
+  }
+  for (const r of missing) {
+    console.log(`FAIL: ${r.name}: spec/${r.module} or spec/${r.cfg} does not exist`);
+    problems++;
+  }
 
   // A mutant must stay the real spec plus a minimal change.
   const real = readFileSync(join(specDir, "ChaseLev.tla"), "utf8");
@@ -320,7 +384,9 @@ async function main(argv: string[]): Promise<number> {
     const n = changedLines(real, readFileSync(join(specDir, r.module), "utf8"));
     drift.set(r.module, n);
     if (n > MAX_MUTANT_CHANGED_LINES) {
-      console.log(`FAIL: spec/${r.module} differs from spec/ChaseLev.tla in ${n} lines (> ${MAX_MUTANT_CHANGED_LINES}): regenerate it from the real spec`);
+      console.log(
+        `FAIL: spec/${r.module} differs from spec/ChaseLev.tla in ${n} lines (> ${MAX_MUTANT_CHANGED_LINES}): regenerate it from the real spec`,
+      );
       problems++;
     }
   }
@@ -343,7 +409,9 @@ async function main(argv: string[]): Promise<number> {
 
   const runs = RUNS.filter((r) => only === null || only.has(r.name));
   console.log(`TLC with ${workers} worker(s); ${runs.length} configuration(s)\n`);
-  const header = `${pad("config", 30)} ${pad("kind", 6)} ${pad("distinct", 10, true)} ${pad("depth", 6, true)} ${pad("time", 8, true)}  verdict`;
+  const header = `${pad("config", 30)} ${pad("kind", 6)} ${pad("distinct", 10, true)} ${pad("depth", 6, true)} ${
+    pad("time", 8, true)
+  }  verdict`;
   console.log(header);
   console.log("-".repeat(header.length + 30));
   const started = performance.now();
@@ -352,13 +420,21 @@ async function main(argv: string[]): Promise<number> {
     const outcome = parseTlcOutput(output);
     const v = verdict(run, outcome, code);
     const changed = drift.has(run.module) ? `, ${drift.get(run.module)} lines from real spec` : "";
-    const trace = run.kind === "mutant" && outcome.traceLength > 0 ? ` trace of ${outcome.traceLength} states${changed}` : "";
+    const trace = run.kind === "mutant" && outcome.traceLength > 0
+      ? ` trace of ${outcome.traceLength} states${changed}`
+      : "";
     console.log(
-      `${pad(run.name, 30)} ${pad(run.kind, 6)} ${pad(String(outcome.distinct ?? "-"), 10, true)} ${pad(String(outcome.depth ?? "-"), 6, true)} ${pad(`${seconds.toFixed(1)}s`, 8, true)}  ${v.text}${trace}`,
+      `${pad(run.name, 30)} ${pad(run.kind, 6)} ${pad(String(outcome.distinct ?? "-"), 10, true)} ${
+        pad(String(outcome.depth ?? "-"), 6, true)
+      } ${pad(`${seconds.toFixed(1)}s`, 8, true)}  ${v.text}${trace}`,
     );
     if (!v.ok) {
       problems++;
-      console.log(output.split("\n").filter((l) => /Error|error|violated|Exception|Assumption/.test(l)).slice(0, 12).map((l) => `    | ${l}`).join("\n"));
+      console.log(
+        output.split("\n").filter((l) => /Error|error|violated|Exception|Assumption/.test(l)).slice(0, 12).map((l) =>
+          `    | ${l}`
+        ).join("\n"),
+      );
     }
   }
   const total = ((performance.now() - started) / 1000).toFixed(1);
