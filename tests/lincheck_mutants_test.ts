@@ -32,33 +32,47 @@ test(
     {
       const rows: string[] = [];
       const missed: string[] = [];
+      const minimal: string[] = [];
       for (let m = 0; m < MUTANTS.length; m++) {
         const hunts: MutantHunt[] = [];
-        for (let s = 0; s < SEEDS; s++) hunts.push(huntMutant(harness, m + 1, MUTANTS[m].name, seed + s, MAX_RUNS));
+        for (let s = 0; s < SEEDS; s++) {
+          hunts.push(huntMutant(harness, m + 1, MUTANTS[m].name, seed + s, MAX_RUNS, s === 0));
+        }
         const caught = hunts.filter((h) => h.caught);
         if (caught.length < SEEDS) missed.push(`${MUTANTS[m].name} (${SEEDS - caught.length} of ${SEEDS} seeds)`);
         const counts = caught.map((h) => h.interleavings).sort((a, b) => a - b);
         const oracles = [...new Set(caught.map((h) => h.oracle))].join(", ");
         const first = hunts[0];
+        const min = first.minimal;
         rows.push(
           `  ${MUTANTS[m].name.padEnd(34)} ${oracles.padEnd(28)} ` +
             `${String(first.interleavings).padStart(6)} ${
               `${counts[0]}/${counts[counts.length >> 1]}/${counts[counts.length - 1]}`.padStart(18)
-            }  ${first.shrunkOracles.join("+")} (${first.shrinks} shrinks)`,
+            }  ${first.shrunkOracles.join("+")} (${first.shrinks} shrinks)` +
+            (min
+              ? `; minimal: ${min.scenario.thieves.length + 1} threads, ${min.preemptions} preemption${
+                min.preemptions === 1 ? "" : "s"
+              }`
+              : ""),
         );
+        if (min) {
+          minimal.push(
+            `--- ${MUTANTS[m].name}: ${MUTANTS[m].bug}\n` +
+              `minimal counterexample (${min.preemptions} preemption${
+                min.preemptions === 1 ? "" : "s"
+              }, found in ${min.runs} systematic runs; ` +
+              `trace ${min.tracePath}):\n${min.text}`,
+          );
+        }
       }
       console.log(
         `lincheck mutants [${runtime}]: seeds ${seed}..${seed + SEEDS - 1}, at most ${MAX_RUNS} interleavings each\n` +
           `  ${"mutant".padEnd(34)} ${"caught first by".padEnd(28)} ${"seed0".padStart(6)} ${
             "min/median/max".padStart(18)
-          }  shrunk counterexample fails\n` + rows.join("\n"),
+          }  fast-check's shrunk counterexample fails; minimized\n` + rows.join("\n"),
       );
-      // One full report, as a developer sees it.
-      const example = huntMutant(harness, 1, MUTANTS[0].name, seed, MAX_RUNS);
-      console.log(
-        `example report (mutant ${example.name}, seed ${example.seed}, path ${example.path}; trace ${example.tracePath}):\n` +
-          example.report,
-      );
+      // Every mutant's minimal failing interleaving, as a developer sees it.
+      console.log(minimal.join("\n\n"));
       assertEquals(missed, [], "every mutant is caught from every seed");
     }
   },

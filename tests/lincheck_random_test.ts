@@ -7,7 +7,14 @@
  * FILCH_LINCHECK_PATH.
  */
 import fc from "fast-check";
-import { config, randomProperty, type RandomStats, reportCounterexample, startHarness } from "./lincheck/suite.ts";
+import {
+  config,
+  minimalCounterexample,
+  randomProperty,
+  type RandomStats,
+  reportCounterexample,
+  startHarness,
+} from "./lincheck/suite.ts";
 import { runtime, test } from "./_test.ts";
 
 test(
@@ -39,10 +46,14 @@ test(
           seed: result.seed,
           path: result.counterexamplePath,
         });
+        const min = minimalCounterexample(harness, 0, scenario, `random-seed${seed}`, { seed: result.seed });
         throw new Error(
           `lincheck random: the shipped deque failed after ${stats.firstFailure?.run} interleavings; ` +
             `replay: FILCH_LINCHECK_SEED=${result.seed} FILCH_LINCHECK_PATH='${result.counterexamplePath}'\n` +
-            `trace: ${rep.tracePath}\n${rep.text}`,
+            `trace: ${rep.tracePath}\n${rep.text}\n\n` +
+            (min === null
+              ? "no schedule with <= 2 preemptions of that scenario fails (the minimizer found nothing smaller)"
+              : `minimal counterexample (${min.preemptions} preemptions; trace ${min.tracePath}):\n${min.text}`),
         );
       }
     } finally {

@@ -17,6 +17,7 @@ import fc from "fast-check";
 import type { Execution } from "./harness.ts";
 import { Harness } from "./harness.ts";
 import { advisory, checkExecution, type Violation } from "./oracles.ts";
+import { minimize } from "./minimize.ts";
 import { formatFailure, specActions, traceDir, writeTrace } from "./report.ts";
 import { type Scenario, scenarioArbitrary, scheduleArbitrary, scheduleChooser } from "./scenario.ts";
 import { materializeMutant, MUTANTS, removeMaterializedMutants, SHIPPED_DEQUE } from "../mutants/mutants.ts";
@@ -117,6 +118,36 @@ export function reportCounterexample(
   return { text: formatFailure(scenario, schedule, exec, violations), exec, violations, tracePath };
 }
 
+/** A minimized counterexample's report. */
+export interface MinimalReport {
+  scenario: Scenario;
+  schedule: number[];
+  preemptions: number;
+  runs: number;
+  text: string;
+  tracePath: string;
+}
+
+/**
+ * Minimizes a failing (scenario) with the systematic search (see minimize.ts) and reports the result:
+ * the smallest scenario found with a schedule of the fewest preemptions. Null if none within 2.
+ */
+export function minimalCounterexample(
+  harness: Harness,
+  variant: number,
+  scenario: Scenario,
+  name: string,
+  meta: Record<string, unknown>,
+): MinimalReport | null {
+  const m = minimize(harness, variant, scenario, (exec, s) => checkExecution(exec, s).length > 0);
+  if (m === null) return null;
+  const rep = reportCounterexample(harness, variant, m.scenario, m.schedule, `${name}-minimal`, {
+    ...meta,
+    preemptions: m.preemptions,
+  });
+  return { ...m, text: rep.text, tracePath: rep.tracePath };
+}
+
 /** The outcome of hunting one mutant with the random mode. */
 export interface MutantHunt {
   name: string;
@@ -133,10 +164,19 @@ export interface MutantHunt {
   counterexample?: { scenario: Scenario; schedule: number[] };
   report?: string;
   tracePath?: string;
+  /** The minimized counterexample (see {@link minimalCounterexample}), if asked for. */
+  minimal?: MinimalReport | null;
 }
 
 /** Runs the random mode against mutant `variant` until it fails (at most `maxRuns`), then shrinks. */
-export function huntMutant(harness: Harness, variant: number, name: string, seed: number, maxRuns: number): MutantHunt {
+export function huntMutant(
+  harness: Harness,
+  variant: number,
+  name: string,
+  seed: number,
+  maxRuns: number,
+  minimal = false,
+): MutantHunt {
   const stats: RandomStats = { runs: 0, steps: 0, scenarios: new Set(), notAtomicHalf: 0, overHalf: 0 };
   const result = fc.check(randomProperty(harness, variant, stats), { seed, numRuns: maxRuns });
   if (!result.failed || result.counterexample === null) {
@@ -160,5 +200,8 @@ export function huntMutant(harness: Harness, variant: number, name: string, seed
     counterexample: { scenario, schedule },
     report: rep.text,
     tracePath: rep.tracePath,
+    minimal: minimal
+      ? minimalCounterexample(harness, variant, scenario, `mutant-${name}`, { mutant: name })
+      : undefined,
   };
 }
