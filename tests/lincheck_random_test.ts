@@ -14,25 +14,29 @@ import {
   type RandomStats,
   reportCounterexample,
   startHarness,
+  variantOf,
 } from "./lincheck/suite.ts";
 import { runtime, test } from "./_test.ts";
 
 test(
   "random mode: generated scenarios under generated interleavings satisfy every oracle on lib/deque.ts",
   async () => {
-    const { seed, runs, path } = config();
-    const harness = await startHarness(false);
+    const { seed, runs, path, mutant } = config();
+    const variant = variantOf(mutant);
+    const harness = await startHarness(mutant !== undefined);
     const stats: RandomStats = { runs: 0, steps: 0, scenarios: new Set(), notAtomicHalf: 0, overHalf: 0 };
     const started = performance.now();
     try {
-      const result = fc.check(randomProperty(harness, 0, stats), {
+      const result = fc.check(randomProperty(harness, variant, stats), {
         seed,
         numRuns: path === undefined ? runs : 1,
         path,
       });
       const seconds = (performance.now() - started) / 1000;
       console.log(
-        `lincheck random [${runtime}]: seed ${seed}${path ? ` path ${path}` : ""}; ${stats.runs} interleavings ` +
+        `lincheck random [${runtime}]${mutant ? ` MUTANT ${mutant}` : ""}: seed ${seed}${
+          path ? ` path ${path}` : ""
+        }; ${stats.runs} interleavings ` +
           `(${result.numRuns} passed generation, ${result.numShrinks} shrinks) of ${stats.scenarios.size} distinct ` +
           `scenarios, ${stats.steps} shared accesses, ${seconds.toFixed(1)} s (${
             (stats.runs / seconds).toFixed(0)
@@ -42,13 +46,15 @@ test(
       );
       if (result.failed) {
         const [scenario, schedule] = result.counterexample!;
-        const rep = reportCounterexample(harness, 0, scenario, schedule, `random-seed${seed}`, {
+        const rep = reportCounterexample(harness, variant, scenario, schedule, `random-seed${seed}`, {
           seed: result.seed,
           path: result.counterexamplePath,
         });
-        const min = minimalCounterexample(harness, 0, scenario, `random-seed${seed}`, { seed: result.seed });
+        const min = minimalCounterexample(harness, variant, scenario, `random-seed${seed}`, { seed: result.seed });
         throw new Error(
-          `lincheck random: the shipped deque failed after ${stats.firstFailure?.run} interleavings; ` +
+          `lincheck random: ${
+            mutant ? `mutant ${mutant}` : "the shipped deque"
+          } failed after ${stats.firstFailure?.run} interleavings; ` +
             `replay: FILCH_LINCHECK_SEED=${result.seed} FILCH_LINCHECK_PATH='${result.counterexamplePath}'\n` +
             `trace: ${rep.tracePath}\n${rep.text}\n\n` +
             (min === null

@@ -8,6 +8,8 @@
  * - `FILCH_LINCHECK_RUNS`  random-mode interleavings (default 10,000; the long run uses 100,000+).
  * - `FILCH_LINCHECK_PATH`  with a seed: replay one run (fast-check's counterexample path) and stop.
  * - `FILCH_LINCHECK_OUT`   where failing traces (ndjson) go (default `<tmp>/filch-lincheck`).
+ * - `FILCH_LINCHECK_MUTANT`  run the random mode on this mutant instead of lib/deque.ts (to see a failure
+ *   report, or to reproduce one).
  * - `FILCH_LINCHECK_STRESS_ROUNDS`  stress-mode rounds (default 3,000).
  *
  * @module
@@ -44,13 +46,32 @@ function intEnv(name: string, fallback: number): number {
 }
 
 /** The configuration in force. */
-export function config(): { seed: number; runs: number; path: string | undefined; stressRounds: number } {
+export function config(): {
+  seed: number;
+  runs: number;
+  path: string | undefined;
+  stressRounds: number;
+  mutant: string | undefined;
+} {
   return {
     seed: intEnv("FILCH_LINCHECK_SEED", DEFAULT_SEED),
     runs: intEnv("FILCH_LINCHECK_RUNS", 10_000),
     path: env("FILCH_LINCHECK_PATH") || undefined,
     stressRounds: intEnv("FILCH_LINCHECK_STRESS_ROUNDS", 3_000),
+    mutant: env("FILCH_LINCHECK_MUTANT") || undefined,
   };
+}
+
+/** The variant number of a mutant in a harness started with mutants (0: the shipped deque). */
+export function variantOf(mutant: string | undefined): number {
+  if (mutant === undefined) return 0;
+  const i = MUTANTS.findIndex((m) => m.name === mutant);
+  if (i < 0) {
+    throw new RangeError(
+      `Cannot pick mutant as it must be one of ${MUTANTS.map((m) => m.name).join(", ")}: received ${mutant}`,
+    );
+  }
+  return i + 1;
 }
 
 /** Starts a harness with the shipped deque as variant 0 and every mutant after it, in MUTANTS order. */
