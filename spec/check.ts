@@ -84,6 +84,7 @@ export const RUNS: readonly Run[] = [
   { name: "ChaseLev", module: "ChaseLev.tla", cfg: "ChaseLev.cfg", kind: "real" },
   { name: "ChaseLevCap4", module: "ChaseLev.tla", cfg: "ChaseLevCap4.cfg", kind: "real" },
   { name: "ChaseLevLiveness", module: "ChaseLev.tla", cfg: "ChaseLevLiveness.cfg", kind: "real" },
+  { name: "ChaseLevLiveness3", module: "ChaseLev.tla", cfg: "ChaseLevLiveness3.cfg", kind: "real" },
   {
     name: "PopWithoutCas",
     module: "mutants/PopWithoutCas.tla",
