@@ -13,11 +13,20 @@ test(
   async () => {
     const { seed, stressRounds } = config();
     const started = performance.now();
-    const out = await runStress({ variant: SHIPPED_DEQUE, rounds: stressRounds, thieves: 2, seed });
+    const out = await runStress({
+      variant: SHIPPED_DEQUE,
+      rounds: stressRounds,
+      thieves: 2,
+      seed,
+      minOverlapping: stressRounds * 3,
+      maxSeconds: 60,
+    });
     const seconds = (performance.now() - started) / 1000;
     console.log(
       `lincheck stress [${runtime}]: seed ${seed}; ${out.rounds} rounds of 1 owner + 1 or 2 thieves on real Workers, ` +
-        `${out.operations} operations (${out.overlapping} overlapped another thread's), ${seconds.toFixed(1)} s; ` +
+        `${out.operations} operations (${out.overlapping} = ${(100 * out.overlapping / out.operations).toFixed(1)}% ` +
+        `overlapped another thread's; rounds go on past ${stressRounds} until ${stressRounds * 3} did, or 60 s), ` +
+        `${seconds.toFixed(1)} s; ` +
         `advisory: ${out.notAtomicHalf} rounds linearizable only with stealHalf as separate steals, ` +
         `${out.overHalf} where it took more than half`,
     );

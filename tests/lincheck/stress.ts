@@ -92,6 +92,12 @@ export async function runStress(options: {
   rounds: number;
   thieves: number;
   seed: number;
+  /**
+   * Keep going past `rounds` (up to 5x, and up to `maxSeconds`) until this many operations overlapped
+   * another thread's: on a busy machine the threads often do not run at the same time.
+   */
+  minOverlapping?: number;
+  maxSeconds?: number;
 }): Promise<StressOutcome> {
   const L = StressLayout;
   const buffer = new SharedArrayBuffer(L.BYTES);
@@ -115,7 +121,11 @@ export async function runStress(options: {
   const rand = xorshift(options.seed);
   const outcome: StressOutcome = { rounds: 0, operations: 0, overlapping: 0, notAtomicHalf: 0, overHalf: 0 };
   try {
-    for (let round = 0; round < options.rounds; round++) {
+    const minOverlapping = options.minOverlapping ?? 0;
+    const deadline = performance.now() + 1000 * (options.maxSeconds ?? 60);
+    for (let round = 0;; round++) {
+      const enough = outcome.overlapping >= minOverlapping || performance.now() > deadline;
+      if (round >= options.rounds * 5 || (round >= options.rounds && enough)) break;
       const capacity = rand() < 0.5 ? 2 : 4;
       const initialIndex = rand() < 0.5 ? 0 : 0x7ffffff0 + Math.floor(rand() * 16);
       const regions = Array.from({ length: n }, (_, k) => ({ buffer, byteOffset: L.region(k), capacity }));
