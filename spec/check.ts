@@ -79,6 +79,10 @@ const SAFETY = [
   "StealEmptyJustified",
 ] as const;
 
+// The semantic checks: a task lost or taken twice, or a step the atomic deque cannot take. The mutants of
+// a step (pop, steal, steal-half) are checked with these alone, so that their traces end at the damage.
+const SEMANTIC = ["Conservation", "NoDuplicates", "Refinement"] as const;
+
 /** Every configuration, in the order it runs. A `.cfg` under spec/ that is not listed here fails the command. */
 export const RUNS: readonly Run[] = [
   { name: "ChaseLev", module: "ChaseLev.tla", cfg: "ChaseLev.cfg", kind: "real" },
@@ -104,16 +108,14 @@ export const RUNS: readonly Run[] = [
     module: "mutants/StealUseAfterFailedCas.tla",
     cfg: "mutants/StealUseAfterFailedCas.cfg",
     kind: "mutant",
-    expect: SAFETY,
+    expect: SEMANTIC,
   },
   {
-    // TopMonotonic and NoStaleRead state the one-claim-at-a-time design, which any batch claim breaks;
-    // the catch must be a semantic one.
     name: "HalfCopiesBeforeClaim",
     module: "mutants/HalfCopiesBeforeClaim.tla",
     cfg: "mutants/HalfCopiesBeforeClaim.cfg",
     kind: "mutant",
-    expect: ["IndexBounds", "Conservation", "NoDuplicates", "Refinement"],
+    expect: SEMANTIC,
   },
   {
     name: "NarrowCounters_ModCapacity",
@@ -135,7 +137,7 @@ export const RUNS: readonly Run[] = [
     module: "mutants/NarrowCounters.tla",
     cfg: "mutants/NarrowCounters_Aba.cfg",
     kind: "mutant",
-    expect: ["IndexBounds", "NoAbaCas", "Conservation", "NoDuplicates", "Refinement", "NoStaleRead"],
+    expect: [...SEMANTIC, "NoAbaCas"],
   },
 ];
 
