@@ -14,7 +14,7 @@
 import { decode, Encoder } from "../lib/codec.ts";
 import { format, runtimeName, summarize, type Summary } from "./_stats.ts";
 
-const RUNS = 15;
+const RUNS = 21;
 /** Each run lasts about this long. */
 const RUN_MS = 25;
 

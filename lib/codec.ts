@@ -1108,9 +1108,6 @@ function internLatin1(bytes: Uint8Array, p: number, n: number): string {
 
 /** `charCodeLists[n]` is a reused list of n char codes, for `internLatin1`. */
 const charCodeLists: number[][] = Array.from({ length: SHORT_STRING + 1 }, (_, n) => new Array(n).fill(0));
-/** Decoded arrays up to this length are allocated at their length, longer ones grown by push. */
-const PREALLOCATED_ARRAY = 1024;
-
 /** Code units per `String.fromCharCode` call for long strings (well below engines' argument limits). */
 const STRING_CHUNK = 4096;
 const wideChunk = new Uint16Array(STRING_CHUNK);
@@ -1211,14 +1208,10 @@ class Reader {
     switch (tag) {
       case TAG_ARRAY: {
         const n = this.count(1);
-        // Preallocated, a small array fills about twice as fast as by push (V8, JSC); a large one is pushed,
-        // as V8 would give `new Array(n)` slow dictionary elements.
-        const array: unknown[] = n <= PREALLOCATED_ARRAY ? new Array(n) : [];
-        if (n <= PREALLOCATED_ARRAY) {
-          for (let i = 0; i < n; i++) array[i] = this.value(child);
-        } else {
-          for (let i = 0; i < n; i++) array.push(this.value(child));
-        }
+        // By push: preallocating with `new Array(n)` measured a little faster on V8 but about twice as slow
+        // on JavaScriptCore, where it also slowed the rest of this function.
+        const array: unknown[] = [];
+        for (let i = 0; i < n; i++) array.push(this.value(child));
         return array;
       }
       case TAG_OBJECT:
