@@ -14,8 +14,12 @@
  * - A producer claims position `p` by compare-exchange on `tail`, then writes the value, then publishes it
  *   by storing `seq = p + 1`; a consumer claims `p` by compare-exchange on `head`, reads the value, then
  *   frees the slot by storing `seq = p + capacity`.
- * - `push` fails only when `capacity` values are queued or being taken. The pool sizes every queue to at
- *   least the number of values that can exist (task records, blocks), so there a failed push is a bug.
+ * - `push` fails when the slot for the tail position still holds the value of the position one lap back:
+ *   either `capacity` values are queued, or the consumer that claimed that older position has not yet
+ *   released the slot (it was preempted between its claim and its release). The pool sizes every queue to
+ *   at least the number of values that can exist (task records, blocks), so for the pool only the second
+ *   case can happen, and it passes as soon as that consumer runs again: {@link Injector.pushPatiently}
+ *   retries through it. (With 2 cores and 3 threads this was seen within 100k tasks.)
  *
  * Progress: a consumer can see a position as empty while its producer sits between claim and publish
  * (the queue is not strictly lock-free, as Vyukov's is not); the pool's sleep protocol re-checks, and the
@@ -141,6 +145,37 @@ export class Injector {
       // The slot still holds position pos - capacity's value: the queue is full.
       if (dif < 0) return false;
       // Another producer claimed pos since we read tail; read it again.
+    }
+  }
+
+  /**
+   * Any thread. Pushes `value` into a queue sized to hold every value that can exist, retrying while a
+   * preempted consumer still holds the slot (see the module doc); never gives up while that is the cause.
+   *
+   * @param value Any int32.
+   * @throws {Error} If the push has failed for about ten seconds: the queue really is full, which means a
+   * value was pushed twice (a bug in the caller).
+   *
+   * @example Usage
+   * ```ts
+   * import { initInjector, Injector } from "./injector.ts";
+   * import { injectorRegionBytes } from "./layout.ts";
+   * const region = { buffer: new SharedArrayBuffer(injectorRegionBytes(2)), byteOffset: 0, capacity: 2 };
+   * initInjector(region);
+   * new Injector(region).pushPatiently(7);
+   * ```
+   */
+  pushPatiently(value: number): void {
+    if (this.push(value)) return;
+    const started = Date.now();
+    for (let spins = 1;; spins++) {
+      mem.pause();
+      if (this.push(value)) return;
+      if ((spins & 0xfff) === 0 && Date.now() - started > 10_000) {
+        throw new Error(
+          `Cannot push ${value} as the queue has stayed full for 10 s: a value was pushed twice (a bug in filch)`,
+        );
+      }
     }
   }
 

@@ -134,6 +134,8 @@ interface Entry {
   reject: ((error: unknown) => void) | undefined;
   /** The encoded arguments, kept only while the entry waits in the backlog. */
   bytes: Uint8Array | undefined;
+  /** Set once, when the task settles: the guard that makes settling happen exactly once. */
+  settled: boolean;
 }
 
 interface Slot {
@@ -183,7 +185,8 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   private readonly stealers: Stealer[];
   private readonly encoder: Encoder;
   private readonly entries: (Entry | undefined)[];
-  private readonly inFlight = new Map<number, Entry>();
+  /** Submitted and not yet settled (placed in records, or waiting in the backlog). */
+  private pending = 0;
   private readonly backlog: Entry[] = [];
   private backlogHead = 0;
   private readonly slots: Slot[] = [];
@@ -195,7 +198,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   private readonly buffers = new Map<number, SharedArrayBuffer>();
   private readonly bufferIds = new Map<SharedArrayBuffer, number>();
   private readonly deferred: number[] = [];
-  private readonly drainWaiters: { upTo: number; resolve: () => void }[] = [];
+  private readonly drainWaiters: { upTo: number; remaining: number; resolve: () => void }[] = [];
   private state: PoolStateName = PoolState.OPEN;
   private nextSeq = 0;
   private submitted = 0;
@@ -348,9 +351,9 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   drain(): Promise<void> {
-    const upTo = this.nextSeq;
-    if (this.oldestPending() >= upTo) return Promise.resolve();
-    return new Promise((resolve) => this.drainWaiters.push({ upTo, resolve }));
+    // Every task pending now was submitted before this call, and every later one has a larger seq.
+    if (this.pending === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drainWaiters.push({ upTo: this.nextSeq, remaining: this.pending, resolve }));
   }
 
   /**
@@ -391,7 +394,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     this.state = PoolState.TERMINATED;
     const error = () =>
       new PoolTerminatedError("Cannot finish task as the pool was terminated: submit it to another pool");
-    for (const entry of [...this.inFlight.values()]) this.settle(entry, Outcome.ERROR, error());
+    for (const entry of this.unsettled()) this.settle(entry, Outcome.ERROR, error());
     this.closing = this.stopWorkers(false);
     return this.closing;
   }
@@ -436,7 +439,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       workers,
       submitted: this.submitted,
       completed: this.completed,
-      pending: this.inFlight.size,
+      pending: this.pending,
       queued: this.injector.length + inDeques + (this.backlog.length - this.backlogHead),
       workerCrashes: this.crashes,
     };
@@ -485,10 +488,18 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       );
       return;
     }
-    const entry: Entry = { seq: this.nextSeq++, task, taskId, handle: -1, resolve, reject, bytes: undefined };
+    const entry: Entry = {
+      seq: this.nextSeq++,
+      task,
+      taskId,
+      handle: -1,
+      resolve,
+      reject,
+      bytes: undefined,
+      settled: false,
+    };
     this.submitted++;
-    this.inFlight.set(entry.seq, entry);
-    if (this.inFlight.size === 1) this.holdProcess();
+    if (++this.pending === 1) this.holdProcess();
     // Keep submission order: nothing overtakes the backlog.
     if (this.backlogHead === this.backlog.length) {
       if (this.place(entry, this.encoder.bytes)) {
@@ -522,9 +533,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     this.entries[index] = entry;
     // Publishes the record (payload, task) to the worker that pops the handle.
     mem.store(table.words, table.at(index, RecordWords.state), TaskState.QUEUED);
-    if (!this.injector.push(handle)) {
-      throw new Error("Cannot queue a task as the injector is full: the injector must hold every record");
-    }
+    this.injector.pushPatiently(handle);
     this.sleep.newWork();
     return true;
   }
@@ -532,7 +541,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   private feedBacklog(): void {
     while (this.backlogHead < this.backlog.length) {
       const entry = this.backlog[this.backlogHead];
-      if (!this.inFlight.has(entry.seq)) {
+      if (entry.settled) {
         this.backlogHead++;
         continue;
       }
@@ -549,7 +558,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   // ---- completion ----
 
   private armCompletionWait(): void {
-    if (this.waiting || this.inFlight.size === 0 || this.state === PoolState.TERMINATED) return;
+    if (this.waiting || this.pending === 0 || this.state === PoolState.TERMINATED) return;
     // Say we wait, then look once more: a worker that pushed before seeing the word is found here.
     mem.store(this.control, ControlWords.mainWaiting, 1);
     if (this.completions.length > 0) {
@@ -614,15 +623,17 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     return true;
   }
 
-  /** Settles an entry exactly once: removed from the in-flight map first, settled only if it was there. */
+  /** Settles an entry exactly once: the flag is checked and set before resolve or reject is called. */
   private settle(entry: Entry, outcome: number, value: unknown): void {
-    if (!this.inFlight.delete(entry.seq)) return;
+    if (entry.settled) return;
+    entry.settled = true;
+    this.pending--;
     this.completed++;
     if (outcome === Outcome.VALUE) entry.resolve?.(value);
     else if (entry.reject !== undefined) entry.reject(value);
     else this.report(value, entry.task);
-    if (this.inFlight.size === 0) this.releaseProcess();
-    if (this.drainWaiters.length > 0) this.checkDrainWaiters();
+    if (this.pending === 0) this.releaseProcess();
+    if (this.drainWaiters.length > 0) this.countDown(entry.seq);
   }
 
   private report(error: unknown, task: string): void {
@@ -631,19 +642,25 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     else void Promise.reject(error);
   }
 
-  private oldestPending(): number {
-    for (const seq of this.inFlight.keys()) return seq;
-    return Number.POSITIVE_INFINITY;
-  }
-
-  private checkDrainWaiters(): void {
-    const oldest = this.oldestPending();
+  private countDown(seq: number): void {
     for (let i = 0; i < this.drainWaiters.length;) {
-      if (oldest >= this.drainWaiters[i].upTo) {
-        this.drainWaiters[i].resolve();
+      const waiter = this.drainWaiters[i];
+      if (seq < waiter.upTo && --waiter.remaining === 0) {
+        waiter.resolve();
         this.drainWaiters.splice(i, 1);
       } else i++;
     }
+  }
+
+  /** Every entry not yet settled: placed in a record, or waiting in the backlog. */
+  private unsettled(): Entry[] {
+    const all: Entry[] = [];
+    for (const entry of this.entries) if (entry !== undefined && !entry.settled) all.push(entry);
+    for (let i = this.backlogHead; i < this.backlog.length; i++) {
+      const entry = this.backlog[i];
+      if (!entry.settled) all.push(entry);
+    }
+    return all;
   }
 
   private holdProcess(): void {
@@ -733,7 +750,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     slot.thread.terminate();
     slot.markExited();
     const table = this.table;
-    for (const entry of [...this.inFlight.values()]) {
+    for (const entry of this.unsettled()) {
       if (entry.handle < 0) continue;
       const i = table.indexOf(entry.handle);
       if (this.entries[i] !== entry) continue;

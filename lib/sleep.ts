@@ -226,6 +226,9 @@ export class Sleep {
 
   private wake(index: number): boolean {
     const stateAt = SleepWords.state(index);
+    // A load first: while a woken worker has not yet uncounted itself, posters see a stale count and scan;
+    // a failed compare-exchange would take each word's cache line exclusively for nothing.
+    if (mem.load(this.words, stateAt) !== SLEEPING) return false;
     if (mem.compareExchange(this.words, stateAt, SLEEPING, AWAKE) !== SLEEPING) return false;
     mem.notify(this.words, stateAt, 1);
     return true;

@@ -135,8 +135,8 @@ export class TaskTable {
     initInjector({ buffer, byteOffset: layout.freeRecords, capacity: taskCapacity });
     initInjector({ buffer, byteOffset: layout.freeBlocks, capacity: blocks });
     const table = new TaskTable(buffer, layout);
-    for (let i = 0; i < taskCapacity; i++) table.freeRecords.push(i);
-    for (let i = 0; i < blocks; i++) table.freeBlocks.push(i);
+    for (let i = 0; i < taskCapacity; i++) table.freeRecords.pushPatiently(i);
+    for (let i = 0; i < blocks; i++) table.freeBlocks.pushPatiently(i);
   }
 
   /**
@@ -207,9 +207,7 @@ export class TaskTable {
   release(index: number): void {
     this.freePayload(index);
     mem.store(this.words, this.at(index, RecordWords.state), TaskState.FREE);
-    if (!this.freeRecords.push(index)) {
-      throw new Error(`Cannot free task record ${index} as the free list is full: a record was freed twice`);
-    }
+    this.freeRecords.pushPatiently(index);
   }
 
   /**
@@ -231,7 +229,7 @@ export class TaskTable {
       for (let i = 0; i < needed; i++) {
         const block = this.freeBlocks.pop();
         if (block === QUEUE_EMPTY) {
-          for (const b of taken) this.freeBlocks.push(b);
+          for (const b of taken) this.freeBlocks.pushPatiently(b);
           return false;
         }
         taken.push(block);
@@ -247,7 +245,7 @@ export class TaskTable {
       }
       mem.store(this.words, this.at(index, RecordWords.payloadBlock), taken[0]);
     }
-    const head = Math.min(length, inline);
+    const head = length < inline ? length : inline;
     if (head <= 64) {
       const bytes = this.bytes;
       for (let i = 0; i < head; i++) bytes[start + i] = source[i];
@@ -295,7 +293,7 @@ export class TaskTable {
     mem.store(this.words, blockAt, NO_BLOCK);
     while (block !== NO_BLOCK) {
       const next = mem.load(this.blockWords, block * this.wordsPerBlock);
-      this.freeBlocks.push(block);
+      this.freeBlocks.pushPatiently(block);
       block = next;
     }
   }

@@ -323,9 +323,7 @@ export class WorkerLoop {
     if (mem.load(this.status, this.statusAt + StatusWords.running) === handle) {
       mem.store(this.status, this.statusAt + StatusWords.running, -1);
     }
-    if (!this.completions.push(handle)) {
-      throw new Error("Cannot queue a completion as the completion queue is full: a handle was completed twice");
-    }
+    this.completions.pushPatiently(handle);
     // Wake the main thread only if it said it waits (it sets the word, then re-checks the queue).
     if (mem.load(this.control, ControlWords.mainWaiting) === 1) {
       if (mem.exchange(this.control, ControlWords.mainWaiting, 0) === 1) {

@@ -1,0 +1,2 @@
+import { ThreadWorker } from "poolifier";
+export default new ThreadWorker((data) => data.a + data.b);

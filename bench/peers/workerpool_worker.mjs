@@ -1,0 +1,2 @@
+import workerpool from "workerpool";
+workerpool.worker({ add: (a, b) => a + b });

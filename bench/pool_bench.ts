@@ -1,0 +1,276 @@
+/**
+ * Pool benchmark: 100k tiny tasks (a + b) submitted at once and awaited, and one-at-a-time round-trip
+ * latency, on 2 workers, for filch and, side by side in the same process, its peers: piscina, tinypool,
+ * workerpool and poolifier (where they run) and a bare postMessage loop (2 workers, round robin, no
+ * promises: the floor of the message-per-task design). Contenders run interleaved, several rounds each;
+ * results are medians with the range.
+ *
+ * Run: `node bench/pool_bench.ts`, `deno run -A bench/pool_bench.ts`, `bun bench/pool_bench.ts`
+ * (`--json` for machine-readable lines; a number sets the rounds, default 5).
+ */
+import { Pool } from "../lib/pool.ts";
+import { runtimeFamily, startThread, type ThreadHandle } from "../lib/runtime/thread.ts";
+import { format, runtimeName, summarize, type Summary } from "./_stats.ts";
+import type * as tasks from "./tasks.ts";
+
+const WORKERS = 2;
+const TASKS = 100_000;
+const ROUND_TRIPS = 2_000;
+
+/** One pool under test. */
+interface Contender {
+  name: string;
+  /** Submits `n` tasks at once, awaits all; returns the elapsed ms. Checks the results. */
+  burst(n: number): Promise<number>;
+  /** Awaits `n` tasks one after another; returns the elapsed ms. */
+  sequential(n: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+async function timed(body: () => Promise<void>): Promise<number> {
+  const start = performance.now();
+  await body();
+  return performance.now() - start;
+}
+
+async function checkedBurst(n: number, run: (i: number) => Promise<unknown>): Promise<number> {
+  let bad = 0;
+  const ms = await timed(async () => {
+    const all = new Array<Promise<unknown>>(n);
+    for (let i = 0; i < n; i++) all[i] = run(i);
+    const results = await Promise.all(all);
+    for (let i = 0; i < n; i++) if (results[i] !== i + 1) bad++;
+  });
+  if (bad > 0) throw new Error(`Cannot trust the benchmark as ${bad} results were wrong`);
+  return ms;
+}
+
+async function sequentialRuns(n: number, run: (i: number) => Promise<unknown>): Promise<number> {
+  return await timed(async () => {
+    for (let i = 0; i < n; i++) {
+      if ((await run(i)) !== i + 1) throw new Error("Cannot trust the benchmark as a result was wrong");
+    }
+  });
+}
+
+async function filch(): Promise<Contender> {
+  const pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: WORKERS });
+  return {
+    name: "filch",
+    burst: (n) => checkedBurst(n, (i) => pool.run("add", i, 1)),
+    sequential: (n) => sequentialRuns(n, (i) => pool.run("add", i, 1)),
+    close: () => pool.close(),
+  };
+}
+
+async function bareLoop(): Promise<Contender> {
+  const url = new URL(
+    runtimeFamily === "node" ? "./peers/bare_worker_node.mjs" : "./peers/bare_worker_web.mjs",
+    import.meta.url,
+  );
+  const threads: ThreadHandle[] = [];
+  for (let w = 0; w < WORKERS; w++) threads.push(await startThread(url, `bare-${w}`));
+  let onReply: (message: { i: number; r: number }) => void = () => {};
+  for (const t of threads) t.onMessage((m) => onReply(m as { i: number; r: number }));
+  const send = (i: number) => threads[i % WORKERS].post({ i, a: i, b: 1 });
+  return {
+    name: "bare postMessage loop",
+    burst: (n) =>
+      timed(() =>
+        new Promise<void>((resolve, reject) => {
+          let left = n;
+          onReply = (m) => {
+            if (m.r !== m.i + 1) reject(new Error("Cannot trust the benchmark as a result was wrong"));
+            if (--left === 0) resolve();
+          };
+          for (let i = 0; i < n; i++) send(i);
+        })
+      ),
+    sequential: (n) =>
+      timed(() =>
+        new Promise<void>((resolve) => {
+          let i = 0;
+          onReply = () => {
+            if (++i === n) resolve();
+            else send(i);
+          };
+          send(0);
+        })
+      ),
+    close: () => {
+      for (const t of threads) t.terminate();
+      return Promise.resolve();
+    },
+  };
+}
+
+async function piscina(): Promise<Contender> {
+  const { Piscina } = await import("piscina");
+  const pool = new Piscina({
+    filename: new URL("./peers/piscina_worker.mjs", import.meta.url).href,
+    minThreads: WORKERS,
+    maxThreads: WORKERS,
+  });
+  return {
+    name: "piscina",
+    burst: (n) => checkedBurst(n, (i) => pool.run({ a: i, b: 1 })),
+    sequential: (n) => sequentialRuns(n, (i) => pool.run({ a: i, b: 1 })),
+    close: () => pool.destroy(),
+  };
+}
+
+async function tinypool(): Promise<Contender> {
+  const { Tinypool } = await import("tinypool");
+  const pool = new Tinypool({
+    filename: new URL("./peers/piscina_worker.mjs", import.meta.url).href,
+    minThreads: WORKERS,
+    maxThreads: WORKERS,
+  });
+  return {
+    name: "tinypool",
+    burst: (n) => checkedBurst(n, (i) => pool.run({ a: i, b: 1 })),
+    sequential: (n) => sequentialRuns(n, (i) => pool.run({ a: i, b: 1 })),
+    close: () => pool.destroy(),
+  };
+}
+
+async function workerpool(): Promise<Contender> {
+  const wp = (await import("workerpool")).default;
+  const { fileURLToPath } = await import("node:url");
+  const pool = wp.pool(fileURLToPath(new URL("./peers/workerpool_worker.mjs", import.meta.url).href), {
+    minWorkers: WORKERS,
+    maxWorkers: WORKERS,
+    workerType: "thread",
+  });
+  return {
+    name: "workerpool",
+    burst: (n) => checkedBurst(n, (i) => pool.exec("add", [i, 1])),
+    sequential: (n) => sequentialRuns(n, (i) => pool.exec("add", [i, 1])),
+    close: async () => void await pool.terminate(),
+  };
+}
+
+async function poolifier(): Promise<Contender> {
+  const { FixedThreadPool } = await import("poolifier");
+  const { fileURLToPath } = await import("node:url");
+  const pool = new FixedThreadPool(
+    WORKERS,
+    fileURLToPath(new URL("./peers/poolifier_worker.mjs", import.meta.url).href),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 200)); // let its workers come up
+  return {
+    name: "poolifier",
+    burst: (n) => checkedBurst(n, (i) => pool.execute({ a: i, b: 1 })),
+    sequential: (n) => sequentialRuns(n, (i) => pool.execute({ a: i, b: 1 })),
+    close: () => pool.destroy(),
+  };
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** One contender's results. */
+export interface PoolBenchRow {
+  runtime: string;
+  name: string;
+  tasksPerSecond: Summary;
+  roundTripMicros: Summary;
+  error?: string;
+}
+
+/**
+ * Runs every contender that starts on this runtime, `rounds` times each, interleaved.
+ *
+ * @param rounds Rounds per contender (after one warm-up round).
+ * @returns One row per contender.
+ */
+export async function benchPools(rounds = 5): Promise<PoolBenchRow[]> {
+  const makers: [string, () => Promise<Contender>][] = [
+    ["filch", filch],
+    ["bare postMessage loop", bareLoop],
+    ["piscina", piscina],
+    ["tinypool", tinypool],
+    ["workerpool", workerpool],
+    ["poolifier", poolifier],
+  ];
+  const contenders: Contender[] = [];
+  const rows: PoolBenchRow[] = [];
+  for (const [name, make] of makers) {
+    try {
+      console.error(`starting ${name} …`);
+      // Some peers never come up on Deno or Bun (their workers hang at start): give each 10 s.
+      const c = await withTimeout(
+        (async () => {
+          const c = await make();
+          await c.burst(10_000); // warm-up
+          await c.sequential(200);
+          return c;
+        })(),
+        10_000,
+        `${name} did not start and finish a warm-up within 10 s`,
+      );
+      contenders.push(c);
+    } catch (error) {
+      const empty = summarize([NaN]);
+      rows.push({
+        runtime: runtimeName(),
+        name,
+        tasksPerSecond: empty,
+        roundTripMicros: empty,
+        error: String(error).split("\n")[0],
+      });
+    }
+  }
+  const throughput = contenders.map(() => [] as number[]);
+  const latency = contenders.map(() => [] as number[]);
+  for (let r = 0; r < rounds; r++) {
+    for (let c = 0; c < contenders.length; c++) {
+      const k = (c + r) % contenders.length; // rotate the order each round
+      console.error(`round ${r}: ${contenders[k].name}`);
+      throughput[k].push(TASKS / (await contenders[k].burst(TASKS)) * 1000);
+      latency[k].push((await contenders[k].sequential(ROUND_TRIPS)) * 1000 / ROUND_TRIPS);
+    }
+  }
+  for (let c = 0; c < contenders.length; c++) {
+    rows.push({
+      runtime: runtimeName(),
+      name: contenders[c].name,
+      tasksPerSecond: summarize(throughput[c]),
+      roundTripMicros: summarize(latency[c]),
+    });
+    // A peer's shutdown has been seen to hang with no handle left (Node then exits with code 13): bound it.
+    console.error(`closing ${contenders[c].name} …`);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([contenders[c].close(), new Promise<void>((resolve) => (timer = setTimeout(resolve, 3000)))]);
+    clearTimeout(timer);
+  }
+  return rows;
+}
+
+const argv = (globalThis as { process?: { argv: string[] } }).process?.argv ?? [];
+if (import.meta.main ?? argv[1]?.endsWith("pool_bench.ts")) {
+  const rounds = Number(argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 5);
+  const rows = await benchPools(rounds);
+  const filchRow = rows.find((r) => r.name === "filch");
+  for (const row of rows) {
+    if (argv.includes("--json")) console.log(JSON.stringify(row));
+    else if (row.error) console.log(`${row.runtime.padEnd(14)} ${row.name.padEnd(22)} did not run: ${row.error}`);
+    else {
+      console.log(
+        `${row.runtime.padEnd(14)} ${row.name.padEnd(22)} ${format(row.tasksPerSecond, 0).padEnd(28)} tasks/s  ` +
+          `round trip ${format(row.roundTripMicros, 1)} µs  filch/this ${
+            (filchRow!.tasksPerSecond.median / row.tasksPerSecond.median).toFixed(2)
+          }`,
+      );
+    }
+  }
+  // Stray handles of peers must not keep the process up.
+  (globalThis as { process?: { exit(code: number): void } }).process?.exit(0);
+}
