@@ -502,13 +502,13 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     if (++this.pending === 1) this.holdProcess();
     // Keep submission order: nothing overtakes the backlog.
     if (this.backlogHead === this.backlog.length) {
-      if (this.place(entry, this.encoder.bytes)) {
+      if (this.place(entry, this.encoder)) {
         this.armCompletionWait();
         return;
       }
       // Out of records or blocks: settle what is done (freeing some), then try once more.
       this.drainCompletions();
-      if (this.backlogHead === this.backlog.length && this.place(entry, this.encoder.bytes)) {
+      if (this.backlogHead === this.backlog.length && this.place(entry, this.encoder)) {
         this.armCompletionWait();
         return;
       }
@@ -519,12 +519,15 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   }
 
   /** Takes a record, writes the payload, publishes the task to the injector. */
-  private place(entry: Entry, bytes: Uint8Array): boolean {
+  private place(entry: Entry, payload: Uint8Array | Encoder): boolean {
     const table = this.table;
     const handle = table.allocate();
     if (handle === NO_RECORD) return false;
     const index = table.indexOf(handle);
-    if (!table.writePayload(index, bytes)) {
+    const written = payload instanceof Uint8Array
+      ? table.writePayload(index, payload)
+      : table.writeEncoded(index, payload);
+    if (!written) {
       table.release(index);
       return false;
     }

@@ -20,7 +20,10 @@
  * - Payload bytes and header fields are written before the state store that publishes them and read after
  *   the load (or queue pop) that observes it; Atomics are sequentially consistent, so that store/load pair
  *   orders the plain payload bytes too.
- * - Every record index is either in the free list or owned; likewise every block index.
+ * - Every record index is in the shared free list, in one thread's private cache of free records, or
+ *   owned; every block index is in the free list or owned. The cache spares a thread that both frees and
+ *   allocates records (the main thread) the shared queue's atomics; it holds at most
+ *   {@link LOCAL_FREE_RECORDS} indices, the rest go back to the shared list.
  *
  * Threads: any thread may allocate, write and read through its own `TaskTable` handle, following the
  * ownership above.
@@ -29,7 +32,7 @@
  */
 
 import { mem } from "./atomics.ts";
-import { decode } from "./codec.ts";
+import { decode, type Encoder } from "./codec.ts";
 import { initInjector, Injector, QUEUE_EMPTY } from "./injector.ts";
 import { type PoolLayout, RECORD_HEADER_WORDS } from "./layout.ts";
 
@@ -73,6 +76,9 @@ export const Outcome = Object.freeze({
 
 /** Returned by {@link TaskTable.allocate} when every record is in use. */
 export const NO_RECORD = -1;
+
+/** The most free records one thread keeps in its private cache. */
+export const LOCAL_FREE_RECORDS = 1024;
 
 const NO_BLOCK = -1;
 
@@ -123,6 +129,8 @@ export class TaskTable {
   /** Words per block. */
   readonly wordsPerBlock: number;
   private scratch = new Uint8Array(1024);
+  /** Free records this thread released and may reuse without touching the shared free list. */
+  private readonly cache: number[] = [];
 
   /**
    * Writes the initial state: every record and block free.
@@ -178,7 +186,7 @@ export class TaskTable {
    * @returns The new handle, or {@link NO_RECORD} if every record is in use.
    */
   allocate(): number {
-    const index = this.freeRecords.pop();
+    const index = this.cache.length > 0 ? this.cache.pop()! : this.freeRecords.pop();
     if (index === QUEUE_EMPTY) return NO_RECORD;
     const genAt = this.at(index, RecordWords.generation);
     const generation = (mem.load(this.words, genAt) + 1) & this.generationMask;
@@ -207,7 +215,8 @@ export class TaskTable {
   release(index: number): void {
     this.freePayload(index);
     mem.store(this.words, this.at(index, RecordWords.state), TaskState.FREE);
-    this.freeRecords.pushPatiently(index);
+    if (this.cache.length < LOCAL_FREE_RECORDS) this.cache.push(index);
+    else this.freeRecords.pushPatiently(index);
   }
 
   /**
@@ -252,6 +261,23 @@ export class TaskTable {
     } else {
       this.bytes.set(source.subarray(0, head), start);
     }
+    mem.store(this.words, this.at(index, RecordWords.payloadLength), length);
+    return true;
+  }
+
+  /**
+   * The record's owner. Stores the encoder's last encoding as the payload; without allocating when it fits
+   * inline (the common case: the codec copies straight into the record).
+   *
+   * @param index The record index.
+   * @param encoder An encoder whose last `encode` succeeded.
+   * @returns `true`, or `false` if there are not enough free blocks (nothing is written then).
+   */
+  writeEncoded(index: number, encoder: Encoder): boolean {
+    const length = encoder.length;
+    if (length > this.inlineBytes) return this.writePayload(index, encoder.bytes);
+    this.freePayload(index);
+    encoder.copyTo(this.bytes, this.at(index, RECORD_HEADER_WORDS) * 4);
     mem.store(this.words, this.at(index, RecordWords.payloadLength), length);
     return true;
   }

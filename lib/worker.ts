@@ -6,8 +6,8 @@
  * 1. pop its own deque (newest first: the cache-warm end);
  * 2. steal half of a random other worker's deque (oldest first), trying each other worker once;
  * 3. pop the injector (tasks from outside the workers);
- * 4. spin a little, then sleep by the protocol of `sleep.ts` (announce sleepy, search once more, sleep
- *    only if no work was posted meanwhile).
+ * 4. spin a little, then doze (timed waits that no poster has to end, a few ms in all), then sleep by the
+ *    protocol of `sleep.ts` (announce sleepy, search once more, sleep only if no work was posted meanwhile).
  *
  * Running a task: decode its arguments from the record (freeing overflow blocks at once), call the task
  * function, encode the result or the thrown error into the same record, publish DONE, queue the handle as a
@@ -56,7 +56,12 @@ class MissingBuffer {
   }
 }
 
-const SPINS_BEFORE_SLEEP = 64;
+/** Idle rounds that spin (each a search and 32 pause hints) before dozing. */
+const SPIN_ROUNDS = 16;
+/** Idle rounds that doze (each a search and a timed wait of DOZE_MS) before sleeping: a few ms in all. */
+const DOZE_ROUNDS = 40;
+/** One doze, in ms. */
+const DOZE_MS = 0.05;
 
 /**
  * One worker's loop over the pool's shared state.
@@ -164,8 +169,15 @@ export class WorkerLoop {
         }
         continue;
       }
-      if (++idle < SPINS_BEFORE_SLEEP) {
+      idle++;
+      if (idle <= SPIN_ROUNDS) {
         for (let i = 0; i < 32; i++) mem.pause();
+        continue;
+      }
+      // Doze (timed waits nobody has to wake) before sleeping; not with async tasks pending, whose
+      // event loop must run: those workers go straight to sleepAsync.
+      if (idle <= SPIN_ROUNDS + DOZE_ROUNDS && this.pendingAsync === 0) {
+        this.sleep.doze(this.index, DOZE_MS);
         continue;
       }
       idle = 0;
@@ -292,30 +304,27 @@ export class WorkerLoop {
   private finish(handle: number, outcome: number, value: unknown): void {
     const table = this.table;
     const index = table.indexOf(handle);
-    let bytes: Uint8Array;
+    const encoder = this.encoder;
     try {
-      this.encoder.encode(value, outcome === Outcome.VALUE ? "result" : "error");
-      bytes = this.encoder.bytes;
+      encoder.encode(value, outcome === Outcome.VALUE ? "result" : "error");
     } catch (encodeError) {
       // The result cannot cross threads: the task fails with the reason, which always can.
       outcome = Outcome.ERROR;
-      this.encoder.encode(encodeError, "error");
-      bytes = this.encoder.bytes;
+      encoder.encode(encodeError, "error");
     }
-    if (bytes.length > table.maxPayloadBytes()) {
+    if (encoder.length > table.maxPayloadBytes()) {
       const what = outcome === Outcome.VALUE ? "result" : "error";
       outcome = Outcome.ERROR;
       this.encoder.encode(
         new RangeError(
-          `Cannot return the task's ${what} as it encodes to ${bytes.length} bytes and the pool holds at most ${table.maxPayloadBytes()}: pass large data in a SharedArrayBuffer, or raise the pool's 'blocks'`,
+          `Cannot return the task's ${what} as it encodes to ${encoder.length} bytes and the pool holds at most ${table.maxPayloadBytes()}: pass large data in a SharedArrayBuffer, or raise the pool's 'blocks'`,
         ),
         "error",
       );
-      bytes = this.encoder.bytes;
     }
     // Blocks run short only while the main thread has completions to settle, which frees them: back off
     // 1 ms at a time (a wait on a word that stays 0, the last of our status line, used as a timer).
-    while (!table.writePayload(index, bytes)) mem.wait(this.status, this.statusAt + StatusWords.count - 1, 0, 1);
+    while (!table.writeEncoded(index, encoder)) mem.wait(this.status, this.statusAt + StatusWords.count - 1, 0, 1);
     mem.store(table.words, table.at(index, RecordWords.outcome), outcome);
     this.bump(StatusWords.executed);
     // Publishes the payload and outcome written above to the thread that pops this completion.
