@@ -119,6 +119,13 @@ export const RUNS: readonly Run[] = [
     expect: SEMANTIC,
   },
   {
+    name: "HalfCopiesBeforeClaim_Refinement",
+    module: "mutants/HalfCopiesBeforeClaim.tla",
+    cfg: "mutants/HalfCopiesBeforeClaim_Refinement.cfg",
+    kind: "mutant",
+    expect: ["Refinement"],
+  },
+  {
     name: "NarrowCounters_ModCapacity",
     module: "mutants/NarrowCounters.tla",
     cfg: "mutants/NarrowCounters_ModCapacity.cfg",
@@ -165,9 +172,10 @@ export interface Outcome {
  * Reads TLC's standard output (the same text on TLC 1.7.4 and 1.8.0).
  *
  * @param text What TLC printed.
+ * @param modules The text of each module by name, to name a property TLC reports by its place.
  * @returns The counts and the verdict material in it.
  */
-export function parseTlcOutput(text: string): Outcome {
+export function parseTlcOutput(text: string, modules: Record<string, string> = {}): Outcome {
   const lastNumber = (re: RegExp): number | null => {
     let found: number | null = null;
     for (const m of text.matchAll(re)) found = Number(m[1].replaceAll(",", ""));
@@ -178,7 +186,15 @@ export function parseTlcOutput(text: string): Outcome {
   const graphDepth = lastNumber(/The depth of the complete state graph search is (\d+)/g);
   let violated: string | null = null;
   const invariant = /Error: Invariant (\w+) is violated/.exec(text);
-  const action = /Error: Action property (\w+)[^\n]*is violated/.exec(text);
+  // A named property: "Action property Name is violated". A conjunct of a property (such as the
+  // [][...]_vars part of Refinement) is reported by place: "Action property line 306, col 30 to line
+  // 306, col 63 of module ChaseLev is violated"; name it after the definition that holds that line.
+  const placed = /Error: Action property line (\d+), col \d+ to line \d+, col \d+ of module (\w+) is violated/.exec(
+    text,
+  );
+  const action = placed
+    ? [placed[0], definitionAt(modules[placed[2]] ?? "", Number(placed[1])) ?? `line ${placed[1]} of ${placed[2]}`]
+    : /Error: Action property (\w+)[^\n]*is violated/.exec(text);
   const property = /Error: (?:Temporal )?[Pp]roperty (\w+)[^\n]*violated/.exec(text);
   if (invariant) violated = invariant[1];
   else if (action) violated = action[1];
@@ -191,6 +207,22 @@ export function parseTlcOutput(text: string): Outcome {
     otherError = line?.trim() ?? "TLC ended without a verdict";
   }
   return { distinct, depth: graphDepth ?? (traceLength || null), violated, clean, traceLength, otherError };
+}
+
+/**
+ * The name of the top-level definition that contains a line of a TLA+ module.
+ *
+ * @param moduleText The module's text.
+ * @param line A 1-based line number.
+ * @returns The name of the last definition starting at or before that line, or null.
+ */
+export function definitionAt(moduleText: string, line: number): string | null {
+  const lines = moduleText.split("\n").slice(0, line);
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const m = /^([A-Za-z_]\w*)\s*(\(.*\))?\s*==/.exec(lines[i]);
+    if (m) return m[1];
+  }
+  return null;
 }
 
 /**
@@ -413,7 +445,7 @@ async function main(argv: string[]): Promise<number> {
 
   const runs = RUNS.filter((r) => only === null || only.has(r.name));
   console.log(`TLC with ${workers} worker(s); ${runs.length} configuration(s)\n`);
-  const header = `${pad("config", 30)} ${pad("kind", 6)} ${pad("distinct", 10, true)} ${pad("depth", 6, true)} ${
+  const header = `${pad("config", 34)} ${pad("kind", 6)} ${pad("distinct", 10, true)} ${pad("depth", 6, true)} ${
     pad("time", 8, true)
   }  verdict`;
   console.log(header);
@@ -421,14 +453,18 @@ async function main(argv: string[]): Promise<number> {
   const started = performance.now();
   for (const run of runs) {
     const { output, code, seconds } = await runTlc(java, jar, specDir, run, workers);
-    const outcome = parseTlcOutput(output);
+    const modules: Record<string, string> = {};
+    for (const path of [run.module, ...readdirSync(specDir).filter((f) => f.endsWith(".tla"))]) {
+      modules[basename(path, ".tla")] ??= readFileSync(join(specDir, path), "utf8");
+    }
+    const outcome = parseTlcOutput(output, modules);
     const v = verdict(run, outcome, code);
     const changed = drift.has(run.module) ? `, ${drift.get(run.module)} lines from real spec` : "";
     const trace = run.kind === "mutant" && outcome.traceLength > 0
       ? ` trace of ${outcome.traceLength} states${changed}`
       : "";
     console.log(
-      `${pad(run.name, 30)} ${pad(run.kind, 6)} ${pad(String(outcome.distinct ?? "-"), 10, true)} ${
+      `${pad(run.name, 34)} ${pad(run.kind, 6)} ${pad(String(outcome.distinct ?? "-"), 10, true)} ${
         pad(String(outcome.depth ?? "-"), 6, true)
       } ${pad(`${seconds.toFixed(1)}s`, 8, true)}  ${v.text}${trace}`,
     );
