@@ -1,47 +1,42 @@
 /**
- * The demo (`npm run demo`): runs the deque benchmark and a 1M-task concurrent stress run on Deno, Bun and
- * Node 24, each in its own process, and prints the results side by side. Every number is a median over
- * several runs in this one invocation, with its range (min–max), because the machine is shared and noisy.
+ * The demo (`npm run demo`): an uneven workload — 20,000 tasks, 90% small, 9% medium, 1% large — on a
+ * pool of 2 workers, on Deno, Bun and Node 24 in turn, each against the same work run inline on the main
+ * thread. Prints the speedup and throughput (median and range over the rounds), then how the tasks spread
+ * over the workers and how they got them: from the injector, or stolen from the other worker's deque.
  *
- * Pass a number to set the runs per measurement (default 7): `npm run demo -- 3`.
+ * Pass a number to set the rounds (default 3): `npm run demo -- 5`.
  */
 import { spawnSync } from "node:child_process";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { format, type Summary } from "./_stats.ts";
+import type { WorkerStats } from "../lib/pool.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url).href);
 const bin = join(root, "node_modules", ".bin");
-const runs = process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? "7";
+const rounds = process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? "3";
 const runtimes: [string, string[]][] = [
-  ["deno", ["run", "-A", "bench/deque_demo.ts", runs]],
-  ["bun", ["bench/deque_demo.ts", runs]],
-  ["node", ["bench/deque_demo.ts", runs]],
+  ["deno", ["run", "-A", "bench/pool_demo.ts", rounds]],
+  ["bun", ["bench/pool_demo.ts", rounds]],
+  ["node", ["bench/pool_demo.ts", rounds]],
 ];
 
-interface DequeRow {
-  kind: "deque";
-  runtime: string;
-  op: string;
-  facade: Summary;
-  direct: Summary;
-}
-interface StressRow {
-  kind: "stress";
+interface DemoRow {
   runtime: string;
   tasks: number;
-  mtasksPerSecond: Summary;
-  ownerTook: number;
-  stolenOne: number;
-  stolenByHalf: number;
-  stealHalves: number;
-  retries: number;
+  rounds: number;
+  totalUnits: number;
+  inlineMs: Summary;
+  poolMs: Summary;
+  speedup: number;
+  tasksPerSecond: number;
+  workers: WorkerStats[];
 }
 
-const rows: (DequeRow | StressRow)[] = [];
+const rows: DemoRow[] = [];
 for (const [runtime, args] of runtimes) {
-  console.log(`running the deque benchmark and stress on ${runtime} …`);
+  console.log(`running the uneven workload on ${runtime} …`);
   const result = spawnSync(join(bin, runtime), args, {
     cwd: root,
     encoding: "utf8",
@@ -54,32 +49,32 @@ for (const [runtime, args] of runtimes) {
   for (const line of result.stdout.split("\n")) if (line.startsWith("{")) rows.push(JSON.parse(line));
 }
 
+const first = rows[0];
 console.log(
-  `\nfilch deque — ${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}`,
+  `\nfilch demo — ${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}`,
 );
 console.log(
-  `median (min–max) over ${runs} runs per cell; "direct" is lib/deque.ts rewritten to call Atomics directly\n`,
+  `${first.tasks} tasks of uneven size (${first.totalUnits} k loop iterations in all), 2 workers, ` +
+    `median (min–max) of ${first.rounds} rounds\n`,
 );
-console.log("| runtime | operation | via facade, ns | direct Atomics, ns | facade / direct |");
+console.log("| runtime | inline on main thread, ms | pool of 2, ms | speedup | tasks/s |");
 console.log("|---|---|---|---|---|");
 for (const r of rows) {
-  if (r.kind !== "deque") continue;
   console.log(
-    `| ${r.runtime} | ${r.op} | ${format(r.facade)} | ${format(r.direct)} | ${
-      (r.facade.median / r.direct.median).toFixed(2)
+    `| ${r.runtime} | ${format(r.inlineMs, 0)} | ${format(r.poolMs, 0)} | ${r.speedup.toFixed(2)}× | ${
+      Math.round(r.tasksPerSecond)
     } |`,
   );
 }
-console.log("\nConcurrent stress: 1M tasks, 1 owner (push, pop) + 3 thieves (steal, stealHalf), capacity 256, 3 runs");
+console.log("\nWhere the tasks ran (all rounds): per worker");
 console.log(
-  "| runtime | M tasks/s | owner popped | stolen one by one | stolen by halves (calls) | lost races | lost or duplicated |",
+  "| runtime | worker | executed | from injector | stolen (tasks) | steals ok / tried | sleeps | wakes |",
 );
-console.log("|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|");
 for (const r of rows) {
-  if (r.kind !== "stress") continue;
-  console.log(
-    `| ${r.runtime} | ${
-      format(r.mtasksPerSecond, 2)
-    } | ${r.ownerTook} | ${r.stolenOne} | ${r.stolenByHalf} (${r.stealHalves}) | ${r.retries} | 0 (checked) |`,
-  );
+  r.workers.forEach((w, i) => {
+    console.log(
+      `| ${r.runtime} | ${i} | ${w.executed} | ${w.injectorPops} | ${w.stolen} | ${w.successfulSteals} / ${w.stealAttempts} | ${w.sleeps} | ${w.wakes} |`,
+    );
+  });
 }

@@ -445,6 +445,27 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     };
   }
 
+  /**
+   * The pool's shared memory: the buffer's size, and the bytes each task in flight occupies in it (its
+   * record with the inline payload, and its slots in the injector, the free list and the completion queue).
+   * A payload beyond the inline bytes also takes overflow blocks, shared by all tasks.
+   *
+   * @returns The sizes, in bytes.
+   *
+   * @example Usage
+   * ```ts ignore
+   * console.log(pool.memory.sharedBytes); // 5,377,280 with the default options and 2 workers
+   * ```
+   */
+  get memory(): { sharedBytes: number; bytesPerTask: number; taskCapacity: number } {
+    const layout = this.layout;
+    return {
+      sharedBytes: layout.totalBytes,
+      bytesPerTask: layout.recordBytes + 3 * 8,
+      taskCapacity: layout.shape.taskCapacity,
+    };
+  }
+
   /** The pool's lifecycle state. */
   get lifecycle(): PoolStateName {
     return this.state;

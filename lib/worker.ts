@@ -4,8 +4,9 @@
  * What it owns: one worker's side of the scheduling state — its deque (owner handle), its status line
  * (stats and the task it runs), its sleep word — and the order in which it looks for work:
  * 1. pop its own deque (newest first: the cache-warm end);
- * 2. steal half of a random other worker's deque (oldest first), trying each other worker once;
- * 3. pop the injector (tasks from outside the workers);
+ * 2. pop the injector (tasks from outside the workers), moving a batch along into its own deque so that
+ *    idle workers can steal from it (a burst submitted from the main thread spreads by stealing);
+ * 3. steal half of a random other worker's deque (oldest first), trying each other worker once;
  * 4. spin a little, then doze (timed waits that no poster has to end, a few ms in all), then sleep by the
  *    protocol of `sleep.ts` (announce sleepy, search once more, sleep only if no work was posted meanwhile).
  *
@@ -62,6 +63,8 @@ const SPIN_ROUNDS = 16;
 const DOZE_ROUNDS = 40;
 /** One doze, in ms. */
 const DOZE_MS = 0.05;
+/** The most tasks a worker moves from the injector into its deque at once. */
+const MAX_INJECTOR_BATCH = 64;
 
 /**
  * One worker's loop over the pool's shared state.
@@ -207,10 +210,33 @@ export class WorkerLoop {
     mem.add(this.status, this.statusAt + field, 1);
   }
 
-  /** Own deque, then a steal from a random victim, then the injector. */
+  /**
+   * Own deque (newest first); then the injector, taking a batch along into our deque (Tokio's move): a
+   * fair share of what is queued, at most half our deque, so that idle workers can steal from us; then
+   * half of a random other worker's deque.
+   */
   private findWork(): number {
     const own = this.deque.pop();
     if (own !== EMPTY) return own;
+    const injected = this.injector.pop();
+    if (injected !== QUEUE_EMPTY) {
+      const workers = this.stealers.length;
+      const want = Math.min((this.injector.length / workers) | 0, this.deque.capacity >> 1, MAX_INJECTOR_BATCH);
+      let moved = 0;
+      while (moved < want) {
+        const next = this.injector.pop();
+        if (next === QUEUE_EMPTY) break;
+        if (!this.deque.push(next)) {
+          this.injector.pushPatiently(next);
+          break;
+        }
+        moved++;
+      }
+      mem.add(this.status, this.statusAt + StatusWords.injectorPops, moved + 1);
+      // Work others could steal from us now: tell a sleeper, if there is one.
+      if (moved > 0) this.sleep.newWork();
+      return injected;
+    }
     const workers = this.stealers.length;
     if (workers > 1) {
       let r = this.random;
@@ -228,17 +254,11 @@ export class WorkerLoop {
         if (moved > 0) {
           this.bump(StatusWords.successfulSteals);
           mem.add(this.status, this.statusAt + StatusWords.stolen, moved);
-          // Others may now steal from us: tell a sleeper, if any, that there is work.
           if (moved > 1) this.sleep.newWork();
           const mine = this.deque.pop();
           if (mine !== EMPTY) return mine;
         }
       }
-    }
-    const injected = this.injector.pop();
-    if (injected !== QUEUE_EMPTY) {
-      this.bump(StatusWords.injectorPops);
-      return injected;
     }
     return -1;
   }

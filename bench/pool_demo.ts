@@ -1,0 +1,59 @@
+/**
+ * One runtime's part of the demo: an uneven workload (many small tasks, some medium, a few large) run on
+ * a pool of 2 workers, against the same work run inline on the main thread; then how the tasks spread
+ * over the workers and how much they stole. Prints JSON lines for `bench/demo.ts` to tabulate.
+ */
+import { Pool } from "../lib/pool.ts";
+import { runtimeName, summarize } from "./_stats.ts";
+import * as tasks from "./tasks.ts";
+
+const TASKS = 20_000;
+const ROUNDS = Number((globalThis as { process?: { argv: string[] } }).process?.argv.at(-1)) || 3;
+
+/** Task sizes in thousands of loop iterations: 90% 1–10, 9% 100, 1% 2,000 (seeded, the same every run). */
+function sizes(): number[] {
+  let seed = 0x2545f491;
+  const next = () => {
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) / 2 ** 32;
+  };
+  return Array.from({ length: TASKS }, () => {
+    const r = next();
+    return r < 0.9 ? 1 + Math.floor(next() * 10) : r < 0.99 ? 100 : 2000;
+  });
+}
+
+const units = sizes();
+const totalUnits = units.reduce((a, b) => a + b, 0);
+const pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: 2 });
+const inline: number[] = [];
+const pooled: number[] = [];
+for (let round = 0; round < ROUNDS; round++) {
+  let start = performance.now();
+  let check = 0;
+  for (const u of units) check ^= tasks.work(u);
+  inline.push(performance.now() - start);
+  start = performance.now();
+  const results = await Promise.all(units.map((u) => pool.run("work", u)));
+  pooled.push(performance.now() - start);
+  let got = 0;
+  for (const r of results) got ^= r;
+  if (got !== check) throw new Error("Cannot trust the demo as the pool's results differ from the inline run");
+}
+const stats = pool.stats();
+await pool.close();
+const inlineMs = summarize(inline);
+const poolMs = summarize(pooled);
+console.log(JSON.stringify({
+  runtime: runtimeName(),
+  tasks: TASKS,
+  rounds: ROUNDS,
+  totalUnits,
+  inlineMs,
+  poolMs,
+  speedup: inlineMs.median / poolMs.median,
+  tasksPerSecond: TASKS / poolMs.median * 1000,
+  workers: stats.workers,
+}));
