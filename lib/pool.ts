@@ -39,7 +39,7 @@ import { initInjector, Injector, QUEUE_EMPTY } from "./injector.ts";
 import { ControlWords, type PoolLayout, poolLayout, type PoolShape, SleepWords, StatusWords } from "./layout.ts";
 import { startThread, type ThreadHandle } from "./runtime/thread.ts";
 import { Sleep, SLEEPING } from "./sleep.ts";
-import { NO_RECORD, Outcome, RecordWords, TaskState, TaskTable } from "./task.ts";
+import { NO_RECORD, Outcome, PAYLOAD_BY_MESSAGE, RecordWords, TaskState, TaskTable } from "./task.ts";
 import type { WorkerSetup } from "./worker.ts";
 
 /** Options of {@link Pool.create}. Every size has a default that suits small tasks. */
@@ -198,6 +198,8 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   private readonly buffers = new Map<number, SharedArrayBuffer>();
   private readonly bufferIds = new Map<SharedArrayBuffer, number>();
   private readonly deferred: number[] = [];
+  /** Result payloads that came by message (no free blocks), by handle, until their completion is settled. */
+  private readonly messagePayloads = new Map<number, Uint8Array>();
   private readonly drainWaiters: { upTo: number; remaining: number; resolve: () => void }[] = [];
   private state: PoolStateName = PoolState.OPEN;
   private nextSeq = 0;
@@ -621,7 +623,10 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     if (!this.tryComplete(handle)) this.deferred.push(handle);
   }
 
-  /** Settles a DONE record's task; false if its result names a shared buffer that has not arrived yet. */
+  /**
+   * Settles a DONE record's task; false if its result waits for a message (a shared buffer it names, or
+   * the payload itself when it found no free blocks) that has not arrived yet.
+   */
   private tryComplete(handle: number): boolean {
     const table = this.table;
     const index = table.indexOf(handle);
@@ -634,14 +639,23 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     const outcome = mem.load(table.words, table.at(index, RecordWords.outcome));
     let value: unknown;
     let decoded = outcome;
+    const byMessage = mem.load(table.words, table.at(index, RecordWords.payloadLength)) === PAYLOAD_BY_MESSAGE;
+    const bytes = byMessage ? this.messagePayloads.get(handle) : undefined;
+    if (byMessage && bytes === undefined) return false; // its message has not arrived yet
     try {
-      value = table.readPayload(index, (id) => this.resolveBuffer(id));
+      value = bytes !== undefined
+        ? decode(bytes, 0, bytes.length, (id) => this.resolveBuffer(id))
+        : table.readPayload(index, (id) => this.resolveBuffer(id));
     } catch (error) {
       if (error instanceof MissingBuffer) return false;
       value = error;
       decoded = Outcome.ERROR;
     }
     this.entries[index] = undefined;
+    if (byMessage) {
+      this.messagePayloads.delete(handle);
+      mem.store(table.words, table.at(index, RecordWords.payloadLength), 0);
+    }
     table.release(index);
     this.settle(entry, decoded, value);
     return true;
@@ -732,6 +746,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
           bytes?: Uint8Array;
           id?: number;
           buffer?: SharedArrayBuffer;
+          handle?: number;
         };
         if (m.type === "ready") {
           ready = true;
@@ -739,6 +754,9 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
           resolve(m.names!);
         } else if (m.type === "load-error") {
           reject(decode(m.bytes!, 0, m.bytes!.length));
+        } else if (m.type === "payload") {
+          this.messagePayloads.set(m.handle!, m.bytes!);
+          if (this.deferred.length > 0) this.drainCompletions();
         } else if (m.type === "buffer") {
           this.buffers.set(m.id!, m.buffer!);
           this.bufferIds.set(m.buffer!, m.id!);

@@ -77,6 +77,9 @@ export const Outcome = Object.freeze({
 /** Returned by {@link TaskTable.allocate} when every record is in use. */
 export const NO_RECORD = -1;
 
+/** A payload length that means: the payload did not fit in shared memory and travels by message. */
+export const PAYLOAD_BY_MESSAGE = -1;
+
 /** The most free records one thread keeps in its private cache. */
 export const LOCAL_FREE_RECORDS = 1024;
 

@@ -30,7 +30,7 @@ import { Deque, EMPTY, RETRY, Stealer } from "./deque.ts";
 import { Injector, QUEUE_EMPTY } from "./injector.ts";
 import { ControlWords, type PoolLayout, StatusWords } from "./layout.ts";
 import { Sleep } from "./sleep.ts";
-import { Outcome, RecordWords, TaskState, TaskTable } from "./task.ts";
+import { Outcome, PAYLOAD_BY_MESSAGE, RecordWords, TaskState, TaskTable } from "./task.ts";
 
 /** What the pool sends a new worker thread. */
 export interface WorkerSetup {
@@ -92,7 +92,7 @@ export class WorkerLoop {
   private readonly buffers = new Map<number, SharedArrayBuffer>();
   private readonly bufferIds = new Map<SharedArrayBuffer, number>();
   private readonly bufferWaiters = new Map<number, () => void>();
-  private readonly announceBuffer: (id: number, buffer: SharedArrayBuffer) => void;
+  private readonly post: (message: unknown) => void;
   private pendingAsync = 0;
   private random: number;
   private readonly resolveBuffer = (id: number): SharedArrayBuffer => {
@@ -106,12 +106,13 @@ export class WorkerLoop {
    *
    * @param setup What the pool sent.
    * @param functions The task module's functions, in the order of their sorted names.
-   * @param announceBuffer Sends a SharedArrayBuffer that a result passes by reference to the main thread.
+   * @param post Sends a message to the main thread (rare events: a SharedArrayBuffer a result passes by
+   * reference, a payload that found no free blocks).
    */
   constructor(
     setup: WorkerSetup,
     functions: TaskFunction[],
-    announceBuffer: (id: number, buffer: SharedArrayBuffer) => void,
+    post: (message: unknown) => void,
   ) {
     const { buffer, layout, index } = setup;
     const { workers, dequeCapacity, taskCapacity } = layout.shape;
@@ -131,7 +132,7 @@ export class WorkerLoop {
     this.sleep = new Sleep(buffer, layout.sleep, workers);
     this.table = new TaskTable(buffer, layout);
     this.functions = functions;
-    this.announceBuffer = announceBuffer;
+    this.post = post;
     for (const [id, sab] of setup.buffers) this.addBuffer(id, sab);
     this.encoder = new Encoder({ shareBuffer: (sab) => this.shareBuffer(sab) });
     this.random = (index * 0x9e3779b1 + 1) | 0;
@@ -316,7 +317,7 @@ export class WorkerLoop {
     const id = mem.add(this.control, ControlWords.nextBufferId, 1);
     this.buffers.set(id, buffer);
     this.bufferIds.set(buffer, id);
-    this.announceBuffer(id, buffer);
+    this.post({ type: "buffer", id, buffer });
     return id;
   }
 
@@ -342,9 +343,13 @@ export class WorkerLoop {
         "error",
       );
     }
-    // Blocks run short only while the main thread has completions to settle, which frees them: back off
-    // 1 ms at a time (a wait on a word that stays 0, the last of our status line, used as a timer).
-    while (!table.writeEncoded(index, encoder)) mem.wait(this.status, this.statusAt + StatusWords.count - 1, 0, 1);
+    if (!table.writeEncoded(index, encoder)) {
+      // No free blocks: queued tasks' arguments may hold them all, and waiting for them could deadlock
+      // (the main thread places more arguments as blocks free up). The payload goes by message instead;
+      // the main thread settles the task when both the completion and the message have arrived.
+      this.post({ type: "payload", handle, bytes: encoder.bytes.slice() });
+      mem.store(table.words, table.at(index, RecordWords.payloadLength), PAYLOAD_BY_MESSAGE);
+    }
     mem.store(table.words, table.at(index, RecordWords.outcome), outcome);
     this.bump(StatusWords.executed);
     // Publishes the payload and outcome written above to the thread that pops this completion.

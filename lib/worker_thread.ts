@@ -6,7 +6,8 @@
  * - from the pool: `{ type: "start", setup }`, then `{ type: "buffer", id, buffer }` for each
  *   SharedArrayBuffer the main thread passes by reference;
  * - to the pool: `{ type: "ready", names }`, `{ type: "load-error", error }`, `{ type: "buffer", id, buffer }`
- *   for a SharedArrayBuffer a result passes by reference, and `{ type: "exited" }` when the loop returns.
+ *   for a SharedArrayBuffer a result passes by reference, `{ type: "payload", handle, bytes }` for a
+ *   result that found no free overflow blocks, and `{ type: "exited" }` when the loop returns.
  *
  * Threads: runs only as a pool worker thread.
  *
@@ -50,7 +51,7 @@ port.onMessage(async (message) => {
   loop = new WorkerLoop(
     { ...setup, buffers: [...setup.buffers, ...early] },
     functions,
-    (id, buffer) => port.post({ type: "buffer", id, buffer }),
+    (message) => port.post(message),
   );
   port.post({ type: "ready", names });
   await loop.run();

@@ -350,3 +350,15 @@ if (runtime !== "deno") {
     assert(child.status === 0 && Date.now() - started < 20_000, `exited by itself: status ${child.status}`);
   });
 }
+
+test("results that find no free overflow blocks still arrive (by message), with arguments holding every block", async () => {
+  // 8 blocks of 124 payload bytes: each ~600-byte argument takes 5, so queued arguments starve results.
+  const pool = await create({ inlineBytes: 64, blockBytes: 128, blocks: 8 });
+  try {
+    const inputs = Array.from({ length: 40 }, (_, i) => String(i % 10).repeat(600));
+    const outputs = await Promise.all(inputs.map((s) => pool.run("echo", s) as Promise<string>));
+    assert(outputs.every((s, i) => s === inputs[i]), "every large result arrived intact");
+  } finally {
+    await pool.close();
+  }
+});
