@@ -1,29 +1,54 @@
 /**
  * filch: a work-stealing thread pool for JavaScript, with a model-checked core.
  *
- * This release ships the core's foundation: a fixed-capacity Chase-Lev work-stealing deque of int32 task
- * handles that lives in a SharedArrayBuffer, so any thread holding the buffer can push, pop and steal
- * without messages. The owner pushes and pops at the bottom (LIFO); any thread steals the oldest task
- * (FIFO), one at a time or half the deque into its own.
+ * All scheduling state lives in one SharedArrayBuffer: a Chase-Lev deque per worker (the owner pops the
+ * newest task, thieves steal the oldest from a random victim), an injector for tasks submitted from
+ * outside, Rayon's sleep/wake protocol, and task records whose arguments and results are encoded in shared
+ * memory — so a task costs a few atomic operations, not a message. Inside tasks, `join`, `scope`,
+ * `parallelFor` and `parallelReduce` fork work that idle workers steal.
+ *
+ * Tasks are the exported functions of a module that every worker imports.
  *
  * @example Usage
- * ```ts
- * import { Deque, dequeRegionBytes, EMPTY, initDeque, Stealer } from "./mod.ts";
+ * ```ts ignore
+ * // tasks.ts
+ * import { join } from "@filch/filch";
+ * export function fib(n: number): number {
+ *   if (n < 20) return n < 2 ? n : fib(n - 1) + fib(n - 2);
+ *   const [a, b] = join(() => fib(n - 1), fib, n - 2);
+ *   return a + b;
+ * }
  *
- * const capacity = 64;
- * const region = { buffer: new SharedArrayBuffer(dequeRegionBytes(capacity)), byteOffset: 0, capacity };
- * initDeque(region);
- * const owner = new Deque(region); // one thread: push and pop
- * const thief = new Stealer(region); // any thread (send `region` to it): steal
- * owner.push(1);
- * owner.push(2);
- * console.log(thief.steal()); // 1: thieves take the oldest
- * console.log(owner.pop()); // 2: the owner takes the newest
- * console.log(owner.pop() === EMPTY); // true
+ * // main.ts
+ * import { Pool } from "@filch/filch";
+ * import type * as tasks from "./tasks.ts";
+ * await using pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: 2 });
+ * console.log(await pool.run("fib", 30)); // 832040
  * ```
  *
  * @module
  */
 
+export {
+  Pool,
+  type PoolOptions,
+  PoolState,
+  type PoolStateName,
+  type PoolStats,
+  type TaskArgs,
+  type TaskName,
+  type TaskResult,
+  type WorkerStats,
+} from "./lib/pool.ts";
+export {
+  join,
+  parallelFor,
+  parallelMapInPlace,
+  parallelReduce,
+  type Scope,
+  scope,
+  type TaskFunction,
+} from "./lib/join.ts";
+export { PoolClosedError, PoolTerminatedError, TaskNotFoundError, WorkerCrashedError } from "./lib/errors.ts";
 export { Deque, type DequeRegion, EMPTY, initDeque, MAX_TASK_VALUE, RETRY, Stealer } from "./lib/deque.ts";
 export { dequeRegionBytes, MAX_DEQUE_CAPACITY, MIN_DEQUE_CAPACITY } from "./lib/layout.ts";

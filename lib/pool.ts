@@ -39,7 +39,7 @@ import { initInjector, Injector, QUEUE_EMPTY } from "./injector.ts";
 import { ControlWords, type PoolLayout, poolLayout, type PoolShape, SleepWords, StatusWords } from "./layout.ts";
 import { startThread, type ThreadHandle } from "./runtime/thread.ts";
 import { Sleep, SLEEPING } from "./sleep.ts";
-import { NO_RECORD, Outcome, PAYLOAD_BY_MESSAGE, RecordWords, TaskState, TaskTable } from "./task.ts";
+import { NO_RECORD, Origin, Outcome, PAYLOAD_BY_MESSAGE, RecordWords, TaskState, TaskTable } from "./task.ts";
 import type { WorkerSetup } from "./worker.ts";
 
 /** Options of {@link Pool.create}. Every size has a default that suits small tasks. */
@@ -555,6 +555,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       return false;
     }
     mem.store(table.words, table.at(index, RecordWords.task), entry.taskId);
+    mem.store(table.words, table.at(index, RecordWords.origin), Origin.MAIN);
     entry.handle = handle;
     this.entries[index] = entry;
     // Publishes the record (payload, task) to the worker that pops the handle.

@@ -52,6 +52,18 @@ export const RecordWords = Object.freeze({
   outcome: 5,
   /** The worker that ran (or runs) the task, or -1. */
   worker: 6,
+  /** {@link Origin}: who waits for the result. */
+  origin: 7,
+  /** A forked subtask's latch: 0 until its result is written, then 1 (its joiner waits on this word). */
+  latch: 8,
+});
+
+/** Who submitted a task, and so how its completion is announced. */
+export const Origin = Object.freeze({
+  /** Submitted by the main thread: the handle goes to the completion queue. */
+  MAIN: 0,
+  /** Forked by `join` or `scope` on a worker: the latch word is set and notified. */
+  FORK: 1,
 });
 
 /** The life of a record. */

@@ -30,7 +30,8 @@ import { Deque, EMPTY, RETRY, Stealer } from "./deque.ts";
 import { Injector, QUEUE_EMPTY } from "./injector.ts";
 import { ControlWords, type PoolLayout, StatusWords } from "./layout.ts";
 import { Sleep } from "./sleep.ts";
-import { Outcome, PAYLOAD_BY_MESSAGE, RecordWords, TaskState, TaskTable } from "./task.ts";
+import { BUILTIN_TASKS, type ForkJoinHost, setForkJoinHost, type TaskFunction as ForkFunction } from "./join.ts";
+import { NO_RECORD, Origin, Outcome, PAYLOAD_BY_MESSAGE, RecordWords, TaskState, TaskTable } from "./task.ts";
 
 /** What the pool sends a new worker thread. */
 export interface WorkerSetup {
@@ -76,7 +77,7 @@ const MAX_INJECTOR_BATCH = 64;
  * await loop.run();
  * ```
  */
-export class WorkerLoop {
+export class WorkerLoop implements ForkJoinHost {
   private readonly index: number;
   private readonly control: Int32Array;
   private readonly status: Int32Array;
@@ -88,6 +89,9 @@ export class WorkerLoop {
   private readonly sleep: Sleep;
   private readonly table: TaskTable;
   private readonly functions: TaskFunction[];
+  /** Task id of each function (the module's exports, then the built-in tasks of `join.ts`). */
+  private readonly ids = new Map<ForkFunction, number>();
+  private readonly builtinIds = new Map<string, number>();
   private readonly encoder: Encoder;
   private readonly buffers = new Map<number, SharedArrayBuffer>();
   private readonly bufferIds = new Map<SharedArrayBuffer, number>();
@@ -131,7 +135,13 @@ export class WorkerLoop {
     this.completions = new Injector({ buffer, byteOffset: layout.completions, capacity: taskCapacity });
     this.sleep = new Sleep(buffer, layout.sleep, workers);
     this.table = new TaskTable(buffer, layout);
-    this.functions = functions;
+    this.functions = [...functions];
+    for (const [name, fn] of Object.entries(BUILTIN_TASKS)) {
+      this.builtinIds.set(name, this.functions.length);
+      this.functions.push(fn as TaskFunction);
+    }
+    this.functions.forEach((fn, id) => this.ids.set(fn as ForkFunction, id));
+    setForkJoinHost(this);
     this.post = post;
     for (const [id, sab] of setup.buffers) this.addBuffer(id, sab);
     this.encoder = new Encoder({ shareBuffer: (sab) => this.shareBuffer(sab) });
@@ -307,6 +317,117 @@ export class WorkerLoop {
     return undefined;
   }
 
+  // ---- ForkJoinHost: join, scope and the parallel loops of join.ts call these on this thread ----
+
+  /** The task id of an exported (or built-in) task function. */
+  taskId(fn: ForkFunction): number {
+    const id = this.ids.get(fn);
+    if (id === undefined) {
+      throw new TypeError(
+        `Cannot fork '${fn.name || "anonymous"}' as it is not an exported function of the pool's task module: ` +
+          "only exported functions can run on another worker (pass a closure as join's first argument instead)",
+      );
+    }
+    return id;
+  }
+
+  /** The task function with id `id`. */
+  task(id: number): ForkFunction {
+    return this.functions[id] as ForkFunction;
+  }
+
+  /** A built-in task of `join.ts`. */
+  builtin(name: string): ForkFunction {
+    return this.functions[this.builtinIds.get(name)!] as ForkFunction;
+  }
+
+  /** Pushes `fn(...args)` on our deque as a forked task; -1 if it must run inline (no record, room, blocks). */
+  fork(fn: ForkFunction, args: unknown[]): number {
+    const taskId = this.taskId(fn);
+    const table = this.table;
+    this.encoder.encode(args, "args");
+    const handle = table.allocate();
+    if (handle === NO_RECORD) return -1;
+    const index = table.indexOf(handle);
+    if (!table.writeEncoded(index, this.encoder)) {
+      table.release(index);
+      return -1;
+    }
+    mem.store(table.words, table.at(index, RecordWords.task), taskId);
+    mem.store(table.words, table.at(index, RecordWords.origin), Origin.FORK);
+    mem.store(table.words, table.at(index, RecordWords.latch), 0);
+    // Publishes the record to the thief that steals the handle (or to ourselves when we pop it back).
+    mem.store(table.words, table.at(index, RecordWords.state), TaskState.QUEUED);
+    if (!this.deque.push(handle)) {
+      table.release(index);
+      return -1;
+    }
+    this.sleep.newWork();
+    return handle;
+  }
+
+  /** Waits for forked task `handle`: pops it back and runs it, or helps until its latch is set. */
+  joinForked(handle: number): [boolean, unknown] {
+    const table = this.table;
+    const index = table.indexOf(handle);
+    const latchAt = table.at(index, RecordWords.latch);
+    let idle = 0;
+    while (mem.load(table.words, latchAt) === 0) {
+      const own = this.deque.pop();
+      if (own === handle) return this.runInline(handle);
+      // Not ours: b was stolen, and this is older work of an enclosing join (or a batch). Run it.
+      const work = own !== EMPTY ? own : this.findWork();
+      if (work >= 0) {
+        idle = 0;
+        void this.execute(work);
+        continue;
+      }
+      if (this.stopping()) {
+        throw new Error("Cannot finish join as the pool is stopping: the forked task's worker has stopped");
+      }
+      // Nothing to help with: spin a little, then sleep on the latch (the thief notifies it).
+      if (++idle < 16) {
+        for (let i = 0; i < 32; i++) mem.pause();
+        continue;
+      }
+      mem.wait(table.words, latchAt, 0, 1);
+    }
+    // Done by a thief (or by us while helping): the latch store published its outcome and payload.
+    const ok = mem.load(table.words, table.at(index, RecordWords.outcome)) === Outcome.VALUE;
+    let value: unknown;
+    try {
+      value = table.readPayload(index, this.resolveBuffer);
+    } catch (error) {
+      table.release(index);
+      return [false, error];
+    }
+    table.release(index);
+    return [ok, value];
+  }
+
+  /** Runs a forked task we popped back, on this stack, without encoding its result. */
+  private runInline(handle: number): [boolean, unknown] {
+    const table = this.table;
+    const index = table.indexOf(handle);
+    let args: unknown[];
+    try {
+      args = table.readPayload(index, this.resolveBuffer) as unknown[];
+    } catch (error) {
+      table.release(index);
+      return [false, error];
+    }
+    const fn = this.functions[mem.load(table.words, table.at(index, RecordWords.task))];
+    table.release(index);
+    try {
+      const value = fn(...args);
+      this.bump(StatusWords.executed);
+      return [true, value];
+    } catch (error) {
+      this.bump(StatusWords.executed);
+      return [false, error];
+    }
+  }
+
   private waitForBuffer(id: number): Promise<void> {
     return new Promise((resolve) => this.bufferWaiters.set(id, resolve));
   }
@@ -343,7 +464,12 @@ export class WorkerLoop {
         "error",
       );
     }
-    if (!table.writeEncoded(index, encoder)) {
+    const forked = mem.load(table.words, table.at(index, RecordWords.origin)) === Origin.FORK;
+    // A forked task's joiner is a worker and cannot take a message: wait for blocks (1 ms steps) instead.
+    while (forked && !table.writeEncoded(index, encoder)) {
+      mem.wait(this.status, this.statusAt + StatusWords.count - 1, 0, 1);
+    }
+    if (!forked && !table.writeEncoded(index, encoder)) {
       // No free blocks: queued tasks' arguments may hold them all, and waiting for them could deadlock
       // (the main thread places more arguments as blocks free up). The payload goes by message instead;
       // the main thread settles the task when both the completion and the message have arrived.
@@ -356,6 +482,14 @@ export class WorkerLoop {
     mem.store(table.words, table.at(index, RecordWords.state), TaskState.DONE);
     if (mem.load(this.status, this.statusAt + StatusWords.running) === handle) {
       mem.store(this.status, this.statusAt + StatusWords.running, -1);
+    }
+    if (mem.load(table.words, table.at(index, RecordWords.origin)) === Origin.FORK) {
+      // Set, then wake: a joiner that checked the latch before this store waits on the word with the
+      // value 0 and is woken by the notify; one that checks after it sees 1 and does not wait.
+      const latchAt = table.at(index, RecordWords.latch);
+      mem.store(table.words, latchAt, 1);
+      mem.notify(table.words, latchAt);
+      return;
     }
     this.completions.pushPatiently(handle);
     // Wake the main thread only if it said it waits (it sets the word, then re-checks the queue).
