@@ -31,7 +31,12 @@
  * more than one task remains, so a batch claimed by one compare-exchange could include tasks the owner
  * popped meanwhile. `stealHalfInto` therefore claims each task with its own compare-exchange on `top`
  * (re-reading `bottom` before each further claim), copies a task into the destination only after its
- * claim succeeded, and publishes the destination's `bottom` once at the end.
+ * claim succeeded, and publishes the destination's `bottom` once at the end. Two consequences, both
+ * checked (spec/ChaseLev.tla refines an atomic deque with each `HalfCasTop` as one steal; the
+ * linearizability suite models a steal-half of k tasks as k steals):
+ * - a steal-half is not one atomic step: the owner can observe it half done (k of n claimed);
+ * - "half" is computed from the first reads of `top` and `bottom`; if the owner pops meanwhile, the thief
+ *   can end up with more than half of what is left (never a task twice: every claim is a compare-exchange).
  *
  * Every shared access goes through `mem` (`atomics.ts`) and names the TLA+ action of `spec/ChaseLev.tla`
  * that models it (`// spec: Name`).

@@ -813,6 +813,8 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
         // The record stays out of use: the dead worker may have held its payload mid-write.
       }
     }
+    // Forked tasks it was running: their joiners (other workers) wait on the latch; fail them instead.
+    this.failForkedTasksOf(index, cause);
     // If it died counted as sleeping, uncount it, so posters do not look for it.
     const sleepWords = this.sleep.words;
     if (mem.exchange(sleepWords, SleepWords.state(index), 0) === SLEEPING) mem.sub(sleepWords, SleepWords.counters, 1);
@@ -822,6 +824,37 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       () => this.sleep.newWork(),
       (error) => this.report(error, "(worker replacement)"),
     );
+  }
+
+  /**
+   * Settles the forked tasks a dead worker was running with a WorkerCrashedError, and sets their latches,
+   * so the workers joining them go on. The dead thread can no longer touch those records.
+   */
+  private failForkedTasksOf(index: number, cause: unknown): void {
+    const table = this.table;
+    const { taskCapacity } = this.layout.shape;
+    for (let i = 0; i < taskCapacity; i++) {
+      if (mem.load(table.words, table.at(i, RecordWords.origin)) !== Origin.FORK) continue;
+      if (mem.load(table.words, table.at(i, RecordWords.state)) !== TaskState.RUNNING) continue;
+      if (mem.load(table.words, table.at(i, RecordWords.worker)) !== index) continue;
+      const error = new WorkerCrashedError(
+        `Cannot finish a forked task as worker ${index} died while running it: see 'cause'`,
+        index,
+        { cause },
+      );
+      this.encoder.encode(error, "error");
+      if (!table.writeEncoded(i, this.encoder)) {
+        // No blocks for the full error: a short one without a stack fits in the record itself.
+        const short = new WorkerCrashedError(`worker ${index} died`, index);
+        delete (short as { stack?: string }).stack;
+        this.encoder.encode(short, "error");
+        table.writeEncoded(i, this.encoder);
+      }
+      mem.store(table.words, table.at(i, RecordWords.outcome), Outcome.ERROR);
+      mem.store(table.words, table.at(i, RecordWords.state), TaskState.DONE);
+      mem.store(table.words, table.at(i, RecordWords.latch), 1);
+      mem.notify(table.words, table.at(i, RecordWords.latch));
+    }
   }
 
   private async stopWorkers(graceful: boolean): Promise<void> {
