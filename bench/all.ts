@@ -1,0 +1,87 @@
+/**
+ * Every benchmark on every runtime, tabulated for the README (`npm run bench`): the pool against its peers
+ * (throughput of 100k tiny tasks, one-at-a-time latency), the idle cost and memory of a pool, and the
+ * deque micro-benchmark. Each runtime runs in its own process; every cell is a median with its range.
+ *
+ * Pass a number to set the rounds per measurement (default 5): `npm run bench -- 7`.
+ */
+import { spawnSync } from "node:child_process";
+import { cpus } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { format } from "./_stats.ts";
+import type { PoolBenchRow } from "./pool_bench.ts";
+import type { DequeBenchRow } from "./deque_bench.ts";
+
+const root = fileURLToPath(new URL("..", import.meta.url).href);
+const bin = join(root, "node_modules", ".bin");
+const rounds = process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? "5";
+
+function runEverywhere(script: string, extra: string[] = []): unknown[] {
+  const rows: unknown[] = [];
+  for (const [runtime, prefix] of [["deno", ["run", "-A"]], ["bun", []], ["node", []]] as const) {
+    console.error(`${script} on ${runtime} …`);
+    const result = spawnSync(join(bin, runtime), [...prefix, script, ...extra], {
+      cwd: root,
+      encoding: "utf8",
+      env: { ...process.env, NO_COLOR: "1" },
+      timeout: 20 * 60_000,
+    });
+    if (result.status !== 0) {
+      console.error(result.stdout, result.stderr);
+      throw new Error(`Cannot finish the benchmarks as ${script} on ${runtime} exited with ${result.status}`);
+    }
+    for (const line of result.stdout.split("\n")) if (line.startsWith("{")) rows.push(JSON.parse(line));
+  }
+  return rows;
+}
+
+const pools = runEverywhere("bench/pool_bench.ts", ["--json", rounds]) as PoolBenchRow[];
+const resources = runEverywhere("bench/pool_resources.ts") as {
+  runtime: string;
+  idleCpuPercentOfOneCore: number;
+  sharedBytes: number;
+  sharedBytesPerTask: number;
+  rssBeforeMiB: number;
+  rssWithPoolMiB: number;
+}[];
+const deques = runEverywhere("bench/deque_bench.ts", ["--json"]) as DequeBenchRow[];
+
+console.log(`\n${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}`);
+console.log(`\n100k tiny tasks (a + b), 2 workers; median (min–max) of ${rounds} rounds, contenders interleaved\n`);
+console.log("| runtime | pool | tasks/s | filch ÷ this | round trip, µs |");
+console.log("|---|---|---|---|---|");
+for (const row of pools) {
+  const filch = pools.find((r) => r.runtime === row.runtime && r.name === "filch")!;
+  if (row.error) {
+    console.log(`| ${row.runtime} | ${row.name} | did not run: ${row.error} | | |`);
+    continue;
+  }
+  console.log(
+    `| ${row.runtime} | ${row.name} | ${format(row.tasksPerSecond, 0)} | ${
+      (filch.tasksPerSecond.median / row.tasksPerSecond.median).toFixed(2)
+    } | ${format(row.roundTripMicros, 1)} |`,
+  );
+}
+console.log("\nAn open, idle pool of 2 workers (5 s), and memory\n");
+console.log(
+  "| runtime | idle CPU, % of one core | shared buffer, bytes | per task in flight, bytes | RSS before → with pool, MiB |",
+);
+console.log("|---|---|---|---|---|");
+for (const r of resources) {
+  console.log(
+    `| ${r.runtime} | ${r.idleCpuPercentOfOneCore.toFixed(3)} | ${r.sharedBytes} | ${r.sharedBytesPerTask} | ${
+      r.rssBeforeMiB.toFixed(0)
+    } → ${r.rssWithPoolMiB.toFixed(0)} |`,
+  );
+}
+console.log("\nDeque, ns per operation: through the facade vs the same code calling Atomics directly\n");
+console.log("| runtime | operation | via facade | direct Atomics | facade ÷ direct |");
+console.log("|---|---|---|---|---|");
+for (const r of deques) {
+  console.log(
+    `| ${r.runtime} | ${r.op} | ${format(r.facade)} | ${format(r.direct)} | ${
+      (r.facade.median / r.direct.median).toFixed(2)
+    } |`,
+  );
+}
