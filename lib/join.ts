@@ -98,50 +98,10 @@ export function join<A, F extends TaskFunction>(a: () => A, b: F, ...args: Param
     throw new TypeError(`Cannot join as 'b' must be an exported task function: received ${describe(b)}`);
   }
   const h = host;
-  if (h === undefined) {
-    // No pool worker here: run both sides inline, with the same error order.
-    let aOk = true;
-    let aValue: unknown;
-    try {
-      aValue = a();
-    } catch (error) {
-      aOk = false;
-      aValue = error;
-    }
-    let bValue: unknown;
-    let bOk = true;
-    try {
-      bValue = b(...args);
-    } catch (error) {
-      bOk = false;
-      bValue = error;
-    }
-    if (!aOk) throw aValue;
-    if (!bOk) throw bValue;
-    return [aValue as A, bValue as ReturnType<F>];
-  }
-  const handle = h.fork(b, args);
-  let aOk = true;
-  let aValue: unknown;
-  try {
-    aValue = a();
-  } catch (error) {
-    aOk = false;
-    aValue = error;
-  }
-  let bOk: boolean;
-  let bValue: unknown;
-  if (handle < 0) {
-    try {
-      bValue = b(...args);
-      bOk = true;
-    } catch (error) {
-      bOk = false;
-      bValue = error;
-    }
-  } else {
-    [bOk, bValue] = h.joinForked(handle);
-  }
+  // No pool worker here (or no record, room or blocks to fork into): b runs inline after a.
+  const handle = h === undefined ? -1 : h.fork(b, args);
+  const [aOk, aValue] = settleCall(a, []);
+  const [bOk, bValue] = handle < 0 ? settleCall(b, args) : h!.joinForked(handle);
   if (!aOk) throw aValue;
   if (!bOk) throw bValue;
   return [aValue as A, bValue as ReturnType<F>];
@@ -204,18 +164,7 @@ export function scope<R>(body: (s: Scope) => R): [R, unknown[]] {
   // Newest first: the newest forks are on top of our deque, so each pop-back finds its own task.
   for (let i = forked.length - 1; i >= 0; i--) {
     const { handle, fn, args } = forked[i];
-    let ok = true;
-    let value: unknown;
-    if (handle < 0 || h === undefined) {
-      try {
-        value = fn(...args);
-      } catch (error) {
-        ok = false;
-        value = error;
-      }
-    } else {
-      [ok, value] = h.joinForked(handle);
-    }
+    const [ok, value] = handle < 0 || h === undefined ? settleCall(fn, args) : h.joinForked(handle);
     if (ok) results[i] = value;
     else errors.push(value);
   }
@@ -391,6 +340,15 @@ function reduceRange(
 function mapPiece(lo: number, hi: number, array: { [i: number]: number }, fn: TaskRef): void {
   const f = resolve(fn);
   for (let i = lo; i < hi; i++) array[i] = f(array[i], i) as number;
+}
+
+/** Calls `fn(...args)`; returns `[true, result]` or `[false, what it threw]`. */
+function settleCall(fn: TaskFunction, args: unknown[]): [boolean, unknown] {
+  try {
+    return [true, fn(...args)];
+  } catch (error) {
+    return [false, error];
+  }
 }
 
 function checkRange(what: string, start: number, end: number, grain: number): void {
