@@ -1,0 +1,65 @@
+/**
+ * Parallel mergesort of 10M int32 in a SharedArrayBuffer on a pool of 2 workers, against the same
+ * mergesort run sequentially on the main thread (and, for reference, the runtime's own
+ * `Int32Array.prototype.sort`).
+ *
+ * Run: `node examples/sort/main.ts`, `deno run -A examples/sort/main.ts` or `bun examples/sort/main.ts`.
+ * Options: `--n=10000000 --cutoff=32768 --workers=2 --rounds=1`.
+ *
+ * @module
+ */
+import { Pool } from "../../mod.ts";
+import { median, option, printTimes, runtimeName, shares, timed, type WorkerShare } from "../_demo.ts";
+import * as tasks from "./tasks.ts";
+
+const n = option("n", 10_000_000);
+const cutoff = option("cutoff", 32_768);
+const workers = option("workers", 2);
+const rounds = option("rounds", 1);
+const SEED = 20261121;
+
+const shared = (length: number) => new Int32Array(new SharedArrayBuffer(length * 4));
+const data = shared(n);
+const scratch = shared(n);
+const expected = new Int32Array(n);
+tasks.fillRandom(expected, SEED);
+console.log(`mergesort of ${n.toLocaleString("en-US")} int32 in a SharedArrayBuffer; ${runtimeName()}`);
+
+// Warm up both sides on a smaller array.
+const small = Math.min(n, 1_000_000);
+await using pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers });
+{
+  const a = shared(small);
+  const b = shared(small);
+  tasks.fillRandom(a, 7);
+  tasks.sortSequential(a, b);
+  tasks.fillRandom(a, 7);
+  await pool.run("sortParallel", a, b, 0, small, 0, cutoff);
+}
+
+const sequential: number[] = [];
+for (let r = 0; r < rounds; r++) {
+  tasks.fillRandom(data, SEED);
+  sequential.push((await timed(() => tasks.sortSequential(data, scratch))).ms);
+}
+expected.set(data);
+const native = new Int32Array(n);
+tasks.fillRandom(native, SEED);
+const nativeMs = (await timed(() => native.sort())).ms;
+
+const pooled: number[] = [];
+let perWorker: WorkerShare[] = [];
+for (let r = 0; r < rounds; r++) {
+  tasks.fillRandom(data, SEED);
+  const before = pool.stats();
+  pooled.push((await timed(() => pool.run("sortParallel", data, scratch, 0, n, 0, cutoff))).ms);
+  perWorker = shares(before, pool.stats());
+  for (let i = 0; i < n; i++) {
+    if (data[i] !== expected[i] || native[i] !== expected[i]) {
+      throw new Error(`Cannot trust the demo as the sorts differ at index ${i}`);
+    }
+  }
+}
+console.log(`sorted: ${data[0]} … ${data[n - 1]} (pool, sequential and native sorts agree on every element)`);
+console.log(`native Int32Array.prototype.sort, for reference: ${nativeMs.toFixed(1)} ms`);
+printTimes(median(sequential), median(pooled), workers, perWorker);

@@ -1,0 +1,184 @@
+/**
+ * Parallel mergesort of an Int32Array in a SharedArrayBuffer: the task module of `examples/sort/main.ts`.
+ *
+ * The array `a` and a scratch array `b` of the same length live in SharedArrayBuffers, so every worker
+ * sorts and merges the same memory (views on a SharedArrayBuffer cross threads by reference). Mergesort
+ * ping-pongs between them: to leave `[lo, hi)` sorted in `a`, sort each half into `b` and merge back into
+ * `a` (and the other way round); a leaf sorts by insertion in `a` and copies to `b` if that is its target.
+ *
+ * The parallel version forks the right half of each split with `join`, and also merges in parallel (a
+ * sequential merge of the top level would cost as much as a whole level of the tree and cap the speedup):
+ * the middle element of the larger run is placed by a binary search in the smaller, splitting the merge
+ * into two independent merges, until a merge is smaller than the cutoff.
+ *
+ * @module
+ */
+import { join } from "../../mod.ts";
+
+/** Runs at or below this length are sorted by insertion. */
+const INSERTION = 24;
+
+/**
+ * Sorts `a[lo, hi)` in parallel; the result lands in `a` (or `b` when `intoB` is 1).
+ *
+ * @param a The data (a view on a SharedArrayBuffer).
+ * @param b Scratch of the same length (also shared); its contents on entry do not matter.
+ * @param lo First index.
+ * @param hi One past the last.
+ * @param intoB 1 to leave the sorted run in `b`, 0 to leave it in `a`.
+ * @param cutoff At or below this length, the sequential mergesort runs.
+ */
+export function sortParallel(
+  a: Int32Array,
+  b: Int32Array,
+  lo: number,
+  hi: number,
+  intoB: number,
+  cutoff: number,
+): void {
+  if (hi - lo <= cutoff) {
+    sortRun(a, b, lo, hi, intoB === 1);
+    return;
+  }
+  const mid = (lo + hi) >>> 1;
+  const halvesIn = 1 - intoB;
+  join(() => sortParallel(a, b, lo, mid, halvesIn, cutoff), sortParallel, a, b, mid, hi, halvesIn, cutoff);
+  if (intoB === 1) mergeParallel(a, b, lo, mid, mid, hi, lo, cutoff);
+  else mergeParallel(b, a, lo, mid, mid, hi, lo, cutoff);
+}
+
+/**
+ * Merges the sorted runs `src[lo1, hi1)` and `src[lo2, hi2)` into `dst` from `out` on, in parallel.
+ *
+ * @param src Holds both runs.
+ * @param dst Receives the merged run.
+ * @param lo1 First run's start.
+ * @param hi1 First run's end.
+ * @param lo2 Second run's start.
+ * @param hi2 Second run's end.
+ * @param out Where the merged run starts in `dst`.
+ * @param cutoff At or below this total length, the sequential merge runs.
+ */
+export function mergeParallel(
+  src: Int32Array,
+  dst: Int32Array,
+  lo1: number,
+  hi1: number,
+  lo2: number,
+  hi2: number,
+  out: number,
+  cutoff: number,
+): void {
+  const n1 = hi1 - lo1;
+  const n2 = hi2 - lo2;
+  if (n1 + n2 <= cutoff) {
+    merge(src, dst, lo1, hi1, lo2, hi2, out);
+    return;
+  }
+  if (n1 < n2) {
+    // Split on the larger run (order between equal ints does not matter: they are indistinguishable).
+    mergeParallel(src, dst, lo2, hi2, lo1, hi1, out, cutoff);
+    return;
+  }
+  const m1 = (lo1 + hi1) >>> 1;
+  const pivot = src[m1];
+  // First index in the second run whose element is >= pivot.
+  let l = lo2;
+  let h = hi2;
+  while (l < h) {
+    const m = (l + h) >>> 1;
+    if (src[m] < pivot) l = m + 1;
+    else h = m;
+  }
+  const m2 = l;
+  const at = out + (m1 - lo1) + (m2 - lo2);
+  dst[at] = pivot;
+  join(
+    () => mergeParallel(src, dst, lo1, m1, lo2, m2, out, cutoff),
+    mergeParallel,
+    src,
+    dst,
+    m1 + 1,
+    hi1,
+    m2,
+    hi2,
+    at + 1,
+    cutoff,
+  );
+}
+
+/**
+ * The sequential program: mergesort of the whole array, leaving the result in `a`.
+ *
+ * @param a The data.
+ * @param b Scratch of the same length.
+ */
+export function sortSequential(a: Int32Array, b: Int32Array): void {
+  sortRun(a, b, 0, a.length, false);
+}
+
+/** Sequential mergesort of `[lo, hi)`, leaving the run in `b` if `intoB`, else in `a`. */
+function sortRun(a: Int32Array, b: Int32Array, lo: number, hi: number, intoB: boolean): void {
+  if (hi - lo <= INSERTION) {
+    for (let i = lo + 1; i < hi; i++) {
+      const x = a[i];
+      let j = i - 1;
+      while (j >= lo && a[j] > x) {
+        a[j + 1] = a[j];
+        j--;
+      }
+      a[j + 1] = x;
+    }
+    if (intoB) { for (let i = lo; i < hi; i++) b[i] = a[i]; }
+    return;
+  }
+  const mid = (lo + hi) >>> 1;
+  sortRun(a, b, lo, mid, !intoB);
+  sortRun(a, b, mid, hi, !intoB);
+  if (intoB) merge(a, b, lo, mid, mid, hi, lo);
+  else merge(b, a, lo, mid, mid, hi, lo);
+}
+
+/** Sequential merge of `src[lo1, hi1)` and `src[lo2, hi2)` into `dst` from `out`. */
+function merge(
+  src: Int32Array,
+  dst: Int32Array,
+  lo1: number,
+  hi1: number,
+  lo2: number,
+  hi2: number,
+  out: number,
+): void {
+  let i = lo1;
+  let j = lo2;
+  let k = out;
+  while (i < hi1 && j < hi2) {
+    const x = src[i];
+    const y = src[j];
+    if (y < x) {
+      dst[k++] = y;
+      j++;
+    } else {
+      dst[k++] = x;
+      i++;
+    }
+  }
+  while (i < hi1) dst[k++] = src[i++];
+  while (j < hi2) dst[k++] = src[j++];
+}
+
+/**
+ * Fills `a` with pseudo-random int32 values from `seed` (xorshift32), the same on every run.
+ *
+ * @param a The array to fill.
+ * @param seed A non-zero int32.
+ */
+export function fillRandom(a: Int32Array, seed: number): void {
+  let s = seed | 0 || 1;
+  for (let i = 0; i < a.length; i++) {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    a[i] = s;
+  }
+}
