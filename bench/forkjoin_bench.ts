@@ -1,0 +1,283 @@
+/**
+ * Fork-join benchmark, on the runtime that runs it:
+ * 1. join overhead when nothing is stolen: on a pool of 1 worker, `fib(n)` with a join at every level
+ *    against the plain recursive fib, both timed on the worker; ns per join = (t_join − t_plain) / joins.
+ *    The same on the main thread, where `join` has no pool and runs both sides inline, for reference;
+ * 2. speedup of a pool of 2 workers over the sequential program on the main thread, for the four demos of
+ *    `examples/` (fib(35) with a cutoff, mergesort of 10M int32, Mandelbrot 800×600, the unbalanced tree),
+ *    with the tasks stolen per run. Sequential and pool runs alternate, round after round; every figure is
+ *    a median with its range. Each pool result is checked against the sequential one.
+ *
+ * Run: `node bench/forkjoin_bench.ts`, `deno run -A bench/forkjoin_bench.ts`, `bun bench/forkjoin_bench.ts`
+ * (`--json` for machine-readable lines; a number sets the rounds, default 5). `bench/forkjoin_chart.ts`
+ * runs it on every runtime and draws the chart.
+ */
+import { loadavg } from "node:os";
+import { Pool } from "../lib/pool.ts";
+import { format, runtimeName, summarize, type Summary } from "./_stats.ts";
+import * as tasks from "./forkjoin_tasks.ts";
+
+const args = (globalThis as { Deno?: { args: string[] } }).Deno?.args ??
+  (globalThis as unknown as { process: { argv: string[] } }).process.argv.slice(2);
+const json = args.includes("--json");
+const rounds = Number(args.find((a) => /^\d+$/.test(a)) ?? 5);
+
+/** One line of the join-overhead result. */
+export interface JoinOverheadRow {
+  kind: "join-overhead";
+  runtime: string;
+  /** Where fib ran: "pool of 1 worker" or "main thread, no pool (inline)". */
+  where: string;
+  n: number;
+  joins: number;
+  plainMs: Summary;
+  joinMs: Summary;
+  nsPerJoin: Summary;
+  loadAverage: number;
+}
+
+/** One line of the speedup result. */
+export interface SpeedupRow {
+  kind: "speedup";
+  runtime: string;
+  demo: string;
+  workers: number;
+  sequentialMs: Summary;
+  poolMs: Summary;
+  /** Median sequential ÷ median pool. */
+  speedup: number;
+  /** Tasks stolen per pool run, and the successful steal calls that took them. */
+  stolen: Summary;
+  steals: Summary;
+  /** Tasks stolen per worker in the last run. */
+  stolenPerWorker: number[];
+  loadAverage: number;
+}
+
+function emit(row: JoinOverheadRow | SpeedupRow): void {
+  if (json) console.log(JSON.stringify(row));
+}
+
+function log(text: string): void {
+  if (!json) console.log(text);
+  else console.error(text);
+}
+
+const runtime = runtimeName();
+const url = new URL("./forkjoin_tasks.ts", import.meta.url);
+
+// ---- 1. join overhead ----
+{
+  const n = 25;
+  const joins = tasks.fibJoins(n, 1);
+  const pool = await Pool.create<typeof tasks>(url, { workers: 1 });
+  try {
+    for (let i = 0; i < 3; i++) {
+      await pool.run("timeJoinFib", n);
+      await pool.run("timePlainFib", n);
+    }
+    const plain: number[] = [];
+    const joined: number[] = [];
+    const perJoin: number[] = [];
+    const inlinePlain: number[] = [];
+    const inlineJoined: number[] = [];
+    const inlinePerJoin: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      tasks.timeJoinFib(n);
+      tasks.timePlainFib(n);
+    }
+    for (let r = 0; r < rounds * 2; r++) {
+      const [p, pv] = await pool.run("timePlainFib", n);
+      const [j, jv] = await pool.run("timeJoinFib", n);
+      if (pv !== jv) throw new Error(`Cannot trust the benchmark as fib(${n}) gave ${pv} and ${jv}`);
+      plain.push(p);
+      joined.push(j);
+      perJoin.push(((j - p) / joins) * 1e6);
+      const [ip] = tasks.timePlainFib(n);
+      const [ij] = tasks.timeJoinFib(n);
+      inlinePlain.push(ip);
+      inlineJoined.push(ij);
+      inlinePerJoin.push(((ij - ip) / joins) * 1e6);
+    }
+    const rows: JoinOverheadRow[] = [
+      ["pool of 1 worker", plain, joined, perJoin],
+      ["main thread, no pool (inline)", inlinePlain, inlineJoined, inlinePerJoin],
+    ].map(([where, p, j, per]) => ({
+      kind: "join-overhead",
+      runtime,
+      where: where as string,
+      n,
+      joins,
+      plainMs: summarize(p as number[]),
+      joinMs: summarize(j as number[]),
+      nsPerJoin: summarize(per as number[]),
+      loadAverage: loadavg()[0],
+    }));
+    log(`\n${runtime}: join overhead, fib(${n}) with a join at every level (${joins} joins), ${rounds * 2} runs`);
+    log("| where | plain fib, ms | fib with joins, ms | ns per join |");
+    log("|---|---|---|---|");
+    for (const row of rows) {
+      emit(row);
+      log(`| ${row.where} | ${format(row.plainMs, 2)} | ${format(row.joinMs)} | ${format(row.nsPerJoin, 0)} |`);
+    }
+  } finally {
+    await pool.close();
+  }
+}
+
+// ---- 2. speedups on 2 workers ----
+
+/** A demo: a sequential run on the main thread, a pool run, and a check that they agree. */
+interface Demo {
+  name: string;
+  /** Runs the sequential program; returns what the pool's run must match. */
+  sequential(): unknown;
+  /** Runs the parallel program on the pool. */
+  parallel(pool: Pool<typeof tasks>): Promise<unknown>;
+  /** Throws unless the pool's outcome equals the sequential one. */
+  check(sequential: unknown, parallel: unknown): void;
+  /** A small run of both, to warm up the code on every thread. */
+  warm(pool: Pool<typeof tasks>): Promise<void>;
+}
+
+function same(what: string) {
+  return (a: unknown, b: unknown) => {
+    if (a !== b) throw new Error(`Cannot trust the benchmark as ${what} gave ${String(a)} and ${String(b)}`);
+  };
+}
+
+function demos(): Demo[] {
+  const fibN = 35;
+  const fibCutoff = 20;
+  const sortN = 10_000_000;
+  const sortCutoff = 32_768;
+  const data = new Int32Array(new SharedArrayBuffer(sortN * 4));
+  const scratch = new Int32Array(new SharedArrayBuffer(sortN * 4));
+  const sortedSequential = new Int32Array(sortN);
+  const view: tasks.View = { width: 800, height: 600, maxIterations: 2000, centerX: -0.6, centerY: 0, span: 3.2 };
+  const image = new Uint8Array(new SharedArrayBuffer(view.width * view.height * 3));
+  const imageSequential = new Uint8Array(view.width * view.height * 3);
+  const tree = tasks.buildTree(2_000_000, 0x5eed);
+  const treeWork = 40;
+  const treeCutoff = 20_000;
+  return [
+    {
+      name: `fib(${fibN}), cutoff ${fibCutoff}`,
+      sequential: () => tasks.fibSequential(fibN),
+      parallel: (pool) => pool.run("fib", fibN, fibCutoff),
+      check: same("fib"),
+      warm: async (pool) => {
+        tasks.fibSequential(fibN - 5);
+        await pool.run("fib", fibN - 5, fibCutoff);
+      },
+    },
+    {
+      name: "mergesort 10M int32",
+      sequential: () => {
+        tasks.fillRandom(data, 20261121);
+        tasks.sortSequential(data, scratch);
+        sortedSequential.set(data);
+        tasks.fillRandom(data, 20261121); // the pool's run sorts fresh data (filled before it is timed)
+        return 0;
+      },
+      parallel: (pool) => pool.run("sortParallel", data, scratch, 0, sortN, 0, sortCutoff),
+      check: () => {
+        for (let i = 0; i < sortN; i++) {
+          if (data[i] !== sortedSequential[i]) {
+            throw new Error(`Cannot trust the benchmark as the sorts differ at ${i}`);
+          }
+        }
+      },
+      warm: async (pool) => {
+        const a = new Int32Array(new SharedArrayBuffer(4_000_000));
+        const b = new Int32Array(new SharedArrayBuffer(4_000_000));
+        tasks.fillRandom(a, 1);
+        tasks.sortSequential(a, b);
+        tasks.fillRandom(a, 1);
+        await pool.run("sortParallel", a, b, 0, a.length, 0, sortCutoff);
+      },
+    },
+    {
+      name: "Mandelbrot 800×600, 2000 iterations",
+      sequential: () => {
+        tasks.renderSequential(imageSequential, view);
+        return 0;
+      },
+      parallel: (pool) => pool.run("renderParallel", image, view, 4),
+      check: () => {
+        for (let i = 0; i < image.length; i++) {
+          if (image[i] !== imageSequential[i]) throw new Error(`Cannot trust the benchmark as images differ at ${i}`);
+        }
+      },
+      warm: async (pool) => {
+        const small = { ...view, height: 60 };
+        tasks.renderSequential(imageSequential, small);
+        await pool.run("renderParallel", image, small, 4);
+      },
+    },
+    {
+      name: "unbalanced tree, 2M nodes",
+      sequential: () => tasks.sumSequential(tree, 0, treeWork),
+      parallel: (pool) => pool.run("sumParallel", tree, 0, treeWork, treeCutoff),
+      check: same("the tree sum"),
+      warm: async (pool) => {
+        tasks.sumSequential(tree, tree.left[0], treeWork);
+        await pool.run("sumParallel", tree, tree.left[0], treeWork, treeCutoff);
+      },
+    },
+  ];
+}
+
+{
+  const workers = 2;
+  const pool = await Pool.create<typeof tasks>(url, { workers });
+  try {
+    log(`\n${runtime}: pool of ${workers} vs the sequential program on the main thread, ${rounds} rounds`);
+    log("| demo | sequential, ms | pool, ms | speedup | tasks stolen (steals) a run |");
+    log("|---|---|---|---|---|");
+    for (const demo of demos()) {
+      await demo.warm(pool);
+      const sequential: number[] = [];
+      const pooled: number[] = [];
+      const stolen: number[] = [];
+      const steals: number[] = [];
+      let perWorker: number[] = [];
+      for (let r = 0; r < rounds; r++) {
+        let start = performance.now();
+        const expected = demo.sequential();
+        sequential.push(performance.now() - start);
+        const before = pool.stats();
+        start = performance.now();
+        const got = await demo.parallel(pool);
+        pooled.push(performance.now() - start);
+        const after = pool.stats();
+        demo.check(expected, got);
+        perWorker = after.workers.map((w, i) => w.stolen - before.workers[i].stolen);
+        stolen.push(perWorker.reduce((a, b) => a + b, 0));
+        steals.push(after.workers.reduce((s, w, i) => s + w.successfulSteals - before.workers[i].successfulSteals, 0));
+      }
+      const row: SpeedupRow = {
+        kind: "speedup",
+        runtime,
+        demo: demo.name,
+        workers,
+        sequentialMs: summarize(sequential),
+        poolMs: summarize(pooled),
+        speedup: summarize(sequential).median / summarize(pooled).median,
+        stolen: summarize(stolen),
+        steals: summarize(steals),
+        stolenPerWorker: perWorker,
+        loadAverage: loadavg()[0],
+      };
+      emit(row);
+      log(
+        `| ${row.demo} | ${format(row.sequentialMs)} | ${format(row.poolMs)} | ${row.speedup.toFixed(2)}× | ${
+          format(row.stolen, 0)
+        } (${format(row.steals, 0)}) |`,
+      );
+    }
+  } finally {
+    await pool.close();
+  }
+}
+log(`load average (1 min) at the end: ${loadavg()[0].toFixed(2)}`);
