@@ -12,7 +12,9 @@
  * (`--json` for machine-readable lines; a number sets the rounds, default 5). `bench/forkjoin_chart.ts`
  * runs it on every runtime and draws the chart.
  */
+import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
+import process from "node:process";
 import { Pool } from "../lib/pool.ts";
 import { format, runtimeName, summarize, type Summary } from "./_stats.ts";
 import * as tasks from "./forkjoin_tasks.ts";
@@ -52,6 +54,35 @@ export interface SpeedupRow {
   /** Tasks stolen per worker in the last run. */
   stolenPerWorker: number[];
   loadAverage: number;
+  /** Cores' worth of CPU other processes used while this demo ran (Linux only): 0 on a quiet machine. */
+  otherCores: number | undefined;
+}
+
+/**
+ * CPU milliseconds the whole machine and this process have used so far (Linux: /proc/stat, at 100 ticks a
+ * second; elsewhere undefined): their difference over a measurement is what other processes took.
+ */
+function cpuNow(): { machineMs: number; ownMs: number } | undefined {
+  try {
+    const ticks = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
+    const busy = ticks.reduce((a, b) => a + b, 0) - ticks[3] - ticks[4];
+    const own = process.cpuUsage();
+    return { machineMs: busy * 10, ownMs: (own.user + own.system) / 1000 };
+  } catch (error) {
+    if (!json) console.error(`(no CPU accounting here: ${String(error)})`);
+    return undefined;
+  }
+}
+
+/** Cores' worth of CPU that other processes used between two `cpuNow()` readings `wallMs` apart. */
+function otherCores(
+  before: ReturnType<typeof cpuNow>,
+  after: ReturnType<typeof cpuNow>,
+  wallMs: number,
+): number | undefined {
+  if (before === undefined || after === undefined) return undefined;
+  const other = after.machineMs - before.machineMs - (after.ownMs - before.ownMs);
+  return Math.max(0, other / wallMs);
 }
 
 function emit(row: JoinOverheadRow | SpeedupRow): void {
@@ -198,7 +229,7 @@ function demos(): Demo[] {
       },
     },
     {
-      name: "Mandelbrot 800×600, 2000 iterations",
+      name: "Mandelbrot 800×600",
       sequential: () => {
         tasks.renderSequential(imageSequential, view);
         return 0;
@@ -233,8 +264,8 @@ function demos(): Demo[] {
   const pool = await Pool.create<typeof tasks>(url, { workers });
   try {
     log(`\n${runtime}: pool of ${workers} vs the sequential program on the main thread, ${rounds} rounds`);
-    log("| demo | sequential, ms | pool, ms | speedup | tasks stolen (steals) a run |");
-    log("|---|---|---|---|---|");
+    log("| demo | sequential, ms | pool, ms | speedup | tasks stolen (steals) a run | other processes, cores |");
+    log("|---|---|---|---|---|---|");
     for (const demo of demos()) {
       await demo.warm(pool);
       const sequential: number[] = [];
@@ -242,6 +273,8 @@ function demos(): Demo[] {
       const stolen: number[] = [];
       const steals: number[] = [];
       let perWorker: number[] = [];
+      const cpuBefore = cpuNow();
+      const wallStart = performance.now();
       for (let r = 0; r < rounds; r++) {
         let start = performance.now();
         const expected = demo.sequential();
@@ -268,12 +301,13 @@ function demos(): Demo[] {
         steals: summarize(steals),
         stolenPerWorker: perWorker,
         loadAverage: loadavg()[0],
+        otherCores: otherCores(cpuBefore, cpuNow(), performance.now() - wallStart),
       };
       emit(row);
       log(
         `| ${row.demo} | ${format(row.sequentialMs)} | ${format(row.poolMs)} | ${row.speedup.toFixed(2)}× | ${
           format(row.stolen, 0)
-        } (${format(row.steals, 0)}) |`,
+        } (${format(row.steals, 0)}) | ${row.otherCores?.toFixed(2) ?? "?"} |`,
       );
     }
   } finally {

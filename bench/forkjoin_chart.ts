@@ -71,13 +71,15 @@ for (const r of overhead) {
   );
 }
 console.log("\nPool of 2 workers vs the sequential program on the main thread\n");
-console.log("| runtime | demo | sequential, ms | pool of 2, ms | speedup | tasks stolen a run (steals) | load avg |");
+console.log(
+  "| runtime | demo | sequential, ms | pool of 2, ms | speedup | tasks stolen a run (steals) | other processes, cores |",
+);
 console.log("|---|---|---|---|---|---|---|");
 for (const r of speedups) {
   console.log(
     `| ${r.runtime} | ${r.demo} | ${format(r.sequentialMs)} | ${format(r.poolMs)} | ${
       r.speedup.toFixed(2)
-    }× | ${r.stolen.median} (${r.steals.median}) | ${r.loadAverage.toFixed(1)} |`,
+    }× | ${r.stolen.median} (${r.steals.median}) | ${r.otherCores?.toFixed(2) ?? "?"} |`,
   );
 }
 
@@ -90,7 +92,7 @@ const panelHeight = 300;
 const top = 92;
 const left = 20;
 const width = left * 2 + demos.length * panelWidth;
-const height = top + panelHeight + 70;
+const height = top + panelHeight + 80;
 const colors = { sequential: "#9aa5b1", pool: "#1f8a70" };
 const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
@@ -166,6 +168,13 @@ demos.forEach((demo, d) => {
         r.speedup.toFixed(2)
       }×</text>`,
     );
+    if (r.otherCores !== undefined && r.otherCores >= 0.05) {
+      parts.push(
+        `<text x="${cx.toFixed(1)}" y="${
+          plotTop + plotHeight + 43
+        }" font-size="9" text-anchor="middle" fill="#777">busy ${r.otherCores.toFixed(1)}</text>`,
+      );
+    }
   });
   parts.push(
     `<line x1="${axisX}" x2="${axisX}" y1="${plotTop}" y2="${plotTop + plotHeight}" stroke="#888"/>`,
@@ -177,7 +186,7 @@ demos.forEach((demo, d) => {
 parts.push(
   `<text x="${left}" y="${
     height - 12
-  }" font-size="11" fill="#444">speedup = sequential ÷ pool (median); green: at least the goal of 1.85×. Made by bench/forkjoin_chart.ts.</text>`,
+  }" font-size="11" fill="#444">speedup = sequential ÷ pool (median); green: at least the goal of 1.85×; “busy n”: other processes used n cores meanwhile. Made by bench/forkjoin_chart.ts.</text>`,
   `</svg>`,
 );
 writeFileSync(chartPath, parts.join("\n") + "\n");
