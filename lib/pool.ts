@@ -560,7 +560,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     this.entries[index] = entry;
     // Publishes the record (payload, task) to the worker that pops the handle.
     mem.store(table.words, table.at(index, RecordWords.state), TaskState.QUEUED);
-    this.injector.pushPatiently(handle);
+    this.injector.pushPatiently(handle); // spec: SubmitPushInjector
     this.sleep.newWork();
     return true;
   }
@@ -587,14 +587,14 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   private armCompletionWait(): void {
     if (this.waiting || this.pending === 0 || this.state === PoolState.TERMINATED) return;
     // Say we wait, then look once more: a worker that pushed before seeing the word is found here.
-    mem.store(this.control, ControlWords.mainWaiting, 1);
-    if (this.completions.length > 0) {
-      mem.store(this.control, ControlWords.mainWaiting, 0);
+    mem.store(this.control, ControlWords.mainWaiting, 1); // spec: MainAnnounceWaiting
+    if (this.completions.length > 0) { // spec: MainRecheckCompletions
+      mem.store(this.control, ControlWords.mainWaiting, 0); // spec: MainRetractWaiting
       this.waiting = true;
       queueMicrotask(() => this.onCompletionWake());
       return;
     }
-    const result = mem.waitAsync(this.control, ControlWords.mainWaiting, 1);
+    const result = mem.waitAsync(this.control, ControlWords.mainWaiting, 1); // spec: MainWaitAsync
     this.waiting = true;
     if (result.async) result.value.then(() => this.onCompletionWake());
     else queueMicrotask(() => this.onCompletionWake());
@@ -602,14 +602,14 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
 
   private onCompletionWake(): void {
     this.waiting = false;
-    mem.store(this.control, ControlWords.mainWaiting, 0);
+    mem.store(this.control, ControlWords.mainWaiting, 0); // spec: MainClearWaiting
     this.drainCompletions();
     this.armCompletionWait();
   }
 
   private drainCompletions(): void {
     for (;;) {
-      const handle = this.completions.pop();
+      const handle = this.completions.pop(); // spec: MainPopCompletion
       if (handle === QUEUE_EMPTY) break;
       this.complete(handle);
     }
@@ -858,7 +858,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   }
 
   private async stopWorkers(graceful: boolean): Promise<void> {
-    mem.store(this.control, ControlWords.lifecycle, 1);
+    mem.store(this.control, ControlWords.lifecycle, 1); // spec: StopStoreLifecycle
     this.sleep.wakeAll();
     const slots = [...this.slots];
     if (graceful) {

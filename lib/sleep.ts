@@ -38,7 +38,8 @@
  * Threads: `getSleepy`, `fallAsleep`, `sleep`, `sleepAsync` by the worker that owns the index; `newWork`,
  * `wakeAll` by any thread, the main thread included.
  *
- * Not yet specified in TLA+ (`spec/SleepWake.tla` is the next issue); no `// spec:` names here yet.
+ * Specified in `spec/SleepWake.tla` (with the worker loop and submission around it): each shared-memory
+ * access names its action there.
  *
  * @module
  */
@@ -106,11 +107,11 @@ export class Sleep {
    */
   getSleepy(): number {
     for (;;) {
-      const c = mem.load(this.words, SleepWords.counters);
+      const c = mem.load(this.words, SleepWords.counters); // spec: GetSleepyLoad
       const jec = jecOf(c);
       if ((jec & 1) === 1) return jec;
       const odd = (jec + 1) & JEC_MASK;
-      if (mem.compareExchange(this.words, SleepWords.counters, c, withJec(c, odd)) === c) return odd;
+      if (mem.compareExchange(this.words, SleepWords.counters, c, withJec(c, odd)) === c) return odd; // spec: GetSleepyCas
     }
   }
 
@@ -125,14 +126,14 @@ export class Sleep {
   fallAsleep(index: number, jec: number): boolean {
     const stateAt = SleepWords.state(index);
     // SLEEPING before counting: a poster that sees the count finds this word to wake.
-    mem.store(this.words, stateAt, SLEEPING);
+    mem.store(this.words, stateAt, SLEEPING); // spec: FallAsleepStoreSleeping
     for (;;) {
-      const c = mem.load(this.words, SleepWords.counters);
+      const c = mem.load(this.words, SleepWords.counters); // spec: FallAsleepLoad
       if (jecOf(c) !== jec) {
-        mem.store(this.words, stateAt, AWAKE);
+        mem.store(this.words, stateAt, AWAKE); // spec: FallAsleepStoreAwake
         return false;
       }
-      if (mem.compareExchange(this.words, SleepWords.counters, c, (c + 1) | 0) === c) return true;
+      if (mem.compareExchange(this.words, SleepWords.counters, c, (c + 1) | 0) === c) return true; // spec: FallAsleepCas
     }
   }
 
@@ -147,7 +148,7 @@ export class Sleep {
    * @param ms How long, in ms (fractions allowed; the OS rounds up, typically to 50–100 µs).
    */
   doze(index: number, ms: number): void {
-    mem.wait(this.words, SleepWords.state(index), AWAKE, ms);
+    mem.wait(this.words, SleepWords.state(index), AWAKE, ms); // spec: Doze
   }
 
   /**
@@ -159,7 +160,7 @@ export class Sleep {
    * @returns `true` if woken by a poster, `false` if the timeout passed first.
    */
   sleep(index: number, timeoutMs?: number): boolean {
-    mem.wait(this.words, SleepWords.state(index), SLEEPING, timeoutMs);
+    mem.wait(this.words, SleepWords.state(index), SLEEPING, timeoutMs); // spec: SleepWait
     return this.awaken(index);
   }
 
@@ -172,7 +173,7 @@ export class Sleep {
    * @returns Resolves `true` if woken by a poster, `false` if the timeout passed first.
    */
   async sleepAsync(index: number, timeoutMs?: number): Promise<boolean> {
-    const result = mem.waitAsync(this.words, SleepWords.state(index), SLEEPING, timeoutMs);
+    const result = mem.waitAsync(this.words, SleepWords.state(index), SLEEPING, timeoutMs); // spec: SleepWaitAsync
     if (result.async) await result.value;
     return this.awaken(index);
   }
@@ -180,8 +181,8 @@ export class Sleep {
   private awaken(index: number): boolean {
     const stateAt = SleepWords.state(index);
     // If nobody woke us (timeout), leave SLEEPING ourselves; either way, we uncount ourselves.
-    const woken = mem.compareExchange(this.words, stateAt, SLEEPING, AWAKE) !== SLEEPING;
-    mem.sub(this.words, SleepWords.counters, 1);
+    const woken = mem.compareExchange(this.words, stateAt, SLEEPING, AWAKE) !== SLEEPING; // spec: AwakenCasState
+    mem.sub(this.words, SleepWords.counters, 1); // spec: AwakenUncount
     return woken;
   }
 
@@ -192,11 +193,11 @@ export class Sleep {
    * @returns `true` if it woke a worker.
    */
   newWork(): boolean {
-    let c = mem.load(this.words, SleepWords.counters);
+    let c = mem.load(this.words, SleepWords.counters); // spec: NewWorkLoad
     for (;;) {
       const jec = jecOf(c);
       if ((jec & 1) === 0) break;
-      const seen = mem.compareExchange(this.words, SleepWords.counters, c, withJec(c, jec + 1));
+      const seen = mem.compareExchange(this.words, SleepWords.counters, c, withJec(c, jec + 1)); // spec: NewWorkCas
       if (seen === c) {
         c = withJec(c, jec + 1);
         break;
@@ -214,7 +215,7 @@ export class Sleep {
    */
   wakeAll(): number {
     // Moving the JEC by 2 keeps its parity and makes every sleepy worker's fallAsleep fail.
-    mem.add(this.words, SleepWords.counters, 2 << JEC_SHIFT);
+    mem.add(this.words, SleepWords.counters, 2 << JEC_SHIFT); // spec: WakeAllBump
     let woken = 0;
     for (let i = 0; i < this.workers; i++) if (this.wake(i)) woken++;
     return woken;
@@ -242,9 +243,9 @@ export class Sleep {
     const stateAt = SleepWords.state(index);
     // A load first: while a woken worker has not yet uncounted itself, posters see a stale count and scan;
     // a failed compare-exchange would take each word's cache line exclusively for nothing.
-    if (mem.load(this.words, stateAt) !== SLEEPING) return false;
-    if (mem.compareExchange(this.words, stateAt, SLEEPING, AWAKE) !== SLEEPING) return false;
-    mem.notify(this.words, stateAt, 1);
+    if (mem.load(this.words, stateAt) !== SLEEPING) return false; // spec: WakeLoadState
+    if (mem.compareExchange(this.words, stateAt, SLEEPING, AWAKE) !== SLEEPING) return false; // spec: WakeCasState
+    mem.notify(this.words, stateAt, 1); // spec: WakeNotify
     return true;
   }
 }

@@ -170,7 +170,7 @@ export class WorkerLoop implements ForkJoinHost {
     mem.store(this.status, this.statusAt + StatusWords.running, -1);
     let idle = 0;
     let sinceYield = 0;
-    while (!this.stopping()) {
+    while (!this.stopping()) { // spec: LoopReadLifecycle
       const handle = this.findWork();
       if (handle >= 0) {
         idle = 0;
@@ -203,7 +203,7 @@ export class WorkerLoop implements ForkJoinHost {
         if (pending !== undefined) await pending;
         continue;
       }
-      if (this.stopping()) break;
+      if (this.stopping()) break; // spec: SleepyReadLifecycle
       if (!this.sleep.fallAsleep(this.index, jec)) continue;
       this.bump(StatusWords.sleeps);
       const woken = this.pendingAsync > 0 ? await this.sleep.sleepAsync(this.index) : this.sleep.sleep(this.index);
@@ -227,17 +227,17 @@ export class WorkerLoop implements ForkJoinHost {
    * half of a random other worker's deque.
    */
   private findWork(): number {
-    const own = this.deque.pop();
+    const own = this.deque.pop(); // spec: FindPopOwn
     if (own !== EMPTY) return own;
-    const injected = this.injector.pop();
+    const injected = this.injector.pop(); // spec: FindPopInjector
     if (injected !== QUEUE_EMPTY) {
       const workers = this.stealers.length;
       const want = Math.min((this.injector.length / workers) | 0, this.deque.capacity >> 1, MAX_INJECTOR_BATCH);
       let moved = 0;
       while (moved < want) {
-        const next = this.injector.pop();
+        const next = this.injector.pop(); // spec: BatchPopInjector
         if (next === QUEUE_EMPTY) break;
-        if (!this.deque.push(next)) {
+        if (!this.deque.push(next)) { // spec: BatchPushOwn
           this.injector.pushPatiently(next);
           break;
         }
@@ -260,13 +260,13 @@ export class WorkerLoop implements ForkJoinHost {
         const victim = (start + k) % workers;
         if (victim === this.index) continue;
         this.bump(StatusWords.stealAttempts);
-        let moved = this.stealers[victim].stealHalfInto(this.deque);
+        let moved = this.stealers[victim].stealHalfInto(this.deque); // spec: FindStealHalf
         if (moved === RETRY) moved = this.stealers[victim].stealHalfInto(this.deque);
         if (moved > 0) {
           this.bump(StatusWords.successfulSteals);
           mem.add(this.status, this.statusAt + StatusWords.stolen, moved);
           if (moved > 1) this.sleep.newWork();
-          const mine = this.deque.pop();
+          const mine = this.deque.pop(); // spec: FindPopStolen
           if (mine !== EMPTY) return mine;
         }
       }
@@ -491,11 +491,11 @@ export class WorkerLoop implements ForkJoinHost {
       mem.notify(table.words, latchAt);
       return;
     }
-    this.completions.pushPatiently(handle);
+    this.completions.pushPatiently(handle); // spec: FinishPushCompletion
     // Wake the main thread only if it said it waits (it sets the word, then re-checks the queue).
-    if (mem.load(this.control, ControlWords.mainWaiting) === 1) {
-      if (mem.exchange(this.control, ControlWords.mainWaiting, 0) === 1) {
-        mem.notify(this.control, ControlWords.mainWaiting, 1);
+    if (mem.load(this.control, ControlWords.mainWaiting) === 1) { // spec: FinishReadMainWaiting
+      if (mem.exchange(this.control, ControlWords.mainWaiting, 0) === 1) { // spec: FinishTakeMainWaiting
+        mem.notify(this.control, ControlWords.mainWaiting, 1); // spec: FinishNotifyMain
       }
     }
   }
