@@ -204,6 +204,7 @@ export function parallelFor<F extends (lo: number, hi: number, ...extra: never[]
   ...extra: unknown[]
 ): void {
   checkRange("parallelFor", start, end, grain);
+  if (start === end) return; // as inline: no piece, rather than one empty piece
   forRange(start, end, grain, body as TaskFunction, extra);
 }
 

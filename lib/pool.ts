@@ -761,6 +761,11 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
         } else if (m.type === "buffer") {
           this.buffers.set(m.id!, m.buffer!);
           this.bufferIds.set(m.buffer!, m.id!);
+          // A buffer a worker shared (in a fork's arguments, or a result): other workers may steal a task
+          // that names it, so they need it too.
+          for (const other of this.slots) {
+            if (other !== slot) other?.thread.post({ type: "buffer", id: m.id!, buffer: m.buffer! });
+          }
           if (this.deferred.length > 0) this.drainCompletions();
         } else if (m.type === "exited") {
           slot.markExited();

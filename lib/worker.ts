@@ -274,8 +274,12 @@ export class WorkerLoop implements ForkJoinHost {
     return -1;
   }
 
-  /** Runs one task; returns a promise only if it must wait for a shared buffer to arrive first. */
-  private execute(handle: number): Promise<void> | undefined {
+  /**
+   * Runs one task; returns a promise only if it must wait for a shared buffer to arrive first. Inside a
+   * join (`requeue`) the event loop cannot run, so that buffer's message could not arrive: the task goes
+   * back to the injector instead, for a worker that has the buffer (its forker does).
+   */
+  private execute(handle: number, requeue = false): Promise<void> | undefined {
     const table = this.table;
     const index = table.indexOf(handle);
     mem.store(table.words, table.at(index, RecordWords.worker), this.index);
@@ -285,7 +289,16 @@ export class WorkerLoop implements ForkJoinHost {
     try {
       args = table.readPayload(index, this.resolveBuffer);
     } catch (error) {
-      if (error instanceof MissingBuffer) return this.waitForBuffer(error.id).then(() => this.execute(handle));
+      if (error instanceof MissingBuffer) {
+        if (requeue) {
+          mem.store(table.words, table.at(index, RecordWords.state), TaskState.QUEUED);
+          mem.store(this.status, this.statusAt + StatusWords.running, -1);
+          this.injector.pushPatiently(handle);
+          this.sleep.newWork();
+          return undefined;
+        }
+        return this.waitForBuffer(error.id).then(() => this.execute(handle));
+      }
       this.finish(handle, Outcome.ERROR, error);
       return undefined;
     }
@@ -379,7 +392,7 @@ export class WorkerLoop implements ForkJoinHost {
       const work = own !== EMPTY ? own : this.findWork();
       if (work >= 0) {
         idle = 0;
-        void this.execute(work);
+        void this.execute(work, true);
         continue;
       }
       if (this.stopping()) {

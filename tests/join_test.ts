@@ -339,3 +339,15 @@ test("terminate() while joins are in flight: every unsettled task rejects once w
   assert(outcomes.includes("terminated"), "tasks still running were rejected");
   assertEquals(pool.lifecycle, "terminated", "state");
 }, 60_000);
+
+test("forks that name a SharedArrayBuffer made inside a task are stolen and run (the buffer reaches the thief)", async () => {
+  const pool = await create();
+  try {
+    const n = 64;
+    assertEquals(await pool.run("fillFreshBuffer", n, 4, 2), (n * (n + 1)) / 2, "sum of the filled buffer");
+    const stolen = pool.stats().workers.reduce((sum, w) => sum + w.stolen, 0);
+    assert(stolen > 0, "pieces were stolen (so the thief needed the buffer)");
+  } finally {
+    await pool.close();
+  }
+});

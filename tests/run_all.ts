@@ -89,7 +89,7 @@ console.log(`test files: ${files.join(", ")}`);
 // 1. Static checks.
 await step("deno fmt --check", join(bin, "deno"), ["fmt", "--check"]);
 await step("deno lint", join(bin, "deno"), ["lint"]);
-await step("deno check", join(bin, "deno"), ["check", "mod.ts", "lib/", "tests/", "bench/"]);
+await step("deno check", join(bin, "deno"), ["check", "mod.ts", "lib/", "tests/", "bench/", "examples/", "spec/"]);
 await step("tsc --noEmit", join(bin, "tsc"), ["--noEmit", "-p", "."]);
 
 // 2 and 3. The runners.
