@@ -108,14 +108,4 @@ export function printTimes(sequentialMs: number, poolMs: number, workers: number
   });
 }
 
-/** The runtime running this code, with its version. */
-export function runtimeName(): string {
-  const g = globalThis as {
-    Deno?: { version: { deno: string } };
-    Bun?: { version: string };
-    process?: { version: string };
-  };
-  if (g.Deno) return `Deno ${g.Deno.version.deno}`;
-  if (g.Bun) return `Bun ${g.Bun.version}`;
-  return `Node ${g.process?.version ?? "?"}`;
-}
+export { runtimeName } from "../bench/_stats.ts";

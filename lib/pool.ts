@@ -32,6 +32,7 @@
  */
 
 import { mem } from "./atomics.ts";
+import { BufferRegistry, MissingBuffer } from "./buffers.ts";
 import { decode, Encoder } from "./codec.ts";
 import { initDeque, Stealer } from "./deque.ts";
 import { PoolClosedError, PoolTerminatedError, TaskNotFoundError, WorkerCrashedError } from "./errors.ts";
@@ -144,14 +145,6 @@ interface Slot {
   markExited: () => void;
 }
 
-/** Thrown by the main thread's `resolveBuffer` when a result's shared buffer has not arrived yet. */
-class MissingBuffer {
-  readonly id: number;
-  constructor(id: number) {
-    this.id = id;
-  }
-}
-
 const DEFAULTS = { dequeCapacity: 256, taskCapacity: 4096, inlineBytes: 192, blockBytes: 1024, blocks: 4096 };
 const STOP_GRACE_MS = 2000;
 
@@ -195,8 +188,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   private readonly moduleUrl: string;
   private readonly name: string;
   private readonly onError: ((error: unknown, task: string) => void) | undefined;
-  private readonly buffers = new Map<number, SharedArrayBuffer>();
-  private readonly bufferIds = new Map<SharedArrayBuffer, number>();
+  private readonly buffers: BufferRegistry;
   private readonly deferred: number[] = [];
   /** Result payloads that came by message (no free blocks), by handle, until their completion is settled. */
   private readonly messagePayloads = new Map<number, Uint8Array>();
@@ -237,7 +229,10 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     this.sleep = new Sleep(buffer, layout.sleep, shape.workers);
     this.table = new TaskTable(buffer, layout);
     this.entries = new Array(shape.taskCapacity).fill(undefined);
-    this.encoder = new Encoder({ shareBuffer: (sab) => this.shareBuffer(sab) });
+    this.buffers = new BufferRegistry(this.control, ControlWords.nextBufferId, (id, buffer) => {
+      for (const slot of this.slots) slot?.thread.post({ type: "buffer", id, buffer });
+    });
+    this.encoder = new Encoder({ shareBuffer: this.buffers.share });
   }
 
   /**
@@ -645,8 +640,8 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     if (byMessage && bytes === undefined) return false; // its message has not arrived yet
     try {
       value = bytes !== undefined
-        ? decode(bytes, 0, bytes.length, (id) => this.resolveBuffer(id))
-        : table.readPayload(index, (id) => this.resolveBuffer(id));
+        ? decode(bytes, 0, bytes.length, this.buffers.resolve)
+        : table.readPayload(index, this.buffers.resolve);
     } catch (error) {
       if (error instanceof MissingBuffer) return false;
       value = error;
@@ -711,24 +706,6 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     this.keepAlive = undefined;
   }
 
-  // ---- shared buffers by reference ----
-
-  private shareBuffer(buffer: SharedArrayBuffer): number {
-    const known = this.bufferIds.get(buffer);
-    if (known !== undefined) return known;
-    const id = mem.add(this.control, ControlWords.nextBufferId, 1);
-    this.buffers.set(id, buffer);
-    this.bufferIds.set(buffer, id);
-    for (const slot of this.slots) slot.thread.post({ type: "buffer", id, buffer });
-    return id;
-  }
-
-  private resolveBuffer(id: number): SharedArrayBuffer {
-    const buffer = this.buffers.get(id);
-    if (buffer === undefined) throw new MissingBuffer(id);
-    return buffer;
-  }
-
   // ---- workers ----
 
   private async startWorker(index: number): Promise<string[]> {
@@ -759,8 +736,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
           this.messagePayloads.set(m.handle!, m.bytes!);
           if (this.deferred.length > 0) this.drainCompletions();
         } else if (m.type === "buffer") {
-          this.buffers.set(m.id!, m.buffer!);
-          this.bufferIds.set(m.buffer!, m.id!);
+          this.buffers.add(m.id!, m.buffer!);
           // A buffer a worker shared (in a fork's arguments, or a result): other workers may steal a task
           // that names it, so they need it too.
           for (const other of this.slots) {
@@ -784,7 +760,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
         layout: this.layout,
         index,
         moduleUrl: this.moduleUrl,
-        buffers: [...this.buffers.entries()],
+        buffers: this.buffers.entries(),
       };
       thread.post({ type: "start", setup });
     });

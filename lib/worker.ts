@@ -25,6 +25,7 @@
  */
 
 import { mem } from "./atomics.ts";
+import { BufferRegistry, MissingBuffer } from "./buffers.ts";
 import { Encoder } from "./codec.ts";
 import { Deque, EMPTY, RETRY, Stealer } from "./deque.ts";
 import { Injector, QUEUE_EMPTY } from "./injector.ts";
@@ -49,14 +50,6 @@ export interface WorkerSetup {
 
 /** A task function as the worker calls it. */
 type TaskFunction = (...args: unknown[]) => unknown;
-
-/** Thrown by `resolveBuffer` when a shared buffer's id has not arrived yet; the task waits for it. */
-class MissingBuffer {
-  readonly id: number;
-  constructor(id: number) {
-    this.id = id;
-  }
-}
 
 /** Idle rounds that spin (each a search and 32 pause hints) before dozing. */
 const SPIN_ROUNDS = 16;
@@ -93,17 +86,11 @@ export class WorkerLoop implements ForkJoinHost {
   private readonly ids = new Map<ForkFunction, number>();
   private readonly builtinIds = new Map<string, number>();
   private readonly encoder: Encoder;
-  private readonly buffers = new Map<number, SharedArrayBuffer>();
-  private readonly bufferIds = new Map<SharedArrayBuffer, number>();
+  private readonly buffers: BufferRegistry;
   private readonly bufferWaiters = new Map<number, () => void>();
   private readonly post: (message: unknown) => void;
   private pendingAsync = 0;
   private random: number;
-  private readonly resolveBuffer = (id: number): SharedArrayBuffer => {
-    const buffer = this.buffers.get(id);
-    if (buffer === undefined) throw new MissingBuffer(id);
-    return buffer;
-  };
 
   /**
    * Opens this worker's view of the pool.
@@ -143,8 +130,11 @@ export class WorkerLoop implements ForkJoinHost {
     this.functions.forEach((fn, id) => this.ids.set(fn as ForkFunction, id));
     setForkJoinHost(this);
     this.post = post;
+    this.buffers = new BufferRegistry(this.control, ControlWords.nextBufferId, (id, buffer) => {
+      this.post({ type: "buffer", id, buffer });
+    });
     for (const [id, sab] of setup.buffers) this.addBuffer(id, sab);
-    this.encoder = new Encoder({ shareBuffer: (sab) => this.shareBuffer(sab) });
+    this.encoder = new Encoder({ shareBuffer: this.buffers.share });
     this.random = (index * 0x9e3779b1 + 1) | 0;
   }
 
@@ -155,8 +145,7 @@ export class WorkerLoop implements ForkJoinHost {
    * @param buffer The buffer.
    */
   addBuffer(id: number, buffer: SharedArrayBuffer): void {
-    this.buffers.set(id, buffer);
-    this.bufferIds.set(buffer, id);
+    this.buffers.add(id, buffer);
     this.bufferWaiters.get(id)?.();
     this.bufferWaiters.delete(id);
   }
@@ -287,7 +276,7 @@ export class WorkerLoop implements ForkJoinHost {
     mem.store(this.status, this.statusAt + StatusWords.running, handle);
     let args: unknown;
     try {
-      args = table.readPayload(index, this.resolveBuffer);
+      args = table.readPayload(index, this.buffers.resolve);
     } catch (error) {
       if (error instanceof MissingBuffer) {
         if (requeue) {
@@ -409,7 +398,7 @@ export class WorkerLoop implements ForkJoinHost {
     const ok = mem.load(table.words, table.at(index, RecordWords.outcome)) === Outcome.VALUE;
     let value: unknown;
     try {
-      value = table.readPayload(index, this.resolveBuffer);
+      value = table.readPayload(index, this.buffers.resolve);
     } catch (error) {
       table.release(index);
       return [false, error];
@@ -424,7 +413,7 @@ export class WorkerLoop implements ForkJoinHost {
     const index = table.indexOf(handle);
     let args: unknown[];
     try {
-      args = table.readPayload(index, this.resolveBuffer) as unknown[];
+      args = table.readPayload(index, this.buffers.resolve) as unknown[];
     } catch (error) {
       table.release(index);
       return [false, error];
@@ -443,16 +432,6 @@ export class WorkerLoop implements ForkJoinHost {
 
   private waitForBuffer(id: number): Promise<void> {
     return new Promise((resolve) => this.bufferWaiters.set(id, resolve));
-  }
-
-  private shareBuffer(buffer: SharedArrayBuffer): number {
-    const known = this.bufferIds.get(buffer);
-    if (known !== undefined) return known;
-    const id = mem.add(this.control, ControlWords.nextBufferId, 1);
-    this.buffers.set(id, buffer);
-    this.bufferIds.set(buffer, id);
-    this.post({ type: "buffer", id, buffer });
-    return id;
   }
 
   /** Writes the outcome into the record, publishes DONE, and queues the completion. */

@@ -115,3 +115,24 @@ export function assertThrows(
   }
   throw new Error(`assertion failed: expected ${errorClass.name} containing "${includes}", but nothing was thrown`);
 }
+
+/**
+ * Awaits `promise` and returns what it rejected with; throws if it resolved.
+ *
+ * @param promise The promise that must reject.
+ * @returns The rejection reason.
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { assertRejects } from "./_test.ts";
+ * const error = await assertRejects(Promise.reject(new Error("no")));
+ * ```
+ */
+export async function assertRejects(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error("assertion failed: expected the promise to reject, but it resolved");
+}

@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { PoolClosedError, PoolTerminatedError } from "../lib/errors.ts";
 import { Pool, type PoolOptions, type PoolStats } from "../lib/pool.ts";
 import * as tasks from "./fixtures/join_tasks.ts";
-import { assert, assertEquals, test } from "./_test.ts";
+import { assert, assertEquals, assertRejects, test } from "./_test.ts";
 
 const SEED = Number(readEnv("FILCH_SEED") ?? 20261121);
 const RUNS = Number(readEnv("FILCH_JOIN_RUNS") ?? 100);
@@ -43,15 +43,6 @@ function sharedInt32(length: number): Int32Array {
 
 function stolen(before: PoolStats, after: PoolStats): number {
   return after.workers.reduce((sum, w, i) => sum + w.stolen - before.workers[i].stolen, 0);
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("assertion failed: expected the promise to reject, but it resolved");
 }
 
 test("outside a pool, join, scope and the loops run inline with the sequential results", () => {
@@ -198,7 +189,7 @@ test(
 
 test("scope: spawned tasks that throw and a body that throws give one AggregateError, body's error first", async () => {
   await withPool({}, async (pool) => {
-    const error = await rejection(pool.run("scopeThrowing", 40, [3, 17, 39], true));
+    const error = await assertRejects(pool.run("scopeThrowing", 40, [3, 17, 39], true));
     assert(error instanceof AggregateError, `an AggregateError: ${String(error)}`);
     const messages = error.errors.map((e: Error) => e.message);
     assertEquals(messages[0], "body threw", "the body's error first");
@@ -247,18 +238,18 @@ test("join with throwing branches: a's error wins, and join throws only after bo
     console.log(`  throwing branches: ${steals} tasks stolen in 25 joins`);
     assert(steals > 0, "some b was stolen (the error crossed threads)");
     // The task's own error reaches the main thread with its class and message.
-    const a = await rejection(pool.run("joinThrowing", "a"));
+    const a = await assertRejects(pool.run("joinThrowing", "a"));
     assert(a instanceof TypeError && a.message === "a threw", `a: ${String(a)}`);
-    const b = await rejection(pool.run("joinThrowing", "b"));
+    const b = await assertRejects(pool.run("joinThrowing", "b"));
     assert(b instanceof RangeError && b.message === "b threw at 3", `b: ${String(b)}`);
-    const both = await rejection(pool.run("joinThrowing", "both"));
+    const both = await assertRejects(pool.run("joinThrowing", "both"));
     assert(both instanceof TypeError && both.message === "a threw", `both: ${String(both)}`);
   });
 }, 60_000);
 
 test("join refuses a closure as b with a TypeError that says to pass it as a; big b results cross", async () => {
   await withPool({}, async (pool) => {
-    const error = await rejection(pool.run("joinClosureB"));
+    const error = await assertRejects(pool.run("joinClosureB"));
     assert(error instanceof TypeError, `a TypeError: ${String(error)}`);
     assert(String(error.message).includes("not an exported function"), error.message);
     assertEquals(await pool.run("joinBigResult", 20_000), 60_000, "a 20,000-element result of b");
@@ -309,7 +300,7 @@ test(
     const sums = [pool.run("parallelSumSquares", data, 64), pool.run("deepJoin", 16)];
     const closing = pool.close();
     assertEquals(pool.lifecycle, "closing", "state while closing");
-    const refused = await rejection(pool.run("fib", 5, 0));
+    const refused = await assertRejects(pool.run("fib", 5, 0));
     assert(refused instanceof PoolClosedError, `a new task during close: ${String(refused)}`);
     assertEquals(await Promise.all(results), ns.map((n) => tasks.fib(n, 0)), "results");
     assertEquals(await Promise.all(sums), [450_000, 2 ** 16], "loop and deep join results");
@@ -317,7 +308,7 @@ test(
     assertEquals(settled, ns.length, "each fib task settled once");
     assertEquals(pool.lifecycle, "closed", "state after close");
     assertEquals(pool.stats().completed, ns.length + 2, "completed count");
-    const after = await rejection(pool.run("fib", 5, 0));
+    const after = await assertRejects(pool.run("fib", 5, 0));
     assert(after instanceof PoolClosedError, `a task after close: ${String(after)}`);
   },
   60_000,

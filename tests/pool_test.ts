@@ -7,21 +7,12 @@ import { PoolClosedError, PoolTerminatedError, TaskNotFoundError, WorkerCrashedE
 import { Pool, type PoolOptions } from "../lib/pool.ts";
 import { runtimeFamily } from "../lib/runtime/thread.ts";
 import type * as tasks from "./fixtures/tasks.ts";
-import { assert, assertEquals, runtime, test } from "./_test.ts";
+import { assert, assertEquals, assertRejects, runtime, test } from "./_test.ts";
 
 const TASKS = new URL("./fixtures/tasks.ts", import.meta.url);
 
 function create(options: PoolOptions = {}): Promise<Pool<typeof tasks>> {
   return Pool.create<typeof tasks>(TASKS, { workers: 2, ...options });
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("assertion failed: expected the promise to reject, but it resolved");
 }
 
 test("100k tasks all resolve to their correct results", async () => {
@@ -98,12 +89,12 @@ test("sync and async task functions both resolve; values of every codec kind rou
 test("a task's thrown error rejects with its name, message, stack and cause, and the worker goes on", async () => {
   const pool = await create();
   try {
-    const error = await rejection(pool.run("fail", "boom")) as Error;
+    const error = await assertRejects(pool.run("fail", "boom")) as Error;
     assert(error instanceof TypeError, `a TypeError, received ${String(error)}`);
     assertEquals(error.message, "boom", "message");
     assert(typeof error.stack === "string" && error.stack.includes("fail"), "stack from the worker names the task");
     assert(error.cause instanceof RangeError && error.cause.message === "the cause", "cause kept");
-    assertEquals(await rejection(pool.run("failWithString", "plain")), "plain", "a thrown non-Error value");
+    assertEquals(await assertRejects(pool.run("failWithString", "plain")), "plain", "a thrown non-Error value");
     assertEquals(await pool.run("add", 1, 1), 2, "the pool still serves");
   } finally {
     await pool.close();
@@ -113,7 +104,7 @@ test("a task's thrown error rejects with its name, message, stack and cause, and
 test("a result that cannot cross threads rejects with a TypeError naming the path", async () => {
   const pool = await create();
   try {
-    const error = await rejection(pool.run("returnsFunction")) as Error;
+    const error = await assertRejects(pool.run("returnsFunction")) as Error;
     assert(error instanceof TypeError && error.message.includes("'result'"), `received ${String(error)}`);
   } finally {
     await pool.close();
@@ -129,9 +120,9 @@ test("payloads larger than a record travel in overflow blocks; larger than the p
       Array.from({ length: 50 }, (_, i) => pool.run("echo", `${i}`.repeat(300)) as Promise<string>),
     );
     assert(many.every((s, i) => s === `${i}`.repeat(300)), "50 concurrent large payloads, blocks recycled");
-    const tooBig = await rejection(pool.run("echo", "y".repeat(100_000))) as Error;
+    const tooBig = await assertRejects(pool.run("echo", "y".repeat(100_000))) as Error;
     assert(tooBig instanceof RangeError && tooBig.message.includes("bytes"), `received ${String(tooBig)}`);
-    const bigResult = await rejection(pool.run("bigResult", 100_000)) as Error;
+    const bigResult = await assertRejects(pool.run("bigResult", 100_000)) as Error;
     assert(bigResult instanceof RangeError && bigResult.message.includes("result"), `received ${String(bigResult)}`);
     assertEquals(await pool.run("add", 2, 2), 4, "still serving");
   } finally {
@@ -205,14 +196,14 @@ test("close with tasks queued and running: all run and settle exactly once, then
       () => settled[i]++,
     ));
   const closed = pool.close();
-  const late = await rejection(pool.run("add", 1, 1));
+  const late = await assertRejects(pool.run("add", 1, 1));
   assert(late instanceof PoolClosedError, `a submission during close rejects: ${String(late)}`);
   await closed;
   await Promise.all(all);
   assert(settled.every((n) => n === 1), "each of the 200 tasks settled exactly once");
   assertEquals(pool.stats().completed, 200, "all 200 completed (none rejected by close)");
   assertEquals(pool.lifecycle, "closed", "state");
-  assert(await rejection(pool.run("add", 1, 1)) instanceof PoolClosedError, "a submission after close rejects");
+  assert(await assertRejects(pool.run("add", 1, 1)) instanceof PoolClosedError, "a submission after close rejects");
 });
 
 test("terminate with tasks queued and running: every unsettled task rejects once with PoolTerminatedError", async () => {
@@ -228,7 +219,7 @@ test("terminate with tasks queued and running: every unsettled task rejects once
   await Promise.all(all);
   assert(outcomes.every((o) => o === "ok" || o === "terminated"), `each settled once: ${outcomes.join(",")}`);
   assert(outcomes.includes("terminated"), "queued tasks were rejected");
-  assert(await rejection(pool.run("add", 1, 1)) instanceof PoolClosedError, "a submission after terminate rejects");
+  assert(await assertRejects(pool.run("add", 1, 1)) instanceof PoolClosedError, "a submission after terminate rejects");
   assertEquals(pool.lifecycle, "terminated", "state");
 });
 
@@ -245,7 +236,7 @@ test("await using closes the pool", async () => {
 test("a worker that dies while an async task is pending: that task rejects with WorkerCrashedError, a replacement serves", async () => {
   const pool = await create();
   try {
-    const error = await rejection(pool.run("crashWhilePending"));
+    const error = await assertRejects(pool.run("crashWhilePending"));
     assert(error instanceof WorkerCrashedError, `WorkerCrashedError, received ${String(error)}`);
     assert((error as WorkerCrashedError).cause instanceof Error, "the crash is the cause");
     assertEquals(pool.stats().workerCrashes, 1, "stats count the crash");
@@ -260,7 +251,7 @@ if (runtimeFamily === "node") {
   test("a worker thread that exits while running a task: the task rejects with WorkerCrashedError", async () => {
     const pool = await create();
     try {
-      const error = await rejection(pool.run("exitNow"));
+      const error = await assertRejects(pool.run("exitNow"));
       assert(error instanceof WorkerCrashedError, `WorkerCrashedError, received ${String(error)}`);
       assertEquals(await pool.run("add", 1, 2), 3, "the pool keeps serving");
     } finally {
@@ -271,29 +262,31 @@ if (runtimeFamily === "node") {
 
 test("bad input: workers <= 0, NaN or fractional is a RangeError naming the value", async () => {
   for (const workers of [0, -1, NaN, 1.5]) {
-    const error = await rejection(Pool.create(TASKS, { workers }));
+    const error = await assertRejects(Pool.create(TASKS, { workers }));
     assert(error instanceof RangeError, `RangeError for ${workers}`);
     assert((error as Error).message.includes(`'workers' must be a positive integer: received ${workers}`), "message");
   }
-  const size = await rejection(Pool.create(TASKS, { workers: 1, taskCapacity: 100 }));
+  const size = await assertRejects(Pool.create(TASKS, { workers: 1, taskCapacity: 100 }));
   assert(size instanceof RangeError && (size as Error).message.includes("received 100"), "taskCapacity 100");
 });
 
 test("bad input: a module that fails to load rejects creation with the loader's error", async () => {
-  const error = await rejection(Pool.create(new URL("./fixtures/broken_tasks.ts", import.meta.url), { workers: 2 }));
+  const error = await assertRejects(
+    Pool.create(new URL("./fixtures/broken_tasks.ts", import.meta.url), { workers: 2 }),
+  );
   assert(error instanceof Error && error.message.includes("broken task module"), `received ${String(error)}`);
-  const missing = await rejection(
+  const missing = await assertRejects(
     Pool.create(new URL("./fixtures/no_such_module.ts", import.meta.url), { workers: 1 }),
   );
   assert(missing instanceof Error, `a missing module rejects: ${String(missing)}`);
-  const relative = await rejection(Pool.create("./tasks.ts", { workers: 1 }));
+  const relative = await assertRejects(Pool.create("./tasks.ts", { workers: 1 }));
   assert(relative instanceof TypeError && (relative as Error).message.includes("URL"), "a relative string");
 });
 
 test("bad input: an unknown task rejects with TaskNotFoundError listing the known ones", async () => {
   const pool = await create();
   try {
-    const error = await rejection((pool as unknown as Pool).run("nope")) as TaskNotFoundError;
+    const error = await assertRejects((pool as unknown as Pool).run("nope")) as TaskNotFoundError;
     assert(error instanceof TaskNotFoundError, `TaskNotFoundError, received ${String(error)}`);
     assert(error.message.includes("'nope'") && error.message.includes("'add'"), error.message);
     assert(error.known.includes("echo"), "known lists the exports");
@@ -305,10 +298,10 @@ test("bad input: an unknown task rejects with TaskNotFoundError listing the know
 test("bad input: a non-encodable argument rejects with a TypeError naming its type and path", async () => {
   const pool = await create();
   try {
-    const error = await rejection(pool.run("echo", { user: { save() {} } })) as Error;
+    const error = await assertRejects(pool.run("echo", { user: { save() {} } })) as Error;
     assert(error instanceof TypeError, `TypeError, received ${String(error)}`);
     assert(error.message.includes("'args[0].user.save'") && error.message.includes("function"), error.message);
-    const symbol = await rejection(pool.run("echo", Symbol("s"))) as Error;
+    const symbol = await assertRejects(pool.run("echo", Symbol("s"))) as Error;
     assert(symbol instanceof TypeError && symbol.message.includes("symbol"), symbol.message);
     assertEquals(pool.stats().submitted, 0, "rejected arguments are never submitted");
   } finally {
@@ -321,7 +314,7 @@ test("bad input: without SharedArrayBuffer, creation says how to enable cross-or
   const saved = g.SharedArrayBuffer;
   delete g.SharedArrayBuffer;
   try {
-    const error = await rejection(Pool.create(TASKS, { workers: 1 }));
+    const error = await assertRejects(Pool.create(TASKS, { workers: 1 }));
     assert(
       error instanceof TypeError && (error as Error).message.includes("Cross-Origin-Opener-Policy"),
       String(error),
