@@ -391,7 +391,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     this.state = PoolState.TERMINATED;
     const error = () =>
       new PoolTerminatedError("Cannot finish task as the pool was terminated: submit it to another pool");
-    for (const entry of this.unsettled()) this.settle(entry, Outcome.ERROR, error());
+    for (const entry of this.unsettled()) this.settle(entry, Outcome.ERROR, error()); // spec: TerminateRejectAll
     this.closing = this.stopWorkers(false);
     return this.closing;
   }
@@ -780,7 +780,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       if (this.entries[i] !== entry) continue;
       const state = mem.load(table.words, table.at(i, RecordWords.state));
       const worker = mem.load(table.words, table.at(i, RecordWords.worker));
-      if (state === TaskState.RUNNING && worker === index) {
+      if (state === TaskState.RUNNING && worker === index) { // spec: DiedRejectRunning
         this.entries[i] = undefined;
         this.settle(
           entry,
@@ -833,8 +833,8 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       }
       mem.store(table.words, table.at(i, RecordWords.outcome), Outcome.ERROR);
       mem.store(table.words, table.at(i, RecordWords.state), TaskState.DONE);
-      mem.store(table.words, table.at(i, RecordWords.latch), 1);
-      mem.notify(table.words, table.at(i, RecordWords.latch));
+      mem.store(table.words, table.at(i, RecordWords.latch), 1); // spec: DiedSetLatch
+      mem.notify(table.words, table.at(i, RecordWords.latch)); // spec: DiedNotifyLatch
     }
   }
 

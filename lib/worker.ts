@@ -272,7 +272,7 @@ export class WorkerLoop implements ForkJoinHost {
     const table = this.table;
     const index = table.indexOf(handle);
     mem.store(table.words, table.at(index, RecordWords.worker), this.index);
-    mem.store(table.words, table.at(index, RecordWords.state), TaskState.RUNNING);
+    mem.store(table.words, table.at(index, RecordWords.state), TaskState.RUNNING); // spec: ExecStoreRunning
     mem.store(this.status, this.statusAt + StatusWords.running, handle);
     let args: unknown;
     try {
@@ -360,7 +360,7 @@ export class WorkerLoop implements ForkJoinHost {
     mem.store(table.words, table.at(index, RecordWords.latch), 0);
     // Publishes the record to the thief that steals the handle (or to ourselves when we pop it back).
     mem.store(table.words, table.at(index, RecordWords.state), TaskState.QUEUED);
-    if (!this.deque.push(handle)) {
+    if (!this.deque.push(handle)) { // spec: ForkPushDeque
       table.release(index);
       return -1;
     }
@@ -374,8 +374,8 @@ export class WorkerLoop implements ForkJoinHost {
     const index = table.indexOf(handle);
     const latchAt = table.at(index, RecordWords.latch);
     let idle = 0;
-    while (mem.load(table.words, latchAt) === 0) {
-      const own = this.deque.pop();
+    while (mem.load(table.words, latchAt) === 0) { // spec: JoinReadLatch
+      const own = this.deque.pop(); // spec: JoinPopOwn
       if (own === handle) return this.runInline(handle);
       // Not ours: b was stolen, and this is older work of an enclosing join (or a batch). Run it.
       const work = own !== EMPTY ? own : this.findWork();
@@ -384,7 +384,7 @@ export class WorkerLoop implements ForkJoinHost {
         void this.execute(work, true);
         continue;
       }
-      if (this.stopping()) {
+      if (this.stopping()) { // spec: JoinReadLifecycle
         throw new Error("Cannot finish join as the pool is stopping: the forked task's worker has stopped");
       }
       // Nothing to help with: spin a little, then sleep on the latch (the thief notifies it).
@@ -392,7 +392,7 @@ export class WorkerLoop implements ForkJoinHost {
         for (let i = 0; i < 32; i++) mem.pause();
         continue;
       }
-      mem.wait(table.words, latchAt, 0, 1);
+      mem.wait(table.words, latchAt, 0, 1); // spec: JoinWaitLatch
     }
     // Done by a thief (or by us while helping): the latch store published its outcome and payload.
     const ok = mem.load(table.words, table.at(index, RecordWords.outcome)) === Outcome.VALUE;
@@ -471,7 +471,7 @@ export class WorkerLoop implements ForkJoinHost {
     mem.store(table.words, table.at(index, RecordWords.outcome), outcome);
     this.bump(StatusWords.executed);
     // Publishes the payload and outcome written above to the thread that pops this completion.
-    mem.store(table.words, table.at(index, RecordWords.state), TaskState.DONE);
+    mem.store(table.words, table.at(index, RecordWords.state), TaskState.DONE); // spec: FinishStoreDone
     if (mem.load(this.status, this.statusAt + StatusWords.running) === handle) {
       mem.store(this.status, this.statusAt + StatusWords.running, -1);
     }
@@ -479,8 +479,8 @@ export class WorkerLoop implements ForkJoinHost {
       // Set, then wake: a joiner that checked the latch before this store waits on the word with the
       // value 0 and is woken by the notify; one that checks after it sees 1 and does not wait.
       const latchAt = table.at(index, RecordWords.latch);
-      mem.store(table.words, latchAt, 1);
-      mem.notify(table.words, latchAt);
+      mem.store(table.words, latchAt, 1); // spec: FinishSetLatch
+      mem.notify(table.words, latchAt); // spec: FinishNotifyLatch
       return;
     }
     this.completions.pushPatiently(handle); // spec: FinishPushCompletion

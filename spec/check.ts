@@ -193,6 +193,24 @@ export const RUNS: readonly Run[] = [
     expect: SLEEP_SAFETY,
     base: "SleepWake.tla",
   },
+  { name: "Lifecycle", module: "Lifecycle.tla", cfg: "Lifecycle.cfg", kind: "real" },
+  { name: "LifecycleLiveness", module: "Lifecycle.tla", cfg: "LifecycleLiveness.cfg", kind: "real" },
+  {
+    name: "LatchSetNoNotify",
+    module: "mutants/LatchSetNoNotify.tla",
+    cfg: "mutants/LatchSetNoNotify.cfg",
+    kind: "mutant",
+    expect: ["NoLostLatchWake"],
+    base: "Lifecycle.tla",
+  },
+  {
+    name: "TerminateForgetsDeque",
+    module: "mutants/TerminateForgetsDeque.tla",
+    cfg: "mutants/TerminateForgetsDeque.cfg",
+    kind: "mutant",
+    expect: ["TerminateSettlesAll"],
+    base: "Lifecycle.tla",
+  },
 ];
 
 /** A mutant is the real spec plus a minimal change; more changed lines than this means it has drifted. */

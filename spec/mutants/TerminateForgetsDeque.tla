@@ -1,0 +1,487 @@
+----------------------------- MODULE TerminateForgetsDeque -----------------------------
+(***************************************************************************)
+(* A task's life from submission to settlement (lib/pool.ts, lib/worker.ts *)
+(* and lib/task.ts's record states), with fork-join latches (a stolen      *)
+(* forked task finishing while its joiner waits on the latch), close,      *)
+(* terminate, and a worker that dies. One action per shared-memory access  *)
+(* that another thread observes, named after its `// spec: Name` comment.  *)
+(*                                                                          *)
+(* code: lib/worker.ts                                                      *)
+(* code: lib/pool.ts                                                        *)
+(*                                                                          *)
+(* Abstractions. Records and payloads are not modelled byte by byte: a     *)
+(* record is its state word (FREE, QUEUED, RUNNING, DONE) and its worker   *)
+(* word; the stores a thread makes to a record it owns before publishing   *)
+(* it (payload, task, origin, latch = 0, QUEUED) are one step with the     *)
+(* push that publishes it. Queues are sets (the deque and the injector are *)
+(* linearizable; which task a pop returns is left open, a superset of LIFO *)
+(* and FIFO). Sleep is abstracted away (SleepWake.tla shows no wakeup is   *)
+(* lost): an idle worker polls. Steal-half takes one task.                 *)
+(*                                                                          *)
+(* Tasks. Main submits tasks 1..Tasks. If Fork, task 1 forks the subtask   *)
+(* Child (join(a, b): push b, run a, then joinForked) and joins it.        *)
+(*                                                                          *)
+(* Death. A worker dies (at most MaxDeaths times in all) only where the    *)
+(* code can die: inside task code, or at the loop's await points (after a  *)
+(* task, in sleepAsync) -- not between two shared-memory steps of the pool *)
+(* (see README: a thread killed from outside at such a point is not        *)
+(* covered). The main thread's workerDied handles the death; then a        *)
+(* replacement with the same index takes over the deque.                   *)
+(***************************************************************************)
+(* MUTANT of Lifecycle.tla: terminate forgets the tasks in a dead worker's deque. *)
+EXTENDS Integers, FiniteSets, TLC
+
+CONSTANTS
+    Workers,    \* worker threads (model values)
+    Main,       \* the main thread (a model value)
+    Tasks,      \* tasks the main thread submits: ids 1..Tasks
+    Fork,       \* does task 1 fork (and join) a subtask?
+    MaxDeaths,  \* how many worker deaths a behaviour may have
+    Ending      \* "close", "terminate" or "either": how the main thread ends the pool
+
+ASSUME ConstantsOk ==
+    /\ Tasks \in Nat \ {0} /\ Fork \in BOOLEAN /\ MaxDeaths \in Nat /\ Main \notin Workers
+    /\ Ending \in {"close", "terminate", "either"}
+
+Child == Tasks + 1                 \* the forked subtask's id (a record like any other)
+Parent == 1                        \* the task that forks it
+MainTasks == 1..Tasks
+AllTasks == 1..Child
+Threads == Workers \cup {Main}
+NoWorker == Main                   \* the record's worker word before any worker ran it
+
+VARIABLES
+    rstate,      \* [AllTasks -> {"FREE", "QUEUED", "RUNNING", "DONE"}]: each record's state word
+    rworker,     \* [AllTasks -> Threads]: each record's worker word (NoWorker = -1)
+    latch,       \* the forked subtask's latch word: 0 until its result is written, then 1
+    inj,         \* handles in the injector
+    dq,          \* [Workers -> SUBSET AllTasks]: handles in each worker's deque
+    comp,        \* handles in the completion queue
+    lifecycle,   \* the lifecycle word: 0 running, 1 stopping
+    pc,          \* [Threads -> string]
+    cur,         \* [Workers -> 0..Child]: the task a worker runs (its outer task, in a join)
+    bh,          \* [Workers -> 0..Child]: a task the worker moves from the injector to its deque
+    help,        \* [Workers -> 0..Child]: the task a joiner runs while it helps (0: none)
+    joining,     \* [Workers -> BOOLEAN]: inside joinForked
+    alive,       \* [Workers -> BOOLEAN]
+    deaths,      \* deaths so far
+    died,        \* dead workers whose death the main thread has not handled yet
+    replacing,   \* dead workers whose replacement has been started
+    forked,      \* task 1 has forked the subtask
+    state,       \* the pool's lifecycle on the main thread: "open", "closing", "closed", "terminated"
+    entry,       \* [MainTasks -> {"none", "placed", "gone"}]: the main thread's entries (by record)
+    settledFlag, \* [MainTasks -> BOOLEAN]: the entry's `settled` flag
+    settles,     \* history: [MainTasks -> Nat], times resolve or reject was called
+    runs,        \* history: [AllTasks -> Nat], times each task's code started
+    posted       \* tasks submitted so far
+
+vars == <<rstate, rworker, latch, inj, dq, comp, lifecycle, pc, cur, bh, help, joining, alive, deaths, died,
+          replacing, forked, state, entry, settledFlag, settles, runs, posted>>
+mainVars == <<state, entry, settledFlag, settles, posted, died, replacing>>
+workerVars == <<cur, help, joining, bh>>
+
+Init ==
+    /\ rstate = [t \in AllTasks |-> "FREE"]
+    /\ rworker = [t \in AllTasks |-> NoWorker]
+    /\ latch = 0
+    /\ inj = {} /\ dq = [w \in Workers |-> {}] /\ comp = {}
+    /\ lifecycle = 0
+    /\ pc = [t \in Threads |-> IF t = Main THEN "MainOpen" ELSE "Top"]
+    /\ cur = [w \in Workers |-> 0] /\ bh = [w \in Workers |-> 0] /\ help = [w \in Workers |-> 0] /\ joining = [w \in Workers |-> FALSE]
+    /\ alive = [w \in Workers |-> TRUE] /\ deaths = 0 /\ died = {} /\ replacing = {}
+    /\ forked = FALSE
+    /\ state = "open"
+    /\ entry = [t \in MainTasks |-> "none"]
+    /\ settledFlag = [t \in MainTasks |-> FALSE]
+    /\ settles = [t \in MainTasks |-> 0]
+    /\ runs = [t \in AllTasks |-> 0]
+    /\ posted = 0
+
+Go(t, p) == pc' = [pc EXCEPT ![t] = p]
+\* The task worker w is executing now: the helped one inside a join, else its own.
+Active(w) == IF help[w] /= 0 THEN help[w] ELSE cur[w]
+\* Take task t from a queue: as the outer task, or as help inside a join.
+Take(w, t) == IF joining[w] THEN /\ help' = [help EXCEPT ![w] = t] /\ UNCHANGED cur
+              ELSE /\ cur' = [cur EXCEPT ![w] = t] /\ UNCHANGED help
+\* findWork found nothing: in the loop, go round; in a join, check stopping, then wait on the latch.
+NoWork(w) == IF joining[w] THEN "JoinStop" ELSE "Top"
+\* After a task's finish: back to the join it helped from, or to the loop.
+Return(w) ==
+    IF help[w] /= 0 THEN /\ help' = [help EXCEPT ![w] = 0] /\ Go(w, "JoinRead") /\ UNCHANGED cur
+    ELSE /\ cur' = [cur EXCEPT ![w] = 0] /\ Go(w, "Top") /\ UNCHANGED help
+
+\* settle(): the flag is checked and set before resolve or reject.
+Settle(S) ==
+    /\ settles' = [t \in MainTasks |-> IF t \in S /\ ~settledFlag[t] THEN settles[t] + 1 ELSE settles[t]]
+    /\ settledFlag' = [t \in MainTasks |-> settledFlag[t] \/ t \in S]
+
+-----------------------------------------------------------------------------
+(* Worker: the loop and findWork.                                          *)
+
+LoopReadLifecycle(w) ==
+    /\ w \in Workers /\ alive[w] /\ pc[w] = "Top"
+    /\ Go(w, IF lifecycle = 1 THEN "Exited" ELSE "PopOwn")
+    /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs>>
+    /\ UNCHANGED mainVars /\ UNCHANGED workerVars
+
+FindPopOwn(w) ==
+    /\ w \in Workers /\ alive[w] /\ pc[w] = "PopOwn"
+    /\ IF dq[w] /= {}
+         THEN \E t \in dq[w] : /\ dq' = [dq EXCEPT ![w] = @ \ {t}] /\ Take(w, t) /\ Go(w, "Exec")
+         ELSE /\ UNCHANGED <<dq, cur, help>> /\ Go(w, "PopInj")
+    /\ UNCHANGED <<rstate, rworker, latch, inj, comp, lifecycle, joining, alive, deaths, forked, runs>>
+    /\ UNCHANGED mainVars
+    /\ UNCHANGED bh
+
+FindPopInjector(w) ==
+    /\ w \in Workers /\ alive[w] /\ pc[w] = "PopInj"
+    /\ IF inj /= {}
+         THEN \E t \in inj : /\ inj' = inj \ {t} /\ Take(w, t)
+                             /\ \E batch \in BOOLEAN : Go(w, IF batch THEN "Batch" ELSE "Exec")
+         ELSE /\ UNCHANGED <<inj, cur, help>> /\ Go(w, "Steal")
+    /\ UNCHANGED <<rstate, rworker, latch, dq, comp, lifecycle, joining, alive, deaths, forked, runs, bh>>
+    /\ UNCHANGED mainVars
+
+\* With a task in hand, move one more from the injector into our deque (the batch), for others to steal.
+BatchPopInjector(w) ==
+    /\ w \in Workers /\ alive[w] /\ pc[w] = "Batch"
+    /\ IF inj /= {}
+         THEN \E t \in inj : /\ inj' = inj \ {t} /\ bh' = [bh EXCEPT ![w] = t] /\ Go(w, "BatchPush")
+         ELSE /\ UNCHANGED <<inj, bh>> /\ Go(w, "Exec")
+    /\ UNCHANGED <<rstate, rworker, latch, dq, comp, lifecycle, alive, deaths, forked, runs>>
+    /\ UNCHANGED mainVars /\ UNCHANGED <<cur, help, joining>>
+
+BatchPushOwn(w) ==
+    /\ w \in Workers /\ alive[w] /\ pc[w] = "BatchPush"
+    /\ dq' = [dq EXCEPT ![w] = @ \cup {bh[w]}]
+    /\ bh' = [bh EXCEPT ![w] = 0]
+    /\ Go(w, "Exec")
+    /\ UNCHANGED <<rstate, rworker, latch, inj, comp, lifecycle, alive, deaths, forked, runs>>
+    /\ UNCHANGED mainVars /\ UNCHANGED <<cur, help, joining>>
+
+\* Steal from any other deque, a dead worker's included.
+FindStealHalf(w) ==
+    /\ w \in Workers /\ alive[w] /\ pc[w] = "Steal"
+    /\ IF \E v \in Workers \ {w} : dq[v] /= {}
+         THEN \E v \in Workers \ {w} : \E t \in dq[v] :
+                /\ dq' = [dq EXCEPT ![v] = @ \ {t}] /\ Take(w, t) /\ Go(w, "Exec")
+         ELSE /\ UNCHANGED <<dq, cur, help>> /\ Go(w, NoWork(w))
+    /\ UNCHANGED <<rstate, rworker, latch, inj, comp, lifecycle, joining, alive, deaths, forked, runs>>
+    /\ UNCHANGED mainVars
+    /\ UNCHANGED bh
+
+\* execute(): the worker word, then RUNNING (one step: nobody reads them between the two stores).
+ExecStoreRunning(w) ==
+    /\ w \in Workers /\ alive[w] /\ pc[w] = "Exec"
+    /\ LET t == Active(w) IN
+       /\ rstate' = [rstate EXCEPT ![t] = "RUNNING"]
+       /\ rworker' = [rworker EXCEPT ![t] = w]
+       /\ runs' = [runs EXCEPT ![t] = @ + 1]
+    /\ Go(w, "Running")
+    /\ UNCHANGED <<latch, inj, dq, comp, lifecycle, alive, deaths, forked>>
+    /\ UNCHANGED mainVars /\ UNCHANGED workerVars
+
+-----------------------------------------------------------------------------
+(* Fork-join: task 1 forks the subtask, runs a, joins.                     *)
+
+\* fork(): the record (QUEUED, latch 0) is published by the push on our deque.
+ForkPushDeque(w) ==
+    /\ w \in Workers /\ alive[w] /\ pc[w] = "Running" /\ Fork /\ ~forked /\ help[w] = 0 /\ cur[w] = Parent /\ ~joining[w]
+    /\ dq' = [dq EXCEPT ![w] = @ \cup {Child}]
+    /\ rstate' = [rstate EXCEPT ![Child] = "QUEUED"]
+    /\ latch' = 0
+    /\ forked' = TRUE
+    /\ joining' = [joining EXCEPT ![w] = TRUE]          \* a runs inline, then joinForked
+    /\ Go(w, "JoinRead")
+    /\ UNCHANGED <<rworker, inj, comp, lifecycle, alive, deaths, runs, cur, help>>
+    /\ UNCHANGED mainVars
+    /\ UNCHANGED bh
+
+\* The join is over: b's result is in hand (or the join threw); task 1's code goes on.
+EndJoin(w) == /\ joining' = [joining EXCEPT ![w] = FALSE] /\ Go(w, "Running")
+
+\* `while (mem.load(latch) === 0)`.
+JoinReadLatch(w) ==
+    /\ w \in Workers /\ alive[w] /\ pc[w] = "JoinRead"
+    /\ IF latch = 1 THEN EndJoin(w) ELSE /\ Go(w, "JoinPop") /\ UNCHANGED joining
+    /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs, cur, help, bh>>
+    /\ UNCHANGED mainVars
+
+\* Pop our deque: b itself if nobody stole it (on top: LIFO), run inline (record released first);
+\* else older work, run as help; else findWork.
+JoinPopOwn(w) ==
+    /\ w \in Workers /\ alive[w] /\ pc[w] = "JoinPop"
+    /\ IF Child \in dq[w]
+         THEN /\ dq' = [dq EXCEPT ![w] = @ \ {Child}]
+              /\ rstate' = [rstate EXCEPT ![Child] = "FREE"]
+              /\ runs' = [runs EXCEPT ![Child] = @ + 1]
+              /\ EndJoin(w)
+              /\ UNCHANGED help
+         ELSE /\ UNCHANGED <<rstate, runs, joining>>
+              /\ IF dq[w] /= {}
+                   THEN \E t \in dq[w] : /\ dq' = [dq EXCEPT ![w] = @ \ {t}] /\ Take(w, t) /\ Go(w, "Exec")
+                   ELSE /\ UNCHANGED <<dq, help>> /\ Go(w, "PopOwn")
+    /\ UNCHANGED <<rworker, latch, inj, comp, lifecycle, alive, deaths, forked, cur>>
+    /\ UNCHANGED mainVars
+    /\ UNCHANGED bh
+
+\* Nothing to help with: if the pool is stopping, the join throws (task 1 fails).
+JoinReadLifecycle(w) ==
+    /\ w \in Workers /\ alive[w] /\ pc[w] = "JoinStop"
+    /\ IF lifecycle = 1 THEN EndJoin(w) ELSE /\ Go(w, "JoinWait") /\ UNCHANGED joining
+    /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs, cur, help, bh>>
+    /\ UNCHANGED mainVars
+
+\* Atomics.wait(latch, 0, 1): checks the word and blocks in one step. The model gives it no timeout
+\* while the pool runs (the notify alone must end it), and lets the 1 ms timeout fire once the pool
+\* is stopping (LatchTimeout), which is what lets a joiner whose subtask will never run see it.
+JoinWaitLatch(w) ==
+    /\ w \in Workers /\ alive[w] /\ pc[w] = "JoinWait"
+    /\ Go(w, IF latch = 0 THEN "LatchBlocked" ELSE "JoinRead")
+    /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs>>
+    /\ UNCHANGED mainVars /\ UNCHANGED workerVars
+
+-----------------------------------------------------------------------------
+(* finish(): DONE, then the latch (forked) or the completion queue.        *)
+
+FinishStoreDone(w) ==
+    /\ w \in Workers /\ alive[w] /\ pc[w] = "Running"
+    /\ ~(Fork /\ ~forked /\ help[w] = 0 /\ cur[w] = Parent)   \* task 1 forks before it returns
+    /\ help[w] /= 0 \/ ~joining[w]
+    /\ rstate' = [rstate EXCEPT ![Active(w)] = "DONE"]
+    /\ Go(w, IF Active(w) = Child THEN "SetLatch" ELSE "PushCompletion")
+    /\ UNCHANGED <<rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs>>
+    /\ UNCHANGED mainVars /\ UNCHANGED workerVars
+
+FinishPushCompletion(w) ==
+    /\ w \in Workers /\ alive[w] /\ pc[w] = "PushCompletion"
+    /\ comp' = comp \cup {Active(w)}
+    /\ Return(w)
+    /\ UNCHANGED <<rstate, rworker, latch, inj, dq, lifecycle, joining, alive, deaths, forked, runs>>
+    /\ UNCHANGED mainVars
+    /\ UNCHANGED bh
+
+\* Set, then wake: a joiner that read 0 before this store is blocked on the word, or will see 1.
+FinishSetLatch(w) ==
+    /\ w \in Workers /\ alive[w] /\ pc[w] = "SetLatch"
+    /\ latch' = 1
+    /\ Go(w, "NotifyLatch")
+    /\ UNCHANGED <<rstate, rworker, inj, dq, comp, lifecycle, alive, deaths, forked, runs>>
+    /\ UNCHANGED mainVars /\ UNCHANGED workerVars
+
+\* Atomics.notify(latch): wakes the joiner if it is blocked on the word.
+WakeJoiner == pc' = [t \in Threads |-> IF t \in Workers /\ pc[t] = "LatchBlocked" THEN "JoinRead" ELSE pc[t]]
+    /\ UNCHANGED bh
+
+FinishNotifyLatch(w) ==
+    /\ w \in Workers /\ alive[w] /\ pc[w] = "NotifyLatch"
+    /\ IF help[w] /= 0
+         THEN /\ help' = [help EXCEPT ![w] = 0] /\ UNCHANGED cur
+              /\ pc' = [t \in Threads |-> IF t = w THEN "JoinRead"
+                                          ELSE IF t \in Workers /\ pc[t] = "LatchBlocked" THEN "JoinRead"
+                                          ELSE pc[t]]
+         ELSE /\ cur' = [cur EXCEPT ![w] = 0] /\ UNCHANGED help
+              /\ pc' = [t \in Threads |-> IF t = w THEN "Top"
+                                          ELSE IF t \in Workers /\ pc[t] = "LatchBlocked" THEN "JoinRead"
+                                          ELSE pc[t]]
+    /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, joining, alive, deaths, forked, runs>>
+    /\ UNCHANGED mainVars
+    /\ UNCHANGED bh
+
+-----------------------------------------------------------------------------
+(* The main thread.                                                        *)
+
+\* place(): the record (payload, task, QUEUED) is published by the injector push.
+SubmitPushInjector(t) ==
+    /\ t = Main /\ pc[t] = "MainOpen" /\ state = "open" /\ posted < Tasks
+    /\ LET k == posted + 1 IN
+       /\ rstate' = [rstate EXCEPT ![k] = "QUEUED"]
+       /\ inj' = inj \cup {k}
+       /\ entry' = [entry EXCEPT ![k] = "placed"]
+       /\ posted' = k
+    /\ UNCHANGED <<rworker, latch, dq, comp, lifecycle, pc, alive, deaths, forked, runs, state, settledFlag,
+                   settles, died, replacing>>
+    /\ UNCHANGED workerVars
+
+\* drainCompletions / tryComplete: settle the entry if it is still there, else only free the record.
+MainPopCompletion(t) ==
+    /\ t = Main /\ pc[t] \in {"MainOpen", "MainEnd"} /\ state /= "terminated"
+    /\ \E k \in comp :
+         /\ comp' = comp \ {k}
+         /\ rstate' = [rstate EXCEPT ![k] = "FREE"]
+         /\ IF entry[k] = "placed"
+              THEN /\ entry' = [entry EXCEPT ![k] = "gone"] /\ Settle({k})
+              ELSE UNCHANGED <<entry, settledFlag, settles>>
+    /\ UNCHANGED <<rworker, latch, inj, dq, lifecycle, pc, alive, deaths, forked, runs, state, posted, died,
+                   replacing>>
+    /\ UNCHANGED workerVars
+
+\* workerDied (not once the pool is closed or terminated): reject the main tasks the dead worker was
+\* running (their records stay out of use) ...
+DiedRejectRunning(t) ==
+    /\ t = Main /\ pc[t] \in {"MainOpen", "MainEnd"} /\ died /= {}
+    /\ \E w \in died :
+         /\ died' = died \ {w}
+         /\ IF state \in {"closed", "terminated"}
+              THEN UNCHANGED <<entry, settledFlag, settles, replacing, pc>>
+              ELSE LET S == {k \in MainTasks : entry[k] = "placed" /\ rstate[k] = "RUNNING" /\ rworker[k] = w}
+                   IN /\ entry' = [k \in MainTasks |-> IF k \in S THEN "gone" ELSE entry[k]]
+                      /\ Settle(S)
+                      /\ IF rstate[Child] = "RUNNING" /\ rworker[Child] = w
+                           THEN /\ pc' = [pc EXCEPT ![t] = "DiedLatch"]
+                                /\ UNCHANGED replacing
+                           ELSE /\ replacing' = replacing \cup {w}
+                                /\ UNCHANGED pc
+    /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs, state, posted>>
+    /\ UNCHANGED workerVars
+
+\* ... fail the forked task it was running: outcome, DONE, then set its latch and wake its joiner.
+DiedSetLatch(t) ==
+    /\ pc[t] = "DiedLatch"
+    /\ rstate' = [rstate EXCEPT ![Child] = "DONE"]
+    /\ latch' = 1
+    /\ Go(t, "DiedNotify")
+    /\ UNCHANGED <<rworker, inj, dq, comp, lifecycle, alive, deaths, forked, runs>>
+    /\ UNCHANGED mainVars /\ UNCHANGED workerVars
+
+DiedNotifyLatch(t) ==
+    /\ pc[t] = "DiedNotify"
+    /\ pc' = [u \in Threads |-> IF u = t THEN (IF lifecycle = 1 THEN "MainEnd" ELSE "MainOpen")
+                                ELSE IF u \in Workers /\ pc[u] = "LatchBlocked" THEN "JoinRead" ELSE pc[u]]
+    /\ replacing' = replacing \cup {rworker[Child]}
+    /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs, state, entry,
+                   settledFlag, settles, posted, died>>
+    /\ UNCHANGED workerVars
+
+\* terminate(): every unsettled entry, placed or waiting, rejects now.
+TerminateRejectAll(t) ==
+    /\ t = Main /\ pc[t] = "MainOpen" /\ state \in {"open", "closing"} /\ Ending \in {"terminate", "either"}
+    /\ Settle({k \in MainTasks : entry[k] = "placed" /\ ~settledFlag[k]
+                                  /\ ~\E w \in Workers : ~alive[w] /\ k \in dq[w]})  \* BUG
+    /\ state' = "terminated"
+    /\ Go(t, "Stop")
+    /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs, entry, posted,
+                   died, replacing>>
+    /\ UNCHANGED workerVars
+
+\* close(), once every submitted task has settled (drain); terminate(), at once: stopWorkers.
+StopStoreLifecycle(t) ==
+    /\ t = Main /\ pc[t] = "Stop"
+    /\ lifecycle' = 1
+    /\ state' = IF state = "closing" THEN "closed" ELSE state
+    /\ Go(t, "MainEnd")
+    /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, alive, deaths, forked, runs, entry, settledFlag,
+                   settles, posted, died, replacing>>
+    /\ UNCHANGED workerVars
+
+-----------------------------------------------------------------------------
+\* The actions, one per `// spec: Name` in lib/worker.ts and lib/pool.ts (some also actions of
+\* SleepWake.tla: the same accesses, seen from the task's side). tests/spec_names_test.ts reads this.
+Step(t) ==
+    \/ LoopReadLifecycle(t) \/ FindPopOwn(t) \/ FindPopInjector(t) \/ BatchPopInjector(t)
+    \/ BatchPushOwn(t) \/ FindStealHalf(t)
+    \/ ExecStoreRunning(t) \/ ForkPushDeque(t) \/ JoinReadLatch(t) \/ JoinPopOwn(t)
+    \/ JoinReadLifecycle(t) \/ JoinWaitLatch(t)
+    \/ FinishStoreDone(t) \/ FinishPushCompletion(t) \/ FinishSetLatch(t) \/ FinishNotifyLatch(t)
+    \/ SubmitPushInjector(t) \/ MainPopCompletion(t) \/ DiedRejectRunning(t) \/ DiedSetLatch(t)
+    \/ DiedNotifyLatch(t) \/ TerminateRejectAll(t) \/ StopStoreLifecycle(t)
+
+\* Main-thread steps that touch no shared memory: close() starts (state closing), and its drain ends.
+CloseBegin ==
+    /\ pc[Main] = "MainOpen" /\ state = "open" /\ posted = Tasks /\ Ending \in {"close", "either"}
+    /\ state' = "closing"
+    /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, pc, alive, deaths, forked, runs, entry,
+                   settledFlag, settles, posted, died, replacing>>
+    /\ UNCHANGED workerVars
+DrainDone ==
+    /\ pc[Main] = "MainOpen" /\ state = "closing" /\ \A k \in MainTasks : settledFlag[k]
+    /\ Go(Main, "Stop")
+    /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs>>
+    /\ UNCHANGED mainVars /\ UNCHANGED workerVars
+
+\* The environment: a worker dies (inside task code, or at an await point of its loop) ...
+Die(w) ==
+    /\ alive[w] /\ deaths < MaxDeaths
+    /\ pc[w] \in {"Top", "Running", "JoinRead"}
+    /\ alive' = [alive EXCEPT ![w] = FALSE]
+    /\ deaths' = deaths + 1
+    /\ died' = died \cup {w}
+    /\ Go(w, "Dead")
+    /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, forked, runs, state, entry, settledFlag,
+                   settles, posted, replacing>>
+    /\ UNCHANGED workerVars
+\* ... its replacement starts with the same index and deque ...
+Replace(w) ==
+    /\ w \in replacing
+    /\ replacing' = replacing \ {w}
+    /\ alive' = [alive EXCEPT ![w] = TRUE]
+    /\ Go(w, "Top")
+    /\ cur' = [cur EXCEPT ![w] = 0] /\ help' = [help EXCEPT ![w] = 0] /\ joining' = [joining EXCEPT ![w] = FALSE]
+    /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, deaths, forked, runs, state, entry,
+                   settledFlag, settles, posted, died>>
+    /\ UNCHANGED bh
+\* ... and a joiner's 1 ms timed wait on the latch returns, once the pool is stopping.
+LatchTimeout(w) ==
+    /\ w \in Workers /\ alive[w] /\ pc[w] = "LatchBlocked" /\ lifecycle = 1
+    /\ Go(w, "JoinRead")
+    /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs>>
+    /\ UNCHANGED mainVars /\ UNCHANGED workerVars
+
+\* The end: the main thread is done and every worker has exited or is dead for good.
+Finished ==
+    /\ pc[Main] = "MainEnd" /\ died = {} /\ replacing = {}
+    /\ \A w \in Workers : pc[w] \in {"Exited", "Dead"}
+
+Environment == \E w \in Workers : Die(w) \/ Replace(w) \/ LatchTimeout(w)
+
+Next ==
+    \/ \E t \in Threads : Step(t)
+    \/ CloseBegin \/ DrainDone \/ Environment
+    \/ Finished /\ UNCHANGED vars
+
+Fairness ==
+    /\ \A w \in Workers : WF_vars(Step(w)) /\ WF_vars(Replace(w)) /\ WF_vars(LatchTimeout(w))
+    /\ WF_vars(Step(Main) \/ CloseBegin \/ DrainDone)
+
+Spec == Init /\ [][Next]_vars /\ Fairness
+
+-----------------------------------------------------------------------------
+(* Properties.                                                             *)
+
+TypeOK ==
+    /\ rstate \in [AllTasks -> {"FREE", "QUEUED", "RUNNING", "DONE"}]
+    /\ rworker \in [AllTasks -> Threads]
+    /\ latch \in {0, 1}
+    /\ inj \subseteq AllTasks /\ dq \in [Workers -> SUBSET AllTasks] /\ comp \subseteq AllTasks
+    /\ cur \in [Workers -> 0..Child] /\ help \in [Workers -> 0..Child]
+    /\ entry \in [MainTasks -> {"none", "placed", "gone"}]
+    /\ settles \in [MainTasks -> Nat] /\ runs \in [AllTasks -> Nat]
+
+\* Every submitted task settles at most once (resolve or reject called once), and none runs twice.
+SettleAtMostOnce == \A k \in MainTasks : settles[k] <= 1
+RunAtMostOnce == \A k \in AllTasks : runs[k] <= 1
+
+\* A handle is in at most one place: one queue, or one worker's hands.
+Holders(k) ==
+    Cardinality({w \in Workers : k \in dq[w]})
+    + (IF k \in inj THEN 1 ELSE 0) + (IF k \in comp THEN 1 ELSE 0)
+    + Cardinality({w \in Workers : alive[w] /\ (cur[w] = k \/ help[w] = k \/ bh[w] = k)})
+NoDuplicateHandle == \A k \in AllTasks : Holders(k) <= 1
+
+\* No lost latch wake: a joiner never waits on a set latch unless a notify of it is under way.
+NoLostLatchWake ==
+    \A w \in Workers :
+        (alive[w] /\ pc[w] = "LatchBlocked" /\ latch = 1)
+            => (\E u \in Workers : alive[u] /\ pc[u] = "NotifyLatch") \/ pc[Main] = "DiedNotify"
+
+\* terminate() leaves no submitted task unsettled.
+TerminateSettlesAll ==
+    state = "terminated" => \A k \in 1..posted : settledFlag[k]
+
+\* Liveness: every submitted task settles; after stop, every live worker exits; the pool ends.
+EveryTaskSettles == \A k \in MainTasks : (posted >= k) ~> settledFlag[k]
+WorkersExit == (lifecycle = 1) ~> (\A w \in Workers : pc[w] \in {"Exited", "Dead"})
+PoolEnds == <>Finished
+
+WorkerSymmetry == Permutations(Workers)
+=============================================================================
