@@ -186,6 +186,15 @@ export const RUNS: readonly Run[] = [
     base: "SleepWake.tla",
   },
   {
+    // The same mutant checked for lost wakeups only: the consequence of the overflow, not its cause.
+    name: "SleepNarrowCounters_SleepersLost",
+    module: "mutants/SleepNarrowCounters.tla",
+    cfg: "mutants/SleepNarrowCounters_SleepersLost.cfg",
+    kind: "mutant",
+    expect: ["NoLostWakeup", "NoLostStopWake", "NoLostMainWake"],
+    base: "SleepWake.tla",
+  },
+  {
     name: "SleepNarrowCounters_Jec",
     module: "mutants/SleepNarrowCounters.tla",
     cfg: "mutants/SleepNarrowCounters_Jec.cfg",
@@ -195,6 +204,12 @@ export const RUNS: readonly Run[] = [
   },
   { name: "Lifecycle", module: "Lifecycle.tla", cfg: "Lifecycle.cfg", kind: "real" },
   { name: "LifecycleLiveness", module: "Lifecycle.tla", cfg: "LifecycleLiveness.cfg", kind: "real" },
+  {
+    name: "LifecycleLivenessTerminate",
+    module: "Lifecycle.tla",
+    cfg: "LifecycleLivenessTerminate.cfg",
+    kind: "real",
+  },
   {
     name: "LatchSetNoNotify",
     module: "mutants/LatchSetNoNotify.tla",
