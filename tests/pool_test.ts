@@ -355,3 +355,19 @@ test("results that find no free overflow blocks still arrive (by message), with 
     await pool.close();
   }
 });
+
+// Type-level checks, compiled by `deno check` and `tsc --noEmit` and never run: a task name the module
+// does not export, or arguments of the wrong types or number, are type errors (if one stopped being an
+// error, its `@ts-expect-error` would itself fail the check).
+function typeChecks(pool: Pool<typeof tasks>): Promise<number> {
+  // @ts-expect-error 'nope' is not an exported function of the task module
+  void pool.run("nope");
+  // @ts-expect-error add takes numbers, not a string
+  void pool.run("add", "1", 2);
+  // @ts-expect-error add takes two arguments
+  void pool.run("add", 1);
+  // @ts-expect-error spawn checks its arguments too
+  pool.spawn("addLater", 1, 2);
+  return pool.run("add", 1, 2); // the result is typed: Promise<number>
+}
+void typeChecks;
