@@ -232,8 +232,7 @@ export const ControlWords = Object.freeze({
 
 /** Word offsets inside a worker's status line. */
 export const StatusWords = Object.freeze({
-  /** The handle of the task the worker is running, or -1. */
-  running: 0,
+  // Word 0 is unused: who runs a task is in its record (`worker` and `state`), which crash handling reads.
   /** Tasks run to completion. */
   executed: 1,
   /** Tasks obtained by stealing (one or half). */

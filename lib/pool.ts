@@ -799,7 +799,6 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     // If it died counted as sleeping, uncount it, so posters do not look for it.
     const sleepWords = this.sleep.words;
     if (mem.exchange(sleepWords, SleepWords.state(index), 0) === SLEEPING) mem.sub(sleepWords, SleepWords.counters, 1);
-    mem.store(this.status, index * StatusWords.count + StatusWords.running, -1);
     // The replacement takes over the same deque (the dead thread can no longer touch it).
     this.startWorker(index).then(
       () => this.sleep.newWork(),

@@ -156,7 +156,6 @@ export class WorkerLoop implements ForkJoinHost {
    * @returns When the lifecycle word says stopping.
    */
   async run(): Promise<void> {
-    mem.store(this.status, this.statusAt + StatusWords.running, -1);
     let idle = 0;
     let sinceYield = 0;
     while (!this.stopping()) { // spec: LoopReadLifecycle
@@ -273,7 +272,6 @@ export class WorkerLoop implements ForkJoinHost {
     const index = table.indexOf(handle);
     mem.store(table.words, table.at(index, RecordWords.worker), this.index);
     mem.store(table.words, table.at(index, RecordWords.state), TaskState.RUNNING); // spec: ExecStoreRunning
-    mem.store(this.status, this.statusAt + StatusWords.running, handle);
     let args: unknown;
     try {
       args = table.readPayload(index, this.buffers.resolve);
@@ -281,7 +279,6 @@ export class WorkerLoop implements ForkJoinHost {
       if (error instanceof MissingBuffer) {
         if (requeue) {
           mem.store(table.words, table.at(index, RecordWords.state), TaskState.QUEUED);
-          mem.store(this.status, this.statusAt + StatusWords.running, -1);
           this.injector.pushPatiently(handle);
           this.sleep.newWork();
           return undefined;
@@ -302,7 +299,6 @@ export class WorkerLoop implements ForkJoinHost {
     }
     if (isThenable(result)) {
       this.pendingAsync++;
-      mem.store(this.status, this.statusAt + StatusWords.running, -1);
       result.then(
         (value) => {
           this.pendingAsync--;
@@ -472,10 +468,7 @@ export class WorkerLoop implements ForkJoinHost {
     this.bump(StatusWords.executed);
     // Publishes the payload and outcome written above to the thread that pops this completion.
     mem.store(table.words, table.at(index, RecordWords.state), TaskState.DONE); // spec: FinishStoreDone
-    if (mem.load(this.status, this.statusAt + StatusWords.running) === handle) {
-      mem.store(this.status, this.statusAt + StatusWords.running, -1);
-    }
-    if (mem.load(table.words, table.at(index, RecordWords.origin)) === Origin.FORK) {
+    if (forked) {
       // Set, then wake: a joiner that checked the latch before this store waits on the word with the
       // value 0 and is woken by the notify; one that checks after it sees 1 and does not wait.
       const latchAt = table.at(index, RecordWords.latch);
