@@ -143,6 +143,8 @@ interface Slot {
   thread: ThreadHandle;
   exited: Promise<void>;
   markExited: () => void;
+  /** Set once the pool has handled this thread's death: its error and its exit event both report it. */
+  dead: boolean;
 }
 
 const DEFAULTS = { dequeCapacity: 256, taskCapacity: 4096, inlineBytes: 192, blockBytes: 1024, blocks: 4096 };
@@ -713,7 +715,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     const thread = await startThread(url, `${this.name}-${index}`);
     let markExited = () => {};
     const exited = new Promise<void>((resolve) => (markExited = resolve));
-    const slot: Slot = { thread, exited, markExited };
+    const slot: Slot = { thread, exited, markExited, dead: false };
     this.slots[index] = slot;
     return await new Promise<string[]>((resolve, reject) => {
       let ready = false;
@@ -768,7 +770,10 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
 
   /** A worker died outside a task: reject what it was running, replace it; its deque is stolen from. */
   private workerDied(index: number, slot: Slot, cause: unknown): void {
-    if (this.slots[index] !== slot) return; // already handled (error, then exit)
+    // Handled once: an uncaught error is followed by an exit event, and the replacement is only placed in
+    // `slots` after an await, so the slot itself carries the mark.
+    if (slot.dead || this.slots[index] !== slot) return;
+    slot.dead = true;
     if (this.state === PoolState.CLOSED || this.state === PoolState.TERMINATED) return;
     this.crashes++;
     slot.thread.terminate();
