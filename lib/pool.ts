@@ -551,8 +551,8 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       table.release(index);
       return false;
     }
-    mem.store(table.words, table.at(index, RecordWords.task), entry.taskId);
-    mem.store(table.words, table.at(index, RecordWords.origin), Origin.MAIN);
+    mem.write(table.words, table.at(index, RecordWords.task), entry.taskId);
+    mem.write(table.words, table.at(index, RecordWords.origin), Origin.MAIN);
     entry.handle = handle;
     this.entries[index] = entry;
     // Publishes the record (payload, task) to the worker that pops the handle.
@@ -634,10 +634,11 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       table.release(index);
       return true;
     }
-    const outcome = mem.load(table.words, table.at(index, RecordWords.outcome));
+    // Plain reads: ordered by the completion-queue pop that handed us the handle.
+    const outcome = mem.read(table.words, table.at(index, RecordWords.outcome));
     let value: unknown;
     let decoded = outcome;
-    const byMessage = mem.load(table.words, table.at(index, RecordWords.payloadLength)) === PAYLOAD_BY_MESSAGE;
+    const byMessage = mem.read(table.words, table.at(index, RecordWords.payloadLength)) === PAYLOAD_BY_MESSAGE;
     const bytes = byMessage ? this.messagePayloads.get(handle) : undefined;
     if (byMessage && bytes === undefined) return false; // its message has not arrived yet
     try {

@@ -17,9 +17,15 @@
  * - Exactly one thread owns a record at a time: the submitter until it publishes the record (state
  *   QUEUED, then the handle goes into a queue), the worker that takes the handle from a queue until it
  *   publishes DONE and queues the handle as a completion, then the settler, which frees it.
- * - Payload bytes and header fields are written before the state store that publishes them and read after
- *   the load (or queue pop) that observes it; Atomics are sequentially consistent, so that store/load pair
- *   orders the plain payload bytes too.
+ * - Payload bytes and the owner's header fields (generation, task, payload length and block, the block
+ *   chain) are plain accesses (`mem.read` / `mem.write`): written before the atomic operation that hands
+ *   the record over (a queue push, a deque push, the DONE store, a latch store) and read after the atomic
+ *   operation that receives it (a queue pop, a steal's CAS, a latch load). Atomics are sequentially
+ *   consistent, so that pair orders the plain accesses too.
+ * - The words other threads read while the record is owned (state and worker: the main thread scans them
+ *   when a worker dies; the latch: its joiner) are stored atomically once the record is published. Before
+ *   that, and when the record is freed, they are plain writes: a racing scan then reads FREE, QUEUED or a
+ *   stale value, never RUNNING for this worker, and skips the record either way.
  * - Every record index is in the shared free list, in one thread's private cache of free records, or
  *   owned; every block index is in the free list or owned. The cache spares a thread that both frees and
  *   allocates records (the main thread) the shared queue's atomics; it holds at most
@@ -204,10 +210,10 @@ export class TaskTable {
     const index = this.cache.length > 0 ? this.cache.pop()! : this.freeRecords.pop();
     if (index === QUEUE_EMPTY) return NO_RECORD;
     const genAt = this.at(index, RecordWords.generation);
-    const generation = (mem.load(this.words, genAt) + 1) & this.generationMask;
-    mem.store(this.words, genAt, generation);
-    mem.store(this.words, this.at(index, RecordWords.payloadBlock), NO_BLOCK);
-    mem.store(this.words, this.at(index, RecordWords.worker), -1);
+    const generation = (mem.read(this.words, genAt) + 1) & this.generationMask;
+    mem.write(this.words, genAt, generation);
+    mem.write(this.words, this.at(index, RecordWords.payloadBlock), NO_BLOCK);
+    mem.write(this.words, this.at(index, RecordWords.worker), -1);
     return ((generation << this.indexBits) | index) >>> 0;
   }
 
@@ -229,7 +235,7 @@ export class TaskTable {
    */
   release(index: number): void {
     this.freePayload(index);
-    mem.store(this.words, this.at(index, RecordWords.state), TaskState.FREE);
+    mem.write(this.words, this.at(index, RecordWords.state), TaskState.FREE);
     if (this.cache.length < LOCAL_FREE_RECORDS) this.cache.push(index);
     else this.freeRecords.pushPatiently(index);
   }
@@ -262,12 +268,12 @@ export class TaskTable {
       for (let i = 0; i < needed; i++) {
         const block = taken[i];
         const next = i + 1 < needed ? taken[i + 1] : NO_BLOCK;
-        mem.store(this.blockWords, block * this.wordsPerBlock, next);
+        mem.write(this.blockWords, block * this.wordsPerBlock, next);
         const chunk = Math.min(per, length - from);
         this.blockBytes.set(source.subarray(from, from + chunk), block * this.bytesPerBlock + 4);
         from += chunk;
       }
-      mem.store(this.words, this.at(index, RecordWords.payloadBlock), taken[0]);
+      mem.write(this.words, this.at(index, RecordWords.payloadBlock), taken[0]);
     }
     const head = length < inline ? length : inline;
     if (head <= 64) {
@@ -276,7 +282,7 @@ export class TaskTable {
     } else {
       this.bytes.set(source.subarray(0, head), start);
     }
-    mem.store(this.words, this.at(index, RecordWords.payloadLength), length);
+    mem.write(this.words, this.at(index, RecordWords.payloadLength), length);
     return true;
   }
 
@@ -293,7 +299,7 @@ export class TaskTable {
     if (length > this.inlineBytes) return this.writePayload(index, encoder.bytes);
     this.freePayload(index);
     encoder.copyTo(this.bytes, this.at(index, RECORD_HEADER_WORDS) * 4);
-    mem.store(this.words, this.at(index, RecordWords.payloadLength), length);
+    mem.write(this.words, this.at(index, RecordWords.payloadLength), length);
     return true;
   }
 
@@ -306,19 +312,19 @@ export class TaskTable {
    * @throws {Error} If the payload does not decode (or a shared buffer cannot be resolved).
    */
   readPayload(index: number, resolveBuffer?: (id: number) => SharedArrayBuffer): unknown {
-    const length = mem.load(this.words, this.at(index, RecordWords.payloadLength));
+    const length = mem.read(this.words, this.at(index, RecordWords.payloadLength));
     const start = this.at(index, RECORD_HEADER_WORDS) * 4;
     if (length <= this.inlineBytes) return decode(this.bytes, start, length, resolveBuffer);
     if (this.scratch.length < length) this.scratch = new Uint8Array(2 ** Math.ceil(Math.log2(length)));
     const scratch = this.scratch;
     scratch.set(this.bytes.subarray(start, start + this.inlineBytes), 0);
     const per = this.bytesPerBlock - 4;
-    let block = mem.load(this.words, this.at(index, RecordWords.payloadBlock));
+    let block = mem.read(this.words, this.at(index, RecordWords.payloadBlock));
     for (let from = this.inlineBytes; from < length; from += per) {
       const chunk = Math.min(per, length - from);
       const at = block * this.bytesPerBlock + 4;
       scratch.set(this.blockBytes.subarray(at, at + chunk), from);
-      block = mem.load(this.blockWords, block * this.wordsPerBlock);
+      block = mem.read(this.blockWords, block * this.wordsPerBlock);
     }
     return decode(scratch, 0, length, resolveBuffer);
   }
@@ -330,10 +336,10 @@ export class TaskTable {
    */
   freePayload(index: number): void {
     const blockAt = this.at(index, RecordWords.payloadBlock);
-    let block = mem.load(this.words, blockAt);
-    mem.store(this.words, blockAt, NO_BLOCK);
+    let block = mem.read(this.words, blockAt);
+    mem.write(this.words, blockAt, NO_BLOCK);
     while (block !== NO_BLOCK) {
-      const next = mem.load(this.blockWords, block * this.wordsPerBlock);
+      const next = mem.read(this.blockWords, block * this.wordsPerBlock);
       this.freeBlocks.pushPatiently(block);
       block = next;
     }

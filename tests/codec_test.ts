@@ -259,6 +259,39 @@ test(`decode(encode(v)) equals v with types kept, for generated values (seed ${S
   );
 });
 
+test(`encodeArgs writes the same bytes as encode(args, "args"), and says when every argument was primitive (seed ${SEED})`, () => {
+  const viaArgs = new Encoder({ initialCapacity: 16 });
+  const viaEncode = new Encoder({ initialCapacity: 16 });
+  const primitive = fc.oneof(
+    fc.double(),
+    fc.integer(),
+    fc.string({ unit: "binary" }),
+    fc.boolean(),
+    fc.bigInt(),
+    fc.constant(undefined),
+    fc.constant(null),
+  );
+  fc.assert(
+    fc.property(fc.array(fc.oneof(primitive, primitive, anyValue), { maxLength: 6 }), (args) => {
+      const n = viaArgs.encodeArgs(args);
+      const m = viaEncode.encode(args, "args");
+      assertEquals(n, m, "length");
+      assertEquals([...viaArgs.bytes], [...viaEncode.bytes], "bytes");
+      const allPrimitive = args.every((a) => a === null || (typeof a !== "object" && typeof a !== "function"));
+      assertEquals(viaArgs.flat, allPrimitive, "flat");
+    }),
+    { seed: SEED, numRuns: RUNS },
+  );
+  // A function argument is refused as encode refuses it, with the same path.
+  let message = "";
+  try {
+    viaArgs.encodeArgs([1, () => 0]);
+  } catch (error) {
+    message = (error as Error).message;
+  }
+  assert(message.startsWith("Cannot encode value as 'args[1]' is a function"), message);
+});
+
 test(`encoding is deterministic and every proper prefix of an encoding throws (seed ${SEED})`, () => {
   const encoder = new Encoder();
   fc.assert(

@@ -38,3 +38,22 @@ test("the facade rule catches a direct Atomics call and a destructured mem", () 
   assertEquals(facadeViolations("mem.load(a, 0); // not Atomics.load").length, 0, "comment mention is fine");
   assertEquals(facadeViolations("/** see `Atomics.wait` */\nmem.wait(a, 0, 0);").length, 0, "doc mention is fine");
 });
+
+/** Lines of `source` that make a plain (unordered) shared-memory access through the facade. */
+export function plainAccesses(source: string): string[] {
+  const withoutBlockComments = source.replace(/\/\*[\s\S]*?\*\//g, "");
+  return withoutBlockComments.split("\n").filter((line) =>
+    /\bmem\s*\.\s*(read|write)\s*\(/.test(line.replace(/\/\/.*$/, ""))
+  );
+}
+
+test("the model-checked protocols (deque, injector, sleep) make no plain accesses: every access is atomic", () => {
+  // Their specs model each access as one sequentially consistent step; a plain access would be a step the
+  // specs and the interleaving harness do not have. Plain accesses belong to task records (task.ts, the
+  // worker and the pool), ordered by these protocols' atomics.
+  const protocols = ["deque.ts", "injector.ts", "sleep.ts"].map((name) => join(libDir, name));
+  const offenders = protocols.flatMap((path) => plainAccesses(readFileSync(path, "utf8")).map((l) => `${path}: ${l}`));
+  assertEquals(offenders, [], "plain accesses in a model-checked protocol");
+  assertEquals(plainAccesses("mem.write(words, 3, 1);").length, 1, "the check sees a plain write");
+  assertEquals(plainAccesses("mem.load(words, 3); // not mem.read(words, 3)").length, 0, "a comment is fine");
+});

@@ -247,6 +247,20 @@ test("join with throwing branches: a's error wins, and join throws only after bo
   });
 }, 60_000);
 
+test("b sees its arguments as they were at the fork, whether it was stolen or popped back and run inline", async () => {
+  for (const workers of [1, 2]) {
+    await withPool({ workers }, async (pool) => {
+      const before = pool.stats();
+      for (let round = 0; round < 6; round++) {
+        // a = 0 ms: b is popped back (inline); a = 20 ms on 2 workers: the idle worker steals b.
+        const aMs = workers === 2 && round % 2 === 1 ? 20 : 0;
+        assertEquals(await pool.run("joinSnapshot", 7 + round, aMs), [7 + round, 7 + round], `round ${round}`);
+      }
+      if (workers === 2) assert(stolen(before, pool.stats()) > 0, "some b was stolen");
+    });
+  }
+});
+
 test("join refuses a closure as b with a TypeError that says to pass it as a; big b results cross", async () => {
   await withPool({}, async (pool) => {
     const error = await assertRejects(pool.run("joinClosureB"));

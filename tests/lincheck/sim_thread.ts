@@ -155,6 +155,14 @@ class Gate implements SharedMemory {
     return this.done(Atomics.notify(view, index, count));
   }
   pause(): void {}
+  // The deque's every access is a preemption point, so it must make no plain (unordered) access: one here
+  // would be a step the schedule cannot place. Refuse it loudly rather than run it unscheduled.
+  read(_view: Int32View, index: number): number {
+    throw new Error(`Cannot schedule a plain read of word ${index}: the deque must use atomic loads only`);
+  }
+  write(_view: Int32View, index: number, _value: number): void {
+    throw new Error(`Cannot schedule a plain write of word ${index}: the deque must use atomic stores only`);
+  }
 }
 
 /** The line of the deque module (shipped or mutant: both are files named deque.ts) on the stack. */
