@@ -166,7 +166,8 @@ export const RUNS: readonly Run[] = [
     module: "mutants/SkipFinalCheck.tla",
     cfg: "mutants/SkipFinalCheck.cfg",
     kind: "mutant",
-    expect: ["NoLostWakeup"],
+    // The skipped check loses whichever wake comes next: for the queued task, or for the stop.
+    expect: ["NoLostWakeup", "NoLostStopWake"],
     base: "SleepWake.tla",
   },
   {
@@ -524,7 +525,7 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const runs = RUNS.filter((r) => only === null || only.has(r.name));
-  console.log(`TLC with ${workers} worker(s); ${runs.length} configuration(s)\n`);
+  console.log(`TLC with ${workers} worker(s) for real configurations, 1 for mutants; ${runs.length} configuration(s)\n`);
   const header = `${pad("config", 34)} ${pad("kind", 6)} ${pad("distinct", 10, true)} ${pad("depth", 6, true)} ${
     pad("time", 8, true)
   }  verdict`;
@@ -532,7 +533,10 @@ async function main(argv: string[]): Promise<number> {
   console.log("-".repeat(header.length + 30));
   const started = performance.now();
   for (const run of runs) {
-    const { output, code, seconds } = await runTlc(java, jar, specDir, run, workers);
+    // Mutants run with one TLC worker: its breadth-first search is deterministic, so the property it
+    // reports first (and the verdict) is the same on every run. With several workers, which of two
+    // violations of the same depth is found first varies.
+    const { output, code, seconds } = await runTlc(java, jar, specDir, run, run.kind === "mutant" ? 1 : workers);
     const modules: Record<string, string> = {};
     for (const path of [run.module, ...readdirSync(specDir).filter((f) => f.endsWith(".tla"))]) {
       modules[basename(path, ".tla")] ??= readFileSync(join(specDir, path), "utf8");
