@@ -404,12 +404,15 @@ export class WorkerLoop implements ForkJoinHost {
       if (this.stopping()) { // spec: JoinReadLifecycle
         throw new Error("Cannot finish join as the pool is stopping: the forked task's worker has stopped");
       }
-      // Nothing to help with: spin a little, then sleep on the latch (the thief notifies it).
-      if (++idle < 16) {
+      // Nothing to help with: spin a little, then wait on the latch (the thief notifies it). The wait is
+      // timed because work can appear that nobody tells us about: the thief forks pieces of b onto its
+      // own deque, and only sleeping workers are woken for that. Short waits first (like the main loop's
+      // doze), so that we steal those pieces within about DOZE_MS, then 1 ms ones for a long b.
+      if (++idle <= SPIN_ROUNDS) {
         for (let i = 0; i < 32; i++) mem.pause();
         continue;
       }
-      mem.wait(table.words, latchAt, 0, 1); // spec: JoinWaitLatch
+      mem.wait(table.words, latchAt, 0, idle <= SPIN_ROUNDS + DOZE_ROUNDS ? DOZE_MS : 1); // spec: JoinWaitLatch
     }
     // Done by a thief (or by us while helping): the latch store published its outcome and payload.
     // Ordered by the latch load that saw 1 (the finisher wrote the outcome before its latch store).
