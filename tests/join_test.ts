@@ -332,7 +332,7 @@ test("terminate() while joins are in flight: every unsettled task rejects once w
   const pool = await create();
   const outcomes: string[] = [];
   const all = Array.from({ length: 6 }, () =>
-    pool.run("fib", 27, 0).then(
+    pool.run("fib", 28, 0).then(
       () => outcomes.push("resolved"),
       (error) => outcomes.push(error instanceof PoolTerminatedError ? "terminated" : `other: ${String(error)}`),
     ));
