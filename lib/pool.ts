@@ -23,8 +23,8 @@
  * resolve or reject, and only an entry that is still present is settled.
  *
  * Process lifetime: while tasks are pending a timer keeps the process alive (a pending `waitAsync` does
- * not); an idle open pool lets Node and Bun exit (worker threads are unref'd). Deno keeps the process alive
- * while a pool's workers exist: close the pool (or use `await using`).
+ * not); an idle open pool lets the process exit (worker threads are unref'd; see `runtime/thread.ts` for
+ * how Deno's are).
  *
  * Threads: a `Pool` belongs to the thread that created it (usually the main thread).
  *

@@ -1,8 +1,9 @@
 /**
  * The runtime adapter: start a thread running a module, and talk to it during set-up.
  *
- * What it owns: the one difference between the runtime families. Deno, Bun and browsers have the web
- * `Worker` (`type: "module"`); Node has `node:worker_threads`. Everything above this file sees one
+ * What it owns: the one difference between the runtimes: how a thread is started. Node and Deno start
+ * threads with `node:worker_threads`, Bun and browsers with the web `Worker` (`type: "module"`); see
+ * {@link threadApi}. Everything above this file sees one
  * {@link ThreadHandle} on the parent side and one {@link ParentPort} inside the thread. Messages are used
  * only to set a thread up and to report its death; scheduling goes through shared memory.
  *
@@ -17,6 +18,15 @@ export const runtimeFamily: "web" | "node" = "Deno" in globalThis || "Bun" in gl
   ? "web"
   : "node";
 
+/**
+ * How this runtime starts threads: `node:worker_threads` on Node and on Deno (whose implementation of it,
+ * unlike its web `Worker`, can `unref` a thread, so that an idle pool lets the process exit), the web
+ * `Worker` on Bun (which can `unref` its web workers) and in browsers.
+ */
+export const threadApi: "worker_threads" | "web" = runtimeFamily === "node" || "Deno" in globalThis
+  ? "worker_threads"
+  : "web";
+
 function isNodeLike(): boolean {
   const process = (globalThis as { process?: { versions?: { node?: string } } }).process;
   return typeof process?.versions?.node === "string";
@@ -30,11 +40,11 @@ export interface ThreadHandle {
   onMessage(listener: (message: unknown) => void): void;
   /** Calls `listener` when the thread dies of an uncaught error, with that error. */
   onError(listener: (error: unknown) => void): void;
-  /** Calls `listener` when the thread has exited, with its exit code (Node only; web workers report none). */
+  /** Calls `listener` when the thread has exited, with its exit code (worker_threads only; web workers report none). */
   onExit(listener: (code: number) => void): void;
   /** Stops the thread (forcibly where the runtime can; see DESIGN.md on Deno and `Atomics.wait`). */
   terminate(): void;
-  /** Lets the process exit while this thread runs, where the runtime allows (Node, Bun); no-op elsewhere. */
+  /** Lets the process exit while this thread runs, where the runtime allows (Node, Deno, Bun); no-op in browsers. */
   unref(): void;
   /** Undoes {@link ThreadHandle.unref}. */
   ref(): void;
@@ -64,7 +74,7 @@ export interface ParentPort {
  * ```
  */
 export async function startThread(url: URL, name: string): Promise<ThreadHandle> {
-  if (runtimeFamily === "node") {
+  if (threadApi === "worker_threads") {
     const { Worker } = await import("node:worker_threads");
     const { fileURLToPath } = await import("node:url");
     const worker = new Worker(url.protocol === "file:" ? fileURLToPath(url.href) : url.href, { name });
@@ -91,7 +101,7 @@ export async function startThread(url: URL, name: string): Promise<ThreadHandle>
       }),
     onExit: () => {},
     terminate: () => worker.terminate(),
-    // Bun's web Worker has unref/ref; Deno's and browsers' do not.
+    // Bun's web Worker has unref/ref; browsers' do not.
     unref: () => maybeRef.unref?.(),
     ref: () => maybeRef.ref?.(),
   };
@@ -111,7 +121,7 @@ export async function startThread(url: URL, name: string): Promise<ThreadHandle>
  * ```
  */
 export async function parentPort(): Promise<ParentPort> {
-  if (runtimeFamily === "node") {
+  if (threadApi === "worker_threads") {
     const threads = await import("node:worker_threads");
     const port = threads.parentPort;
     if (port === null) throw new Error("Cannot open the parent port as this is the main thread: call it in a worker");
