@@ -186,6 +186,8 @@ export const SleepWords = Object.freeze({
   counters: 0,
   /** Worker `i`'s state word, on a line of its own. */
   state: (i: number): number => (i + 1) * CACHE_LINE_WORDS,
+  /** 1 while worker `i` is counted in the sleeping count (read only after the worker died), on its line. */
+  counted: (i: number): number => (i + 1) * CACHE_LINE_WORDS + 1,
 });
 
 /**

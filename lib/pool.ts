@@ -37,9 +37,9 @@ import { decode, Encoder } from "./codec.ts";
 import { initDeque, Stealer } from "./deque.ts";
 import { PoolClosedError, PoolTerminatedError, TaskNotFoundError, WorkerCrashedError } from "./errors.ts";
 import { initInjector, Injector, QUEUE_EMPTY } from "./injector.ts";
-import { ControlWords, type PoolLayout, poolLayout, type PoolShape, SleepWords, StatusWords } from "./layout.ts";
+import { ControlWords, type PoolLayout, poolLayout, type PoolShape, StatusWords } from "./layout.ts";
 import { startThread, type ThreadHandle } from "./runtime/thread.ts";
-import { Sleep, SLEEPING } from "./sleep.ts";
+import { Sleep } from "./sleep.ts";
 import { NO_RECORD, Origin, Outcome, PAYLOAD_BY_MESSAGE, RecordWords, TaskState, TaskTable } from "./task.ts";
 import type { WorkerSetup } from "./worker.ts";
 
@@ -802,9 +802,8 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     }
     // Forked tasks it was running: their joiners (other workers) wait on the latch; fail them instead.
     this.failForkedTasksOf(index, cause);
-    // If it died counted as sleeping, uncount it, so posters do not look for it.
-    const sleepWords = this.sleep.words;
-    if (mem.exchange(sleepWords, SleepWords.state(index), 0) === SLEEPING) mem.sub(sleepWords, SleepWords.counters, 1);
+    // If it died counted as sleeping (at the await in sleepAsync), uncount it, so posters do not look for it.
+    this.sleep.forget(index);
     // The replacement takes over the same deque (the dead thread can no longer touch it).
     this.startWorker(index).then(
       () => this.sleep.newWork(),

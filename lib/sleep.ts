@@ -31,6 +31,10 @@
  *
  * Only the worker decrements its own sleeping count, so a poster that wakes a worker which then fails
  * step 3 cannot make the count wrong; a stale count costs a poster a scan of the state words, no more.
+ * A worker that dies while counted cannot uncount itself: {@link Sleep.forget} does it for the pool, from
+ * a per-worker `counted` word that the worker sets right after counting itself and clears right before
+ * uncounting. That word is bookkeeping outside the protocol (no live thread reads it), so the spec does
+ * not model it; the specs model a worker's death in `Lifecycle.tla`, without the sleep words.
  *
  * Sources: Rayon (`rayon-core/src/sleep/`: JEC, sleepy/sleeping, the proof sketch); Linux futex semantics
  * of `Atomics.wait` (check-and-sleep in one step).
@@ -133,7 +137,12 @@ export class Sleep {
         mem.store(this.words, stateAt, AWAKE); // spec: FallAsleepStoreAwake
         return false;
       }
-      if (mem.compareExchange(this.words, SleepWords.counters, c, (c + 1) | 0) === c) return true; // spec: FallAsleepCas
+      if (mem.compareExchange(this.words, SleepWords.counters, c, (c + 1) | 0) === c) { // spec: FallAsleepCas
+        // Not a protocol step (no live thread reads it): tells `forget` that we are counted, should we die
+        // before we uncount ourselves. Nothing runs between the counting and this store but these lines.
+        mem.store(this.words, SleepWords.counted(index), 1);
+        return true;
+      }
     }
   }
 
@@ -182,8 +191,26 @@ export class Sleep {
     const stateAt = SleepWords.state(index);
     // If nobody woke us (timeout), leave SLEEPING ourselves; either way, we uncount ourselves.
     const woken = mem.compareExchange(this.words, stateAt, SLEEPING, AWAKE) !== SLEEPING; // spec: AwakenCasState
+    mem.store(this.words, SleepWords.counted(index), 0); // see fallAsleep: not a protocol step
     mem.sub(this.words, SleepWords.counters, 1); // spec: AwakenUncount
     return woken;
+  }
+
+  /**
+   * Any thread, once worker `index` has died (its thread can no longer run): if it died counted as
+   * sleeping, uncounts it, and leaves its words as a fresh worker's. A worker dies at an await (an uncaught
+   * error in its event loop) or in task code, never between two of these steps, so the `counted` word it
+   * keeps is exact: it was counted if and only if it died inside `sleepAsync` — whether or not a poster had
+   * already stored AWAKE in its state word to wake it (which is why the state word cannot tell).
+   *
+   * @param index The dead worker.
+   * @returns `true` if it was counted (and is no longer).
+   */
+  forget(index: number): boolean {
+    const counted = mem.exchange(this.words, SleepWords.counted(index), 0) === 1;
+    if (counted) mem.sub(this.words, SleepWords.counters, 1);
+    mem.store(this.words, SleepWords.state(index), AWAKE);
+    return counted;
   }
 
   /**
