@@ -25,7 +25,8 @@
  * (the queue is not strictly lock-free, as Vyukov's is not); the pool's sleep protocol re-checks, and the
  * producer finishes in a few instructions.
  *
- * Not yet specified in TLA+ (no `// spec:` names here): the deque and the sleep protocol come first.
+ * Specified in TLA+ by `spec/Injector.tla` (push, pushPatiently, pop and length, checked by TLC): every
+ * shared access names the action that models it (`// spec: Name`); spec/README.md says what is checked.
  *
  * Sources: D. Vyukov, "Bounded MPMC queue" (1024cores.net); Tokio's inject queue (overflow target).
  *
@@ -132,14 +133,14 @@ export class Injector {
   push(value: number): boolean {
     const words = this.words;
     for (;;) {
-      const pos = mem.load(words, InjectorWords.tail);
-      const seq = mem.load(words, InjectorWords.seqs + (pos & this.mask));
+      const pos = mem.load(words, InjectorWords.tail); // spec: PushReadTail
+      const seq = mem.load(words, InjectorWords.seqs + (pos & this.mask)); // spec: PushReadSeq
       const dif = (seq - pos) | 0;
       if (dif === 0) {
-        if (mem.compareExchange(words, InjectorWords.tail, pos, (pos + 1) | 0) !== pos) continue;
-        mem.store(words, this.valuesAt + (pos & this.mask), value);
+        if (mem.compareExchange(words, InjectorWords.tail, pos, (pos + 1) | 0) !== pos) continue; // spec: PushCasTail
+        mem.store(words, this.valuesAt + (pos & this.mask), value); // spec: PushWriteValue
         // Publishes the value: a consumer that reads this seq reads the value above.
-        mem.store(words, InjectorWords.seqs + (pos & this.mask), (pos + 1) | 0);
+        mem.store(words, InjectorWords.seqs + (pos & this.mask), (pos + 1) | 0); // spec: PushPublishSeq
         return true;
       }
       // The slot still holds position pos - capacity's value: the queue is full.
@@ -197,14 +198,14 @@ export class Injector {
   pop(): number {
     const words = this.words;
     for (;;) {
-      const pos = mem.load(words, InjectorWords.head);
-      const seq = mem.load(words, InjectorWords.seqs + (pos & this.mask));
+      const pos = mem.load(words, InjectorWords.head); // spec: PopReadHead
+      const seq = mem.load(words, InjectorWords.seqs + (pos & this.mask)); // spec: PopReadSeq
       const dif = (seq - ((pos + 1) | 0)) | 0;
       if (dif === 0) {
-        if (mem.compareExchange(words, InjectorWords.head, pos, (pos + 1) | 0) !== pos) continue;
-        const value = mem.load(words, this.valuesAt + (pos & this.mask));
+        if (mem.compareExchange(words, InjectorWords.head, pos, (pos + 1) | 0) !== pos) continue; // spec: PopCasHead
+        const value = mem.load(words, this.valuesAt + (pos & this.mask)); // spec: PopReadValue
         // Frees the slot for position pos + capacity.
-        mem.store(words, InjectorWords.seqs + (pos & this.mask), (pos + this.capacity) | 0);
+        mem.store(words, InjectorWords.seqs + (pos & this.mask), (pos + this.capacity) | 0); // spec: PopReleaseSeq
         return value;
       }
       if (dif < 0) return QUEUE_EMPTY;
@@ -226,8 +227,8 @@ export class Injector {
    * ```
    */
   get length(): number {
-    const head = mem.load(this.words, InjectorWords.head);
-    const tail = mem.load(this.words, InjectorWords.tail);
+    const head = mem.load(this.words, InjectorWords.head); // spec: LengthReadHead
+    const tail = mem.load(this.words, InjectorWords.tail); // spec: LengthReadTail
     const size = (tail - head) | 0;
     return size < 0 ? 0 : size > this.capacity ? this.capacity : size;
   }

@@ -95,6 +95,10 @@ const SLEEP_SAFETY = [
   "BlockedMeansSleeping",
 ] as const;
 
+// The semantic checks of the queue (Injector.tla): a value lost, returned twice, stale or out of its
+// producer's order, or a step the atomic queue cannot take. The mutants of a step are checked with these.
+const QUEUE_SEMANTIC = ["Conservation", "NoDuplicates", "FifoPerProducer", "NoStaleRead", "Refinement"] as const;
+
 /** Every configuration, in the order it runs. A `.cfg` under spec/ that is not listed here fails the command. */
 export const RUNS: readonly Run[] = [
   { name: "ChaseLev", module: "ChaseLev.tla", cfg: "ChaseLev.cfg", kind: "real" },
@@ -226,6 +230,78 @@ export const RUNS: readonly Run[] = [
     kind: "mutant",
     expect: ["TerminateSettlesAll"],
     base: "Lifecycle.tla",
+  },
+  { name: "Injector", module: "Injector.tla", cfg: "Injector.cfg", kind: "real" },
+  { name: "InjectorSplit", module: "Injector.tla", cfg: "InjectorSplit.cfg", kind: "real" },
+  { name: "InjectorCap4", module: "Injector.tla", cfg: "InjectorCap4.cfg", kind: "real" },
+  { name: "InjectorLiveness", module: "Injector.tla", cfg: "InjectorLiveness.cfg", kind: "real" },
+  {
+    name: "PublishBeforeWrite",
+    module: "mutants/PublishBeforeWrite.tla",
+    cfg: "mutants/PublishBeforeWrite.cfg",
+    kind: "mutant",
+    expect: QUEUE_SEMANTIC,
+    base: "Injector.tla",
+  },
+  {
+    name: "PopWithoutCasHead",
+    module: "mutants/PopWithoutCasHead.tla",
+    cfg: "mutants/PopWithoutCasHead.cfg",
+    kind: "mutant",
+    expect: QUEUE_SEMANTIC,
+    base: "Injector.tla",
+  },
+  {
+    name: "ReleaseBeforeRead",
+    module: "mutants/ReleaseBeforeRead.tla",
+    cfg: "mutants/ReleaseBeforeRead.cfg",
+    kind: "mutant",
+    expect: QUEUE_SEMANTIC,
+    base: "Injector.tla",
+  },
+  {
+    // A slot that is never freed loses no value: push fails on a queue that is not full.
+    name: "ReleaseWrongSeq",
+    module: "mutants/ReleaseWrongSeq.tla",
+    cfg: "mutants/ReleaseWrongSeq.cfg",
+    kind: "mutant",
+    expect: ["PushFailJustified"],
+    base: "Injector.tla",
+  },
+  {
+    // The same mutant under fairness: pushPatiently never returns.
+    name: "ReleaseWrongSeq_Liveness",
+    module: "mutants/ReleaseWrongSeq.tla",
+    cfg: "mutants/ReleaseWrongSeq_Liveness.cfg",
+    kind: "mutant",
+    expect: ["EveryPushReturns"],
+    base: "Injector.tla",
+  },
+  {
+    name: "NarrowPositions_ModCapacity",
+    module: "mutants/NarrowPositions.tla",
+    cfg: "mutants/NarrowPositions_ModCapacity.cfg",
+    kind: "mutant",
+    expect: QUEUE_SEMANTIC,
+    base: "Injector.tla",
+  },
+  {
+    // The sequence test misread: a stale difference wraps to the other sign.
+    name: "NarrowPositions_TwiceCapacity",
+    module: "mutants/NarrowPositions.tla",
+    cfg: "mutants/NarrowPositions_TwiceCapacity.cfg",
+    kind: "mutant",
+    expect: ["WrappingDiffExact", "PushFailJustified", "PopEmptyJustified"],
+    base: "Injector.tla",
+  },
+  {
+    // The ABA itself: a compare-exchange on head that matches a position one Modulus later.
+    name: "NarrowPositions_Aba",
+    module: "mutants/NarrowPositions.tla",
+    cfg: "mutants/NarrowPositions_Aba.cfg",
+    kind: "mutant",
+    expect: [...QUEUE_SEMANTIC, "NoAbaCas"],
+    base: "Injector.tla",
   },
 ];
 
