@@ -252,8 +252,8 @@ test("b sees its arguments as they were at the fork, whether it was stolen or po
     await withPool({ workers }, async (pool) => {
       const before = pool.stats();
       for (let round = 0; round < 6; round++) {
-        // a = 0 ms: b is popped back (inline); a = 20 ms on 2 workers: the idle worker steals b.
-        const aMs = workers === 2 && round % 2 === 1 ? 20 : 0;
+        // a = 0 ms: b is popped back (inline); a = 50 ms on 2 workers: the idle worker steals b.
+        const aMs = workers === 2 && round % 2 === 1 ? 50 : 0;
         assertEquals(await pool.run("joinSnapshot", 7 + round, aMs), [7 + round, 7 + round], `round ${round}`);
       }
       if (workers === 2) assert(stolen(before, pool.stats()) > 0, "some b was stolen");
