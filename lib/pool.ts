@@ -772,8 +772,8 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   /** A worker died outside a task: reject what it was running, replace it; its deque is stolen from. */
   private workerDied(index: number, slot: Slot, cause: unknown): void {
     // Handled once: an uncaught error is followed by an exit event, and the replacement is only placed in
-    // `slots` after an await, so the slot itself carries the mark.
-    if (slot.dead || this.slots[index] !== slot) return;
+    // `slots` after an await, so the slot itself carries the mark (a replacement starts only after it).
+    if (slot.dead) return;
     slot.dead = true;
     if (this.state === PoolState.CLOSED || this.state === PoolState.TERMINATED) return;
     this.crashes++;

@@ -327,27 +327,25 @@ test("bad input: without SharedArrayBuffer, creation says how to enable cross-or
   }
 });
 
-{
-  test("an idle open pool lets the process exit (its worker threads are unref'd, on Deno too)", async () => {
-    const { spawnSync } = await import("node:child_process");
-    const script = `
-      const { Pool } = await import(${JSON.stringify(new URL("../lib/pool.ts", import.meta.url).href)});
-      const pool = await Pool.create(new URL(${JSON.stringify(TASKS.href)}), { workers: 2 });
-      console.log("result " + String(await pool.run("add", 20, 22)));`;
-    const { mkdtempSync, writeFileSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
-    const file = join(mkdtempSync(join(tmpdir(), "filch-exit-")), "idle_pool.mjs");
-    writeFileSync(file, script);
-    const exe = (globalThis as { process: { execPath: string } }).process.execPath;
-    const started = Date.now();
-    const args = runtime === "deno" ? ["run", "-A", file] : [file];
-    const env = { ...(globalThis as { process: { env: Record<string, string> } }).process.env, NO_COLOR: "1" };
-    const child = spawnSync(exe, args, { encoding: "utf8", timeout: 20_000, env });
-    assert(child.stdout.includes("result 42"), `the task ran: ${child.stdout} ${child.stderr}`);
-    assert(child.status === 0 && Date.now() - started < 20_000, `exited by itself: status ${child.status}`);
-  });
-}
+test("an idle open pool lets the process exit (its worker threads are unref'd, on Deno too)", async () => {
+  const { spawnSync } = await import("node:child_process");
+  const script = `
+    const { Pool } = await import(${JSON.stringify(new URL("../lib/pool.ts", import.meta.url).href)});
+    const pool = await Pool.create(new URL(${JSON.stringify(TASKS.href)}), { workers: 2 });
+    console.log("result " + String(await pool.run("add", 20, 22)));`;
+  const { mkdtempSync, writeFileSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const file = join(mkdtempSync(join(tmpdir(), "filch-exit-")), "idle_pool.mjs");
+  writeFileSync(file, script);
+  const exe = (globalThis as { process: { execPath: string } }).process.execPath;
+  const started = Date.now();
+  const args = runtime === "deno" ? ["run", "-A", file] : [file];
+  const env = { ...(globalThis as { process: { env: Record<string, string> } }).process.env, NO_COLOR: "1" };
+  const child = spawnSync(exe, args, { encoding: "utf8", timeout: 20_000, env });
+  assert(child.stdout.includes("result 42"), `the task ran: ${child.stdout} ${child.stderr}`);
+  assert(child.status === 0 && Date.now() - started < 20_000, `exited by itself: status ${child.status}`);
+});
 
 test("results that find no free overflow blocks still arrive (by message), with arguments holding every block", async () => {
   // 8 blocks of 124 payload bytes: each ~600-byte argument takes 5, so queued arguments starve results.
