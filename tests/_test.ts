@@ -17,7 +17,10 @@ async function pickRegister(): Promise<Register> {
       Deno: { test(options: { name: string; fn: Body; sanitizeOps: boolean; sanitizeResources: boolean }): void };
     }).Deno;
     // Workers and wait-async timers outlive a body by design in some tests; each test checks its own cleanup.
-    return (name, body) => deno.test({ name, fn: body, sanitizeOps: false, sanitizeResources: false });
+    // Deno's runner has no per-test timeout: the body races a timer, so a hang fails with a message (a
+    // body that blocks its thread is caught by run_all.ts's whole-runner deadline instead).
+    return (name, body, timeoutMs) =>
+      deno.test({ name, fn: () => withTimeout(name, body, timeoutMs), sanitizeOps: false, sanitizeResources: false });
   }
   if (runtime === "bun") {
     const bunTest = await import("bun:test");
@@ -27,6 +30,22 @@ async function pickRegister(): Promise<Register> {
   return (name, body, timeoutMs) => {
     nodeTest.test(name, { timeout: timeoutMs }, body);
   };
+}
+
+/** Runs `body`, failing with a message if it has not settled within `timeoutMs`. */
+async function withTimeout(name: string, body: Body, timeoutMs: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const hang = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`test timed out after ${timeoutMs} ms (a hang is a failure): ${name}`)),
+      timeoutMs,
+    );
+  });
+  try {
+    await Promise.race([body(), hang]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 const register: Register = await pickRegister();

@@ -32,12 +32,33 @@ interface Outcome {
 
 const outcomes: Outcome[] = [];
 
-/** Runs a command, echoing its output, and returns its exit code and output (colour codes removed). */
-function run(command: string, args: string[], cwd = root): Promise<{ code: number; output: string }> {
+/** The longest any one step may run (the whole CI run has 90 minutes). */
+const STEP_DEADLINE_MS = 25 * 60_000;
+
+/**
+ * Runs a command, echoing its output, and returns its exit code and output (colour codes removed). A step
+ * still running after `deadlineMs` is killed and fails with a message: a hang (even one that blocks a
+ * thread, which a test's own timeout cannot interrupt) never stalls CI.
+ */
+function run(
+  command: string,
+  args: string[],
+  cwd = root,
+  deadlineMs = STEP_DEADLINE_MS,
+): Promise<{ code: number; output: string }> {
   console.log(`\n$ ${[command, ...args].join(" ")}`);
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
+    const deadline = setTimeout(() => {
+      const message = `\nTIMED OUT: '${[command, ...args].join(" ").slice(0, 200)}' ran past ${
+        deadlineMs / 60_000
+      } min; killed\n`;
+      process.stderr.write(message);
+      output += message;
+      child.kill("SIGKILL");
+    }, deadlineMs);
+    child.on("close", () => clearTimeout(deadline));
     const collect = (chunk: Buffer, to: NodeJS.WriteStream) => {
       to.write(chunk);
       output += chunk.toString();
