@@ -30,6 +30,7 @@
  */
 
 export {
+  type CloseOptions,
   Pool,
   type PoolOptions,
   PoolState,
@@ -49,6 +50,13 @@ export {
   scope,
   type TaskFunction,
 } from "./lib/join.ts";
-export { PoolClosedError, PoolTerminatedError, TaskNotFoundError, WorkerCrashedError } from "./lib/errors.ts";
+export {
+  ModuleLoadError,
+  PoolClosedError,
+  PoolTerminatedError,
+  TaskNotFoundError,
+  WorkerCrashedError,
+} from "./lib/errors.ts";
+export type { ResourceLimits } from "./lib/runtime/thread.ts";
 export { Deque, type DequeRegion, EMPTY, initDeque, MAX_TASK_VALUE, RETRY, Stealer } from "./lib/deque.ts";
 export { dequeRegionBytes, MAX_DEQUE_CAPACITY, MIN_DEQUE_CAPACITY } from "./lib/layout.ts";

@@ -973,6 +973,11 @@ export class Encoder {
   private path(depth: number): string {
     let text = this.root;
     for (let d = 1; d <= depth; d++) {
+      // A very deep path is shortened in the middle, so that an error message stays readable.
+      if (depth > 2 * PATH_SHOWN && d === PATH_SHOWN + 1) {
+        text += `…(${depth - 2 * PATH_SHOWN} more)…`;
+        d = depth - PATH_SHOWN;
+      }
       const key = this.segmentKeys[d];
       switch (this.segmentKinds[d]) {
         case SEGMENT_PROPERTY:
@@ -995,6 +1000,9 @@ export class Encoder {
     return text;
   }
 }
+
+/** Segments shown at each end of a shortened path (see `Encoder.path`). */
+const PATH_SHOWN = 24;
 
 /** `.get(key)` for a Map value whose key prints as a literal, else undefined. */
 function mapKeyText(key: unknown): string | undefined {

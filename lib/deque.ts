@@ -101,6 +101,34 @@ export function initDeque(region: DequeRegion, initialIndex = 0): void {
 }
 
 /**
+ * Repairs a deque whose owner died inside `pop`, between lowering `bottom` (PopReserveBottom) and putting
+ * it back: if `bottom` is below `top`, it is set to `top` (empty), as the owner's restore would have. A
+ * task the dead owner had reserved at `bottom` is then outside the deque, as it would be had the pop
+ * returned it. Call it only while no thread owns the deque (its owner is dead, its replacement not yet
+ * started); thieves may run meanwhile (they only move `top`, and an empty deque gives them nothing).
+ *
+ * @param region The dead owner's deque.
+ * @returns `true` if `bottom` was repaired.
+ *
+ * @example Usage
+ * ```ts
+ * import { initDeque, repairAbandonedPop } from "./deque.ts";
+ * const region = { buffer: new SharedArrayBuffer(1024), byteOffset: 0, capacity: 4 };
+ * initDeque(region);
+ * console.log(repairAbandonedPop(region)); // false: nothing to repair
+ * ```
+ */
+export function repairAbandonedPop(region: DequeRegion): boolean {
+  const words = openWords(region);
+  const t = mem.load(words, DequeWords.top);
+  const b = mem.load(words, DequeWords.bottom);
+  // Compared by difference: the indices wrap.
+  if (((b - t) | 0) >= 0) return false;
+  mem.store(words, DequeWords.bottom, t);
+  return true;
+}
+
+/**
  * The owner's handle on a deque: push and pop at the bottom. Only one thread may use a `Deque` for a
  * given region at a time (it is never shared); other threads use a {@link Stealer}.
  *

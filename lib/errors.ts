@@ -101,3 +101,87 @@ export class TaskNotFoundError extends Error {
     this.known = known;
   }
 }
+
+/**
+ * A worker could not load the pool's task module: it threw while loading, its thread exited, or it did
+ * not finish loading within the pool's `loadTimeout`. `url` is the module; `cause` is the loader's own
+ * error where there is one.
+ *
+ * @example Usage
+ * ```ts
+ * import { ModuleLoadError } from "./errors.ts";
+ * const error = new ModuleLoadError("file:///app/tasks.ts", "it threw while loading: boom", { cause: new Error("boom") });
+ * console.log(error.name, error.url); // ModuleLoadError file:///app/tasks.ts
+ * ```
+ */
+export class ModuleLoadError extends Error {
+  /** The task module's URL. */
+  readonly url: string;
+  /**
+   * @param url The task module's URL.
+   * @param why Why it could not be loaded (appended to "Cannot create pool as the task module '<url>' …").
+   * @param options The loader's error, if any.
+   */
+  constructor(url: string, why: string, options?: ErrorOptions) {
+    super(`Cannot create pool as the task module '${url}' could not be loaded: ${why}`, options);
+    this.name = "ModuleLoadError";
+    this.url = url;
+  }
+}
+
+const isErrorBuiltin = (Error as unknown as { isError?: (value: unknown) => boolean }).isError;
+
+/**
+ * Any thrown value as a real `Error`, without calling anything that can throw: an `Error` is returned as
+ * it is; an error-like object (Bun's `ResolveMessage` and `BuildMessage`, a structured clone of an error
+ * that lost its prototype) becomes an `Error` with its name, message, stack and position; anything else
+ * becomes an `Error` whose message describes it.
+ *
+ * @param value What was thrown, or reported as a thread's death.
+ * @returns An `Error` that the codec can carry (its `cause`, if any, is left to the codec's own checks).
+ *
+ * @example Usage
+ * ```ts
+ * import { toError } from "./errors.ts";
+ * console.log(toError({ name: "ResolveMessage", message: "Cannot find module './x'" }).message); // Cannot find module './x'
+ * console.log(toError(42).message); // 42
+ * ```
+ */
+export function toError(value: unknown): Error {
+  try {
+    const real = isErrorBuiltin !== undefined ? isErrorBuiltin(value) : value instanceof Error;
+    if (real) return value as Error;
+    if (value !== null && typeof value === "object") {
+      const o = value as { name?: unknown; message?: unknown; stack?: unknown; position?: unknown };
+      if (typeof o.message === "string") {
+        const position = describePosition(o.position);
+        const error = new Error(position === undefined ? o.message : `${o.message} (at ${position})`);
+        if (typeof o.name === "string" && o.name !== "") error.name = o.name;
+        if (typeof o.stack === "string") error.stack = o.stack;
+        return error;
+      }
+      return new Error(`a thrown ${Object.prototype.toString.call(value)} that is not an Error`);
+    }
+    return new Error(String(value));
+  } catch (error) {
+    // A proxy or getter that throws on every access: say so rather than fail.
+    return new Error(`a thrown value that cannot be read (${describeQuietly(error)})`);
+  }
+}
+
+function describePosition(position: unknown): string | undefined {
+  if (position === null || typeof position !== "object") return undefined;
+  const p = position as { file?: unknown; line?: unknown; column?: unknown };
+  if (typeof p.file !== "string") return undefined;
+  return `${p.file}${typeof p.line === "number" ? `:${p.line}` : ""}${
+    typeof p.column === "number" ? `:${p.column}` : ""
+  }`;
+}
+
+function describeQuietly(error: unknown): string {
+  try {
+    return error instanceof Error ? error.message : typeof error;
+  } catch {
+    return "unreadable";
+  }
+}

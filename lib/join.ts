@@ -75,10 +75,10 @@ export function setForkJoinHost(h: ForkJoinHost | undefined): void {
  * @param a Any function; runs on the calling thread.
  * @param b An exported function of the pool's task module (so any worker can run it).
  * @param args `b`'s arguments (data that can cross threads, as for `Pool.run`).
- * @returns `[a(), b(...args)]`. Both sides should be synchronous: a promise is returned as it is.
+ * @returns `[a(), b(...args)]`. `b` must be synchronous; `a`'s value is returned as it is.
  * @throws `a`'s error if `a` threw (after `b` has settled), else `b`'s error.
- * @throws {TypeError} If `b` is not an exported function of the task module, or an argument cannot cross
- * threads.
+ * @throws {TypeError} If `b` is not an exported function of the task module, an argument cannot cross
+ * threads, or `b` returned a promise (whether it ran inline or on another worker: one contract).
  *
  * @example Usage
  * ```ts
@@ -108,15 +108,32 @@ export function join<A, F extends TaskFunction>(a: () => A, b: F, ...args: Param
   } catch (aError) {
     // b must settle before join returns, whatever a did; a's error wins.
     try {
-      if (handle < 0) b(...args);
+      if (handle < 0) runInline(b, args);
       else h!.joinForked(handle);
     } catch {
       // b's error is dropped: a's is the one reported.
     }
     throw aError;
   }
-  const bValue = handle < 0 ? b(...args) : h!.joinForked(handle);
+  const bValue = handle < 0 ? runInline(b, args) : h!.joinForked(handle);
   return [aValue, bValue as ReturnType<F>];
+}
+
+/**
+ * Calls a forked function inline (no pool worker, or nothing to fork into). A promise from it is an
+ * error, as when a worker runs it: `join` and `scope` have one contract whoever runs `b`.
+ */
+function runInline(fn: TaskFunction, args: unknown[]): unknown {
+  const result = fn(...args);
+  if (result !== null && (typeof result === "object" || typeof result === "function")) {
+    if (typeof (result as { then?: unknown }).then === "function") {
+      throw new TypeError(
+        `Cannot join '${fn.name || "anonymous"}' as it returned a promise: a forked task must be synchronous ` +
+          "(await inside a task started with pool.run instead, or make the function synchronous)",
+      );
+    }
+  }
+  return result;
 }
 
 /** The handle `scope`'s body gets: spawn tasks that all settle before `scope` returns. */
@@ -177,7 +194,7 @@ export function scope<R>(body: (s: Scope) => R): [R, unknown[]] {
   for (let i = forked.length - 1; i >= 0; i--) {
     const { handle, fn, args } = forked[i];
     try {
-      results[i] = handle < 0 || h === undefined ? fn(...args) : h.joinForked(handle);
+      results[i] = handle < 0 || h === undefined ? runInline(fn, args) : h.joinForked(handle);
     } catch (error) {
       errors.push(error);
     }
@@ -198,6 +215,8 @@ export function scope<R>(body: (s: Scope) => R): [R, unknown[]] {
  * @param body An exported task function `(lo, hi, ...extra) => void`.
  * @param extra More arguments for `body` (for example a typed array on a SharedArrayBuffer).
  * @throws {RangeError} If `start`/`end` are not integers with `start <= end`, or `grain` is not a positive integer.
+ * @throws {TypeError} In a pool worker, if an `extra` typed array or buffer is not on a SharedArrayBuffer
+ * (pieces on other workers would write to copies).
  *
  * @example Usage
  * ```ts
@@ -218,6 +237,7 @@ export function parallelFor<F extends (lo: number, hi: number, ...extra: never[]
   ...extra: unknown[]
 ): void {
   checkRange("parallelFor", start, end, grain);
+  if (host !== undefined) extra.forEach((value, i) => requireShared("parallelFor", `extra[${i}]`, value));
   if (start === end) return; // as inline: no piece, rather than one empty piece
   forRange(start, end, grain, body as TaskFunction, extra);
 }
@@ -272,6 +292,7 @@ export function parallelReduce<T>(
  * @param grain Largest piece: a positive integer.
  * @param fn An exported task function `(value, index) => number` (or bigint for BigInt arrays).
  * @throws {RangeError} If `grain` is not a positive integer.
+ * @throws {TypeError} In a pool worker, if `array` is not on a SharedArrayBuffer.
  *
  * @example Usage
  * ```ts
@@ -291,6 +312,7 @@ export function parallelMapInPlace(
 ): void {
   checkRange("parallelMapInPlace", 0, array.length, grain);
   const h = host;
+  if (h !== undefined) requireShared("parallelMapInPlace", "array", array);
   if (h === undefined) {
     mapPiece(0, array.length, array, fn as TaskFunction);
     return;
@@ -367,6 +389,19 @@ function checkRange(what: string, start: number, end: number, grain: number): vo
   if (!Number.isInteger(grain) || grain <= 0) {
     throw new RangeError(`Cannot run ${what} as 'grain' must be a positive integer: received ${grain}`);
   }
+}
+
+/**
+ * In a pool worker, pieces run on other workers with copies of their arguments: a typed array or buffer
+ * that is not shared memory would be written on a copy, and the caller would never see the writes.
+ */
+function requireShared(what: string, name: string, value: unknown): void {
+  const buffer = ArrayBuffer.isView(value) ? value.buffer : value instanceof ArrayBuffer ? value : undefined;
+  if (buffer === undefined || buffer instanceof SharedArrayBuffer) return;
+  throw new TypeError(
+    `Cannot run ${what} as '${name}' is not on a SharedArrayBuffer: its pieces run on other workers, ` +
+      "which would write to copies; allocate it with new SharedArrayBuffer(...) (e.g. new Float64Array(new SharedArrayBuffer(n * 8)))",
+  );
 }
 
 function describe(value: unknown): string {

@@ -1,30 +1,27 @@
 /**
- * The main thread's pool: creates the shared buffer and the worker threads, submits tasks through shared
- * memory, settles their promises from a batched completion queue, and runs the lifecycle.
+ * The pool's public face: create, run, spawn, drain, close, terminate, stats; and its lifecycle.
  *
- * What it owns: everything the main thread keeps about a pool — the promise of each task in flight (by
- * record index), the backlog of submissions that wait for a free record, the worker threads, and the
- * lifecycle state. The shared state it creates is described in `layout.ts`; its protocols live in
- * `deque.ts`, `injector.ts`, `sleep.ts`, `task.ts` and `worker.ts`.
+ * What it owns: the lifecycle state ({@link PoolState}) and the wiring of the parts, each of which states
+ * its own invariants:
+ * - `ledger.ts`: who waits for each task, and the one step that settles it (exactly once);
+ * - `submission.ts`: encoding arguments and placing tasks in shared memory, in order (the backlog);
+ * - `completion.ts`: reading finished tasks and freeing their records (once per generation);
+ * - `workforce.ts`: starting threads (creation cannot hang), noticing deaths on every runtime;
+ * - `recovery.ts`: what becomes of everything a dead worker held.
  *
- * Submission (no message per task): encode the arguments, take a free record, write the payload, publish
- * QUEUED, push the handle into the injector, and wake a sleeping worker if there is one (`Sleep.newWork`).
- * When every record is in use, the submission waits in the backlog, in order, and is placed as
- * completions free records.
+ * The re-entrancy rule: no user code runs while the pool's state is half-updated. The only user code the
+ * pool calls is `onError` (deferred to a microtask by the ledger) and the getters of arguments, which run
+ * while arguments are encoded, before anything is recorded; the state is checked again after encoding,
+ * since a getter may have closed or terminated the pool.
  *
- * Completion: workers push handles into the completion queue and notify the main thread only if it said it
- * waits (`ControlWords.mainWaiting`): the main thread sets that word, re-checks the queue, and waits with
- * `Atomics.waitAsync`, so one wake settles a whole batch.
- *
- * Lifecycle: {@link PoolState}. `close()` refuses new tasks, lets every submitted task settle, then stops
- * the workers cooperatively (lifecycle word + wake all; Deno cannot terminate a thread blocked in
- * `Atomics.wait`). `terminate()` rejects every unsettled task at once and stops the workers. Either way,
- * every submitted task settles exactly once: the settle path removes the task's entry before it calls
- * resolve or reject, and only an entry that is still present is settled.
+ * Lifecycle: `close()` refuses new tasks, lets every submitted task settle, then stops the workers
+ * cooperatively (lifecycle word + wake all; Deno cannot terminate a thread blocked in `Atomics.wait`);
+ * with a `timeout`, tasks still unsettled then are terminated. `terminate()` rejects every unsettled task
+ * with a {@link PoolTerminatedError} naming it and stops the workers. Once closed or terminated, the state
+ * does not change again.
  *
  * Process lifetime: while tasks are pending a timer keeps the process alive (a pending `waitAsync` does
- * not); an idle open pool lets the process exit (worker threads are unref'd; see `runtime/thread.ts` for
- * how Deno's are).
+ * not); an idle open pool lets the process exit (worker threads are unref'd; see `runtime/thread.ts`).
  *
  * Threads: a `Pool` belongs to the thread that created it (usually the main thread).
  *
@@ -32,36 +29,22 @@
  */
 
 import { mem } from "./atomics.ts";
-import { BufferRegistry, MissingBuffer } from "./buffers.ts";
-import { decode, Encoder } from "./codec.ts";
+import { BufferRegistry } from "./buffers.ts";
+import { Encoder } from "./codec.ts";
+import { CompletionReader } from "./completion.ts";
 import { initDeque, Stealer } from "./deque.ts";
-import { PoolClosedError, PoolTerminatedError, TaskNotFoundError, WorkerCrashedError } from "./errors.ts";
-import { initInjector, Injector, QUEUE_EMPTY } from "./injector.ts";
-import { ControlWords, type PoolLayout, poolLayout, type PoolShape, StatusWords } from "./layout.ts";
-import { startThread, type ThreadHandle } from "./runtime/thread.ts";
+import { PoolClosedError, PoolTerminatedError, TaskNotFoundError } from "./errors.ts";
+import { initInjector, Injector } from "./injector.ts";
+import { ControlWords, type PoolLayout, poolLayout, StatusWords } from "./layout.ts";
+import { Settled, TaskLedger } from "./ledger.ts";
+import { type PoolOptions, resolveOptions } from "./options.ts";
+import { recoverDeadWorker } from "./recovery.ts";
 import { Sleep } from "./sleep.ts";
-import { NO_RECORD, Origin, Outcome, PAYLOAD_BY_MESSAGE, RecordWords, TaskState, TaskTable } from "./task.ts";
-import type { WorkerSetup } from "./worker.ts";
+import { Submitter } from "./submission.ts";
+import { TaskTable } from "./task.ts";
+import { Workforce } from "./workforce.ts";
 
-/** Options of {@link Pool.create}. Every size has a default that suits small tasks. */
-export interface PoolOptions {
-  /** Worker threads: a positive integer (default: the hardware's parallelism). */
-  workers?: number;
-  /** A name for the threads (shown in debuggers and error messages). Default "filch". */
-  name?: string;
-  /** Slots per worker deque, a power of two (default 256). */
-  dequeCapacity?: number;
-  /** Tasks in flight in shared memory at once, a power of two up to 2^20 (default 4096); more wait in order. */
-  taskCapacity?: number;
-  /** Payload bytes inside each task record, a multiple of 64 (default 192). */
-  inlineBytes?: number;
-  /** Bytes per overflow block for larger payloads, a multiple of 64 from 128 (default 1024). */
-  blockBytes?: number;
-  /** Overflow blocks, a power of two (default 4096). */
-  blocks?: number;
-  /** Called with the error of a task started by `spawn` (default: raised as an unhandled rejection). */
-  onError?: (error: unknown, task: string) => void;
-}
+export type { PoolOptions } from "./options.ts";
 
 /** The pool's lifecycle. */
 export const PoolState = Object.freeze({
@@ -78,6 +61,15 @@ export const PoolState = Object.freeze({
 /** One of the {@link PoolState} values. */
 export type PoolStateName = (typeof PoolState)[keyof typeof PoolState];
 
+/** Options of {@link Pool.close}. */
+export interface CloseOptions {
+  /**
+   * The most ms to wait for submitted tasks to settle; then those still unsettled reject with
+   * {@link PoolTerminatedError} and the workers are stopped, as by `terminate()`. Default: no limit (a
+   * task that never settles keeps `close()` waiting).
+   */
+  timeout?: number;
+}
 /** A worker's counters, as {@link Pool.stats} reports them. */
 export interface WorkerStats {
   /** Tasks run to completion. */
@@ -112,6 +104,8 @@ export interface PoolStats {
   queued: number;
   /** Workers that died and were replaced. */
   workerCrashes: number;
+  /** Reports of a task that had settled already, or of a record freed already (ignored; 0 when all is well). */
+  duplicateReports: number;
 }
 
 // deno-lint-ignore no-explicit-any
@@ -125,30 +119,6 @@ export type TaskArgs<M, K extends keyof M> = M[K] extends (...args: infer A) => 
 
 /** What task `K` of module `M` resolves to. */
 export type TaskResult<M, K extends keyof M> = M[K] extends (...args: infer _A) => infer R ? Awaited<R> : never;
-
-interface Entry {
-  seq: number;
-  task: string;
-  taskId: number;
-  handle: number;
-  resolve: ((value: unknown) => void) | undefined;
-  reject: ((error: unknown) => void) | undefined;
-  /** The encoded arguments, kept only while the entry waits in the backlog. */
-  bytes: Uint8Array | undefined;
-  /** Set once, when the task settles: the guard that makes settling happen exactly once. */
-  settled: boolean;
-}
-
-interface Slot {
-  thread: ThreadHandle;
-  exited: Promise<void>;
-  markExited: () => void;
-  /** Set once the pool has handled this thread's death: its error and its exit event both report it. */
-  dead: boolean;
-}
-
-const DEFAULTS = { dequeCapacity: 256, taskCapacity: 4096, inlineBytes: 192, blockBytes: 1024, blocks: 4096 };
-const STOP_GRACE_MS = 2000;
 
 /**
  * A work-stealing pool of worker threads that run the exported functions of one task module.
@@ -174,67 +144,66 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   private readonly control: Int32Array;
   private readonly status: Int32Array;
   private readonly injector: Injector;
-  private readonly completions: Injector;
   private readonly sleep: Sleep;
   private readonly table: TaskTable;
   private readonly stealers: Stealer[];
-  private readonly encoder: Encoder;
-  private readonly entries: (Entry | undefined)[];
-  /** Submitted and not yet settled (placed in records, or waiting in the backlog). */
-  private pending = 0;
-  private readonly backlog: Entry[] = [];
-  private backlogHead = 0;
-  private readonly slots: Slot[] = [];
+  private readonly buffers: BufferRegistry;
+  private readonly ledger: TaskLedger;
+  private readonly submitter: Submitter;
+  private readonly reader: CompletionReader;
+  private readonly workforce: Workforce;
+  /** The main thread's encoder for errors written into records during crash recovery. */
+  private readonly recoveryEncoder: Encoder;
   private readonly taskIds = new Map<string, number>();
   private taskNames: readonly string[] = [];
-  private readonly moduleUrl: string;
-  private readonly name: string;
-  private readonly onError: ((error: unknown, task: string) => void) | undefined;
-  private readonly buffers: BufferRegistry;
-  private readonly deferred: number[] = [];
-  /** Result payloads that came by message (no free blocks), by handle, until their completion is settled. */
-  private readonly messagePayloads = new Map<number, Uint8Array>();
-  private readonly drainWaiters: { upTo: number; remaining: number; resolve: () => void }[] = [];
   private state: PoolStateName = PoolState.OPEN;
-  private nextSeq = 0;
-  private submitted = 0;
-  private completed = 0;
   private crashes = 0;
-  private waiting = false;
-  private keepAlive: ReturnType<typeof setInterval> | undefined;
   private closing: Promise<void> | undefined;
+  private stopped: Promise<void> | undefined;
 
-  private constructor(moduleUrl: string, shape: PoolShape, options: PoolOptions) {
-    this.moduleUrl = moduleUrl;
-    this.name = options.name ?? "filch";
-    this.onError = options.onError;
+  private constructor(moduleUrl: string, options: ReturnType<typeof resolveOptions>) {
+    const shape = options.shape;
     this.layout = poolLayout(shape);
     const layout = this.layout;
     this.buffer = new SharedArrayBuffer(layout.totalBytes);
     const buffer = this.buffer;
     this.control = new Int32Array(buffer, layout.control, 3 * 16);
     this.status = new Int32Array(buffer, layout.status, shape.workers * StatusWords.count);
-    for (let i = 0; i < shape.workers; i++) {
-      const region = { buffer, byteOffset: layout.deques + i * layout.dequeBytes, capacity: shape.dequeCapacity };
-      initDeque(region);
-    }
-    this.stealers = Array.from(
-      { length: shape.workers },
-      (_, i) =>
-        new Stealer({ buffer, byteOffset: layout.deques + i * layout.dequeBytes, capacity: shape.dequeCapacity }),
-    );
+    const region = (i: number) => ({
+      buffer,
+      byteOffset: layout.deques + i * layout.dequeBytes,
+      capacity: shape.dequeCapacity,
+    });
+    for (let i = 0; i < shape.workers; i++) initDeque(region(i));
+    this.stealers = Array.from({ length: shape.workers }, (_, i) => new Stealer(region(i)));
     initInjector({ buffer, byteOffset: layout.injector, capacity: shape.taskCapacity });
     initInjector({ buffer, byteOffset: layout.completions, capacity: shape.taskCapacity });
     TaskTable.init(buffer, layout);
     this.injector = new Injector({ buffer, byteOffset: layout.injector, capacity: shape.taskCapacity });
-    this.completions = new Injector({ buffer, byteOffset: layout.completions, capacity: shape.taskCapacity });
+    const completions = new Injector({ buffer, byteOffset: layout.completions, capacity: shape.taskCapacity });
     this.sleep = new Sleep(buffer, layout.sleep, shape.workers);
     this.table = new TaskTable(buffer, layout);
-    this.entries = new Array(shape.taskCapacity).fill(undefined);
-    this.buffers = new BufferRegistry(this.control, ControlWords.nextBufferId, (id, buffer) => {
-      for (const slot of this.slots) slot?.thread.post({ type: "buffer", id, buffer });
+    this.ledger = new TaskLedger(shape.taskCapacity, options.onError);
+    this.buffers = new BufferRegistry(this.control, ControlWords.nextBufferId, (id, sab) => {
+      this.workforce.share(id, sab);
     });
-    this.encoder = new Encoder({ shareBuffer: this.buffers.share });
+    this.recoveryEncoder = new Encoder({ shareBuffer: this.buffers.share });
+    this.submitter = new Submitter(this.table, this.injector, this.sleep, this.ledger, this.buffers.share);
+    this.reader = new CompletionReader(this.control, completions, this.table, this.ledger, this.buffers, () => {
+      if (this.state !== PoolState.TERMINATED) this.submitter.feed();
+    });
+    this.workforce = new Workforce(
+      { name: options.name, moduleUrl, loadTimeout: options.loadTimeout, resourceLimits: options.resourceLimits },
+      {
+        died: (index, cause) => this.workerDied(index, cause),
+        buffer: (id, sab) => {
+          this.buffers.add(id, sab);
+          this.reader.bufferArrived();
+        },
+        payload: (handle, bytes) => this.reader.payloadArrived(handle, bytes),
+      },
+      (index) => ({ buffer, layout, index, moduleUrl, buffers: this.buffers.entries() }),
+    );
   }
 
   /**
@@ -242,13 +211,14 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * Resolves once every worker has loaded the module.
    *
    * @param module The task module: a URL (`new URL("./tasks.ts", import.meta.url)`) or an absolute URL string.
-   * @param options Worker count, sizes, name, `onError` for spawned tasks.
+   * @param options Worker count, sizes, name, `onError` for spawned tasks, `loadTimeout`, `resourceLimits`.
    * @returns The pool, open.
-   * @throws {RangeError} If `workers` is not a positive integer, or a size breaks its rule (the message
-   * names the option and the value).
-   * @throws {TypeError} If `module` is not a URL, or SharedArrayBuffer is unavailable (the message says how
-   * to enable it).
-   * @throws The loader's own error if a worker cannot import the module.
+   * @throws {RangeError} If a size or count breaks its rule (the message names the option, the rule and
+   * the value).
+   * @throws {TypeError} If `module` is not a URL, `options` is not an object, an option has the wrong type,
+   * or SharedArrayBuffer is unavailable (the message says how to enable it).
+   * @throws {ModuleLoadError} If a worker cannot load the module: it threw (the loader's error is the
+   * `cause`), its thread exited, or it took longer than `loadTimeout`.
    *
    * @example Usage
    * ```ts ignore
@@ -268,24 +238,11 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       );
     }
     const moduleUrl = toModuleUrl(module);
-    const workers = options.workers ?? defaultWorkers();
-    if (typeof workers !== "number" || !Number.isInteger(workers) || workers <= 0) {
-      throw new RangeError(`Cannot create pool as 'workers' must be a positive integer: received ${String(workers)}`);
-    }
-    if (options.onError !== undefined && typeof options.onError !== "function") {
-      throw new TypeError(`Cannot create pool as 'onError' must be a function: received ${typeof options.onError}`);
-    }
-    const shape: PoolShape = {
-      workers,
-      dequeCapacity: options.dequeCapacity ?? DEFAULTS.dequeCapacity,
-      taskCapacity: options.taskCapacity ?? DEFAULTS.taskCapacity,
-      inlineBytes: options.inlineBytes ?? DEFAULTS.inlineBytes,
-      blockBytes: options.blockBytes ?? DEFAULTS.blockBytes,
-      blocks: options.blocks ?? DEFAULTS.blocks,
-    };
-    const pool = new Pool<M>(moduleUrl, shape, options);
+    const resolved = resolveOptions(options);
+    const pool = new Pool<M>(moduleUrl, resolved);
     try {
-      const names = await Promise.all(Array.from({ length: workers }, (_, i) => pool.startWorker(i)));
+      const workers = resolved.shape.workers;
+      const names = await Promise.all(Array.from({ length: workers }, (_, i) => pool.workforce.start(i)));
       pool.taskNames = names[0];
       names[0].forEach((name, id) => pool.taskIds.set(name, id));
     } catch (error) {
@@ -302,7 +259,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * @param task The name of a function the task module exports.
    * @param args Its arguments: data (numbers, strings, arrays, plain objects, Map, Set, Date, Error, typed
    * arrays, …) copied to the worker; SharedArrayBuffers and views on them by reference.
-   * @returns The task's result (awaited if it returns a promise).
+   * @returns The task's result (awaited if it returns a promise or a thenable).
    * @throws {TaskNotFoundError} (rejects) If the module exports no function of that name.
    * @throws {TypeError} (rejects) If an argument cannot cross threads; the message names its path.
    * @throws {PoolClosedError} (rejects) If the pool is closing or closed.
@@ -350,27 +307,45 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   drain(): Promise<void> {
-    // Every task pending now was submitted before this call, and every later one has a larger seq.
-    if (this.pending === 0) return Promise.resolve();
-    return new Promise((resolve) => this.drainWaiters.push({ upTo: this.nextSeq, remaining: this.pending, resolve }));
+    return this.ledger.drain();
   }
 
   /**
    * Closes the pool gracefully: new submissions reject with {@link PoolClosedError}, every task already
    * submitted runs and settles, then the workers exit. Calling it again returns the same promise.
    *
-   * @returns Resolves when the workers have exited.
+   * A task that never settles keeps `close()` waiting, unless `timeout` is given: then, after that many
+   * ms, the tasks still unsettled reject with {@link PoolTerminatedError} and the workers are stopped.
+   *
+   * @param options `timeout`: the most ms to wait for submitted tasks.
+   * @returns Resolves when the workers have exited (or were stopped).
+   * @throws {RangeError} If `timeout` is not a non-negative number.
    *
    * @example Usage
    * ```ts ignore
-   * await pool.close();
+   * await pool.close({ timeout: 5_000 });
    * ```
    */
-  close(): Promise<void> {
+  close(options: CloseOptions = {}): Promise<void> {
+    const timeout = options?.timeout;
+    if (timeout !== undefined && (typeof timeout !== "number" || !(timeout >= 0))) {
+      return Promise.reject(
+        new RangeError(`Cannot close pool as 'timeout' must be a non-negative number of ms: received ${timeout}`),
+      );
+    }
     if (this.closing !== undefined) return this.closing;
+    if (this.state === PoolState.TERMINATED) return this.stopped ?? Promise.resolve();
     this.state = PoolState.CLOSING;
     this.closing = (async () => {
-      await this.drain();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const expired = timeout === undefined
+        ? undefined
+        : new Promise<"expired">((resolve) => (timer = setTimeout(() => resolve("expired"), timeout)));
+      const outcome = await Promise.race([this.ledger.drain(), ...(expired ? [expired] : [])]);
+      clearTimeout(timer);
+      if (outcome === "expired" && this.state === PoolState.CLOSING) {
+        this.terminateNow(`close() waited ${timeout} ms for it`);
+      }
       if (this.state === PoolState.CLOSING) this.state = PoolState.CLOSED;
       await this.stopWorkers(true);
     })();
@@ -379,7 +354,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
 
   /**
    * Stops the pool now: every task not yet settled rejects with {@link PoolTerminatedError}, and the
-   * workers stop. New submissions reject with {@link PoolClosedError}.
+   * workers stop. New submissions reject with {@link PoolClosedError}. On a closed pool it does nothing.
    *
    * @returns Resolves when the workers have been told to stop and terminated.
    *
@@ -389,13 +364,11 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   terminate(): Promise<void> {
-    if (this.state === PoolState.TERMINATED) return this.closing ?? Promise.resolve();
-    this.state = PoolState.TERMINATED;
-    const error = () =>
-      new PoolTerminatedError("Cannot finish task as the pool was terminated: submit it to another pool");
-    for (const entry of this.unsettled()) this.settle(entry, Outcome.ERROR, error()); // spec: TerminateRejectAll
-    this.closing = this.stopWorkers(false);
-    return this.closing;
+    if (this.state === PoolState.TERMINATED || this.state === PoolState.CLOSED) {
+      return this.stopped ?? this.closing ?? Promise.resolve();
+    }
+    this.terminateNow("terminate() was called");
+    return this.stopped!;
   }
 
   /**
@@ -434,13 +407,15 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       };
     });
     const inDeques = workers.reduce((sum, w) => sum + w.queued, 0);
+    const ledger = this.ledger;
     return {
       workers,
-      submitted: this.submitted,
-      completed: this.completed,
-      pending: this.pending,
-      queued: this.injector.length + inDeques + (this.backlog.length - this.backlogHead),
+      submitted: ledger.submitted,
+      completed: ledger.completed,
+      pending: ledger.pending,
+      queued: this.injector.length + inDeques + this.submitter.backlogLength,
       workerCrashes: this.crashes,
+      duplicateReports: ledger.duplicateSettles + this.table.duplicateReleases,
     };
   }
 
@@ -483,9 +458,9 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     resolve: ((value: unknown) => void) | undefined,
     reject: ((error: unknown) => void) | undefined,
   ): void {
-    const fail = (error: unknown) => (reject !== undefined ? reject(error) : this.report(error, task));
+    const fail = (error: unknown) => (reject !== undefined ? reject(error) : this.ledger.report(error, task));
     if (this.state !== PoolState.OPEN) {
-      fail(new PoolClosedError(`Cannot run task '${task}' as the pool is ${this.state}: create a new pool`));
+      fail(this.closedError(task));
       return;
     }
     const taskId = this.taskIds.get(task);
@@ -493,13 +468,19 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       fail(new TaskNotFoundError(String(task), this.taskNames));
       return;
     }
-    let length: number;
+    let encoder: Encoder;
     try {
-      length = this.encoder.encode(args, "args");
+      encoder = this.submitter.encode(args); // runs the arguments' getters: user code
     } catch (error) {
       fail(error);
       return;
     }
+    // A getter may have closed or terminated the pool meanwhile.
+    if (this.state !== PoolState.OPEN) {
+      fail(this.closedError(task));
+      return;
+    }
+    const length = encoder.length;
     if (length > this.table.maxPayloadBytes()) {
       fail(
         new RangeError(
@@ -508,370 +489,89 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       );
       return;
     }
-    const entry: Entry = {
-      seq: this.nextSeq++,
-      task,
-      taskId,
-      handle: -1,
-      resolve,
-      reject,
-      bytes: undefined,
-      settled: false,
-    };
-    this.submitted++;
-    if (++this.pending === 1) this.holdProcess();
-    // Keep submission order: nothing overtakes the backlog.
-    if (this.backlogHead === this.backlog.length) {
-      if (this.place(entry, this.encoder)) {
-        this.armCompletionWait();
-        return;
-      }
-      // Out of records or blocks: settle what is done (freeing some), then try once more.
-      this.drainCompletions();
-      if (this.backlogHead === this.backlog.length && this.place(entry, this.encoder)) {
-        this.armCompletionWait();
-        return;
-      }
-    }
-    entry.bytes = this.encoder.bytes.slice();
-    this.backlog.push(entry);
-    this.armCompletionWait();
+    const entry = this.ledger.open(task, taskId, resolve, reject);
+    this.submitter.enqueue(entry, encoder, () => this.reader.drain());
+    this.reader.arm();
   }
 
-  /** Takes a record, writes the payload, publishes the task to the injector. */
-  private place(entry: Entry, payload: Uint8Array | Encoder): boolean {
-    const table = this.table;
-    const handle = table.allocate();
-    if (handle === NO_RECORD) return false;
-    const index = table.indexOf(handle);
-    const written = payload instanceof Uint8Array
-      ? table.writePayload(index, payload)
-      : table.writeEncoded(index, payload);
-    if (!written) {
-      table.release(index);
-      return false;
-    }
-    mem.write(table.words, table.at(index, RecordWords.task), entry.taskId);
-    mem.write(table.words, table.at(index, RecordWords.origin), Origin.MAIN);
-    entry.handle = handle;
-    this.entries[index] = entry;
-    // Publishes the record (payload, task) to the worker that pops the handle.
-    mem.store(table.words, table.at(index, RecordWords.state), TaskState.QUEUED);
-    this.injector.pushPatiently(handle); // spec: SubmitPushInjector
-    this.sleep.newWork();
-    return true;
+  private closedError(task: string): Error {
+    return new PoolClosedError(`Cannot run task '${task}' as the pool is ${this.state}: create a new pool`);
   }
 
-  private feedBacklog(): void {
-    while (this.backlogHead < this.backlog.length) {
-      const entry = this.backlog[this.backlogHead];
-      if (entry.settled) {
-        this.backlogHead++;
-        continue;
-      }
-      if (!this.place(entry, entry.bytes!)) break;
-      entry.bytes = undefined;
-      this.backlogHead++;
-    }
-    if (this.backlogHead === this.backlog.length && this.backlogHead > 0) {
-      this.backlog.length = 0;
-      this.backlogHead = 0;
-    }
-  }
+  // ---- lifecycle ----
 
-  // ---- completion ----
-
-  private armCompletionWait(): void {
-    if (this.waiting || this.pending === 0 || this.state === PoolState.TERMINATED) return;
-    // Say we wait, then look once more: a worker that pushed before seeing the word is found here.
-    mem.store(this.control, ControlWords.mainWaiting, 1); // spec: MainAnnounceWaiting
-    if (this.completions.length > 0) { // spec: MainRecheckCompletions
-      mem.store(this.control, ControlWords.mainWaiting, 0); // spec: MainRetractWaiting
-      this.waiting = true;
-      queueMicrotask(() => this.onCompletionWake());
-      return;
-    }
-    const result = mem.waitAsync(this.control, ControlWords.mainWaiting, 1); // spec: MainWaitAsync
-    this.waiting = true;
-    if (result.async) result.value.then(() => this.onCompletionWake());
-    else queueMicrotask(() => this.onCompletionWake());
-  }
-
-  private onCompletionWake(): void {
-    this.waiting = false;
-    mem.store(this.control, ControlWords.mainWaiting, 0); // spec: MainClearWaiting
-    this.drainCompletions();
-    this.armCompletionWait();
-  }
-
-  private drainCompletions(): void {
-    for (;;) {
-      const handle = this.completions.pop(); // spec: MainPopCompletion
-      if (handle === QUEUE_EMPTY) break;
-      this.complete(handle);
-    }
-    for (let i = 0; i < this.deferred.length;) {
-      if (this.tryComplete(this.deferred[i])) this.deferred.splice(i, 1);
-      else i++;
-    }
-    if (this.state !== PoolState.TERMINATED) this.feedBacklog();
-  }
-
-  private complete(handle: number): void {
-    if (!this.tryComplete(handle)) this.deferred.push(handle);
-  }
-
-  /**
-   * Settles a DONE record's task; false if its result waits for a message (a shared buffer it names, or
-   * the payload itself when it found no free blocks) that has not arrived yet.
-   */
-  private tryComplete(handle: number): boolean {
-    const table = this.table;
-    const index = table.indexOf(handle);
-    const entry = this.entries[index];
-    if (entry === undefined || entry.handle !== handle) {
-      // Settled already (terminated, or its worker was declared dead): only the record is left to free.
-      table.release(index);
-      return true;
-    }
-    // Plain reads: ordered by the completion-queue pop that handed us the handle.
-    const outcome = mem.read(table.words, table.at(index, RecordWords.outcome));
-    let value: unknown;
-    let decoded = outcome;
-    const byMessage = mem.read(table.words, table.at(index, RecordWords.payloadLength)) === PAYLOAD_BY_MESSAGE;
-    const bytes = byMessage ? this.messagePayloads.get(handle) : undefined;
-    if (byMessage && bytes === undefined) return false; // its message has not arrived yet
-    try {
-      value = bytes !== undefined
-        ? decode(bytes, 0, bytes.length, this.buffers.resolve)
-        : table.readPayload(index, this.buffers.resolve);
-    } catch (error) {
-      if (error instanceof MissingBuffer) return false;
-      value = error;
-      decoded = Outcome.ERROR;
-    }
-    this.entries[index] = undefined;
-    if (byMessage) {
-      this.messagePayloads.delete(handle);
-      mem.store(table.words, table.at(index, RecordWords.payloadLength), 0);
-    }
-    table.release(index);
-    this.settle(entry, decoded, value);
-    return true;
-  }
-
-  /** Settles an entry exactly once: the flag is checked and set before resolve or reject is called. */
-  private settle(entry: Entry, outcome: number, value: unknown): void {
-    if (entry.settled) return;
-    entry.settled = true;
-    this.pending--;
-    this.completed++;
-    if (outcome === Outcome.VALUE) entry.resolve?.(value);
-    else if (entry.reject !== undefined) entry.reject(value);
-    else this.report(value, entry.task);
-    if (this.pending === 0) this.releaseProcess();
-    if (this.drainWaiters.length > 0) this.countDown(entry.seq);
-  }
-
-  private report(error: unknown, task: string): void {
-    if (this.onError !== undefined) this.onError(error, task);
-    // No handler: surface it as the runtime surfaces any unhandled rejection.
-    else void Promise.reject(error);
-  }
-
-  private countDown(seq: number): void {
-    for (let i = 0; i < this.drainWaiters.length;) {
-      const waiter = this.drainWaiters[i];
-      if (seq < waiter.upTo && --waiter.remaining === 0) {
-        waiter.resolve();
-        this.drainWaiters.splice(i, 1);
-      } else i++;
-    }
-  }
-
-  /** Every entry not yet settled: placed in a record, or waiting in the backlog. */
-  private unsettled(): Entry[] {
-    const all: Entry[] = [];
-    for (const entry of this.entries) if (entry !== undefined && !entry.settled) all.push(entry);
-    for (let i = this.backlogHead; i < this.backlog.length; i++) {
-      const entry = this.backlog[i];
-      if (!entry.settled) all.push(entry);
-    }
-    return all;
-  }
-
-  private holdProcess(): void {
-    this.keepAlive ??= setInterval(() => {}, 2 ** 30);
-  }
-
-  private releaseProcess(): void {
-    if (this.keepAlive !== undefined) clearInterval(this.keepAlive);
-    this.keepAlive = undefined;
-  }
-
-  // ---- workers ----
-
-  private async startWorker(index: number): Promise<string[]> {
-    const url = new URL(import.meta.url.endsWith(".ts") ? "./worker_thread.ts" : "./worker_thread.js", import.meta.url);
-    const thread = await startThread(url, `${this.name}-${index}`);
-    let markExited = () => {};
-    const exited = new Promise<void>((resolve) => (markExited = resolve));
-    const slot: Slot = { thread, exited, markExited, dead: false };
-    this.slots[index] = slot;
-    return await new Promise<string[]>((resolve, reject) => {
-      let ready = false;
-      thread.onMessage((message) => {
-        const m = message as {
-          type: string;
-          names?: string[];
-          bytes?: Uint8Array;
-          id?: number;
-          buffer?: SharedArrayBuffer;
-          handle?: number;
-        };
-        if (m.type === "ready") {
-          ready = true;
-          thread.unref();
-          resolve(m.names!);
-        } else if (m.type === "load-error") {
-          reject(decode(m.bytes!, 0, m.bytes!.length));
-        } else if (m.type === "payload") {
-          this.messagePayloads.set(m.handle!, m.bytes!);
-          if (this.deferred.length > 0) this.drainCompletions();
-        } else if (m.type === "buffer") {
-          this.buffers.add(m.id!, m.buffer!);
-          // A buffer a worker shared (in a fork's arguments, or a result): other workers may steal a task
-          // that names it, so they need it too.
-          for (const other of this.slots) {
-            if (other !== slot) other?.thread.post({ type: "buffer", id: m.id!, buffer: m.buffer! });
-          }
-          if (this.deferred.length > 0) this.drainCompletions();
-        } else if (m.type === "exited") {
-          slot.markExited();
-        }
-      });
-      thread.onError((error) => {
-        if (!ready) reject(error);
-        else this.workerDied(index, slot, error);
-      });
-      thread.onExit((code) => {
-        slot.markExited();
-        if (ready) this.workerDied(index, slot, new Error(`worker ${index} exited with code ${code}`));
-      });
-      const setup: WorkerSetup = {
-        buffer: this.buffer,
-        layout: this.layout,
-        index,
-        moduleUrl: this.moduleUrl,
-        buffers: this.buffers.entries(),
-      };
-      thread.post({ type: "start", setup });
-    });
-  }
-
-  /** A worker died outside a task: reject what it was running, replace it; its deque is stolen from. */
-  private workerDied(index: number, slot: Slot, cause: unknown): void {
-    // Handled once: an uncaught error is followed by an exit event, and the replacement is only placed in
-    // `slots` after an await, so the slot itself carries the mark (a replacement starts only after it).
-    if (slot.dead) return;
-    slot.dead = true;
-    if (this.state === PoolState.CLOSED || this.state === PoolState.TERMINATED) return;
-    this.crashes++;
-    slot.thread.terminate();
-    slot.markExited();
-    const table = this.table;
-    for (const entry of this.unsettled()) {
-      if (entry.handle < 0) continue;
-      const i = table.indexOf(entry.handle);
-      if (this.entries[i] !== entry) continue;
-      const state = mem.load(table.words, table.at(i, RecordWords.state));
-      const worker = mem.load(table.words, table.at(i, RecordWords.worker));
-      if (state === TaskState.RUNNING && worker === index) { // spec: DiedRejectRunning
-        this.entries[i] = undefined;
-        this.settle(
-          entry,
-          Outcome.ERROR,
-          new WorkerCrashedError(
-            `Cannot finish task '${entry.task}' as worker ${index} died while running it: see 'cause'`,
-            index,
-            { cause },
-          ),
-        );
-        // The record stays out of use: the dead worker may have held its payload mid-write.
-      }
-    }
-    // Forked tasks it was running: their joiners (other workers) wait on the latch; fail them instead.
-    this.failForkedTasksOf(index, cause);
-    // If it died counted as sleeping (at the await in sleepAsync), uncount it, so posters do not look for it.
-    this.sleep.forget(index);
-    // The replacement takes over the same deque (the dead thread can no longer touch it).
-    this.startWorker(index).then(
-      () => this.sleep.newWork(),
-      (error) => this.report(error, "(worker replacement)"),
-    );
-  }
-
-  /**
-   * Settles the forked tasks a dead worker was running with a WorkerCrashedError, and sets their latches,
-   * so the workers joining them go on. The dead thread can no longer touch those records.
-   */
-  private failForkedTasksOf(index: number, cause: unknown): void {
-    const table = this.table;
-    const { taskCapacity } = this.layout.shape;
-    for (let i = 0; i < taskCapacity; i++) {
-      if (mem.load(table.words, table.at(i, RecordWords.origin)) !== Origin.FORK) continue;
-      if (mem.load(table.words, table.at(i, RecordWords.state)) !== TaskState.RUNNING) continue;
-      if (mem.load(table.words, table.at(i, RecordWords.worker)) !== index) continue;
-      const error = new WorkerCrashedError(
-        `Cannot finish a forked task as worker ${index} died while running it: see 'cause'`,
-        index,
-        { cause },
+  /** Rejects every unsettled task with a PoolTerminatedError naming it, and stops the workers. */
+  private terminateNow(why: string): void {
+    this.state = PoolState.TERMINATED;
+    this.reader.stop();
+    const unsettled = this.ledger.unsettled(this.submitter.waiting());
+    this.submitter.clear();
+    for (const entry of unsettled) { // spec: TerminateRejectAll
+      this.ledger.settle(
+        entry,
+        Settled.ERROR,
+        new PoolTerminatedError(
+          `Cannot finish task '${entry.task}' as the pool was terminated (${why}): submit it to another pool`,
+        ),
       );
-      this.encoder.encode(error, "error");
-      if (!table.writeEncoded(i, this.encoder)) {
-        // No blocks for the full error: a short one without a stack fits in the record itself.
-        const short = new WorkerCrashedError(`worker ${index} died`, index);
-        delete (short as { stack?: string }).stack;
-        this.encoder.encode(short, "error");
-        table.writeEncoded(i, this.encoder);
-      }
-      mem.store(table.words, table.at(i, RecordWords.outcome), Outcome.ERROR);
-      mem.store(table.words, table.at(i, RecordWords.state), TaskState.DONE);
-      mem.store(table.words, table.at(i, RecordWords.latch), 1); // spec: DiedSetLatch
-      mem.notify(table.words, table.at(i, RecordWords.latch)); // spec: DiedNotifyLatch
     }
+    this.stopped = this.stopWorkers(false);
   }
 
   private async stopWorkers(graceful: boolean): Promise<void> {
     mem.store(this.control, ControlWords.lifecycle, 1); // spec: StopStoreLifecycle
     this.sleep.wakeAll();
-    const slots = [...this.slots];
-    if (graceful) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS)));
-      await Promise.race([Promise.all(slots.map((s) => s?.exited)), grace]);
-      clearTimeout(timer);
-    }
-    for (const slot of slots) slot?.thread.terminate();
-    this.releaseProcess();
+    await this.workforce.stop(graceful ? STOP_GRACE_MS : undefined);
+    this.ledger.releaseProcess();
+  }
+
+  // ---- crashes ----
+
+  /** A worker died after it was ready: repair what it held, then start its replacement on its deque. */
+  private workerDied(index: number, cause: unknown): void {
+    if (this.state === PoolState.CLOSED || this.state === PoolState.TERMINATED) return;
+    this.crashes++;
+    const layout = this.layout;
+    recoverDeadWorker(
+      {
+        table: this.table,
+        ledger: this.ledger,
+        sleep: this.sleep,
+        encoder: this.recoveryEncoder,
+        deque: {
+          buffer: this.buffer,
+          byteOffset: layout.deques + index * layout.dequeBytes,
+          capacity: layout.shape.dequeCapacity,
+        },
+        isDead: (worker) => worker >= 0 && this.workforce.isDead(worker),
+      },
+      index,
+      cause,
+    );
+    // Freed records may let the backlog in.
+    this.reader.drain();
+    this.reader.arm();
+    this.workforce.start(index).then(
+      () => this.sleep.newWork(),
+      (error) => this.ledger.report(error, "(worker replacement)"),
+    );
   }
 }
+
+/** How long close() waits for workers to leave their loops before terminating their threads. */
+const STOP_GRACE_MS = 2000;
 
 function toModuleUrl(module: URL | string): string {
   if (module instanceof URL) return module.href;
   if (typeof module === "string") {
     try {
       return new URL(module).href;
-    } catch {
+    } catch (error) {
       throw new TypeError(
         `Cannot create pool as 'module' must be a URL or an absolute URL string: received '${module}' (use new URL("./tasks.ts", import.meta.url))`,
+        { cause: error },
       );
     }
   }
   throw new TypeError(`Cannot create pool as 'module' must be a URL: received ${typeof module}`);
-}
-
-function defaultWorkers(): number {
-  const n = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency;
-  return typeof n === "number" && n > 0 ? n : 2;
 }

@@ -26,10 +26,14 @@
  *   when a worker dies; the latch: its joiner) are stored atomically once the record is published. Before
  *   that, and when the record is freed, they are plain writes: a racing scan then reads FREE, QUEUED or a
  *   stale value, never RUNNING for this worker, and skips the record either way.
- * - Every record index is in the shared free list, in one thread's private cache of free records, or
- *   owned; every block index is in the free list or owned. The cache spares a thread that both frees and
- *   allocates records (the main thread) the shared queue's atomics; it holds at most
- *   {@link LOCAL_FREE_RECORDS} indices, the rest go back to the shared list.
+ * - Every record index is in the shared free list, in one thread's private cache of free records (state
+ *   CACHED, `worker` = that thread), or owned; every block index is in the free list or owned. The cache
+ *   spares a thread that both frees and allocates records the shared queue's atomics; it is bounded
+ *   ({@link cacheLimit}) and a worker empties it before it sleeps, so caches never strand the records
+ *   another thread needs; a dead worker's cache is reclaimed by the main thread from the CACHED marks.
+ * - A record is freed once per generation: {@link TaskTable.releaseHandle} frees only a record whose
+ *   generation is the handle's and which is not already free, so a second report of the same task is a
+ *   no-op (counted in {@link TaskTable.duplicateReleases}).
  *
  * Threads: any thread may allocate, write and read through its own `TaskTable` handle, following the
  * ownership above.
@@ -60,8 +64,27 @@ export const RecordWords = Object.freeze({
   worker: 6,
   /** {@link Origin}: who waits for the result. */
   origin: 7,
-  /** A forked subtask's latch: 0 until its result is written, then 1 (its joiner waits on this word). */
+  /** A forked subtask's {@link Latch}: its joiner waits on this word. */
   latch: 8,
+  /** A forked subtask's forker: the worker that joins it (and so owns its result), or -1. */
+  forker: 9,
+});
+
+/**
+ * A forked subtask's latch word.
+ *
+ * Set by the finisher with an exchange, orphaned by the main thread with a compare-exchange from UNSET
+ * after the forker died, so exactly one of them sees the other's mark and owns the record afterwards:
+ * a finisher whose exchange returns ORPHANED frees the record itself (nobody will join it); a main thread
+ * whose compare-exchange finds SET frees it (the result is written and nobody will read it).
+ */
+export const Latch = Object.freeze({
+  /** The subtask has not finished. */
+  UNSET: 0,
+  /** Its result (or error) is written: its joiner may read it and free the record. */
+  SET: 1,
+  /** Its forker died: whoever finishes it frees the record. */
+  ORPHANED: 2,
 });
 
 /** Who submitted a task, and so how its completion is announced. */
@@ -82,6 +105,12 @@ export const TaskState = Object.freeze({
   RUNNING: 2,
   /** The result (or error) is written; the handle is in the completion queue. */
   DONE: 3,
+  /**
+   * Free, in one thread's private cache (the `worker` word says whose: -1 for the main thread), or just
+   * taken from it or from the shared free list by that thread. After a worker dies, the main thread
+   * returns every record the dead worker had cached (or was taking) to the shared free list.
+   */
+  CACHED: 4,
 });
 
 /** What a DONE record's payload holds. */
@@ -98,8 +127,17 @@ export const NO_RECORD = -1;
 /** A payload length that means: the payload did not fit in shared memory and travels by message. */
 export const PAYLOAD_BY_MESSAGE = -1;
 
-/** The most free records one thread keeps in its private cache. */
+/** The most free records one thread keeps in its private cache (fewer in a small table: see cacheLimit). */
 export const LOCAL_FREE_RECORDS = 1024;
+
+/**
+ * The private cache bound of a thread in a pool of `workers` workers and `taskCapacity` records: at most an
+ * eighth of the records per thread, so that caches (which only their own thread can use) never hold most
+ * of a small table.
+ */
+export function cacheLimit(taskCapacity: number, workers: number): number {
+  return Math.min(LOCAL_FREE_RECORDS, Math.floor(taskCapacity / (8 * (workers + 1))));
+}
 
 const NO_BLOCK = -1;
 
@@ -152,6 +190,12 @@ export class TaskTable {
   private scratch = new Uint8Array(1024);
   /** Free records this thread released and may reuse without touching the shared free list. */
   private readonly cache: number[] = [];
+  /** The cache's owner as written in the `worker` word of a CACHED record: a worker index, or -1. */
+  private readonly owner: number;
+  /** The most records {@link TaskTable.release} keeps in the cache. */
+  private readonly cacheBound: number;
+  /** Releases of a handle whose record was already free or reused: reports of a task made twice. */
+  duplicateReleases = 0;
 
   /**
    * Writes the initial state: every record and block free.
@@ -173,9 +217,12 @@ export class TaskTable {
    *
    * @param buffer The pool's buffer.
    * @param layout Its layout.
+   * @param owner The thread this handle belongs to: a worker index, or -1 for the main thread.
    */
-  constructor(buffer: SharedArrayBuffer | ArrayBuffer, layout: PoolLayout) {
-    const { taskCapacity, blocks, inlineBytes, blockBytes } = layout.shape;
+  constructor(buffer: SharedArrayBuffer | ArrayBuffer, layout: PoolLayout, owner = -1) {
+    const { taskCapacity, blocks, inlineBytes, blockBytes, workers } = layout.shape;
+    this.owner = owner;
+    this.cacheBound = cacheLimit(taskCapacity, workers);
     this.words = new Int32Array(buffer, layout.records, (taskCapacity * layout.recordBytes) / 4);
     this.bytes = new Uint8Array(buffer, layout.records, taskCapacity * layout.recordBytes);
     this.blockWords = new Int32Array(buffer, layout.blockArea, (blocks * blockBytes) / 4);
@@ -209,11 +256,15 @@ export class TaskTable {
   allocate(): number {
     const index = this.cache.length > 0 ? this.cache.pop()! : this.freeRecords.pop();
     if (index === QUEUE_EMPTY) return NO_RECORD;
+    // Marked as ours until the caller publishes it (QUEUED): if this worker dies before that, the main
+    // thread finds the mark and frees the record.
+    mem.write(this.words, this.at(index, RecordWords.state), TaskState.CACHED);
+    mem.write(this.words, this.at(index, RecordWords.worker), this.owner);
     const genAt = this.at(index, RecordWords.generation);
     const generation = (mem.read(this.words, genAt) + 1) & this.generationMask;
     mem.write(this.words, genAt, generation);
     mem.write(this.words, this.at(index, RecordWords.payloadBlock), NO_BLOCK);
-    mem.write(this.words, this.at(index, RecordWords.worker), -1);
+    mem.write(this.words, this.at(index, RecordWords.forker), -1);
     return ((generation << this.indexBits) | index) >>> 0;
   }
 
@@ -235,9 +286,99 @@ export class TaskTable {
    */
   release(index: number): void {
     this.freePayload(index);
-    mem.write(this.words, this.at(index, RecordWords.state), TaskState.FREE);
-    if (this.cache.length < LOCAL_FREE_RECORDS) this.cache.push(index);
-    else this.freeRecords.pushPatiently(index);
+    if (this.cache.length < this.cacheBound) {
+      mem.write(this.words, this.at(index, RecordWords.state), TaskState.CACHED);
+      mem.write(this.words, this.at(index, RecordWords.worker), this.owner);
+      this.cache.push(index);
+    } else {
+      mem.write(this.words, this.at(index, RecordWords.state), TaskState.FREE);
+      this.freeRecords.pushPatiently(index);
+    }
+  }
+
+  /**
+   * The record's owner. Frees the record `handle` names, once: a no-op (counted) if the record was freed
+   * already or has been reused since, so that two reports of the same task cannot free a record twice
+   * (and free it under the task that holds it next).
+   *
+   * @param handle A handle from {@link TaskTable.allocate}.
+   * @returns `true` if this call freed it.
+   */
+  releaseHandle(handle: number): boolean {
+    const index = handle & this.indexMask;
+    const state = mem.read(this.words, this.at(index, RecordWords.state));
+    if (!this.isCurrent(handle) || state === TaskState.FREE || state === TaskState.CACHED) {
+      this.duplicateReleases++;
+      return false;
+    }
+    this.release(index);
+    return true;
+  }
+
+  /**
+   * This thread. Returns every record of the private cache to the shared free list (before sleeping).
+   *
+   * @returns How many records it returned.
+   */
+  flushCache(): number {
+    const cache = this.cache;
+    const n = cache.length;
+    while (cache.length > 0) {
+      const index = cache.pop()!;
+      mem.write(this.words, this.at(index, RecordWords.state), TaskState.FREE);
+      this.freeRecords.pushPatiently(index);
+    }
+    return n;
+  }
+
+  /**
+   * The main thread, after worker `worker` died. Returns to the shared free list every record the dead
+   * worker had in its private cache or had just taken (state CACHED, `worker` = its index).
+   *
+   * @param worker The dead worker's index.
+   * @returns How many records came back.
+   */
+  reclaimCachedBy(worker: number): number {
+    let reclaimed = 0;
+    const capacity = this.indexMask + 1;
+    for (let i = 0; i < capacity; i++) {
+      if (mem.load(this.words, this.at(i, RecordWords.state)) !== TaskState.CACHED) continue;
+      if (mem.load(this.words, this.at(i, RecordWords.worker)) !== worker) continue;
+      this.freePayload(i);
+      mem.store(this.words, this.at(i, RecordWords.state), TaskState.FREE);
+      this.freeRecords.pushPatiently(i);
+      reclaimed++;
+    }
+    return reclaimed;
+  }
+
+  /**
+   * Copies a record's payload bytes out (inline part and block chain) and frees its blocks: the bytes
+   * then live in this thread's memory, and the blocks serve others.
+   *
+   * @param index The record index.
+   * @returns The payload's bytes.
+   */
+  takePayloadBytes(index: number): Uint8Array {
+    const length = mem.read(this.words, this.at(index, RecordWords.payloadLength));
+    const start = this.at(index, RECORD_HEADER_WORDS) * 4;
+    const out = new Uint8Array(length);
+    out.set(this.bytes.subarray(start, start + Math.min(length, this.inlineBytes)), 0);
+    const per = this.bytesPerBlock - 4;
+    let block = mem.read(this.words, this.at(index, RecordWords.payloadBlock));
+    for (let from = this.inlineBytes; from < length; from += per) {
+      const chunk = Math.min(per, length - from);
+      const at = block * this.bytesPerBlock + 4;
+      out.set(this.blockBytes.subarray(at, at + chunk), from);
+      block = mem.read(this.blockWords, block * this.wordsPerBlock);
+    }
+    this.freePayload(index);
+    return out;
+  }
+
+  /** Whether record `index`'s payload holds overflow blocks. */
+  holdsBlocks(index: number): boolean {
+    return mem.read(this.words, this.at(index, RecordWords.payloadBlock)) !== NO_BLOCK;
   }
 
   /**

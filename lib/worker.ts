@@ -26,13 +26,14 @@
 
 import { mem } from "./atomics.ts";
 import { BufferRegistry, MissingBuffer } from "./buffers.ts";
-import { Encoder } from "./codec.ts";
+import { decode, Encoder } from "./codec.ts";
 import { Deque, EMPTY, RETRY, Stealer } from "./deque.ts";
 import { Injector, QUEUE_EMPTY } from "./injector.ts";
 import { ControlWords, type PoolLayout, StatusWords } from "./layout.ts";
 import { Sleep } from "./sleep.ts";
 import { BUILTIN_TASKS, type ForkJoinHost, setForkJoinHost, type TaskFunction as ForkFunction } from "./join.ts";
-import { NO_RECORD, Origin, Outcome, PAYLOAD_BY_MESSAGE, RecordWords, TaskState, TaskTable } from "./task.ts";
+import { encodeOutcome } from "./outcome.ts";
+import { Latch, NO_RECORD, Origin, Outcome, PAYLOAD_BY_MESSAGE, RecordWords, TaskState, TaskTable } from "./task.ts";
 
 /** What the pool sends a new worker thread. */
 export interface WorkerSetup {
@@ -93,6 +94,16 @@ export class WorkerLoop implements ForkJoinHost {
    * it back (and run it with them) or read its result after a thief ran it. Thread-private.
    */
   private readonly forkedArgs: (unknown[] | undefined)[] = [];
+  /**
+   * Handles of the tasks we forked and have not joined yet, oldest first. While we wait (for a latch, or
+   * for blocks to write a result into), the finished ones among them give their overflow blocks back: we
+   * copy their payloads into {@link WorkerLoop.stashed}. Without that, a joiner that joins its forks in
+   * one order while they finish in another could wait for a result that waits for blocks that an earlier
+   * result holds, which the joiner reads only later: a deadlock on space.
+   */
+  private readonly outstanding: number[] = [];
+  /** By record index: the payload bytes of a finished fork, copied out to free its blocks. */
+  private readonly stashed = new Map<number, Uint8Array>();
   private readonly buffers: BufferRegistry;
   private readonly bufferWaiters = new Map<number, () => void>();
   private readonly post: (message: unknown) => void;
@@ -128,7 +139,7 @@ export class WorkerLoop implements ForkJoinHost {
     this.injector = new Injector({ buffer, byteOffset: layout.injector, capacity: taskCapacity });
     this.completions = new Injector({ buffer, byteOffset: layout.completions, capacity: taskCapacity });
     this.sleep = new Sleep(buffer, layout.sleep, workers);
-    this.table = new TaskTable(buffer, layout);
+    this.table = new TaskTable(buffer, layout, index);
     this.functions = [...functions];
     for (const [name, fn] of Object.entries(BUILTIN_TASKS)) {
       this.builtinIds.set(name, this.functions.length);
@@ -190,6 +201,9 @@ export class WorkerLoop implements ForkJoinHost {
         continue;
       }
       idle = 0;
+      // Going to sleep: our cached free records go back to the shared list, where others can use them;
+      // the main thread may be waiting for records (its backlog), so it is told as for a completion.
+      if (this.table.flushCache() > 0) this.wakeMain();
       const jec = this.sleep.getSleepy();
       // One more search after announcing: work posted before the announcement is found here.
       const late = this.findWork();
@@ -303,15 +317,30 @@ export class WorkerLoop implements ForkJoinHost {
     table.freePayload(index);
     const fn = this.functions[mem.read(table.words, table.at(index, RecordWords.task))];
     let result: unknown;
+    let then: unknown;
     try {
       result = fn(...(args as unknown[]));
+      // Read once, here: a getter on `then` is user code and may throw (the task then fails).
+      if (result !== null && (typeof result === "object" || typeof result === "function")) {
+        then = (result as { then?: unknown }).then;
+      }
     } catch (error) {
       this.finish(handle, Outcome.ERROR, error);
       return undefined;
     }
-    if (isThenable(result)) {
-      this.pendingAsync++;
-      result.then(
+    if (typeof then !== "function") {
+      this.finish(handle, Outcome.VALUE, result);
+      return undefined;
+    }
+    if (mem.read(table.words, table.at(index, RecordWords.origin)) === Origin.FORK) {
+      this.finish(handle, Outcome.ERROR, asyncForkError(fn));
+      return undefined;
+    }
+    // A thenable is adopted through a real promise: its `then` may throw (a rejection), call back twice
+    // or call both callbacks (the first call wins); the task finishes exactly once either way.
+    this.pendingAsync++;
+    new Promise((resolve, reject) => (then as (res: unknown, rej: unknown) => unknown).call(result, resolve, reject))
+      .then(
         (value) => {
           this.pendingAsync--;
           this.finish(handle, Outcome.VALUE, value);
@@ -321,9 +350,6 @@ export class WorkerLoop implements ForkJoinHost {
           this.finish(handle, Outcome.ERROR, error);
         },
       );
-      return undefined;
-    }
-    this.finish(handle, Outcome.VALUE, result);
     return undefined;
   }
 
@@ -372,12 +398,14 @@ export class WorkerLoop implements ForkJoinHost {
     // main thread reads FREE or QUEUED as state, and skips the record either way.
     mem.write(table.words, table.at(index, RecordWords.task), taskId);
     mem.write(table.words, table.at(index, RecordWords.origin), Origin.FORK);
-    mem.write(table.words, table.at(index, RecordWords.latch), 0);
+    mem.write(table.words, table.at(index, RecordWords.latch), Latch.UNSET);
+    mem.write(table.words, table.at(index, RecordWords.forker), this.index);
     mem.write(table.words, table.at(index, RecordWords.state), TaskState.QUEUED);
     if (!this.deque.push(handle)) { // spec: ForkPushDeque
       table.release(index);
       return -1;
     }
+    this.outstanding.push(handle);
     // Primitive arguments decode to equal values: if we pop the task back, we call it with these and skip
     // the decode. (Objects are decoded even then, so `b` sees a copy made at the fork whoever runs it.)
     if (this.encoder.flat) this.forkedArgs[index] = args;
@@ -390,8 +418,9 @@ export class WorkerLoop implements ForkJoinHost {
     const table = this.table;
     const index = table.indexOf(handle);
     const latchAt = table.at(index, RecordWords.latch);
+    this.forget(handle);
     let idle = 0;
-    while (mem.load(table.words, latchAt) === 0) { // spec: JoinReadLatch
+    while (mem.load(table.words, latchAt) === Latch.UNSET) { // spec: JoinReadLatch
       const own = this.deque.pop(); // spec: JoinPopOwn
       if (own === handle) return this.runInline(handle);
       // Not ours: b was stolen, and this is older work of an enclosing join (or a batch). Run it.
@@ -412,20 +441,51 @@ export class WorkerLoop implements ForkJoinHost {
         for (let i = 0; i < 32; i++) mem.pause();
         continue;
       }
+      // Our other finished forks give their blocks back while we wait (see `outstanding`).
+      if (idle === SPIN_ROUNDS + 1 || (idle & 15) === 0) this.stashFinishedForks();
       mem.wait(table.words, latchAt, 0, idle <= SPIN_ROUNDS + DOZE_ROUNDS ? DOZE_MS : 1); // spec: JoinWaitLatch
     }
     // Done by a thief (or by us while helping): the latch store published its outcome and payload.
-    // Ordered by the latch load that saw 1 (the finisher wrote the outcome before its latch store).
+    // Ordered by the latch load that saw SET (the finisher wrote the outcome before its latch exchange).
     const ok = mem.read(table.words, table.at(index, RecordWords.outcome)) === Outcome.VALUE;
     this.forkedArgs[index] = undefined;
+    const stash = this.stashed.get(index);
     let value: unknown;
     try {
-      value = table.readPayload(index, this.buffers.resolve);
+      if (stash !== undefined) {
+        this.stashed.delete(index);
+        value = decode(stash, 0, stash.length, this.buffers.resolve);
+      } else {
+        value = table.readPayload(index, this.buffers.resolve);
+      }
     } finally {
       table.release(index);
     }
     if (!ok) throw value;
     return value;
+  }
+
+  /** Removes `handle` from the forks not yet joined (usually the newest). */
+  private forget(handle: number): void {
+    const outstanding = this.outstanding;
+    const last = outstanding.length - 1;
+    if (last >= 0 && outstanding[last] === handle) outstanding.length = last;
+    else {
+      const at = outstanding.lastIndexOf(handle);
+      if (at >= 0) outstanding.splice(at, 1);
+    }
+  }
+
+  /** Copies out the payloads of our finished, not yet joined forks that hold overflow blocks, freeing them. */
+  private stashFinishedForks(): void {
+    const table = this.table;
+    for (const handle of this.outstanding) {
+      const index = table.indexOf(handle);
+      if (this.stashed.has(index) || !table.holdsBlocks(index)) continue;
+      // The latch load that sees SET orders the finisher's payload writes before our reads.
+      if (mem.load(table.words, table.at(index, RecordWords.latch)) !== Latch.SET) continue;
+      this.stashed.set(index, table.takePayloadBytes(index));
+    }
   }
 
   /** Runs a forked task we popped back, on this stack, without encoding its result; throws its error. */
@@ -444,11 +504,15 @@ export class WorkerLoop implements ForkJoinHost {
     }
     const fn = this.functions[mem.read(table.words, table.at(index, RecordWords.task))];
     table.release(index);
+    let result: unknown;
     try {
-      return fn(...args);
+      result = fn(...args);
     } finally {
       this.bump(StatusWords.executed);
     }
+    // One shape whoever runs b: a thief reports a promise as this same error (see execute).
+    if (isThenable(result)) throw asyncForkError(fn);
+    return result;
   }
 
   private waitForBuffer(id: number): Promise<void> {
@@ -460,13 +524,9 @@ export class WorkerLoop implements ForkJoinHost {
     const table = this.table;
     const index = table.indexOf(handle);
     const encoder = this.encoder;
-    try {
-      encoder.encode(value, outcome === Outcome.VALUE ? "result" : "error");
-    } catch (encodeError) {
-      // The result cannot cross threads: the task fails with the reason, which always can.
-      outcome = Outcome.ERROR;
-      encoder.encode(encodeError, "error");
-    }
+    // Never throws: a result that cannot cross threads fails the task with the reason, and an error that
+    // cannot be encoded is replaced by a stand-in with its name and message (see outcome.ts).
+    outcome = encodeOutcome(encoder, value, outcome === Outcome.ERROR);
     if (encoder.length > table.maxPayloadBytes()) {
       const what = outcome === Outcome.VALUE ? "result" : "error";
       outcome = Outcome.ERROR;
@@ -478,8 +538,10 @@ export class WorkerLoop implements ForkJoinHost {
       );
     }
     const forked = mem.read(table.words, table.at(index, RecordWords.origin)) === Origin.FORK;
-    // A forked task's joiner is a worker and cannot take a message: wait for blocks (1 ms steps) instead.
+    // A forked task's joiner is a worker and cannot take a message: wait for blocks (1 ms steps) instead,
+    // giving back the blocks of our own finished forks meanwhile (see `outstanding`).
     while (forked && !table.writeEncoded(index, encoder)) {
+      this.stashFinishedForks();
       mem.wait(this.status, this.statusAt + StatusWords.count - 1, 0, 1);
     }
     if (!forked && !table.writeEncoded(index, encoder)) {
@@ -495,20 +557,37 @@ export class WorkerLoop implements ForkJoinHost {
     mem.store(table.words, table.at(index, RecordWords.state), TaskState.DONE); // spec: FinishStoreDone
     if (forked) {
       // Set, then wake: a joiner that checked the latch before this store waits on the word with the
-      // value 0 and is woken by the notify; one that checks after it sees 1 and does not wait.
+      // value UNSET and is woken by the notify; one that checks after it sees SET and does not wait.
+      // An exchange, not a store: if the forker died, the main thread marked the latch ORPHANED, and
+      // then nobody will join this task: the record is ours to free.
       const latchAt = table.at(index, RecordWords.latch);
-      mem.store(table.words, latchAt, 1); // spec: FinishSetLatch
+      if (mem.exchange(table.words, latchAt, Latch.SET) === Latch.ORPHANED) { // spec: FinishSetLatch
+        table.releaseHandle(handle);
+        return;
+      }
       mem.notify(table.words, latchAt); // spec: FinishNotifyLatch
       return;
     }
     this.completions.pushPatiently(handle); // spec: FinishPushCompletion
-    // Wake the main thread only if it said it waits (it sets the word, then re-checks the queue).
+    this.wakeMain();
+  }
+
+  /** Wakes the main thread, only if it said it waits (it sets the word, then re-checks the queue). */
+  private wakeMain(): void {
     if (mem.load(this.control, ControlWords.mainWaiting) === 1) { // spec: FinishReadMainWaiting
       if (mem.exchange(this.control, ControlWords.mainWaiting, 0) === 1) { // spec: FinishTakeMainWaiting
         mem.notify(this.control, ControlWords.mainWaiting, 1); // spec: FinishNotifyMain
       }
     }
   }
+}
+
+/** The error of a forked task (`join`'s `b`, or a scope's spawn) that returned a promise. */
+function asyncForkError(fn: (...args: never[]) => unknown): TypeError {
+  return new TypeError(
+    `Cannot join '${fn.name || "anonymous"}' as it returned a promise: a forked task must be synchronous ` +
+      "(await inside a task started with pool.run instead, or make the function synchronous)",
+  );
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

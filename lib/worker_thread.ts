@@ -15,6 +15,7 @@
  */
 
 import { Encoder } from "./codec.ts";
+import { encodeOutcome } from "./outcome.ts";
 import { parentPort } from "./runtime/thread.ts";
 import { WorkerLoop, type WorkerSetup } from "./worker.ts";
 
@@ -41,10 +42,11 @@ port.onMessage(async (message) => {
   try {
     module = await import(setup.moduleUrl);
   } catch (error) {
-    // The loader's own error, carried as the codec carries errors (name, message, stack, cause).
+    // The loader's own error, carried as the codec carries errors (name, message, stack, cause); a value
+    // that is not an Error (Bun's ResolveMessage, BuildMessage) keeps its name, message and position.
     const encoder = new Encoder();
-    const length = encoder.encode(error, "error");
-    port.post({ type: "load-error", bytes: encoder.bytes.slice(0, length) });
+    encodeOutcome(encoder, error, true);
+    port.post({ type: "load-error", bytes: encoder.bytes.slice() });
     return;
   }
   const [names, functions] = taskFunctions(module);

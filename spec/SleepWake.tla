@@ -10,6 +10,8 @@
 (* code: lib/sleep.ts                                                       *)
 (* code: lib/worker.ts                                                      *)
 (* code: lib/pool.ts                                                        *)
+(* code: lib/completion.ts                                                  *)
+(* code: lib/submission.ts                                                  *)
 (*                                                                          *)
 (* Threads. Workers run the loop: pop their own deque, pop the injector    *)
 (* (moving a batch along into their deque, then newWork), steal half of    *)

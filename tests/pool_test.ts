@@ -267,7 +267,10 @@ test("bad input: workers <= 0, NaN or fractional is a RangeError naming the valu
   for (const workers of [0, -1, NaN, 1.5]) {
     const error = await assertRejects(Pool.create(TASKS, { workers }));
     assert(error instanceof RangeError, `RangeError for ${workers}`);
-    assert((error as Error).message.includes(`'workers' must be a positive integer: received ${workers}`), "message");
+    assert(
+      (error as Error).message.includes(`'workers' must be an integer from 1 to 1023: received ${workers}`),
+      `message: ${(error as Error).message}`,
+    );
   }
   const size = await assertRejects(Pool.create(TASKS, { workers: 1, taskCapacity: 100 }));
   assert(size instanceof RangeError && (size as Error).message.includes("received 100"), "taskCapacity 100");

@@ -40,7 +40,7 @@ export interface ThreadHandle {
   onMessage(listener: (message: unknown) => void): void;
   /** Calls `listener` when the thread dies of an uncaught error, with that error. */
   onError(listener: (error: unknown) => void): void;
-  /** Calls `listener` when the thread has exited, with its exit code (worker_threads only; web workers report none). */
+  /** Calls `listener` when the thread has exited, with its exit code (worker_threads, and Bun's web Worker). */
   onExit(listener: (code: number) => void): void;
   /** Stops the thread (forcibly where the runtime can; see DESIGN.md on Deno and `Atomics.wait`). */
   terminate(): void;
@@ -48,6 +48,18 @@ export interface ThreadHandle {
   unref(): void;
   /** Undoes {@link ThreadHandle.unref}. */
   ref(): void;
+}
+
+/** Memory limits of a worker thread's JavaScript heap, in MB (node:worker_threads' `resourceLimits`). */
+export interface ResourceLimits {
+  /** The main heap's limit. */
+  maxOldGenerationSizeMb?: number;
+  /** The heap for recently created objects. */
+  maxYoungGenerationSizeMb?: number;
+  /** Pre-allocated memory for generated code. */
+  codeRangeSizeMb?: number;
+  /** The default maximum stack size, in MB. */
+  stackSizeMb?: number;
 }
 
 /** A thread's side of the channel to its parent. */
@@ -73,11 +85,18 @@ export interface ParentPort {
  * thread.post({ hello: "thread" });
  * ```
  */
-export async function startThread(url: URL, name: string): Promise<ThreadHandle> {
+export async function startThread(url: URL, name: string, resourceLimits?: ResourceLimits): Promise<ThreadHandle> {
   if (threadApi === "worker_threads") {
     const { Worker } = await import("node:worker_threads");
     const { fileURLToPath } = await import("node:url");
-    const worker = new Worker(url.protocol === "file:" ? fileURLToPath(url.href) : url.href, { name });
+    // Deno kills the whole process (a V8 fatal error) when a worker without resource limits runs out of
+    // memory; with limits, only the worker dies (ERR_WORKER_OUT_OF_MEMORY), as on Node. So Deno's workers
+    // always get the main heap's own limit unless the pool was given one.
+    const limits = resourceLimits ?? ("Deno" in globalThis ? await mainHeapLimits() : undefined);
+    const worker = new Worker(url.protocol === "file:" ? fileURLToPath(url.href) : url.href, {
+      name,
+      ...(limits === undefined ? {} : { resourceLimits: limits }),
+    });
     return {
       post: (message) => worker.postMessage(message),
       onMessage: (listener) => void worker.on("message", listener),
@@ -99,12 +118,21 @@ export async function startThread(url: URL, name: string): Promise<ThreadHandle>
         event.preventDefault();
         listener((event as ErrorEvent).error ?? new Error((event as ErrorEvent).message));
       }),
-    onExit: () => {},
+    // Bun's web Worker reports its thread's end (process.exit in it, or terminate) as a "close" event with
+    // the exit code; browsers report none (a browser worker dies only by an uncaught error, seen above).
+    onExit: (listener) =>
+      worker.addEventListener("close", (event) => listener((event as unknown as { code?: number }).code ?? 0)),
     terminate: () => worker.terminate(),
     // Bun's web Worker has unref/ref; browsers' do not.
     unref: () => maybeRef.unref?.(),
     ref: () => maybeRef.ref?.(),
   };
+}
+
+/** The main heap's limit, as worker resource limits (Deno's default for a worker is none at all). */
+async function mainHeapLimits(): Promise<ResourceLimits> {
+  const v8 = await import("node:v8");
+  return { maxOldGenerationSizeMb: Math.floor(v8.getHeapStatistics().heap_size_limit / 2 ** 20) };
 }
 
 /**

@@ -1,0 +1,187 @@
+/**
+ * The main thread's side of task completion: wait for workers to queue finished tasks, read their
+ * results, settle them, free their records.
+ *
+ * What it owns: the completion-wait protocol with the workers (the `mainWaiting` control word), the
+ * completions that cannot be settled yet (their result names a SharedArrayBuffer whose message has not
+ * arrived, or travels by message itself), and the result payloads that came by message.
+ *
+ * The protocol: workers push finished handles into the completion queue and notify the main thread only
+ * if it said it waits: the main thread stores `mainWaiting = 1`, re-checks the queue, and waits with
+ * `Atomics.waitAsync`; a worker that sees the word exchanges it back to 0 and notifies. One wake settles
+ * a whole batch (spec: `SleepWake.tla`, the Main* and Finish* actions).
+ *
+ * Invariants:
+ * - A record is freed once per generation ({@link TaskTable.releaseHandle}): a completion whose task was
+ *   settled already (terminated, or failed by a worker's death) only frees its record, and a stale report
+ *   (a handle whose record has been reused) frees nothing.
+ * - Reading completions never runs user code (the ledger defers `onError`), so {@link CompletionReader.drain}
+ *   cannot be re-entered by the code it calls; a guard makes a nested call a no-op all the same.
+ *
+ * Threads: the thread that created the pool.
+ *
+ * @module
+ */
+
+import { mem } from "./atomics.ts";
+import { type BufferRegistry, MissingBuffer } from "./buffers.ts";
+import { decode } from "./codec.ts";
+import { type Injector, QUEUE_EMPTY } from "./injector.ts";
+import { ControlWords } from "./layout.ts";
+import { Settled, type TaskLedger } from "./ledger.ts";
+import { Outcome, PAYLOAD_BY_MESSAGE, RecordWords, type TaskTable } from "./task.ts";
+
+/**
+ * Reads the completion queue and settles finished tasks.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const reader = new CompletionReader(control, completions, table, ledger, buffers, () => submitter.feed());
+ * reader.arm(); // after a submission: wait for its completion
+ * ```
+ */
+export class CompletionReader {
+  private waiting = false;
+  private draining = false;
+  private stopped = false;
+  private deferred: number[] = [];
+  /** Result payloads that came by message (no free blocks), by handle, until their completion is read. */
+  private readonly messagePayloads = new Map<number, Uint8Array>();
+
+  private readonly control: Int32Array;
+  private readonly completions: Injector;
+  private readonly table: TaskTable;
+  private readonly ledger: TaskLedger;
+  private readonly buffers: BufferRegistry;
+  private readonly freed: () => void;
+  /**
+   * @param control The pool's control words.
+   * @param completions The completion queue.
+   * @param table The task records.
+   * @param ledger The submitted tasks.
+   * @param buffers Shared buffers passed by reference.
+   * @param freed Called after records were freed (places backlog entries).
+   */
+  constructor(
+    control: Int32Array,
+    completions: Injector,
+    table: TaskTable,
+    ledger: TaskLedger,
+    buffers: BufferRegistry,
+    freed: () => void,
+  ) {
+    this.control = control;
+    this.completions = completions;
+    this.table = table;
+    this.ledger = ledger;
+    this.buffers = buffers;
+    this.freed = freed;
+  }
+
+  /** Waits for the next completion (once), unless nothing is pending or the pool stopped. */
+  arm(): void {
+    if (this.waiting || this.stopped || this.ledger.pending === 0) return;
+    // Say we wait, then look once more: a worker that pushed before seeing the word is found here.
+    mem.store(this.control, ControlWords.mainWaiting, 1); // spec: MainAnnounceWaiting
+    if (this.completions.length > 0) { // spec: MainRecheckCompletions
+      mem.store(this.control, ControlWords.mainWaiting, 0); // spec: MainRetractWaiting
+      this.waiting = true;
+      queueMicrotask(() => this.onWake());
+      return;
+    }
+    const result = mem.waitAsync(this.control, ControlWords.mainWaiting, 1); // spec: MainWaitAsync
+    this.waiting = true;
+    if (result.async) result.value.then(() => this.onWake());
+    else queueMicrotask(() => this.onWake());
+  }
+
+  /** The pool stopped: read nothing more. */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  /** Settles every completion queued now (and deferred ones that can be), then lets the backlog in. */
+  drain(): void {
+    if (this.draining || this.stopped) return;
+    this.draining = true;
+    try {
+      for (;;) {
+        const handle = this.completions.pop(); // spec: MainPopCompletion
+        if (handle === QUEUE_EMPTY) break;
+        if (!this.tryComplete(handle)) this.deferred.push(handle);
+      }
+      if (this.deferred.length > 0) {
+        const again = this.deferred;
+        this.deferred = [];
+        for (const handle of again) if (!this.tryComplete(handle)) this.deferred.push(handle);
+      }
+    } finally {
+      this.draining = false;
+    }
+    this.freed();
+  }
+
+  /**
+   * A result payload that travelled by message (it found no free blocks).
+   *
+   * @param handle The task's handle.
+   * @param bytes Its encoded outcome.
+   */
+  payloadArrived(handle: number, bytes: Uint8Array): void {
+    this.messagePayloads.set(handle, bytes);
+    if (this.deferred.length > 0) this.drain();
+  }
+
+  /** A shared buffer arrived: completions that named it may settle now. */
+  bufferArrived(): void {
+    if (this.deferred.length > 0) this.drain();
+  }
+
+  private onWake(): void {
+    this.waiting = false;
+    mem.store(this.control, ControlWords.mainWaiting, 0); // spec: MainClearWaiting
+    this.drain();
+    this.arm();
+  }
+
+  /**
+   * Settles a DONE record's task; false if its result waits for a message (a shared buffer it names, or
+   * the payload itself when it found no free blocks) that has not arrived yet.
+   */
+  private tryComplete(handle: number): boolean {
+    const table = this.table;
+    const index = table.indexOf(handle);
+    const entry = this.ledger.placed[index];
+    if (entry === undefined || entry.handle !== handle) {
+      // Settled already (terminated, or its worker was declared dead): only the record is left to free,
+      // if this report is current (releaseHandle checks the generation).
+      this.messagePayloads.delete(handle);
+      table.releaseHandle(handle);
+      return true;
+    }
+    // Plain reads: ordered by the completion-queue pop that handed us the handle.
+    const outcome = mem.read(table.words, table.at(index, RecordWords.outcome));
+    const byMessage = mem.read(table.words, table.at(index, RecordWords.payloadLength)) === PAYLOAD_BY_MESSAGE;
+    const bytes = byMessage ? this.messagePayloads.get(handle) : undefined;
+    if (byMessage && bytes === undefined) return false; // its message has not arrived yet
+    let value: unknown;
+    let how = outcome === Outcome.VALUE ? Settled.VALUE : Settled.ERROR;
+    try {
+      value = bytes !== undefined
+        ? decode(bytes, 0, bytes.length, this.buffers.resolve)
+        : table.readPayload(index, this.buffers.resolve);
+    } catch (error) {
+      if (error instanceof MissingBuffer) return false;
+      value = error;
+      how = Settled.ERROR;
+    }
+    this.ledger.placed[index] = undefined;
+    if (byMessage) {
+      this.messagePayloads.delete(handle);
+      mem.write(table.words, table.at(index, RecordWords.payloadLength), 0);
+    }
+    table.releaseHandle(handle);
+    this.ledger.settle(entry, how, value);
+    return true;
+  }
+}

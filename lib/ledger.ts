@@ -1,0 +1,211 @@
+/**
+ * The main thread's ledger of submitted tasks: who waits for each one, and the one step that settles it.
+ *
+ * What it owns: an {@link Entry} per submitted task (its promise's callbacks, or none for `spawn`), the
+ * entries placed in task records (by record index), the counters (submitted, pending, settled), the
+ * `drain()` waiters, and what keeps the process alive while tasks are pending.
+ *
+ * Invariants:
+ * - Every entry settles exactly once: {@link TaskLedger.settle} checks and sets `settled` before anything
+ *   else, so a second report of the same task (a completion after `terminate()`, a crash report racing a
+ *   completion) is a no-op, counted in {@link TaskLedger.duplicateSettles}.
+ * - **No user code runs inside the ledger.** Settling calls only the native `resolve` / `reject` of the
+ *   task's promise (whose reactions run later, as microtasks) and resolves `drain()` promises the same
+ *   way. The one callback into user code, `onError` for a failed `spawn`, is deferred to a microtask of
+ *   its own: it runs after the bookkeeping that settled the task is complete, so it may submit, close or
+ *   terminate the pool, or throw, without finding the pool half-updated. An `onError` that throws is
+ *   reported as an unhandled rejection (the runtime's policy applies), and the pool carries on.
+ *
+ * Threads: the thread that created the pool (usually the main thread).
+ *
+ * @module
+ */
+
+/** A submitted task, as the main thread tracks it until it settles. */
+export interface Entry {
+  /** Submission order (drain() counts down the tasks submitted before it). */
+  readonly seq: number;
+  /** The task's name. */
+  readonly task: string;
+  /** The task's index in the module's sorted export names. */
+  readonly taskId: number;
+  /** Its record's handle once placed, else -1. */
+  handle: number;
+  /** The promise's resolve (undefined for spawn). */
+  readonly resolve: ((value: unknown) => void) | undefined;
+  /** The promise's reject (undefined for spawn: errors go to onError). */
+  readonly reject: ((error: unknown) => void) | undefined;
+  /** The encoded arguments, kept only while the entry waits in the backlog. */
+  bytes: Uint8Array | undefined;
+  /** Set once, when the task settles: the guard that makes settling happen exactly once. */
+  settled: boolean;
+}
+
+/** How a task settled. */
+export const Settled = Object.freeze({
+  /** With its value. */
+  VALUE: 0,
+  /** With an error: the task's own or a pool error. */
+  ERROR: 1,
+});
+
+/**
+ * The main thread's record of every task in flight, and the exactly-once settle step.
+ *
+ * @example Usage
+ * ```ts
+ * import { type Entry, Settled, TaskLedger } from "./ledger.ts";
+ * const ledger = new TaskLedger(4, undefined);
+ * let entry: Entry | undefined;
+ * const result = new Promise((resolve, reject) => (entry = ledger.open("add", 0, resolve, reject)));
+ * ledger.settle(entry!, Settled.VALUE, 3);
+ * ledger.settle(entry!, Settled.VALUE, 4); // a second report: ignored, counted
+ * console.log(await result, ledger.duplicateSettles); // 3 1
+ * ```
+ */
+export class TaskLedger {
+  /** By record index: the entry placed in that record, if any. */
+  readonly placed: (Entry | undefined)[];
+  /** Tasks submitted since creation. */
+  submitted = 0;
+  /** Tasks settled. */
+  completed = 0;
+  /** Submitted and not yet settled. */
+  pending = 0;
+  /** Reports of a task that had settled already (ignored). */
+  duplicateSettles = 0;
+  private nextSeq = 0;
+  private readonly drainWaiters: { upTo: number; remaining: number; resolve: () => void }[] = [];
+  private keepAlive: ReturnType<typeof setInterval> | undefined;
+  private readonly onError: ((error: unknown, task: string) => void) | undefined;
+
+  /**
+   * @param taskCapacity The number of task records (entries are placed by record index).
+   * @param onError The pool's handler of errors of spawned tasks, if any.
+   */
+  constructor(taskCapacity: number, onError: ((error: unknown, task: string) => void) | undefined) {
+    this.placed = new Array(taskCapacity).fill(undefined);
+    this.onError = onError;
+  }
+
+  /**
+   * Records a new submission.
+   *
+   * @param task The task's name.
+   * @param taskId Its index in the module's export names.
+   * @param resolve The promise's resolve, or undefined for spawn.
+   * @param reject The promise's reject, or undefined for spawn.
+   * @returns The entry, pending.
+   */
+  open(
+    task: string,
+    taskId: number,
+    resolve: ((value: unknown) => void) | undefined,
+    reject: ((error: unknown) => void) | undefined,
+  ): Entry {
+    const entry: Entry = {
+      seq: this.nextSeq++,
+      task,
+      taskId,
+      handle: -1,
+      resolve,
+      reject,
+      bytes: undefined,
+      settled: false,
+    };
+    this.submitted++;
+    // While tasks are pending, keep the process alive: a pending Atomics.waitAsync does not.
+    if (++this.pending === 1) this.keepAlive ??= setInterval(() => {}, 2 ** 30);
+    return entry;
+  }
+
+  /**
+   * Settles `entry` exactly once: the first call resolves or rejects its promise (or defers `onError` for
+   * a failed spawn); later calls are counted and ignored.
+   *
+   * @param entry The entry.
+   * @param how {@link Settled.VALUE} or {@link Settled.ERROR}.
+   * @param value The result or the error.
+   * @returns Whether this call settled it.
+   */
+  settle(entry: Entry, how: number, value: unknown): boolean {
+    if (entry.settled) {
+      this.duplicateSettles++;
+      return false;
+    }
+    entry.settled = true;
+    entry.bytes = undefined;
+    this.pending--;
+    this.completed++;
+    if (how === Settled.VALUE) entry.resolve?.(value);
+    else if (entry.reject !== undefined) entry.reject(value);
+    else this.report(value, entry.task);
+    if (this.pending === 0) this.releaseProcess();
+    if (this.drainWaiters.length > 0) this.countDown(entry.seq);
+    return true;
+  }
+
+  /**
+   * Reports an error nobody awaits (a failed spawn, a replacement worker that could not start): to
+   * `onError`, in a microtask of its own, or else as an unhandled rejection.
+   *
+   * @param error The error.
+   * @param task The task's name (or what failed).
+   */
+  report(error: unknown, task: string): void {
+    const onError = this.onError;
+    if (onError === undefined) {
+      void Promise.reject(error);
+      return;
+    }
+    // Deferred: the handler may submit, close, terminate or throw; the pool's state is whole by then.
+    queueMicrotask(() => {
+      try {
+        onError(error, task);
+      } catch (thrown) {
+        // The handler's own failure is the application's: raise it as the runtime raises any.
+        void Promise.reject(thrown);
+      }
+    });
+  }
+
+  /**
+   * Resolves when every task submitted before this call has settled.
+   *
+   * @returns A promise that never rejects.
+   */
+  drain(): Promise<void> {
+    // Every task pending now was submitted before this call, and every later one has a larger seq.
+    if (this.pending === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drainWaiters.push({ upTo: this.nextSeq, remaining: this.pending, resolve }));
+  }
+
+  /**
+   * Every entry not yet settled: placed in a record, or waiting in the backlog.
+   *
+   * @param backlog The entries waiting for a record, in order.
+   * @returns A snapshot: placed entries, then the backlog's.
+   */
+  unsettled(backlog: Iterable<Entry>): Entry[] {
+    const all: Entry[] = [];
+    for (const entry of this.placed) if (entry !== undefined && !entry.settled) all.push(entry);
+    for (const entry of backlog) if (!entry.settled) all.push(entry);
+    return all;
+  }
+
+  /** Lets the process exit (nothing pending, or the pool stopped). */
+  releaseProcess(): void {
+    if (this.keepAlive !== undefined) clearInterval(this.keepAlive);
+    this.keepAlive = undefined;
+  }
+
+  private countDown(seq: number): void {
+    for (let i = 0; i < this.drainWaiters.length;) {
+      const waiter = this.drainWaiters[i];
+      if (seq < waiter.upTo && --waiter.remaining === 0) {
+        waiter.resolve();
+        this.drainWaiters.splice(i, 1);
+      } else i++;
+    }
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * The pool's options: their defaults, and the checks that turn a bad option into an error that names the
+ * option, the rule and the value received (never an internal name, never a raw TypeError).
+ *
+ * What it owns: {@link PoolOptions} and {@link resolveOptions}. The sizes' rules are those of `layout.ts`
+ * (which checks them again, as the layout's own contract), stated here in the options' own words.
+ *
+ * Threads: any.
+ *
+ * @module
+ */
+
+import type { PoolShape } from "./layout.ts";
+import type { ResourceLimits } from "./runtime/thread.ts";
+
+/** Options of `Pool.create`. Every size has a default that suits small tasks. */
+export interface PoolOptions {
+  /** Worker threads: an integer from 1 to 1023 (default: the hardware's parallelism). */
+  workers?: number;
+  /** A name for the threads (shown in debuggers and error messages). Default "filch". */
+  name?: string;
+  /** Slots per worker deque, a power of two from 2 to 2^28 (default 256). */
+  dequeCapacity?: number;
+  /** Tasks in flight in shared memory at once, a power of two from 2 to 2^20 (default 4096); more wait in order. */
+  taskCapacity?: number;
+  /** Payload bytes inside each task record, a multiple of 64 (default 192). */
+  inlineBytes?: number;
+  /** Bytes per overflow block for larger payloads, a multiple of 64 from 128 (default 1024). */
+  blockBytes?: number;
+  /** Overflow blocks, a power of two from 2 to 2^28 (default 4096). */
+  blocks?: number;
+  /**
+   * Called with the error of a task started by `spawn` (default: raised as an unhandled rejection). It runs
+   * in a microtask of its own, after the pool's bookkeeping: it may submit, close or terminate the pool.
+   * If it throws, that error is raised as an unhandled rejection and the pool carries on.
+   */
+  onError?: (error: unknown, task: string) => void;
+  /** How long a worker may take to load the task module, in ms (default 60,000); then creation rejects. */
+  loadTimeout?: number;
+  /**
+   * Heap limits of each worker thread, in MB (Node and Deno; Bun's workers have none, so giving them there
+   * is an error). A worker over its limit dies: its tasks reject with `WorkerCrashedError`, and a
+   * replacement starts. Deno's workers default to the main heap's limit.
+   */
+  resourceLimits?: ResourceLimits;
+}
+
+/** The options with their defaults applied and checked. */
+export interface ResolvedOptions {
+  shape: PoolShape;
+  name: string;
+  onError: ((error: unknown, task: string) => void) | undefined;
+  loadTimeout: number;
+  resourceLimits: ResourceLimits | undefined;
+}
+
+const DEFAULTS = { dequeCapacity: 256, taskCapacity: 4096, inlineBytes: 192, blockBytes: 1024, blocks: 4096 };
+
+/**
+ * Applies the defaults and checks every option.
+ *
+ * @param options What the caller passed (anything: it is checked).
+ * @returns The options to build the pool from.
+ * @throws {TypeError} If `options` is not an object, or an option has the wrong type (the message names it).
+ * @throws {RangeError} If a number breaks its rule (the message names the option, the rule and the value).
+ *
+ * @example Usage
+ * ```ts
+ * import { resolveOptions } from "./options.ts";
+ * console.log(resolveOptions({ workers: 2 }).shape.taskCapacity); // 4096
+ * try {
+ *   resolveOptions({ taskCapacity: 100 });
+ * } catch (error) {
+ *   console.log((error as Error).message); // Cannot create pool as 'taskCapacity' must be a power of two from 2 to 2^20: received 100
+ * }
+ * ```
+ */
+export function resolveOptions(options: unknown): ResolvedOptions {
+  if (options === undefined) options = {};
+  if (options === null || typeof options !== "object" || Array.isArray(options)) {
+    throw new TypeError(`Cannot create pool as 'options' must be an object: received ${describe(options)}`);
+  }
+  const o = options as PoolOptions;
+  const workers = o.workers === undefined ? defaultWorkers() : o.workers;
+  integer("workers", workers, 1, 1023, "an integer from 1 to 1023");
+  const shape: PoolShape = {
+    workers,
+    dequeCapacity: powerOfTwo("dequeCapacity", o.dequeCapacity ?? DEFAULTS.dequeCapacity, 2 ** 28),
+    taskCapacity: powerOfTwo("taskCapacity", o.taskCapacity ?? DEFAULTS.taskCapacity, 2 ** 20),
+    inlineBytes: multipleOf64("inlineBytes", o.inlineBytes ?? DEFAULTS.inlineBytes, 0),
+    blockBytes: multipleOf64("blockBytes", o.blockBytes ?? DEFAULTS.blockBytes, 128),
+    blocks: powerOfTwo("blocks", o.blocks ?? DEFAULTS.blocks, 2 ** 28),
+  };
+  if (o.name !== undefined && typeof o.name !== "string") {
+    throw new TypeError(`Cannot create pool as 'name' must be a string: received ${describe(o.name)}`);
+  }
+  if (o.onError !== undefined && typeof o.onError !== "function") {
+    throw new TypeError(`Cannot create pool as 'onError' must be a function: received ${describe(o.onError)}`);
+  }
+  const loadTimeout = o.loadTimeout ?? 60_000;
+  if (typeof loadTimeout !== "number" || !(loadTimeout > 0) || loadTimeout > 2 ** 31 - 1) {
+    throw new RangeError(
+      `Cannot create pool as 'loadTimeout' must be a positive number of ms up to 2^31 - 1: received ${
+        describe(loadTimeout)
+      }`,
+    );
+  }
+  const limits = o.resourceLimits;
+  if (limits !== undefined) {
+    if (limits === null || typeof limits !== "object") {
+      throw new TypeError(`Cannot create pool as 'resourceLimits' must be an object: received ${describe(limits)}`);
+    }
+    if ("Bun" in globalThis) {
+      throw new TypeError(
+        "Cannot create pool as 'resourceLimits' is not supported on Bun: its worker threads ignore heap limits " +
+          "(remove the option when running on Bun)",
+      );
+    }
+    for (const [key, value] of Object.entries(limits)) {
+      if (!["maxOldGenerationSizeMb", "maxYoungGenerationSizeMb", "codeRangeSizeMb", "stackSizeMb"].includes(key)) {
+        throw new TypeError(`Cannot create pool as 'resourceLimits.${key}' is not a resource limit`);
+      }
+      if (typeof value !== "number" || !(value > 0)) {
+        throw new RangeError(
+          `Cannot create pool as 'resourceLimits.${key}' must be a positive number of MB: received ${describe(value)}`,
+        );
+      }
+    }
+  }
+  return { shape, name: o.name ?? "filch", onError: o.onError, loadTimeout, resourceLimits: limits };
+}
+
+function integer(name: string, value: unknown, min: number, max: number, rule: string): asserts value is number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+    throw new (typeof value === "number" ? RangeError : TypeError)(
+      `Cannot create pool as '${name}' must be ${rule}: received ${describe(value)}`,
+    );
+  }
+}
+
+function powerOfTwo(name: string, value: unknown, max: number): number {
+  const rule = `a power of two from 2 to 2^${Math.log2(max)}`;
+  integer(name, value, 2, max, rule);
+  if ((value & (value - 1)) !== 0) {
+    throw new RangeError(`Cannot create pool as '${name}' must be ${rule}: received ${value}`);
+  }
+  return value;
+}
+
+function multipleOf64(name: string, value: unknown, min: number): number {
+  const rule = min === 0 ? "a non-negative multiple of 64" : `a multiple of 64 from ${min}`;
+  integer(name, value, min, 2 ** 30, rule);
+  if (value % 64 !== 0) throw new RangeError(`Cannot create pool as '${name}' must be ${rule}: received ${value}`);
+  return value;
+}
+
+/** A value as a message shows it: strings quoted and typed, so that "2" and 2 read differently. */
+function describe(value: unknown): string {
+  if (typeof value === "string") return `'${value}' (a string)`;
+  if (value === null) return "null";
+  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return String(value);
+  if (typeof value === "function") return "a function";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : typeof value;
+}
+
+function defaultWorkers(): number {
+  const n = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency;
+  return typeof n === "number" && n > 0 ? Math.min(n, 1023) : 2;
+}

@@ -1,0 +1,167 @@
+/**
+ * The main thread's side of submission: encode a task's arguments, place it in a record and publish it
+ * to the workers, or keep it in order in the backlog until a record frees up.
+ *
+ * What it owns: the main thread's encoder, the backlog, and placing (take a record, write the payload,
+ * publish QUEUED, push the handle into the injector, wake a sleeping worker: spec `SubmitPushInjector`).
+ *
+ * Invariants:
+ * - Submission order: nothing overtakes the backlog; an entry is placed only when every older one was.
+ * - The encoder is never live across a call into user code. Encoding runs user code (getters in the
+ *   arguments) and a getter may submit again: a nested submission gets an encoder of its own
+ *   ({@link Submitter.encode}), and the outer one's bytes are consumed (placed or copied into the
+ *   backlog) before anything else can run — settling never calls user code synchronously (see ledger.ts).
+ *
+ * Threads: the thread that created the pool.
+ *
+ * @module
+ */
+
+import { mem } from "./atomics.ts";
+import { Encoder } from "./codec.ts";
+import type { Injector } from "./injector.ts";
+import type { Entry, TaskLedger } from "./ledger.ts";
+import type { Sleep } from "./sleep.ts";
+import { NO_RECORD, Origin, RecordWords, TaskState, type TaskTable } from "./task.ts";
+
+/**
+ * Places submitted tasks in shared memory, in order.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const encoder = submitter.encode(args); // may run getters, may throw a TypeError
+ * const entry = ledger.open("add", taskId, resolve, reject);
+ * submitter.enqueue(entry, encoder, () => reader.drain());
+ * ```
+ */
+export class Submitter {
+  private readonly encoder: Encoder;
+  private encoding = false;
+  private readonly backlog: Entry[] = [];
+  private backlogHead = 0;
+
+  private readonly table: TaskTable;
+  private readonly injector: Injector;
+  private readonly sleep: Sleep;
+  private readonly ledger: TaskLedger;
+  private readonly shareBuffer: (buffer: SharedArrayBuffer) => number;
+  /**
+   * @param table The task records.
+   * @param injector The queue workers take submitted tasks from.
+   * @param sleep The sleep protocol (to wake a worker for new work).
+   * @param ledger The submitted tasks (entries are placed by record index).
+   * @param shareBuffer Registers a SharedArrayBuffer passed by reference; returns its id.
+   */
+  constructor(
+    table: TaskTable,
+    injector: Injector,
+    sleep: Sleep,
+    ledger: TaskLedger,
+    shareBuffer: (buffer: SharedArrayBuffer) => number,
+  ) {
+    this.table = table;
+    this.injector = injector;
+    this.sleep = sleep;
+    this.ledger = ledger;
+    this.shareBuffer = shareBuffer;
+
+    this.encoder = new Encoder({ shareBuffer });
+  }
+
+  /**
+   * Encodes a task's arguments. Runs user code (getters); a nested call, from such a getter, uses an
+   * encoder of its own.
+   *
+   * @param args The arguments.
+   * @returns The encoder holding them, valid until the caller's {@link Submitter.enqueue}.
+   * @throws {TypeError} If an argument cannot cross threads (the message names its path).
+   */
+  encode(args: unknown[]): Encoder {
+    const encoder = this.encoding ? new Encoder({ shareBuffer: this.shareBuffer }) : this.encoder;
+    const outer = !this.encoding;
+    this.encoding = true;
+    try {
+      encoder.encode(args, "args");
+    } finally {
+      if (outer) this.encoding = false;
+    }
+    return encoder;
+  }
+
+  /**
+   * Places `entry` now, or appends it to the backlog. Runs no user code.
+   *
+   * @param entry The ledger's entry for the task.
+   * @param encoder Its encoded arguments (from {@link Submitter.encode}).
+   * @param reclaim Settles finished tasks now, freeing their records (tried once when none is free).
+   */
+  enqueue(entry: Entry, encoder: Encoder, reclaim: () => void): void {
+    if (this.backlogHead === this.backlog.length) {
+      if (this.place(entry, encoder)) return;
+      // Out of records or blocks: settle what is done (freeing some), then try once more.
+      reclaim();
+      if (this.backlogHead === this.backlog.length && this.place(entry, encoder)) return;
+    }
+    entry.bytes = encoder.bytes.slice();
+    this.backlog.push(entry);
+  }
+
+  /** Places backlog entries, oldest first, while records are free. */
+  feed(): void {
+    const backlog = this.backlog;
+    while (this.backlogHead < backlog.length) {
+      const entry = backlog[this.backlogHead];
+      if (entry.settled) {
+        this.backlogHead++;
+        continue;
+      }
+      if (!this.place(entry, entry.bytes!)) break;
+      entry.bytes = undefined;
+      this.backlogHead++;
+    }
+    if (this.backlogHead === backlog.length && this.backlogHead > 0) {
+      backlog.length = 0;
+      this.backlogHead = 0;
+    }
+  }
+
+  /** The entries waiting for a record, in order. */
+  *waiting(): Iterable<Entry> {
+    for (let i = this.backlogHead; i < this.backlog.length; i++) yield this.backlog[i];
+  }
+
+  /** How many entries wait for a record. */
+  get backlogLength(): number {
+    return this.backlog.length - this.backlogHead;
+  }
+
+  /** Forgets the backlog (its entries were settled by terminate). */
+  clear(): void {
+    this.backlog.length = 0;
+    this.backlogHead = 0;
+  }
+
+  /** Takes a record, writes the payload, publishes the task to the injector. */
+  private place(entry: Entry, payload: Uint8Array | Encoder): boolean {
+    const table = this.table;
+    const handle = table.allocate();
+    if (handle === NO_RECORD) return false;
+    const index = table.indexOf(handle);
+    const written = payload instanceof Uint8Array
+      ? table.writePayload(index, payload)
+      : table.writeEncoded(index, payload);
+    if (!written) {
+      table.release(index);
+      return false;
+    }
+    mem.write(table.words, table.at(index, RecordWords.task), entry.taskId);
+    mem.write(table.words, table.at(index, RecordWords.origin), Origin.MAIN);
+    entry.handle = handle;
+    this.ledger.placed[index] = entry;
+    // Publishes the record (payload, task) to the worker that pops the handle.
+    mem.store(table.words, table.at(index, RecordWords.state), TaskState.QUEUED);
+    this.injector.pushPatiently(handle); // spec: SubmitPushInjector
+    this.sleep.newWork();
+    return true;
+  }
+}

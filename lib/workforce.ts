@@ -1,0 +1,235 @@
+/**
+ * The pool's worker threads, from start to stop: start each one and wait until it has loaded the task
+ * module, notice its death on every runtime, and start a replacement on the same deque.
+ *
+ * What it owns: one {@link Slot} per worker index (the thread, whether it is ready, whether its death was
+ * handled), the set-up messages, and the rare messages a running worker sends (a SharedArrayBuffer it
+ * passes by reference, a result payload that found no free blocks).
+ *
+ * Invariants:
+ * - A death is handled once per thread: an uncaught error is followed by an exit event (and on Bun our
+ *   own `terminate()` reports a "close"); the slot's `dead` mark makes later reports no-ops, and a
+ *   replacement starts only after the mark is set (so two threads never own one deque).
+ * - Starting cannot hang: a module that throws, a thread that exits while loading, or a load that does
+ *   not finish within `loadTimeout` rejects with a {@link ModuleLoadError} naming the module.
+ * - Deaths are noticed on every runtime: worker_threads' `exit` (Node, Deno), Bun's "close" event, and
+ *   the `error` event (browsers, where a worker dies only by an uncaught error).
+ *
+ * Threads: the thread that created the pool.
+ *
+ * @module
+ */
+
+import { decode } from "./codec.ts";
+import { ModuleLoadError, toError } from "./errors.ts";
+import { type ResourceLimits, startThread, type ThreadHandle } from "./runtime/thread.ts";
+import type { WorkerSetup } from "./worker.ts";
+
+/** One worker index's thread. */
+interface Slot {
+  readonly thread: ThreadHandle;
+  /** Resolves when the thread said it left its loop, or exited. */
+  readonly exited: Promise<void>;
+  readonly markExited: () => void;
+  /** Set once the thread's death was handled (or the pool stopped it). */
+  dead: boolean;
+}
+
+/** What the workforce tells the pool. */
+export interface WorkforceEvents {
+  /** A worker died after it was ready (called once per thread). */
+  died(index: number, cause: unknown): void;
+  /** A running worker passed a SharedArrayBuffer by reference. */
+  buffer(id: number, buffer: SharedArrayBuffer): void;
+  /** A result payload came by message. */
+  payload(handle: number, bytes: Uint8Array): void;
+}
+
+/** How the workforce starts threads. */
+export interface WorkforceOptions {
+  /** Thread name prefix. */
+  name: string;
+  /** The task module's URL (for messages). */
+  moduleUrl: string;
+  /** How long a worker may take to load the task module, in ms. */
+  loadTimeout: number;
+  /** Heap limits of each worker thread, where the runtime has them. */
+  resourceLimits: ResourceLimits | undefined;
+}
+
+/**
+ * Starts, watches and stops the pool's worker threads.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const workforce = new Workforce(options, events, (index) => setupFor(index));
+ * const names = await workforce.start(0); // the task module's export names
+ * ```
+ */
+export class Workforce {
+  private readonly slots: (Slot | undefined)[] = [];
+  private stopping = false;
+
+  private readonly options: WorkforceOptions;
+  private readonly events: WorkforceEvents;
+  private readonly setup: (index: number) => WorkerSetup;
+  /**
+   * @param options Names, the module, limits.
+   * @param events Where deaths and messages go.
+   * @param setup The set-up message for worker `index`.
+   */
+  constructor(
+    options: WorkforceOptions,
+    events: WorkforceEvents,
+    setup: (index: number) => WorkerSetup,
+  ) {
+    this.options = options;
+    this.events = events;
+    this.setup = setup;
+  }
+
+  /**
+   * Starts worker `index` and waits until it has loaded the task module.
+   *
+   * @param index The worker index (its deque).
+   * @returns The module's task names, sorted.
+   * @throws {ModuleLoadError} If the module threw while loading, the thread exited first, or loading took
+   * longer than `loadTimeout`.
+   */
+  async start(index: number): Promise<string[]> {
+    const { name, moduleUrl, loadTimeout, resourceLimits } = this.options;
+    // Written literally so that bundlers can see the worker entry (see DESIGN.md, wave 2, item 5).
+    const url = import.meta.url.endsWith(".ts")
+      ? new URL("./worker_thread.ts", import.meta.url)
+      : new URL("./worker_thread.js", import.meta.url);
+    const thread = await startThread(url, `${name}-${index}`, resourceLimits);
+    let markExited = () => {};
+    const exited = new Promise<void>((resolve) => (markExited = resolve));
+    const slot: Slot = { thread, exited, markExited, dead: false };
+    this.slots[index] = slot;
+    return await new Promise<string[]>((resolve, reject) => {
+      let ready = false;
+      let failed = false;
+      const fail = (error: ModuleLoadError) => {
+        if (ready || failed) return;
+        failed = true;
+        clearTimeout(timer);
+        slot.dead = true;
+        thread.terminate();
+        reject(error);
+      };
+      const timer = setTimeout(
+        () =>
+          fail(
+            new ModuleLoadError(
+              moduleUrl,
+              `a worker did not finish loading it within ${loadTimeout} ms (a top-level await that never ` +
+                "settles?): raise the pool's 'loadTimeout' if it is only slow",
+            ),
+          ),
+        loadTimeout,
+      );
+      thread.onMessage((message) => {
+        const m = message as {
+          type: string;
+          names?: string[];
+          bytes?: Uint8Array;
+          id?: number;
+          buffer?: SharedArrayBuffer;
+          handle?: number;
+        };
+        if (m.type === "ready") {
+          if (failed) return;
+          ready = true;
+          clearTimeout(timer);
+          thread.unref();
+          resolve(m.names!);
+        } else if (m.type === "load-error") {
+          const cause = decode(m.bytes!, 0, m.bytes!.length) as Error;
+          fail(new ModuleLoadError(moduleUrl, `it threw while loading: ${messageOf(cause)}`, { cause }));
+        } else if (m.type === "payload") {
+          this.events.payload(m.handle!, m.bytes!);
+        } else if (m.type === "buffer") {
+          // A buffer a worker shared (in a fork's arguments, or a result): other workers may steal a task
+          // that names it, so they need it too.
+          for (const other of this.slots) {
+            if (other !== slot && other !== undefined && !other.dead) {
+              other.thread.post({ type: "buffer", id: m.id!, buffer: m.buffer! });
+            }
+          }
+          this.events.buffer(m.id!, m.buffer!);
+        } else if (m.type === "exited") {
+          slot.markExited();
+        }
+      });
+      thread.onError((error) => {
+        if (!ready) {
+          const cause = toError(error);
+          fail(new ModuleLoadError(moduleUrl, `its worker thread failed: ${messageOf(cause)}`, { cause }));
+        } else this.died(index, slot, toError(error));
+      });
+      thread.onExit((code) => {
+        slot.markExited();
+        if (!ready) {
+          fail(
+            new ModuleLoadError(
+              moduleUrl,
+              `its worker thread exited with code ${code} while loading it (process.exit or Deno.exit at top level?)`,
+            ),
+          );
+        } else this.died(index, slot, new Error(`worker ${index} exited with code ${code}`));
+      });
+      thread.post({ type: "start", setup: this.setup(index) });
+    });
+  }
+
+  /**
+   * Sends a SharedArrayBuffer the main thread passes by reference to every live worker.
+   *
+   * @param id Its id.
+   * @param buffer The buffer.
+   */
+  share(id: number, buffer: SharedArrayBuffer): void {
+    for (const slot of this.slots) {
+      if (slot !== undefined && !slot.dead) slot.thread.post({ type: "buffer", id, buffer });
+    }
+  }
+
+  /**
+   * Waits (up to `graceMs`, if given) for every worker to leave its loop, then terminates the threads.
+   *
+   * @param graceMs How long to wait for a cooperative exit; undefined to terminate at once.
+   */
+  async stop(graceMs?: number): Promise<void> {
+    this.stopping = true;
+    const slots = this.slots.filter((s): s is Slot => s !== undefined);
+    if (graceMs !== undefined) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+      await Promise.race([Promise.all(slots.map((s) => s.exited)), grace]);
+      clearTimeout(timer);
+    }
+    for (const slot of slots) {
+      slot.dead = true;
+      slot.thread.terminate();
+    }
+  }
+
+  /** Whether worker `index` is dead and not yet replaced. */
+  isDead(index: number): boolean {
+    return this.slots[index]?.dead ?? false;
+  }
+
+  private died(index: number, slot: Slot, cause: Error): void {
+    // Handled once: an uncaught error is followed by an exit event; and our own terminate() reports too.
+    if (slot.dead || this.stopping) return;
+    slot.dead = true;
+    slot.thread.terminate();
+    slot.markExited();
+    this.events.died(index, cause);
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
