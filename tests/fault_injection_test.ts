@@ -1,0 +1,180 @@
+/**
+ * Fault injection: seeded random mixes of tasks that succeed, throw anything, return odd thenables, fork,
+ * join with large results, and end their worker thread; `spawn`s whose `onError` submits again; then
+ * close. Oracles: every submitted task settles exactly once (counted), every result is correct, drain and
+ * close return within a bound, no duplicate report reaches the ledger, and capacity is intact afterwards
+ * (a full-capacity burst is in flight at once). It prints its figures.
+ *
+ * Environment (tests only): `FILCH_FAULT_SEED` (default 20261122), `FILCH_FAULT_ROUNDS` (default 6 per
+ * runtime in CI; raise it for a long run: `FILCH_FAULT_ROUNDS=2000`).
+ *
+ * Not injected yet: kills from outside at an arbitrary instruction (a worker terminated in the middle of a
+ * queue operation can strand a slot: see README, Reliability).
+ */
+import { Pool } from "../lib/pool.ts";
+import type * as hostile from "./fixtures/hostile_tasks.ts";
+import { assert, assertEquals, test } from "./_test.ts";
+
+const TASKS = new URL("./fixtures/hostile_tasks.ts", import.meta.url);
+const env = (globalThis as unknown as { process?: { env: Record<string, string | undefined> } }).process?.env ?? {};
+const SEED = Number(env.FILCH_FAULT_SEED ?? 20261122);
+const ROUNDS = Number(env.FILCH_FAULT_ROUNDS ?? 6);
+
+/** xorshift32: the suite's only randomness, so a seed replays a round exactly (up to thread timing). */
+function random(seed: number): () => number {
+  let x = seed | 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 2 ** 32;
+  };
+}
+
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const hang = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`hang: ${what} did not settle within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, hang]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+type Kind = "add" | "fail" | "async" | "twice" | "thenThrows" | "getter" | "exit" | "deep" | "big" | "spawnRetry";
+const KINDS: Kind[] = [
+  "add",
+  "add",
+  "add",
+  "fail",
+  "async",
+  "twice",
+  "thenThrows",
+  "getter",
+  "exit",
+  "deep",
+  "big",
+  "spawnRetry",
+];
+
+test(
+  `fault injection: every task settles exactly once with the right outcome (seed ${SEED}, ${ROUNDS} rounds)`,
+  async () => {
+    const figures = { tasks: 0, settled: 0, crashes: 0, retries: 0, rounds: 0 };
+    for (let round = 0; round < ROUNDS; round++) {
+      const rand = random(SEED + round * 7919);
+      const taskCapacity = [8, 64, 4096][Math.floor(rand() * 3)];
+      let retrySettled = 0;
+      let retries = 0;
+      const retryPromises: Promise<unknown>[] = [];
+      const pool: Pool<typeof hostile> = await Pool.create<typeof hostile>(TASKS, {
+        workers: 2,
+        taskCapacity,
+        // A handler that submits again (a retry), as applications do.
+        onError: () => {
+          retries++;
+          if (pool.lifecycle === "open") retryPromises.push(pool.run("add", 1, 1).then(() => retrySettled++));
+        },
+      });
+      const n = 40 + Math.floor(rand() * 80);
+      const settledCount = new Int32Array(n);
+      const checks: Promise<void>[] = [];
+      const wrong: string[] = [];
+      let exits = 0;
+      for (let i = 0; i < n; i++) {
+        const kind = KINDS[Math.floor(rand() * KINDS.length)];
+        if (kind === "exit" && exits >= 3) continue; // a few crashes a round: each costs a thread start
+        // A task on a worker that another task's exit kills rejects with WorkerCrashedError, whatever it was.
+        const crashed = (e: unknown) => (e as Error)?.name === "WorkerCrashedError";
+        const expect = (p: Promise<unknown>, ok: (v: unknown) => boolean, err: (e: unknown) => boolean) => {
+          checks.push(p.then(
+            (v) => {
+              settledCount[i]++;
+              if (!ok(v)) wrong.push(`round ${round} task ${i} (${kind}) resolved with ${String(v)}`);
+            },
+            (e) => {
+              settledCount[i]++;
+              if (!err(e) && !crashed(e)) wrong.push(`round ${round} task ${i} (${kind}) rejected with ${String(e)}`);
+            },
+          ));
+        };
+        const never = () => false;
+        switch (kind) {
+          case "add":
+            expect(pool.run("add", i, 1), (v) => v === i + 1, never);
+            break;
+          case "fail":
+            expect(pool.run("fail", `f${i}`), never, (e) => (e as Error).message === `f${i}`);
+            break;
+          case "async":
+            expect(pool.run("asyncAdd", i, 2), (v) => v === i + 2, never);
+            break;
+          case "twice":
+            expect(pool.run("resolveTwice", i), (v) => v === i, never);
+            break;
+          case "thenThrows":
+            expect(pool.run("thenThrows"), never, (e) => e instanceof RangeError);
+            break;
+          case "getter":
+            expect(pool.run("getterThrows"), never, (e) => e instanceof Error);
+            break;
+          case "exit":
+            exits++;
+            expect(pool.run("exitThread", 3), never, (e) => (e as Error).name === "WorkerCrashedError");
+            break;
+          case "deep":
+            expect(pool.run("deepJoin", 6), (v) => v === 64, (e) => (e as Error).name === "WorkerCrashedError");
+            break;
+          case "big":
+            expect(
+              pool.run("scopeOfBigResults", 4, 20_000),
+              (v) => v === 80_000,
+              (e) => (e as Error).name === "WorkerCrashedError",
+            );
+            break;
+          case "spawnRetry":
+            settledCount[i]++; // a spawn has no promise: its failure reaches onError, which retries
+            pool.spawn("fail", "spawned");
+            break;
+        }
+        figures.tasks++;
+        if (rand() < 0.2) await new Promise((resolve) => setTimeout(resolve, Math.floor(rand() * 5)));
+      }
+      await within(Promise.all(checks), 60_000, `round ${round}: every task`);
+      assertEquals(wrong, [], `round ${round}: outcomes`);
+      await within(pool.drain(), 30_000, `round ${round}: drain`);
+      await within(Promise.all(retryPromises), 30_000, `round ${round}: retries`);
+      for (let i = 0; i < n; i++) {
+        assert(
+          settledCount[i] <= 1,
+          `round ${round} task ${i} settled ${settledCount[i]} times`,
+        );
+      }
+      assertEquals(retrySettled, retryPromises.length, `round ${round}: retries settled`);
+      // Capacity intact: a full-capacity burst is in flight at once.
+      const burst = Math.min(taskCapacity, 64);
+      const counter = new Int32Array(new SharedArrayBuffer(4));
+      const all = await within(
+        Promise.all(Array.from({ length: burst }, () => pool.run("barrier", counter, burst, 15_000))),
+        30_000,
+        `round ${round}: capacity burst`,
+      );
+      assertEquals(all.filter((b) => !b).length, 0, `round ${round}: burst tasks not in flight at once`);
+      const stats = pool.stats();
+      assertEquals(stats.pending, 0, `round ${round}: pending`);
+      assertEquals(stats.duplicateReports, 0, `round ${round}: duplicate reports`);
+      figures.crashes += stats.workerCrashes;
+      figures.retries += retries;
+      figures.settled += checks.length;
+      figures.rounds++;
+      await within(pool.close({ timeout: 10_000 }), 20_000, `round ${round}: close`);
+    }
+    console.log(
+      `fault injection (seed ${SEED}): ${figures.rounds} rounds, ${figures.tasks} tasks, ${figures.settled} awaited ` +
+        `settled exactly once, ${figures.crashes} worker crashes, ${figures.retries} onError retries`,
+    );
+  },
+  600_000,
+);
