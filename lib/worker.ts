@@ -29,8 +29,9 @@ import { BufferRegistry, MissingBuffer } from "./buffers.ts";
 import { Encoder } from "./codec.ts";
 import { Deque, EMPTY, RETRY, Stealer } from "./deque.ts";
 import { Injector, QUEUE_EMPTY } from "./injector.ts";
+import { latchIsSet, setLatch, waitLatch } from "./latch.ts";
 import { ControlWords, type PoolLayout, StatusWords } from "./layout.ts";
-import { Sleep } from "./sleep.ts";
+import { IDLE_POSTED, IDLE_STOPPING, Sleep } from "./sleep.ts";
 import { BUILTIN_TASKS, type ForkJoinHost, setForkJoinHost, type TaskFunction as ForkFunction } from "./join.ts";
 import { NO_RECORD, Origin, Outcome, PAYLOAD_BY_MESSAGE, RecordWords, TaskState, TaskTable } from "./task.ts";
 
@@ -190,16 +191,14 @@ export class WorkerLoop implements ForkJoinHost {
         continue;
       }
       idle = 0;
-      const jec = this.sleep.getSleepy();
-      // One more search after announcing: work posted before the announcement is found here.
-      const late = this.findWork();
+      const late = this.sleep.idle(this.index, () => this.findWork(), () => this.stopping());
       if (late >= 0) {
         const pending = this.execute(late);
         if (pending !== undefined) await pending;
         continue;
       }
-      if (this.stopping()) break; // spec: SleepyReadLifecycle
-      if (!this.sleep.fallAsleep(this.index, jec)) continue;
+      if (late === IDLE_STOPPING) break;
+      if (late === IDLE_POSTED) continue;
       this.bump(StatusWords.sleeps);
       const woken = this.pendingAsync > 0 ? await this.sleep.sleepAsync(this.index) : this.sleep.sleep(this.index);
       if (woken) this.bump(StatusWords.wakes);
@@ -391,7 +390,7 @@ export class WorkerLoop implements ForkJoinHost {
     const index = table.indexOf(handle);
     const latchAt = table.at(index, RecordWords.latch);
     let idle = 0;
-    while (mem.load(table.words, latchAt) === 0) { // spec: JoinReadLatch
+    while (!latchIsSet(table.words, latchAt)) {
       const own = this.deque.pop(); // spec: JoinPopOwn
       if (own === handle) return this.runInline(handle);
       // Not ours: b was stolen, and this is older work of an enclosing join (or a batch). Run it.
@@ -412,7 +411,7 @@ export class WorkerLoop implements ForkJoinHost {
         for (let i = 0; i < 32; i++) mem.pause();
         continue;
       }
-      mem.wait(table.words, latchAt, 0, idle <= SPIN_ROUNDS + DOZE_ROUNDS ? DOZE_MS : 1); // spec: JoinWaitLatch
+      waitLatch(table.words, latchAt, idle <= SPIN_ROUNDS + DOZE_ROUNDS ? DOZE_MS : 1);
     }
     // Done by a thief (or by us while helping): the latch store published its outcome and payload.
     // Ordered by the latch load that saw 1 (the finisher wrote the outcome before its latch store).
@@ -496,9 +495,7 @@ export class WorkerLoop implements ForkJoinHost {
     if (forked) {
       // Set, then wake: a joiner that checked the latch before this store waits on the word with the
       // value 0 and is woken by the notify; one that checks after it sees 1 and does not wait.
-      const latchAt = table.at(index, RecordWords.latch);
-      mem.store(table.words, latchAt, 1); // spec: FinishSetLatch
-      mem.notify(table.words, latchAt); // spec: FinishNotifyLatch
+      setLatch(table.words, table.at(index, RecordWords.latch));
       return;
     }
     this.completions.pushPatiently(handle); // spec: FinishPushCompletion

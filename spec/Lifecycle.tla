@@ -8,6 +8,7 @@
 (*                                                                          *)
 (* code: lib/worker.ts                                                      *)
 (* code: lib/pool.ts                                                        *)
+(* code: lib/latch.ts                                                       *)
 (*                                                                          *)
 (* Abstractions. Records and payloads are not modelled byte by byte: a     *)
 (* record is its state word (FREE, QUEUED, RUNNING, DONE) and its worker   *)
