@@ -7,7 +7,9 @@
  *
  * Environment: FILCH_LINCHECK_SEED (default 20261121), FILCH_LINCHECK_SLEEP_RUNS (random-mode runs,
  * default 3000), FILCH_LINCHECK_SLEEP_HUNT (most random runs per mutant hunt, default 3000),
- * FILCH_LINCHECK_SLEEP_PREEMPTIONS (systematic bound, default 2).
+ * FILCH_LINCHECK_SLEEP_PREEMPTIONS (systematic bound, default 2), FILCH_LINCHECK_SLEEP_MUTANT (run the random
+ * mode on this mutant instead, to see its report), FILCH_LINCHECK_PATH (with the seed: replay one run),
+ * FILCH_LINCHECK_SLEEP_LONG=1 (the systematic mode explores the larger scenarios too).
  */
 import fc from "fast-check";
 import {
@@ -17,6 +19,7 @@ import {
   exploreSleep,
   formatSleepTable,
   SLEEP_SCENARIOS,
+  SLEEP_SCENARIOS_LONG,
   type SleepScenario,
   sleepScenarioArbitrary,
   sleepScheduleArbitrary,
@@ -44,6 +47,7 @@ function intEnv(name: string, fallback: number): number {
 const RUNS = intEnv("FILCH_LINCHECK_SLEEP_RUNS", 3000);
 const HUNT = intEnv("FILCH_LINCHECK_SLEEP_HUNT", 3000);
 const PREEMPTIONS = intEnv("FILCH_LINCHECK_SLEEP_PREEMPTIONS", 2);
+const LONG = intEnv("FILCH_LINCHECK_SLEEP_LONG", 0) === 1;
 /** One harness (4 threads, the shipped modules and every mutant loaded) for the whole file; the last test closes it. */
 const shared = startSleepHarness();
 
@@ -86,7 +90,14 @@ test(
 );
 
 test("sleep random mode: generated scenarios under generated interleavings satisfy every oracle", async () => {
-  const { seed } = config();
+  const { seed, path } = config();
+  const mutant = env("FILCH_LINCHECK_SLEEP_MUTANT") || undefined;
+  const variant = mutant === undefined ? 0 : 1 + SLEEP_MUTANTS.findIndex((m) => m.name === mutant);
+  if (variant < 0 || (mutant !== undefined && variant === 0)) {
+    throw new RangeError(
+      `Cannot pick mutant as it must be one of ${SLEEP_MUTANTS.map((m) => m.name).join(", ")}: received ${mutant}`,
+    );
+  }
   const h = await shared;
   const started = performance.now();
   let runs = 0;
@@ -95,7 +106,7 @@ test("sleep random mode: generated scenarios under generated interleavings satis
   const scenarios = new Set<string>();
   const result = fc.check(
     fc.property(sleepScenarioArbitrary(), sleepScheduleArbitrary(), (scenario, schedule) => {
-      const exec = h.run(scenario, sleepScheduleChooser(schedule), 0);
+      const exec = h.run(scenario, sleepScheduleChooser(schedule), variant);
       runs++;
       steps += exec.steps;
       timeouts += exec.accesses.filter((a) => a.fn === -1).length;
@@ -103,20 +114,24 @@ test("sleep random mode: generated scenarios under generated interleavings satis
       const v = checkSleepExecution(scenario, exec);
       if (v.length > 0) throw new Error(describe(v));
     }),
-    { seed, numRuns: RUNS },
+    { seed, numRuns: path === undefined ? RUNS : 1, path },
   );
   const seconds = (performance.now() - started) / 1000;
   console.log(
-    `lincheck sleep random [${runtime}]: seed ${seed}; ${runs} interleavings of ${scenarios.size} distinct scenarios, ` +
+    `lincheck sleep random [${runtime}]${mutant ? ` MUTANT ${mutant}` : ""}: seed ${seed}${
+      path ? ` path ${path}` : ""
+    }; ` +
+      `${runs} interleavings (${result.numShrinks} shrinks) of ${scenarios.size} distinct scenarios, ` +
       `${steps} steps (${timeouts} timed-out waits), ${seconds.toFixed(1)} s (${(runs / seconds).toFixed(0)}/s)`,
   );
   if (result.failed) {
     const [scenario, schedule] = result.counterexample!;
-    const exec = h.run(scenario, sleepScheduleChooser(schedule), 0, undefined, true);
+    const exec = h.run(scenario, sleepScheduleChooser(schedule), variant, undefined, true);
     throw new Error(
-      `lincheck sleep random: the shipped code failed; replay: FILCH_LINCHECK_SEED=${result.seed}\n` +
+      `lincheck sleep random: ${mutant ? `mutant ${mutant}` : "the shipped code"} failed; ` +
+        `replay: FILCH_LINCHECK_SEED=${result.seed} FILCH_LINCHECK_PATH='${result.counterexamplePath}'\n` +
         `scenario (JSON): ${JSON.stringify(scenario)}\nschedule (JSON): ${JSON.stringify(schedule)}\n` +
-        `${describe(checkSleepExecution(scenario, exec))}\n${formatSleepTable(scenario, exec)}`,
+        `violations: ${describe(checkSleepExecution(scenario, exec))}\n${formatSleepTable(scenario, exec)}`,
     );
   }
 }, 300_000);
@@ -130,7 +145,8 @@ test(
     const failures: string[] = [];
     let schedules = 0;
     let steps = 0;
-    for (const { name, scenario } of SLEEP_SCENARIOS) {
+    const explored = LONG ? [...SLEEP_SCENARIOS, ...SLEEP_SCENARIOS_LONG] : SLEEP_SCENARIOS;
+    for (const { name, scenario } of explored) {
       const r = exploreSleep(h, scenario, 0, PREEMPTIONS);
       schedules += r.schedules;
       steps += r.steps;
@@ -143,7 +159,7 @@ test(
     }
     const seconds = (performance.now() - started) / 1000;
     console.log(
-      `lincheck sleep systematic [${runtime}]: ${SLEEP_SCENARIOS.length} scenarios, ${schedules} schedules ` +
+      `lincheck sleep systematic [${runtime}]: ${explored.length} scenarios, ${schedules} schedules ` +
         `(<= ${PREEMPTIONS} preemptions), ${steps} steps, ${seconds.toFixed(1)} s\n${lines.join("\n")}`,
     );
     assertEquals(failures, [], "no schedule breaks an oracle");

@@ -706,6 +706,14 @@ export const SLEEP_SCENARIOS: readonly { name: string; scenario: SleepScenario }
   { name: "post_vs_sleepy_worker", scenario: { kind: "sleep", workers: 1, posts: [1], stop: false } },
   { name: "stop_vs_sleepy_worker", scenario: { kind: "sleep", workers: 1, posts: [0], stop: true } },
   { name: "post_then_stop", scenario: { kind: "sleep", workers: 1, posts: [1], stop: true } },
-  { name: "two_posts_two_sleepers", scenario: { kind: "sleep", workers: 2, posts: [2], stop: false } },
   { name: "two_posters_one_sleeper", scenario: { kind: "sleep", workers: 1, posts: [1, 1], stop: false } },
+  { name: "stop_vs_two_sleepy_workers", scenario: { kind: "sleep", workers: 2, posts: [0], stop: true } },
+  { name: "post_vs_two_sleepers", scenario: { kind: "sleep", workers: 2, posts: [1], stop: false } },
+];
+
+/** Larger scenarios, explored too in the long mode (`FILCH_LINCHECK_SLEEP_LONG=1`): about 2 minutes more. */
+export const SLEEP_SCENARIOS_LONG: readonly { name: string; scenario: SleepScenario }[] = [
+  { name: "two_posts_two_sleepers", scenario: { kind: "sleep", workers: 2, posts: [2], stop: false } },
+  { name: "post_then_stop_two_workers", scenario: { kind: "sleep", workers: 2, posts: [1], stop: true } },
+  { name: "post_vs_three_sleepers", scenario: { kind: "sleep", workers: 3, posts: [1], stop: false } },
 ];
