@@ -100,7 +100,7 @@ export interface SVariant {
 
 const SPIN = 2000;
 /** A simulated thread that makes no progress this long fails the run (and the test) with a message. */
-const HANG_MS = 15_000;
+const HANG_MS = 20_000;
 
 /** The number of simulated threads a scenario uses. */
 export function threadCount(s: SleepScenario): number {
