@@ -12,7 +12,7 @@
  *   set, so the joiner goes on (and frees the record); if its forker is dead too, the record is freed;
  * - tasks it forked and had not joined (in any deque, running elsewhere, or finished): nobody will join
  *   them, so their latch is marked ORPHANED: whoever finishes one frees its record, and one that has
- *   finished already is freed here (see `Latch` in task.ts: an exchange against a compare-exchange, so
+ *   finished already is freed here (see latch.ts: an exchange against a compare-exchange, so
  *   exactly one side frees it);
  * - the free records of its private cache, and any it had just taken (state CACHED, `worker` = it):
  *   returned to the shared free list;
@@ -36,7 +36,8 @@ import { toError, WorkerCrashedError } from "./errors.ts";
 import { Settled, type TaskLedger } from "./ledger.ts";
 import { encodeOutcome } from "./outcome.ts";
 import type { Sleep } from "./sleep.ts";
-import { Latch, Origin, Outcome, RecordWords, TaskState, type TaskTable } from "./task.ts";
+import { ORPHANED, SET, setLatch, UNSET } from "./latch.ts";
+import { Origin, Outcome, RecordWords, TaskState, type TaskTable } from "./task.ts";
 
 /** What one repair did, for the pool's stats and the tests. */
 export interface Recovered {
@@ -123,9 +124,9 @@ export function recoverDeadWorker(scope: RecoveryScope, dead: number, cause: unk
     if (forker !== dead) continue;
     // A fork of the dead worker, queued somewhere, running elsewhere, or finished: nobody will join it.
     const latchAt = table.at(i, RecordWords.latch);
-    const before = mem.compareExchange(table.words, latchAt, Latch.UNSET, Latch.ORPHANED);
-    if (before === Latch.UNSET) recovered.orphaned++;
-    else if (before === Latch.SET && table.releaseHandle(handle)) recovered.freed++;
+    const before = mem.compareExchange(table.words, latchAt, UNSET, ORPHANED);
+    if (before === UNSET) recovered.orphaned++;
+    else if (before === SET && table.releaseHandle(handle)) recovered.freed++;
   }
   recovered.reclaimed = table.reclaimCachedBy(dead);
   repairAbandonedPop(scope.deque);
@@ -152,12 +153,11 @@ function failFork(scope: RecoveryScope, i: number, handle: number, dead: number,
   }
   mem.store(table.words, table.at(i, RecordWords.outcome), Outcome.ERROR);
   mem.store(table.words, table.at(i, RecordWords.state), TaskState.DONE);
-  const latchAt = table.at(i, RecordWords.latch);
-  if (mem.exchange(table.words, latchAt, Latch.SET) === Latch.ORPHANED) { // spec: DiedSetLatch
-    table.releaseHandle(handle);
-    return;
-  }
-  mem.notify(table.words, latchAt); // spec: DiedNotifyLatch
+  // The latch protocol's set, then wake, made for the dead worker: setLatch's two accesses are these
+  // actions of Lifecycle.tla when the main thread makes them.
+  // spec: DiedSetLatch
+  // spec: DiedNotifyLatch
+  if (!setLatch(table.words, table.at(i, RecordWords.latch))) table.releaseHandle(handle);
 }
 
 /** The handle that names record `i`'s current generation. */

@@ -39,8 +39,10 @@
  * Sources: Rayon (`rayon-core/src/sleep/`: JEC, sleepy/sleeping, the proof sketch); Linux futex semantics
  * of `Atomics.wait` (check-and-sleep in one step).
  *
- * Threads: `getSleepy`, `fallAsleep`, `sleep`, `sleepAsync` by the worker that owns the index; `newWork`,
- * `wakeAll` by any thread, the main thread included.
+ * Threads: `idle`, `getSleepy`, `fallAsleep`, `sleep`, `sleepAsync` by the worker that owns the index;
+ * `newWork`, `wakeAll` by any thread, the main thread included. `idle` is steps 1–3 in the worker loop's
+ * order (with its search and its stop check passed in), so that the interleaving harness
+ * (`tests/lincheck/sleep_thread.ts`) runs the worker loop's own path to sleep.
  *
  * Specified in `spec/SleepWake.tla` (with the worker loop and submission around it): each shared-memory
  * access names its action there.
@@ -55,6 +57,13 @@ import { SleepWords } from "./layout.ts";
 export const AWAKE = 0;
 /** A worker's state word: counted as sleeping, waiting (or about to wait) on this word. */
 export const SLEEPING = 1;
+
+/** {@link Sleep.idle}'s answer: the stop check said stopping; leave the loop. */
+export const IDLE_STOPPING = -2;
+/** {@link Sleep.idle}'s answer: work was posted since getting sleepy; search again. */
+export const IDLE_POSTED = -3;
+/** {@link Sleep.idle}'s answer: counted as sleeping; call `sleep` or `sleepAsync` next. */
+export const IDLE_ASLEEP = -4;
 
 const SLEEPERS_MASK = 0x3ff;
 const JEC_SHIFT = 10;
@@ -102,6 +111,26 @@ export class Sleep {
     }
     this.words = new Int32Array(buffer, byteOffset, SleepWords.state(workers));
     this.workers = workers;
+  }
+
+  /**
+   * The worker `index` only, when its searches found nothing for a while: the worker loop's path to sleep,
+   * steps 1–3 of the protocol. Gets sleepy, searches once more (work posted before the announcement is
+   * found here), checks the stop word, and falls asleep unless work was posted meanwhile.
+   *
+   * @param index The worker.
+   * @param search The worker's search for work: a task handle (≥ 0) or a negative number for none.
+   * @param stopping The worker's stop check: `true` if the pool is stopping.
+   * @returns The handle the late search found (run it), or {@link IDLE_STOPPING}, {@link IDLE_POSTED}
+   * (search again), or {@link IDLE_ASLEEP} (counted as sleeping: call `sleep` or `sleepAsync` next).
+   */
+  idle(index: number, search: () => number, stopping: () => boolean): number {
+    const jec = this.getSleepy();
+    // One more search after announcing: work posted before the announcement is found here.
+    const late = search();
+    if (late >= 0) return late;
+    if (stopping()) return IDLE_STOPPING; // spec: SleepyReadLifecycle
+    return this.fallAsleep(index, jec) ? IDLE_ASLEEP : IDLE_POSTED;
   }
 
   /**

@@ -64,27 +64,10 @@ export const RecordWords = Object.freeze({
   worker: 6,
   /** {@link Origin}: who waits for the result. */
   origin: 7,
-  /** A forked subtask's {@link Latch}: its joiner waits on this word. */
+  /** A forked subtask's latch (see `latch.ts`): its joiner waits on this word. */
   latch: 8,
   /** A forked subtask's forker: the worker that joins it (and so owns its result), or -1. */
   forker: 9,
-});
-
-/**
- * A forked subtask's latch word.
- *
- * Set by the finisher with an exchange, orphaned by the main thread with a compare-exchange from UNSET
- * after the forker died, so exactly one of them sees the other's mark and owns the record afterwards:
- * a finisher whose exchange returns ORPHANED frees the record itself (nobody will join it); a main thread
- * whose compare-exchange finds SET frees it (the result is written and nobody will read it).
- */
-export const Latch = Object.freeze({
-  /** The subtask has not finished. */
-  UNSET: 0,
-  /** Its result (or error) is written: its joiner may read it and free the record. */
-  SET: 1,
-  /** Its forker died: whoever finishes it frees the record. */
-  ORPHANED: 2,
 });
 
 /** Who submitted a task, and so how its completion is announced. */

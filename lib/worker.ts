@@ -29,11 +29,12 @@ import { BufferRegistry, MissingBuffer } from "./buffers.ts";
 import { decode, Encoder } from "./codec.ts";
 import { Deque, EMPTY, RETRY, Stealer } from "./deque.ts";
 import { Injector, QUEUE_EMPTY } from "./injector.ts";
+import { latchIsSet, setLatch, UNSET, waitLatch } from "./latch.ts";
 import { ControlWords, type PoolLayout, StatusWords } from "./layout.ts";
-import { Sleep } from "./sleep.ts";
+import { IDLE_POSTED, IDLE_STOPPING, Sleep } from "./sleep.ts";
 import { BUILTIN_TASKS, type ForkJoinHost, setForkJoinHost, type TaskFunction as ForkFunction } from "./join.ts";
 import { encodeOutcome } from "./outcome.ts";
-import { Latch, NO_RECORD, Origin, Outcome, PAYLOAD_BY_MESSAGE, RecordWords, TaskState, TaskTable } from "./task.ts";
+import { NO_RECORD, Origin, Outcome, PAYLOAD_BY_MESSAGE, RecordWords, TaskState, TaskTable } from "./task.ts";
 
 /** What the pool sends a new worker thread. */
 export interface WorkerSetup {
@@ -204,16 +205,14 @@ export class WorkerLoop implements ForkJoinHost {
       // Going to sleep: our cached free records go back to the shared list, where others can use them;
       // the main thread may be waiting for records (its backlog), so it is told as for a completion.
       if (this.table.flushCache() > 0) this.wakeMain();
-      const jec = this.sleep.getSleepy();
-      // One more search after announcing: work posted before the announcement is found here.
-      const late = this.findWork();
+      const late = this.sleep.idle(this.index, () => this.findWork(), () => this.stopping());
       if (late >= 0) {
         const pending = this.execute(late);
         if (pending !== undefined) await pending;
         continue;
       }
-      if (this.stopping()) break; // spec: SleepyReadLifecycle
-      if (!this.sleep.fallAsleep(this.index, jec)) continue;
+      if (late === IDLE_STOPPING) break;
+      if (late === IDLE_POSTED) continue;
       this.bump(StatusWords.sleeps);
       const woken = this.pendingAsync > 0 ? await this.sleep.sleepAsync(this.index) : this.sleep.sleep(this.index);
       if (woken) this.bump(StatusWords.wakes);
@@ -398,7 +397,7 @@ export class WorkerLoop implements ForkJoinHost {
     // main thread reads FREE or QUEUED as state, and skips the record either way.
     mem.write(table.words, table.at(index, RecordWords.task), taskId);
     mem.write(table.words, table.at(index, RecordWords.origin), Origin.FORK);
-    mem.write(table.words, table.at(index, RecordWords.latch), Latch.UNSET);
+    mem.write(table.words, table.at(index, RecordWords.latch), UNSET);
     mem.write(table.words, table.at(index, RecordWords.forker), this.index);
     mem.write(table.words, table.at(index, RecordWords.state), TaskState.QUEUED);
     if (!this.deque.push(handle)) { // spec: ForkPushDeque
@@ -420,7 +419,7 @@ export class WorkerLoop implements ForkJoinHost {
     const latchAt = table.at(index, RecordWords.latch);
     this.forget(handle);
     let idle = 0;
-    while (mem.load(table.words, latchAt) === Latch.UNSET) { // spec: JoinReadLatch
+    while (!latchIsSet(table.words, latchAt)) {
       const own = this.deque.pop(); // spec: JoinPopOwn
       if (own === handle) return this.runInline(handle);
       // Not ours: b was stolen, and this is older work of an enclosing join (or a batch). Run it.
@@ -443,7 +442,7 @@ export class WorkerLoop implements ForkJoinHost {
       }
       // Our other finished forks give their blocks back while we wait (see `outstanding`).
       if (idle === SPIN_ROUNDS + 1 || (idle & 15) === 0) this.stashFinishedForks();
-      mem.wait(table.words, latchAt, 0, idle <= SPIN_ROUNDS + DOZE_ROUNDS ? DOZE_MS : 1); // spec: JoinWaitLatch
+      waitLatch(table.words, latchAt, idle <= SPIN_ROUNDS + DOZE_ROUNDS ? DOZE_MS : 1);
     }
     // Done by a thief (or by us while helping): the latch store published its outcome and payload.
     // Ordered by the latch load that saw SET (the finisher wrote the outcome before its latch exchange).
@@ -483,7 +482,7 @@ export class WorkerLoop implements ForkJoinHost {
       const index = table.indexOf(handle);
       if (this.stashed.has(index) || !table.holdsBlocks(index)) continue;
       // The latch load that sees SET orders the finisher's payload writes before our reads.
-      if (mem.load(table.words, table.at(index, RecordWords.latch)) !== Latch.SET) continue;
+      if (!latchIsSet(table.words, table.at(index, RecordWords.latch))) continue;
       this.stashed.set(index, table.takePayloadBytes(index));
     }
   }
@@ -558,14 +557,8 @@ export class WorkerLoop implements ForkJoinHost {
     if (forked) {
       // Set, then wake: a joiner that checked the latch before this store waits on the word with the
       // value UNSET and is woken by the notify; one that checks after it sees SET and does not wait.
-      // An exchange, not a store: if the forker died, the main thread marked the latch ORPHANED, and
-      // then nobody will join this task: the record is ours to free.
-      const latchAt = table.at(index, RecordWords.latch);
-      if (mem.exchange(table.words, latchAt, Latch.SET) === Latch.ORPHANED) { // spec: FinishSetLatch
-        table.releaseHandle(handle);
-        return;
-      }
-      mem.notify(table.words, latchAt); // spec: FinishNotifyLatch
+      // If the forker died, the main thread orphaned the task: nobody will join it, the record is ours.
+      if (!setLatch(table.words, table.at(index, RecordWords.latch))) table.releaseHandle(handle);
       return;
     }
     this.completions.pushPatiently(handle); // spec: FinishPushCompletion

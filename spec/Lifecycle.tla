@@ -11,6 +11,7 @@
 (* code: lib/completion.ts                                                  *)
 (* code: lib/submission.ts                                                  *)
 (* code: lib/recovery.ts                                                    *)
+(* code: lib/latch.ts                                                       *)
 (*                                                                          *)
 (* Abstractions. Records and payloads are not modelled byte by byte: a     *)
 (* record is its state word (FREE, QUEUED, RUNNING, DONE) and its worker   *)

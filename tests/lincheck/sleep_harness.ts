@@ -1,0 +1,719 @@
+/**
+ * The sleep/latch harness: the shipped `lib/sleep.ts` (the worker loop's path to sleep, `Sleep.idle`,
+ * then `sleep`; posters' `newWork` and `wakeAll`) and `lib/latch.ts` (`setLatch` against `latchIsSet` /
+ * `waitLatch`) under controlled interleavings, with `Atomics.wait` modelled as blocking (futex
+ * semantics: compare and block in one step; woken by a notify on the word; a timed wait may time out when
+ * the schedule says so). Controller, scenarios, schedules, oracles, systematic search and reports; the
+ * simulated threads are `sleep_thread.ts`, the layout `sleep_protocol.ts`.
+ *
+ * @module
+ */
+
+import fc from "fast-check";
+import { readFileSync } from "node:fs";
+import { SleepWords } from "../../lib/layout.ts";
+import { startThread, type ThreadHandle } from "../../lib/runtime/thread.ts";
+import { Fn, FN_NAMES } from "./protocol.ts";
+import {
+  Role,
+  SBlock,
+  sblockBase,
+  SBUFFER_BYTES,
+  SGlobal,
+  SLEEP_REGION_BYTES,
+  SMAX_THREADS,
+  SState,
+  Work,
+  WORK_BYTES,
+  WORK_WORDS,
+} from "./sleep_protocol.ts";
+import type { SleepThreadSetup } from "./sleep_thread.ts";
+
+/** One run's work. */
+export type SleepScenario =
+  /** Workers 0..workers-1 run the idle path; then one poster per entry of `posts` (items it posts). */
+  | { kind: "sleep"; workers: number; posts: number[]; stop: boolean }
+  /** Thread 0 joins (check, then wait on UNSET, 1 ms timeout); thread 1 finishes (set, then notify). */
+  | { kind: "latch" };
+
+/** One step the controller took. */
+export interface SAccess {
+  step: number;
+  thread: number;
+  /** `Fn` code, or -1 for "a timed wait timed out". */
+  fn: number;
+  addr: number;
+  arg1: number;
+  arg2: number;
+  result: number;
+  /** A notify: the threads it woke. A wait: whether it blocked. */
+  woke?: number[];
+  blocked?: boolean;
+  /** Trace mode: the `// spec:` action on the line of lib/ that made the access. */
+  action?: string;
+}
+
+/** A thread blocked in a wait. */
+export interface Blocked {
+  thread: number;
+  addr: number;
+  expected: number;
+  timed: boolean;
+  seq: number;
+}
+
+/** Everything one run produced. */
+export interface SExecution {
+  accesses: SAccess[];
+  /** Final gate state of each thread of the scenario (DONE, FAILED, BLOCKED, ABORTED). */
+  states: number[];
+  /** Threads still blocked in a wait at the end (before the controller unwound them). */
+  blocked: Blocked[];
+  failures: string[];
+  aborted: boolean;
+  steps: number;
+  /** The shared words at the end. */
+  counters: number;
+  stateWords: number[];
+  countedWords: number[];
+  avail: number;
+  stop: number;
+  latch: number;
+  /** Items each thread took; what each poster's wakes reported. */
+  taken: number[];
+  woke: number[];
+}
+
+/** Picks the next step: `thread` (release its access) or, with `timeout`, time out its timed wait. */
+export type SChooser = (
+  step: number,
+  parked: readonly number[],
+  timed: readonly number[],
+  current: number,
+) => { thread: number; timeout: boolean };
+
+/** A module pair the threads may run: variant 0 is the shipped code, the rest mutants. */
+export interface SVariant {
+  sleep: URL;
+  latch: URL;
+}
+
+const SPIN = 2000;
+/** A simulated thread that makes no progress this long fails the run (and the test) with a message. */
+const HANG_MS = 20_000;
+
+/** The number of simulated threads a scenario uses. */
+export function threadCount(s: SleepScenario): number {
+  return s.kind === "latch" ? 2 : s.workers + s.posts.length;
+}
+
+/** The controller with its reusable simulated threads. */
+export class SleepHarness {
+  readonly buffer: SharedArrayBuffer;
+  readonly ctl: Int32Array;
+  readonly threads: ThreadHandle[];
+  readonly variants: SVariant[];
+  runs = 0;
+  totalSteps = 0;
+  private closed = false;
+  private readonly onClose: (() => void) | undefined;
+  private readonly actions = new Map<string, Map<number, string>>();
+
+  private constructor(buffer: SharedArrayBuffer, threads: ThreadHandle[], variants: SVariant[], onClose?: () => void) {
+    this.buffer = buffer;
+    this.ctl = new Int32Array(buffer);
+    this.threads = threads;
+    this.variants = variants;
+    this.onClose = onClose;
+  }
+
+  /** Starts the simulated threads, each loading every variant. */
+  static async start(variants: SVariant[], onClose?: () => void): Promise<SleepHarness> {
+    const buffer = new SharedArrayBuffer(SBUFFER_BYTES);
+    const threads: ThreadHandle[] = [];
+    const ready: Promise<void>[] = [];
+    for (let thread = 0; thread < SMAX_THREADS; thread++) {
+      const handle = await startThread(new URL("./sleep_thread.ts", import.meta.url), `lincheck-sleep-${thread}`);
+      threads.push(handle);
+      ready.push(
+        new Promise<void>((resolve, reject) => {
+          handle.onMessage(() => resolve());
+          handle.onError(reject);
+        }),
+      );
+      const setup: SleepThreadSetup = {
+        buffer,
+        thread,
+        variants: variants.map((v) => ({ sleep: v.sleep.href, latch: v.latch.href })),
+      };
+      handle.post(setup);
+    }
+    await Promise.all(ready);
+    return new SleepHarness(buffer, threads, variants, onClose);
+  }
+
+  /**
+   * Runs `scenario` with module pair `variant` under `choose`, synchronously.
+   *
+   * @param maxSteps Past this many steps the run is unwound and reported as aborted.
+   * @param trace Record, for each access, the `// spec:` action on the line that made it.
+   */
+  run(scenario: SleepScenario, choose: SChooser, variant = 0, maxSteps = 600, trace = false): SExecution {
+    if (this.closed) throw new Error("Cannot run as the sleep harness is closed");
+    const ctl = this.ctl;
+    const n = threadCount(scenario);
+    if (n > SMAX_THREADS) throw new RangeError(`Cannot run scenario as it needs ${n} threads: at most ${SMAX_THREADS}`);
+    const workers = scenario.kind === "sleep" ? scenario.workers : 1;
+    new Int32Array(this.buffer, SLEEP_REGION_BYTES, (WORK_BYTES - SLEEP_REGION_BYTES) / 4).fill(0);
+    new Int32Array(this.buffer, WORK_BYTES, WORK_WORDS).fill(0);
+    for (let t = 0; t < SMAX_THREADS; t++) {
+      const base = sblockBase(t);
+      let role: number = Role.NONE;
+      let p1 = 0;
+      let p2 = 0;
+      if (t < n) {
+        if (scenario.kind === "latch") role = t === 0 ? Role.JOINER : Role.FINISHER;
+        else if (t < scenario.workers) {
+          role = Role.WORKER;
+          p1 = t;
+        } else {
+          const k = t - scenario.workers;
+          role = Role.POSTER;
+          p1 = scenario.posts[k];
+          p2 = scenario.stop && k === scenario.posts.length - 1 ? 1 : 0;
+        }
+      }
+      ctl.fill(0, base, base + SBlock.MSG);
+      Atomics.store(ctl, base + SBlock.ROLE, role);
+      Atomics.store(ctl, base + SBlock.PARAM1, p1);
+      Atomics.store(ctl, base + SBlock.PARAM2, p2);
+      Atomics.store(ctl, base + SBlock.STATE, SState.IDLE);
+    }
+    Atomics.store(ctl, SGlobal.VARIANT, variant);
+    Atomics.store(ctl, SGlobal.WORKERS, workers);
+    Atomics.store(ctl, SGlobal.TRACE, trace ? 1 : 0);
+    Atomics.add(ctl, SGlobal.EPOCH, 1);
+    Atomics.notify(ctl, SGlobal.EPOCH);
+    const states = new Array<number>(SMAX_THREADS);
+    for (let t = 0; t < SMAX_THREADS; t++) states[t] = awaitChange(ctl, sblockBase(t) + SBlock.STATE, SState.IDLE);
+
+    const accesses: SAccess[] = [];
+    let blocked: Blocked[] = [];
+    let seq = 0;
+    let current = -1;
+    let step = 0;
+    let aborted = false;
+    const parked: number[] = [];
+    const timed: number[] = [];
+    const resume = (t: number, how: number): void => {
+      const base = sblockBase(t);
+      Atomics.store(ctl, base + SBlock.WAKE, how);
+      Atomics.store(ctl, base + SBlock.STATE, SState.RESUME);
+      Atomics.notify(ctl, base + SBlock.STATE);
+      states[t] = awaitChange(ctl, base + SBlock.STATE, SState.RESUME);
+      blocked = blocked.filter((b) => b.thread !== t);
+    };
+    for (;;) {
+      parked.length = 0;
+      timed.length = 0;
+      for (let t = 0; t < n; t++) if (states[t] === SState.PARKED) parked.push(t);
+      for (const b of blocked) if (b.timed) timed.push(b.thread);
+      if (parked.length === 0) break;
+      if (step >= maxSteps) {
+        aborted = true;
+        break;
+      }
+      const { thread: t, timeout } = choose(step, parked, timed, current);
+      if (timeout) {
+        const b = blocked.find((x) => x.thread === t);
+        if (b === undefined || !b.timed) throw new Error(`chooser timed out thread ${t}, which is in no timed wait`);
+        resume(t, 1);
+        accesses.push({ step, thread: t, fn: -1, addr: b.addr, arg1: b.expected, arg2: 1, result: 0 });
+      } else {
+        if (states[t] !== SState.PARKED) throw new Error(`chooser picked thread ${t}, which is not runnable`);
+        const base = sblockBase(t);
+        const access: SAccess = {
+          step,
+          thread: t,
+          fn: Atomics.load(ctl, base + SBlock.FN),
+          addr: Atomics.load(ctl, base + SBlock.ADDR),
+          arg1: Atomics.load(ctl, base + SBlock.ARG1),
+          arg2: Atomics.load(ctl, base + SBlock.ARG2),
+          result: 0,
+        };
+        if (trace) access.action = this.actionAt(variant, ctl[base + SBlock.SITE_FILE], ctl[base + SBlock.SITE_LINE]);
+        if (access.fn === Fn.notify) {
+          // Futex wake: the oldest waiters on this word first, up to count (-1: all).
+          const count = access.arg1 < 0 ? Infinity : access.arg1;
+          const waking = blocked.filter((b) => b.addr === access.addr).sort((a, b) => a.seq - b.seq)
+            .slice(0, count === Infinity ? undefined : count).map((b) => b.thread);
+          for (const w of waking) resume(w, 0);
+          access.woke = waking;
+          Atomics.store(ctl, base + SBlock.NOTIFIED, waking.length);
+        }
+        Atomics.store(ctl, base + SBlock.STATE, SState.GO);
+        Atomics.notify(ctl, base + SBlock.STATE);
+        states[t] = awaitChange(ctl, base + SBlock.STATE, SState.GO);
+        access.result = Atomics.load(ctl, base + SBlock.RESULT);
+        if (access.fn === Fn.wait) {
+          access.blocked = states[t] === SState.BLOCKED;
+          if (access.blocked) {
+            blocked.push({ thread: t, addr: access.addr, expected: access.arg1, timed: access.arg2 === 1, seq: seq++ });
+          }
+        }
+        accesses.push(access);
+      }
+      current = t;
+      step++;
+    }
+
+    // The end state, before unwinding.
+    const words = new Int32Array(this.buffer, SLEEP_REGION_BYTES, (WORK_BYTES - SLEEP_REGION_BYTES) / 4);
+    const work = new Int32Array(this.buffer, WORK_BYTES, WORK_WORDS);
+    const exec: SExecution = {
+      accesses,
+      states: states.slice(0, n),
+      blocked: blocked.map((b) => ({ ...b })),
+      failures: [],
+      aborted,
+      steps: step,
+      counters: Atomics.load(words, SleepWords.counters),
+      stateWords: Array.from({ length: workers }, (_, i) => Atomics.load(words, SleepWords.state(i))),
+      countedWords: Array.from({ length: workers }, (_, i) => Atomics.load(words, SleepWords.counted(i))),
+      avail: Atomics.load(work, Work.AVAIL),
+      stop: Atomics.load(work, Work.STOP),
+      latch: Atomics.load(work, Work.LATCH),
+      taken: Array.from({ length: n }, (_, t) => Atomics.load(ctl, sblockBase(t) + SBlock.TAKEN)),
+      woke: Array.from({ length: n }, (_, t) => Atomics.load(ctl, sblockBase(t) + SBlock.WOKE)),
+    };
+    // Unwind whatever is still parked or blocked.
+    for (let t = 0; t < n; t++) {
+      if (states[t] === SState.PARKED || states[t] === SState.BLOCKED) {
+        const before = states[t];
+        Atomics.store(ctl, sblockBase(t) + SBlock.STATE, SState.ABORT);
+        Atomics.notify(ctl, sblockBase(t) + SBlock.STATE);
+        awaitChange(ctl, sblockBase(t) + SBlock.STATE, SState.ABORT);
+        states[t] = before;
+      }
+      if (states[t] === SState.FAILED) {
+        const base = sblockBase(t);
+        const len = Atomics.load(ctl, base + SBlock.MSG);
+        let text = "";
+        for (let i = 0; i < len; i++) text += String.fromCharCode(Atomics.load(ctl, base + SBlock.MSG + 1 + i));
+        exec.failures.push(`${sThreadName(scenario, t)}: ${text}`);
+      }
+    }
+    this.runs++;
+    this.totalSteps += step;
+    return exec;
+  }
+
+  /** The `// spec:` action named on `line` of the variant's sleep (file 1) or latch (file 2) module. */
+  private actionAt(variant: number, file: number, line: number): string | undefined {
+    if (file === 0) return undefined;
+    const url = file === 1 ? this.variants[variant].sleep : this.variants[variant].latch;
+    let map = this.actions.get(url.href);
+    if (map === undefined) {
+      map = new Map();
+      readFileSync(url, "utf8").split("\n").forEach((text, i) => {
+        const m = /\/\/\s*spec:\s*([A-Z]\w*)\s*$/.exec(text);
+        if (m) map!.set(i + 1, m[1]);
+      });
+      this.actions.set(url.href, map);
+    }
+    return map.get(line);
+  }
+
+  /** Asks every simulated thread to leave its loop, waits until it has, then terminates the Workers. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const ctl = this.ctl;
+    for (let t = 0; t < SMAX_THREADS; t++) Atomics.store(ctl, sblockBase(t) + SBlock.STATE, SState.IDLE);
+    Atomics.store(ctl, SGlobal.SHUTDOWN, 1);
+    Atomics.add(ctl, SGlobal.EPOCH, 1);
+    Atomics.notify(ctl, SGlobal.EPOCH);
+    const deadline = Date.now() + 5000;
+    for (let t = 0; t < SMAX_THREADS; t++) {
+      while (Atomics.load(ctl, sblockBase(t) + SBlock.STATE) !== SState.EXITED && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    }
+    for (const thread of this.threads) thread.terminate();
+    this.onClose?.();
+  }
+}
+
+/** Waits (spin, then sleep) until `ctl[index] !== value`; returns the new value; throws after HANG_MS. */
+function awaitChange(ctl: Int32Array, index: number, value: number): number {
+  for (let i = 0; i < SPIN; i++) {
+    const s = Atomics.load(ctl, index);
+    if (s !== value) return s;
+  }
+  for (;;) {
+    const s = Atomics.load(ctl, index);
+    if (s !== value) return s;
+    if (Atomics.wait(ctl, index, value, HANG_MS) === "timed-out" && Atomics.load(ctl, index) === value) {
+      throw new Error(
+        `lincheck sleep controller: a simulated thread made no progress for ${HANG_MS} ms (word ${index})`,
+      );
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Names and reports.
+
+/** Thread names for tables: `w0`, `w1`, `poster`, `poster2`, `joiner`, `finisher`. */
+export function sThreadName(s: SleepScenario, t: number): string {
+  if (s.kind === "latch") return t === 0 ? "joiner" : "finisher";
+  if (t < s.workers) return `w${t}`;
+  const k = t - s.workers;
+  return s.posts.length === 1 ? "poster" : `poster${k + 1}`;
+}
+
+/** A short rendering: `sleep w2 | posts 1,1 | stop` or `latch`. */
+export function describeSleepScenario(s: SleepScenario): string {
+  if (s.kind === "latch") return "latch: joiner vs finisher";
+  return `sleep: ${s.workers} worker${s.workers === 1 ? "" : "s"} | posts ${s.posts.join(",")}${
+    s.stop ? " | stop" : ""
+  }`;
+}
+
+/** Names a word of the harness buffer: `counters`, `state[1]`, `counted[0]`, `avail`, `stop`, `latch`. */
+export function sWordName(addr: number): string {
+  const sleepBase = SLEEP_REGION_BYTES >> 2;
+  const workBase = WORK_BYTES >> 2;
+  if (addr >= workBase && addr < workBase + WORK_WORDS) {
+    const w = addr - workBase;
+    return w === Work.AVAIL ? "avail" : w === Work.STOP ? "stop" : w === Work.LATCH ? "latch" : `work.w${w}`;
+  }
+  if (addr >= sleepBase && addr < workBase) {
+    const w = addr - sleepBase;
+    if (w === SleepWords.counters) return "counters";
+    for (let i = 0; i < SMAX_THREADS; i++) {
+      if (w === SleepWords.state(i)) return `state[${i}]`;
+      if (w === SleepWords.counted(i)) return `counted[${i}]`;
+    }
+    return `sleep.w${w}`;
+  }
+  return `w${addr}`;
+}
+
+/** The counters word as `jec J / sleeping S`. */
+function counters(c: number): string {
+  return `jec ${(c >>> 10) & 0x1fffff}/${c & 0x3ff}`;
+}
+
+/** One step as text: `load avail → 1`, `cas counters …`, `wait state[0]=1 → blocked`, `notify state[0] → woke w0`. */
+export function describeSAccess(s: SleepScenario, a: SAccess): string {
+  const w = sWordName(a.addr);
+  const isCounters = w === "counters";
+  const v = (x: number) => (isCounters ? `(${counters(x)})` : String(x));
+  const tag = a.action ? `${a.action}: ` : "";
+  if (a.fn === -1) return `${tag}wait ${w} times out`;
+  const name = FN_NAMES[a.fn] ?? `fn${a.fn}`;
+  if (name === "load") return `${tag}load ${w} → ${v(a.result)}`;
+  if (name === "store") return `${tag}store ${w} ← ${v(a.arg1)}`;
+  if (name === "cas") {
+    return `${tag}cas ${w} ${v(a.arg1)}→${v(a.arg2)} ${a.result === a.arg1 ? "ok" : `FAIL (${v(a.result)})`}`;
+  }
+  if (name === "wait") {
+    return `${tag}wait ${w}=${a.arg1}${a.arg2 ? " (timed)" : ""} → ${a.blocked ? "BLOCKS" : "not-equal"}`;
+  }
+  if (name === "notify") {
+    const woke = (a.woke ?? []).map((t) => sThreadName(s, t));
+    return `${tag}notify ${w} → ${woke.length === 0 ? "nobody" : `wakes ${woke.join(", ")}`}`;
+  }
+  if (name === "add" || name === "sub") return `${tag}${name} ${w} ${a.arg1} (was ${v(a.result)})`;
+  return `${tag}${name} ${w} ${a.arg1} → ${a.result}`;
+}
+
+/** The interleaving as a fixed-width table: a column per thread, a row per step. */
+export function formatSleepTable(s: SleepScenario, exec: SExecution): string {
+  const n = threadCount(s);
+  const cols = Array.from({ length: n }, (_, t) => sThreadName(s, t));
+  const rows = exec.accesses.map((a) => cols.map((_, t) => (t === a.thread ? describeSAccess(s, a) : "")));
+  const widths = cols.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[], step: string) =>
+    `${step.padStart(4)} | ` + cells.map((c, i) => c.padEnd(widths[i])).join(" | ").trimEnd();
+  const out = [line(cols, "step"), "-".repeat(7 + widths.reduce((sum, w) => sum + w + 3, 0))];
+  rows.forEach((r, i) => out.push(line(r, String(i))));
+  const end = exec.states.map((st, t) => {
+    const b = exec.blocked.find((x) => x.thread === t);
+    const what = b ? `blocked on ${sWordName(b.addr)}=${b.expected}${b.timed ? " (timed)" : ""}` : stateName(st);
+    return `${sThreadName(s, t)} ${what}`;
+  });
+  out.push(
+    `end: ${end.join("; ")}; ${counters(exec.counters)}; state words ${JSON.stringify(exec.stateWords)}; ` +
+      (s.kind === "latch" ? `latch ${exec.latch}` : `avail ${exec.avail}; stop ${exec.stop}`),
+  );
+  return out.join("\n");
+}
+
+function stateName(st: number): string {
+  return Object.entries(SState).find(([, v]) => v === st)?.[0].toLowerCase() ?? `state ${st}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Oracles.
+
+/** A broken property. */
+export interface SViolation {
+  oracle: string;
+  detail: string;
+}
+
+/**
+ * Every oracle, on the end state of a run (when no thread can take a step without a timeout):
+ * - `no-exception`: no thread threw, the step bound was not hit.
+ * - `no-lost-wakeup`: work is never visible while every worker is blocked in a wait with no wake pending.
+ * - `woken-means-woken` (no stranded waiter): no thread is blocked on a word that no longer holds the value
+ *   it waited on — its waker changed the word (a poster's SLEEPING→AWAKE, a finisher's latch store) and no
+ *   notify followed; only a timeout would end that wait. Covers "every sleeper newWork targeted is woken".
+ * - `stop-reaches-every-worker`: after the stop word and wakeAll, every worker has left its loop.
+ * - `conservation`: items taken + items still visible = items posted; never negative.
+ * - `sleep-words`: the sleeping count equals the workers blocked in `sleep`; every blocked worker's word is
+ *   SLEEPING and it is marked counted; every other worker's word is AWAKE and not counted.
+ * - `joiner-returns`: the finisher set the latch, and the joiner is not left waiting: it returned.
+ */
+export function checkSleepExecution(s: SleepScenario, exec: SExecution): SViolation[] {
+  const v: SViolation[] = [];
+  const name = (t: number) => sThreadName(s, t);
+  for (const f of exec.failures) v.push({ oracle: "no-exception", detail: f });
+  if (exec.aborted) v.push({ oracle: "no-exception", detail: `step bound hit after ${exec.steps} steps` });
+  for (const b of exec.blocked) {
+    // What the word holds now (the controller's end-state snapshot).
+    const now = wordValue(exec, b.addr);
+    if (now !== undefined && now !== b.expected) {
+      v.push({
+        oracle: "woken-means-woken",
+        detail:
+          `${name(b.thread)} is blocked on ${sWordName(b.addr)} waiting while it is ${b.expected}, but it is ${now}: ` +
+          `its waker changed the word and no notify followed`,
+      });
+    }
+  }
+  if (s.kind === "latch") {
+    if (exec.latch !== 1) {
+      v.push({ oracle: "joiner-returns", detail: `the finisher ended with the latch ${exec.latch}` });
+    } else if (exec.states[0] !== SState.DONE) {
+      v.push({
+        oracle: "joiner-returns",
+        detail: `the latch is set, but the joiner is ${
+          exec.blocked.some((b) => b.thread === 0)
+            ? "blocked in its wait (only its timeout would end it)"
+            : stateName(exec.states[0])
+        }`,
+      });
+    }
+    return v;
+  }
+  const posted = s.posts.reduce((a, b) => a + b, 0);
+  const taken = exec.taken.slice(0, s.workers).reduce((a, b) => a + b, 0);
+  if (exec.avail < 0 || taken + exec.avail !== posted) {
+    v.push({ oracle: "conservation", detail: `posted ${posted}, taken ${taken}, still visible ${exec.avail}` });
+  }
+  const sleepers = Array.from({ length: s.workers }, (_, t) => t).filter((t) =>
+    exec.blocked.some((b) => b.thread === t && b.addr === (SLEEP_REGION_BYTES >> 2) + SleepWords.state(t))
+  );
+  if (!s.stop && exec.avail > 0 && sleepers.length === s.workers) {
+    v.push({
+      oracle: "no-lost-wakeup",
+      detail: `${exec.avail} item${exec.avail === 1 ? "" : "s"} visible while every worker sleeps (${
+        sleepers.map(name).join(", ")
+      }) and no wake is pending`,
+    });
+  }
+  if (s.stop) {
+    const left = Array.from({ length: s.workers }, (_, t) => t).filter((t) => exec.states[t] !== SState.DONE);
+    if (left.length > 0) {
+      v.push({
+        oracle: "stop-reaches-every-worker",
+        detail: `after stop and wakeAll, ${left.map((t) => `${name(t)} is ${stateName(exec.states[t])}`).join(", ")}`,
+      });
+    }
+  }
+  if (exec.failures.length === 0 && !exec.aborted) {
+    const counted = exec.counters & 0x3ff;
+    const problems: string[] = [];
+    if (counted !== sleepers.length) problems.push(`sleeping count ${counted}, workers asleep ${sleepers.length}`);
+    for (let t = 0; t < s.workers; t++) {
+      const asleep = sleepers.includes(t);
+      if (asleep && exec.countedWords[t] !== 1) problems.push(`${name(t)} sleeps uncounted`);
+      if (!asleep && (exec.stateWords[t] !== 0 || exec.countedWords[t] !== 0)) {
+        problems.push(`${name(t)} is awake with state ${exec.stateWords[t]}, counted ${exec.countedWords[t]}`);
+      }
+    }
+    if (problems.length > 0) v.push({ oracle: "sleep-words", detail: problems.join("; ") });
+  }
+  return v;
+}
+
+function wordValue(exec: SExecution, addr: number): number | undefined {
+  const name = sWordName(addr);
+  if (name === "latch") return exec.latch;
+  const m = /^state\[(\d+)\]$/.exec(name);
+  if (m) return exec.stateWords[Number(m[1])];
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Schedules: random (fast-check) and systematic (bounded preemptions).
+
+/**
+ * The chooser of a schedule array: entry `e` at step i means thread `e % 4`; with `e >= 4`, time out that
+ * thread's timed wait if it is in one. Otherwise the thread runs if it is parked, else the next parked one
+ * after it. Past the end: the thread run last if parked, else the lowest parked (never a timeout).
+ */
+export function sleepScheduleChooser(schedule: readonly number[]): SChooser {
+  return (step, parked, timed, current) => {
+    if (step < schedule.length) {
+      const e = schedule[step];
+      const want = e % 4;
+      if (e >= 4 && timed.includes(want)) return { thread: want, timeout: true };
+      for (let d = 0; d < 4; d++) {
+        if (parked.includes((want + d) % 4)) return { thread: (want + d) % 4, timeout: false };
+      }
+    }
+    return { thread: parked.includes(current) ? current : parked[0], timeout: false };
+  };
+}
+
+/** A systematic schedule: per step, a thread to release (0–3) or a thread to time out (4–7). */
+export function systematicChooser(choices: readonly number[]): SChooser {
+  return (step, parked, timed, current) => {
+    const c = step < choices.length ? choices[step] : (parked.includes(current) ? current : parked[0]);
+    const timeout = c >= 4;
+    const t = c % 4;
+    if (timeout ? !timed.includes(t) : !parked.includes(t)) {
+      throw new Error(`replay: choice ${c} impossible at step ${step}`);
+    }
+    return { thread: t, timeout };
+  };
+}
+
+/** Scenarios for the random mode: 1–3 workers, 1–2 posters of 1–2 items (at most 4 threads), maybe a stop; or the latch. */
+export function sleepScenarioArbitrary(): fc.Arbitrary<SleepScenario> {
+  const sleep = fc.record({
+    workers: fc.integer({ min: 1, max: 3 }),
+    posts: fc.array(fc.integer({ min: 1, max: 2 }), { minLength: 1, maxLength: 2 }),
+    stop: fc.boolean(),
+  }).map(({ workers, posts, stop }): SleepScenario => ({
+    kind: "sleep",
+    workers,
+    posts: posts.slice(0, 4 - workers),
+    stop,
+  }));
+  return fc.oneof({ arbitrary: sleep, weight: 5 }, {
+    arbitrary: fc.constant<SleepScenario>({ kind: "latch" }),
+    weight: 1,
+  });
+}
+
+/** Schedules: per-step choices (0–7: a thread, or a timeout) or segments of one thread. */
+export function sleepScheduleArbitrary(): fc.Arbitrary<number[]> {
+  const perStep = fc.array(fc.nat({ max: 7 }), { maxLength: 200 });
+  const segments = fc.array(fc.tuple(fc.nat({ max: 7 }), fc.integer({ min: 1, max: 16 })), { maxLength: 24 })
+    .map((segs) => segs.flatMap(([e, length]) => [e, ...Array.from({ length: length - 1 }, () => e % 4)]));
+  return fc.oneof(perStep, segments);
+}
+
+/** The outcome of exploring a scenario systematically. */
+export interface SExploration {
+  schedules: number;
+  steps: number;
+  /** The first failing schedule (choices per step, replay with {@link systematicChooser}). */
+  failure?: { choices: number[]; violations: SViolation[]; index: number; preemptions: number };
+}
+
+/**
+ * Every schedule of `scenario` with at most `maxPreemptions` preemptions, by stateless depth-first search.
+ * A preemption is releasing another thread while the one run last could continue, or timing out a wait
+ * (the environment's choice); a switch forced because the last thread blocked or finished is free.
+ */
+export function exploreSleep(
+  harness: SleepHarness,
+  scenario: SleepScenario,
+  variant: number,
+  maxPreemptions: number,
+  stopAtFirst = true,
+): SExploration {
+  const stack: { options: number[]; costs: number[]; next: number }[] = [];
+  let schedules = 0;
+  let steps = 0;
+  let failure: SExploration["failure"];
+  for (;;) {
+    const taken: number[] = [];
+    let preemptions = 0;
+    const choose: SChooser = (step, parked, timed, current) => {
+      let pick: number;
+      let cost: number;
+      if (step < stack.length) {
+        const f = stack[step];
+        pick = f.options[f.next];
+        cost = f.costs[f.next];
+      } else {
+        const options: number[] = [];
+        const costs: number[] = [];
+        const canContinue = parked.includes(current);
+        if (canContinue) {
+          options.push(current);
+          costs.push(0);
+        }
+        for (const t of parked) {
+          if (t === current) continue;
+          if (!canContinue) {
+            options.push(t);
+            costs.push(0);
+          } else if (preemptions < maxPreemptions) {
+            options.push(t);
+            costs.push(1);
+          }
+        }
+        if (preemptions < maxPreemptions) {
+          for (const t of timed) {
+            options.push(4 + t);
+            costs.push(1);
+          }
+        }
+        stack.push({ options, costs, next: 0 });
+        pick = options[0];
+        cost = costs[0];
+      }
+      preemptions += cost;
+      taken.push(pick);
+      return { thread: pick % 4, timeout: pick >= 4 };
+    };
+    const exec = harness.run(scenario, choose, variant);
+    schedules++;
+    steps += exec.steps;
+    stack.length = Math.min(stack.length, exec.steps);
+    const violations = checkSleepExecution(scenario, exec);
+    if (violations.length > 0 && failure === undefined) {
+      failure = { choices: taken, violations, index: schedules, preemptions };
+      if (stopAtFirst) break;
+    }
+    while (stack.length > 0 && ++stack[stack.length - 1].next >= stack[stack.length - 1].options.length) stack.pop();
+    if (stack.length === 0) break;
+  }
+  return { schedules, steps, failure };
+}
+
+/** Small scenarios explored with every schedule of at most 2 preemptions, smallest first, named after the race. */
+export const SLEEP_SCENARIOS: readonly { name: string; scenario: SleepScenario }[] = [
+  { name: "latch_set_vs_wait", scenario: { kind: "latch" } },
+  { name: "post_vs_sleepy_worker", scenario: { kind: "sleep", workers: 1, posts: [1], stop: false } },
+  { name: "stop_vs_sleepy_worker", scenario: { kind: "sleep", workers: 1, posts: [0], stop: true } },
+  { name: "post_then_stop", scenario: { kind: "sleep", workers: 1, posts: [1], stop: true } },
+  { name: "two_posters_one_sleeper", scenario: { kind: "sleep", workers: 1, posts: [1, 1], stop: false } },
+  { name: "stop_vs_two_sleepy_workers", scenario: { kind: "sleep", workers: 2, posts: [0], stop: true } },
+  { name: "post_vs_two_sleepers", scenario: { kind: "sleep", workers: 2, posts: [1], stop: false } },
+];
+
+/** Larger scenarios, explored too in the long mode (`FILCH_LINCHECK_SLEEP_LONG=1`): about 2 minutes more. */
+export const SLEEP_SCENARIOS_LONG: readonly { name: string; scenario: SleepScenario }[] = [
+  { name: "two_posts_two_sleepers", scenario: { kind: "sleep", workers: 2, posts: [2], stop: false } },
+  { name: "post_then_stop_two_workers", scenario: { kind: "sleep", workers: 2, posts: [1], stop: true } },
+  { name: "post_vs_three_sleepers", scenario: { kind: "sleep", workers: 3, posts: [1], stop: false } },
+];
