@@ -174,51 +174,84 @@ export class WorkerLoop implements ForkJoinHost {
    *
    * @returns When the lifecycle word says stopping.
    */
-  async run(): Promise<void> {
-    let idle = 0;
-    let sinceYield = 0;
+  run(): Promise<void> {
+    return new Promise((resolve) => {
+      this.finished = resolve;
+      // Every slice of the loop starts in a macrotask of its own, never in a promise job: Deno stalls a
+      // worker that reaches its heap limit inside a promise job instead of ending it (the task would
+      // never settle); in a macrotask the worker dies of ERR_WORKER_OUT_OF_MEMORY, and the pool
+      // recovers. (An async task's own code after an await still runs in promise jobs.)
+      macrotask(() => this.slice());
+    });
+  }
+
+  /** Resolves `run()`'s promise. */
+  private finished: () => void = () => {};
+  private idle = 0;
+  private sinceYield = 0;
+
+  /** Continues the loop in a new macrotask once `wait` settles. */
+  private resumeAfter(wait: Promise<unknown>): void {
+    wait.then(() => macrotask(() => this.slice()));
+  }
+
+  /**
+   * Runs the loop until it must wait for the event loop (a shared buffer to arrive, async tasks to make
+   * progress, an asynchronous sleep) or the pool stops; then schedules its own continuation.
+   */
+  private slice(): void {
     while (!this.stopping()) { // spec: LoopReadLifecycle
       const handle = this.findWork();
       if (handle >= 0) {
-        idle = 0;
+        this.idle = 0;
         const pending = this.execute(handle);
-        if (pending !== undefined) await pending;
+        if (pending !== undefined) return this.resumeAfter(pending);
         // Async tasks settle only when the event loop runs: let it, now and then, while they are pending.
-        if (this.pendingAsync > 0 && ++sinceYield >= 16) {
-          sinceYield = 0;
-          await yieldBriefly();
+        if (this.pendingAsync > 0 && ++this.sinceYield >= 16) {
+          this.sinceYield = 0;
+          return macrotask(() => this.slice());
         }
         continue;
       }
-      idle++;
-      if (idle <= SPIN_ROUNDS) {
+      this.idle++;
+      if (this.idle <= SPIN_ROUNDS) {
         for (let i = 0; i < 32; i++) mem.pause();
         continue;
       }
       // Doze (timed waits nobody has to wake) before sleeping; not with async tasks pending, whose
       // event loop must run: those workers go straight to sleepAsync.
-      if (idle <= SPIN_ROUNDS + DOZE_ROUNDS && this.pendingAsync === 0) {
+      if (this.idle <= SPIN_ROUNDS + DOZE_ROUNDS && this.pendingAsync === 0) {
         this.sleep.doze(this.index, DOZE_MS);
         continue;
       }
-      idle = 0;
+      this.idle = 0;
       // Going to sleep: our cached free records go back to the shared list, where others can use them;
       // the main thread may be waiting for records (its backlog), so it is told as for a completion.
       if (this.table.flushCache() > 0) this.wakeMain();
       const late = this.sleep.idle(this.index, () => this.findWork(), () => this.stopping());
       if (late >= 0) {
         const pending = this.execute(late);
-        if (pending !== undefined) await pending;
+        if (pending !== undefined) return this.resumeAfter(pending);
         continue;
       }
       if (late === IDLE_STOPPING) break;
       if (late === IDLE_POSTED) continue;
       this.bump(StatusWords.sleeps);
-      const woken = this.pendingAsync > 0 ? await this.sleep.sleepAsync(this.index) : this.sleep.sleep(this.index);
-      if (woken) this.bump(StatusWords.wakes);
+      if (this.pendingAsync > 0) {
+        return this.resumeAfter(
+          this.sleep.sleepAsync(this.index).then((woken) => {
+            if (woken) this.bump(StatusWords.wakes);
+          }),
+        );
+      }
+      if (this.sleep.sleep(this.index)) this.bump(StatusWords.wakes);
     }
     // Let async tasks still running finish and report, so none is lost on a graceful close.
-    while (this.pendingAsync > 0) await yieldToEventLoop();
+    if (this.pendingAsync > 0) {
+      yieldToEventLoop().then(() => this.slice());
+      return;
+    }
+    this.finished();
   }
 
   private stopping(): boolean {
@@ -588,17 +621,13 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
     typeof (value as { then?: unknown }).then === "function";
 }
 
-function yieldToEventLoop(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
+/** Calls `callback` in a macrotask of its own (setImmediate where there is one, else a 0 ms timer). */
+function macrotask(callback: () => void): void {
+  const immediate = (globalThis as { setImmediate?: (callback: () => void) => unknown }).setImmediate;
+  if (immediate !== undefined) immediate(callback);
+  else setTimeout(callback, 0);
 }
 
-/**
- * One turn of the event loop, without a timer's clamp (setTimeout(0) waits about 1 ms on Node, which
- * capped a worker holding async tasks at 16 tasks a millisecond). Every runtime filch targets has
- * setImmediate; a browser falls back to a timer.
- */
-function yieldBriefly(): Promise<void> {
-  const immediate = (globalThis as { setImmediate?: (callback: () => void) => unknown }).setImmediate;
-  if (immediate === undefined) return yieldToEventLoop();
-  return new Promise((resolve) => void immediate(resolve));
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
 }

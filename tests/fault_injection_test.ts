@@ -1,11 +1,11 @@
 /**
  * Fault injection: seeded random mixes of tasks that succeed, throw anything, return odd thenables, fork,
- * join with large results, and end their worker thread; `spawn`s whose `onError` submits again; then
+ * join with large results, overflow the stack inside fork-join code, and end their worker thread; `spawn`s whose `onError` submits again; then
  * close. Oracles: every submitted task settles exactly once (counted), every result is correct, drain and
  * close return within a bound, no duplicate report reaches the ledger, and capacity is intact afterwards
  * (a full-capacity burst is in flight at once). It prints its figures.
  *
- * Environment (tests only): `FILCH_FAULT_SEED` (default 20261122), `FILCH_FAULT_ROUNDS` (default 6 per
+ * Environment (tests only): `FILCH_FAULT_SEED` (default 20261122), `FILCH_FAULT_ROUNDS` (default 10 per
  * runtime in CI; raise it for a long run: `FILCH_FAULT_ROUNDS=2000`).
  *
  * Not injected yet: kills from outside at an arbitrary instruction (a worker terminated in the middle of a
@@ -18,7 +18,7 @@ import { assert, assertEquals, test } from "./_test.ts";
 const TASKS = new URL("./fixtures/hostile_tasks.ts", import.meta.url);
 const env = (globalThis as unknown as { process?: { env: Record<string, string | undefined> } }).process?.env ?? {};
 const SEED = Number(env.FILCH_FAULT_SEED ?? 20261122);
-const ROUNDS = Number(env.FILCH_FAULT_ROUNDS ?? 6);
+const ROUNDS = Number(env.FILCH_FAULT_ROUNDS ?? 10);
 
 /** xorshift32: the suite's only randomness, so a seed replays a round exactly (up to thread timing). */
 function random(seed: number): () => number {
@@ -29,6 +29,19 @@ function random(seed: number): () => number {
     x ^= x << 5;
     return (x >>> 0) / 2 ** 32;
   };
+}
+
+/** Diagnostics for a failure: how many records are in each state, by state and worker word. */
+function census(pool: Pool<typeof hostile>): string {
+  const table =
+    (pool as unknown as { table: { words: Int32Array; at(i: number, f: number): number; indexMask: number } })
+      .table;
+  const counts: Record<string, number> = {};
+  for (let i = 0; i <= table.indexMask; i++) {
+    const key = `${Atomics.load(table.words, table.at(i, 0))}/${Atomics.load(table.words, table.at(i, 6))}`;
+    counts[key] = (counts[key] ?? 0) + 1;
+  }
+  return JSON.stringify(counts);
 }
 
 async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -43,7 +56,18 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
   }
 }
 
-type Kind = "add" | "fail" | "async" | "twice" | "thenThrows" | "getter" | "exit" | "deep" | "big" | "spawnRetry";
+type Kind =
+  | "add"
+  | "fail"
+  | "async"
+  | "twice"
+  | "thenThrows"
+  | "getter"
+  | "exit"
+  | "deep"
+  | "big"
+  | "spawnRetry"
+  | "overflow";
 const KINDS: Kind[] = [
   "add",
   "add",
@@ -57,6 +81,7 @@ const KINDS: Kind[] = [
   "deep",
   "big",
   "spawnRetry",
+  "overflow",
 ];
 
 test(
@@ -134,6 +159,9 @@ test(
               (e) => (e as Error).name === "WorkerCrashedError",
             );
             break;
+          case "overflow":
+            expect(pool.run("deepChain", 100_000), never, (e) => e instanceof RangeError);
+            break;
           case "spawnRetry":
             settledCount[i]++; // a spawn has no promise: its failure reaches onError, which retries
             pool.spawn("fail", "spawned");
@@ -161,7 +189,11 @@ test(
         30_000,
         `round ${round}: capacity burst`,
       );
-      assertEquals(all.filter((b) => !b).length, 0, `round ${round}: burst tasks not in flight at once`);
+      assertEquals(
+        all.filter((b) => !b).length,
+        0,
+        `round ${round}: burst tasks not in flight at once (records by state/worker: ${census(pool)})`,
+      );
       const stats = pool.stats();
       assertEquals(stats.pending, 0, `round ${round}: pending`);
       assertEquals(stats.duplicateReports, 0, `round ${round}: duplicate reports`);

@@ -233,9 +233,30 @@ test("a task over its worker's heap limit: that task rejects, the process and th
   }
   const pool = await create({ resourceLimits: { maxOldGenerationSizeMb: 64 } });
   try {
-    const error = await within(assertRejects(pool.run("bigFloats", 2 ** 27)), 60_000, "the OOM task");
-    assert(error instanceof WorkerCrashedError || error instanceof RangeError, `received ${String(error)}`);
+    const error = await within(assertRejects(pool.run("exhaustHeap")), 60_000, "the OOM task");
+    assert(error instanceof WorkerCrashedError, `received ${String(error)}`);
     assertEquals(await within(pool.run("add", 1, 2), 20_000, "a run after the OOM"), 3, "the pool goes on");
+  } finally {
+    await within(pool.close(), 10_000, "close");
+  }
+});
+
+test("stack overflows inside fork-join code: each task rejects with RangeError, records and workers intact (8)", async () => {
+  const pool = await create({ taskCapacity: 256 });
+  try {
+    for (let round = 0; round < 10; round++) {
+      const error = await within(assertRejects(pool.run("deepChain", 100_000)), 30_000, `deepChain round ${round}`);
+      assert(error instanceof RangeError, `round ${round}: ${String(error)}`);
+    }
+    const counter = new Int32Array(new SharedArrayBuffer(4));
+    const all = await within(
+      Promise.all(Array.from({ length: 256 }, () => pool.run("barrier", counter, 256, 15_000))),
+      30_000,
+      "256 barrier tasks after the overflows",
+    );
+    assertEquals(all.filter((b) => !b).length, 0, "tasks not in flight at once (records stranded)");
+    assertEquals(pool.stats().workerCrashes, 0, "no worker died");
+    assertEquals(await within(pool.run("deepJoin", 8), 10_000, "a join after"), 256, "fork-join still works");
   } finally {
     await within(pool.close(), 10_000, "close");
   }
