@@ -19,6 +19,7 @@ import {
   Block,
   blockBase,
   BUFFER_BYTES,
+  Fn,
   Global,
   MAX_CAPACITY,
   MAX_OPS,
@@ -103,7 +104,10 @@ interface Region {
 
 /** Options of {@link Harness.start}. */
 export interface HarnessOptions {
-  /** The deque modules a run may use: the first is `lib/deque.ts`, the rest mutants. */
+  /**
+   * The modules a run may use: the first is the shipped one (`lib/deque.ts`, or `lib/injector.ts` for the
+   * queue harness), the rest its mutants.
+   */
   variants: URL[];
   /** Called by {@link Harness.close} after the Workers are terminated (e.g. to delete mutant files). */
   onClose?: () => void;
@@ -205,86 +209,21 @@ export class Harness {
         ),
       );
     }
-    for (let t = 0; t < MAX_THREADS; t++) {
-      const base = blockBase(t);
-      const prog = programs[t] ?? [];
-      if (prog.length > MAX_OPS) throw new RangeError(`Cannot run scenario: ${prog.length} operations`);
-      Atomics.store(ctl, base + Block.ROLE, t === 0 ? 0 : 1);
-      Atomics.store(ctl, base + Block.PROG_LEN, prog.length);
-      prog.forEach((p, k) => {
-        Atomics.store(ctl, base + Block.PROG + 2 * k, p.code);
-        Atomics.store(ctl, base + Block.PROG + 2 * k + 1, p.arg);
-      });
-      ctl.fill(0, base + Block.RESULTS, base + Block.RESULTS + MAX_OPS * RESULT_WORDS);
-      Atomics.store(ctl, base + Block.STATE, State.IDLE);
-    }
     Atomics.store(ctl, Global.VARIANT, variant);
     Atomics.store(ctl, Global.CAPACITY, capacity);
-    Atomics.store(ctl, Global.TRACE, trace ? 1 : 0);
-    Atomics.add(ctl, Global.EPOCH, 1);
-    Atomics.notify(ctl, Global.EPOCH);
-
-    const states = new Array<number>(MAX_THREADS);
-    for (let t = 0; t < MAX_THREADS; t++) states[t] = awaitChange(ctl, blockBase(t) + Block.STATE, State.IDLE);
-
-    // The schedule.
-    const accesses: Access[] = [];
-    const first: number[][] = programs.map((p) => p.map(() => -1));
-    const last: number[][] = programs.map((p) => p.map(() => -1));
-    let current = -1;
-    let step = 0;
-    let aborted = false;
-    const runnable: number[] = [];
-    for (;;) {
-      runnable.length = 0;
-      for (let t = 0; t < MAX_THREADS; t++) if (states[t] === State.PARKED) runnable.push(t);
-      if (runnable.length === 0) break;
-      if (step >= maxSteps) {
-        aborted = true;
-        for (const t of runnable) {
-          Atomics.store(ctl, blockBase(t) + Block.STATE, State.ABORT);
-          Atomics.notify(ctl, blockBase(t) + Block.STATE);
-          states[t] = awaitChange(ctl, blockBase(t) + Block.STATE, State.ABORT);
-        }
-        break;
-      }
-      const t = choose(step, runnable, current);
-      if (states[t] !== State.PARKED) throw new Error(`chooser picked thread ${t}, which is not runnable`);
-      const base = blockBase(t);
-      const op = Atomics.load(ctl, base + Block.OP);
-      const access: Access = {
-        step,
-        thread: t,
-        op,
-        fn: Atomics.load(ctl, base + Block.FN),
-        region: Atomics.load(ctl, base + Block.REGION),
-        word: Atomics.load(ctl, base + Block.WORD),
-        arg1: Atomics.load(ctl, base + Block.ARG1),
-        arg2: Atomics.load(ctl, base + Block.ARG2),
-        result: 0,
-        line: Atomics.load(ctl, base + Block.LINE),
-      };
-      if (first[t][op] < 0) first[t][op] = step;
-      last[t][op] = step;
-      Atomics.store(ctl, base + Block.STATE, State.GO);
-      Atomics.notify(ctl, base + Block.STATE);
-      states[t] = awaitChange(ctl, base + Block.STATE, State.GO);
-      access.result = Atomics.load(ctl, base + Block.RESULT);
-      accesses.push(access);
-      current = t;
-      step++;
-    }
+    const { accesses, first, last, states, aborted, steps: step } = this.drive(
+      programs,
+      programs.map((_, t) => (t === 0 ? 0 : 1)),
+      choose,
+      maxSteps,
+      trace,
+    );
 
     // Responses.
     const failures: string[] = [];
     for (let t = 0; t < programs.length; t++) {
       const base = blockBase(t);
-      if (states[t] === State.FAILED) {
-        const len = Atomics.load(ctl, base + Block.MSG);
-        let text = "";
-        for (let i = 0; i < len; i++) text += String.fromCharCode(Atomics.load(ctl, base + Block.MSG + 1 + i));
-        failures.push(`thread ${t} (op ${Atomics.load(ctl, base + Block.OP)}): ${text}`);
-      }
+      if (states[t] === State.FAILED) failures.push(this.failureOf(t));
       programs[t].forEach((p, k) => {
         if (first[t][k] < 0) return; // never started (aborted or failed before it)
         const complete = k < Atomics.load(ctl, base + Block.OP) || states[t] === State.DONE;
@@ -329,6 +268,146 @@ export class Harness {
     return { accesses, history, dstDrained, failures, aborted, drainUnbounded, steps: step };
   }
 
+  /**
+   * Runs one program per simulated thread under `choose`, one shared access at a time: the part of a run
+   * that does not depend on the protocol. The caller has initialised the regions and written VARIANT and
+   * CAPACITY; this writes the programs, starts the epoch and records every access.
+   *
+   * @param roles Each thread's ROLE word (read by `sim_thread.ts`).
+   * @param yieldAfter Called after each access; true means the thread has just found it must wait for
+   * another thread (a spin loop's failed attempt), so the next step goes to another runnable thread if
+   * there is one — a free switch, not a preemption (as CHESS treats a yield in a spin loop). Without it a
+   * schedule that keeps running a spinning thread would never end. When every runnable thread is
+   * yielding, each may try again; if two such rounds pass with no write to shared memory, none ever will
+   * succeed: the run is unwound and reported `stalled` (the caller's oracles judge whether that wait was
+   * legitimate).
+   */
+  drive(
+    programs: readonly { code: number; arg: number }[][],
+    roles: readonly number[],
+    choose: Chooser,
+    maxSteps: number,
+    trace: boolean,
+    yieldAfter?: (a: Access) => boolean,
+  ): {
+    accesses: Access[];
+    first: number[][];
+    last: number[][];
+    states: number[];
+    aborted: boolean;
+    stalled: boolean;
+    steps: number;
+  } {
+    const ctl = this.ctl;
+    for (let t = 0; t < MAX_THREADS; t++) {
+      const base = blockBase(t);
+      const prog = programs[t] ?? [];
+      if (prog.length > MAX_OPS) throw new RangeError(`Cannot run scenario: ${prog.length} operations`);
+      Atomics.store(ctl, base + Block.ROLE, roles[t] ?? 0);
+      Atomics.store(ctl, base + Block.PROG_LEN, prog.length);
+      prog.forEach((p, k) => {
+        Atomics.store(ctl, base + Block.PROG + 2 * k, p.code);
+        Atomics.store(ctl, base + Block.PROG + 2 * k + 1, p.arg);
+      });
+      ctl.fill(0, base + Block.RESULTS, base + Block.RESULTS + MAX_OPS * RESULT_WORDS);
+      Atomics.store(ctl, base + Block.STATE, State.IDLE);
+    }
+    Atomics.store(ctl, Global.TRACE, trace ? 1 : 0);
+    Atomics.add(ctl, Global.EPOCH, 1);
+    Atomics.notify(ctl, Global.EPOCH);
+
+    const states = new Array<number>(MAX_THREADS);
+    for (let t = 0; t < MAX_THREADS; t++) states[t] = awaitChange(ctl, blockBase(t) + Block.STATE, State.IDLE);
+
+    const accesses: Access[] = [];
+    const first: number[][] = programs.map((p) => p.map(() => -1));
+    const last: number[][] = programs.map((p) => p.map(() => -1));
+    const yielding = new Array<boolean>(MAX_THREADS).fill(false);
+    let current = -1;
+    let step = 0;
+    let aborted = false;
+    let stalled = false;
+    // Steps of the last write to shared memory and of the last two rounds in which every thread yielded.
+    let lastWrite = -1;
+    let lastRound = -1;
+    let roundBefore = -1;
+    const runnable: number[] = [];
+    const eligible: number[] = [];
+    for (;;) {
+      runnable.length = 0;
+      for (let t = 0; t < MAX_THREADS; t++) if (states[t] === State.PARKED) runnable.push(t);
+      if (runnable.length === 0) break;
+      eligible.length = 0;
+      for (const t of runnable) if (!yielding[t]) eligible.push(t);
+      if (eligible.length === 0) {
+        // Two rounds: in the first each thread may still finish an attempt begun on stale reads; only in
+        // the second are all its reads fresh.
+        if (roundBefore >= 0 && lastWrite < roundBefore) stalled = true;
+        roundBefore = lastRound;
+        lastRound = step;
+        yielding.fill(false);
+        eligible.push(...runnable);
+      }
+      if (step >= maxSteps || stalled) {
+        aborted = !stalled;
+        for (const t of runnable) {
+          Atomics.store(ctl, blockBase(t) + Block.STATE, State.ABORT);
+          Atomics.notify(ctl, blockBase(t) + Block.STATE);
+          states[t] = awaitChange(ctl, blockBase(t) + Block.STATE, State.ABORT);
+        }
+        break;
+      }
+      const t = choose(step, eligible, current);
+      if (states[t] !== State.PARKED) throw new Error(`chooser picked thread ${t}, which is not runnable`);
+      const base = blockBase(t);
+      const op = Atomics.load(ctl, base + Block.OP);
+      const access: Access = {
+        step,
+        thread: t,
+        op,
+        fn: Atomics.load(ctl, base + Block.FN),
+        region: Atomics.load(ctl, base + Block.REGION),
+        word: Atomics.load(ctl, base + Block.WORD),
+        arg1: Atomics.load(ctl, base + Block.ARG1),
+        arg2: Atomics.load(ctl, base + Block.ARG2),
+        result: 0,
+        line: Atomics.load(ctl, base + Block.LINE),
+      };
+      if (first[t][op] < 0) first[t][op] = step;
+      last[t][op] = step;
+      Atomics.store(ctl, base + Block.STATE, State.GO);
+      Atomics.notify(ctl, base + Block.STATE);
+      states[t] = awaitChange(ctl, base + Block.STATE, State.GO);
+      access.result = Atomics.load(ctl, base + Block.RESULT);
+      accesses.push(access);
+      if (writes(access)) lastWrite = step;
+      yielding[t] = yieldAfter !== undefined && yieldAfter(access);
+      current = t;
+      step++;
+    }
+    return { accesses, first, last, states, aborted, stalled, steps: step };
+  }
+
+  /** The index of the operation thread `t` reached (after a run: its last started one). */
+  opOf(t: number): number {
+    return Atomics.load(this.ctl, blockBase(t) + Block.OP);
+  }
+
+  /** What thread `t`'s operation `k` returned (its RET result word). */
+  resultOf(t: number, k: number): number {
+    return Atomics.load(this.ctl, blockBase(t) + Block.RESULTS + k * RESULT_WORDS + Result.RET);
+  }
+
+  /** The message of a simulated thread that ended FAILED: "thread t (op k): Error: …". */
+  failureOf(t: number): string {
+    const ctl = this.ctl;
+    const base = blockBase(t);
+    const len = Atomics.load(ctl, base + Block.MSG);
+    let text = "";
+    for (let i = 0; i < len; i++) text += String.fromCharCode(Atomics.load(ctl, base + Block.MSG + 1 + i));
+    return `thread ${t} (op ${Atomics.load(ctl, base + Block.OP)}): ${text}`;
+  }
+
   /** Asks every simulated thread to leave its loop, waits until it has, then terminates the Workers. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -347,6 +426,13 @@ export class Harness {
     for (const thread of this.threads) thread.terminate();
     this.onClose?.();
   }
+}
+
+/** Whether an access changed shared memory (a store, a compare-exchange that matched, a read-modify-write). */
+function writes(a: Access): boolean {
+  if (a.fn === Fn.load || a.fn === Fn.wait || a.fn === Fn.waitAsync || a.fn === Fn.notify) return false;
+  if (a.fn === Fn.compareExchange) return a.result === a.arg1;
+  return true;
 }
 
 /** Waits (spin, then sleep) until `ctl[index] !== value`; returns the new value. */

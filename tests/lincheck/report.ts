@@ -28,9 +28,12 @@ export function opLabel(scenario: Scenario, t: number, k: number): string {
 }
 
 /** One access as text: `load V.bottom → 3`, `store V[1] ← 102`, `cas V.top 0→1 : 0 ok`. */
-export function describeAccess(a: Access): string {
+export function describeAccess(
+  a: Access,
+  nameWord: (region: number, word: number) => string = wordName,
+): string {
   const name = FN_NAMES[a.fn] ?? `fn${a.fn}`;
-  const w = wordName(a.region, a.word);
+  const w = nameWord(a.region, a.word);
   if (name === "load") return `load ${w} → ${a.result}`;
   if (name === "store") return `store ${w} ← ${a.arg1}`;
   if (name === "cas") return `cas ${w} ${a.arg1}→${a.arg2} : ${a.result} ${a.result === a.arg1 ? "ok" : "FAIL"}`;

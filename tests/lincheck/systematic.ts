@@ -42,6 +42,19 @@ export function explore(
   check: (exec: Execution) => string | null,
   stopAtFirst = true,
 ): Exploration {
+  return exploreRuns((choose) => harness.run(scenario, choose, variant), maxPreemptions, check, stopAtFirst);
+}
+
+/**
+ * {@link explore} for any protocol: `run` makes one run under the chooser it is given (the deque's
+ * `Harness.run`, the queue's `runQueue`).
+ */
+export function exploreRuns<E extends { steps: number }>(
+  run: (choose: Chooser) => E,
+  maxPreemptions: number,
+  check: (exec: E) => string | null,
+  stopAtFirst = true,
+): Exploration {
   const stack: Frame[] = [];
   let schedules = 0;
   let steps = 0;
@@ -67,7 +80,7 @@ export function explore(
       taken.push(pick);
       return pick;
     };
-    const exec = harness.run(scenario, choose, variant);
+    const exec = run(choose);
     schedules++;
     steps += exec.steps;
     // A run shorter than the stack (cannot happen for a deterministic run) would leave stale frames.
