@@ -65,6 +65,15 @@ export const RECORDED: readonly Recorded[] = [
     schedule: [1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1],
   },
   {
+    // Thief 2 claims 101 from the victim and publishes its own deque's bottom before copying 101 into
+    // slot 0; thief 1 steals from thief 2's deque in between and takes slot 0's old word, 0: a phantom,
+    // and 101 is lost. (Not caught before thieves stole from thieves: nothing read D2 until the drain.)
+    mutant: "steal_half_publishes_bottom_before_copy",
+    oracle: "no-duplicates",
+    scenario: { capacity: 2, initialIndex: 0, prefill: 0, owner: ["push"], thieves: [["steal@2"], ["stealHalf"]] },
+    schedule: [0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 2, 2],
+  },
+  {
     // Four tasks in a deque of 4 with 3-bit indices: bottom - top reads as -4, so a steal sees empty.
     mutant: "narrow_indices",
     oracle: "linearizability",

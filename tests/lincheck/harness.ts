@@ -31,7 +31,7 @@ import {
   RESULT_WORDS,
   State,
 } from "./protocol.ts";
-import { type Chooser, pushValue, type Scenario } from "./scenario.ts";
+import { type Chooser, pushValue, type Scenario, thiefOpParts } from "./scenario.ts";
 import type { SimThreadSetup } from "./sim_thread.ts";
 
 /** One shared access, as the controller saw it. */
@@ -70,6 +70,10 @@ export interface HistoryOp {
   values?: number[];
   /** stealHalf: free slots in the thief's deque before the operation. */
   room?: number;
+  /** The deque it acts on: 0 the victim (absent: 0), k thief k's own deque (a steal's source). */
+  deque?: number;
+  /** stealHalf: the deque it moves tasks into (absent: the thread's own). */
+  dst?: number;
   /** Step of the first access (invocation) and of the last access (response). */
   first: number;
   last: number;
@@ -82,6 +86,11 @@ export interface Execution {
   history: HistoryOp[];
   /** Values the drain phase popped from each thief's own deque (index = thief). */
   dstDrained: number[][];
+  /**
+   * The drains of the thieves' deques are also in `history` (pops on deque k), so the oracles count them
+   * there (the stress mode's executions leave them only in `dstDrained`).
+   */
+  drainsInHistory?: boolean;
   /** "thread: message" for every thread that threw. */
   failures: string[];
   /** The step bound was hit; the threads were unwound. */
@@ -202,13 +211,31 @@ export class Harness {
     );
     for (const ops of scenario.thieves) {
       programs.push(
-        ops.map((k) =>
-          k === "steal"
-            ? { code: OpCode.STEAL, arg: 0, kind: "steal" as const }
-            : { code: OpCode.STEAL_HALF, arg: 0, kind: "stealHalf" as const }
-        ),
+        ops.map((op) => {
+          const { kind, from } = thiefOpParts(op);
+          return { code: kind === "steal" ? OpCode.STEAL : OpCode.STEAL_HALF, arg: from, kind };
+        }),
       );
     }
+    // Each thief's own deque's setup pushes, after the owner's values (see pushValue).
+    scenario.thieves.forEach((_, i) => {
+      const k = i + 1;
+      const d = new mod.Deque(regions[k]);
+      for (let j = 0; j < (scenario.dstPrefill?.[i] ?? 0); j++) {
+        const v = pushValue(pushes++);
+        const ok = d.push(v);
+        history.push({
+          thread: -1,
+          index: j,
+          kind: "push",
+          arg: v,
+          ret: ok ? 1 : 0,
+          first: -900 + j,
+          last: -900 + j,
+          deque: k,
+        });
+      }
+    });
     Atomics.store(ctl, Global.VARIANT, variant);
     Atomics.store(ctl, Global.CAPACITY, capacity);
     const { accesses, first, last, states, aborted, steps: step } = this.drive(
@@ -232,7 +259,9 @@ export class Harness {
         const ret = Atomics.load(ctl, out + Result.RET);
         const h: HistoryOp = { thread: t, index: k, kind: p.kind, ret, first: first[t][k], last: last[t][k] };
         if (p.kind === "push") h.arg = p.arg;
+        if (t > 0) h.deque = p.arg;
         if (p.kind === "stealHalf") {
+          h.dst = t;
           h.room = Atomics.load(ctl, out + Result.ROOM);
           h.values = [];
           for (let i = 0; i < ret; i++) h.values.push(Atomics.load(ctl, out + Result.MOVED + i));
@@ -252,11 +281,14 @@ export class Harness {
       if (i === bound - 1) drainUnbounded = true;
     }
     const dstDrained: number[][] = [[]];
+    let at = step + bound;
     for (let k = 1; k < programs.length; k++) {
       const d = new mod.Deque(regions[k]);
       const got: number[] = [];
       for (let i = 0; i < bound; i++) {
         const v = d.pop();
+        history.push({ thread: -2, index: i, kind: "pop", ret: v, first: at, last: at, deque: k });
+        at++;
         if (v === mod.EMPTY) break;
         got.push(v);
         if (i === bound - 1) drainUnbounded = true;
@@ -265,7 +297,7 @@ export class Harness {
     }
     this.runs++;
     this.totalSteps += step;
-    return { accesses, history, dstDrained, failures, aborted, drainUnbounded, steps: step };
+    return { accesses, history, dstDrained, drainsInHistory: true, failures, aborted, drainUnbounded, steps: step };
   }
 
   /**

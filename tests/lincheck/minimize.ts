@@ -10,7 +10,7 @@
  */
 
 import type { Execution, Harness } from "./harness.ts";
-import type { Chooser, Scenario } from "./scenario.ts";
+import { type Chooser, type Scenario, type ThiefOp, thiefOpParts } from "./scenario.ts";
 import { exploreRuns } from "./systematic.ts";
 
 /** A minimized counterexample. */
@@ -33,11 +33,29 @@ export function countPreemptions(schedule: readonly number[]): number {
   return n;
 }
 
+/** `s` without thief k + 1: the later thieves move down, and steals from the removed one's deque go to the victim. */
+function withoutThief(s: Scenario, k: number): Scenario {
+  const gone = k + 1;
+  const thieves = s.thieves.filter((_, j) => j !== k).map((ops, j) =>
+    ops.map((op) => {
+      const { kind, from } = thiefOpParts(op);
+      const to = from === gone ? 0 : from > gone ? from - 1 : from;
+      return (to === 0 || to === j + 1 ? kind : `${kind}@${to}`) as ThiefOp;
+    })
+  );
+  const out: Scenario = { ...s, thieves };
+  if (s.dstPrefill) out.dstPrefill = s.dstPrefill.filter((_, j) => j !== k);
+  return out;
+}
+
 function candidates(s: Scenario): Scenario[] {
   const out: Scenario[] = [];
   for (let k = 0; k < s.thieves.length; k++) {
-    if (s.thieves.length > 1) out.push({ ...s, thieves: s.thieves.filter((_, j) => j !== k) });
+    if (s.thieves.length > 1) out.push(withoutThief(s, k));
   }
+  (s.dstPrefill ?? []).forEach((n, k) => {
+    if (n > 0) out.push({ ...s, dstPrefill: s.dstPrefill!.map((m, j) => (j === k ? m - 1 : m)) });
+  });
   for (let k = 0; k < s.thieves.length; k++) {
     for (let i = 0; i < s.thieves[k].length; i++) {
       const ops = s.thieves[k].filter((_, j) => j !== i);
@@ -47,7 +65,9 @@ function candidates(s: Scenario): Scenario[] {
   }
   for (let i = 0; i < s.owner.length; i++) out.push({ ...s, owner: s.owner.filter((_, j) => j !== i) });
   if (s.prefill > 0) out.push({ ...s, prefill: s.prefill - 1 });
-  if (s.capacity > 2 && s.prefill <= s.capacity / 2) out.push({ ...s, capacity: s.capacity / 2 });
+  if (s.capacity > 2 && s.prefill <= s.capacity / 2 && (s.dstPrefill ?? []).every((n) => n < s.capacity / 2)) {
+    out.push({ ...s, capacity: s.capacity / 2 });
+  }
   if (s.initialIndex !== 0) out.push({ ...s, initialIndex: 0 });
   return out;
 }

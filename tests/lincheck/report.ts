@@ -61,9 +61,11 @@ export function formatTable(scenario: Scenario, exec: Execution): string {
   rows.forEach((r, i) => out.push(line(r, String(i))));
   out.push("", "history (setup, threads, drain; @first..last access step):");
   for (const h of [...exec.history].sort(byFirst)) out.push(`  ${describeOp(h)}`);
-  exec.dstDrained.forEach((vs, k) => {
-    if (k > 0) out.push(`  drain(D${k}) → [${vs.join(",")}]`);
-  });
+  if (!exec.drainsInHistory) {
+    exec.dstDrained.forEach((vs, k) => {
+      if (k > 0) out.push(`  drain(D${k}) → [${vs.join(",")}]`);
+    });
+  }
   return out.join("\n");
 }
 
@@ -99,7 +101,7 @@ export function traceNdjson(
     if (h.thread < 0) {
       const line = JSON.stringify({
         event: h.thread === -1 ? "setup" : "drain",
-        deque: "V",
+        deque: h.deque ? `D${h.deque}` : "V",
         op: h.kind,
         arg: h.arg,
         ret: h.ret,
@@ -143,9 +145,11 @@ export function traceNdjson(
     }
   }
   lines.push(...drains);
-  exec.dstDrained.forEach((vs, k) => {
-    if (k > 0) lines.push(JSON.stringify({ event: "drain", deque: `D${k}`, values: vs }));
-  });
+  if (!exec.drainsInHistory) {
+    exec.dstDrained.forEach((vs, k) => {
+      if (k > 0) lines.push(JSON.stringify({ event: "drain", deque: `D${k}`, values: vs }));
+    });
+  }
   return lines.join("\n") + "\n";
 }
 

@@ -152,6 +152,25 @@ export const SMALL_SCENARIOS: readonly { name: string; scenario: Scenario }[] = 
     },
   },
   {
+    // Thief 1 moves the victim's tasks into its own deque while thief 2 steals from thief 1's deque: a
+    // thief's deque is a victim too, and its bottom must not be published before the copy.
+    name: "thief_steals_from_thief",
+    scenario: { capacity: 2, initialIndex: 0, prefill: 2, owner: [], thieves: [["stealHalf"], ["steal@1", "steal@1"]] },
+  },
+  {
+    // stealHalf into a deque that already holds tasks (its slots wrap), while another thief steals the
+    // old ones from it and the owner pops the victim.
+    name: "steal_half_into_nonempty",
+    scenario: {
+      capacity: 4,
+      initialIndex: 0x7ffffffe,
+      prefill: 3,
+      owner: ["pop"],
+      thieves: [["stealHalf"], ["steal@1"]],
+      dstPrefill: [2, 0],
+    },
+  },
+  {
     name: "full_push_vs_steal",
     scenario: {
       capacity: 4,
