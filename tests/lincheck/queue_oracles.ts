@@ -107,6 +107,27 @@ export function checkQueueExecution(exec: QueueExecution, scenario: QueueScenari
   return out;
 }
 
+/**
+ * What a correct run's non-linearizable answers were (for the counts the random mode prints): pops that
+ * answered EMPTY at no moment of an empty queue (counting claimed positions, as `AbsQ` of the spec
+ * does), only while head's producer was between claim and publish; pushes that answered false at no
+ * moment of a full queue, only while a consumer held the position a lap back.
+ */
+export function notLinearizableAnswers(exec: QueueExecution, scenario: QueueScenario): { empty: number; full: number } {
+  if (exec.aborted || exec.failures.length > 0) return { empty: 0, full: 0 };
+  const marks = replayMarks(exec, scenario);
+  let empty = 0;
+  let full = 0;
+  for (const h of exec.history) {
+    if (h.thread < 0) continue;
+    if (h.kind === "pop" && h.ret === QUEUE_EMPTY && !someMoment(h, marks, (m) => m.head === m.tail)) empty++;
+    if (
+      h.kind === "push" && h.ret === 0 && !someMoment(h, marks, (m) => m.tail - m.head >= scenario.capacity)
+    ) full++;
+  }
+  return { empty, full };
+}
+
 /** The no-duplicates and conservation oracles. */
 export function checkQueueValues(exec: QueueExecution): QueueViolation[] {
   const out: QueueViolation[] = [];

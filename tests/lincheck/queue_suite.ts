@@ -25,7 +25,7 @@ import {
   runQueue,
   shrinkQueueScenario,
 } from "./queue.ts";
-import { checkQueueExecution, type QueueViolation } from "./queue_oracles.ts";
+import { checkQueueExecution, notLinearizableAnswers, type QueueViolation } from "./queue_oracles.ts";
 import { specActions, traceDir } from "./report.ts";
 import { scheduleArbitrary, scheduleChooser } from "./scenario.ts";
 import { config, env } from "./suite.ts";
@@ -89,13 +89,25 @@ export interface QueueStats {
   empties: number;
   fulls: number;
   stalls: number;
+  /** Answers that are not linearizable but justified (see `notLinearizableAnswers`). */
+  emptyWhileQueued: number;
+  fullWhileRoom: number;
   /** The first failing run's violations (before shrinking). */
   firstFailure?: { run: number; violations: QueueViolation[] };
 }
 
 /** Fresh counters. */
 export function queueStats(): QueueStats {
-  return { runs: 0, steps: 0, scenarios: new Set(), empties: 0, fulls: 0, stalls: 0 };
+  return {
+    runs: 0,
+    steps: 0,
+    scenarios: new Set(),
+    empties: 0,
+    fulls: 0,
+    stalls: 0,
+    emptyWhileQueued: 0,
+    fullWhileRoom: 0,
+  };
 }
 
 /** A run that broke an oracle. */
@@ -119,7 +131,12 @@ export function queueProperty(harness: Harness, variant: number, stats: QueueSta
     if (exec.history.some((h) => h.thread >= 0 && h.kind === "push" && h.ret === 0)) stats.fulls++;
     if (exec.stalled) stats.stalls++;
     const violations = checkQueueExecution(exec, scenario);
-    if (violations.length === 0) return;
+    if (violations.length === 0) {
+      const odd = notLinearizableAnswers(exec, scenario);
+      stats.emptyWhileQueued += odd.empty;
+      stats.fullWhileRoom += odd.full;
+      return;
+    }
     if (stats.firstFailure === undefined) stats.firstFailure = { run: stats.runs, violations };
     throw new QueueLincheckFailure(violations);
   });
