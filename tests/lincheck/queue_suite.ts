@@ -34,7 +34,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** Random-mode interleavings in CI. */
-export const DEFAULT_QUEUE_RUNS = 25_000;
+export const DEFAULT_QUEUE_RUNS = 20_000;
 
 function intEnv(name: string, fallback: number): number {
   const raw = env(name);
