@@ -19,6 +19,7 @@ import {
   Block,
   blockBase,
   BUFFER_BYTES,
+  Fn,
   Global,
   MAX_CAPACITY,
   MAX_OPS,
@@ -30,7 +31,7 @@ import {
   RESULT_WORDS,
   State,
 } from "./protocol.ts";
-import { type Chooser, pushValue, type Scenario } from "./scenario.ts";
+import { type Chooser, pushValue, type Scenario, thiefOpParts } from "./scenario.ts";
 import type { SimThreadSetup } from "./sim_thread.ts";
 
 /** One shared access, as the controller saw it. */
@@ -69,6 +70,10 @@ export interface HistoryOp {
   values?: number[];
   /** stealHalf: free slots in the thief's deque before the operation. */
   room?: number;
+  /** The deque it acts on: 0 the victim (absent: 0), k thief k's own deque (a steal's source). */
+  deque?: number;
+  /** stealHalf: the deque it moves tasks into (absent: the thread's own). */
+  dst?: number;
   /** Step of the first access (invocation) and of the last access (response). */
   first: number;
   last: number;
@@ -81,6 +86,11 @@ export interface Execution {
   history: HistoryOp[];
   /** Values the drain phase popped from each thief's own deque (index = thief). */
   dstDrained: number[][];
+  /**
+   * The drains of the thieves' deques are also in `history` (pops on deque k), so the oracles count them
+   * there (the stress mode's executions leave them only in `dstDrained`).
+   */
+  drainsInHistory?: boolean;
   /** "thread: message" for every thread that threw. */
   failures: string[];
   /** The step bound was hit; the threads were unwound. */
@@ -103,7 +113,10 @@ interface Region {
 
 /** Options of {@link Harness.start}. */
 export interface HarnessOptions {
-  /** The deque modules a run may use: the first is `lib/deque.ts`, the rest mutants. */
+  /**
+   * The modules a run may use: the first is the shipped one (`lib/deque.ts`, or `lib/injector.ts` for the
+   * queue harness), the rest its mutants.
+   */
   variants: URL[];
   /** Called by {@link Harness.close} after the Workers are terminated (e.g. to delete mutant files). */
   onClose?: () => void;
@@ -198,18 +211,131 @@ export class Harness {
     );
     for (const ops of scenario.thieves) {
       programs.push(
-        ops.map((k) =>
-          k === "steal"
-            ? { code: OpCode.STEAL, arg: 0, kind: "steal" as const }
-            : { code: OpCode.STEAL_HALF, arg: 0, kind: "stealHalf" as const }
-        ),
+        ops.map((op) => {
+          const { kind, from } = thiefOpParts(op);
+          return { code: kind === "steal" ? OpCode.STEAL : OpCode.STEAL_HALF, arg: from, kind };
+        }),
       );
     }
+    // Each thief's own deque's setup pushes, after the owner's values (see pushValue).
+    scenario.thieves.forEach((_, i) => {
+      const k = i + 1;
+      const d = new mod.Deque(regions[k]);
+      for (let j = 0; j < (scenario.dstPrefill?.[i] ?? 0); j++) {
+        const v = pushValue(pushes++);
+        const ok = d.push(v);
+        history.push({
+          thread: -1,
+          index: j,
+          kind: "push",
+          arg: v,
+          ret: ok ? 1 : 0,
+          first: -900 + j,
+          last: -900 + j,
+          deque: k,
+        });
+      }
+    });
+    Atomics.store(ctl, Global.VARIANT, variant);
+    Atomics.store(ctl, Global.CAPACITY, capacity);
+    const { accesses, first, last, states, aborted, steps: step } = this.drive(
+      programs,
+      programs.map((_, t) => (t === 0 ? 0 : 1)),
+      choose,
+      maxSteps,
+      trace,
+    );
+
+    // Responses.
+    const failures: string[] = [];
+    for (let t = 0; t < programs.length; t++) {
+      const base = blockBase(t);
+      if (states[t] === State.FAILED) failures.push(this.failureOf(t));
+      programs[t].forEach((p, k) => {
+        if (first[t][k] < 0) return; // never started (aborted or failed before it)
+        const complete = k < Atomics.load(ctl, base + Block.OP) || states[t] === State.DONE;
+        if (!complete) return; // pending: left out of the history (it took effect or not; oracles see values)
+        const out = base + Block.RESULTS + k * RESULT_WORDS;
+        const ret = Atomics.load(ctl, out + Result.RET);
+        const h: HistoryOp = { thread: t, index: k, kind: p.kind, ret, first: first[t][k], last: last[t][k] };
+        if (p.kind === "push") h.arg = p.arg;
+        if (t > 0) h.deque = p.arg;
+        if (p.kind === "stealHalf") {
+          h.dst = t;
+          h.room = Atomics.load(ctl, out + Result.ROOM);
+          h.values = [];
+          for (let i = 0; i < ret; i++) h.values.push(Atomics.load(ctl, out + Result.MOVED + i));
+        }
+        history.push(h);
+      });
+    }
+
+    // Drain, single-threaded, with the same module.
+    let drainUnbounded = false;
+    const bound = capacity + 4;
+    const drainOwner = new mod.Deque(regions[0]);
+    for (let i = 0; i < bound; i++) {
+      const v = drainOwner.pop();
+      history.push({ thread: -2, index: i, kind: "pop", ret: v, first: step + i, last: step + i });
+      if (v === mod.EMPTY) break;
+      if (i === bound - 1) drainUnbounded = true;
+    }
+    const dstDrained: number[][] = [[]];
+    let at = step + bound;
+    for (let k = 1; k < programs.length; k++) {
+      const d = new mod.Deque(regions[k]);
+      const got: number[] = [];
+      for (let i = 0; i < bound; i++) {
+        const v = d.pop();
+        history.push({ thread: -2, index: i, kind: "pop", ret: v, first: at, last: at, deque: k });
+        at++;
+        if (v === mod.EMPTY) break;
+        got.push(v);
+        if (i === bound - 1) drainUnbounded = true;
+      }
+      dstDrained.push(got);
+    }
+    this.runs++;
+    this.totalSteps += step;
+    return { accesses, history, dstDrained, drainsInHistory: true, failures, aborted, drainUnbounded, steps: step };
+  }
+
+  /**
+   * Runs one program per simulated thread under `choose`, one shared access at a time: the part of a run
+   * that does not depend on the protocol. The caller has initialised the regions and written VARIANT and
+   * CAPACITY; this writes the programs, starts the epoch and records every access.
+   *
+   * @param roles Each thread's ROLE word (read by `sim_thread.ts`).
+   * @param yieldAfter Called after each access; true means the thread has just found it must wait for
+   * another thread (a spin loop's failed attempt), so the next step goes to another runnable thread if
+   * there is one — a free switch, not a preemption (as CHESS treats a yield in a spin loop). Without it a
+   * schedule that keeps running a spinning thread would never end. When every runnable thread is
+   * yielding, each may try again; if two such rounds pass with no write to shared memory, none ever will
+   * succeed: the run is unwound and reported `stalled` (the caller's oracles judge whether that wait was
+   * legitimate).
+   */
+  drive(
+    programs: readonly { code: number; arg: number }[][],
+    roles: readonly number[],
+    choose: Chooser,
+    maxSteps: number,
+    trace: boolean,
+    yieldAfter?: (a: Access) => boolean,
+  ): {
+    accesses: Access[];
+    first: number[][];
+    last: number[][];
+    states: number[];
+    aborted: boolean;
+    stalled: boolean;
+    steps: number;
+  } {
+    const ctl = this.ctl;
     for (let t = 0; t < MAX_THREADS; t++) {
       const base = blockBase(t);
       const prog = programs[t] ?? [];
       if (prog.length > MAX_OPS) throw new RangeError(`Cannot run scenario: ${prog.length} operations`);
-      Atomics.store(ctl, base + Block.ROLE, t === 0 ? 0 : 1);
+      Atomics.store(ctl, base + Block.ROLE, roles[t] ?? 0);
       Atomics.store(ctl, base + Block.PROG_LEN, prog.length);
       prog.forEach((p, k) => {
         Atomics.store(ctl, base + Block.PROG + 2 * k, p.code);
@@ -218,8 +344,6 @@ export class Harness {
       ctl.fill(0, base + Block.RESULTS, base + Block.RESULTS + MAX_OPS * RESULT_WORDS);
       Atomics.store(ctl, base + Block.STATE, State.IDLE);
     }
-    Atomics.store(ctl, Global.VARIANT, variant);
-    Atomics.store(ctl, Global.CAPACITY, capacity);
     Atomics.store(ctl, Global.TRACE, trace ? 1 : 0);
     Atomics.add(ctl, Global.EPOCH, 1);
     Atomics.notify(ctl, Global.EPOCH);
@@ -227,20 +351,37 @@ export class Harness {
     const states = new Array<number>(MAX_THREADS);
     for (let t = 0; t < MAX_THREADS; t++) states[t] = awaitChange(ctl, blockBase(t) + Block.STATE, State.IDLE);
 
-    // The schedule.
     const accesses: Access[] = [];
     const first: number[][] = programs.map((p) => p.map(() => -1));
     const last: number[][] = programs.map((p) => p.map(() => -1));
+    const yielding = new Array<boolean>(MAX_THREADS).fill(false);
     let current = -1;
     let step = 0;
     let aborted = false;
+    let stalled = false;
+    // Steps of the last write to shared memory and of the last two rounds in which every thread yielded.
+    let lastWrite = -1;
+    let lastRound = -1;
+    let roundBefore = -1;
     const runnable: number[] = [];
+    const eligible: number[] = [];
     for (;;) {
       runnable.length = 0;
       for (let t = 0; t < MAX_THREADS; t++) if (states[t] === State.PARKED) runnable.push(t);
       if (runnable.length === 0) break;
-      if (step >= maxSteps) {
-        aborted = true;
+      eligible.length = 0;
+      for (const t of runnable) if (!yielding[t]) eligible.push(t);
+      if (eligible.length === 0) {
+        // Two rounds: in the first each thread may still finish an attempt begun on stale reads; only in
+        // the second are all its reads fresh.
+        if (roundBefore >= 0 && lastWrite < roundBefore) stalled = true;
+        roundBefore = lastRound;
+        lastRound = step;
+        yielding.fill(false);
+        eligible.push(...runnable);
+      }
+      if (step >= maxSteps || stalled) {
+        aborted = !stalled;
         for (const t of runnable) {
           Atomics.store(ctl, blockBase(t) + Block.STATE, State.ABORT);
           Atomics.notify(ctl, blockBase(t) + Block.STATE);
@@ -248,7 +389,7 @@ export class Harness {
         }
         break;
       }
-      const t = choose(step, runnable, current);
+      const t = choose(step, eligible, current);
       if (states[t] !== State.PARKED) throw new Error(`chooser picked thread ${t}, which is not runnable`);
       const base = blockBase(t);
       const op = Atomics.load(ctl, base + Block.OP);
@@ -271,62 +412,32 @@ export class Harness {
       states[t] = awaitChange(ctl, base + Block.STATE, State.GO);
       access.result = Atomics.load(ctl, base + Block.RESULT);
       accesses.push(access);
+      if (writes(access)) lastWrite = step;
+      yielding[t] = yieldAfter !== undefined && yieldAfter(access);
       current = t;
       step++;
     }
+    return { accesses, first, last, states, aborted, stalled, steps: step };
+  }
 
-    // Responses.
-    const failures: string[] = [];
-    for (let t = 0; t < programs.length; t++) {
-      const base = blockBase(t);
-      if (states[t] === State.FAILED) {
-        const len = Atomics.load(ctl, base + Block.MSG);
-        let text = "";
-        for (let i = 0; i < len; i++) text += String.fromCharCode(Atomics.load(ctl, base + Block.MSG + 1 + i));
-        failures.push(`thread ${t} (op ${Atomics.load(ctl, base + Block.OP)}): ${text}`);
-      }
-      programs[t].forEach((p, k) => {
-        if (first[t][k] < 0) return; // never started (aborted or failed before it)
-        const complete = k < Atomics.load(ctl, base + Block.OP) || states[t] === State.DONE;
-        if (!complete) return; // pending: left out of the history (it took effect or not; oracles see values)
-        const out = base + Block.RESULTS + k * RESULT_WORDS;
-        const ret = Atomics.load(ctl, out + Result.RET);
-        const h: HistoryOp = { thread: t, index: k, kind: p.kind, ret, first: first[t][k], last: last[t][k] };
-        if (p.kind === "push") h.arg = p.arg;
-        if (p.kind === "stealHalf") {
-          h.room = Atomics.load(ctl, out + Result.ROOM);
-          h.values = [];
-          for (let i = 0; i < ret; i++) h.values.push(Atomics.load(ctl, out + Result.MOVED + i));
-        }
-        history.push(h);
-      });
-    }
+  /** The index of the operation thread `t` reached (after a run: its last started one). */
+  opOf(t: number): number {
+    return Atomics.load(this.ctl, blockBase(t) + Block.OP);
+  }
 
-    // Drain, single-threaded, with the same module.
-    let drainUnbounded = false;
-    const bound = capacity + 4;
-    const drainOwner = new mod.Deque(regions[0]);
-    for (let i = 0; i < bound; i++) {
-      const v = drainOwner.pop();
-      history.push({ thread: -2, index: i, kind: "pop", ret: v, first: step + i, last: step + i });
-      if (v === mod.EMPTY) break;
-      if (i === bound - 1) drainUnbounded = true;
-    }
-    const dstDrained: number[][] = [[]];
-    for (let k = 1; k < programs.length; k++) {
-      const d = new mod.Deque(regions[k]);
-      const got: number[] = [];
-      for (let i = 0; i < bound; i++) {
-        const v = d.pop();
-        if (v === mod.EMPTY) break;
-        got.push(v);
-        if (i === bound - 1) drainUnbounded = true;
-      }
-      dstDrained.push(got);
-    }
-    this.runs++;
-    this.totalSteps += step;
-    return { accesses, history, dstDrained, failures, aborted, drainUnbounded, steps: step };
+  /** What thread `t`'s operation `k` returned (its RET result word). */
+  resultOf(t: number, k: number): number {
+    return Atomics.load(this.ctl, blockBase(t) + Block.RESULTS + k * RESULT_WORDS + Result.RET);
+  }
+
+  /** The message of a simulated thread that ended FAILED: "thread t (op k): Error: …". */
+  failureOf(t: number): string {
+    const ctl = this.ctl;
+    const base = blockBase(t);
+    const len = Atomics.load(ctl, base + Block.MSG);
+    let text = "";
+    for (let i = 0; i < len; i++) text += String.fromCharCode(Atomics.load(ctl, base + Block.MSG + 1 + i));
+    return `thread ${t} (op ${Atomics.load(ctl, base + Block.OP)}): ${text}`;
   }
 
   /** Asks every simulated thread to leave its loop, waits until it has, then terminates the Workers. */
@@ -347,6 +458,13 @@ export class Harness {
     for (const thread of this.threads) thread.terminate();
     this.onClose?.();
   }
+}
+
+/** Whether an access changed shared memory (a store, a compare-exchange that matched, a read-modify-write). */
+function writes(a: Access): boolean {
+  if (a.fn === Fn.load || a.fn === Fn.wait || a.fn === Fn.waitAsync || a.fn === Fn.notify) return false;
+  if (a.fn === Fn.compareExchange) return a.result === a.arg1;
+  return true;
 }
 
 /** Waits (spin, then sleep) until `ctl[index] !== value`; returns the new value. */

@@ -81,7 +81,7 @@ export const Block = Object.freeze({
   ARG2: 6,
   /** What the last access returned. */
   RESULT: 7,
-  /** 0 = owner (push/pop), 1 = thief (steal/stealHalf into its own deque). */
+  /** 0 = owner (push/pop), 1 = thief (steal/stealHalf into its own deque); unused by the queue. */
   ROLE: 8,
   /** In trace mode: the line of the deque module that made the pending access (0 if unknown). */
   LINE: 9,
@@ -102,7 +102,16 @@ export const Result = Object.freeze({ RET: 0, ROOM: 1, MOVED: 2 });
 export const MAX_MSG = 180;
 
 /** Operation codes in a program. */
-export const OpCode = Object.freeze({ PUSH: 1, POP: 2, STEAL: 3, STEAL_HALF: 4 });
+export const OpCode = Object.freeze({
+  PUSH: 1,
+  POP: 2,
+  STEAL: 3,
+  STEAL_HALF: 4,
+  /** The queue's operations (`lib/injector.ts`), on region 0: push, pushPatiently, pop. */
+  QUEUE_PUSH: 5,
+  QUEUE_PUSH_PATIENTLY: 6,
+  QUEUE_POP: 7,
+});
 
 /** Facade function codes, for the trace. */
 export const Fn = Object.freeze({

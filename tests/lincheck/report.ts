@@ -28,9 +28,12 @@ export function opLabel(scenario: Scenario, t: number, k: number): string {
 }
 
 /** One access as text: `load V.bottom → 3`, `store V[1] ← 102`, `cas V.top 0→1 : 0 ok`. */
-export function describeAccess(a: Access): string {
+export function describeAccess(
+  a: Access,
+  nameWord: (region: number, word: number) => string = wordName,
+): string {
   const name = FN_NAMES[a.fn] ?? `fn${a.fn}`;
-  const w = wordName(a.region, a.word);
+  const w = nameWord(a.region, a.word);
   if (name === "load") return `load ${w} → ${a.result}`;
   if (name === "store") return `store ${w} ← ${a.arg1}`;
   if (name === "cas") return `cas ${w} ${a.arg1}→${a.arg2} : ${a.result} ${a.result === a.arg1 ? "ok" : "FAIL"}`;
@@ -58,9 +61,11 @@ export function formatTable(scenario: Scenario, exec: Execution): string {
   rows.forEach((r, i) => out.push(line(r, String(i))));
   out.push("", "history (setup, threads, drain; @first..last access step):");
   for (const h of [...exec.history].sort(byFirst)) out.push(`  ${describeOp(h)}`);
-  exec.dstDrained.forEach((vs, k) => {
-    if (k > 0) out.push(`  drain(D${k}) → [${vs.join(",")}]`);
-  });
+  if (!exec.drainsInHistory) {
+    exec.dstDrained.forEach((vs, k) => {
+      if (k > 0) out.push(`  drain(D${k}) → [${vs.join(",")}]`);
+    });
+  }
   return out.join("\n");
 }
 
@@ -96,7 +101,7 @@ export function traceNdjson(
     if (h.thread < 0) {
       const line = JSON.stringify({
         event: h.thread === -1 ? "setup" : "drain",
-        deque: "V",
+        deque: h.deque ? `D${h.deque}` : "V",
         op: h.kind,
         arg: h.arg,
         ret: h.ret,
@@ -140,9 +145,11 @@ export function traceNdjson(
     }
   }
   lines.push(...drains);
-  exec.dstDrained.forEach((vs, k) => {
-    if (k > 0) lines.push(JSON.stringify({ event: "drain", deque: `D${k}`, values: vs }));
-  });
+  if (!exec.drainsInHistory) {
+    exec.dstDrained.forEach((vs, k) => {
+      if (k > 0) lines.push(JSON.stringify({ event: "drain", deque: `D${k}`, values: vs }));
+    });
+  }
   return lines.join("\n") + "\n";
 }
 

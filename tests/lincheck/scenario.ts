@@ -15,8 +15,18 @@ import fc from "fast-check";
 
 /** The owner's operations. */
 export type OwnerOp = "push" | "pop";
-/** A thief's operations. */
-export type ThiefOp = "steal" | "stealHalf";
+/**
+ * A thief's operations: steal one task, or stealHalf into the thief's own deque, from the victim
+ * (`steal`, `stealHalf`) or from thief k's own deque (`steal@k`, `stealHalf@k`: a thief's deque is a
+ * victim too, as every worker's is in the pool).
+ */
+export type ThiefOp = "steal" | "stealHalf" | `steal@${number}` | `stealHalf@${number}`;
+
+/** A thief op's kind and the deque it takes from (0: the victim; k: thief k's own deque). */
+export function thiefOpParts(op: ThiefOp): { kind: "steal" | "stealHalf"; from: number } {
+  const [kind, from] = op.split("@");
+  return { kind: kind as "steal" | "stealHalf", from: from === undefined ? 0 : Number(from) };
+}
 
 /** One run's work. */
 export interface Scenario {
@@ -30,9 +40,17 @@ export interface Scenario {
   owner: OwnerOp[];
   /** Each thief's program; thief k is thread k. */
   thieves: ThiefOp[][];
+  /**
+   * Tasks the setup phase pushes into each thief's own deque (index k - 1 for thief k), so that a
+   * stealHalf lands in a non-empty deque; absent: none.
+   */
+  dstPrefill?: number[];
 }
 
-/** The value of the i-th push of a scenario (setup pushes first, then the owner's, in program order). */
+/**
+ * The value of the i-th push of a scenario: the victim's setup pushes first, then the owner's in program
+ * order, then each thief's deque's setup pushes (thief 1's first).
+ */
 export function pushValue(i: number): number {
   return 101 + i;
 }
@@ -40,7 +58,10 @@ export function pushValue(i: number): number {
 /** A short, one-line rendering: `cap4 idx0 prefill2 | owner: push pop | t1: steal stealHalf | t2: …`. */
 export function describeScenario(s: Scenario): string {
   const parts = [`cap${s.capacity} idx${s.initialIndex} prefill${s.prefill}`, `owner: ${s.owner.join(" ")}`];
-  s.thieves.forEach((ops, k) => parts.push(`t${k + 1}: ${ops.join(" ")}`));
+  s.thieves.forEach((ops, k) => {
+    const pre = s.dstPrefill?.[k] ? ` (own deque prefill${s.dstPrefill[k]})` : "";
+    parts.push(`t${k + 1}${pre}: ${ops.join(" ")}`);
+  });
   return parts.join(" | ");
 }
 
@@ -53,12 +74,24 @@ const ownerOp: fc.Arbitrary<OwnerOp> = fc.oneof(
   { arbitrary: fc.constant<OwnerOp>("push"), weight: 3 },
   { arbitrary: fc.constant<OwnerOp>("pop"), weight: 2 },
 );
-const thiefOp: fc.Arbitrary<ThiefOp> = fc.constantFrom<ThiefOp>("steal", "stealHalf");
+// The source: the victim most of the time, else a thief's deque (3 is mapped to the victim when there is
+// no thief 3, and a thief's own number to the victim: stealing from oneself is not a race).
+const thiefOp: fc.Arbitrary<[string, number]> = fc.tuple(
+  fc.constantFrom("steal", "stealHalf"),
+  fc.oneof({ arbitrary: fc.constant(0), weight: 3 }, { arbitrary: fc.integer({ min: 1, max: 3 }), weight: 1 }),
+);
+
+function thiefProgram(ops: [string, number][], self: number, thieves: number): ThiefOp[] {
+  return ops.map(([kind, from]) =>
+    (from === 0 || from === self || from > thieves ? kind : `${kind}@${from}`) as ThiefOp
+  );
+}
 
 /**
  * Random scenarios, as the issue asks: one owner, two or three thieves, two to six operations each,
- * capacity 2 or 4, indices starting at 0 or just below the int32 wrap. Shrinks towards fewer operations,
- * pushes and steals, and no prefill.
+ * capacity 2 or 4, indices starting at 0 or just below the int32 wrap; a quarter of the thieves' steals
+ * take from another thief's deque, and a thief's own deque may be prefilled (steal-half into a non-empty
+ * deque). Shrinks towards fewer operations, pushes and steals, steals from the victim, and no prefill.
  */
 export function scenarioArbitrary(): fc.Arbitrary<Scenario> {
   return fc.record({
@@ -67,7 +100,17 @@ export function scenarioArbitrary(): fc.Arbitrary<Scenario> {
     prefill: fc.integer({ min: 0, max: 4 }),
     owner: fc.array(ownerOp, { minLength: 2, maxLength: 6 }),
     thieves: fc.array(fc.array(thiefOp, { minLength: 2, maxLength: 6 }), { minLength: 2, maxLength: 3 }),
-  }).map((s) => ({ ...s, prefill: Math.min(s.prefill, s.capacity) }));
+    dstPrefill: fc.array(fc.oneof({ arbitrary: fc.constant(0), weight: 2 }, fc.integer({ min: 1, max: 3 })), {
+      minLength: 3,
+      maxLength: 3,
+    }),
+  }).map((s) => {
+    const thieves = s.thieves.map((ops, k) => thiefProgram(ops, k + 1, s.thieves.length));
+    const dstPrefill = s.dstPrefill.slice(0, thieves.length).map((n) => Math.min(n, s.capacity - 1));
+    const out: Scenario = { ...s, prefill: Math.min(s.prefill, s.capacity), thieves, dstPrefill };
+    if (dstPrefill.every((n) => n === 0)) delete out.dstPrefill;
+    return out;
+  });
 }
 
 /**

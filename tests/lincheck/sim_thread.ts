@@ -1,10 +1,10 @@
 /**
- * A simulated thread of the controlled scheduler: a Worker that runs one program of deque operations per
- * run, stopping at a gate before every shared-memory access so that the controller decides the order.
+ * A simulated thread of the controlled scheduler: a Worker that runs one program of deque or queue
+ * operations per run, stopping at a gate before every shared-memory access so that the controller decides the order.
  *
- * Set-up (one message): the buffer, this thread's number, and the URLs of the deque modules to load
- * (`lib/deque.ts` first, then the mutants). It installs its gate as the facade binding of
- * `lib/atomics.ts` — the same module instance the deque modules import — and then never reads another
+ * Set-up (one message): the buffer, this thread's number, and the URLs of the modules to load
+ * (`lib/deque.ts` or `lib/injector.ts` first, then their mutants). It installs its gate as the facade binding of
+ * `lib/atomics.ts` — the same module instance the modules under test import — and then never reads another
  * message: it loops on the EPOCH word (see `protocol.ts`).
  *
  * Everything here that is not the code under test (bookkeeping, results) uses `Atomics` directly, so it
@@ -43,6 +43,13 @@ interface DequeModule {
   Deque: new (region: { buffer: SharedArrayBuffer; byteOffset: number; capacity: number }) => DequeHandle;
   Stealer: new (region: { buffer: SharedArrayBuffer; byteOffset: number; capacity: number }) => StealerHandle;
 }
+interface QueueModule {
+  Injector: new (region: { buffer: SharedArrayBuffer; byteOffset: number; capacity: number }) => {
+    push(value: number): boolean;
+    pushPatiently(value: number): void;
+    pop(): number;
+  };
+}
 interface DequeHandle {
   push(value: number): boolean;
   pop(): number;
@@ -55,8 +62,8 @@ interface StealerHandle {
 const port = await parentPort();
 port.onMessage(async (message) => {
   const setup = message as SimThreadSetup;
-  const modules: DequeModule[] = [];
-  for (const url of setup.variants) modules.push(await import(url) as DequeModule);
+  const modules: (DequeModule | QueueModule)[] = [];
+  for (const url of setup.variants) modules.push(await import(url) as DequeModule | QueueModule);
   const gate = new Gate(setup.buffer, setup.thread);
   installSharedMemory(gate);
   port.post({ ready: setup.thread });
@@ -155,24 +162,24 @@ class Gate implements SharedMemory {
     return this.done(Atomics.notify(view, index, count));
   }
   pause(): void {}
-  // The deque's every access is a preemption point, so it must make no plain (unordered) access: one here
+  // The code under test: every access is a preemption point, so it must make no plain (unordered) access: one here
   // would be a step the schedule cannot place. Refuse it loudly rather than run it unscheduled.
   read(_view: Int32View, index: number): number {
-    throw new Error(`Cannot schedule a plain read of word ${index}: the deque must use atomic loads only`);
+    throw new Error(`Cannot schedule a plain read of word ${index}: the code under test must use atomic loads only`);
   }
   write(_view: Int32View, index: number, _value: number): void {
-    throw new Error(`Cannot schedule a plain write of word ${index}: the deque must use atomic stores only`);
+    throw new Error(`Cannot schedule a plain write of word ${index}: the code under test must use atomic stores only`);
   }
 }
 
-/** The line of the deque module (shipped or mutant: both are files named deque.ts) on the stack. */
+/** The line of the module under test (shipped or mutant: named deque.ts or injector.ts) on the stack. */
 function callerLine(): number {
   const stack = new Error().stack ?? "";
-  const m = /deque\.ts:(\d+):\d+/.exec(stack);
+  const m = /(?:deque|injector)\.ts:(\d+):\d+/.exec(stack);
   return m === null ? 0 : Number(m[1]);
 }
 
-function loop(setup: SimThreadSetup, gate: Gate, modules: DequeModule[]): void {
+function loop(setup: SimThreadSetup, gate: Gate, modules: (DequeModule | QueueModule)[]): void {
   const ctl = gate.ctl;
   const base = gate.base;
   let epoch = 0;
@@ -203,18 +210,26 @@ function loop(setup: SimThreadSetup, gate: Gate, modules: DequeModule[]): void {
   }
 }
 
-function runProgram(setup: SimThreadSetup, ctl: Int32Array, base: number, mod: DequeModule): void {
+function runProgram(setup: SimThreadSetup, ctl: Int32Array, base: number, mod: DequeModule | QueueModule): void {
   const n = Atomics.load(ctl, base + Block.PROG_LEN);
   if (n === 0) return;
+  if ("Injector" in mod) return runQueueProgram(setup, ctl, base, n, mod);
   const capacity = Atomics.load(ctl, Global.CAPACITY);
   const buffer = setup.buffer;
-  const victim = { buffer, byteOffset: regionOffset(0), capacity };
+  const region = (k: number) => ({ buffer, byteOffset: regionOffset(k), capacity });
   const isOwner = Atomics.load(ctl, base + Block.ROLE) === 0;
-  const owner = isOwner ? new mod.Deque(victim) : null;
-  const stealer = isOwner ? null : new mod.Stealer(victim);
-  const dstRegion = { buffer, byteOffset: regionOffset(setup.thread), capacity };
-  const dst = isOwner ? null : new mod.Deque(dstRegion);
-  // The thief's own deque: only this thread writes it during a run, so plain reads here are exact.
+  const owner = isOwner ? new mod.Deque(region(0)) : null;
+  // A thief steals from the victim (region 0) or from another thief's own deque (its region): the op's
+  // argument says which. One stealer handle per source.
+  const stealers = new Map<number, StealerHandle>();
+  const stealer = (from: number): StealerHandle => {
+    let s = stealers.get(from);
+    if (s === undefined) stealers.set(from, s = new mod.Stealer(region(from)));
+    return s;
+  };
+  const dst = isOwner ? null : new mod.Deque(region(setup.thread));
+  // The thief's own deque: only this thread writes its bottom and slots during a run, so reads of those
+  // here are exact; its top may move under other thieves' steals (room only grows).
   const dstWords = new Int32Array(buffer, regionOffset(setup.thread), DequeWords.slots + capacity);
   for (let k = 0; k < n; k++) {
     Atomics.store(ctl, base + Block.OP, k);
@@ -226,12 +241,12 @@ function runProgram(setup: SimThreadSetup, ctl: Int32Array, base: number, mod: D
     } else if (code === OpCode.POP) {
       Atomics.store(ctl, out + Result.RET, owner!.pop());
     } else if (code === OpCode.STEAL) {
-      Atomics.store(ctl, out + Result.RET, stealer!.steal());
+      Atomics.store(ctl, out + Result.RET, stealer(arg).steal());
     } else if (code === OpCode.STEAL_HALF) {
       const db = Atomics.load(dstWords, DequeWords.bottom);
       const dt = Atomics.load(dstWords, DequeWords.top);
       Atomics.store(ctl, out + Result.ROOM, capacity - ((db - dt) | 0));
-      const ret = stealer!.stealHalfInto(dst!);
+      const ret = stealer(arg).stealHalfInto(dst!);
       Atomics.store(ctl, out + Result.RET, ret);
       for (let i = 0; i < ret && i < RESULT_WORDS - Result.MOVED; i++) {
         Atomics.store(
@@ -242,6 +257,28 @@ function runProgram(setup: SimThreadSetup, ctl: Int32Array, base: number, mod: D
       }
     } else {
       throw new Error(`unknown op code ${code}`);
+    }
+  }
+}
+
+/** A queue program: every thread may push, pushPatiently and pop on the one queue in region 0. */
+function runQueueProgram(setup: SimThreadSetup, ctl: Int32Array, base: number, n: number, mod: QueueModule): void {
+  const capacity = Atomics.load(ctl, Global.CAPACITY);
+  const q = new mod.Injector({ buffer: setup.buffer, byteOffset: regionOffset(0), capacity });
+  for (let k = 0; k < n; k++) {
+    Atomics.store(ctl, base + Block.OP, k);
+    const code = Atomics.load(ctl, base + Block.PROG + 2 * k);
+    const arg = Atomics.load(ctl, base + Block.PROG + 2 * k + 1);
+    const out = base + Block.RESULTS + k * RESULT_WORDS;
+    if (code === OpCode.QUEUE_PUSH) {
+      Atomics.store(ctl, out + Result.RET, q.push(arg) ? 1 : 0);
+    } else if (code === OpCode.QUEUE_PUSH_PATIENTLY) {
+      q.pushPatiently(arg);
+      Atomics.store(ctl, out + Result.RET, 1);
+    } else if (code === OpCode.QUEUE_POP) {
+      Atomics.store(ctl, out + Result.RET, q.pop());
+    } else {
+      throw new Error(`unknown queue op code ${code}`);
     }
   }
 }

@@ -42,6 +42,19 @@ export function explore(
   check: (exec: Execution) => string | null,
   stopAtFirst = true,
 ): Exploration {
+  return exploreRuns((choose) => harness.run(scenario, choose, variant), maxPreemptions, check, stopAtFirst);
+}
+
+/**
+ * {@link explore} for any protocol: `run` makes one run under the chooser it is given (the deque's
+ * `Harness.run`, the queue's `runQueue`).
+ */
+export function exploreRuns<E extends { steps: number }>(
+  run: (choose: Chooser) => E,
+  maxPreemptions: number,
+  check: (exec: E) => string | null,
+  stopAtFirst = true,
+): Exploration {
   const stack: Frame[] = [];
   let schedules = 0;
   let steps = 0;
@@ -67,7 +80,7 @@ export function explore(
       taken.push(pick);
       return pick;
     };
-    const exec = harness.run(scenario, choose, variant);
+    const exec = run(choose);
     schedules++;
     steps += exec.steps;
     // A run shorter than the stack (cannot happen for a deterministic run) would leave stale frames.
@@ -136,6 +149,25 @@ export const SMALL_SCENARIOS: readonly { name: string; scenario: Scenario }[] = 
       prefill: 3,
       owner: ["pop", "push"],
       thieves: [["stealHalf", "steal"], ["stealHalf"]],
+    },
+  },
+  {
+    // Thief 1 moves the victim's tasks into its own deque while thief 2 steals from thief 1's deque: a
+    // thief's deque is a victim too, and its bottom must not be published before the copy.
+    name: "thief_steals_from_thief",
+    scenario: { capacity: 2, initialIndex: 0, prefill: 2, owner: [], thieves: [["stealHalf"], ["steal@1", "steal@1"]] },
+  },
+  {
+    // stealHalf into a deque that already holds tasks (its slots wrap), while another thief steals the
+    // old ones from it and the owner pops the victim.
+    name: "steal_half_into_nonempty",
+    scenario: {
+      capacity: 4,
+      initialIndex: 0x7ffffffe,
+      prefill: 3,
+      owner: ["pop"],
+      thieves: [["stealHalf"], ["steal@1"]],
+      dstPrefill: [2, 0],
     },
   },
   {

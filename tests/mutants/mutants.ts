@@ -1,11 +1,12 @@
 /**
- * The known deque bugs of DESIGN.md, as mutants of the shipped `lib/deque.ts`.
+ * The known bugs of the shipped protocols, as mutants of their modules: the deque bugs of DESIGN.md
+ * (`lib/deque.ts`) and the queue bugs of `spec/mutants/Injector*.tla`'s counterparts (`lib/injector.ts`).
  *
- * Mechanism (small on purpose): `lib/deque.ts` is never edited. {@link materializeMutant} reads it,
- * applies the mutant's patches — each an exact string replacement that must match exactly `count` times,
- * or the build fails loudly (so a mutant cannot silently stop applying when the deque changes) — rewrites
- * its two imports to absolute `file:` URLs of the real `lib/atomics.ts` and `lib/layout.ts`, and writes
- * the result to a temporary directory. Because the imports point at the real facade module, the mutant
+ * Mechanism (small on purpose): `lib/` is never edited. {@link materializeMutant} reads the module the
+ * mutant names, applies the mutant's patches — each an exact string replacement that must match exactly
+ * `count` times, or the build fails loudly (so a mutant cannot silently stop applying when the module
+ * changes) — rewrites its two imports to absolute `file:` URLs of the real `lib/atomics.ts` and
+ * `lib/layout.ts`, and writes the result to a temporary directory, under the module's own file name. Because the imports point at the real facade module, the mutant
  * shares the `mem` binding the harness installs in each simulated thread: it runs under the same
  * controlled scheduler as the shipped code.
  *
@@ -25,26 +26,35 @@ export interface Patch {
   count?: number;
 }
 
-/** A known bug, as patches to `lib/deque.ts` (or to the module it names). */
+/** The modules mutants patch. */
+export type MutatedModule = "deque.ts" | "injector.ts" | "sleep.ts" | "latch.ts";
+
+/** A known bug, as patches to one module of `lib/`. */
 export interface Mutant {
-  /** Short name, used for the file and in reports. */
+  /** Short name, used for the directory and in reports. */
   name: string;
+  /** The module of `lib/` it patches. */
+  module: MutatedModule;
   /** The bug, in one sentence. */
   bug: string;
   patches: Patch[];
-  /** The patched module, a file name in `lib/` (default `deque.ts`). Its relative imports must be in {@link REWRITTEN_IMPORTS}. */
-  module?: string;
 }
 
-/** The mutants of DESIGN.md ("Known bugs that the specs and the fast-check suite must both catch"). */
-export const MUTANTS: readonly Mutant[] = [
+/**
+ * Every mutant, of every module: the deque's are DESIGN.md's ("Known bugs that the specs and the
+ * fast-check suite must both catch") and one the review found the harness blind to; the queue's mirror
+ * the TLA+ mutants of `spec/mutants/Injector*.tla` and the bugs issue 11 names.
+ */
+export const ALL_MUTANTS: readonly Mutant[] = [
   {
     name: "pop_no_cas_last",
+    module: "deque.ts",
     bug: "pop takes the last task without the compare-exchange on top, so a thief can take it too",
     patches: [{ find: "    if (size > 0) return value;\n", replace: "    if (size >= 0) return value;\n" }],
   },
   {
     name: "pop_no_restore_bottom",
+    module: "deque.ts",
     bug: "pop that loses the race for the last task does not restore bottom (bottom = top - 1 remains)",
     patches: [{
       find: "    mem.store(words, DequeWords.bottom, (t + 1) | 0); // spec: PopRestoreBottom\n",
@@ -53,6 +63,7 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     name: "steal_uses_slot_after_failed_cas",
+    module: "deque.ts",
     bug: "steal ignores a failed compare-exchange on top and returns the slot value it read anyway",
     patches: [{
       find:
@@ -62,6 +73,7 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     name: "steal_half_copy_before_claim",
+    module: "deque.ts",
     bug: "stealHalf copies a batch of n slots into dst first, then claims them all with one CAS top t -> t+n, " +
       "racing the owner's CAS-free pop of the batch's newest tasks",
     patches: [{
@@ -94,16 +106,113 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     name: "narrow_indices",
+    module: "deque.ts",
     bug: "indices wrap at 3 bits (sign-extended, compared by wrapping difference): a full deque of 4 reads " +
       "as size -4, so push overwrites a live slot and steal sees empty",
     patches: [
-      { find: ") | 0", replace: ") << 29 >> 29", count: 17 },
+      { find: ") | 0", replace: ") << 29 >> 29", count: 18 },
       // The initial indices too, so that every stored index is a 3-bit one.
       { find: "DequeWords.top, initialIndex);", replace: "DequeWords.top, initialIndex << 29 >> 29);" },
       { find: "DequeWords.bottom, initialIndex);", replace: "DequeWords.bottom, initialIndex << 29 >> 29);" },
     ],
   },
+  {
+    name: "steal_half_publishes_bottom_before_copy",
+    module: "deque.ts",
+    bug: "stealHalf publishes its own deque's bottom before it copies each claimed task into the slot, so a " +
+      "thief stealing from the thief's deque can take a slot not yet written",
+    patches: [{
+      find: "      // Invisible to dst's thieves until the publish below.\n",
+      replace:
+        "      mem.store(dstWords, DequeWords.bottom, (db + taken + 1) | 0); // mutant: publish before the copy\n",
+    }],
+  },
+  // The queue (lib/injector.ts).
+  {
+    name: "push_claims_taken_slot",
+    module: "injector.ts",
+    bug: "push claims its position even when the slot's sequence says the slot still holds the value of the " +
+      "position a lap back (the sequence check weakened from 'free' to 'free or taken'): a full queue is overwritten",
+    patches: [{
+      find: "      const dif = (seq - pos) | 0;\n      if (dif === 0) {\n",
+      replace: "      const dif = (seq - pos) | 0;\n      if (dif <= 0) { // mutant: a taken slot is claimed too\n",
+    }],
+  },
+  {
+    name: "pop_empty_after_lost_cas",
+    module: "injector.ts",
+    bug: "a consumer that loses the compare-exchange on head answers EMPTY instead of reading head again",
+    patches: [{
+      find: "(pos + 1) | 0) !== pos) continue; // spec: PopCasHead\n",
+      replace: "(pos + 1) | 0) !== pos) return QUEUE_EMPTY; // mutant: gives up\n",
+    }],
+  },
+  {
+    name: "publish_before_write",
+    module: "injector.ts",
+    bug: "push publishes the slot's sequence before it writes the value (spec/mutants/PublishBeforeWrite.tla)",
+    patches: [{
+      find: `        mem.store(words, this.valuesAt + (pos & this.mask), value); // spec: PushWriteValue
+        // Publishes the value: a consumer that reads this seq reads the value above.
+        mem.store(words, InjectorWords.seqs + (pos & this.mask), (pos + 1) | 0); // spec: PushPublishSeq
+`,
+      replace:
+        `        mem.store(words, InjectorWords.seqs + (pos & this.mask), (pos + 1) | 0); // mutant: publish first
+        mem.store(words, this.valuesAt + (pos & this.mask), value); // mutant: then write
+`,
+    }],
+  },
+  {
+    name: "pop_without_cas_head",
+    module: "injector.ts",
+    bug: "pop claims its position by storing head = pos + 1, whatever head holds, instead of a compare-exchange " +
+      "(spec/mutants/PopWithoutCasHead.tla)",
+    patches: [{
+      find:
+        "        if (mem.compareExchange(words, InjectorWords.head, pos, (pos + 1) | 0) !== pos) continue; // spec: PopCasHead\n",
+      replace: "        mem.store(words, InjectorWords.head, (pos + 1) | 0); // mutant: no compare-exchange\n",
+    }],
+  },
+  {
+    name: "release_wrong_seq",
+    module: "injector.ts",
+    bug: "pop releases the slot with sequence pos + 1 (the value it already held) instead of pos + capacity: the " +
+      "slot is never freed (spec/mutants/ReleaseWrongSeq.tla)",
+    patches: [{
+      find: "(pos + this.capacity) | 0); // spec: PopReleaseSeq\n",
+      replace: "(pos + 1) | 0); // mutant: wrong sequence\n",
+    }],
+  },
+  {
+    name: "release_before_read",
+    module: "injector.ts",
+    bug: "pop frees the slot before it reads the value, so a producer a lap ahead can overwrite it first " +
+      "(spec/mutants/ReleaseBeforeRead.tla)",
+    patches: [{
+      find: `        const value = mem.load(words, this.valuesAt + (pos & this.mask)); // spec: PopReadValue
+        // Frees the slot for position pos + capacity.
+        mem.store(words, InjectorWords.seqs + (pos & this.mask), (pos + this.capacity) | 0); // spec: PopReleaseSeq
+`,
+      replace:
+        `        mem.store(words, InjectorWords.seqs + (pos & this.mask), (pos + this.capacity) | 0); // mutant: first
+        const value = mem.load(words, this.valuesAt + (pos & this.mask)); // mutant: then read
+`,
+    }],
+  },
+  {
+    name: "narrow_positions",
+    module: "injector.ts",
+    bug: "positions and sequence differences wrap at 2 bits (sign-extended): with capacity 4 a full queue's " +
+      "difference -3 reads as +1, 'a lap ahead', and push retries for ever (spec/mutants/NarrowPositions.tla)",
+    patches: [{ find: ") | 0", replace: ") << 30 >> 30", count: 8 }],
+  },
 ];
+
+/** The deque's mutants, in {@link ALL_MUTANTS} order (variant k + 1 of a deque harness is MUTANTS[k]). */
+export const MUTANTS: readonly Mutant[] = ALL_MUTANTS.filter((m) => m.module === "deque.ts");
+
+/** The queue's mutants (variant k + 1 of a queue harness is QUEUE_MUTANTS[k]). */
+export const QUEUE_MUTANTS: readonly Mutant[] = ALL_MUTANTS.filter((m) => m.module === "injector.ts");
 
 /** Applies `mutant`'s patches to `source`; throws if a patch does not match exactly `count` times. */
 export function applyPatches(source: string, mutant: Mutant): string {
@@ -113,9 +222,8 @@ export function applyPatches(source: string, mutant: Mutant): string {
     const want = p.count ?? 1;
     if (found !== want) {
       throw new Error(
-        `Cannot build mutant '${mutant.name}' as a patch target occurs ${found} times in lib/${
-          mutant.module ?? "deque.ts"
-        } (expected ${want}): ` +
+        `Cannot build mutant '${mutant.name}' as a patch target occurs ${found} times in lib/${mutant.module} ` +
+          `(expected ${want}): ` +
           JSON.stringify(p.find.slice(0, 120)),
       );
     }
@@ -127,14 +235,15 @@ export function applyPatches(source: string, mutant: Mutant): string {
 const LIB = new URL("../../lib/", import.meta.url);
 
 /** The relative imports of each mutated module, rewritten to the real modules' absolute URLs. */
-export const REWRITTEN_IMPORTS: Readonly<Record<string, readonly string[]>> = {
+export const REWRITTEN_IMPORTS: Readonly<Record<MutatedModule, readonly string[]>> = {
   "deque.ts": ["atomics.ts", "layout.ts"],
+  "injector.ts": ["atomics.ts", "layout.ts"],
   "sleep.ts": ["atomics.ts", "layout.ts"],
   "latch.ts": ["atomics.ts"],
 };
 
 /** Rewrites the module's relative imports to the real modules' absolute URLs; throws if they moved. */
-export function rewriteImports(source: string, module = "deque.ts"): string {
+export function rewriteImports(source: string, module: MutatedModule = "deque.ts"): string {
   let out = source;
   for (const name of REWRITTEN_IMPORTS[module] ?? []) {
     const from = `from "./${name}";`;
@@ -151,10 +260,10 @@ let dir: string | null = null;
 
 /** Writes `mutant` as a module in a temporary directory; returns its `file:` URL. */
 export function materializeMutant(mutant: Mutant): URL {
-  const module = mutant.module ?? "deque.ts";
-  const source = readFileSync(new URL(module, LIB), "utf8");
-  const text = `// GENERATED by tests/mutants/mutants.ts from lib/${module}: mutant '${mutant.name}': ${mutant.bug}\n` +
-    rewriteImports(applyPatches(source, mutant), module);
+  const source = readFileSync(new URL(mutant.module, LIB), "utf8");
+  const text =
+    `// GENERATED by tests/mutants/mutants.ts from lib/${mutant.module}: mutant '${mutant.name}': ${mutant.bug}\n` +
+    rewriteImports(applyPatches(source, mutant), mutant.module);
   if (dir === null) {
     dir = mkdtempSync(join(tmpdir(), "filch-mutants-"));
     // Node decides ESM vs CommonJS for a .ts file by the nearest package.json.
@@ -162,7 +271,7 @@ export function materializeMutant(mutant: Mutant): URL {
   }
   const sub = join(dir, mutant.name);
   mkdirSync(sub, { recursive: true });
-  const file = join(sub, module);
+  const file = join(sub, mutant.module);
   writeFileSync(file, text);
   return pathToFileURL(file);
 }
@@ -176,6 +285,9 @@ export function removeMaterializedMutants(): void {
 
 /** The URL of the shipped deque. */
 export const SHIPPED_DEQUE: URL = new URL("deque.ts", LIB);
+
+/** The URL of the shipped queue. */
+export const SHIPPED_QUEUE: URL = new URL("injector.ts", LIB);
 
 // ---------------------------------------------------------------------------------------------------------
 // The sleep/wake and latch mutants (lib/sleep.ts, lib/latch.ts), run by tests/lincheck_sleep_test.ts.
