@@ -29,8 +29,13 @@
 (* code can die: inside task code, or at the loop's await points (after a  *)
 (* task, in sleepAsync) -- not between two shared-memory steps of the pool *)
 (* (see README: a thread killed from outside at such a point is not        *)
-(* covered). The main thread's workerDied handles the death; then a        *)
-(* replacement with the same index takes over the deque.                   *)
+(* covered). The main thread's workerDied handles the death (recovery.ts): *)
+(* it rejects and frees the dead worker's running tasks, fails a subtask   *)
+(* it ran for a live joiner, and orphans a subtask it forked and had not   *)
+(* joined (latch 0 -> 2 by compare-exchange, against the finisher's        *)
+(* exchange to 1: exactly one of them frees the record; FreedAtMostOnce,   *)
+(* OrphansComeBack). Then a replacement with the same index takes over the *)
+(* deque.                                                                  *)
 (***************************************************************************)
 EXTENDS Integers, FiniteSets, TLC
 
@@ -56,7 +61,7 @@ NoWorker == Main                   \* the record's worker word before any worker
 VARIABLES
     rstate,      \* [AllTasks -> {"FREE", "QUEUED", "RUNNING", "DONE"}]: each record's state word
     rworker,     \* [AllTasks -> Threads]: each record's worker word (NoWorker = -1)
-    latch,       \* the forked subtask's latch word: 0 until its result is written, then 1
+    latch,       \* the forked subtask's latch word: 0 until its result is written, then 1; 2 once orphaned
     inj,         \* handles in the injector
     dq,          \* [Workers -> SUBSET AllTasks]: handles in each worker's deque
     comp,        \* handles in the completion queue
@@ -76,10 +81,14 @@ VARIABLES
     settledFlag, \* [MainTasks -> BOOLEAN]: the entry's `settled` flag
     settles,     \* history: [MainTasks -> Nat], times resolve or reject was called
     runs,        \* history: [AllTasks -> Nat], times each task's code started
-    posted       \* tasks submitted so far
+    posted,      \* tasks submitted so far
+    frees,       \* history: [AllTasks -> Nat], times each task's record was freed
+    forker,      \* the subtask record's forker word: the worker that forked it (NoWorker before)
+    forkerGone   \* history: the subtask's forker died while the subtask was unjoined
 
 vars == <<rstate, rworker, latch, inj, dq, comp, lifecycle, pc, cur, bh, help, joining, alive, deaths, died,
-          replacing, forked, state, entry, settledFlag, settles, runs, posted>>
+          replacing, forked, state, entry, settledFlag, settles, runs, posted, frees, forker, forkerGone>>
+recVars == <<frees, forker, forkerGone>>
 mainVars == <<state, entry, settledFlag, settles, posted, died, replacing>>
 workerVars == <<cur, help, joining, bh>>
 
@@ -99,8 +108,12 @@ Init ==
     /\ settles = [t \in MainTasks |-> 0]
     /\ runs = [t \in AllTasks |-> 0]
     /\ posted = 0
+    /\ frees = [t \in AllTasks |-> 0] /\ forker = NoWorker /\ forkerGone = FALSE
 
 Go(t, p) == pc' = [pc EXCEPT ![t] = p]
+\* Free the records of the tasks in R (TaskTable.releaseHandle): state FREE, counted in the history.
+Free(R) == /\ rstate' = [k \in AllTasks |-> IF k \in R THEN "FREE" ELSE rstate[k]]
+           /\ frees' = [k \in AllTasks |-> IF k \in R THEN frees[k] + 1 ELSE frees[k]]
 \* The task worker w is executing now: the helped one inside a join, else its own.
 Active(w) == IF help[w] /= 0 THEN help[w] ELSE cur[w]
 \* Take task t from a queue: as the outer task, or as help inside a join.
@@ -126,6 +139,7 @@ LoopReadLifecycle(w) ==
     /\ Go(w, IF lifecycle = 1 THEN "Exited" ELSE "PopOwn")
     /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs>>
     /\ UNCHANGED mainVars /\ UNCHANGED workerVars
+    /\ UNCHANGED recVars
 
 FindPopOwn(w) ==
     /\ w \in Workers /\ alive[w] /\ pc[w] = "PopOwn"
@@ -135,6 +149,7 @@ FindPopOwn(w) ==
     /\ UNCHANGED <<rstate, rworker, latch, inj, comp, lifecycle, joining, alive, deaths, forked, runs>>
     /\ UNCHANGED mainVars
     /\ UNCHANGED bh
+    /\ UNCHANGED recVars
 
 FindPopInjector(w) ==
     /\ w \in Workers /\ alive[w] /\ pc[w] = "PopInj"
@@ -144,6 +159,7 @@ FindPopInjector(w) ==
          ELSE /\ UNCHANGED <<inj, cur, help>> /\ Go(w, "Steal")
     /\ UNCHANGED <<rstate, rworker, latch, dq, comp, lifecycle, joining, alive, deaths, forked, runs, bh>>
     /\ UNCHANGED mainVars
+    /\ UNCHANGED recVars
 
 \* With a task in hand, move one more from the injector into our deque (the batch), for others to steal.
 BatchPopInjector(w) ==
@@ -153,6 +169,7 @@ BatchPopInjector(w) ==
          ELSE /\ UNCHANGED <<inj, bh>> /\ Go(w, "Exec")
     /\ UNCHANGED <<rstate, rworker, latch, dq, comp, lifecycle, alive, deaths, forked, runs>>
     /\ UNCHANGED mainVars /\ UNCHANGED <<cur, help, joining>>
+    /\ UNCHANGED recVars
 
 BatchPushOwn(w) ==
     /\ w \in Workers /\ alive[w] /\ pc[w] = "BatchPush"
@@ -161,6 +178,7 @@ BatchPushOwn(w) ==
     /\ Go(w, "Exec")
     /\ UNCHANGED <<rstate, rworker, latch, inj, comp, lifecycle, alive, deaths, forked, runs>>
     /\ UNCHANGED mainVars /\ UNCHANGED <<cur, help, joining>>
+    /\ UNCHANGED recVars
 
 \* Steal from any other deque, a dead worker's included.
 FindStealHalf(w) ==
@@ -172,6 +190,7 @@ FindStealHalf(w) ==
     /\ UNCHANGED <<rstate, rworker, latch, inj, comp, lifecycle, joining, alive, deaths, forked, runs>>
     /\ UNCHANGED mainVars
     /\ UNCHANGED bh
+    /\ UNCHANGED recVars
 
 \* execute(): the worker word, then RUNNING (one step: nobody reads them between the two stores).
 ExecStoreRunning(w) ==
@@ -183,6 +202,7 @@ ExecStoreRunning(w) ==
     /\ Go(w, "Running")
     /\ UNCHANGED <<latch, inj, dq, comp, lifecycle, alive, deaths, forked>>
     /\ UNCHANGED mainVars /\ UNCHANGED workerVars
+    /\ UNCHANGED recVars
 
 -----------------------------------------------------------------------------
 (* Fork-join: task 1 forks the subtask, runs a, joins.                     *)
@@ -193,12 +213,13 @@ ForkPushDeque(w) ==
     /\ dq' = [dq EXCEPT ![w] = @ \cup {Child}]
     /\ rstate' = [rstate EXCEPT ![Child] = "QUEUED"]
     /\ latch' = 0
+    /\ forker' = w
     /\ forked' = TRUE
     /\ joining' = [joining EXCEPT ![w] = TRUE]          \* a runs inline, then joinForked
     /\ Go(w, "JoinRead")
     /\ UNCHANGED <<rworker, inj, comp, lifecycle, alive, deaths, runs, cur, help>>
     /\ UNCHANGED mainVars
-    /\ UNCHANGED bh
+    /\ UNCHANGED bh /\ UNCHANGED <<frees, forkerGone>>
 
 \* The join is over: b's result is in hand (or the join threw); task 1's code goes on.
 EndJoin(w) == /\ joining' = [joining EXCEPT ![w] = FALSE] /\ Go(w, "Running")
@@ -206,9 +227,11 @@ EndJoin(w) == /\ joining' = [joining EXCEPT ![w] = FALSE] /\ Go(w, "Running")
 \* `while (mem.load(latch) === 0)`.
 JoinReadLatch(w) ==
     /\ w \in Workers /\ alive[w] /\ pc[w] = "JoinRead"
-    /\ IF latch = 1 THEN EndJoin(w) ELSE /\ Go(w, "JoinPop") /\ UNCHANGED joining
-    /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs, cur, help, bh>>
-    /\ UNCHANGED mainVars
+    \* Set: read the result, then free the record (joinForked's release).
+    /\ IF latch = 1 THEN EndJoin(w) /\ Free({Child})
+                    ELSE /\ Go(w, "JoinPop") /\ UNCHANGED <<joining, rstate, frees>>
+    /\ UNCHANGED <<rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs, cur, help, bh>>
+    /\ UNCHANGED mainVars /\ UNCHANGED <<forker, forkerGone>>
 
 \* Pop our deque: b itself if nobody stole it (on top: LIFO), run inline (record released first);
 \* else older work, run as help; else findWork.
@@ -216,17 +239,17 @@ JoinPopOwn(w) ==
     /\ w \in Workers /\ alive[w] /\ pc[w] = "JoinPop"
     /\ IF Child \in dq[w]
          THEN /\ dq' = [dq EXCEPT ![w] = @ \ {Child}]
-              /\ rstate' = [rstate EXCEPT ![Child] = "FREE"]
+              /\ Free({Child})
               /\ runs' = [runs EXCEPT ![Child] = @ + 1]
               /\ EndJoin(w)
               /\ UNCHANGED help
-         ELSE /\ UNCHANGED <<rstate, runs, joining>>
+         ELSE /\ UNCHANGED <<rstate, runs, joining, frees>>
               /\ IF dq[w] /= {}
                    THEN \E t \in dq[w] : /\ dq' = [dq EXCEPT ![w] = @ \ {t}] /\ Take(w, t) /\ Go(w, "Exec")
                    ELSE /\ UNCHANGED <<dq, help>> /\ Go(w, "PopOwn")
     /\ UNCHANGED <<rworker, latch, inj, comp, lifecycle, alive, deaths, forked, cur>>
     /\ UNCHANGED mainVars
-    /\ UNCHANGED bh
+    /\ UNCHANGED bh /\ UNCHANGED <<forker, forkerGone>>
 
 \* Nothing to help with: if the pool is stopping, the join throws (task 1 fails).
 JoinReadLifecycle(w) ==
@@ -234,6 +257,7 @@ JoinReadLifecycle(w) ==
     /\ IF lifecycle = 1 THEN EndJoin(w) ELSE /\ Go(w, "JoinWait") /\ UNCHANGED joining
     /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs, cur, help, bh>>
     /\ UNCHANGED mainVars
+    /\ UNCHANGED recVars
 
 \* Atomics.wait(latch, 0, 1): checks the word and blocks in one step. The model gives it no timeout
 \* while the pool runs (the notify alone must end it), and lets the 1 ms timeout fire once the pool
@@ -243,6 +267,7 @@ JoinWaitLatch(w) ==
     /\ Go(w, IF latch = 0 THEN "LatchBlocked" ELSE "JoinRead")
     /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs>>
     /\ UNCHANGED mainVars /\ UNCHANGED workerVars
+    /\ UNCHANGED recVars
 
 -----------------------------------------------------------------------------
 (* finish(): DONE, then the latch (forked) or the completion queue.        *)
@@ -255,6 +280,7 @@ FinishStoreDone(w) ==
     /\ Go(w, IF Active(w) = Child THEN "SetLatch" ELSE "PushCompletion")
     /\ UNCHANGED <<rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs>>
     /\ UNCHANGED mainVars /\ UNCHANGED workerVars
+    /\ UNCHANGED recVars
 
 FinishPushCompletion(w) ==
     /\ w \in Workers /\ alive[w] /\ pc[w] = "PushCompletion"
@@ -263,14 +289,19 @@ FinishPushCompletion(w) ==
     /\ UNCHANGED <<rstate, rworker, latch, inj, dq, lifecycle, joining, alive, deaths, forked, runs>>
     /\ UNCHANGED mainVars
     /\ UNCHANGED bh
+    /\ UNCHANGED recVars
 
 \* Set, then wake: a joiner that read 0 before this store is blocked on the word, or will see 1.
+\* An exchange: if the main thread orphaned the subtask (its forker died), nobody will join it, so the
+\* finisher frees the record and wakes nobody.
 FinishSetLatch(w) ==
     /\ w \in Workers /\ alive[w] /\ pc[w] = "SetLatch"
     /\ latch' = 1
-    /\ Go(w, "NotifyLatch")
-    /\ UNCHANGED <<rstate, rworker, inj, dq, comp, lifecycle, alive, deaths, forked, runs>>
-    /\ UNCHANGED mainVars /\ UNCHANGED workerVars
+    /\ IF latch = 2
+         THEN /\ Free({Child}) /\ Return(w) /\ UNCHANGED bh
+         ELSE /\ Go(w, "NotifyLatch") /\ UNCHANGED <<rstate, frees>> /\ UNCHANGED workerVars
+    /\ UNCHANGED <<rworker, inj, dq, comp, lifecycle, alive, deaths, forked, runs>>
+    /\ UNCHANGED mainVars /\ UNCHANGED <<joining, forker, forkerGone>>
 
 \* Atomics.notify(latch): wakes the joiner if it is blocked on the word.
 WakeJoiner == pc' = [t \in Threads |-> IF t \in Workers /\ pc[t] = "LatchBlocked" THEN "JoinRead" ELSE pc[t]]
@@ -290,6 +321,7 @@ FinishNotifyLatch(w) ==
     /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, joining, alive, deaths, forked, runs>>
     /\ UNCHANGED mainVars
     /\ UNCHANGED bh
+    /\ UNCHANGED recVars
 
 -----------------------------------------------------------------------------
 (* The main thread.                                                        *)
@@ -305,47 +337,60 @@ SubmitPushInjector(t) ==
     /\ UNCHANGED <<rworker, latch, dq, comp, lifecycle, pc, alive, deaths, forked, runs, state, settledFlag,
                    settles, died, replacing>>
     /\ UNCHANGED workerVars
+    /\ UNCHANGED recVars
 
 \* drainCompletions / tryComplete: settle the entry if it is still there, else only free the record.
 MainPopCompletion(t) ==
     /\ t = Main /\ pc[t] \in {"MainOpen", "MainEnd"} /\ state /= "terminated"
     /\ \E k \in comp :
          /\ comp' = comp \ {k}
-         /\ rstate' = [rstate EXCEPT ![k] = "FREE"]
+         /\ Free({k})
          /\ IF entry[k] = "placed"
               THEN /\ entry' = [entry EXCEPT ![k] = "gone"] /\ Settle({k})
               ELSE UNCHANGED <<entry, settledFlag, settles>>
     /\ UNCHANGED <<rworker, latch, inj, dq, lifecycle, pc, alive, deaths, forked, runs, state, posted, died,
                    replacing>>
-    /\ UNCHANGED workerVars
+    /\ UNCHANGED workerVars /\ UNCHANGED <<forker, forkerGone>>
 
-\* workerDied (not once the pool is closed or terminated): reject the main tasks the dead worker was
-\* running (their records stay out of use) ...
+\* workerDied (not once the pool is closed or terminated), one scan of the records (recovery.ts): reject
+\* the main tasks the dead worker was running and free their records; orphan the subtask if the dead
+\* worker forked it and had not joined it (compare-exchange of its latch from 0 to 2; a latch found set
+\* means its result waits for a joiner that will never read it: free the record) ...
 DiedRejectRunning(t) ==
     /\ t = Main /\ pc[t] \in {"MainOpen", "MainEnd"} /\ died /= {}
     /\ \E w \in died :
          /\ died' = died \ {w}
          /\ IF state \in {"closed", "terminated"}
-              THEN UNCHANGED <<entry, settledFlag, settles, replacing, pc>>
-              ELSE LET S == {k \in MainTasks : entry[k] = "placed" /\ rstate[k] = "RUNNING" /\ rworker[k] = w}
+              THEN UNCHANGED <<entry, settledFlag, settles, replacing, pc, rstate, frees, latch>>
+              ELSE LET R == {k \in MainTasks : rstate[k] = "RUNNING" /\ rworker[k] = w}
+                       S == {k \in R : entry[k] = "placed"}
+                       orphan == forked /\ forker = w /\ rstate[Child] /= "FREE"
                    IN /\ entry' = [k \in MainTasks |-> IF k \in S THEN "gone" ELSE entry[k]]
                       /\ Settle(S)
+                      /\ Free(R \cup (IF orphan /\ latch = 1 THEN {Child} ELSE {}))
+                      /\ latch' = IF orphan /\ latch = 0 THEN 2 ELSE latch
                       /\ IF rstate[Child] = "RUNNING" /\ rworker[Child] = w
                            THEN /\ pc' = [pc EXCEPT ![t] = "DiedLatch"]
                                 /\ UNCHANGED replacing
                            ELSE /\ replacing' = replacing \cup {w}
                                 /\ UNCHANGED pc
-    /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs, state, posted>>
-    /\ UNCHANGED workerVars
+    /\ UNCHANGED <<rworker, inj, dq, comp, lifecycle, alive, deaths, forked, runs, state, posted, forker>>
+    /\ UNCHANGED workerVars /\ UNCHANGED forkerGone
 
-\* ... fail the forked task it was running: outcome, DONE, then set its latch and wake its joiner.
+\* ... fail the forked task it was running: outcome, DONE, then set its latch and wake its joiner (the
+\* latch protocol's exchange: if its forker died too, the subtask is orphaned and the record is freed).
 DiedSetLatch(t) ==
     /\ pc[t] = "DiedLatch"
-    /\ rstate' = [rstate EXCEPT ![Child] = "DONE"]
     /\ latch' = 1
-    /\ Go(t, "DiedNotify")
-    /\ UNCHANGED <<rworker, inj, dq, comp, lifecycle, alive, deaths, forked, runs>>
-    /\ UNCHANGED mainVars /\ UNCHANGED workerVars
+    /\ IF latch = 2
+         THEN /\ Free({Child})
+              /\ Go(t, IF lifecycle = 1 THEN "MainEnd" ELSE "MainOpen")
+              /\ replacing' = replacing \cup {rworker[Child]}
+         ELSE /\ rstate' = [rstate EXCEPT ![Child] = "DONE"] /\ UNCHANGED frees
+              /\ Go(t, "DiedNotify")
+              /\ UNCHANGED replacing
+    /\ UNCHANGED <<rworker, inj, dq, comp, lifecycle, alive, deaths, forked, runs, forker, forkerGone>>
+    /\ UNCHANGED <<state, entry, settledFlag, settles, posted, died>> /\ UNCHANGED workerVars
 
 DiedNotifyLatch(t) ==
     /\ pc[t] = "DiedNotify"
@@ -354,7 +399,7 @@ DiedNotifyLatch(t) ==
     /\ replacing' = replacing \cup {rworker[Child]}
     /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs, state, entry,
                    settledFlag, settles, posted, died>>
-    /\ UNCHANGED workerVars
+    /\ UNCHANGED workerVars /\ UNCHANGED recVars
 
 \* terminate(): every unsettled entry, placed or waiting, rejects now.
 TerminateRejectAll(t) ==
@@ -365,6 +410,7 @@ TerminateRejectAll(t) ==
     /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs, entry, posted,
                    died, replacing>>
     /\ UNCHANGED workerVars
+    /\ UNCHANGED recVars
 
 \* close(), once every submitted task has settled (drain); terminate(), at once: stopWorkers.
 StopStoreLifecycle(t) ==
@@ -375,6 +421,7 @@ StopStoreLifecycle(t) ==
     /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, alive, deaths, forked, runs, entry, settledFlag,
                    settles, posted, died, replacing>>
     /\ UNCHANGED workerVars
+    /\ UNCHANGED recVars
 
 -----------------------------------------------------------------------------
 \* The actions, one per `// spec: Name` in lib/worker.ts and lib/pool.ts (some also actions of
@@ -395,11 +442,13 @@ CloseBegin ==
     /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, pc, alive, deaths, forked, runs, entry,
                    settledFlag, settles, posted, died, replacing>>
     /\ UNCHANGED workerVars
+    /\ UNCHANGED recVars
 DrainDone ==
     /\ pc[Main] = "MainOpen" /\ state = "closing" /\ \A k \in MainTasks : settledFlag[k]
     /\ Go(Main, "Stop")
     /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs>>
     /\ UNCHANGED mainVars /\ UNCHANGED workerVars
+    /\ UNCHANGED recVars
 
 \* The environment: a worker dies (inside task code, or at an await point of its loop) ...
 Die(w) ==
@@ -412,6 +461,9 @@ Die(w) ==
     /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, forked, runs, state, entry, settledFlag,
                    settles, posted, replacing>>
     /\ UNCHANGED workerVars
+    \* history: the subtask's forker died before joining it
+    /\ forkerGone' = (forkerGone \/ (forked /\ forker = w /\ rstate[Child] /= "FREE"))
+    /\ UNCHANGED <<frees, forker>>
 \* ... its replacement starts with the same index and deque ...
 Replace(w) ==
     /\ w \in replacing
@@ -422,12 +474,14 @@ Replace(w) ==
     /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, deaths, forked, runs, state, entry,
                    settledFlag, settles, posted, died>>
     /\ UNCHANGED bh
+    /\ UNCHANGED recVars
 \* ... and a joiner's 1 ms timed wait on the latch returns, once the pool is stopping.
 LatchTimeout(w) ==
     /\ w \in Workers /\ alive[w] /\ pc[w] = "LatchBlocked" /\ lifecycle = 1
     /\ Go(w, "JoinRead")
     /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs>>
     /\ UNCHANGED mainVars /\ UNCHANGED workerVars
+    /\ UNCHANGED recVars
 
 \* The end: the main thread is done and every worker has exited or is dead for good.
 Finished ==
@@ -453,7 +507,8 @@ Spec == Init /\ [][Next]_vars /\ Fairness
 TypeOK ==
     /\ rstate \in [AllTasks -> {"FREE", "QUEUED", "RUNNING", "DONE"}]
     /\ rworker \in [AllTasks -> Threads]
-    /\ latch \in {0, 1}
+    /\ latch \in {0, 1, 2}
+    /\ frees \in [AllTasks -> Nat] /\ forker \in Threads /\ forkerGone \in BOOLEAN
     /\ inj \subseteq AllTasks /\ dq \in [Workers -> SUBSET AllTasks] /\ comp \subseteq AllTasks
     /\ cur \in [Workers -> 0..Child] /\ help \in [Workers -> 0..Child]
     /\ entry \in [MainTasks -> {"none", "placed", "gone"}]
@@ -462,6 +517,15 @@ TypeOK ==
 \* Every submitted task settles at most once (resolve or reject called once), and none runs twice.
 SettleAtMostOnce == \A k \in MainTasks : settles[k] <= 1
 RunAtMostOnce == \A k \in AllTasks : runs[k] <= 1
+
+\* A record is freed at most once (each task has one record and one generation here): a second free
+\* would free it under the task that holds it next.
+FreedAtMostOnce == \A k \in AllTasks : frees[k] <= 1
+
+\* Once the main thread has handled the death of the subtask's forker (while the pool runs), the subtask's
+\* record is free, or orphaned (its finisher frees it): a dead joiner strands no record.
+OrphansComeBack ==
+    (forkerGone /\ forker \notin died /\ state \in {"open", "closing"}) => (rstate[Child] = "FREE" \/ latch = 2)
 
 \* A handle is in at most one place: one queue, or one worker's hands.
 Holders(k) ==
