@@ -1,9 +1,11 @@
 /**
  * Fault injection: seeded random mixes of tasks that succeed, throw anything, return odd thenables, fork,
- * join with large results, overflow the stack inside fork-join code, and end their worker thread; `spawn`s whose `onError` submits again; then
- * close. Oracles: every submitted task settles exactly once (counted), every result is correct, drain and
- * close return within a bound, no duplicate report reaches the ledger, and capacity is intact afterwards
- * (a full-capacity burst is in flight at once). It prints its figures.
+ * join with large results, overflow the stack inside fork-join code, end their worker thread, or (in rounds
+ * with heap limits, not on Bun) run out of memory; `spawn`s whose `onError` submits again; then
+ * close, close with a timeout, or terminate at random with tasks in flight. Oracles: every submitted task
+ * settles exactly once (counted) with the right outcome, drain, close and terminate return within a bound,
+ * no duplicate report reaches the ledger, and capacity is intact afterwards (a full-capacity burst is in
+ * flight at once). It prints its figures.
  *
  * Environment (tests only): `FILCH_FAULT_SEED` (default 20261122), `FILCH_FAULT_ROUNDS` (default 10 per
  * runtime in CI; raise it for a long run: `FILCH_FAULT_ROUNDS=2000`).
@@ -57,6 +59,7 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
 }
 
 type Kind =
+  | "oom"
   | "add"
   | "fail"
   | "async"
@@ -87,16 +90,19 @@ const KINDS: Kind[] = [
 test(
   `fault injection: every task settles exactly once with the right outcome (seed ${SEED}, ${ROUNDS} rounds)`,
   async () => {
-    const figures = { tasks: 0, settled: 0, crashes: 0, retries: 0, rounds: 0 };
+    const figures = { tasks: 0, settled: 0, crashes: 0, retries: 0, rounds: 0, ooms: 0, terminated: 0 };
     for (let round = 0; round < ROUNDS; round++) {
       const rand = random(SEED + round * 7919);
       const taskCapacity = [8, 64, 4096][Math.floor(rand() * 3)];
+      // Some rounds bound the workers' heaps, and one task there runs out of memory (Bun has no limits).
+      const limited = !("Bun" in globalThis) && rand() < 0.3;
       let retrySettled = 0;
       let retries = 0;
       const retryPromises: Promise<unknown>[] = [];
       const pool: Pool<typeof hostile> = await Pool.create<typeof hostile>(TASKS, {
         workers: 2,
         taskCapacity,
+        ...(limited ? { resourceLimits: { maxOldGenerationSizeMb: 128 } } : {}),
         // A handler that submits again (a retry), as applications do.
         onError: () => {
           retries++;
@@ -108,8 +114,9 @@ test(
       const checks: Promise<void>[] = [];
       const wrong: string[] = [];
       let exits = 0;
+      let oom = limited ? Math.floor(rand() * 40) : -1; // the index of the task that runs out of memory
       for (let i = 0; i < n; i++) {
-        const kind = KINDS[Math.floor(rand() * KINDS.length)];
+        const kind: Kind | "oom" = i === oom ? "oom" : KINDS[Math.floor(rand() * KINDS.length)];
         if (kind === "exit" && exits >= 3) continue; // a few crashes a round: each costs a thread start
         // A task on a worker that another task's exit kills rejects with WorkerCrashedError, whatever it was.
         const crashed = (e: unknown) => (e as Error)?.name === "WorkerCrashedError";
@@ -144,6 +151,11 @@ test(
             break;
           case "getter":
             expect(pool.run("getterThrows"), never, (e) => e instanceof Error);
+            break;
+          case "oom":
+            oom = -1;
+            figures.ooms++;
+            expect(pool.run("exhaustHeap"), never, never); // WorkerCrashedError (accepted for every kind)
             break;
           case "exit":
             exits++;
@@ -201,11 +213,29 @@ test(
       figures.retries += retries;
       figures.settled += checks.length;
       figures.rounds++;
-      await within(pool.close({ timeout: 10_000 }), 20_000, `round ${round}: close`);
+      // The end, at random: close, close with a timeout over tasks that never settle, or terminate, with
+      // tasks still in flight; each of those settles exactly once, and the ending returns.
+      const ending = ["close", "close-timeout", "terminate"][Math.floor(rand() * 3)];
+      const tail = Array.from({ length: 20 }, (_, i) => {
+        const stuck = ending !== "close" && i % 5 === 0;
+        return (stuck ? pool.run("never") : pool.run("add", i, 1)).then(
+          (v) => (v === i + 1 ? "ok" : `wrong ${String(v)}`),
+          (e) => (e as Error).name,
+        );
+      });
+      if (ending === "terminate") figures.terminated++;
+      if (ending === "terminate") await within(pool.terminate(), 20_000, `round ${round}: terminate`);
+      else await within(pool.close({ timeout: ending === "close" ? undefined : 200 }), 20_000, `round ${round}: close`);
+      const tailOutcomes = await within(Promise.all(tail), 10_000, `round ${round}: tasks in flight at the end`);
+      const badTail = tailOutcomes.filter((o) => o !== "ok" && o !== "PoolTerminatedError");
+      assertEquals(badTail, [], `round ${round} (${ending}): outcomes of the tasks in flight at the end`);
+      if (ending === "close") assertEquals(tailOutcomes.filter((o) => o !== "ok"), [], `round ${round}: close ran all`);
+      assertEquals(pool.stats().pending, 0, `round ${round} (${ending}): pending after the end`);
     }
     console.log(
       `fault injection (seed ${SEED}): ${figures.rounds} rounds, ${figures.tasks} tasks, ${figures.settled} awaited ` +
-        `settled exactly once, ${figures.crashes} worker crashes, ${figures.retries} onError retries`,
+        `settled exactly once, ${figures.crashes} worker crashes (${figures.ooms} out of memory), ` +
+        `${figures.retries} onError retries, ${figures.terminated} rounds ended by terminate()`,
     );
   },
   600_000,
