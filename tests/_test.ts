@@ -155,3 +155,30 @@ export async function assertRejects(promise: Promise<unknown>): Promise<unknown>
   }
   throw new Error("assertion failed: expected the promise to reject, but it resolved");
 }
+
+/**
+ * Resolves with `promise`'s outcome, or rejects naming `what` if it has not settled within `ms`: a wait on
+ * the pool that hangs is a failure with a message, not a stuck test.
+ *
+ * @param promise What to wait for.
+ * @param ms The bound, in ms (not a performance check: generous).
+ * @param what What is awaited, for the message.
+ * @returns What `promise` resolves to.
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { within } from "./_test.ts";
+ * const result = await within(pool.run("add", 1, 2), 10_000, "add");
+ * ```
+ */
+export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const hang = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`hang: ${what} did not settle within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, hang]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

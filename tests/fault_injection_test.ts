@@ -15,7 +15,7 @@
  */
 import { Pool } from "../lib/pool.ts";
 import type * as hostile from "./fixtures/hostile_tasks.ts";
-import { assert, assertEquals, test } from "./_test.ts";
+import { assert, assertEquals, test, within } from "./_test.ts";
 
 const TASKS = new URL("./fixtures/hostile_tasks.ts", import.meta.url);
 const env = (globalThis as unknown as { process?: { env: Record<string, string | undefined> } }).process?.env ?? {};
@@ -44,18 +44,6 @@ function census(pool: Pool<typeof hostile>): string {
     counts[key] = (counts[key] ?? 0) + 1;
   }
   return JSON.stringify(counts);
-}
-
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const hang = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`hang: ${what} did not settle within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, hang]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 type Kind =

@@ -13,25 +13,12 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { assert, assertEquals, assertRejects, runtime, test } from "./_test.ts";
+import { assert, assertEquals, assertRejects, runtime, test, within } from "./_test.ts";
 
 const TASKS = new URL("./fixtures/hostile_tasks.ts", import.meta.url);
 
 function create(options: PoolOptions = {}): Promise<Pool<typeof hostile>> {
   return Pool.create<typeof hostile>(TASKS, { workers: 2, ...options });
-}
-
-/** Resolves with `promise`'s outcome, or fails naming `what` if it has not settled within `ms`. */
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const hang = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`hang: ${what} did not settle within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, hang]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** Settles to "ok:<value>" or "err:<name>" (never rejects). */
