@@ -58,15 +58,31 @@ VARIABLES
     slot,     \* [Threads -> [0..Capacity-1 -> 0..Pushes]]: each deque's ring
     loc,      \* [Threads -> record]: each thread's program counter and locals (see Idle)
     pushed,   \* tasks published by push; the next push is task pushed + 1
-    taken     \* history: [0..Pushes -> Nat], times each value was taken by a pop or steal
+    taken,    \* history: [0..Pushes -> Nat], times each value was taken by a pop or steal
+    ret,      \* [Threads -> [op, val]]: what each thread's last operation returned (see Done)
+    obs,      \* history: [Threads -> record]: what the current operation's interval has seen (Observe)
+    returned  \* history: the tasks some pop or steal has returned
 
 shared == <<top, bottom, slot, pushed, taken>>
-vars == <<top, bottom, slot, loc, pushed, taken>>
+vars == <<top, bottom, slot, loc, pushed, taken, ret, obs, returned>>
+\* What TLC tells states apart by: everything but ret. No action and no invariant reads ret; only the
+\* properties of steps read it, and only ret'[i] of the thread whose operation returns in that step,
+\* which that step sets. So two states that differ only in ret have the same futures, and TLC need
+\* not explore both (every transition is still checked against every property of steps).
+View == <<top, bottom, slot, loc, pushed, taken, obs, returned>>
+
+\* What the code returns, besides a task (a value 0..Pushes): the constants of lib/deque.ts.
+EMPTY == -1
+RETRY == -2
 
 \* A thread between operations: pc names the next action; locals are reset so equal states are equal.
 \* vic = the deque the operation works on; t, b = indices read; v = a slot value read;
 \* db = the dst bottom read by steal-half; want = the batch size; got = tasks claimed so far.
-Idle(i) == [pc |-> "Idle", vic |-> i, t |-> 0, b |-> 0, v |-> 0, db |-> 0, want |-> 0, got |-> 0]
+\* won = pop's compare-exchange on the last task succeeded (the code's `won`).
+Idle(i) == [pc |-> "Idle", vic |-> i, t |-> 0, b |-> 0, v |-> 0, db |-> 0, want |-> 0, got |-> 0, won |-> FALSE]
+
+\* Nothing observed: a thread between operations.
+NoObs == [none |-> FALSE, top0 |-> 0, claims |-> {}]
 
 Init ==
     /\ top = [d \in Threads |-> InitIndex]
@@ -75,8 +91,80 @@ Init ==
     /\ loc = [i \in Threads |-> Idle(i)]
     /\ pushed = 0
     /\ taken = [k \in 0..Pushes |-> 0]
+    /\ ret = [i \in Threads |-> [op |-> "none", val |-> 0]]
+    /\ obs = [i \in Threads |-> NoObs]
+    /\ returned = {}
 
-Done(i) == loc' = [loc EXCEPT ![i] = Idle(i)]
+\* The operation a program counter belongs to.
+OpOf(pc) ==
+    CASE pc \in {"PushReadTop", "PushWriteSlot", "PushPublishBottom"} -> "push"
+      [] pc \in {"PopReserveBottom", "PopReadTop", "PopRestoreEmpty", "PopReadSlot", "PopCasTop",
+                 "PopRestoreBottom"} -> "pop"
+      [] pc \in {"StealReadBottom", "StealReadSlot", "StealCasTop"} -> "steal"
+      [] pc \in {"HalfReadBottom", "HalfReadDstBottom", "HalfReadDstTop", "HalfReadSlot", "HalfCasTop",
+                 "HalfWriteDst", "HalfRecheckBottom", "HalfPublishDst"} -> "half"
+      [] OTHER -> "none"
+
+\* Thread i's operation ends in this step and returns r: the code's `return r`. push returns TRUE or
+\* FALSE; pop and steal a task, EMPTY or RETRY; stealHalfInto a count, EMPTY or RETRY.
+Done(i, r) ==
+    /\ loc' = [loc EXCEPT ![i] = Idle(i)]
+    /\ ret' = [ret EXCEPT ![i] = [op |-> OpOf(loc[i].pc), val |-> r]]
+
+-----------------------------------------------------------------------------
+(* What an operation returns, and what its interval has seen (history:     *)
+(* read by the properties of steps only, never by an action).              *)
+
+\* Between PopReserveBottom and its linearization, a pop has hidden index b from thieves that read
+\* bottom now, but b is still in the deque: a thief that read bottom earlier may yet win it.
+\* The pop linearizes at PopReadTop (empty), PopReadSlot (more than one task) or PopCasTop (the last).
+ReservedPCs == {"PopReadTop", "PopReadSlot", "PopCasTop"}
+\* Deque d's size as the atomic deque sees it, in a state with the given top, bottom and loc.
+SizeIn(tp, bt, lc, d) ==
+    LET eb == IF lc[d].pc \in ReservedPCs THEN bt[d] + 1 ELSE bt[d] IN IF eb > tp[d] THEN eb - tp[d] ELSE 0
+
+\* Thread i's operation op (on deque d) has nothing to take, in that state: what makes an EMPTY right.
+\* pop: its own deque is empty (a thief may have just taken the last task). steal: d has no task a
+\* new steal could take: it is empty, or its only task is the one a pending pop has reserved (a
+\* thief that read bottom earlier may still win it; which one wins is decided later, so an EMPTY
+\* here is linearizable, with the winner ordered first). steal-half: that, or its own deque is full.
+NoneIn(op, i, d, tp, bt, lc) ==
+    LET steal == \/ SizeIn(tp, bt, lc, d) = 0
+                 \/ SizeIn(tp, bt, lc, d) = 1 /\ lc[d].pc \in ReservedPCs
+    IN CASE op = "pop" -> SizeIn(tp, bt, lc, i) = 0
+         [] op = "steal" -> steal
+         [] op = "half" -> steal \/ SizeIn(tp, bt, lc, i) = Capacity
+         [] OTHER -> FALSE
+
+\* Thread i's operation ends in this step.
+Returns(i) == loc[i].pc /= "Idle" /\ loc'[i].pc = "Idle"
+
+\* The tasks thread i takes in this step (the history taken grows only by the stepping thread).
+StepClaims == {k \in 0..Pushes : taken'[k] > taken[k]}
+
+\* Every step updates every operation's record of its interval, from its invocation (the state before
+\* its first action) to the current state: none = the deque had nothing to take at some state of it;
+\* top0 = the victim's top at the invocation (steal, steal-half); claims = the tasks it has taken.
+Observe(i) ==
+    obs' = [j \in Threads |->
+              IF loc'[j].pc = "Idle" THEN NoObs
+              ELSE LET op == OpOf(loc'[j].pc)
+                       d == loc'[j].vic
+                       now == NoneIn(op, j, d, top', bottom', loc')
+                       mine == IF j = i THEN StepClaims ELSE {}
+                   IN IF loc[j].pc = "Idle"
+                        THEN [none |-> NoneIn(op, j, d, top, bottom, loc) \/ now,
+                              top0 |-> IF op \in {"steal", "half"} THEN top[d] ELSE 0,
+                              claims |-> mine]
+                        ELSE [obs[j] EXCEPT !.none = @ \/ now, !.claims = @ \cup mine]]
+
+\* The bookkeeping every action of thread i ends with: ret changes only when its operation returns
+\* (Done); every operation's record of its interval is updated (Observe); a returned task is recorded.
+Book(i) ==
+    /\ IF Returns(i) THEN TRUE ELSE UNCHANGED ret
+    /\ Observe(i)
+    /\ returned' = IF Returns(i) /\ ret'[i].op \in {"pop", "steal"} /\ ret'[i].val \notin {EMPTY, RETRY}
+                     THEN returned \cup {ret'[i].val} ELSE returned
 
 -----------------------------------------------------------------------------
 (* push: owner only.                                                       *)
@@ -85,26 +173,30 @@ PushReadBottom(i) ==
     /\ i = Owner /\ loc[i].pc = "Idle" /\ pushed < Pushes
     /\ loc' = [loc EXCEPT ![i].pc = "PushReadTop", ![i].b = bottom[i]]
     /\ UNCHANGED shared
+    /\ Book(i)
 
 PushReadTop(i) ==
     /\ loc[i].pc = "PushReadTop"
     /\ IF Diff(loc[i].b, top[i]) >= Capacity
-         THEN Done(i)                                   \* full: push returns false
+         THEN Done(i, FALSE)                            \* full: push returns false
          ELSE loc' = [loc EXCEPT ![i].pc = "PushWriteSlot"]
     /\ UNCHANGED shared
+    /\ Book(i)
 
 PushWriteSlot(i) ==
     /\ loc[i].pc = "PushWriteSlot"
     /\ slot' = [slot EXCEPT ![i][Slot(loc[i].b)] = pushed + 1]
     /\ loc' = [loc EXCEPT ![i].pc = "PushPublishBottom"]
     /\ UNCHANGED <<top, bottom, pushed, taken>>
+    /\ Book(i)
 
 PushPublishBottom(i) ==
     /\ loc[i].pc = "PushPublishBottom"
     /\ bottom' = [bottom EXCEPT ![i] = loc[i].b + 1]
     /\ pushed' = pushed + 1
-    /\ Done(i)
+    /\ Done(i, TRUE)
     /\ UNCHANGED <<top, slot, taken>>
+    /\ Book(i)
 
 -----------------------------------------------------------------------------
 (* pop: any thread, on its own deque.                                      *)
@@ -113,49 +205,57 @@ PopReadBottom(i) ==
     /\ loc[i].pc = "Idle"
     /\ loc' = [loc EXCEPT ![i].pc = "PopReserveBottom", ![i].b = bottom[i] - 1]
     /\ UNCHANGED shared
+    /\ Book(i)
 
 PopReserveBottom(i) ==
     /\ loc[i].pc = "PopReserveBottom"
     /\ bottom' = [bottom EXCEPT ![i] = loc[i].b]
     /\ loc' = [loc EXCEPT ![i].pc = "PopReadTop"]
     /\ UNCHANGED <<top, slot, pushed, taken>>
+    /\ Book(i)
 
 PopReadTop(i) ==
     /\ loc[i].pc = "PopReadTop"
     /\ loc' = [loc EXCEPT ![i].pc = IF Diff(loc[i].b, top[i]) < 0 THEN "PopRestoreEmpty" ELSE "PopReadSlot",
                           ![i].t = top[i]]
     /\ UNCHANGED shared
+    /\ Book(i)
 
 PopRestoreEmpty(i) ==
     /\ loc[i].pc = "PopRestoreEmpty"
     /\ bottom' = [bottom EXCEPT ![i] = loc[i].b + 1]
-    /\ Done(i)                                          \* returns EMPTY
+    /\ Done(i, EMPTY)
     /\ UNCHANGED <<top, slot, pushed, taken>>
+    /\ Book(i)
 
 PopReadSlot(i) ==
     /\ loc[i].pc = "PopReadSlot"
     /\ LET v == slot[i][Slot(loc[i].b)] IN
        IF Diff(loc[i].b, loc[i].t) > 0
          THEN /\ taken' = [taken EXCEPT ![v] = @ + 1]   \* more than one task: b is ours
-              /\ Done(i)
+              /\ Done(i, v)
          ELSE /\ loc' = [loc EXCEPT ![i].pc = "PopCasTop", ![i].v = v]
               /\ UNCHANGED taken
     /\ UNCHANGED <<top, bottom, slot, pushed>>
+    /\ Book(i)
 
 PopCasTop(i) ==
     /\ loc[i].pc = "PopCasTop"
-    /\ IF Wrap(top[i]) = Wrap(loc[i].t)
-         THEN /\ top' = [top EXCEPT ![i] = @ + 1]       \* won the last task
-              /\ taken' = [taken EXCEPT ![loc[i].v] = @ + 1]
-         ELSE UNCHANGED <<top, taken>>                  \* a thief took it
-    /\ loc' = [loc EXCEPT ![i].pc = "PopRestoreBottom"]
+    /\ LET won == Wrap(top[i]) = Wrap(loc[i].t) IN
+       /\ IF won
+            THEN /\ top' = [top EXCEPT ![i] = @ + 1]       \* won the last task
+                 /\ taken' = [taken EXCEPT ![loc[i].v] = @ + 1]
+            ELSE UNCHANGED <<top, taken>>                  \* a thief took it
+       /\ loc' = [loc EXCEPT ![i].pc = "PopRestoreBottom", ![i].won = won]
     /\ UNCHANGED <<bottom, slot, pushed>>
+    /\ Book(i)
 
 PopRestoreBottom(i) ==
     /\ loc[i].pc = "PopRestoreBottom"
     /\ bottom' = [bottom EXCEPT ![i] = loc[i].t + 1]
-    /\ Done(i)
+    /\ Done(i, IF loc[i].won THEN loc[i].v ELSE EMPTY)
     /\ UNCHANGED <<top, slot, pushed, taken>>
+    /\ Book(i)
 
 -----------------------------------------------------------------------------
 (* steal: any thread, from another thread's deque.                         *)
@@ -167,18 +267,21 @@ StealReadTop(i) ==
     /\ \E v \in Victims(i) :
          loc' = [loc EXCEPT ![i].pc = "StealReadBottom", ![i].vic = v, ![i].t = top[v]]
     /\ UNCHANGED shared
+    /\ Book(i)
 
 StealReadBottom(i) ==
     /\ loc[i].pc = "StealReadBottom"
     /\ IF Diff(bottom[loc[i].vic], loc[i].t) <= 0
-         THEN Done(i)                                   \* returns EMPTY
+         THEN Done(i, EMPTY)
          ELSE loc' = [loc EXCEPT ![i].pc = "StealReadSlot"]
     /\ UNCHANGED shared
+    /\ Book(i)
 
 StealReadSlot(i) ==
     /\ loc[i].pc = "StealReadSlot"
     /\ loc' = [loc EXCEPT ![i].pc = "StealCasTop", ![i].v = slot[loc[i].vic][Slot(loc[i].t)]]
     /\ UNCHANGED shared
+    /\ Book(i)
 
 StealCasTop(i) ==
     /\ loc[i].pc = "StealCasTop"
@@ -186,9 +289,11 @@ StealCasTop(i) ==
        IF Wrap(top[d]) = Wrap(loc[i].t)
          THEN /\ top' = [top EXCEPT ![d] = @ + 1]
               /\ taken' = [taken EXCEPT ![loc[i].v] = @ + 1]
-         ELSE UNCHANGED <<top, taken>>                  \* returns RETRY; the value is dropped
-    /\ Done(i)
+              /\ Done(i, loc[i].v)
+         ELSE /\ UNCHANGED <<top, taken>>                  \* lost: returns RETRY, drops the value
+              /\ Done(i, RETRY)
     /\ UNCHANGED <<bottom, slot, pushed>>
+    /\ Book(i)
 
 -----------------------------------------------------------------------------
 (* stealHalfInto: a thief moves about half of Owner's tasks into its own   *)
@@ -198,32 +303,37 @@ HalfReadTop(i) ==
     /\ loc[i].pc = "Idle" /\ i /= Owner /\ HalfSteals
     /\ loc' = [loc EXCEPT ![i].pc = "HalfReadBottom", ![i].vic = Owner, ![i].t = top[Owner]]
     /\ UNCHANGED shared
+    /\ Book(i)
 
 HalfReadBottom(i) ==
     /\ loc[i].pc = "HalfReadBottom"
     /\ LET size == Diff(bottom[loc[i].vic], loc[i].t) IN
        IF size <= 0
-         THEN Done(i)                                   \* returns EMPTY
+         THEN Done(i, EMPTY)
          ELSE loc' = [loc EXCEPT ![i].pc = "HalfReadDstBottom", ![i].want = size - size \div 2]
     /\ UNCHANGED shared
+    /\ Book(i)
 
 HalfReadDstBottom(i) ==
     /\ loc[i].pc = "HalfReadDstBottom"
     /\ loc' = [loc EXCEPT ![i].pc = "HalfReadDstTop", ![i].db = bottom[i]]
     /\ UNCHANGED shared
+    /\ Book(i)
 
 HalfReadDstTop(i) ==
     /\ loc[i].pc = "HalfReadDstTop"
     /\ LET want == Min(loc[i].want, Capacity - Diff(loc[i].db, top[i])) IN
        IF want <= 0
-         THEN Done(i)                                   \* dst full: returns EMPTY
+         THEN Done(i, EMPTY)                            \* dst full
          ELSE loc' = [loc EXCEPT ![i].pc = "HalfReadSlot", ![i].want = want]
     /\ UNCHANGED shared
+    /\ Book(i)
 
 HalfReadSlot(i) ==
     /\ loc[i].pc = "HalfReadSlot"
     /\ loc' = [loc EXCEPT ![i].pc = "HalfCasTop", ![i].v = slot[loc[i].vic][Slot(loc[i].t)]]
     /\ UNCHANGED shared
+    /\ Book(i)
 
 HalfCasTop(i) ==
     /\ loc[i].pc = "HalfCasTop"
@@ -232,9 +342,10 @@ HalfCasTop(i) ==
          THEN /\ top' = [top EXCEPT ![d] = @ + 1]       \* claimed: the task is ours
               /\ loc' = [loc EXCEPT ![i].pc = "HalfWriteDst"]
          ELSE /\ UNCHANGED top                          \* lost: RETRY if nothing claimed yet
-              /\ IF loc[i].got = 0 THEN Done(i)
+              /\ IF loc[i].got = 0 THEN Done(i, RETRY)
                  ELSE loc' = [loc EXCEPT ![i].pc = "HalfPublishDst", ![i].v = 0]
     /\ UNCHANGED <<bottom, slot, pushed, taken>>
+    /\ Book(i)
 
 HalfWriteDst(i) ==
     /\ loc[i].pc = "HalfWriteDst"
@@ -243,18 +354,21 @@ HalfWriteDst(i) ==
                                     ELSE "HalfRecheckBottom",
                           ![i].got = @ + 1, ![i].t = @ + 1, ![i].v = 0]
     /\ UNCHANGED <<top, bottom, pushed, taken>>
+    /\ Book(i)
 
 HalfRecheckBottom(i) ==
     /\ loc[i].pc = "HalfRecheckBottom"
     /\ loc' = [loc EXCEPT ![i].pc = IF Diff(bottom[loc[i].vic], loc[i].t) <= 0 THEN "HalfPublishDst"
                                     ELSE "HalfReadSlot"]
     /\ UNCHANGED shared
+    /\ Book(i)
 
 HalfPublishDst(i) ==
     /\ loc[i].pc = "HalfPublishDst"
     /\ bottom' = [bottom EXCEPT ![i] = loc[i].db + loc[i].got]
-    /\ Done(i)                                          \* returns got
+    /\ Done(i, loc[i].got)
     /\ UNCHANGED <<top, slot, pushed, taken>>
+    /\ Book(i)
 
 -----------------------------------------------------------------------------
 \* The actions, one per `// spec: Name` in lib/deque.ts. tests/spec_names_test.ts reads this
@@ -280,12 +394,9 @@ Spec == Init /\ [][Next]_vars /\ Fairness
 -----------------------------------------------------------------------------
 (* The deques as the atomic specification sees them (refinement mapping).  *)
 
-\* Between PopReserveBottom and its linearization, a pop has hidden index b from thieves that read
-\* bottom now, but b is still in the deque: a thief that read bottom earlier may yet win it.
-\* The pop linearizes at PopReadTop (empty), PopReadSlot (more than one task) or PopCasTop (the last).
-Reserved(d) == loc[d].pc \in {"PopReadTop", "PopReadSlot", "PopCasTop"}
-EffBottom(d) == IF Reserved(d) THEN bottom[d] + 1 ELSE bottom[d]
-Size(d) == IF EffBottom(d) > top[d] THEN EffBottom(d) - top[d] ELSE 0
+\* (ReservedPCs and SizeIn above: a reserved index stays in the abstract deque until its pop linearizes.)
+Reserved(d) == loc[d].pc \in ReservedPCs
+Size(d) == SizeIn(top, bottom, loc, d)
 AbsQ(d) == [k \in 1..Size(d) |-> slot[d][Slot(top[d] + k - 1)]]
 
 \* A steal-half's claimed tasks: those already copied to dst's unpublished slots, then the one just
@@ -322,6 +433,10 @@ TypeOK ==
          /\ loc[i].v \in 0..Pushes
     /\ pushed \in 0..Pushes
     /\ taken \in [0..Pushes -> Nat]
+    /\ \A i \in Threads :
+         /\ ret[i].op \in {"none", "push", "pop", "steal", "half"}
+         /\ obs[i].none \in BOOLEAN /\ obs[i].top0 \in Nat /\ obs[i].claims \subseteq 0..Pushes
+    /\ returned \subseteq 0..Pushes
 
 \* 0 <= bottom - top <= Capacity, except that a pop may hold bottom = top - 1 until it restores bottom.
 IndexBounds ==
@@ -396,6 +511,57 @@ StealEmptyJustified ==
          ((StealReadBottom(i) \/ HalfReadBottom(i)) /\ loc'[i].pc = "Idle")
              => \/ Size(loc[i].vic) = 0
                 \/ Size(loc[i].vic) = 1 /\ Reserved(loc[i].vic)]_vars
+
+-----------------------------------------------------------------------------
+(* What operations return. Each is judged by its answer (ret, set by Done), *)
+(* whichever path of the code produced it, against what the operation's    *)
+(* interval has seen (obs): the answer must be one some atomic execution    *)
+(* of the operation at a moment of its interval could give.                *)
+
+\* A task returned: pushed, taken once, by this very operation, and never returned before.
+ValueOk(i, k) ==
+    /\ k \in 1..pushed
+    /\ k \notin returned
+    /\ obs[i].claims \cup StepClaims = {k}
+    /\ taken'[k] = 1
+
+\* Nothing to take at some state of the operation's interval, its last state included.
+SawNone(i) == obs[i].none \/ NoneIn(ret'[i].op, i, loc[i].vic, top', bottom', loc')
+
+\* pop returns EMPTY only if its deque was empty at some moment of its interval (it was empty, or a
+\* thief took the last task), having taken nothing; else a task as ValueOk says.
+PopReturns ==
+    [][\A i \in Threads :
+         Returns(i) /\ ret'[i].op = "pop" =>
+             IF ret'[i].val = EMPTY THEN obs[i].claims \cup StepClaims = {} /\ SawNone(i)
+             ELSE ValueOk(i, ret'[i].val)]_vars
+
+\* steal returns EMPTY only if the victim had nothing to take at some moment of its interval; RETRY
+\* only if another operation took a task from the victim in its interval (top moved past the top at
+\* its invocation; a steal takes nothing else); else a task as ValueOk says.
+StealReturns ==
+    [][\A i \in Threads :
+         Returns(i) /\ ret'[i].op = "steal" =>
+             CASE ret'[i].val = EMPTY -> obs[i].claims \cup StepClaims = {} /\ SawNone(i)
+               [] ret'[i].val = RETRY -> obs[i].claims \cup StepClaims = {} /\ top'[loc[i].vic] > obs[i].top0
+               [] OTHER -> ValueOk(i, ret'[i].val)]_vars
+
+\* stealHalfInto returns EMPTY only if the victim had nothing to take, or the thief's deque had no
+\* room, at some moment of its interval, holding nothing; RETRY only if another operation took a task
+\* from the victim in its interval and it holds nothing; else a count n >= 1, and exactly n tasks
+\* appear in its deque as it returns.
+HalfReturns ==
+    [][\A i \in Threads :
+         Returns(i) /\ ret'[i].op = "half" =>
+             CASE ret'[i].val = EMPTY -> SawNone(i) /\ AbsHand(i) = << >>
+               [] ret'[i].val = RETRY -> top'[loc[i].vic] > obs[i].top0 /\ AbsHand(i) = << >>
+               [] OTHER -> ret'[i].val >= 1 /\ Size(i)' = Size(i) + ret'[i].val]_vars
+
+\* push returns FALSE only if its deque is full (only the owner pushes, and thieves only make room,
+\* so full when it returns means full throughout); TRUE only if the task was published.
+PushReturns ==
+    [][Returns(Owner) /\ ret'[Owner].op = "push" =>
+         IF ret'[Owner].val THEN pushed' = pushed + 1 ELSE Size(Owner) = Capacity]_vars
 
 -----------------------------------------------------------------------------
 (* Liveness: while operations continue, every pushed task is eventually taken. *)

@@ -72,15 +72,28 @@ VARIABLES
     val,     \* [0..Capacity-1 -> AllValues]: each slot's value word
     loc,     \* [Threads -> record]: each thread's program counter and locals (see Idle)
     sent,    \* history: [Producers -> Nat], values each producer has pushed (claimed a position for)
-    taken    \* history: [AllValues -> Nat], times each value was returned by a pop
+    taken,   \* history: [AllValues -> Nat], times each value was returned by a pop
+    ret,     \* [Threads -> [op, val]]: what each thread's last operation returned (see Done)
+    obs,     \* history: [Threads -> [empty, claimed]]: what the current pop's interval has seen (Observe)
+    returned \* history: the values some pop has returned
 
 shared == <<head, tail, seq, val, sent, taken>>
-vars == <<head, tail, seq, val, loc, sent, taken>>
+vars == <<head, tail, seq, val, loc, sent, taken, ret, obs, returned>>
+\* What TLC tells states apart by: everything but ret. No action and no invariant reads ret; only the
+\* properties of steps read it, and only ret'[i] of the thread whose operation returns in that step,
+\* which that step sets. So two states that differ only in ret have the same futures, and TLC need
+\* not explore both (every transition is still checked against every property of steps).
+View == <<head, tail, seq, val, loc, sent, taken, obs, returned>>
+
+\* pop's QUEUE_EMPTY (no value is a 1-tuple, so it equals none of them).
+EMPTY == << "EMPTY" >>
 
 \* A thread between operations: pc names the next action; locals are reset so equal states are equal.
 \* pos = the position read (push: tail; pop: head; length: head); v = the value being pushed, or the
 \* value a pop read; claim = (ghost) the value of the position a pop claimed, at its claim.
 Idle == [pc |-> "Idle", pos |-> 0, v |-> Unwritten, claim |-> Unwritten]
+\* Nothing observed (Observe): a thread that is not inside a pop.
+NoPopObs == [empty |-> FALSE, claimed |-> FALSE]
 
 Init ==
     /\ head = InitPos
@@ -91,8 +104,22 @@ Init ==
     /\ loc = [i \in Threads |-> Idle]
     /\ sent = [i \in Producers |-> 0]
     /\ taken = [v \in AllValues |-> 0]
+    /\ ret = [i \in Threads |-> [op |-> "none", val |-> 0]]
+    /\ obs = [i \in Threads |-> NoPopObs]
+    /\ returned = {}
 
-Done(i) == loc' = [loc EXCEPT ![i] = Idle]
+\* The operation a program counter belongs to.
+OpOf(pc) ==
+    CASE pc \in {"PushReadTail", "PushReadSeq", "PushCasTail", "PushWriteValue", "PushPublishSeq"} -> "push"
+      [] pc \in {"PopReadHead", "PopReadSeq", "PopCasHead", "PopReadValue", "PopReleaseSeq"} -> "pop"
+      [] pc = "LengthReadTail" -> "length"
+      [] OTHER -> "none"
+
+\* Thread i's operation ends in this step and returns r: the code's `return r`. push returns TRUE or
+\* FALSE; pop a value or EMPTY; length a number.
+Done(i, r) ==
+    /\ loc' = [loc EXCEPT ![i] = Idle]
+    /\ ret' = [ret EXCEPT ![i] = [op |-> OpOf(loc[i].pc), val |-> r]]
 \* Back to the first read of the operation (the code's `continue`, or pushPatiently's next push).
 Retry(i, pc) == loc' = [loc EXCEPT ![i] = [Idle EXCEPT !.pc = pc]]
 
@@ -110,6 +137,36 @@ PosValue(p) ==
     IF \E j \in Producers : Pushing(j, p) THEN loc[CHOOSE j \in Producers : Pushing(j, p)].v
     ELSE val[Slot(p)]
 
+\* pop's view of an empty queue, in a state with the given head, tail and loc: no position is
+\* claimed by a producer and unconsumed, or the oldest such position's producer has not published it
+\* yet (the EMPTY the module doc admits: later positions may be published already).
+EmptyIn(hd, tl, lc) ==
+    \/ tl = hd
+    \/ \E j \in Producers : lc[j].pc \in PushPCs /\ lc[j].pos = hd
+
+\* Thread i's operation ends in this step.
+Returns(i) == loc[i].pc /= "Idle" /\ loc'[i].pc = "Idle"
+
+\* Every step updates every pop's record of its interval, from its invocation (the state before its
+\* first PopReadHead) to the current state: claimed = it has claimed a position (it is past a
+\* successful PopCasHead); empty = it has claimed none, and the queue was empty (EmptyIn) at some
+\* state of the interval. (Once a pop has claimed, empty no longer matters, so it is dropped: fewer
+\* states.)
+Observe ==
+    obs' = [j \in Threads |->
+              IF loc'[j].pc = "Idle" \/ OpOf(loc'[j].pc) /= "pop" THEN NoPopObs
+              ELSE LET claimed == obs[j].claimed \/ loc'[j].pc \in PopPCs
+                       before == IF loc[j].pc = "Idle" THEN EmptyIn(head, tail, loc) ELSE obs[j].empty
+                   IN [empty |-> ~claimed /\ (before \/ EmptyIn(head', tail', loc')), claimed |-> claimed]]
+
+\* The bookkeeping every action of thread i ends with: ret changes only when its operation returns
+\* (Done); every pop's record of its interval is updated (Observe); a returned value is recorded.
+Book(i) ==
+    /\ IF Returns(i) THEN TRUE ELSE UNCHANGED ret
+    /\ Observe
+    /\ returned' = IF Returns(i) /\ ret'[i].op = "pop" /\ ret'[i].val /= EMPTY
+                     THEN returned \cup {ret'[i].val} ELSE returned
+
 -----------------------------------------------------------------------------
 (* push, and pushPatiently (which calls push until it succeeds).           *)
 
@@ -118,6 +175,7 @@ PushReadTail(i) ==
        \/ loc[i].pc = "PushReadTail"
     /\ loc' = [loc EXCEPT ![i].pc = "PushReadSeq", ![i].pos = tail, ![i].v = <<i, sent[i] + 1>>]
     /\ UNCHANGED shared
+    /\ Book(i)
 
 \* The slot still holds position pos - Capacity's value (or its producer's claim): the queue is full.
 PushSeesFull(i) == Diff(seq[Slot(loc[i].pos)], loc[i].pos) < 0
@@ -126,9 +184,10 @@ PushReadSeq(i) ==
     /\ loc[i].pc = "PushReadSeq"
     /\ LET dif == Diff(seq[Slot(loc[i].pos)], loc[i].pos) IN
        IF dif = 0 THEN loc' = [loc EXCEPT ![i].pc = "PushCasTail"]
-       ELSE IF dif < 0 /\ i \notin Patient THEN Done(i)  \* full: push returns false
+       ELSE IF dif < 0 /\ i \notin Patient THEN Done(i, FALSE)  \* full: push returns false
        ELSE Retry(i, "PushReadTail")   \* full: pushPatiently pushes again; or another producer claimed pos
     /\ UNCHANGED shared
+    /\ Book(i)
 
 PushCasTail(i) ==
     /\ loc[i].pc = "PushCasTail"
@@ -141,18 +200,21 @@ PushCasTail(i) ==
          ELSE /\ Retry(i, "PushReadTail")            \* another producer claimed pos: read tail again
               /\ UNCHANGED <<tail, sent>>
     /\ UNCHANGED <<head, seq, val, taken>>
+    /\ Book(i)
 
 PushWriteValue(i) ==
     /\ loc[i].pc = "PushWriteValue"
     /\ val' = [val EXCEPT ![Slot(loc[i].pos)] = loc[i].v]
     /\ loc' = [loc EXCEPT ![i].pc = "PushPublishSeq"]
     /\ UNCHANGED <<head, tail, seq, sent, taken>>
+    /\ Book(i)
 
 PushPublishSeq(i) ==
     /\ loc[i].pc = "PushPublishSeq"
     /\ seq' = [seq EXCEPT ![Slot(loc[i].pos)] = loc[i].pos + 1]
-    /\ Done(i)                                        \* returns true
+    /\ Done(i, TRUE)                                  \* returns true
     /\ UNCHANGED <<head, tail, val, sent, taken>>
+    /\ Book(i)
 
 -----------------------------------------------------------------------------
 (* pop.                                                                    *)
@@ -162,6 +224,7 @@ PopReadHead(i) ==
        \/ loc[i].pc = "PopReadHead"
     /\ loc' = [loc EXCEPT ![i].pc = "PopReadSeq", ![i].pos = head]
     /\ UNCHANGED shared
+    /\ Book(i)
 
 \* Position pos is not published yet: pop returns EMPTY.
 PopSeesEmpty(i) == Diff(seq[Slot(loc[i].pos)], loc[i].pos + 1) < 0
@@ -170,9 +233,10 @@ PopReadSeq(i) ==
     /\ loc[i].pc = "PopReadSeq"
     /\ LET dif == Diff(seq[Slot(loc[i].pos)], loc[i].pos + 1) IN
        IF dif = 0 THEN loc' = [loc EXCEPT ![i].pc = "PopCasHead"]
-       ELSE IF dif < 0 THEN Done(i)                  \* returns EMPTY
+       ELSE IF dif < 0 THEN Done(i, EMPTY)
        ELSE Retry(i, "PopReadHead")                  \* another consumer claimed pos: read head again
     /\ UNCHANGED shared
+    /\ Book(i)
 
 PopCasHead(i) ==
     /\ loc[i].pc = "PopCasHead"
@@ -182,6 +246,7 @@ PopCasHead(i) ==
          ELSE /\ Retry(i, "PopReadHead")             \* another consumer claimed pos: read head again
               /\ UNCHANGED head
     /\ UNCHANGED <<tail, seq, val, sent, taken>>
+    /\ Book(i)
 
 PopReadValue(i) ==
     /\ loc[i].pc = "PopReadValue"
@@ -189,12 +254,14 @@ PopReadValue(i) ==
        /\ taken' = [taken EXCEPT ![v] = @ + 1]
        /\ loc' = [loc EXCEPT ![i].pc = "PopReleaseSeq", ![i].v = v, ![i].claim = Unwritten]
     /\ UNCHANGED <<head, tail, seq, val, sent>>
+    /\ Book(i)
 
 PopReleaseSeq(i) ==
     /\ loc[i].pc = "PopReleaseSeq"
     /\ seq' = [seq EXCEPT ![Slot(loc[i].pos)] = loc[i].pos + Capacity]
-    /\ Done(i)                                        \* returns the value read
+    /\ Done(i, loc[i].v)                              \* returns the value read
     /\ UNCHANGED <<head, tail, val, sent, taken>>
+    /\ Book(i)
 
 -----------------------------------------------------------------------------
 (* length: two reads, head first. Its answer is not used here (its         *)
@@ -206,14 +273,16 @@ LengthReadHead(i) ==
     /\ loc[i].pc = "Idle" /\ i \in Consumers /\ Lengths
     /\ loc' = [loc EXCEPT ![i].pc = "LengthReadTail", ![i].pos = head]
     /\ UNCHANGED shared
+    /\ Book(i)
 
 \* What length returns when it reads tail in this state.
 LengthResult(i) == Clamp(Diff(tail, loc[i].pos))
 
 LengthReadTail(i) ==
     /\ loc[i].pc = "LengthReadTail"
-    /\ Done(i)                                        \* returns LengthResult(i)
+    /\ Done(i, LengthResult(i))
     /\ UNCHANGED shared
+    /\ Book(i)
 
 -----------------------------------------------------------------------------
 \* The actions, one per `// spec: Name` in lib/injector.ts. tests/spec_names_test.ts reads this
@@ -265,6 +334,8 @@ TypeOK ==
          /\ loc[i].v \in AllValues /\ loc[i].claim \in AllValues
     /\ sent \in [Producers -> 0..PushesEach]
     /\ taken \in [AllValues -> Nat]
+    /\ \A i \in Threads : ret[i].op \in {"none", "push", "pop", "length"} /\ obs[i].empty \in BOOLEAN /\ obs[i].claimed \in BOOLEAN
+    /\ returned \subseteq AllValues
 
 \* No consumer passes a producer, and at most Capacity positions are claimed and not yet consumed.
 IndexBounds == head <= tail /\ tail - head <= Capacity
@@ -378,6 +449,19 @@ LengthCoversSize ==
          (loc[i].pc = "LengthReadTail" /\ LengthReadTail(i))
              => /\ LengthResult(i) >= tail - head
                 /\ LengthResult(i) = 0 => head = loc[i].pos /\ tail = loc[i].pos]_vars
+
+\* pop is judged by its answer (ret), whichever path of the code produced it: EMPTY only if the queue
+\* was empty (EmptyIn) at some state of the pop's interval, and only having claimed no position; a
+\* value only if some producer pushed it and no pop returned it before.
+PopReturns ==
+    [][\A i \in Threads :
+         Returns(i) /\ ret'[i].op = "pop" =>
+             IF ret'[i].val = EMPTY
+               THEN /\ ~obs[i].claimed /\ loc[i].pc \notin PopPCs
+                    /\ obs[i].empty \/ EmptyIn(head', tail', loc')
+               ELSE /\ ret'[i].val \in Values
+                    /\ ret'[i].val[2] <= sent[ret'[i].val[1]]
+                    /\ ret'[i].val \notin returned]_vars
 
 -----------------------------------------------------------------------------
 (* Liveness: while consumers keep popping, every pushed value is popped,   *)

@@ -1,0 +1,327 @@
+/**
+ * The mutant specs: each known bug as a few exact replacements in the real spec it breaks.
+ *
+ * Mechanism (the same as `tests/mutants/mutants.ts` for the TypeScript): the real spec is never copied.
+ * {@link applyMutant} reads the base module, applies the mutant's patches — each an exact string
+ * replacement that must match exactly `count` times (default 1) — and returns the mutated text, which
+ * `check.ts` writes under the base module's own name into the run's temporary directory, beside the
+ * mutant's configuration (`spec/mutants/<config>.cfg`). A patch that no longer matches (the real spec
+ * changed under it) throws {@link PatchError}: `check.ts` reports that run as FAIL, never as a skip,
+ * so a mutant cannot silently stop testing anything.
+ *
+ * Each replacement marks its change with `BUG:` so that a counterexample's trace can be read against it.
+ *
+ * @module
+ */
+
+/** One exact replacement. */
+export interface SpecPatch {
+  /** The text to find, exactly (whitespace included). */
+  readonly find: string;
+  /** What replaces every occurrence. */
+  readonly replace: string;
+  /** How many times `find` must occur. Default 1. */
+  readonly count?: number;
+}
+
+/** A known bug, as patches to one real spec. */
+export interface SpecMutant {
+  /** The mutant's name (its configurations are `spec/mutants/<name>*.cfg`). */
+  readonly name: string;
+  /** The real module it patches, relative to `spec/` (the mutant keeps that module's name). */
+  readonly base: string;
+  /** The bug, in one sentence. */
+  readonly bug: string;
+  readonly patches: readonly SpecPatch[];
+}
+
+/** A patch that does not match its base spec the expected number of times. */
+export class PatchError extends Error {}
+
+/** Every mutant spec, by name. */
+export const SPEC_MUTANTS: readonly SpecMutant[] = [
+  // ---- ChaseLev.tla (lib/deque.ts) ----
+  {
+    name: "PopWithoutCas",
+    base: "ChaseLev.tla",
+    bug: "pop takes the last task without the compare-exchange on top",
+    patches: [{
+      find: "       IF Diff(loc[i].b, loc[i].t) > 0\n",
+      replace: "       IF Diff(loc[i].b, loc[i].t) >= 0   \\* BUG: was > 0; the last task is taken without the CAS\n",
+    }],
+  },
+  {
+    name: "PopNoRestore",
+    base: "ChaseLev.tla",
+    bug: "pop that loses the race for the last task does not restore bottom",
+    patches: [{
+      find: '       /\\ loc\' = [loc EXCEPT ![i].pc = "PopRestoreBottom", ![i].won = won]\n',
+      replace: "       \\* BUG: was always PopRestoreBottom; after losing, bottom is left at top - 1\n" +
+        '       /\\ IF won THEN loc\' = [loc EXCEPT ![i].pc = "PopRestoreBottom", ![i].won = won] ELSE Done(i, EMPTY)\n',
+    }],
+  },
+  {
+    name: "StealUseAfterFailedCas",
+    base: "ChaseLev.tla",
+    bug: "steal ignores a failed compare-exchange on top and returns the slot value it read anyway",
+    patches: [{
+      find: "         ELSE /\\ UNCHANGED <<top, taken>>                  \\* lost: returns RETRY, drops the value\n" +
+        "              /\\ Done(i, RETRY)\n",
+      replace: "         ELSE /\\ UNCHANGED top                          \\* BUG: lost, but returns the value anyway\n" +
+        "              /\\ taken' = [taken EXCEPT ![loc[i].v] = @ + 1]\n" +
+        "              /\\ Done(i, loc[i].v)\n",
+    }],
+  },
+  {
+    name: "StealEmptyAfterFailedCas",
+    base: "ChaseLev.tla",
+    bug: "steal answers EMPTY instead of RETRY after a failed compare-exchange, although the deque may hold tasks",
+    patches: [{
+      find: "              /\\ Done(i, RETRY)\n",
+      replace: "              /\\ Done(i, EMPTY)                       \\* BUG: was RETRY\n",
+    }],
+  },
+  {
+    name: "PopEmptyAfterWin",
+    base: "ChaseLev.tla",
+    bug: "pop answers EMPTY for the last task even when its compare-exchange won it (the task is lost)",
+    patches: [{
+      find: "    /\\ Done(i, IF loc[i].won THEN loc[i].v ELSE EMPTY)\n",
+      replace: "    /\\ Done(i, EMPTY)                                   \\* BUG: was won ? value : EMPTY\n",
+    }],
+  },
+  {
+    name: "HalfRecheckOffByOne",
+    base: "ChaseLev.tla",
+    bug: "steal-half's recheck of bottom is off by one: it claims another task when bottom = its next top " +
+      "(the source is empty)",
+    patches: [{
+      find: "    /\\ loc' = [loc EXCEPT ![i].pc = IF Diff(bottom[loc[i].vic], loc[i].t) <= 0 THEN \"HalfPublishDst\"\n",
+      replace: "    /\\ loc' = [loc EXCEPT ![i].pc = IF Diff(bottom[loc[i].vic], loc[i].t) < 0 THEN \"HalfPublishDst\"  \\* BUG: was <= 0\n",
+    }],
+  },
+  {
+    name: "HalfCopiesBeforeClaim",
+    base: "ChaseLev.tla",
+    bug: "steal-half copies a batch before claiming it with one compare-exchange t -> t + n (Tokio-style), " +
+      "racing the owner's CAS-free pop",
+    patches: [
+      {
+        find: "HalfReadSlot(i) ==\n    /\\ loc[i].pc = \"HalfReadSlot\"\n" +
+          "    /\\ loc' = [loc EXCEPT ![i].pc = \"HalfCasTop\", ![i].v = slot[loc[i].vic][Slot(loc[i].t)]]\n",
+        replace: "HalfReadSlot(i) ==   \\* BUG: reads slot t + got and copies it before any claim\n" +
+          "    /\\ loc[i].pc = \"HalfReadSlot\"\n" +
+          "    /\\ loc' = [loc EXCEPT ![i].pc = \"HalfWriteDst\", ![i].v = slot[loc[i].vic][Slot(loc[i].t + loc[i].got)]]\n",
+      },
+      {
+        find: "         THEN /\\ top' = [top EXCEPT ![d] = @ + 1]       \\* claimed: the task is ours\n" +
+          "              /\\ loc' = [loc EXCEPT ![i].pc = \"HalfWriteDst\"]\n" +
+          "         ELSE /\\ UNCHANGED top                          \\* lost: RETRY if nothing claimed yet\n" +
+          "              /\\ IF loc[i].got = 0 THEN Done(i, RETRY)\n" +
+          "                 ELSE loc' = [loc EXCEPT ![i].pc = \"HalfPublishDst\", ![i].v = 0]\n",
+        replace: "         THEN /\\ top' = [top EXCEPT ![d] = @ + loc[i].want]   \\* BUG: claims the whole batch at once\n" +
+          "              /\\ loc' = [loc EXCEPT ![i].pc = \"HalfPublishDst\"]\n" +
+          "         ELSE /\\ UNCHANGED top                          \\* lost: RETRY; the copies stay unpublished\n" +
+          "              /\\ Done(i, RETRY)\n",
+      },
+      {
+        find: "    /\\ loc' = [loc EXCEPT ![i].pc = IF loc[i].got + 1 = loc[i].want THEN \"HalfPublishDst\"\n" +
+          "                                    ELSE \"HalfRecheckBottom\",\n" +
+          "                          ![i].got = @ + 1, ![i].t = @ + 1, ![i].v = 0]\n",
+        replace:
+          "    /\\ loc' = [loc EXCEPT ![i].pc = IF loc[i].got + 1 = loc[i].want THEN \"HalfCasTop\"   \\* BUG: claim after copy\n" +
+          "                                    ELSE \"HalfReadSlot\",\n" +
+          "                          ![i].got = @ + 1, ![i].v = 0]\n",
+      },
+      {
+        find: "AbsHand(i) ==\n    [k \\in 1..loc[i].got |-> slot[i][Slot(loc[i].db + k - 1)]]\n" +
+          "    \\o (IF loc[i].pc = \"HalfWriteDst\" THEN << loc[i].v >> ELSE << >>)\n",
+        replace: "AbsHand(i) ==   \\* BUG (its mapping): the copies are the thief's only once its batch claim succeeded\n" +
+          "    IF loc[i].pc = \"HalfPublishDst\" THEN [k \\in 1..loc[i].got |-> slot[i][Slot(loc[i].db + k - 1)]] ELSE << >>\n",
+      },
+    ],
+  },
+  {
+    name: "NarrowCounters",
+    base: "ChaseLev.tla",
+    bug: "index words too narrow for the model: CountersWideEnough dropped, the configurations choose the modulus",
+    patches: [{
+      find: "ASSUME CountersWideEnough == Modulus >= 2 * (Pushes + Capacity) + 2\n",
+      replace: "\\* BUG: the assumption is dropped, so the configurations may make the words too narrow.\n",
+    }],
+  },
+  // ---- SleepWake.tla (lib/sleep.ts, lib/worker.ts, lib/pool.ts) ----
+  {
+    name: "SkipFinalCheck",
+    base: "SleepWake.tla",
+    bug: "a sleeper that skips its final check before sleeping",
+    patches: [{
+      find: "    /\\ IF JecOf(counters) /= loc[w].tok\n",
+      replace: "    /\\ IF FALSE                                        \\* BUG: the JEC is not compared with the token\n",
+    }],
+  },
+  {
+    name: "PosterNoWake",
+    base: "SleepWake.tla",
+    bug: "a poster that bumps the counter but never wakes a sleeper",
+    patches: [{
+      find: "    IF Sleepers(c) = 0\n",
+      replace: "    IF TRUE                                             \\* BUG: never looks for a sleeper to wake\n",
+    }],
+  },
+  {
+    name: "SleepNarrowCounters",
+    base: "SleepWake.tla",
+    bug: "the counters word's fields too narrow: CountersWideEnough dropped, the configurations choose the fields",
+    patches: [{
+      find: "ASSUME CountersWideEnough ==\n" +
+        "    /\\ SleepersModulus > Cardinality(Workers)\n" +
+        "    /\\ JecModulus > MaxJecMoves\n",
+      replace: "\\* BUG: no ASSUME CountersWideEnough: the configurations choose fields too narrow for the model.\n",
+    }],
+  },
+  // ---- Lifecycle.tla (lib/worker.ts, lib/pool.ts) ----
+  {
+    name: "LatchSetNoNotify",
+    base: "Lifecycle.tla",
+    bug: "the thief sets the latch but does not notify the joiner waiting on it",
+    patches: [{
+      find: 'ELSE IF t \\in Workers /\\ pc[t] = "LatchBlocked" THEN "JoinRead"',
+      replace: 'ELSE IF FALSE THEN "JoinRead" \\* BUG: no notify',
+      count: 2,
+    }],
+  },
+  {
+    name: "TerminateForgetsDeque",
+    base: "Lifecycle.tla",
+    bug: "terminate forgets the tasks in a dead worker's deque",
+    patches: [{
+      find: '    /\\ Settle({k \\in MainTasks : entry[k] = "placed" /\\ ~settledFlag[k]})\n',
+      replace: '    /\\ Settle({k \\in MainTasks : entry[k] = "placed" /\\ ~settledFlag[k]\n' +
+        "                                  /\\ ~\\E w \\in Workers : ~alive[w] /\\ k \\in dq[w]})  \\* BUG\n",
+    }],
+  },
+  // ---- Injector.tla (lib/injector.ts) ----
+  {
+    name: "PublishBeforeWrite",
+    base: "Injector.tla",
+    bug: "the producer publishes the sequence word before it writes the value",
+    patches: [
+      {
+        find: '              /\\ loc\' = [loc EXCEPT ![i].pc = "PushWriteValue", ![i].pos = tail]\n',
+        replace: '              /\\ loc\' = [loc EXCEPT ![i].pc = "PushPublishSeq", ![i].pos = tail]  \\* BUG: publish first\n',
+      },
+      {
+        find: '    /\\ loc\' = [loc EXCEPT ![i].pc = "PushPublishSeq"]\n',
+        replace: "    /\\ Done(i, TRUE)                                  \\* BUG: the value is written last\n",
+      },
+      {
+        find: "    /\\ Done(i, TRUE)                                  \\* returns true\n",
+        replace: '    /\\ loc\' = [loc EXCEPT ![i].pc = "PushWriteValue"]  \\* BUG: was Done: the value is not written yet\n',
+      },
+    ],
+  },
+  {
+    name: "PopWithoutCasHead",
+    base: "Injector.tla",
+    bug: "the consumer claims its position with a plain store of head, not a compare-exchange",
+    patches: [{
+      find: "    /\\ IF Wrap(head) = Wrap(loc[i].pos)\n" +
+        "         THEN /\\ head' = head + 1\n" +
+        '              /\\ loc\' = [loc EXCEPT ![i].pc = "PopReadValue", ![i].pos = head, ![i].claim = PosValue(head)]\n' +
+        "         ELSE /\\ Retry(i, \"PopReadHead\")             \\* another consumer claimed pos: read head again\n" +
+        "              /\\ UNCHANGED head\n",
+      replace: "    \\* BUG: mem.store(head, pos + 1) instead of the compare-exchange: always \"wins\".\n" +
+        "    /\\ head' = loc[i].pos + 1\n" +
+        '    /\\ loc\' = [loc EXCEPT ![i].pc = "PopReadValue", ![i].claim = PosValue(loc[i].pos)]\n',
+    }],
+  },
+  {
+    name: "PopEmptyAfterLostCas",
+    base: "Injector.tla",
+    bug: "a consumer that loses the compare-exchange on head answers EMPTY instead of reading head again",
+    patches: [{
+      find: "         ELSE /\\ Retry(i, \"PopReadHead\")             \\* another consumer claimed pos: read head again\n",
+      replace: "         ELSE /\\ Done(i, EMPTY)                       \\* BUG: was Retry: lost the race, answers EMPTY\n",
+    }],
+  },
+  {
+    name: "ReleaseBeforeRead",
+    base: "Injector.tla",
+    bug: "the consumer releases the slot before it reads the value",
+    patches: [
+      {
+        find: 'HandPCs == {"PopReadValue"}\n',
+        replace: 'HandPCs == {"PopReleaseSeq", "PopReadValue"}  \\* BUG (its mapping): the release comes first\n',
+      },
+      {
+        find: '              /\\ loc\' = [loc EXCEPT ![i].pc = "PopReadValue", ![i].pos = head, ![i].claim = PosValue(head)]\n',
+        replace:
+          '              /\\ loc\' = [loc EXCEPT ![i].pc = "PopReleaseSeq", ![i].pos = head, ![i].claim = PosValue(head)]  \\* BUG\n',
+      },
+      {
+        find: '       /\\ loc\' = [loc EXCEPT ![i].pc = "PopReleaseSeq", ![i].v = v, ![i].claim = Unwritten]\n',
+        replace: "       /\\ Done(i, v)                                 \\* BUG: returns v after the release\n",
+      },
+      {
+        find: "    /\\ Done(i, loc[i].v)                              \\* returns the value read\n",
+        replace: '    /\\ loc\' = [loc EXCEPT ![i].pc = "PopReadValue"]   \\* BUG: was Done: the value is read after the release\n',
+      },
+    ],
+  },
+  {
+    name: "ReleaseWrongSeq",
+    base: "Injector.tla",
+    bug: "the consumer releases the slot with seq = pos + 1 (was pos + capacity)",
+    patches: [{
+      find: "    /\\ seq' = [seq EXCEPT ![Slot(loc[i].pos)] = loc[i].pos + Capacity]\n",
+      replace: "    /\\ seq' = [seq EXCEPT ![Slot(loc[i].pos)] = loc[i].pos + 1]  \\* BUG: was pos + Capacity\n",
+    }],
+  },
+  {
+    name: "NarrowPositions",
+    base: "Injector.tla",
+    bug: "positions and sequence words too narrow for the model: CountersWideEnough dropped",
+    patches: [{
+      find: "ASSUME CountersWideEnough == Modulus >= 2 * (Pushes + Capacity)\n",
+      replace: "\\* BUG: the assumption is dropped, so the configurations may make the words too narrow.\n",
+    }],
+  },
+];
+
+/**
+ * Applies a mutant's patches to the text of its base module.
+ *
+ * @param mutant The mutant.
+ * @param baseText The text of `spec/<mutant.base>`.
+ * @returns The mutated module text (same module name as the base).
+ * @throws {PatchError} If a patch's `find` does not occur exactly `count` times.
+ */
+export function applyMutant(mutant: SpecMutant, baseText: string): string {
+  let text = baseText;
+  mutant.patches.forEach((patch, index) => {
+    const expected = patch.count ?? 1;
+    const found = text.split(patch.find).length - 1;
+    if (found !== expected) {
+      throw new PatchError(
+        `mutant ${mutant.name}: patch ${index + 1} of ${mutant.patches.length} matches spec/${mutant.base} ` +
+          `${found} time(s), not ${expected}: the real spec changed under it; update spec/mutants.ts`,
+      );
+    }
+    text = text.split(patch.find).join(patch.replace);
+  });
+  return text;
+}
+
+/**
+ * The mutant of this name.
+ *
+ * @param name A mutant's name.
+ * @returns The mutant.
+ * @throws {RangeError} If there is none.
+ */
+export function mutantNamed(name: string): SpecMutant {
+  const found = SPEC_MUTANTS.find((m) => m.name === name);
+  if (found === undefined) throw new RangeError(`Cannot find mutant as 'name' names none: received ${name}`);
+  return found;
+}
