@@ -201,6 +201,34 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
         "                                  /\\ ~\\E w \\in Workers : ~alive[w] /\\ k \\in dq[w]})  \\* BUG\n",
     }],
   },
+  {
+    name: "RecoverySkipsOrphans",
+    base: "Lifecycle.tla",
+    bug: "recovery does not orphan the unjoined subtask of a dead forker: its record stays in use for good",
+    patches: [{
+      find: '                       orphan == forked /\\ forker = w /\\ rstate[Child] /= "FREE"\n',
+      replace: "                       orphan == FALSE  \\* BUG: a dead forker's subtask is not orphaned\n",
+    }],
+  },
+  {
+    name: "FinisherStoresLatch",
+    base: "Lifecycle.tla",
+    bug: "the finisher stores the latch instead of exchanging it, so it never sees that its subtask was orphaned",
+    patches: [{
+      find: "    /\\ IF latch = 2\n         THEN /\\ Free({Child}) /\\ Return(w) /\\ UNCHANGED bh\n",
+      replace: "    /\\ IF FALSE  \\* BUG: a store, not an exchange: ORPHANED goes unseen\n" +
+        "         THEN /\\ Free({Child}) /\\ Return(w) /\\ UNCHANGED bh\n",
+    }],
+  },
+  {
+    name: "RecoveryFreesUnsetOrphan",
+    base: "Lifecycle.tla",
+    bug: "recovery frees a dead forker's subtask whose latch is still unset (as well as orphaning it): its finisher frees it again",
+    patches: [{
+      find: "Free(R \\cup (IF orphan /\\ latch = 1 THEN {Child} ELSE {}))",
+      replace: "Free(R \\cup (IF orphan THEN {Child} ELSE {}))  \\* BUG: also when the latch is unset",
+    }],
+  },
   // ---- Injector.tla (lib/injector.ts) ----
   {
     name: "PublishBeforeWrite",
