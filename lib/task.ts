@@ -237,12 +237,18 @@ export class TaskTable {
    * @returns The new handle, or {@link NO_RECORD} if every record is in use.
    */
   allocate(): number {
-    const index = this.cache.length > 0 ? this.cache.pop()! : this.freeRecords.pop();
-    if (index === QUEUE_EMPTY) return NO_RECORD;
-    // Marked as ours until the caller publishes it (QUEUED): if this worker dies before that, the main
-    // thread finds the mark and frees the record.
-    mem.write(this.words, this.at(index, RecordWords.state), TaskState.CACHED);
-    mem.write(this.words, this.at(index, RecordWords.worker), this.owner);
+    let index: number;
+    if (this.cache.length > 0) {
+      // Marked CACHED by us when it entered the cache: it stays so marked until the caller publishes it.
+      index = this.cache.pop()!;
+    } else {
+      index = this.freeRecords.pop();
+      if (index === QUEUE_EMPTY) return NO_RECORD;
+      // Marked as ours until the caller publishes it (QUEUED): if this worker dies before that, the main
+      // thread finds the mark and frees the record.
+      mem.write(this.words, this.at(index, RecordWords.state), TaskState.CACHED);
+      mem.write(this.words, this.at(index, RecordWords.worker), this.owner);
+    }
     const genAt = this.at(index, RecordWords.generation);
     const generation = (mem.read(this.words, genAt) + 1) & this.generationMask;
     mem.write(this.words, genAt, generation);

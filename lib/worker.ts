@@ -500,8 +500,7 @@ export class WorkerLoop implements ForkJoinHost {
   /** Removes `handle` from the forks not yet joined (usually the newest). */
   private forget(handle: number): void {
     const outstanding = this.outstanding;
-    const last = outstanding.length - 1;
-    if (last >= 0 && outstanding[last] === handle) outstanding.length = last;
+    if (outstanding[outstanding.length - 1] === handle) outstanding.pop();
     else {
       const at = outstanding.lastIndexOf(handle);
       if (at >= 0) outstanding.splice(at, 1);

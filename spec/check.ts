@@ -428,7 +428,8 @@ export function parseTlcOutput(text: string, modules: Record<string, string> = {
   const clean = /No error has been found/.test(text);
   let otherError: string | null = null;
   if (!clean && violated === null) {
-    const line = text.split("\n").find((l) => /^Error|Exception|error/.test(l) && !/^Error: The behavior/.test(l));
+    const line = text.split("\n").find((l) => /^TIMED OUT/.test(l)) ??
+      text.split("\n").find((l) => /^Error|Exception|error/.test(l) && !/^Error: The behavior/.test(l));
     otherError = line?.trim() ?? "TLC ended without a verdict";
   }
   return { distinct, depth: graphDepth ?? (traceLength || null), violated, clean, traceLength, otherError };
@@ -583,12 +584,21 @@ function runTlc(
     let output = "";
     child.stdout.on("data", (chunk) => (output += chunk));
     child.stderr.on("data", (chunk) => (output += chunk));
+    // A run that hangs (or outgrows its model) is a failure with a message, not a stuck CI.
+    const deadline = setTimeout(() => {
+      output += `\nTIMED OUT: TLC ran past ${RUN_DEADLINE_S} s on ${run.cfg}; killed\n`;
+      child.kill("SIGKILL");
+    }, RUN_DEADLINE_S * 1000);
     child.on("close", (code) => {
+      clearTimeout(deadline);
       rmSync(work, { recursive: true, force: true });
       done({ output, code, seconds: (performance.now() - started) / 1000 });
     });
   });
 }
+
+/** The longest one TLC run may take (the largest configuration takes 2–8 minutes on this 2-core machine). */
+const RUN_DEADLINE_S = 20 * 60;
 
 function pad(text: string, width: number, right = false): string {
   return right ? text.padStart(width) : text.padEnd(width);
