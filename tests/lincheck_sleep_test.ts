@@ -44,7 +44,7 @@ function intEnv(name: string, fallback: number): number {
   return n;
 }
 
-const RUNS = intEnv("FILCH_LINCHECK_SLEEP_RUNS", 3000);
+const RUNS = intEnv("FILCH_LINCHECK_SLEEP_RUNS", 15_000);
 const HUNT = intEnv("FILCH_LINCHECK_SLEEP_HUNT", 3000);
 const PREEMPTIONS = intEnv("FILCH_LINCHECK_SLEEP_PREEMPTIONS", 2);
 const LONG = intEnv("FILCH_LINCHECK_SLEEP_LONG", 0) === 1;

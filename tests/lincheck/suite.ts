@@ -5,7 +5,7 @@
  *
  * Environment:
  * - `FILCH_LINCHECK_SEED`  the fast-check seed (default {@link DEFAULT_SEED}; always printed).
- * - `FILCH_LINCHECK_RUNS`  random-mode interleavings (default 10,000; the long run uses 100,000+).
+ * - `FILCH_LINCHECK_RUNS`  random-mode interleavings (default 40,000; the long run uses 100,000+).
  * - `FILCH_LINCHECK_PATH`  with a seed: replay one run (fast-check's counterexample path) and stop.
  * - `FILCH_LINCHECK_OUT`   where failing traces (ndjson) go (default `<tmp>/filch-lincheck`).
  * - `FILCH_LINCHECK_MUTANT`  run the random mode on this mutant instead of lib/deque.ts (to see a failure
@@ -55,7 +55,7 @@ export function config(): {
 } {
   return {
     seed: intEnv("FILCH_LINCHECK_SEED", DEFAULT_SEED),
-    runs: intEnv("FILCH_LINCHECK_RUNS", 10_000),
+    runs: intEnv("FILCH_LINCHECK_RUNS", 40_000),
     path: env("FILCH_LINCHECK_PATH") || undefined,
     stressRounds: intEnv("FILCH_LINCHECK_STRESS_ROUNDS", 3_000),
     mutant: env("FILCH_LINCHECK_MUTANT") || undefined,
