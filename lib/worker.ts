@@ -192,7 +192,15 @@ export class WorkerLoop implements ForkJoinHost {
 
   /** Continues the loop in a new macrotask once `wait` settles. */
   private resumeAfter(wait: Promise<unknown>): void {
-    wait.then(() => macrotask(() => this.slice()));
+    wait.then(
+      () => macrotask(() => this.slice()),
+      // Never expected; but a loop that silently stopped would strand its deque: die loudly instead (the
+      // pool notices, recovers what this worker held, and starts a replacement).
+      (error) =>
+        macrotask(() => {
+          throw error;
+        }),
+    );
   }
 
   /**
@@ -590,7 +598,12 @@ export class WorkerLoop implements ForkJoinHost {
       // Set, then wake: a joiner that checked the latch before this store waits on the word with the
       // value UNSET and is woken by the notify; one that checks after it sees SET and does not wait.
       // If the forker died, the main thread orphaned the task: nobody will join it, the record is ours.
-      if (!setLatch(table.words, table.at(index, RecordWords.latch))) table.releaseHandle(handle);
+      if (!setLatch(table.words, table.at(index, RecordWords.latch))) {
+        table.releaseHandle(handle);
+        // The main thread may have tasks waiting for a record (its backlog) and no completion coming to
+        // tell it one is free: the orphan's forker was its task, already rejected. Tell it.
+        this.wakeMain();
+      }
       return;
     }
     this.completions.pushPatiently(handle); // spec: FinishPushCompletion

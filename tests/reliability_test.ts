@@ -193,6 +193,29 @@ test("crashes leak no records: after 12 crashing tasks with taskCapacity 8, a fu
   }
 });
 
+test("records freed by orphaned forks reach the main thread's backlog at once (no completion is coming to tell it)", async () => {
+  const pool = await create({ taskCapacity: 8 });
+  try {
+    // The other worker, busy for longer than the barrier waits: its completion must not be what frees
+    // the backlog; the orphans are run (and their records freed) by the dead worker's replacement.
+    const busy = pool.run("spin", 6_000);
+    const crashed = await within(assertRejects(pool.run("forkThenExit", 6)), 20_000, "forkThenExit");
+    assert(crashed instanceof WorkerCrashedError, String(crashed));
+    // Six records are held by orphans and one by spin: most of these wait in the backlog until the
+    // orphans run and free their records. Nothing else completes meanwhile (they wait for each other).
+    const counter = new Int32Array(new SharedArrayBuffer(4));
+    const all = await within(
+      Promise.all(Array.from({ length: 7 }, () => pool.run("barrier", counter, 7, 4_000))),
+      30_000,
+      "7 barrier tasks",
+    );
+    assertEquals(all.filter((b) => !b).length, 0, "barrier tasks not in flight at once (a backlog left waiting)");
+    await within(busy, 10_000, "spin");
+  } finally {
+    await within(pool.close(), 10_000, "close");
+  }
+});
+
 test("deep fork-join does not strand records in worker caches: 256 tasks are in flight at once after it (8)", async () => {
   const pool = await create({ taskCapacity: 256 });
   try {
