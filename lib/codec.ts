@@ -87,6 +87,8 @@
  * @module
  */
 
+import { isError } from "./errors.ts";
+
 /**
  * The deepest nesting of arrays, objects, maps, sets and errors that `encode` and `decode` accept: `encode`
  * refuses any object at depth `MAX_DEPTH` (the root is at depth 0; primitives may sit there), `decode` any
@@ -229,12 +231,6 @@ const SharedArrayBufferConstructor = (globalThis as { SharedArrayBuffer?: Shared
 
 function isSharedArrayBuffer(buffer: unknown): buffer is SharedArrayBuffer {
   return SharedArrayBufferConstructor !== undefined && buffer instanceof SharedArrayBufferConstructor;
-}
-
-const isErrorBuiltin = (Error as unknown as { isError?: (value: unknown) => boolean }).isError;
-
-function isError(value: object): value is Error {
-  return isErrorBuiltin !== undefined ? isErrorBuiltin(value) : value instanceof Error;
 }
 
 // Path segments, recorded while encoding so that an error can name where it happened without building a

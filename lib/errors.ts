@@ -132,6 +132,23 @@ export class ModuleLoadError extends Error {
 const isErrorBuiltin = (Error as unknown as { isError?: (value: unknown) => boolean }).isError;
 
 /**
+ * Whether `value` is a real `Error` (`Error.isError` where the runtime has it, which also sees errors of
+ * other realms; else `instanceof Error`).
+ *
+ * @param value Anything.
+ * @returns `true` for an `Error` or an instance of a subclass.
+ *
+ * @example Usage
+ * ```ts
+ * import { isError } from "./errors.ts";
+ * console.log(isError(new TypeError("x")), isError({ message: "x" })); // true false
+ * ```
+ */
+export function isError(value: unknown): value is Error {
+  return isErrorBuiltin !== undefined ? isErrorBuiltin(value) : value instanceof Error;
+}
+
+/**
  * Any thrown value as a real `Error`, without calling anything that can throw: an `Error` is returned as
  * it is; an error-like object (Bun's `ResolveMessage` and `BuildMessage`, a structured clone of an error
  * that lost its prototype) becomes an `Error` with its name, message, stack and position; anything else
@@ -149,8 +166,7 @@ const isErrorBuiltin = (Error as unknown as { isError?: (value: unknown) => bool
  */
 export function toError(value: unknown): Error {
   try {
-    const real = isErrorBuiltin !== undefined ? isErrorBuiltin(value) : value instanceof Error;
-    if (real) return value as Error;
+    if (isError(value)) return value;
     if (value !== null && typeof value === "object") {
       const o = value as { name?: unknown; message?: unknown; stack?: unknown; position?: unknown };
       if (typeof o.message === "string") {

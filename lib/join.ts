@@ -125,15 +125,44 @@ export function join<A, F extends TaskFunction>(a: () => A, b: F, ...args: Param
  */
 function runInline(fn: TaskFunction, args: unknown[]): unknown {
   const result = fn(...args);
-  if (result !== null && (typeof result === "object" || typeof result === "function")) {
-    if (typeof (result as { then?: unknown }).then === "function") {
-      throw new TypeError(
-        `Cannot join '${fn.name || "anonymous"}' as it returned a promise: a forked task must be synchronous ` +
-          "(await inside a task started with pool.run instead, or make the function synchronous)",
-      );
-    }
-  }
+  if (isThenable(result)) throw asyncForkError(fn);
   return result;
+}
+
+/**
+ * The error of a forked task (`join`'s `b`, or a scope's spawn) that returned a promise, wherever it ran.
+ *
+ * @param fn The forked function.
+ * @returns A TypeError that says why and what to do.
+ *
+ * @example Usage
+ * ```ts
+ * import { asyncForkError } from "./join.ts";
+ * console.log(asyncForkError(async function load() {}).name); // TypeError
+ * ```
+ */
+export function asyncForkError(fn: TaskFunction): TypeError {
+  return new TypeError(
+    `Cannot join '${fn.name || "anonymous"}' as it returned a promise: a forked task must be synchronous ` +
+      "(await inside a task started with pool.run instead, or make the function synchronous)",
+  );
+}
+
+/**
+ * Whether `value` is a thenable (has a `then` method). Reads `then` once; a getter that throws throws.
+ *
+ * @param value Anything.
+ * @returns `true` for a promise or any object or function with a callable `then`.
+ *
+ * @example Usage
+ * ```ts
+ * import { isThenable } from "./join.ts";
+ * console.log(isThenable(Promise.resolve(1)), isThenable(1)); // true false
+ * ```
+ */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === "object" || typeof value === "function") &&
+    typeof (value as { then?: unknown }).then === "function";
 }
 
 /** The handle `scope`'s body gets: spawn tasks that all settle before `scope` returns. */

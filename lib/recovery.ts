@@ -89,7 +89,7 @@ export function recoverDeadWorker(scope: RecoveryScope, dead: number, cause: unk
     if (state === TaskState.FREE || state === TaskState.CACHED) continue;
     const origin = mem.load(table.words, table.at(i, RecordWords.origin));
     const worker = mem.load(table.words, table.at(i, RecordWords.worker));
-    const handle = currentHandle(table, i);
+    const handle = table.handleOf(i);
     if (origin === Origin.MAIN) {
       if (state !== TaskState.RUNNING || worker !== dead) continue;
       const entry = ledger.placed[i];
@@ -158,10 +158,4 @@ function failFork(scope: RecoveryScope, i: number, handle: number, dead: number,
   // spec: DiedSetLatch
   // spec: DiedNotifyLatch
   if (!setLatch(table.words, table.at(i, RecordWords.latch))) table.releaseHandle(handle);
-}
-
-/** The handle that names record `i`'s current generation. */
-function currentHandle(table: TaskTable, i: number): number {
-  const generation = mem.load(table.words, table.at(i, RecordWords.generation));
-  return ((generation << table.indexBits) | i) >>> 0;
 }

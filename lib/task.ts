@@ -258,6 +258,17 @@ export class TaskTable {
   }
 
   /**
+   * The handle that names record `index` as it is now (its current generation).
+   *
+   * @param index The record index.
+   * @returns The handle {@link TaskTable.allocate} returned for it last.
+   */
+  handleOf(index: number): number {
+    const generation = mem.load(this.words, this.at(index, RecordWords.generation));
+    return ((generation << this.indexBits) | index) >>> 0;
+  }
+
+  /**
    * Whether `handle` still names the task it was made for (its record has not been reused since).
    *
    * @param handle A handle from {@link TaskTable.allocate}.

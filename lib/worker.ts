@@ -32,7 +32,14 @@ import { Injector, QUEUE_EMPTY } from "./injector.ts";
 import { latchIsSet, setLatch, UNSET, waitLatch } from "./latch.ts";
 import { ControlWords, type PoolLayout, StatusWords } from "./layout.ts";
 import { IDLE_POSTED, IDLE_STOPPING, Sleep } from "./sleep.ts";
-import { BUILTIN_TASKS, type ForkJoinHost, setForkJoinHost, type TaskFunction as ForkFunction } from "./join.ts";
+import {
+  asyncForkError,
+  BUILTIN_TASKS,
+  type ForkJoinHost,
+  isThenable,
+  setForkJoinHost,
+  type TaskFunction as ForkFunction,
+} from "./join.ts";
 import { encodeOutcome } from "./outcome.ts";
 import { NO_RECORD, Origin, Outcome, PAYLOAD_BY_MESSAGE, RecordWords, TaskState, TaskTable } from "./task.ts";
 
@@ -618,19 +625,6 @@ export class WorkerLoop implements ForkJoinHost {
       }
     }
   }
-}
-
-/** The error of a forked task (`join`'s `b`, or a scope's spawn) that returned a promise. */
-function asyncForkError(fn: (...args: never[]) => unknown): TypeError {
-  return new TypeError(
-    `Cannot join '${fn.name || "anonymous"}' as it returned a promise: a forked task must be synchronous ` +
-      "(await inside a task started with pool.run instead, or make the function synchronous)",
-  );
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && (typeof value === "object" || typeof value === "function") &&
-    typeof (value as { then?: unknown }).then === "function";
 }
 
 /** Calls `callback` in a macrotask of its own (setImmediate where there is one, else a 0 ms timer). */
