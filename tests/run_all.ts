@@ -28,6 +28,39 @@ interface Outcome {
   failed: number;
   skipped?: string;
   ok: boolean;
+  /** For a failed runner: its own report of what failed, repeated just above the summary. */
+  failures?: string;
+}
+
+/** How many lines of a runner's failure report are repeated above the summary. */
+const FAILURE_LINES = 40;
+
+/**
+ * A runner's report of its failures, cut from its output: Deno's `ERRORS` section, Node's `failing tests`
+ * section, Bun's `(fail)` lines with the error lines before each. CI shows only the tail of a long run, so
+ * the summary repeats these, or a failure far up the output would be seen as a count only.
+ */
+function failureReport(output: string, runner: "deno" | "node" | "bun"): string {
+  const lines = output.split("\n");
+  let picked: string[];
+  if (runner === "deno") {
+    const start = lines.findIndex((line) => /^\s*ERRORS\s*$/.test(line));
+    picked = start === -1 ? lines.filter((line) => /FAILED|error:/.test(line)) : lines.slice(start);
+  } else if (runner === "node") {
+    const start = lines.findIndex((line) => /failing tests:/.test(line));
+    picked = start === -1 ? lines.filter((line) => /^\s*✖/.test(line)) : lines.slice(start);
+  } else {
+    picked = lines.flatMap((line, i) =>
+      /^\s*\(fail\)/.test(line)
+        ? [...lines.slice(Math.max(0, i - 6), i).filter((l) => /error|Error|expect/.test(l)), line]
+        : []
+    );
+  }
+  const shown = picked.slice(0, FAILURE_LINES);
+  if (picked.length > FAILURE_LINES) {
+    shown.push(`... (${picked.length - FAILURE_LINES} more lines above, in the full output)`);
+  }
+  return shown.join("\n");
 }
 
 const outcomes: Outcome[] = [];
@@ -126,19 +159,34 @@ await step("tsc --noEmit", join(bin, "tsc"), ["--noEmit", "-p", "."]);
   const deno = await run(join(bin, "deno"), ["test", "-A", "--no-check", ...files]);
   const passed = count(deno.output, /\| (\d+) passed/);
   const failed = count(deno.output, /(\d+) failed/);
-  outcomes.push({ name: "deno test", passed, failed, ok: deno.code === 0 && passed > 0 });
+  const ok = deno.code === 0 && passed > 0;
+  outcomes.push({
+    name: "deno test",
+    passed,
+    failed,
+    ok,
+    failures: ok ? undefined : failureReport(deno.output, "deno"),
+  });
 }
 {
   const bun = await run(join(bin, "bun"), ["test", "--timeout", "300000", ...files.map((f) => `./${f}`)]);
   const passed = count(bun.output, /^\s*(\d+) pass\b/m);
   const failed = count(bun.output, /^\s*(\d+) fail\b/m);
-  outcomes.push({ name: "bun test", passed, failed, ok: bun.code === 0 && passed > 0 });
+  const ok = bun.code === 0 && passed > 0;
+  outcomes.push({ name: "bun test", passed, failed, ok, failures: ok ? undefined : failureReport(bun.output, "bun") });
 }
 {
   const node = await run(join(bin, "node"), ["--test", "--test-concurrency=1", ...files]);
   const passed = count(node.output, /ℹ pass (\d+)/);
   const failed = count(node.output, /ℹ fail (\d+)/);
-  outcomes.push({ name: "node --test (Node 24)", passed, failed, ok: node.code === 0 && passed > 0 });
+  const ok = node.code === 0 && passed > 0;
+  outcomes.push({
+    name: "node --test (Node 24)",
+    passed,
+    failed,
+    ok,
+    failures: ok ? undefined : failureReport(node.output, "node"),
+  });
 }
 
 // 4. The npm build, on the machine's own Node.
@@ -171,6 +219,9 @@ if (existsSync(join(root, "spec", "check.ts"))) {
   });
 }
 
+for (const o of outcomes.filter((o) => o.failures !== undefined)) {
+  console.log(`\n==== what failed: ${o.name} ====\n${o.failures}`);
+}
 console.log("\n==== summary ====");
 for (const o of outcomes) {
   const status = o.skipped ? `SKIPPED (${o.skipped})` : o.ok ? "ok" : "FAILED";
