@@ -61,8 +61,11 @@ export class BufferRegistry {
     const known = this.ids.get(buffer);
     if (known !== undefined) return known;
     const id = mem.add(this.counter, this.counterAt, 1);
-    this.add(id, buffer);
+    // Announced, then recorded: a throw between the two (a stack overflow at a call, in a deep join)
+    // leaves it unrecorded, and the next share announces it again under a new id. Recorded first, it
+    // could stay recorded and never announced: every thread that needs it would wait for it forever.
     this.announce(id, buffer);
+    this.add(id, buffer);
     return id;
   };
 

@@ -388,15 +388,16 @@ export class Encoder {
         "Cannot encode value as this encoder is already encoding: a getter or 'shareBuffer' re-entered it",
       );
     }
-    this.encoding = true;
-    this.written = 0;
-    this.pos = 0;
-    this.root = path;
-    if (this.out.length > RETAINED_CAPACITY) {
-      this.out = new Uint8Array(this.initialCapacity);
-      this.outView = new DataView(this.out.buffer);
-    }
     try {
+      // Set inside the try: a throw at any later step (a stack overflow at a call) clears it again.
+      this.encoding = true;
+      this.written = 0;
+      this.pos = 0;
+      this.root = path;
+      if (this.out.length > RETAINED_CAPACITY) {
+        this.out = new Uint8Array(this.initialCapacity);
+        this.outView = new DataView(this.out.buffer);
+      }
       this.value(value, 0);
     } finally {
       this.encoding = false;
@@ -525,6 +526,23 @@ export class Encoder {
     } else {
       target.set(out.subarray(0, n), offset);
     }
+  }
+
+  /**
+   * The owning thread only. Makes the encoder usable again after a throw cut an encoding short at a step
+   * where its own cleanup could not run (a stack overflow inside that cleanup).
+   *
+   * @example Usage
+   * ```ts
+   * import { Encoder } from "./codec.ts";
+   * const encoder = new Encoder();
+   * encoder.reset();
+   * console.log(encoder.encode(1)); // 1
+   * ```
+   */
+  reset(): void {
+    this.encoding = false;
+    this.release();
   }
 
   /** Forgets the references this call held (ancestors, path keys), so the encoder keeps nothing alive. */

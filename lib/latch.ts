@@ -64,6 +64,30 @@ export function setLatch(words: Int32View, at: number): boolean {
 }
 
 /**
+ * Any thread but the finisher's: marks a latch whose joiner will never come (its forker died, or its
+ * join was cut short) as ORPHANED, so that whoever finishes the task frees its record. A compare-exchange
+ * against the finisher's exchange in {@link setLatch}: exactly one of the two sides frees the record.
+ *
+ * @param words The word array.
+ * @param at The latch's index in `words`.
+ * @returns The latch's value before: UNSET if it is orphaned now (the finisher will free the record),
+ * SET if the task had finished (the caller frees the record), ORPHANED if it was orphaned already.
+ *
+ * @example Usage
+ * ```ts
+ * import { ORPHANED, orphanLatch, setLatch, UNSET } from "./latch.ts";
+ * const words = new Int32Array(new SharedArrayBuffer(4));
+ * console.log(orphanLatch(words, 0) === UNSET); // true: whoever finishes frees the record
+ * console.log(orphanLatch(words, 0) === ORPHANED); // true: a second orphaning changes nothing
+ * console.log(setLatch(words, 0)); // false: the finisher sees ORPHANED, and frees it
+ * ```
+ */
+export function orphanLatch(words: Int32View, at: number): number {
+  // Pairs with setLatch's exchange: whichever of the two comes second sees the other's value.
+  return mem.compareExchange(words, at, UNSET, ORPHANED); // spec: DiedRejectRunning
+}
+
+/**
  * The joiner only. Whether the forked task finished; if so, its outcome and payload may be read.
  *
  * @param words The view holding the latch word.

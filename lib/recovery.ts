@@ -36,7 +36,7 @@ import { toError, WorkerCrashedError } from "./errors.ts";
 import { Settled, type TaskLedger } from "./ledger.ts";
 import { encodeOutcome } from "./outcome.ts";
 import type { Sleep } from "./sleep.ts";
-import { ORPHANED, SET, setLatch, UNSET } from "./latch.ts";
+import { orphanLatch, SET, setLatch, UNSET } from "./latch.ts";
 import { Origin, Outcome, RecordWords, TaskState, type TaskTable } from "./task.ts";
 
 /** What one repair did, for the pool's stats and the tests. */
@@ -124,7 +124,7 @@ export function recoverDeadWorker(scope: RecoveryScope, dead: number, cause: unk
     if (forker !== dead) continue;
     // A fork of the dead worker, queued somewhere, running elsewhere, or finished: nobody will join it.
     const latchAt = table.at(i, RecordWords.latch);
-    const before = mem.compareExchange(table.words, latchAt, UNSET, ORPHANED);
+    const before = orphanLatch(table.words, latchAt);
     if (before === UNSET) recovered.orphaned++;
     else if (before === SET && table.releaseHandle(handle)) recovered.freed++;
   }

@@ -27,9 +27,9 @@
 import { mem } from "./atomics.ts";
 import { BufferRegistry, MissingBuffer } from "./buffers.ts";
 import { decode, Encoder } from "./codec.ts";
-import { Deque, EMPTY, RETRY, Stealer } from "./deque.ts";
+import { Deque, EMPTY, repairAbandonedPop, RETRY, Stealer } from "./deque.ts";
 import { Injector, QUEUE_EMPTY } from "./injector.ts";
-import { latchIsSet, setLatch, UNSET, waitLatch } from "./latch.ts";
+import { latchIsSet, orphanLatch, SET, setLatch, UNSET, waitLatch } from "./latch.ts";
 import { ControlWords, type PoolLayout, StatusWords } from "./layout.ts";
 import { IDLE_POSTED, IDLE_STOPPING, Sleep } from "./sleep.ts";
 import {
@@ -85,6 +85,7 @@ export class WorkerLoop implements ForkJoinHost {
   private readonly status: Int32Array;
   private readonly statusAt: number;
   private readonly deque: Deque;
+  private readonly dequeRegion: { buffer: SharedArrayBuffer; byteOffset: number; capacity: number };
   private readonly stealers: Stealer[];
   private readonly injector: Injector;
   private readonly completions: Injector;
@@ -112,6 +113,26 @@ export class WorkerLoop implements ForkJoinHost {
   private readonly outstanding: number[] = [];
   /** By record index: the payload bytes of a finished fork, copied out to free its blocks. */
   private readonly stashed = new Map<number, Uint8Array>();
+  /*
+   * Steps cut short. A stack overflow in a deep recursion (or any throw) can surface at any call inside
+   * the pool's own code that a task reached through `join`, `scope` or a loop: the user's code catches it
+   * and goes on, and the step it cut short would otherwise strand its record (a fork never joined, a
+   * nested task never finished). These marks are plain field stores, which cannot themselves overflow;
+   * at the top of the loop, where no join is in progress on this thread, `repairInterrupted` completes
+   * what they show was cut short.
+   */
+  /** The handles of the tasks being run synchronously (`execute` entered, not returned), outermost first. */
+  private readonly running: number[] = [];
+  /** How many of {@link WorkerLoop.running} are live. */
+  private runDepth = 0;
+  /** Tasks whose `execute` was cut short (found when an enclosing `execute` returned): not finished. */
+  private readonly interrupted: number[] = [];
+  /** The fork being placed (allocated, not yet published by the deque push), or -1. */
+  private pushing = -1;
+  /** Our fork being consumed (popped back, or its result being read), not yet released, or -1. */
+  private consuming = -1;
+  /** The task being finished (DONE may be published, its completion or latch not yet), or -1. */
+  private finishing = -1;
   private readonly buffers: BufferRegistry;
   private readonly bufferWaiters = new Map<number, () => void>();
   private readonly post: (message: unknown) => void;
@@ -142,7 +163,8 @@ export class WorkerLoop implements ForkJoinHost {
       byteOffset: layout.deques + i * layout.dequeBytes,
       capacity: dequeCapacity,
     });
-    this.deque = new Deque(region(index));
+    this.dequeRegion = region(index);
+    this.deque = new Deque(this.dequeRegion);
     this.stealers = Array.from({ length: workers }, (_, i) => new Stealer(region(i)));
     this.injector = new Injector({ buffer, byteOffset: layout.injector, capacity: taskCapacity });
     this.completions = new Injector({ buffer, byteOffset: layout.completions, capacity: taskCapacity });
@@ -216,6 +238,10 @@ export class WorkerLoop implements ForkJoinHost {
    */
   private slice(): void {
     while (!this.stopping()) { // spec: LoopReadLifecycle
+      // No join is in progress here: any fork not joined, or task not finished, was cut short.
+      if (this.outstanding.length !== 0 || this.runDepth !== 0 || this.interrupted.length !== 0) {
+        this.repairInterrupted();
+      }
       const handle = this.findWork();
       if (handle >= 0) {
         this.idle = 0;
@@ -341,6 +367,23 @@ export class WorkerLoop implements ForkJoinHost {
    * back to the injector instead, for a worker that has the buffer (its forker does).
    */
   private execute(handle: number, requeue = false): Promise<void> | undefined {
+    const depth = this.runDepth;
+    this.running[depth] = handle;
+    this.runDepth = depth + 1;
+    const pending = this.start(handle, requeue);
+    // Runs nested inside this one (in a join's wait) that never returned were cut short: keep them.
+    if (this.runDepth !== depth + 1) this.strand(depth + 1);
+    this.runDepth = depth;
+    return pending;
+  }
+
+  /** Moves the entries of {@link WorkerLoop.running} from `from` up to {@link WorkerLoop.interrupted}. */
+  private strand(from: number): void {
+    for (let i = from; i < this.runDepth; i++) this.interrupted.push(this.running[i]);
+  }
+
+  /** {@link WorkerLoop.execute}'s work. */
+  private start(handle: number, requeue: boolean): Promise<void> | undefined {
     const table = this.table;
     const index = table.indexOf(handle);
     mem.store(table.words, table.at(index, RecordWords.worker), this.index);
@@ -435,9 +478,12 @@ export class WorkerLoop implements ForkJoinHost {
     this.encoder.encodeArgs(args);
     const handle = table.allocate();
     if (handle === NO_RECORD) return -1;
+    // Ours alone until the deque push publishes it: if a step is cut short before, the repair frees it.
+    this.pushing = handle;
     const index = table.indexOf(handle);
     if (!table.writeEncoded(index, this.encoder)) {
       table.release(index);
+      this.pushing = -1;
       return -1;
     }
     // Plain writes: the record is ours until the deque push below publishes it (its store of bottom) to
@@ -448,11 +494,15 @@ export class WorkerLoop implements ForkJoinHost {
     mem.write(table.words, table.at(index, RecordWords.latch), UNSET);
     mem.write(table.words, table.at(index, RecordWords.forker), this.index);
     mem.write(table.words, table.at(index, RecordWords.state), TaskState.QUEUED);
+    // A push cut short published nothing (its one publishing store is its last step); one that returned
+    // did, and the plain stores after it cannot be cut short: the fork is then outstanding.
     if (!this.deque.push(handle)) { // spec: ForkPushDeque
       table.release(index);
+      this.pushing = -1;
       return -1;
     }
-    this.outstanding.push(handle);
+    this.outstanding[this.outstanding.length] = handle;
+    this.pushing = -1;
     // Primitive arguments decode to equal values: if we pop the task back, we call it with these and skip
     // the decode. (Objects are decoded even then, so `b` sees a copy made at the fork whoever runs it.)
     if (this.encoder.flat) this.forkedArgs[index] = args;
@@ -465,11 +515,14 @@ export class WorkerLoop implements ForkJoinHost {
     const table = this.table;
     const index = table.indexOf(handle);
     const latchAt = table.at(index, RecordWords.latch);
-    this.forget(handle);
+    // It stays outstanding until consumed: a wait cut short leaves it there for the repair.
     let idle = 0;
     while (!latchIsSet(table.words, latchAt)) {
       const own = this.deque.pop(); // spec: JoinPopOwn
-      if (own === handle) return this.runInline(handle);
+      if (own === handle) {
+        this.consuming = handle;
+        return this.runInline(handle);
+      }
       // Not ours: b was stolen, and this is older work of an enclosing join (or a batch). Run it.
       const work = own !== EMPTY ? own : this.findWork();
       if (work >= 0) {
@@ -494,6 +547,7 @@ export class WorkerLoop implements ForkJoinHost {
     }
     // Done by a thief (or by us while helping): the latch store published its outcome and payload.
     // Ordered by the latch load that saw SET (the finisher wrote the outcome before its latch exchange).
+    this.consuming = handle;
     const ok = mem.read(table.words, table.at(index, RecordWords.outcome)) === Outcome.VALUE;
     this.forkedArgs[index] = undefined;
     const stash = this.stashed.get(index);
@@ -506,7 +560,9 @@ export class WorkerLoop implements ForkJoinHost {
         value = table.readPayload(index, this.buffers.resolve);
       }
     } finally {
+      this.forget(handle);
       table.release(index);
+      this.consuming = -1;
     }
     if (!ok) throw value;
     return value;
@@ -544,12 +600,16 @@ export class WorkerLoop implements ForkJoinHost {
       try {
         args = table.readPayload(index, this.buffers.resolve) as unknown[];
       } catch (error) {
+        this.forget(handle);
         table.release(index);
+        this.consuming = -1;
         throw error;
       }
     }
     const fn = this.functions[mem.read(table.words, table.at(index, RecordWords.task))];
+    this.forget(handle);
     table.release(index);
+    this.consuming = -1;
     let result: unknown;
     try {
       result = fn(...args);
@@ -599,22 +659,108 @@ export class WorkerLoop implements ForkJoinHost {
     }
     mem.write(table.words, table.at(index, RecordWords.outcome), outcome);
     this.bump(StatusWords.executed);
+    this.finishing = handle;
     // Publishes the payload and outcome written above to the thread that pops this completion.
     mem.store(table.words, table.at(index, RecordWords.state), TaskState.DONE); // spec: FinishStoreDone
     if (forked) {
       // Set, then wake: a joiner that checked the latch before this store waits on the word with the
       // value UNSET and is woken by the notify; one that checks after it sees SET and does not wait.
       // If the forker died, the main thread orphaned the task: nobody will join it, the record is ours.
-      if (!setLatch(table.words, table.at(index, RecordWords.latch))) {
-        table.releaseHandle(handle);
-        // The main thread may have tasks waiting for a record (its backlog) and no completion coming to
-        // tell it one is free: the orphan's forker was its task, already rejected. Tell it.
-        this.wakeMain();
-      }
+      this.publishFork(handle);
       return;
     }
     this.completions.pushPatiently(handle); // spec: FinishPushCompletion
+    this.finishing = -1;
     this.wakeMain();
+  }
+
+  /** Sets a finished fork's latch (its joiner goes on), or frees it if it is an orphan. */
+  private publishFork(handle: number): void {
+    const table = this.table;
+    if (!setLatch(table.words, table.at(table.indexOf(handle), RecordWords.latch))) {
+      this.finishing = -1;
+      table.releaseHandle(handle);
+      // The main thread may have tasks waiting for a record (its backlog) and no completion coming to
+      // tell it one is free: the orphan's forker was its task, already rejected. Tell it.
+      this.wakeMain();
+      return;
+    }
+    this.finishing = -1;
+  }
+
+  /**
+   * Completes what a throw cut short inside the pool's own code (see {@link WorkerLoop.running}). Called
+   * at the top of the loop, where no join is in progress on this thread, so every record this thread
+   * still holds there is such a step's. A task cut short while running fails with an error that says so;
+   * a finish cut short is published again; a fork never joined is orphaned (freed by whoever finishes
+   * it), or freed if it finished; a fork cut short before its push, or while consumed, is freed; records
+   * lost from the private cache go back to the shared list.
+   */
+  private repairInterrupted(): void {
+    const table = this.table;
+    if (this.runDepth !== 0) this.strand(0);
+    this.runDepth = 0;
+    this.encoder.reset();
+    const current = (handle: number, state: number) =>
+      table.isCurrent(handle) && mem.load(table.words, table.at(table.indexOf(handle), RecordWords.state)) === state;
+    const drop = (handle: number) => {
+      const index = table.indexOf(handle);
+      this.forkedArgs[index] = undefined;
+      this.stashed.delete(index);
+    };
+    // A finish cut short after publishing DONE: publish it again (the main thread ignores a duplicate
+    // completion; a latch set twice is still set).
+    if (this.finishing !== -1) {
+      const handle = this.finishing;
+      this.finishing = -1;
+      if (current(handle, TaskState.DONE)) {
+        if (mem.read(table.words, table.at(table.indexOf(handle), RecordWords.origin)) === Origin.FORK) {
+          this.publishFork(handle);
+        } else {
+          this.completions.pushPatiently(handle);
+          this.wakeMain();
+        }
+      }
+    }
+    // Tasks cut short while running: fail them (their callers, a promise or a joiner, go on).
+    for (const handle of this.interrupted.splice(0)) {
+      if (!current(handle, TaskState.RUNNING)) continue;
+      if (mem.load(table.words, table.at(table.indexOf(handle), RecordWords.worker)) !== this.index) continue;
+      this.finish(
+        handle,
+        Outcome.ERROR,
+        new RangeError(
+          "Cannot finish the task as its run was cut short inside the pool's fork-join code " +
+            "(a stack overflow in a join nested that deep): recurse less deeply, or raise the stack size",
+        ),
+      );
+    }
+    if (this.pushing !== -1) {
+      const handle = this.pushing;
+      this.pushing = -1;
+      drop(handle);
+      table.releaseHandle(handle);
+    }
+    if (this.consuming !== -1) {
+      const handle = this.consuming;
+      this.consuming = -1;
+      this.forget(handle);
+      drop(handle);
+      table.releaseHandle(handle);
+    }
+    // Forks never joined: nobody will join them now.
+    for (const handle of this.outstanding.splice(0)) {
+      if (!table.isCurrent(handle)) continue;
+      drop(handle);
+      // Finished already: free it here; else whoever finishes it frees it.
+      const before = orphanLatch(table.words, table.at(table.indexOf(handle), RecordWords.latch));
+      if (before === SET) table.releaseHandle(handle);
+    }
+    // Records this thread took and had not published (an allocation or a release cut short).
+    if (table.flushCache() + table.reclaimCachedBy(this.index) > 0) this.wakeMain();
+    // A pop cut short between lowering `bottom` and putting it back (we own the deque, and no pop of
+    // ours is in progress here, as for a dead owner's).
+    repairAbandonedPop(this.dequeRegion);
   }
 
   /** Wakes the main thread, only if it said it waits (it sets the word, then re-checks the queue). */

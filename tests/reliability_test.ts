@@ -272,6 +272,30 @@ test("stack overflows inside fork-join code: each task rejects with RangeError, 
   }
 });
 
+test("a stack overflow at any step of fork, join or its wait leaks nothing: every task settles, every record comes back (8)", async () => {
+  const pool = await create({ taskCapacity: 64 });
+  try {
+    for (let round = 0; round < 3; round++) {
+      // Main-thread tasks queued meanwhile: a join's wait runs them nested, at the overflowing depth.
+      const others = Array.from({ length: 32 }, (_, i) => pool.run("add", i, 1));
+      const overflowed = await within(pool.run("joinAcrossStackLimit", 400), 60_000, `sweep round ${round}`);
+      assert(overflowed > 0, `round ${round}: no join overflowed (the sweep missed the limit)`);
+      const sums = await within(Promise.all(others), 30_000, `round ${round}: the tasks run nested in the joins`);
+      assertEquals(sums.filter((v, i) => v !== i + 1).length, 0, `round ${round}: their results`);
+    }
+    const counter = new Int32Array(new SharedArrayBuffer(4));
+    const all = await within(
+      Promise.all(Array.from({ length: 64 }, () => pool.run("barrier", counter, 64, 15_000))),
+      30_000,
+      "64 barrier tasks after the overflows",
+    );
+    assertEquals(all.filter((b) => !b).length, 0, "tasks not in flight at once (records leaked)");
+    assertEquals(pool.stats().workerCrashes, 0, "no worker died");
+  } finally {
+    await within(pool.close(), 10_000, "close");
+  }
+});
+
 // ---- fork-join (12–14) ----
 
 test("fork-join never deadlocks on space: 16 forks returning 800 KB each, 20 rounds (12)", async () => {
