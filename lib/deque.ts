@@ -100,6 +100,17 @@ export function initDeque(region: DequeRegion, initialIndex = 0): void {
   mem.store(words, DequeWords.bottom, initialIndex);
 }
 
+/** No operation was cut short. */
+const WHOLE = 0;
+/** A pop reserved `cutIndex` (lowered `bottom` to it) and may not have put it back. */
+const POPPING = 1;
+/** A pop won the last task (`cutValue`) at `cutIndex` and may not have restored `bottom`. */
+const POP_TAKEN = 2;
+/** A task a pop had taken (`cutValue`) is being pushed back. */
+const RETURNING = 3;
+/** A steal-half into this deque writes from `cutIndex`: `cutCount` written, `cutValue` claimed. */
+const RECEIVING = 4;
+
 /**
  * Repairs a deque whose owner died inside `pop`, between lowering `bottom` (PopReserveBottom) and putting
  * it back: if `bottom` is below `top`, it is set to `top` (empty), as the owner's restore would have. A
@@ -150,6 +161,20 @@ export class Deque {
   readonly capacity: number;
   /** `capacity - 1`: maps a wrapping index to its slot. */
   readonly mask: number;
+  /**
+   * Internal: what an operation on this deque left half done (WHOLE if nothing). A throw can cut an operation
+   * short at any call (a stack overflow, in a task that recursed deep and then forked): a pop between
+   * lowering `bottom` and putting it back would hide a task from everyone; a steal-half into this deque
+   * between claiming tasks and publishing them would lose them. Each notes its progress in these plain
+   * fields (plain stores cannot be cut short), and {@link Deque.repair} completes it.
+   */
+  cut = WHOLE;
+  /** Internal (see `cut`). POPPING: the index reserved. RECEIVING: the first index written. */
+  cutIndex = 0;
+  /** Internal (see `cut`). RECEIVING: how many tasks are written. */
+  cutCount = 0;
+  /** Internal (see `cut`). POP_TAKEN, RETURNING: the task taken. RECEIVING: one claimed, not written. */
+  cutValue = EMPTY;
 
   /**
    * Opens the owner's handle on an initialized region (see {@link initDeque}).
@@ -185,6 +210,12 @@ export class Deque {
     if ((value | 0) !== value || value < 0) {
       throw new RangeError(`Cannot push as 'value' must be an int32 from 0 to 2^31 - 1: received ${String(value)}`);
     }
+    if (this.cut !== WHOLE) this.repair();
+    return this.pushNow(value);
+  }
+
+  /** {@link Deque.push}'s work. A push cut short published nothing: its last step is the publishing store. */
+  private pushNow(value: number): boolean {
     const words = this.words;
     // The owner is the only writer of bottom, so this read sees its own last store.
     const b = mem.load(words, DequeWords.bottom); // spec: PushReadBottom
@@ -212,8 +243,11 @@ export class Deque {
    * ```
    */
   pop(): number {
+    if (this.cut !== WHOLE) this.repair();
     const words = this.words;
     const b = (mem.load(words, DequeWords.bottom) - 1) | 0; // spec: PopReadBottom
+    this.cutIndex = b;
+    this.cut = POPPING;
     // Reserve index b before looking at top: a thief that reads bottom after this store will not take b,
     // and one that read it before must still win the compare-exchange on top, which we check below.
     mem.store(words, DequeWords.bottom, b); // spec: PopReserveBottom
@@ -222,16 +256,105 @@ export class Deque {
     if (size < 0) {
       // Empty: undo the reservation so that bottom - top is back to 0.
       mem.store(words, DequeWords.bottom, (b + 1) | 0); // spec: PopRestoreEmpty
+      this.cut = WHOLE;
       return EMPTY;
     }
     const value = mem.load(words, DequeWords.slots + (b & this.mask)); // spec: PopReadSlot
     // More than one task: thieves take index t < b at most, so b is ours without a race.
-    if (size > 0) return value;
+    if (size > 0) {
+      this.cut = WHOLE;
+      return value;
+    }
     // The last task: thieves may be racing for index t = b; the compare-exchange on top decides.
     const won = mem.compareExchange(words, DequeWords.top, t, (t + 1) | 0) === t; // spec: PopCasTop
+    if (won) {
+      this.cutValue = value;
+      this.cut = POP_TAKEN;
+    }
     // Won or lost, top is now t + 1; restore bottom to match, leaving the deque empty and consistent.
     mem.store(words, DequeWords.bottom, (t + 1) | 0); // spec: PopRestoreBottom
+    this.cut = WHOLE;
     return won ? value : EMPTY;
+  }
+
+  /**
+   * Owner only. Whether an operation on this deque was cut short by a throw and is not yet repaired.
+   *
+   * @returns `true` if {@link Deque.repair} has work to do.
+   *
+   * @example Usage
+   * ```ts
+   * import { Deque, initDeque } from "./deque.ts";
+   * const region = { buffer: new SharedArrayBuffer(1024), byteOffset: 0, capacity: 4 };
+   * initDeque(region);
+   * console.log(new Deque(region).cutShort); // false
+   * ```
+   */
+  get cutShort(): boolean {
+    return this.cut !== WHOLE;
+  }
+
+  /**
+   * Owner only. Completes an operation a throw cut short (see the `cut` field), so that the deque is as
+   * if it had returned without taking anything: a pop's reserved task is put back (`bottom` restored
+   * over it), a task a pop had taken is pushed again, and the tasks a steal-half had claimed into this
+   * deque are written and published. Every operation runs it first when needed; the owner also calls it
+   * before it idles, so that no task stays hidden from thieves. Itself cut short, it resumes next time.
+   *
+   * @example Usage
+   * ```ts
+   * import { Deque, initDeque } from "./deque.ts";
+   * const region = { buffer: new SharedArrayBuffer(1024), byteOffset: 0, capacity: 4 };
+   * initDeque(region);
+   * new Deque(region).repair(); // nothing was cut short: nothing to do
+   * ```
+   */
+  repair(): void {
+    const words = this.words;
+    const i = this.cutIndex;
+    if (this.cut === POPPING) {
+      // Cut short after the reserve and before a restore (each restore is followed by no call): bottom
+      // is i. Put it back over index i: if no compare-exchange took the task there (top <= i), it is in
+      // the deque again; if one did (top = i + 1: a thief won, since we noted no win), this is the restore.
+      if (mem.load(words, DequeWords.bottom) === i) mem.store(words, DequeWords.bottom, (i + 1) | 0);
+      this.cut = WHOLE;
+      return;
+    }
+    if (this.cut === POP_TAKEN) {
+      // Our compare-exchange won the last task (top = i + 1) and the restore may not have run.
+      if (mem.load(words, DequeWords.bottom) === i) mem.store(words, DequeWords.bottom, (i + 1) | 0);
+      this.cut = RETURNING;
+    }
+    if (this.cut === RETURNING) {
+      // The taken task never reached the caller: it goes back (there is room: it just left). Until the
+      // push's publishing store (its last step) has run, RETURNING stays, and a repair pushes again.
+      if (this.pushNow(this.cutValue)) this.cut = WHOLE;
+      return;
+    }
+    if (this.cut === RECEIVING) {
+      let n = this.cutCount;
+      if (this.cutValue !== EMPTY) {
+        // Claimed from the victim, not yet written: nobody else has it.
+        mem.store(words, DequeWords.slots + (((i + n) | 0) & this.mask), this.cutValue);
+        n++;
+        this.cutCount = n;
+        this.cutValue = EMPTY;
+      }
+      if (n > 0) mem.store(words, DequeWords.bottom, (i + n) | 0);
+      this.cut = WHOLE;
+    }
+  }
+
+  /**
+   * Internal: a steal-half into this deque starts writing at index `base` (see {@link Stealer.stealHalfInto}).
+   *
+   * @param base The first index it writes (this deque's `bottom`).
+   */
+  noteReceiving(base: number): void {
+    this.cutIndex = base;
+    this.cutCount = 0;
+    this.cutValue = EMPTY;
+    this.cut = RECEIVING;
   }
 
   /**
@@ -349,6 +472,8 @@ export class Stealer {
     if (dstWords.buffer === words.buffer && dstWords.byteOffset === words.byteOffset) {
       throw new RangeError("Cannot steal half as 'dst' must be another deque: received the source deque itself");
     }
+    // Before dst's bottom is read below: a repair may move it (a pop cut short puts its task back).
+    if (dst.cut !== WHOLE) dst.repair();
     let t = mem.load(words, DequeWords.top); // spec: HalfReadTop
     const b = mem.load(words, DequeWords.bottom); // spec: HalfReadBottom
     const size = (b - t) | 0;
@@ -360,13 +485,19 @@ export class Stealer {
     const want = Math.min(size - (size >> 1), room);
     if (want <= 0) return EMPTY;
     let taken = 0;
+    // Noted in dst, whose owner we are: tasks claimed below must reach dst even if a throw cuts this short.
+    dst.noteReceiving(db);
     for (;;) {
       const value = mem.load(words, DequeWords.slots + (t & this.mask)); // spec: HalfReadSlot
       // Claim before copy: the task becomes ours only if top is still t.
       if (mem.compareExchange(words, DequeWords.top, t, (t + 1) | 0) !== t) break; // spec: HalfCasTop
+      // Plain stores, not calls: a call here could itself be cut short, and the claimed task lost.
+      dst.cutValue = value;
       // Invisible to dst's thieves until the publish below.
       mem.store(dstWords, DequeWords.slots + (((db + taken) | 0) & dst.mask), value); // spec: HalfWriteDst
       taken++;
+      dst.cutCount = taken;
+      dst.cutValue = EMPTY;
       t = (t + 1) | 0;
       if (taken === want) break;
       // As a fresh steal would: top (now t, our own claim) first, then bottom, so a task the owner
@@ -374,9 +505,13 @@ export class Stealer {
       const b2 = mem.load(words, DequeWords.bottom); // spec: HalfRecheckBottom
       if (((b2 - t) | 0) <= 0) break;
     }
-    if (taken === 0) return RETRY;
+    if (taken === 0) {
+      dst.cut = WHOLE;
+      return RETRY;
+    }
     // Publishes the copied slots to dst's thieves and to dst's owner (us) at once.
     mem.store(dstWords, DequeWords.bottom, (db + taken) | 0); // spec: HalfPublishDst
+    dst.cut = WHOLE;
     return taken;
   }
 

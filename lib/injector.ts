@@ -41,6 +41,22 @@ import { checkCapacity, checkRegion, injectorRegionBytes, InjectorWords } from "
 /** Returned by {@link Injector.pop} when the queue is empty. */
 export const QUEUE_EMPTY = -1;
 
+/*
+ * What a handle's last operation left half done. A throw can cut an operation short at any call (a stack
+ * overflow, in a task that recursed deep and then forked): between its claim and its publish (or
+ * release), position `pos` would stay claimed for good, and every consumer (or producer) behind it would
+ * wait forever. Each operation notes its claim in plain fields of its own handle (one thread's), and the
+ * handle's next operation completes it first (see Injector.repair).
+ */
+/** Nothing half done. */
+const WHOLE = 0;
+/** A push claimed `cutPos` for `cutValue` and may not have published it. */
+const PUSHING = 1;
+/** A pop claimed `cutPos` and may not have released it; its value never reached the caller. */
+const POPPING = 2;
+/** A pop cut short is being undone: `cutValue` goes back into the queue (`cutPos` released if not yet). */
+const RETURNING = 3;
+
 /** Where an injector lives: a buffer, a 64-aligned offset and a power-of-two capacity. */
 export interface InjectorRegion {
   /** The buffer. */
@@ -97,6 +113,16 @@ export class Injector {
   readonly mask: number;
   /** Word index of the first value slot. */
   readonly valuesAt: number;
+  /** WHOLE, PUSHING, POPPING or RETURNING: what this handle's last operation left half done. */
+  private cut = WHOLE;
+  private cutPos = 0;
+  private cutValue = 0;
+  /**
+   * The value of this handle's last push that was published, for a caller that must know, after a throw,
+   * whether its push got that far (the task table's free list: see `TaskTable.repairCut`). A caller
+   * resets it to QUEUE_EMPTY before such a push.
+   */
+  published = QUEUE_EMPTY;
 
   /**
    * Opens a handle on an initialized region (see {@link initInjector}).
@@ -131,6 +157,12 @@ export class Injector {
    * ```
    */
   push(value: number): boolean {
+    if (this.cut !== WHOLE) this.repair();
+    return this.tryPush(value);
+  }
+
+  /** {@link Injector.push}'s work. */
+  private tryPush(value: number): boolean {
     const words = this.words;
     for (;;) {
       const pos = mem.load(words, InjectorWords.tail); // spec: PushReadTail
@@ -138,9 +170,15 @@ export class Injector {
       const dif = (seq - pos) | 0;
       if (dif === 0) {
         if (mem.compareExchange(words, InjectorWords.tail, pos, (pos + 1) | 0) !== pos) continue; // spec: PushCasTail
+        // Claimed: noted (plain stores, which cannot be cut short) until published.
+        this.cutPos = pos;
+        this.cutValue = value;
+        this.cut = PUSHING;
         mem.store(words, this.valuesAt + (pos & this.mask), value); // spec: PushWriteValue
         // Publishes the value: a consumer that reads this seq reads the value above.
         mem.store(words, InjectorWords.seqs + (pos & this.mask), (pos + 1) | 0); // spec: PushPublishSeq
+        this.cut = WHOLE;
+        this.published = value;
         return true;
       }
       // The slot still holds position pos - capacity's value: the queue is full.
@@ -167,17 +205,83 @@ export class Injector {
    * ```
    */
   pushPatiently(value: number): void {
-    if (this.push(value)) return;
+    if (this.cut !== WHOLE) this.repair();
+    this.tryPushPatiently(value);
+  }
+
+  /** {@link Injector.pushPatiently}'s work. */
+  private tryPushPatiently(value: number): void {
+    if (this.tryPush(value)) return;
     const started = Date.now();
     for (let spins = 1;; spins++) {
       mem.pause();
-      if (this.push(value)) return;
+      if (this.tryPush(value)) return;
       if ((spins & 0xfff) === 0 && Date.now() - started > 10_000) {
         throw new Error(
           `Cannot push ${value} as the queue has stayed full for 10 s: a value was pushed twice (a bug in filch)`,
         );
       }
     }
+  }
+
+  /**
+   * This handle's thread. Whether an operation was cut short by a throw and is not yet repaired: a
+   * position it claimed holds up the queue until {@link Injector.repair} runs (each operation runs it
+   * first; a thread about to idle runs it itself).
+   *
+   * @returns `true` if there is something to repair.
+   *
+   * @example Usage
+   * ```ts
+   * import { initInjector, Injector } from "./injector.ts";
+   * import { injectorRegionBytes } from "./layout.ts";
+   * const region = { buffer: new SharedArrayBuffer(injectorRegionBytes(2)), byteOffset: 0, capacity: 2 };
+   * initInjector(region);
+   * console.log(new Injector(region).cutShort); // false
+   * ```
+   */
+  get cutShort(): boolean {
+    return this.cut !== WHOLE;
+  }
+
+  /**
+   * This handle's thread. Completes what its last operation left half done (a throw cut it short at a
+   * call): a push's claimed position is published; a pop's claimed position is released and its value,
+   * which never reached the caller, is pushed again (the pop is undone; that value alone loses its place
+   * in FIFO order). Only the claimer publishes or releases a position, so the sequence word says whether
+   * that step ran. Runs first in each operation when needed; itself cut short, it resumes next time.
+   *
+   * @example Usage
+   * ```ts
+   * import { initInjector, Injector } from "./injector.ts";
+   * import { injectorRegionBytes } from "./layout.ts";
+   * const region = { buffer: new SharedArrayBuffer(injectorRegionBytes(2)), byteOffset: 0, capacity: 2 };
+   * initInjector(region);
+   * new Injector(region).repair(); // nothing was cut short: nothing to do
+   * ```
+   */
+  repair(): void {
+    if (this.cut === WHOLE) return;
+    const words = this.words;
+    const pos = this.cutPos;
+    const seqAt = InjectorWords.seqs + (pos & this.mask);
+    if (this.cut === PUSHING) {
+      if (mem.load(words, seqAt) === pos) {
+        mem.store(words, this.valuesAt + (pos & this.mask), this.cutValue);
+        mem.store(words, seqAt, (pos + 1) | 0);
+      }
+      this.cut = WHOLE;
+      this.published = this.cutValue;
+      return;
+    }
+    if (this.cut === POPPING) {
+      // Not released yet (the release is the pop's last step): the value is still in its slot.
+      this.cutValue = mem.load(words, this.valuesAt + (pos & this.mask));
+      this.cut = RETURNING;
+    }
+    if (mem.load(words, seqAt) === ((pos + 1) | 0)) mem.store(words, seqAt, (pos + this.capacity) | 0);
+    // RETURNING until the push below claims a position (then PUSHING, then WHOLE).
+    this.tryPushPatiently(this.cutValue);
   }
 
   /**
@@ -196,6 +300,7 @@ export class Injector {
    * ```
    */
   pop(): number {
+    if (this.cut !== WHOLE) this.repair();
     const words = this.words;
     for (;;) {
       const pos = mem.load(words, InjectorWords.head); // spec: PopReadHead
@@ -203,9 +308,13 @@ export class Injector {
       const dif = (seq - ((pos + 1) | 0)) | 0;
       if (dif === 0) {
         if (mem.compareExchange(words, InjectorWords.head, pos, (pos + 1) | 0) !== pos) continue; // spec: PopCasHead
+        // Claimed: noted until released (after the release, nothing here can be cut short).
+        this.cutPos = pos;
+        this.cut = POPPING;
         const value = mem.load(words, this.valuesAt + (pos & this.mask)); // spec: PopReadValue
         // Frees the slot for position pos + capacity.
         mem.store(words, InjectorWords.seqs + (pos & this.mask), (pos + this.capacity) | 0); // spec: PopReleaseSeq
+        this.cut = WHOLE;
         return value;
       }
       if (dif < 0) return QUEUE_EMPTY;

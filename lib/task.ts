@@ -237,13 +237,19 @@ export class TaskTable {
    * @returns The new handle, or {@link NO_RECORD} if every record is in use.
    */
   allocate(): number {
+    // Noted until the record is handed over: cut short between (a stack overflow at a call), a record
+    // taken from the cache would be marked ours and held by nobody (see repairCut).
+    this.busy = true;
     let index: number;
     if (this.cache.length > 0) {
       // Marked CACHED by us when it entered the cache: it stays so marked until the caller publishes it.
       index = this.cache.pop()!;
     } else {
       index = this.freeRecords.pop();
-      if (index === QUEUE_EMPTY) return NO_RECORD;
+      if (index === QUEUE_EMPTY) {
+        this.busy = false;
+        return NO_RECORD;
+      }
       // Marked as ours until the caller publishes it (QUEUED): if this worker dies before that, the main
       // thread finds the mark and frees the record.
       mem.write(this.words, this.at(index, RecordWords.state), TaskState.CACHED);
@@ -254,6 +260,7 @@ export class TaskTable {
     mem.write(this.words, genAt, generation);
     mem.write(this.words, this.at(index, RecordWords.payloadBlock), NO_BLOCK);
     mem.write(this.words, this.at(index, RecordWords.forker), -1);
+    this.busy = false;
     return ((generation << this.indexBits) | index) >>> 0;
   }
 
@@ -287,14 +294,78 @@ export class TaskTable {
   release(index: number): void {
     this.freePayload(index);
     if (this.cache.length < this.cacheBound) {
+      this.busy = true;
       mem.write(this.words, this.at(index, RecordWords.state), TaskState.CACHED);
       mem.write(this.words, this.at(index, RecordWords.worker), this.owner);
       this.cache.push(index);
+      this.busy = false;
     } else {
-      mem.write(this.words, this.at(index, RecordWords.state), TaskState.FREE);
-      this.freeRecords.pushPatiently(index);
+      this.giveBack(index);
     }
   }
+
+  /** Marks record `index` FREE and pushes it on the shared free list, noting it until the push is done. */
+  private giveBack(index: number): void {
+    // Cut short between the FREE store and the push, the record would be free and in no list: noted,
+    // and the published mark reset, repairCut can tell whether the push happened.
+    this.releasing = index;
+    this.freeRecords.published = QUEUE_EMPTY;
+    mem.write(this.words, this.at(index, RecordWords.state), TaskState.FREE);
+    this.freeRecords.pushPatiently(index);
+    this.releasing = -1;
+  }
+
+  /**
+   * The owning thread only. Whether an operation of this handle was cut short by a throw (a stack
+   * overflow at a call) and is not yet repaired: a record taken or given back halfway, or a free list
+   * position claimed and not published.
+   *
+   * @returns `true` if {@link TaskTable.repairCut} has work to do.
+   *
+   * @example Usage
+   * ```ts ignore
+   * if (table.cutShort) table.repairCut();
+   * ```
+   */
+  get cutShort(): boolean {
+    return this.busy || this.releasing !== -1 || this.freeRecords.cutShort || this.freeBlocks.cutShort;
+  }
+
+  /**
+   * The owning thread only, while it holds no record between two of its own steps (a worker at the top
+   * of its loop). Completes operations cut short: the free lists' (see {@link Injector.repair}), and
+   * records marked as cached by this thread but in no cache, which go back to the shared free list.
+   *
+   * @returns How many records came back.
+   *
+   * @example Usage
+   * ```ts ignore
+   * if (table.cutShort) table.repairCut();
+   * ```
+   */
+  repairCut(): number {
+    this.freeRecords.repair();
+    this.freeBlocks.repair();
+    let back = 0;
+    if (this.releasing !== -1) {
+      const index = this.releasing;
+      // The push was published (then `published` says so: it was reset before the push), or it never
+      // claimed a position (a claimed one was published by the repair above).
+      if (this.freeRecords.published !== index) this.giveBack(index);
+      this.releasing = -1;
+      back++;
+    }
+    if (this.busy) {
+      back += this.flushCache() + this.reclaimCachedBy(this.owner);
+      this.busy = false;
+    }
+    return back;
+  }
+
+  /** Set while `allocate` or `release` moves a record between the cache and a caller. */
+  private busy = false;
+  /** A record being given back to the shared free list (see `giveBack`), or -1. */
+  private releasing = -1;
 
   /**
    * The record's owner. Frees the record `handle` names, once: a no-op (counted) if the record was freed
@@ -325,8 +396,10 @@ export class TaskTable {
     const n = cache.length;
     while (cache.length > 0) {
       const index = cache.pop()!;
-      mem.write(this.words, this.at(index, RecordWords.state), TaskState.FREE);
-      this.freeRecords.pushPatiently(index);
+      // Out of the cache, not yet given back: noted (plain stores) before any call can cut this short.
+      this.releasing = index;
+      this.freeRecords.published = QUEUE_EMPTY;
+      this.giveBack(index);
     }
     return n;
   }

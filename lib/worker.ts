@@ -27,7 +27,7 @@
 import { mem } from "./atomics.ts";
 import { BufferRegistry, MissingBuffer } from "./buffers.ts";
 import { decode, Encoder } from "./codec.ts";
-import { Deque, EMPTY, repairAbandonedPop, RETRY, Stealer } from "./deque.ts";
+import { Deque, EMPTY, RETRY, Stealer } from "./deque.ts";
 import { Injector, QUEUE_EMPTY } from "./injector.ts";
 import { latchIsSet, orphanLatch, SET, setLatch, UNSET, waitLatch } from "./latch.ts";
 import { ControlWords, type PoolLayout, StatusWords } from "./layout.ts";
@@ -85,7 +85,6 @@ export class WorkerLoop implements ForkJoinHost {
   private readonly status: Int32Array;
   private readonly statusAt: number;
   private readonly deque: Deque;
-  private readonly dequeRegion: { buffer: SharedArrayBuffer; byteOffset: number; capacity: number };
   private readonly stealers: Stealer[];
   private readonly injector: Injector;
   private readonly completions: Injector;
@@ -133,6 +132,12 @@ export class WorkerLoop implements ForkJoinHost {
   private consuming = -1;
   /** The task being finished (DONE may be published, its completion or latch not yet), or -1. */
   private finishing = -1;
+  /** A task taken from a queue and not yet registered by `execute` (see `running`), or -1. */
+  private held = -1;
+  /** A task moving from the injector into our deque (a batch), or -1. */
+  private moving = -1;
+  /** A record we must free and have not finished freeing (an orphan we finished), or -1. */
+  private freeing = -1;
   private readonly buffers: BufferRegistry;
   private readonly bufferWaiters = new Map<number, () => void>();
   private readonly post: (message: unknown) => void;
@@ -163,8 +168,7 @@ export class WorkerLoop implements ForkJoinHost {
       byteOffset: layout.deques + i * layout.dequeBytes,
       capacity: dequeCapacity,
     });
-    this.dequeRegion = region(index);
-    this.deque = new Deque(this.dequeRegion);
+    this.deque = new Deque(region(index));
     this.stealers = Array.from({ length: workers }, (_, i) => new Stealer(region(i)));
     this.injector = new Injector({ buffer, byteOffset: layout.injector, capacity: taskCapacity });
     this.completions = new Injector({ buffer, byteOffset: layout.completions, capacity: taskCapacity });
@@ -238,13 +242,12 @@ export class WorkerLoop implements ForkJoinHost {
    */
   private slice(): void {
     while (!this.stopping()) { // spec: LoopReadLifecycle
-      // No join is in progress here: any fork not joined, or task not finished, was cut short.
-      if (this.outstanding.length !== 0 || this.runDepth !== 0 || this.interrupted.length !== 0) {
-        this.repairInterrupted();
-      }
+      // No join is in progress here: any fork not joined, or step not completed, was cut short.
+      if (this.cutShort()) this.repairInterrupted();
       const handle = this.findWork();
       if (handle >= 0) {
         this.idle = 0;
+        this.held = handle;
         const pending = this.execute(handle);
         if (pending !== undefined) return this.resumeAfter(pending);
         // Async tasks settle only when the event loop runs: let it, now and then, while they are pending.
@@ -271,6 +274,7 @@ export class WorkerLoop implements ForkJoinHost {
       if (this.table.flushCache() > 0) this.wakeMain();
       const late = this.sleep.idle(this.index, () => this.findWork(), () => this.stopping());
       if (late >= 0) {
+        this.held = late;
         const pending = this.execute(late);
         if (pending !== undefined) return this.resumeAfter(pending);
         continue;
@@ -318,16 +322,21 @@ export class WorkerLoop implements ForkJoinHost {
     if (own !== EMPTY) return own;
     const injected = this.injector.pop(); // spec: FindPopInjector
     if (injected !== QUEUE_EMPTY) {
+      // Ours until `execute` registers it: held across the calls below (see `held`).
+      this.held = injected;
       const workers = this.stealers.length;
       const want = Math.min((this.injector.length / workers) | 0, this.deque.capacity >> 1, MAX_INJECTOR_BATCH);
       let moved = 0;
       while (moved < want) {
         const next = this.injector.pop(); // spec: BatchPopInjector
         if (next === QUEUE_EMPTY) break;
+        this.moving = next;
         if (!this.deque.push(next)) { // spec: BatchPushOwn
           this.injector.pushPatiently(next);
+          this.moving = -1;
           break;
         }
+        this.moving = -1;
         moved++;
       }
       this.bump(StatusWords.injectorPops, moved + 1);
@@ -370,6 +379,7 @@ export class WorkerLoop implements ForkJoinHost {
     const depth = this.runDepth;
     this.running[depth] = handle;
     this.runDepth = depth + 1;
+    this.held = -1;
     const pending = this.start(handle, requeue);
     // Runs nested inside this one (in a join's wait) that never returned were cut short: keep them.
     if (this.runDepth !== depth + 1) this.strand(depth + 1);
@@ -394,8 +404,13 @@ export class WorkerLoop implements ForkJoinHost {
     } catch (error) {
       if (error instanceof MissingBuffer) {
         if (requeue) {
+          // Handed back, not run: no longer ours to finish if cut short (see `running`), but in hand
+          // until the push below.
+          this.running[this.runDepth - 1] = -1;
+          this.moving = handle;
           mem.store(table.words, table.at(index, RecordWords.state), TaskState.QUEUED);
           this.injector.pushPatiently(handle);
+          this.moving = -1;
           this.sleep.newWork();
           return undefined;
         }
@@ -473,6 +488,7 @@ export class WorkerLoop implements ForkJoinHost {
 
   /** Pushes `fn(...args)` on our deque as a forked task; -1 if it must run inline (no record, room, blocks). */
   fork(fn: ForkFunction, args: unknown[]): number {
+    if (this.marked()) this.repairMarks();
     const taskId = this.taskId(fn);
     const table = this.table;
     this.encoder.encodeArgs(args);
@@ -512,6 +528,7 @@ export class WorkerLoop implements ForkJoinHost {
 
   /** Waits for forked task `handle`: pops it back and runs it, or helps until its latch is set. */
   joinForked(handle: number): unknown {
+    if (this.marked()) this.repairMarks();
     const table = this.table;
     const index = table.indexOf(handle);
     const latchAt = table.at(index, RecordWords.latch);
@@ -527,6 +544,7 @@ export class WorkerLoop implements ForkJoinHost {
       const work = own !== EMPTY ? own : this.findWork();
       if (work >= 0) {
         idle = 0;
+        this.held = work;
         void this.execute(work, true);
         continue;
       }
@@ -678,8 +696,11 @@ export class WorkerLoop implements ForkJoinHost {
   private publishFork(handle: number): void {
     const table = this.table;
     if (!setLatch(table.words, table.at(table.indexOf(handle), RecordWords.latch))) {
+      // The latch says SET now: a repair could no longer tell that this orphan is ours to free.
+      this.freeing = handle;
       this.finishing = -1;
       table.releaseHandle(handle);
+      this.freeing = -1;
       // The main thread may have tasks waiting for a record (its backlog) and no completion coming to
       // tell it one is free: the orphan's forker was its task, already rejected. Tell it.
       this.wakeMain();
@@ -696,23 +717,48 @@ export class WorkerLoop implements ForkJoinHost {
    * it), or freed if it finished; a fork cut short before its push, or while consumed, is freed; records
    * lost from the private cache go back to the shared list.
    */
-  private repairInterrupted(): void {
+  /** Whether any step was cut short (see `running`); at the top of the loop, where no join is in progress. */
+  private cutShort(): boolean {
+    return this.outstanding.length !== 0 || this.runDepth !== 0 || this.interrupted.length !== 0 ||
+      this.marked();
+  }
+
+  /** Whether a single step's mark is set: at any entry from user code, only a step cut short leaves one. */
+  private marked(): boolean {
+    return this.held !== -1 || this.moving !== -1 || this.pushing !== -1 || this.consuming !== -1 ||
+      this.finishing !== -1 || this.freeing !== -1 || this.deque.cutShort || this.injector.cutShort ||
+      this.completions.cutShort || this.table.cutShort;
+  }
+
+  /**
+   * Completes the single steps a throw cut short (the marks of {@link WorkerLoop.marked}). Runs at the
+   * pool's entries from user code (fork, join), before a new step could reuse a mark, and at the top of
+   * the loop. Each mark is cleared only once its repair is done: cut short itself, it resumes next time.
+   */
+  private repairMarks(): void {
     const table = this.table;
-    if (this.runDepth !== 0) this.strand(0);
-    this.runDepth = 0;
-    this.encoder.reset();
+    // The shared structures first: a claimed queue position or a hidden deque task holds up other threads.
+    this.deque.repair();
+    this.injector.repair();
+    this.completions.repair();
+    if (table.repairCut() > 0) this.wakeMain();
     const current = (handle: number, state: number) =>
       table.isCurrent(handle) && mem.load(table.words, table.at(table.indexOf(handle), RecordWords.state)) === state;
-    const drop = (handle: number) => {
-      const index = table.indexOf(handle);
-      this.forkedArgs[index] = undefined;
-      this.stashed.delete(index);
-    };
+    // Tasks taken and not started: back to our deque (we run them soon), or the injector if it is full.
+    if (this.held !== -1) {
+      if (current(this.held, TaskState.QUEUED) && !this.deque.push(this.held)) this.injector.pushPatiently(this.held);
+      this.held = -1;
+      this.sleep.newWork();
+    }
+    if (this.moving !== -1) {
+      if (!this.deque.push(this.moving)) this.injector.pushPatiently(this.moving);
+      this.moving = -1;
+      this.sleep.newWork();
+    }
     // A finish cut short after publishing DONE: publish it again (the main thread ignores a duplicate
     // completion; a latch set twice is still set).
     if (this.finishing !== -1) {
       const handle = this.finishing;
-      this.finishing = -1;
       if (current(handle, TaskState.DONE)) {
         if (mem.read(table.words, table.at(table.indexOf(handle), RecordWords.origin)) === Origin.FORK) {
           this.publishFork(handle);
@@ -721,9 +767,48 @@ export class WorkerLoop implements ForkJoinHost {
           this.wakeMain();
         }
       }
+      this.finishing = -1;
     }
-    // Tasks cut short while running: fail them (their callers, a promise or a joiner, go on).
+    // Records ours to free: an orphan we finished; a fork cut short before its push; our fork consumed.
+    for (const handle of [this.freeing, this.pushing]) {
+      if (handle === -1) continue;
+      this.drop(handle);
+      table.releaseHandle(handle);
+    }
+    this.freeing = -1;
+    this.pushing = -1;
+    if (this.consuming !== -1) {
+      this.forget(this.consuming);
+      this.drop(this.consuming);
+      table.releaseHandle(this.consuming);
+      this.consuming = -1;
+    }
+  }
+
+  /** Forgets what this thread keeps for record `handle` outside the table (forked arguments, a stash). */
+  private drop(handle: number): void {
+    const index = this.table.indexOf(handle);
+    this.forkedArgs[index] = undefined;
+    this.stashed.delete(index);
+  }
+
+  private repairInterrupted(): void {
+    const table = this.table;
+    if (this.marked()) this.repairMarks();
+    if (this.runDepth !== 0) this.strand(0);
+    this.runDepth = 0;
+    this.encoder.reset();
+    const current = (handle: number, state: number) =>
+      table.isCurrent(handle) && mem.load(table.words, table.at(table.indexOf(handle), RecordWords.state)) === state;
+    // Runs cut short: one that had not started (still QUEUED: cut short before its first step) goes
+    // back to be run; one that had started fails (its caller, a promise or a joiner, goes on).
     for (const handle of this.interrupted.splice(0)) {
+      if (handle === -1) continue;
+      if (current(handle, TaskState.QUEUED)) {
+        if (!this.deque.push(handle)) this.injector.pushPatiently(handle);
+        this.sleep.newWork();
+        continue;
+      }
       if (!current(handle, TaskState.RUNNING)) continue;
       if (mem.load(table.words, table.at(table.indexOf(handle), RecordWords.worker)) !== this.index) continue;
       this.finish(
@@ -735,32 +820,17 @@ export class WorkerLoop implements ForkJoinHost {
         ),
       );
     }
-    if (this.pushing !== -1) {
-      const handle = this.pushing;
-      this.pushing = -1;
-      drop(handle);
-      table.releaseHandle(handle);
-    }
-    if (this.consuming !== -1) {
-      const handle = this.consuming;
-      this.consuming = -1;
-      this.forget(handle);
-      drop(handle);
-      table.releaseHandle(handle);
-    }
     // Forks never joined: nobody will join them now.
     for (const handle of this.outstanding.splice(0)) {
       if (!table.isCurrent(handle)) continue;
-      drop(handle);
+      this.drop(handle);
       // Finished already: free it here; else whoever finishes it frees it.
       const before = orphanLatch(table.words, table.at(table.indexOf(handle), RecordWords.latch));
       if (before === SET) table.releaseHandle(handle);
     }
-    // Records this thread took and had not published (an allocation or a release cut short).
-    if (table.flushCache() + table.reclaimCachedBy(this.index) > 0) this.wakeMain();
-    // A pop cut short between lowering `bottom` and putting it back (we own the deque, and no pop of
-    // ours is in progress here, as for a dead owner's).
-    repairAbandonedPop(this.dequeRegion);
+    // Records freed above may have gone to our cache: give them to the shared list (the main thread's
+    // backlog may be waiting for them, with no completion coming to tell it).
+    if (table.flushCache() > 0) this.wakeMain();
   }
 
   /** Wakes the main thread, only if it said it waits (it sets the word, then re-checks the queue). */

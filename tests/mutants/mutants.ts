@@ -50,7 +50,7 @@ export const ALL_MUTANTS: readonly Mutant[] = [
     name: "pop_no_cas_last",
     module: "deque.ts",
     bug: "pop takes the last task without the compare-exchange on top, so a thief can take it too",
-    patches: [{ find: "    if (size > 0) return value;\n", replace: "    if (size >= 0) return value;\n" }],
+    patches: [{ find: "    if (size > 0) {\n", replace: "    if (size >= 0) {\n" }],
   },
   {
     name: "pop_no_restore_bottom",
@@ -77,14 +77,17 @@ export const ALL_MUTANTS: readonly Mutant[] = [
     bug: "stealHalf copies a batch of n slots into dst first, then claims them all with one CAS top t -> t+n, " +
       "racing the owner's CAS-free pop of the batch's newest tasks",
     patches: [{
-      find: `    let taken = 0;
-    for (;;) {
+      find: `    for (;;) {
       const value = mem.load(words, DequeWords.slots + (t & this.mask)); // spec: HalfReadSlot
       // Claim before copy: the task becomes ours only if top is still t.
       if (mem.compareExchange(words, DequeWords.top, t, (t + 1) | 0) !== t) break; // spec: HalfCasTop
+      // Plain stores, not calls: a call here could itself be cut short, and the claimed task lost.
+      dst.cutValue = value;
       // Invisible to dst's thieves until the publish below.
       mem.store(dstWords, DequeWords.slots + (((db + taken) | 0) & dst.mask), value); // spec: HalfWriteDst
       taken++;
+      dst.cutCount = taken;
+      dst.cutValue = EMPTY;
       t = (t + 1) | 0;
       if (taken === want) break;
       // As a fresh steal would: top (now t, our own claim) first, then bottom, so a task the owner
@@ -92,7 +95,10 @@ export const ALL_MUTANTS: readonly Mutant[] = [
       const b2 = mem.load(words, DequeWords.bottom); // spec: HalfRecheckBottom
       if (((b2 - t) | 0) <= 0) break;
     }
-    if (taken === 0) return RETRY;
+    if (taken === 0) {
+      dst.cut = WHOLE;
+      return RETRY;
+    }
 `,
       replace: `    // mutant: copy the whole batch first, then claim it with one compare-exchange.
     for (let i = 0; i < want; i++) {
@@ -100,7 +106,7 @@ export const ALL_MUTANTS: readonly Mutant[] = [
       mem.store(dstWords, DequeWords.slots + (((db + i) | 0) & dst.mask), value);
     }
     if (mem.compareExchange(words, DequeWords.top, t, (t + want) | 0) !== t) return RETRY;
-    const taken = want;
+    taken = want;
 `,
     }],
   },
@@ -110,7 +116,7 @@ export const ALL_MUTANTS: readonly Mutant[] = [
     bug: "indices wrap at 3 bits (sign-extended, compared by wrapping difference): a full deque of 4 reads " +
       "as size -4, so push overwrites a live slot and steal sees empty",
     patches: [
-      { find: ") | 0", replace: ") << 29 >> 29", count: 18 },
+      { find: ") | 0", replace: ") << 29 >> 29", count: 22 },
       // The initial indices too, so that every stored index is a 3-bit one.
       { find: "DequeWords.top, initialIndex);", replace: "DequeWords.top, initialIndex << 29 >> 29);" },
       { find: "DequeWords.bottom, initialIndex);", replace: "DequeWords.bottom, initialIndex << 29 >> 29);" },
@@ -204,7 +210,7 @@ export const ALL_MUTANTS: readonly Mutant[] = [
     module: "injector.ts",
     bug: "positions and sequence differences wrap at 2 bits (sign-extended): with capacity 4 a full queue's " +
       "difference -3 reads as +1, 'a lap ahead', and push retries for ever (spec/mutants/NarrowPositions.tla)",
-    patches: [{ find: ") | 0", replace: ") << 30 >> 30", count: 8 }],
+    patches: [{ find: ") | 0", replace: ") << 30 >> 30", count: 11 }],
   },
 ];
 

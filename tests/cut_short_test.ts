@@ -1,0 +1,173 @@
+/**
+ * A throw can cut an operation of the deque or of the queue short at any call: a task that recursed deep
+ * and then forks or joins reaches them from user code, and a stack overflow surfaces at whichever call
+ * comes first past the limit. Each structure notes what an operation has claimed in plain fields, and its
+ * repair completes the operation: nothing is lost, nothing duplicated, no position stays claimed.
+ *
+ * How: a binding of the shared-memory facade (`installSharedMemory`) throws at the N-th access, for every
+ * N an operation makes (a throw at a call leaves every access after it undone, as an overflow does), and
+ * the structure is then repaired and drained by its owner and by a second handle (a thief, another
+ * thread's queue handle). The drained values must be exactly the ones not returned.
+ */
+import { atomicsBinding, installSharedMemory, type SharedMemory } from "../lib/atomics.ts";
+import { Deque, EMPTY, initDeque, RETRY, Stealer } from "../lib/deque.ts";
+import { initInjector, Injector, QUEUE_EMPTY } from "../lib/injector.ts";
+import { dequeRegionBytes, injectorRegionBytes } from "../lib/layout.ts";
+import { assert, assertEquals, test } from "./_test.ts";
+
+/** The throw that cuts an operation short. */
+class Cut extends Error {}
+
+/**
+ * Runs `op` with a facade that throws {@link Cut} at its `n`-th shared access; returns what `op`
+ * returned, or `Cut` if it was cut short (or `undefined` if it made fewer than `n + 1` accesses, then
+ * with `done` true).
+ */
+function cutAt<T>(n: number, op: () => T): { cut: boolean; value?: T; accesses: number } {
+  let count = 0;
+  const binding = {} as Record<string, unknown>;
+  for (const key of Object.keys(atomicsBinding) as (keyof SharedMemory)[]) {
+    const real = atomicsBinding[key] as (...args: unknown[]) => unknown;
+    binding[key] = (...args: unknown[]) => {
+      if (key !== "pause" && count++ === n) throw new Cut(`cut at access ${n}`);
+      return real(...args);
+    };
+  }
+  const restore = installSharedMemory(binding as unknown as SharedMemory);
+  try {
+    return { cut: false, value: op(), accesses: count };
+  } catch (error) {
+    if (!(error instanceof Cut)) throw error;
+    return { cut: true, accesses: count };
+  } finally {
+    restore();
+  }
+}
+
+function newDeque(capacity = 16): { owner: Deque; thief: Stealer } {
+  const region = { buffer: new SharedArrayBuffer(dequeRegionBytes(capacity)), byteOffset: 0, capacity };
+  initDeque(region);
+  return { owner: new Deque(region), thief: new Stealer(region) };
+}
+
+/** Takes everything: the thief first (it must not need the owner's repair to see what is published), then the owner. */
+function drainDeque(owner: Deque, thief: Stealer, repair: boolean): number[] {
+  const got: number[] = [];
+  for (let v = thief.steal(); v !== EMPTY; v = thief.steal()) if (v !== RETRY) got.push(v);
+  if (repair) owner.repair();
+  for (let v = owner.pop(); v !== EMPTY; v = owner.pop()) got.push(v);
+  for (let v = thief.steal(); v !== EMPTY; v = thief.steal()) if (v !== RETRY) got.push(v);
+  return got;
+}
+
+/** Every value of `expected` exactly once in `got` (in any order). */
+function sameSet(got: number[], expected: number[], what: string): void {
+  assertEquals([...got].sort((a, b) => a - b), [...expected].sort((a, b) => a - b), what);
+}
+
+/** Cuts `op` at every access it makes (0, 1, 2, ... until one run completes uncut). */
+function everyCut(run: (n: number) => boolean): number {
+  let n = 0;
+  while (run(n)) n++;
+  return n;
+}
+
+test("a deque pop cut short at any access loses and duplicates nothing once repaired (sizes 0 to 3, repair by the next op or explicitly)", () => {
+  let cuts = 0;
+  for (const size of [0, 1, 2, 3]) {
+    for (const explicit of [true, false]) {
+      cuts += everyCut((n) => {
+        const { owner, thief } = newDeque();
+        const values = Array.from({ length: size }, (_, i) => 100 + i);
+        for (const v of values) owner.push(v);
+        const r = cutAt(n, () => owner.pop());
+        const returned = !r.cut && r.value !== EMPTY ? [r.value!] : [];
+        // Repaired explicitly, or by the owner's next operation (the drain's first pop).
+        const got = drainDeque(owner, thief, explicit);
+        sameSet([...got, ...returned], values, `size ${size}, cut at access ${n}`);
+        assert(!owner.cutShort, `size ${size}, cut at ${n}: still cut short after the drain`);
+        return r.cut;
+      });
+    }
+  }
+  assert(cuts > 20, `only ${cuts} cut points`);
+});
+
+test("a deque push cut short at any access published nothing, and the next push works", () => {
+  for (const size of [0, 1, 7]) {
+    everyCut((n) => {
+      const { owner, thief } = newDeque();
+      const values = Array.from({ length: size }, (_, i) => 100 + i);
+      for (const v of values) owner.push(v);
+      const r = cutAt(n, () => owner.push(7));
+      const pushed = !r.cut && r.value === true ? [7] : [];
+      assert(owner.push(8), `size ${size}, cut at ${n}: the next push`);
+      sameSet(drainDeque(owner, thief, false), [...values, ...pushed, 8], `size ${size}, cut at ${n}`);
+      return r.cut;
+    });
+  }
+});
+
+test("a steal-half cut short at any access: every task it claimed reaches the thief's deque once repaired", () => {
+  for (const size of [1, 2, 3, 5]) {
+    for (const dstSize of [0, 2]) {
+      everyCut((n) => {
+        const victim = newDeque();
+        const dst = newDeque();
+        const values = Array.from({ length: size }, (_, i) => 100 + i);
+        const own = Array.from({ length: dstSize }, (_, i) => 200 + i);
+        for (const v of values) victim.owner.push(v);
+        for (const v of own) dst.owner.push(v);
+        const r = cutAt(n, () => victim.thief.stealHalfInto(dst.owner));
+        // The victim's owner and other thieves go on without the thief's repair; the thief repairs on its
+        // next operation on its own deque.
+        const fromVictim = drainDeque(victim.owner, victim.thief, false);
+        const fromDst = drainDeque(dst.owner, dst.thief, false);
+        sameSet([...fromVictim, ...fromDst], [...values, ...own], `size ${size}, dst ${dstSize}, cut at ${n}`);
+        return r.cut;
+      });
+    }
+  }
+});
+
+function newQueue(capacity = 8): { region: { buffer: SharedArrayBuffer; byteOffset: number; capacity: number } } {
+  const region = { buffer: new SharedArrayBuffer(injectorRegionBytes(capacity)), byteOffset: 0, capacity };
+  initInjector(region);
+  return { region };
+}
+
+function drainQueue(q: Injector): number[] {
+  const got: number[] = [];
+  for (let v = q.pop(); v !== QUEUE_EMPTY; v = q.pop()) got.push(v);
+  return got;
+}
+
+test("a queue push or pop cut short at any access: once its handle's next operation repairs it, nothing is lost or duplicated and no slot stays claimed", () => {
+  for (const op of ["push", "pop", "pushPatiently"] as const) {
+    for (const size of [0, 1, 3]) {
+      everyCut((n) => {
+        const { region } = newQueue();
+        const mine = new Injector(region);
+        const other = new Injector(region); // another thread's handle on the same queue
+        const values = Array.from({ length: size }, (_, i) => 100 + i);
+        for (const v of values) other.push(v);
+        const r = cutAt(n, () => op === "pop" ? mine.pop() : op === "push" ? mine.push(7) : mine.pushPatiently(7));
+        const added = op !== "pop" && !r.cut && r.value !== false ? [7] : [];
+        const returned = op === "pop" && !r.cut && r.value !== QUEUE_EMPTY ? [r.value as number] : [];
+        // The cut handle's next operation repairs first; the value it pushes (or pops) counts too.
+        if (r.cut) mine.push(9);
+        else other.push(9);
+        const got = [...drainQueue(other), ...drainQueue(mine), ...drainQueue(other)];
+        const expected = [...values, ...added, 9];
+        // A push cut short is completed by the repair: its value is in the queue after all.
+        const cutPush = op !== "pop" && r.cut && got.includes(7) ? [7] : [];
+        sameSet([...got, ...returned], [...expected, ...cutPush], `${op}, size ${size}, cut at ${n}`);
+        assert(!mine.cutShort, `${op}, size ${size}, cut at ${n}: still cut short`);
+        // No slot stays claimed: the queue holds its full capacity again.
+        for (let i = 0; i < region.capacity; i++) assert(other.push(i), `${op}, cut at ${n}: push ${i} of a full lap`);
+        assertEquals(drainQueue(mine).length, region.capacity, `${op}, cut at ${n}: a full lap`);
+        return r.cut;
+      });
+    }
+  }
+});
