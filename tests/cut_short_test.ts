@@ -10,10 +10,19 @@
  * thread's queue handle). The drained values must be exactly the ones not returned.
  */
 import { atomicsBinding, installSharedMemory, type SharedMemory } from "../lib/atomics.ts";
-import { Deque, EMPTY, initDeque, RETRY, Stealer } from "../lib/deque.ts";
-import { initInjector, Injector, QUEUE_EMPTY } from "../lib/injector.ts";
+import * as shippedDeque from "../lib/deque.ts";
+import * as shippedQueue from "../lib/injector.ts";
 import { dequeRegionBytes, injectorRegionBytes } from "../lib/layout.ts";
+import { CUT_MUTANTS, materializeMutant, removeMaterializedMutants } from "./mutants/mutants.ts";
 import { assert, assertEquals, test } from "./_test.ts";
+
+type DequeModule = typeof shippedDeque;
+type QueueModule = typeof shippedQueue;
+type Deque = shippedDeque.Deque;
+type Stealer = shippedDeque.Stealer;
+type Injector = shippedQueue.Injector;
+const { EMPTY, RETRY } = shippedDeque;
+const { QUEUE_EMPTY } = shippedQueue;
 
 /** The throw that cuts an operation short. */
 class Cut extends Error {}
@@ -44,10 +53,10 @@ function cutAt<T>(n: number, op: () => T): { cut: boolean; value?: T; accesses: 
   }
 }
 
-function newDeque(capacity = 16): { owner: Deque; thief: Stealer } {
+function newDeque(m: DequeModule, capacity = 16): { owner: Deque; thief: Stealer } {
   const region = { buffer: new SharedArrayBuffer(dequeRegionBytes(capacity)), byteOffset: 0, capacity };
-  initDeque(region);
-  return { owner: new Deque(region), thief: new Stealer(region) };
+  m.initDeque(region);
+  return { owner: new m.Deque(region), thief: new m.Stealer(region) };
 }
 
 /** Takes everything: the thief first (it must not need the owner's repair to see what is published), then the owner. */
@@ -72,48 +81,53 @@ function everyCut(run: (n: number) => boolean): number {
   return n;
 }
 
-test("a deque pop cut short at any access loses and duplicates nothing once repaired (sizes 0 to 3, repair by the next op or explicitly)", () => {
+/** A deque pop cut short at any access, sizes 0 to 3, repaired explicitly or by the owner's next operation. */
+function checkDequePop(m: DequeModule): number {
   let cuts = 0;
   for (const size of [0, 1, 2, 3]) {
     for (const explicit of [true, false]) {
       cuts += everyCut((n) => {
-        const { owner, thief } = newDeque();
+        const { owner, thief } = newDeque(m);
         const values = Array.from({ length: size }, (_, i) => 100 + i);
         for (const v of values) owner.push(v);
         const r = cutAt(n, () => owner.pop());
         const returned = !r.cut && r.value !== EMPTY ? [r.value!] : [];
-        // Repaired explicitly, or by the owner's next operation (the drain's first pop).
         const got = drainDeque(owner, thief, explicit);
-        sameSet([...got, ...returned], values, `size ${size}, cut at access ${n}`);
-        assert(!owner.cutShort, `size ${size}, cut at ${n}: still cut short after the drain`);
+        sameSet([...got, ...returned], values, `pop, size ${size}, cut at access ${n}`);
+        assert(!owner.cutShort, `pop, size ${size}, cut at ${n}: still cut short after the drain`);
         return r.cut;
       });
     }
   }
-  assert(cuts > 20, `only ${cuts} cut points`);
-});
+  return cuts;
+}
 
-test("a deque push cut short at any access published nothing, and the next push works", () => {
+/** A deque push cut short at any access published nothing, and the next push works. */
+function checkDequePush(m: DequeModule): number {
+  let cuts = 0;
   for (const size of [0, 1, 7]) {
-    everyCut((n) => {
-      const { owner, thief } = newDeque();
+    cuts += everyCut((n) => {
+      const { owner, thief } = newDeque(m);
       const values = Array.from({ length: size }, (_, i) => 100 + i);
       for (const v of values) owner.push(v);
       const r = cutAt(n, () => owner.push(7));
       const pushed = !r.cut && r.value === true ? [7] : [];
-      assert(owner.push(8), `size ${size}, cut at ${n}: the next push`);
-      sameSet(drainDeque(owner, thief, false), [...values, ...pushed, 8], `size ${size}, cut at ${n}`);
+      assert(owner.push(8), `push, size ${size}, cut at ${n}: the next push`);
+      sameSet(drainDeque(owner, thief, false), [...values, ...pushed, 8], `push, size ${size}, cut at ${n}`);
       return r.cut;
     });
   }
-});
+  return cuts;
+}
 
-test("a steal-half cut short at any access: every task it claimed reaches the thief's deque once repaired", () => {
+/** A steal-half cut short at any access: every task it claimed reaches the thief's deque once repaired. */
+function checkStealHalf(m: DequeModule): number {
+  let cuts = 0;
   for (const size of [1, 2, 3, 5]) {
     for (const dstSize of [0, 2]) {
-      everyCut((n) => {
-        const victim = newDeque();
-        const dst = newDeque();
+      cuts += everyCut((n) => {
+        const victim = newDeque(m);
+        const dst = newDeque(m);
         const values = Array.from({ length: size }, (_, i) => 100 + i);
         const own = Array.from({ length: dstSize }, (_, i) => 200 + i);
         for (const v of values) victim.owner.push(v);
@@ -123,17 +137,22 @@ test("a steal-half cut short at any access: every task it claimed reaches the th
         // next operation on its own deque.
         const fromVictim = drainDeque(victim.owner, victim.thief, false);
         const fromDst = drainDeque(dst.owner, dst.thief, false);
-        sameSet([...fromVictim, ...fromDst], [...values, ...own], `size ${size}, dst ${dstSize}, cut at ${n}`);
+        sameSet(
+          [...fromVictim, ...fromDst],
+          [...values, ...own],
+          `steal-half, size ${size}, dst ${dstSize}, cut at ${n}`,
+        );
         return r.cut;
       });
     }
   }
-});
+  return cuts;
+}
 
-function newQueue(capacity = 8): { region: { buffer: SharedArrayBuffer; byteOffset: number; capacity: number } } {
+function newQueue(m: QueueModule, capacity = 8): { buffer: SharedArrayBuffer; byteOffset: number; capacity: number } {
   const region = { buffer: new SharedArrayBuffer(injectorRegionBytes(capacity)), byteOffset: 0, capacity };
-  initInjector(region);
-  return { region };
+  m.initInjector(region);
+  return region;
 }
 
 function drainQueue(q: Injector): number[] {
@@ -142,26 +161,27 @@ function drainQueue(q: Injector): number[] {
   return got;
 }
 
-test("a queue push or pop cut short at any access: once its handle's next operation repairs it, nothing is lost or duplicated and no slot stays claimed", () => {
+/** A queue push or pop cut short at any access: repaired by its handle's next operation. */
+function checkQueue(m: QueueModule): number {
+  let cuts = 0;
   for (const op of ["push", "pop", "pushPatiently"] as const) {
     for (const size of [0, 1, 3]) {
-      everyCut((n) => {
-        const { region } = newQueue();
-        const mine = new Injector(region);
-        const other = new Injector(region); // another thread's handle on the same queue
+      cuts += everyCut((n) => {
+        const region = newQueue(m);
+        const mine = new m.Injector(region);
+        const other = new m.Injector(region); // another thread's handle on the same queue
         const values = Array.from({ length: size }, (_, i) => 100 + i);
         for (const v of values) other.push(v);
         const r = cutAt(n, () => op === "pop" ? mine.pop() : op === "push" ? mine.push(7) : mine.pushPatiently(7));
         const added = op !== "pop" && !r.cut && r.value !== false ? [7] : [];
         const returned = op === "pop" && !r.cut && r.value !== QUEUE_EMPTY ? [r.value as number] : [];
-        // The cut handle's next operation repairs first; the value it pushes (or pops) counts too.
-        if (r.cut) mine.push(9);
+        // The cut handle's next operation repairs first.
+        if (r.cut) assert(mine.push(9), `${op}, size ${size}, cut at ${n}: the next push`);
         else other.push(9);
         const got = [...drainQueue(other), ...drainQueue(mine), ...drainQueue(other)];
-        const expected = [...values, ...added, 9];
-        // A push cut short is completed by the repair: its value is in the queue after all.
-        const cutPush = op !== "pop" && r.cut && got.includes(7) ? [7] : [];
-        sameSet([...got, ...returned], [...expected, ...cutPush], `${op}, size ${size}, cut at ${n}`);
+        // A push cut short after its claim is completed by the repair: its value is in the queue after all.
+        const completed = op !== "pop" && r.cut && got.includes(7) ? [7] : [];
+        sameSet([...got, ...returned], [...values, ...added, ...completed, 9], `${op}, size ${size}, cut at ${n}`);
         assert(!mine.cutShort, `${op}, size ${size}, cut at ${n}: still cut short`);
         // No slot stays claimed: the queue holds its full capacity again.
         for (let i = 0; i < region.capacity; i++) assert(other.push(i), `${op}, cut at ${n}: push ${i} of a full lap`);
@@ -170,4 +190,49 @@ test("a queue push or pop cut short at any access: once its handle's next operat
       });
     }
   }
+  return cuts;
+}
+
+test("a deque pop cut short at any access loses and duplicates nothing once repaired (sizes 0 to 3, repair by the next op or explicitly)", () => {
+  assert(checkDequePop(shippedDeque) > 20, "too few cut points");
+});
+
+test("a deque push cut short at any access published nothing, and the next push works", () => {
+  assert(checkDequePush(shippedDeque) > 5, "too few cut points");
+});
+
+test("a steal-half cut short at any access: every task it claimed reaches the thief's deque once repaired", () => {
+  assert(checkStealHalf(shippedDeque) > 20, "too few cut points");
+});
+
+test("a queue push or pop cut short at any access: once its handle's next operation repairs it, nothing is lost or duplicated and no slot stays claimed", () => {
+  assert(checkQueue(shippedQueue) > 20, "too few cut points");
+});
+
+test("the cut-short checks catch every repair mutant (tests/mutants/mutants.ts, CUT_MUTANTS)", async () => {
+  const missed: string[] = [];
+  try {
+    for (const mutant of CUT_MUTANTS) {
+      const url = materializeMutant(mutant).href;
+      const m = await import(url);
+      const run = mutant.module === "deque.ts"
+        ? () => {
+          checkDequePop(m);
+          checkDequePush(m);
+          checkStealHalf(m);
+        }
+        : () => checkQueue(m);
+      let caught: string | undefined;
+      try {
+        run();
+      } catch (error) {
+        caught = (error as Error).message;
+      }
+      if (caught === undefined) missed.push(mutant.name);
+      else console.log(`cut-short mutant '${mutant.name}' caught: ${caught.slice(0, 160)}`);
+    }
+  } finally {
+    removeMaterializedMutants();
+  }
+  assertEquals(missed, [], "repair mutants no check caught");
 });

@@ -214,6 +214,61 @@ export const ALL_MUTANTS: readonly Mutant[] = [
   },
 ];
 
+/**
+ * Bugs in the repair of operations cut short by a throw (`Deque.repair`, `Injector.repair`): caught by
+ * tests/cut_short_test.ts, which cuts each operation at every shared access. Kept apart from
+ * {@link ALL_MUTANTS}: the interleaving suites never cut an operation short, so they cannot see these.
+ */
+export const CUT_MUTANTS: readonly Mutant[] = [
+  {
+    name: "pop_forgets_won_last_task",
+    module: "deque.ts",
+    bug: "pop does not note the last task it won before restoring bottom: cut short there, the task is lost",
+    patches: [{
+      find: "      this.cutValue = value;\n      this.cut = POP_TAKEN;\n",
+      replace: "      // mutant: the won task is not noted\n",
+    }],
+  },
+  {
+    name: "pop_repair_leaves_bottom_lowered",
+    module: "deque.ts",
+    bug: "the repair of a pop cut short after its reserve does not put bottom back: the task there stays hidden",
+    patches: [{
+      find:
+        "      if (mem.load(words, DequeWords.bottom) === i) mem.store(words, DequeWords.bottom, (i + 1) | 0);\n      this.cut = WHOLE;\n      return;\n",
+      replace: "      this.cut = WHOLE; // mutant: bottom not put back\n      return;\n",
+    }],
+  },
+  {
+    name: "steal_half_claim_not_noted",
+    module: "deque.ts",
+    bug: "steal-half does not note a task it claimed before writing it into dst: cut short there, it is lost",
+    patches: [{
+      find: "      dst.cutValue = value;\n      // Invisible",
+      replace: "      // mutant: claim not noted\n      // Invisible",
+    }],
+  },
+  {
+    name: "queue_pop_repair_drops_value",
+    module: "injector.ts",
+    bug: "the repair of a pop cut short releases the slot but drops its value instead of pushing it again",
+    patches: [{
+      find: "      this.cutValue = mem.load(words, this.valuesAt + (pos & this.mask));\n      this.cut = RETURNING;\n",
+      replace:
+        "      if (mem.load(words, seqAt) === ((pos + 1) | 0)) mem.store(words, seqAt, (pos + this.capacity) | 0);\n      this.cut = WHOLE; // mutant: the value is dropped\n      return;\n",
+    }],
+  },
+  {
+    name: "queue_push_claim_not_noted",
+    module: "injector.ts",
+    bug: "push does not note the position it claimed: cut short before publishing, the slot stays claimed",
+    patches: [{
+      find: "        this.cutValue = value;\n        this.cut = PUSHING;\n",
+      replace: "        // mutant: claim not noted\n",
+    }],
+  },
+];
+
 /** The deque's mutants, in {@link ALL_MUTANTS} order (variant k + 1 of a deque harness is MUTANTS[k]). */
 export const MUTANTS: readonly Mutant[] = ALL_MUTANTS.filter((m) => m.module === "deque.ts");
 
