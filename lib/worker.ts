@@ -687,6 +687,8 @@ export class WorkerLoop implements ForkJoinHost {
       this.publishFork(handle);
       return;
     }
+    // Reset, so that a repair can tell whether this push got as far as publishing (see repairMarks).
+    this.completions.published = QUEUE_EMPTY;
     this.completions.pushPatiently(handle); // spec: FinishPushCompletion
     this.finishing = -1;
     this.wakeMain();
@@ -762,7 +764,8 @@ export class WorkerLoop implements ForkJoinHost {
       if (current(handle, TaskState.DONE)) {
         if (mem.read(table.words, table.at(table.indexOf(handle), RecordWords.origin)) === Origin.FORK) {
           this.publishFork(handle);
-        } else {
+        } else if (this.completions.published !== handle) {
+          // Not published (a claimed position was published by the repair above, and then says so).
           this.completions.pushPatiently(handle);
           this.wakeMain();
         }
