@@ -30,6 +30,7 @@
  */
 
 export {
+  type AnyFunction,
   type CloseOptions,
   Pool,
   type PoolOptions,

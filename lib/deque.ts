@@ -48,10 +48,10 @@ import { mem } from "./atomics.ts";
 import { checkCapacity, checkRegion, dequeRegionBytes, DequeWords } from "./layout.ts";
 
 /** Returned by `pop`, `steal` and `stealHalfInto` when there was nothing to take. */
-export const EMPTY = -1;
+export const EMPTY: -1 = -1;
 
 /** Returned by `steal` and `stealHalfInto` when another thread won the race for the task; try again. */
-export const RETRY = -2;
+export const RETRY: -2 = -2;
 
 /** The largest task value a deque holds: values are non-negative int32. */
 export const MAX_TASK_VALUE = 0x7fffffff;
@@ -168,13 +168,13 @@ export class Deque {
    * between claiming tasks and publishing them would lose them. Each notes its progress in these plain
    * fields (plain stores cannot be cut short), and {@link Deque.repair} completes it.
    */
-  cut = WHOLE;
+  cut: number = WHOLE;
   /** Internal (see `cut`). POPPING: the index reserved. RECEIVING: the first index written. */
   cutIndex = 0;
   /** Internal (see `cut`). RECEIVING: how many tasks are written. */
   cutCount = 0;
   /** Internal (see `cut`). POP_TAKEN, RETURNING: the task taken. RECEIVING: one claimed, not written. */
-  cutValue = EMPTY;
+  cutValue: number = EMPTY;
 
   /**
    * Opens the owner's handle on an initialized region (see {@link initDeque}).

@@ -19,6 +19,8 @@
  */
 export class PoolClosedError extends Error {
   /**
+   * Creates the error.
+   *
    * @param message What could not be done and why.
    * @param options The cause, if any.
    */
@@ -39,6 +41,8 @@ export class PoolClosedError extends Error {
  */
 export class PoolTerminatedError extends Error {
   /**
+   * Creates the error.
+   *
    * @param message What could not be done and why.
    * @param options The cause, if any.
    */
@@ -63,6 +67,8 @@ export class WorkerCrashedError extends Error {
   /** The index of the worker that died. */
   readonly worker: number;
   /**
+   * Creates the error.
+   *
    * @param message What could not be done and why.
    * @param worker The index of the worker that died.
    * @param options The cause: what killed the worker.
@@ -88,6 +94,8 @@ export class TaskNotFoundError extends Error {
   /** The task functions the module exports. */
   readonly known: readonly string[];
   /**
+   * Creates the error.
+   *
    * @param task The name asked for.
    * @param known The names the module exports.
    */
@@ -118,6 +126,8 @@ export class ModuleLoadError extends Error {
   /** The task module's URL. */
   readonly url: string;
   /**
+   * Creates the error.
+   *
    * @param url The task module's URL.
    * @param why Why it could not be loaded (appended to "Cannot create pool as the task module '<url>' …").
    * @param options The loader's error, if any.

@@ -47,16 +47,17 @@ import { Workforce } from "./workforce.ts";
 export type { PoolOptions } from "./options.ts";
 
 /** The pool's lifecycle. */
-export const PoolState = Object.freeze({
-  /** Accepting tasks. */
-  OPEN: "open",
-  /** `close()` called: refusing new tasks, letting submitted ones settle. */
-  CLOSING: "closing",
-  /** Closed: workers exited. */
-  CLOSED: "closed",
-  /** Terminated: unsettled tasks rejected, workers stopped. */
-  TERMINATED: "terminated",
-});
+export const PoolState: Readonly<{ OPEN: "open"; CLOSING: "closing"; CLOSED: "closed"; TERMINATED: "terminated" }> =
+  Object.freeze({
+    /** Accepting tasks. */
+    OPEN: "open",
+    /** `close()` called: refusing new tasks, letting submitted ones settle. */
+    CLOSING: "closing",
+    /** Closed: workers exited. */
+    CLOSED: "closed",
+    /** Terminated: unsettled tasks rejected, workers stopped. */
+    TERMINATED: "terminated",
+  });
 
 /** One of the {@link PoolState} values. */
 export type PoolStateName = (typeof PoolState)[keyof typeof PoolState];
@@ -108,8 +109,9 @@ export interface PoolStats {
   duplicateReports: number;
 }
 
+/** Any function: what a task module's task exports are. */
 // deno-lint-ignore no-explicit-any
-type AnyFunction = (...args: any[]) => unknown;
+export type AnyFunction = (...args: any[]) => unknown;
 
 /** The names of `M`'s exports that are functions: the tasks a pool of module `M` can run. */
 export type TaskName<M> = { [K in keyof M]: M[K] extends AnyFunction ? K : never }[keyof M] & string;
@@ -452,6 +454,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
 
   // ---- submission ----
 
+  /** Records a task and places it (or queues it in the backlog); `resolve` undefined for a spawn. */
   private submit(
     task: string,
     args: unknown[],
@@ -494,6 +497,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     this.reader.arm();
   }
 
+  /** The error of a submission the pool's state refuses. */
   private closedError(task: string): Error {
     return new PoolClosedError(`Cannot run task '${task}' as the pool is ${this.state}: create a new pool`);
   }
@@ -527,6 +531,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     this.stopped = this.stopWorkers(false);
   }
 
+  /** Tells the workers to stop and waits for them (a graceful stop lets them finish first). */
   private async stopWorkers(graceful: boolean): Promise<void> {
     mem.store(this.control, ControlWords.lifecycle, 1); // spec: StopStoreLifecycle
     this.sleep.wakeAll();
