@@ -2,7 +2,7 @@
  * Every test, on every runtime, with one summary: the project's test command (`npm test`).
  *
  * Steps, in order (each one's output is shown as it runs):
- * 1. static checks: `deno fmt --check`, `deno lint`, `deno check`, `tsc --noEmit`;
+ * 1. static checks: `deno fmt --check`, `deno lint`, `deno check`, `tsc --noEmit`, `deno doc --lint`;
  * 2. the doc examples (`deno test --doc`);
  * 3. the test files under the three runners: `deno test`, `bun test`, `node --test` (Node 24);
  * 4. the npm build (`tsc -p tsconfig.build.json`) smoke-tested on the machine's own Node (20);
@@ -145,6 +145,8 @@ await step("deno fmt --check", join(bin, "deno"), ["fmt", "--check"]);
 await step("deno lint", join(bin, "deno"), ["lint"]);
 await step("deno check", join(bin, "deno"), ["check", "mod.ts", "lib/", "tests/", "bench/", "examples/", "spec/"]);
 await step("tsc --noEmit", join(bin, "tsc"), ["--noEmit", "-p", "."]);
+// The public API's documentation: every export documented, typed explicitly, no private type leaking.
+await step("deno doc --lint", join(bin, "deno"), ["doc", "--lint", "mod.ts"]);
 
 // 2 and 3. The runners.
 {
