@@ -93,7 +93,7 @@ export async function startThread(url: URL, name: string, resourceLimits?: Resou
     // memory; with limits, only the worker dies (ERR_WORKER_OUT_OF_MEMORY), as on Node. So Deno's workers
     // always get the main heap's own limit unless the pool was given one.
     const limits = resourceLimits ?? ("Deno" in globalThis ? await mainHeapLimits() : undefined);
-    const worker = new Worker(url.protocol === "file:" ? fileURLToPath(url.href) : url.href, {
+    const worker = new Worker(url.protocol === "file:" ? fileURLToPath(url.href) : remoteEntry(url), {
       name,
       ...(limits === undefined ? {} : { resourceLimits: limits }),
     });
@@ -127,6 +127,17 @@ export async function startThread(url: URL, name: string, resourceLimits?: Resou
     unref: () => maybeRef.unref?.(),
     ref: () => maybeRef.ref?.(),
   };
+}
+
+/**
+ * What node:worker_threads is given for a thread module that is not a file: Deno's implementation takes
+ * only file paths and `file:` or `data:` URLs, and filch loaded from JSR (or any https URL) runs its
+ * worker entry from https. The thread then starts from a one-line `data:` module that imports the entry
+ * (Deno loads remote modules there as anywhere; the entry may import the user's local task module).
+ */
+function remoteEntry(url: URL): string | URL {
+  if (url.protocol === "data:" || !("Deno" in globalThis)) return url.href;
+  return new URL(`data:text/javascript,${encodeURIComponent(`import ${JSON.stringify(url.href)};`)}`);
 }
 
 /** The main heap's limit, as worker resource limits (Deno's default for a worker is none at all). */

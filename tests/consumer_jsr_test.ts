@@ -1,0 +1,113 @@
+/**
+ * A Deno consumer of filch as JSR serves it: the package's files loaded by URL. JSR is stood in for by a
+ * loopback HTTP server that serves exactly the files `deno publish --dry-run` lists (anything else is a
+ * 404, so a file the package needs but does not ship fails here), with a TypeScript content type. The
+ * consumer is a throwaway project in a temporary directory: `main.ts` imports `mod.ts` by URL, its task
+ * module is a local file that imports `join` by the same URL. It runs under the narrowest permissions the
+ * README documents (read access to the project, import access to the host; JSR's host is allowed by
+ * default), with a fresh module cache, and must run 10k tasks and a fork-join fib whose pieces are stolen.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { assert, assertEquals, test, within } from "./_test.ts";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const deno = join(root, "node_modules", ".bin", "deno");
+
+/** Runs a command; resolves with its exit code and output (never blocks the event loop: the server runs here). */
+function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd, env: { ...process.env, NO_COLOR: "1", ...env } });
+    let output = "";
+    child.stdout.on("data", (c: Buffer) => (output += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (output += c.toString()));
+    child.on("error", (e) => resolve({ code: 127, output: output + String(e) }));
+    child.on("close", (code) => resolve({ code: code ?? 1, output }));
+  });
+}
+
+/** The files `deno publish --dry-run` would publish, as paths relative to the repository root. */
+async function publishedFiles(): Promise<string[]> {
+  const { code, output } = await run(deno, ["publish", "--dry-run", "--allow-dirty"], root, {});
+  assertEquals(code, 0, `deno publish --dry-run failed:\n${output}`);
+  const files = [...output.matchAll(/file:\/\/(\S+) \(/g)].map((m) => decodeURIComponent(m[1]).slice(root.length));
+  assert(files.includes("mod.ts"), `the publish set has no mod.ts:\n${output}`);
+  return files;
+}
+
+test(
+  "JSR on Deno: the published files served by URL run 10k tasks and a fork-join fib that steals, with --allow-read and --allow-import only",
+  async () => {
+    const files = new Set(await publishedFiles());
+    const server = createServer((req, res) => {
+      const path = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname.slice(1));
+      if (!files.has(path)) {
+        res.writeHead(404).end(`not in the publish set: ${path}`);
+        return;
+      }
+      const type = path.endsWith(".ts") ? "application/typescript" : "text/plain";
+      res.writeHead(200, { "content-type": type }).end(readFileSync(join(root, path)));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const dir = mkdtempSync(join(tmpdir(), "filch-jsr-consumer-"));
+    try {
+      writeFileSync(
+        join(dir, "tasks.ts"),
+        `import { join } from "http://${host}/mod.ts";
+export function add(a: number, b: number): number {
+  return a + b;
+}
+export function fib(n: number): number {
+  if (n < 18) {
+    let a = 0, b = 1;
+    for (let i = 0; i < n; i++) [a, b] = [b, a + b];
+    return a;
+  }
+  const [x, y] = join(() => fib(n - 1), fib, n - 2);
+  return x + y;
+}
+`,
+      );
+      writeFileSync(
+        join(dir, "main.ts"),
+        `import { Pool } from "http://${host}/mod.ts";
+import type * as tasks from "./tasks.ts";
+const pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: 2 });
+const sums = await Promise.all(Array.from({ length: 10_000 }, (_, i) => pool.run("add", i, 1)));
+const fib = await pool.run("fib", 30);
+const steals = pool.stats().workers.reduce((sum, w) => sum + w.successfulSteals, 0);
+await pool.close();
+console.log("RESULT " + JSON.stringify({ ok: sums.every((v, i) => v === i + 1), fib, steals }));
+`,
+      );
+      const { code, output } = await within(
+        run(deno, ["run", `--allow-read=${dir}`, `--allow-import=${host}`, "main.ts"], dir, {
+          DENO_DIR: join(dir, ".deno"), // a fresh module cache: every module comes from the server
+        }),
+        120_000,
+        "the JSR consumer",
+      );
+      const line = output.split("\n").find((l) => l.startsWith("RESULT "));
+      assert(code === 0 && line !== undefined, `the consumer failed (exit ${code}):\n${output.slice(-3000)}`);
+      const result = JSON.parse(line.slice("RESULT ".length)) as { ok: boolean; fib: number; steals: number };
+      assert(result.ok, "10k task results");
+      assertEquals(result.fib, 832040, "fib(30)");
+      assert(result.steals > 0, `no steals in a fork-join fib(30) on 2 workers: ${line}`);
+    } finally {
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+  180_000,
+);
