@@ -29,6 +29,9 @@
  * @module
  */
 
+// For its effect only: boots a pool thread started from the task module (a Bun single-file executable).
+import "./lib/task_entry.ts";
+
 export {
   type AnyFunction,
   type CloseOptions,

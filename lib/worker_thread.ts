@@ -1,61 +1,13 @@
 /**
- * The module each pool thread runs: receive the set-up message, import the task module, report its
- * task names (or the loader's error), run the worker loop, and say when it has exited.
- *
- * Messages (set-up and rare events only; tasks never travel by message):
- * - from the pool: `{ type: "start", setup }`, then `{ type: "buffer", id, buffer }` for each
- *   SharedArrayBuffer the main thread passes by reference;
- * - to the pool: `{ type: "ready", names }`, `{ type: "load-error", error }`, `{ type: "buffer", id, buffer }`
- *   for a SharedArrayBuffer a result passes by reference, `{ type: "payload", handle, bytes }` for a
- *   result that found no free overflow blocks, and `{ type: "exited" }` when the loop returns.
+ * The module each pool thread starts from (see `worker_boot.ts` for what the thread does). Written as a
+ * file of its own so that the pool can name it literally, `new URL("./worker_thread.ts", import.meta.url)`,
+ * where bundlers look for worker entries.
  *
  * Threads: runs only as a pool worker thread.
  *
  * @module
  */
 
-import { Encoder } from "./codec.ts";
-import { encodeOutcome } from "./outcome.ts";
-import { parentPort } from "./runtime/thread.ts";
-import { WorkerLoop, type WorkerSetup } from "./worker.ts";
+import { bootWorker } from "./worker_boot.ts";
 
-/** The task functions of a module, by sorted export name. */
-export function taskFunctions(module: Record<string, unknown>): [string[], ((...args: unknown[]) => unknown)[]] {
-  const names = Object.keys(module).filter((name) => typeof module[name] === "function").sort();
-  return [names, names.map((name) => module[name] as (...args: unknown[]) => unknown)];
-}
-
-const port = await parentPort();
-let loop: WorkerLoop | undefined;
-const early: [number, SharedArrayBuffer][] = [];
-
-port.onMessage(async (message) => {
-  const m = message as { type: string; setup?: WorkerSetup; id?: number; buffer?: SharedArrayBuffer };
-  if (m.type === "buffer") {
-    if (loop === undefined) early.push([m.id!, m.buffer!]);
-    else loop.addBuffer(m.id!, m.buffer!);
-    return;
-  }
-  if (m.type !== "start" || m.setup === undefined) return;
-  const setup = m.setup;
-  let module: Record<string, unknown>;
-  try {
-    module = await import(setup.moduleUrl);
-  } catch (error) {
-    // The loader's own error, carried as the codec carries errors (name, message, stack, cause); a value
-    // that is not an Error (Bun's ResolveMessage, BuildMessage) keeps its name, message and position.
-    const encoder = new Encoder();
-    encodeOutcome(encoder, error, true);
-    port.post({ type: "load-error", bytes: encoder.bytes.slice() });
-    return;
-  }
-  const [names, functions] = taskFunctions(module);
-  loop = new WorkerLoop(
-    { ...setup, buffers: [...setup.buffers, ...early] },
-    functions,
-    (message) => port.post(message),
-  );
-  port.post({ type: "ready", names });
-  await loop.run();
-  port.post({ type: "exited" });
-});
+await bootWorker();

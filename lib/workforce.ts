@@ -22,7 +22,13 @@
 
 import { decode } from "./codec.ts";
 import { ModuleLoadError, toError } from "./errors.ts";
-import { type ResourceLimits, startThread, type ThreadHandle } from "./runtime/thread.ts";
+import {
+  inBunExecutable,
+  type ResourceLimits,
+  startThread,
+  TASK_ENTRY_MARK,
+  type ThreadHandle,
+} from "./runtime/thread.ts";
 import type { WorkerSetup } from "./worker.ts";
 
 /** One worker index's thread. */
@@ -98,11 +104,21 @@ export class Workforce {
    */
   async start(index: number): Promise<string[]> {
     const { name, moduleUrl, loadTimeout, resourceLimits } = this.options;
-    // Written literally so that bundlers can see the worker entry (see DESIGN.md, wave 2, item 5).
-    const url = import.meta.url.endsWith(".ts")
+    // In a Bun single-file executable only the files named when compiling are worker entries, and ours
+    // is not one: the thread starts from the task module, which boots it (task_entry.ts). Elsewhere the
+    // entry is written literally so that bundlers can see it (see DESIGN.md, wave 2, item 5).
+    const fromTaskModule = inBunExecutable(import.meta.url);
+    const url = fromTaskModule
+      ? new URL(moduleUrl)
+      : import.meta.url.endsWith(".ts")
       ? new URL("./worker_thread.ts", import.meta.url)
       : new URL("./worker_thread.js", import.meta.url);
-    const thread = await startThread(url, `${name}-${index}`, resourceLimits);
+    const thread = await startThread(
+      url,
+      `${name}-${index}`,
+      resourceLimits,
+      fromTaskModule ? [TASK_ENTRY_MARK] : undefined,
+    );
     let markExited = () => {};
     const exited = new Promise<void>((resolve) => (markExited = resolve));
     const slot: Slot = { thread, exited, markExited, dead: false };
@@ -123,8 +139,12 @@ export class Workforce {
           fail(
             new ModuleLoadError(
               moduleUrl,
-              `a worker did not finish loading it within ${loadTimeout} ms (a top-level await that never ` +
-                "settles?): raise the pool's 'loadTimeout' if it is only slow",
+              fromTaskModule
+                ? `a worker started from it did not report within ${loadTimeout} ms: in a Bun single-file ` +
+                  "executable the task module is the workers' entry and must import filch (any import, such " +
+                  "as `import { join } from \"filch\"`), which starts the worker; or raise 'loadTimeout' if it is only slow"
+                : `a worker did not finish loading it within ${loadTimeout} ms (a top-level await that never ` +
+                  "settles?): raise the pool's 'loadTimeout' if it is only slow",
             ),
           ),
         loadTimeout,

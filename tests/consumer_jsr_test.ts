@@ -7,38 +7,19 @@
  * README documents (read access to the project, import access to the host; JSR's host is allowed by
  * default), with a fresh module cache, and must run 10k tasks and a fork-join fib whose pieces are stolen.
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { bin, root, runCommand as run } from "./_consumer.ts";
 import { assert, assertEquals, test, within } from "./_test.ts";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
-const deno = join(root, "node_modules", ".bin", "deno");
-
-/** Runs a command; resolves with its exit code and output (never blocks the event loop: the server runs here). */
-function run(
-  command: string,
-  args: string[],
-  cwd: string,
-  env: Record<string, string>,
-): Promise<{ code: number; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd, env: { ...process.env, NO_COLOR: "1", ...env } });
-    let output = "";
-    child.stdout.on("data", (c: Buffer) => (output += c.toString()));
-    child.stderr.on("data", (c: Buffer) => (output += c.toString()));
-    child.on("error", (e) => resolve({ code: 127, output: output + String(e) }));
-    child.on("close", (code) => resolve({ code: code ?? 1, output }));
-  });
-}
+const deno = bin("deno");
 
 /** The files `deno publish --dry-run` would publish, as paths relative to the repository root. */
 async function publishedFiles(): Promise<string[]> {
-  const { code, output } = await run(deno, ["publish", "--dry-run", "--allow-dirty"], root, {});
+  const { code, output } = await run(deno, ["publish", "--dry-run", "--allow-dirty"], root);
   assertEquals(code, 0, `deno publish --dry-run failed:\n${output}`);
   const files = [...output.matchAll(/file:\/\/(\S+) \(/g)].map((m) => decodeURIComponent(m[1]).slice(root.length));
   assert(files.includes("mod.ts"), `the publish set has no mod.ts:\n${output}`);

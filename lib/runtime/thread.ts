@@ -32,6 +32,35 @@ function isNodeLike(): boolean {
   return typeof process?.versions?.node === "string";
 }
 
+/**
+ * The argument a pool thread started from the task module itself gets in its `process.argv` (Bun; see
+ * `task_entry.ts`).
+ *
+ * @example Usage
+ * ```ts
+ * import { TASK_ENTRY_MARK } from "./thread.ts";
+ * console.log(TASK_ENTRY_MARK); // --filch-task-entry
+ * ```
+ */
+export const TASK_ENTRY_MARK = "--filch-task-entry";
+
+/**
+ * Whether this code runs inside a Bun single-file executable (its modules live under Bun's embedded
+ * file system, `/$bunfs/` on Linux and macOS, `B:/~BUN/` on Windows).
+ *
+ * @param moduleUrl An `import.meta.url` of this package.
+ * @returns `true` in a `bun build --compile` binary.
+ *
+ * @example Usage
+ * ```ts
+ * import { inBunExecutable } from "./thread.ts";
+ * console.log(inBunExecutable("file:///$bunfs/root/app")); // true
+ * ```
+ */
+export function inBunExecutable(moduleUrl: string): boolean {
+  return "Bun" in globalThis && (moduleUrl.includes("/$bunfs/") || moduleUrl.includes("/~BUN/"));
+}
+
 /** The parent's handle on a started thread. */
 export interface ThreadHandle {
   /** Sends a structured-clonable message (a SharedArrayBuffer is shared, not copied). */
@@ -75,6 +104,8 @@ export interface ParentPort {
  *
  * @param url The module to run, as a URL (a `file:` URL on Deno, Bun and Node).
  * @param name A name for debuggers and error messages.
+ * @param resourceLimits Heap limits (node:worker_threads only).
+ * @param argv Strings appended to the thread's `process.argv` (Bun's web Worker only).
  * @returns The parent's handle on the thread.
  *
  * @example Usage
@@ -85,7 +116,12 @@ export interface ParentPort {
  * thread.post({ hello: "thread" });
  * ```
  */
-export async function startThread(url: URL, name: string, resourceLimits?: ResourceLimits): Promise<ThreadHandle> {
+export async function startThread(
+  url: URL,
+  name: string,
+  resourceLimits?: ResourceLimits,
+  argv?: string[],
+): Promise<ThreadHandle> {
   if (threadApi === "worker_threads") {
     const { Worker } = await import("node:worker_threads");
     const { fileURLToPath } = await import("node:url");
@@ -107,7 +143,8 @@ export async function startThread(url: URL, name: string, resourceLimits?: Resou
       ref: () => worker.ref(),
     };
   }
-  const worker = new Worker(url, { type: "module", name });
+  // `argv` is Bun's extension (appended to the thread's process.argv); browsers ignore it.
+  const worker = new Worker(url, { type: "module", name, ...(argv === undefined ? {} : { argv }) } as WorkerOptions);
   const maybeRef = worker as unknown as { unref?: () => void; ref?: () => void };
   return {
     post: (message) => worker.postMessage(message),
