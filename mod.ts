@@ -55,6 +55,7 @@ export {
   type TaskFunction,
 } from "./lib/join.ts";
 export {
+  ForkJoinProtocolError,
   ModuleLoadError,
   PoolClosedError,
   PoolTerminatedError,

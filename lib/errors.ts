@@ -111,6 +111,34 @@ export class TaskNotFoundError extends Error {
 }
 
 /**
+ * `join`, `scope` or a parallel loop found a pool worker whose copy of filch speaks another fork-join
+ * protocol than the copy the task module imported (two versions of filch in one program): forks cannot
+ * be handed over, and running them inline would hide it.
+ *
+ * @example Usage
+ * ```ts
+ * import { ForkJoinProtocolError } from "./errors.ts";
+ * console.log(new ForkJoinProtocolError(1, 2).name); // ForkJoinProtocolError
+ * ```
+ */
+export class ForkJoinProtocolError extends Error {
+  /**
+   * Creates the error.
+   *
+   * @param mine The protocol of the copy of filch that `join` was called from.
+   * @param theirs The protocol of the pool worker's copy.
+   */
+  constructor(mine: number, theirs: number) {
+    super(
+      `Cannot join as the task module's copy of filch speaks fork-join protocol ${mine} and the pool ` +
+        `worker's copy speaks ${theirs}: two versions of filch are loaded; make the task module import the ` +
+        "same filch (package and version) as the code that creates the pool",
+    );
+    this.name = "ForkJoinProtocolError";
+  }
+}
+
+/**
  * A worker could not load the pool's task module: it threw while loading, its thread exited, or it did
  * not finish loading within the pool's `loadTimeout`. `url` is the module; `cause` is the loader's own
  * error where there is one.

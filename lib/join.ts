@@ -25,6 +25,8 @@
  * @module
  */
 
+import { ForkJoinProtocolError } from "./errors.ts";
+
 /** A function of the pool's task module. */
 // deno-lint-ignore no-explicit-any
 export type TaskFunction = (...args: any[]) => unknown;
@@ -61,12 +63,48 @@ function portable(ref: TaskRef): number {
 let host: ForkJoinHost | undefined;
 
 /**
- * Installs the fork-join host of the current thread (the worker loop does this once).
+ * The version of the {@link ForkJoinHost} interface: a copy of filch finds the host another copy
+ * installed (see {@link currentHost}) only if they speak the same one.
+ */
+const FORK_JOIN_PROTOCOL = 1;
+
+/** Where a thread's host is registered for every copy of filch loaded in it (one realm, one thread). */
+const HOST_KEY = Symbol.for("filch.forkJoinHost");
+
+/** What the registry holds. */
+interface RegisteredHost {
+  protocol: number;
+  host: ForkJoinHost;
+}
+
+/**
+ * Installs the fork-join host of the current thread (the worker loop does this once), for this copy of
+ * filch and, through a global registry, for any other copy the task module may have imported (a relative
+ * path beside an `npm:` one, a bundled task module).
  *
  * @param h The host, or undefined to remove it.
  */
 export function setForkJoinHost(h: ForkJoinHost | undefined): void {
   host = h;
+  const registry = globalThis as unknown as Record<symbol, RegisteredHost | undefined>;
+  registry[HOST_KEY] = h === undefined ? undefined : { protocol: FORK_JOIN_PROTOCOL, host: h };
+}
+
+/**
+ * This thread's fork-join host: the one this copy installed, else one another copy of filch installed
+ * (found in the registry, then kept), else none (not a pool thread: everything runs inline).
+ *
+ * @throws {ForkJoinProtocolError} If the other copy speaks another protocol: running inline would hide it.
+ */
+function currentHost(): ForkJoinHost | undefined {
+  if (host !== undefined) return host;
+  const registered = (globalThis as unknown as Record<symbol, RegisteredHost | undefined>)[HOST_KEY];
+  if (registered === undefined) return undefined;
+  if (registered.protocol !== FORK_JOIN_PROTOCOL) {
+    throw new ForkJoinProtocolError(FORK_JOIN_PROTOCOL, registered.protocol);
+  }
+  host = registered.host;
+  return host;
 }
 
 /**
@@ -98,7 +136,7 @@ export function join<A, F extends TaskFunction>(a: () => A, b: F, ...args: Param
   if (typeof b !== "function") {
     throw new TypeError(`Cannot join as 'b' must be an exported task function: received ${describe(b)}`);
   }
-  const h = host;
+  const h = currentHost();
   // No pool worker here (or no record, room or blocks to fork into): b runs inline after a.
   const handle = h === undefined ? -1 : h.fork(b, args);
   // No tuples on this path: a join that nobody steals costs about 0.1 µs, and allocations show in that.
@@ -199,7 +237,7 @@ export function scope<R>(body: (s: Scope) => R): [R, unknown[]] {
   if (typeof body !== "function") {
     throw new TypeError(`Cannot open scope as 'body' must be a function: received ${describe(body)}`);
   }
-  const h = host;
+  const h = currentHost();
   const forked: { handle: number; fn: TaskFunction; args: unknown[] }[] = [];
   const s: Scope = {
     spawn(fn, ...args) {
@@ -266,7 +304,7 @@ export function parallelFor<F extends (lo: number, hi: number, ...extra: never[]
   ...extra: unknown[]
 ): void {
   checkRange("parallelFor", start, end, grain);
-  if (host !== undefined) extra.forEach((value, i) => requireShared("parallelFor", `extra[${i}]`, value));
+  if (currentHost() !== undefined) extra.forEach((value, i) => requireShared("parallelFor", `extra[${i}]`, value));
   if (start === end) return; // as inline: no piece, rather than one empty piece
   forRange(start, end, grain, body as TaskFunction, extra);
 }
@@ -340,7 +378,7 @@ export function parallelMapInPlace(
   fn: (value: number, index: number) => number,
 ): void {
   checkRange("parallelMapInPlace", 0, array.length, grain);
-  const h = host;
+  const h = currentHost();
   if (h !== undefined) requireShared("parallelMapInPlace", "array", array);
   if (h === undefined) {
     mapPiece(0, array.length, array, fn as TaskFunction);
@@ -359,6 +397,7 @@ export const BUILTIN_TASKS: Readonly<Record<string, TaskFunction>> = Object.free
 });
 
 function forRange(start: number, end: number, grain: number, body: TaskRef, extra: unknown[]): void {
+  const host = currentHost();
   if (host === undefined) {
     for (let lo = start; lo < end; lo += grain) resolve(body)(lo, Math.min(lo + grain, end), ...extra);
     return;
@@ -382,6 +421,7 @@ function reduceRange(
 ): unknown {
   if (end - start <= grain) return resolve(map)(start, end, ...extra);
   const mid = start + Math.floor((end - start) / 2);
+  const host = currentHost();
   if (host === undefined) {
     return resolve(combine)(
       reduceRange(start, mid, grain, map, combine, extra),
