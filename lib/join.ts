@@ -71,11 +71,21 @@ const FORK_JOIN_PROTOCOL = 1;
 /** Where a thread's host is registered for every copy of filch loaded in it (one realm, one thread). */
 const HOST_KEY = Symbol.for("filch.forkJoinHost");
 
-/** What the registry holds. */
+/** What the registry holds: one object per thread, shared by every copy of filch loaded in it. */
 interface RegisteredHost {
   protocol: number;
-  host: ForkJoinHost;
+  host: ForkJoinHost | undefined;
 }
+
+/**
+ * This thread's registry entry: made by the first copy of filch to load, found by the others. A plain
+ * object read by property, so that a copy with no host of its own (the main thread's, where joins run
+ * inline) pays one load per join, not a lookup on the global object.
+ */
+const registered: RegisteredHost = (() => {
+  const registry = globalThis as unknown as Record<symbol, RegisteredHost | undefined>;
+  return registry[HOST_KEY] ??= { protocol: FORK_JOIN_PROTOCOL, host: undefined };
+})();
 
 /**
  * Installs the fork-join host of the current thread (the worker loop does this once), for this copy of
@@ -86,8 +96,8 @@ interface RegisteredHost {
  */
 export function setForkJoinHost(h: ForkJoinHost | undefined): void {
   host = h;
-  const registry = globalThis as unknown as Record<symbol, RegisteredHost | undefined>;
-  registry[HOST_KEY] = h === undefined ? undefined : { protocol: FORK_JOIN_PROTOCOL, host: h };
+  registered.protocol = FORK_JOIN_PROTOCOL;
+  registered.host = h;
 }
 
 /**
@@ -98,12 +108,12 @@ export function setForkJoinHost(h: ForkJoinHost | undefined): void {
  */
 function currentHost(): ForkJoinHost | undefined {
   if (host !== undefined) return host;
-  const registered = (globalThis as unknown as Record<symbol, RegisteredHost | undefined>)[HOST_KEY];
-  if (registered === undefined) return undefined;
+  const found = registered.host;
+  if (found === undefined) return undefined;
   if (registered.protocol !== FORK_JOIN_PROTOCOL) {
     throw new ForkJoinProtocolError(FORK_JOIN_PROTOCOL, registered.protocol);
   }
-  host = registered.host;
+  host = found;
   return host;
 }
 

@@ -307,7 +307,9 @@ export class TaskTable {
   /** Marks record `index` FREE and pushes it on the shared free list, noting it until the push is done. */
   private giveBack(index: number): void {
     // Cut short between the FREE store and the push, the record would be free and in no list: noted,
-    // and the published mark reset, repairCut can tell whether the push happened.
+    // and the published mark reset, repairCut can tell whether the push happened. A mark left by an
+    // earlier cut is completed before it is reused.
+    if (this.releasing !== -1) this.repairReleasing();
     this.releasing = index;
     this.freeRecords.published = QUEUE_EMPTY;
     mem.write(this.words, this.at(index, RecordWords.state), TaskState.FREE);
@@ -348,11 +350,7 @@ export class TaskTable {
     this.freeBlocks.repair();
     let back = 0;
     if (this.releasing !== -1) {
-      const index = this.releasing;
-      // The push was published (then `published` says so: it was reset before the push), or it never
-      // claimed a position (a claimed one was published by the repair above).
-      if (this.freeRecords.published !== index) this.giveBack(index);
-      this.releasing = -1;
+      this.repairReleasing();
       back++;
     }
     if (this.busy) {
@@ -360,6 +358,19 @@ export class TaskTable {
       this.busy = false;
     }
     return back;
+  }
+
+  /** Completes a give-back cut short (see `giveBack`). */
+  private repairReleasing(): void {
+    const index = this.releasing;
+    // The push was published (then `published` says so: it was reset before the push), or it never
+    // claimed a position (a claimed one is published by the free list's own repair, run first here).
+    this.freeRecords.repair();
+    if (this.freeRecords.published !== index) {
+      mem.write(this.words, this.at(index, RecordWords.state), TaskState.FREE);
+      this.freeRecords.pushPatiently(index);
+    }
+    this.releasing = -1;
   }
 
   /** Set while `allocate` or `release` moves a record between the cache and a caller. */
@@ -394,13 +405,11 @@ export class TaskTable {
   flushCache(): number {
     const cache = this.cache;
     const n = cache.length;
-    while (cache.length > 0) {
-      const index = cache.pop()!;
-      // Out of the cache, not yet given back: noted (plain stores) before any call can cut this short.
-      this.releasing = index;
-      this.freeRecords.published = QUEUE_EMPTY;
-      this.giveBack(index);
-    }
+    // Cut short between a pop from the cache and the give-back, a record would be marked cached by us and
+    // be in no cache: `busy` has repairCut look for such records.
+    this.busy = true;
+    while (cache.length > 0) this.giveBack(cache.pop()!);
+    this.busy = false;
     return n;
   }
 

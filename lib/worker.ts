@@ -244,10 +244,9 @@ export class WorkerLoop implements ForkJoinHost {
     while (!this.stopping()) { // spec: LoopReadLifecycle
       // No join is in progress here: any fork not joined, or step not completed, was cut short.
       if (this.cutShort()) this.repairInterrupted();
-      const handle = this.findWork();
+      const handle = this.findWork(); // held (see `held`) until `execute` registers it
       if (handle >= 0) {
         this.idle = 0;
-        this.held = handle;
         const pending = this.execute(handle);
         if (pending !== undefined) return this.resumeAfter(pending);
         // Async tasks settle only when the event loop runs: let it, now and then, while they are pending.
@@ -274,8 +273,8 @@ export class WorkerLoop implements ForkJoinHost {
       if (this.table.flushCache() > 0) this.wakeMain();
       const late = this.sleep.idle(this.index, () => this.findWork(), () => this.stopping());
       if (late >= 0) {
-        this.held = late;
-        const pending = this.execute(late);
+        const pending = this.execute(late); // held by findWork
+
         if (pending !== undefined) return this.resumeAfter(pending);
         continue;
       }
@@ -318,11 +317,15 @@ export class WorkerLoop implements ForkJoinHost {
    * half of a random other worker's deque.
    */
   private findWork(): number {
+    // What it returns is held (see `held`) until `execute` registers it: a stale mark is completed first.
+    if ((this.held & this.moving) !== -1) this.repairMarks();
     const own = this.deque.pop(); // spec: FindPopOwn
-    if (own !== EMPTY) return own;
+    if (own !== EMPTY) {
+      this.held = own;
+      return own;
+    }
     const injected = this.injector.pop(); // spec: FindPopInjector
     if (injected !== QUEUE_EMPTY) {
-      // Ours until `execute` registers it: held across the calls below (see `held`).
       this.held = injected;
       const workers = this.stealers.length;
       const want = Math.min((this.injector.length / workers) | 0, this.deque.capacity >> 1, MAX_INJECTOR_BATCH);
@@ -363,7 +366,10 @@ export class WorkerLoop implements ForkJoinHost {
           this.bump(StatusWords.stolen, moved);
           if (moved > 1) this.sleep.newWork();
           const mine = this.deque.pop(); // spec: FindPopStolen
-          if (mine !== EMPTY) return mine;
+          if (mine !== EMPTY) {
+            this.held = mine;
+            return mine;
+          }
         }
       }
     }
@@ -407,6 +413,7 @@ export class WorkerLoop implements ForkJoinHost {
           // Handed back, not run: no longer ours to finish if cut short (see `running`), but in hand
           // until the push below.
           this.running[this.runDepth - 1] = -1;
+          if (this.moving !== -1) this.repairMoving();
           this.moving = handle;
           mem.store(table.words, table.at(index, RecordWords.state), TaskState.QUEUED);
           this.injector.pushPatiently(handle);
@@ -488,10 +495,11 @@ export class WorkerLoop implements ForkJoinHost {
 
   /** Pushes `fn(...args)` on our deque as a forked task; -1 if it must run inline (no record, room, blocks). */
   fork(fn: ForkFunction, args: unknown[]): number {
-    if (this.marked()) this.repairMarks();
     const taskId = this.taskId(fn);
     const table = this.table;
     this.encoder.encodeArgs(args);
+    // (Checked after the arguments' getters ran: they are user code, which may have forked.)
+    if (this.pushing !== -1) this.repairPushing();
     const handle = table.allocate();
     if (handle === NO_RECORD) return -1;
     // Ours alone until the deque push publishes it: if a step is cut short before, the repair frees it.
@@ -528,23 +536,24 @@ export class WorkerLoop implements ForkJoinHost {
 
   /** Waits for forked task `handle`: pops it back and runs it, or helps until its latch is set. */
   joinForked(handle: number): unknown {
-    if (this.marked()) this.repairMarks();
     const table = this.table;
     const index = table.indexOf(handle);
     const latchAt = table.at(index, RecordWords.latch);
     // It stays outstanding until consumed: a wait cut short leaves it there for the repair.
     let idle = 0;
     while (!latchIsSet(table.words, latchAt)) {
+      // (Marks are checked in the loop: the tasks run below are user code, which may have been cut short.)
+      if ((this.consuming & this.held) !== -1) this.repairMarks();
       const own = this.deque.pop(); // spec: JoinPopOwn
       if (own === handle) {
         this.consuming = handle;
         return this.runInline(handle);
       }
+      if (own !== EMPTY) this.held = own;
       // Not ours: b was stolen, and this is older work of an enclosing join (or a batch). Run it.
-      const work = own !== EMPTY ? own : this.findWork();
+      const work = own !== EMPTY ? own : this.findWork(); // held (see `held`) until `execute` registers it
       if (work >= 0) {
         idle = 0;
-        this.held = work;
         void this.execute(work, true);
         continue;
       }
@@ -565,6 +574,7 @@ export class WorkerLoop implements ForkJoinHost {
     }
     // Done by a thief (or by us while helping): the latch store published its outcome and payload.
     // Ordered by the latch load that saw SET (the finisher wrote the outcome before its latch exchange).
+    if (this.consuming !== -1) this.repairConsuming();
     this.consuming = handle;
     const ok = mem.read(table.words, table.at(index, RecordWords.outcome)) === Outcome.VALUE;
     this.forkedArgs[index] = undefined;
@@ -677,6 +687,7 @@ export class WorkerLoop implements ForkJoinHost {
     }
     mem.write(table.words, table.at(index, RecordWords.outcome), outcome);
     this.bump(StatusWords.executed);
+    if (this.finishing !== -1) this.repairFinishing();
     this.finishing = handle;
     // Publishes the payload and outcome written above to the thread that pops this completion.
     mem.store(table.words, table.at(index, RecordWords.state), TaskState.DONE); // spec: FinishStoreDone
@@ -699,6 +710,7 @@ export class WorkerLoop implements ForkJoinHost {
     const table = this.table;
     if (!setLatch(table.words, table.at(table.indexOf(handle), RecordWords.latch))) {
       // The latch says SET now: a repair could no longer tell that this orphan is ours to free.
+      if (this.freeing !== -1) this.repairFreeing();
       this.freeing = handle;
       this.finishing = -1;
       table.releaseHandle(handle);
@@ -711,81 +723,100 @@ export class WorkerLoop implements ForkJoinHost {
     this.finishing = -1;
   }
 
-  /**
-   * Completes what a throw cut short inside the pool's own code (see {@link WorkerLoop.running}). Called
-   * at the top of the loop, where no join is in progress on this thread, so every record this thread
-   * still holds there is such a step's. A task cut short while running fails with an error that says so;
-   * a finish cut short is published again; a fork never joined is orphaned (freed by whoever finishes
-   * it), or freed if it finished; a fork cut short before its push, or while consumed, is freed; records
-   * lost from the private cache go back to the shared list.
-   */
   /** Whether any step was cut short (see `running`); at the top of the loop, where no join is in progress. */
   private cutShort(): boolean {
     return this.outstanding.length !== 0 || this.runDepth !== 0 || this.interrupted.length !== 0 ||
-      this.marked();
-  }
-
-  /** Whether a single step's mark is set: at any entry from user code, only a step cut short leaves one. */
-  private marked(): boolean {
-    return this.held !== -1 || this.moving !== -1 || this.pushing !== -1 || this.consuming !== -1 ||
-      this.finishing !== -1 || this.freeing !== -1 || this.deque.cutShort || this.injector.cutShort ||
-      this.completions.cutShort || this.table.cutShort;
+      this.marked() || this.deque.cutShort || this.injector.cutShort || this.completions.cutShort ||
+      this.table.cutShort;
   }
 
   /**
-   * Completes the single steps a throw cut short (the marks of {@link WorkerLoop.marked}). Runs at the
-   * pool's entries from user code (fork, join), before a new step could reuse a mark, and at the top of
-   * the loop. Each mark is cleared only once its repair is done: cut short itself, it resumes next time.
+   * Whether a single step's mark is set. Each mark is -1 when clear (all bits set) and a handle, which is
+   * non-negative, when set: their AND is -1 only if all are clear.
+   */
+  private marked(): boolean {
+    return (this.held & this.moving & this.pushing & this.consuming & this.finishing & this.freeing) !== -1;
+  }
+
+  /**
+   * Completes the single steps a throw cut short (see `running`). Each mark is checked before it is set
+   * (a step cut short must be completed before its mark is reused) and all of them at the top of the
+   * loop. Each is cleared only once its repair is done: cut short itself, a repair resumes next time.
    */
   private repairMarks(): void {
-    const table = this.table;
     // The shared structures first: a claimed queue position or a hidden deque task holds up other threads.
     this.deque.repair();
     this.injector.repair();
     this.completions.repair();
-    if (table.repairCut() > 0) this.wakeMain();
-    const current = (handle: number, state: number) =>
-      table.isCurrent(handle) && mem.load(table.words, table.at(table.indexOf(handle), RecordWords.state)) === state;
-    // Tasks taken and not started: back to our deque (we run them soon), or the injector if it is full.
-    if (this.held !== -1) {
-      if (current(this.held, TaskState.QUEUED) && !this.deque.push(this.held)) this.injector.pushPatiently(this.held);
-      this.held = -1;
-      this.sleep.newWork();
-    }
-    if (this.moving !== -1) {
-      if (!this.deque.push(this.moving)) this.injector.pushPatiently(this.moving);
-      this.moving = -1;
-      this.sleep.newWork();
-    }
-    // A finish cut short after publishing DONE: publish it again (the main thread ignores a duplicate
-    // completion; a latch set twice is still set).
-    if (this.finishing !== -1) {
-      const handle = this.finishing;
-      if (current(handle, TaskState.DONE)) {
-        if (mem.read(table.words, table.at(table.indexOf(handle), RecordWords.origin)) === Origin.FORK) {
-          this.publishFork(handle);
-        } else if (this.completions.published !== handle) {
-          // Not published (a claimed position was published by the repair above, and then says so).
-          this.completions.pushPatiently(handle);
-          this.wakeMain();
-        }
-      }
-      this.finishing = -1;
-    }
-    // Records ours to free: an orphan we finished; a fork cut short before its push; our fork consumed.
-    for (const handle of [this.freeing, this.pushing]) {
-      if (handle === -1) continue;
-      this.drop(handle);
-      table.releaseHandle(handle);
-    }
+    if (this.table.repairCut() > 0) this.wakeMain();
+    if (this.freeing !== -1) this.repairFreeing();
+    if (this.pushing !== -1) this.repairPushing();
+    if (this.consuming !== -1) this.repairConsuming();
+    if (this.held !== -1) this.repairHeld();
+    if (this.moving !== -1) this.repairMoving();
+    if (this.finishing !== -1) this.repairFinishing();
+  }
+
+  /** Whether `handle` is still the record's current handle and the record is in `state`. */
+  private current(handle: number, state: number): boolean {
+    const table = this.table;
+    return table.isCurrent(handle) &&
+      mem.load(table.words, table.at(table.indexOf(handle), RecordWords.state)) === state;
+  }
+
+  /** A record ours to free (an orphan we finished): free it. */
+  private repairFreeing(): void {
+    this.drop(this.freeing);
+    this.table.releaseHandle(this.freeing);
     this.freeing = -1;
+  }
+
+  /** A fork cut short before its push published it: free its record. */
+  private repairPushing(): void {
+    this.drop(this.pushing);
+    this.table.releaseHandle(this.pushing);
     this.pushing = -1;
-    if (this.consuming !== -1) {
-      this.forget(this.consuming);
-      this.drop(this.consuming);
-      table.releaseHandle(this.consuming);
-      this.consuming = -1;
+  }
+
+  /** Our fork, popped back or finished, cut short while consumed: forget it and free its record. */
+  private repairConsuming(): void {
+    this.forget(this.consuming);
+    this.drop(this.consuming);
+    this.table.releaseHandle(this.consuming);
+    this.consuming = -1;
+  }
+
+  /** A task taken and not started: back to our deque (we run it soon), or the injector if it is full. */
+  private repairHeld(): void {
+    const handle = this.held;
+    if (this.current(handle, TaskState.QUEUED) && !this.deque.push(handle)) this.injector.pushPatiently(handle);
+    this.held = -1;
+    this.sleep.newWork();
+  }
+
+  /** A task on its way between the injector and our deque: into our deque, or back to the injector. */
+  private repairMoving(): void {
+    if (!this.deque.push(this.moving)) this.injector.pushPatiently(this.moving);
+    this.moving = -1;
+    this.sleep.newWork();
+  }
+
+  /**
+   * A finish cut short after publishing DONE: publish it again (a latch set twice is still set; a
+   * completion is pushed again only if the queue's published mark says it did not get there).
+   */
+  private repairFinishing(): void {
+    const handle = this.finishing;
+    if (this.current(handle, TaskState.DONE)) {
+      const table = this.table;
+      if (mem.read(table.words, table.at(table.indexOf(handle), RecordWords.origin)) === Origin.FORK) {
+        this.publishFork(handle);
+      } else if (this.completions.published !== handle) {
+        this.completions.pushPatiently(handle);
+        this.wakeMain();
+      }
     }
+    this.finishing = -1;
   }
 
   /** Forgets what this thread keeps for record `handle` outside the table (forked arguments, a stash). */
@@ -795,14 +826,20 @@ export class WorkerLoop implements ForkJoinHost {
     this.stashed.delete(index);
   }
 
+  /**
+   * Completes what a throw cut short inside the pool's own code (see {@link WorkerLoop.running}). Called
+   * at the top of the loop, where no join is in progress on this thread, so every record this thread
+   * still holds there is such a step's: the single steps' marks (see `repairMarks`); runs cut short (not
+   * started: run again; started: failed with a RangeError that says so); forks never joined (orphaned,
+   * so that whoever finishes them frees them, or freed if finished).
+   */
   private repairInterrupted(): void {
     const table = this.table;
-    if (this.marked()) this.repairMarks();
+    this.repairMarks();
     if (this.runDepth !== 0) this.strand(0);
     this.runDepth = 0;
     this.encoder.reset();
-    const current = (handle: number, state: number) =>
-      table.isCurrent(handle) && mem.load(table.words, table.at(table.indexOf(handle), RecordWords.state)) === state;
+    const current = (handle: number, state: number) => this.current(handle, state);
     // Runs cut short: one that had not started (still QUEUED: cut short before its first step) goes
     // back to be run; one that had started fails (its caller, a promise or a joiner, goes on).
     for (const handle of this.interrupted.splice(0)) {
