@@ -43,6 +43,8 @@ import { Outcome, PAYLOAD_BY_MESSAGE, RecordWords, type TaskTable } from "./task
 export class CompletionReader {
   private waiting = false;
   private draining = false;
+  /** Called at the start of each drain (the pool completes a submission cut short there). */
+  beforeDrain: () => void = () => {};
   private stopped = false;
   private deferred: number[] = [];
   /** Result payloads that came by message (no free blocks), by handle, until their completion is read. */
@@ -90,9 +92,11 @@ export class CompletionReader {
       return;
     }
     const result = mem.waitAsync(this.control, ControlWords.mainWaiting, 1); // spec: MainWaitAsync
-    this.waiting = true;
+    // The wake-up first, then the mark: a throw between (a stack overflow at a call) leaves the reader
+    // unmarked, and the next arm arms again, rather than marked waiting with nothing to wake it.
     if (result.async) result.value.then(() => this.onWake());
     else queueMicrotask(() => this.onWake());
+    this.waiting = true;
   }
 
   /** The pool stopped: read nothing more. */
@@ -103,6 +107,7 @@ export class CompletionReader {
   /** Settles every completion queued now (and deferred ones that can be), then lets the backlog in. */
   drain(): void {
     if (this.draining || this.stopped) return;
+    this.beforeDrain();
     this.draining = true;
     try {
       for (;;) {

@@ -113,9 +113,11 @@ export class TaskLedger {
       bytes: undefined,
       settled: false,
     };
+    // While tasks are pending, keep the process alive: a pending Atomics.waitAsync does not. The timer
+    // first, then the counts (plain updates): a throw at the call (a stack overflow) changes nothing.
+    if (this.pending === 0) this.keepAlive ??= setInterval(() => {}, 2 ** 30);
+    this.pending++;
     this.submitted++;
-    // While tasks are pending, keep the process alive: a pending Atomics.waitAsync does not.
-    if (++this.pending === 1) this.keepAlive ??= setInterval(() => {}, 2 ** 30);
     return entry;
   }
 

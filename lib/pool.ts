@@ -36,7 +36,7 @@ import { initDeque, Stealer } from "./deque.ts";
 import { PoolClosedError, PoolTerminatedError, TaskNotFoundError } from "./errors.ts";
 import { initInjector, Injector } from "./injector.ts";
 import { ControlWords, type PoolLayout, poolLayout, StatusWords } from "./layout.ts";
-import { Settled, TaskLedger } from "./ledger.ts";
+import { type Entry, Settled, TaskLedger } from "./ledger.ts";
 import { type PoolOptions, resolveOptions } from "./options.ts";
 import { recoverDeadWorker } from "./recovery.ts";
 import { Sleep } from "./sleep.ts";
@@ -194,6 +194,10 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     this.reader = new CompletionReader(this.control, completions, this.table, this.ledger, this.buffers, () => {
       if (this.state !== PoolState.TERMINATED) this.submitter.feed();
     });
+    // Each drain runs from the event loop, at a shallow depth: there, complete a submission cut short.
+    this.reader.beforeDrain = () => {
+      if (this.submitting !== undefined) this.repairSubmission();
+    };
     this.workforce = new Workforce(
       { name: options.name, moduleUrl, loadTimeout: options.loadTimeout, resourceLimits: options.resourceLimits },
       {
@@ -276,7 +280,18 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    */
   run<K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): Promise<TaskResult<M, K>> {
     return new Promise((resolve, reject) => {
-      this.submit(task, args, resolve as (value: unknown) => void, reject);
+      try {
+        this.submit(task, args, resolve as (value: unknown) => void, reject);
+      } catch (error) {
+        // A throw from the pool's own steps (a stack overflow: run was called at the edge of the stack).
+        // Published and the workers told, the task runs and settles this promise; else it rejects with
+        // that error, and the pool's next call completes what was cut short (see repairSubmission).
+        if (this.submitting !== undefined && this.submitter.stage === 2) {
+          this.submitting = undefined;
+          return;
+        }
+        throw error;
+      }
     });
   }
 
@@ -294,7 +309,16 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   spawn<K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): void {
-    this.submit(task, args, undefined, undefined);
+    try {
+      this.submit(task, args, undefined, undefined);
+    } catch (error) {
+      // As in run: published and the workers told, the task runs (its error goes to onError).
+      if (this.submitting !== undefined && this.submitter.stage === 2) {
+        this.submitting = undefined;
+        return;
+      }
+      throw error;
+    }
   }
 
   /**
@@ -309,6 +333,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   drain(): Promise<void> {
+    if (this.submitting !== undefined) this.repairSubmission();
     return this.ledger.drain();
   }
 
@@ -329,6 +354,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   close(options: CloseOptions = {}): Promise<void> {
+    if (this.submitting !== undefined) this.repairSubmission();
     const timeout = options?.timeout;
     if (timeout !== undefined && (typeof timeout !== "number" || !(timeout >= 0))) {
       return Promise.reject(
@@ -366,6 +392,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   terminate(): Promise<void> {
+    if (this.submitting !== undefined) this.repairSubmission();
     if (this.state === PoolState.TERMINATED || this.state === PoolState.CLOSED) {
       return this.stopped ?? this.closing ?? Promise.resolve();
     }
@@ -461,6 +488,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     resolve: ((value: unknown) => void) | undefined,
     reject: ((error: unknown) => void) | undefined,
   ): void {
+    if (this.submitting !== undefined) this.repairSubmission();
     const fail = (error: unknown) => (reject !== undefined ? reject(error) : this.ledger.report(error, task));
     if (this.state !== PoolState.OPEN) {
       fail(this.closedError(task));
@@ -493,7 +521,52 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       return;
     }
     const entry = this.ledger.open(task, taskId, resolve, reject);
-    this.submitter.enqueue(entry, encoder, () => this.reader.drain());
+    // Noted (a plain store) until done: a throw cut short below is completed by repairSubmission.
+    this.submitting = entry;
+    this.submitter.stage = 0;
+    // Armed before the task is published: the completion that settles it must find the reader waiting.
+    this.reader.arm();
+    this.submitter.enqueue(entry, encoder);
+    this.submitting = undefined;
+  }
+
+  /** The submission in progress, until it is done; left set by a throw that cut it short. */
+  private submitting: Entry | undefined;
+
+  /**
+   * Completes a submission a throw cut short (its caller saw the throw: `run` rejected with it, `spawn`
+   * threw it). Not published: its record, if it had one, is freed and its entry settled (a no-op for the
+   * promise, which the throw rejected; the ledger's count comes back). Published: the workers are told, if
+   * that step was the one cut short. Runs at the start of the pool's calls and of each completion drain.
+   */
+  private repairSubmission(): void {
+    const entry = this.submitting!;
+    const submitter = this.submitter;
+    const table = this.table;
+    // A push that claimed its position is published by the queue's own repair: then it was published.
+    this.injector.repair();
+    if (submitter.stage === 0 && entry.handle !== -1 && this.injector.published === entry.handle) {
+      submitter.stage = 1;
+    }
+    if (submitter.stage === 1) this.sleep.newWork();
+    if (submitter.stage === 0) {
+      if (entry.handle !== -1) {
+        const index = table.indexOf(entry.handle);
+        if (this.ledger.placed[index] === entry) this.ledger.placed[index] = undefined;
+        table.releaseHandle(entry.handle);
+      }
+      // A record allocated and not yet named by the entry: marked cached by us, in no cache.
+      table.flushCache();
+      table.reclaimCachedBy(-1);
+      table.repairCut();
+      this.ledger.settle(
+        entry,
+        Settled.ERROR,
+        new RangeError(`Cannot run task '${entry.task}' as its submission was cut short (a stack overflow)`),
+      );
+    }
+    submitter.stage = 2;
+    this.submitting = undefined;
     this.reader.arm();
   }
 

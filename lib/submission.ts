@@ -31,7 +31,7 @@ import { NO_RECORD, Origin, RecordWords, TaskState, type TaskTable } from "./tas
  * ```ts ignore
  * const encoder = submitter.encode(args); // may run getters, may throw a TypeError
  * const entry = ledger.open("add", taskId, resolve, reject);
- * submitter.enqueue(entry, encoder, () => reader.drain());
+ * submitter.enqueue(entry, encoder);
  * ```
  */
 export class Submitter {
@@ -93,18 +93,23 @@ export class Submitter {
    *
    * @param entry The ledger's entry for the task.
    * @param encoder Its encoded arguments (from {@link Submitter.encode}).
-   * @param reclaim Settles finished tasks now, freeing their records (tried once when none is free).
    */
-  enqueue(entry: Entry, encoder: Encoder, reclaim: () => void): void {
-    if (this.backlogHead === this.backlog.length) {
-      if (this.place(entry, encoder)) return;
-      // Out of records or blocks: settle what is done (freeing some), then try once more.
-      reclaim();
-      if (this.backlogHead === this.backlog.length && this.place(entry, encoder)) return;
-    }
-    entry.bytes = encoder.bytes.slice();
-    this.backlog.push(entry);
+  enqueue(entry: Entry, encoder: Encoder): void {
+    this.stage = 0;
+    if (this.backlogHead === this.backlog.length && this.place(entry, encoder)) return;
+    // Out of records or blocks: it waits in the backlog, which the completion reader feeds as records free
+    // (settling completions here, at the caller's depth, could be cut short by a stack overflow).
+    const bytes = encoder.bytes.slice();
+    entry.bytes = bytes;
+    this.backlog[this.backlog.length] = entry; // an index store, not a call: it cannot be cut short
+    this.stage = 2;
   }
+
+  /**
+   * How far the last `enqueue` got (the pool reads it after a throw cut it short): 0, not committed; 1,
+   * published to the injector but the workers not yet told; 2, done (published and told, or backlogged).
+   */
+  stage = 2;
 
   /** Places backlog entries, oldest first, while records are free. */
   feed(): void {
@@ -161,7 +166,9 @@ export class Submitter {
     // Publishes the record (payload, task) to the worker that pops the handle.
     mem.store(table.words, table.at(index, RecordWords.state), TaskState.QUEUED);
     this.injector.pushPatiently(handle); // spec: SubmitPushInjector
+    this.stage = 1;
     this.sleep.newWork();
+    this.stage = 2;
     return true;
   }
 }

@@ -296,6 +296,61 @@ test("a stack overflow at any step of fork, join or its wait leaks nothing: ever
   }
 });
 
+test("a run at the edge of the main thread's stack: every promise it returns settles, and capacity is intact", async () => {
+  const pool = await create({ taskCapacity: 64 });
+  try {
+    let reached = 0;
+    let unwound = 0;
+    // Not a tail call (JavaScriptCore runs those in constant stack): it must use stack.
+    const descend = (n: number, then: () => void): void => {
+      reached++;
+      if (n <= 0) return then();
+      descend(n - 1, then);
+      unwound++;
+    };
+    const promises: Promise<unknown>[] = [];
+    let overflowed = 0;
+    for (let k = 0; k < 600; k++) {
+      reached = 0;
+      try {
+        descend(1e9, () => {});
+      } catch {
+        // The limit: `reached` frames.
+      }
+      const limit = reached;
+      try {
+        descend(limit - k, () => void promises.push(pool.run("add", k, 1)));
+      } catch (error) {
+        if (!(error instanceof RangeError)) throw error;
+        overflowed++;
+      }
+    }
+    assert(overflowed > 0 && promises.length > 0, `the sweep missed the limit (${overflowed} overflowed)`);
+    const outcomes = await within(Promise.allSettled(promises), 30_000, "the promises run returned");
+    const wrong = outcomes.filter((o) => o.status === "rejected" && !((o.reason as Error) instanceof RangeError));
+    assertEquals(
+      wrong.length,
+      0,
+      `rejections other than the overflow: ${wrong.map((o) => String((o as PromiseRejectedResult).reason))}`,
+    );
+    const counter = new Int32Array(new SharedArrayBuffer(4));
+    const all = await within(
+      Promise.all(Array.from({ length: 64 }, () => pool.run("barrier", counter, 64, 15_000))),
+      30_000,
+      "64 barrier tasks after the sweep",
+    );
+    assertEquals(all.filter((b) => !b).length, 0, "tasks not in flight at once (records leaked)");
+    await within(pool.drain(), 10_000, "drain (no entry left open)");
+    assertEquals(pool.stats().pending, 0, "pending");
+    console.log(
+      `main-thread sweep [${runtime}]: ${overflowed} calls overflowed, ${promises.length} promises, ` +
+        `${outcomes.filter((o) => o.status === "rejected").length} rejected with the overflow, all settled`,
+    );
+  } finally {
+    await within(pool.close(), 10_000, "close");
+  }
+});
+
 // ---- fork-join (12–14) ----
 
 test("fork-join never deadlocks on space: 16 forks returning 800 KB each, 20 rounds (12)", async () => {
