@@ -280,18 +280,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    */
   run<K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): Promise<TaskResult<M, K>> {
     return new Promise((resolve, reject) => {
-      try {
-        this.submit(task, args, resolve as (value: unknown) => void, reject);
-      } catch (error) {
-        // A throw from the pool's own steps (a stack overflow: run was called at the edge of the stack).
-        // Published and the workers told, the task runs and settles this promise; else it rejects with
-        // that error, and the pool's next call completes what was cut short (see repairSubmission).
-        if (this.submitting !== undefined && this.submitter.stage === 2) {
-          this.submitting = undefined;
-          return;
-        }
-        throw error;
-      }
+      this.submit(task, args, resolve as (value: unknown) => void, reject);
     });
   }
 
@@ -309,16 +298,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   spawn<K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): void {
-    try {
-      this.submit(task, args, undefined, undefined);
-    } catch (error) {
-      // As in run: published and the workers told, the task runs (its error goes to onError).
-      if (this.submitting !== undefined && this.submitter.stage === 2) {
-        this.submitting = undefined;
-        return;
-      }
-      throw error;
-    }
+    this.submit(task, args, undefined, undefined);
   }
 
   /**
@@ -483,6 +463,28 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
 
   /** Records a task and places it (or queues it in the backlog); `resolve` undefined for a spawn. */
   private submit(
+    task: string,
+    args: unknown[],
+    resolve: ((value: unknown) => void) | undefined,
+    reject: ((error: unknown) => void) | undefined,
+  ): void {
+    try {
+      this.submitSteps(task, args, resolve, reject);
+    } catch (error) {
+      // A throw from the pool's own steps (a stack overflow: the call came at the edge of the stack).
+      // Published and the workers told, the task runs and settles its promise (or reports to onError);
+      // else `run` rejects, `spawn` throws, and the pool's next call completes what was cut short (see
+      // repairSubmission).
+      if (this.submitting !== undefined && this.submitter.stage === 2) {
+        this.submitting = undefined;
+        return;
+      }
+      throw error;
+    }
+  }
+
+  /** {@link Pool.submit}'s work. */
+  private submitSteps(
     task: string,
     args: unknown[],
     resolve: ((value: unknown) => void) | undefined,

@@ -839,17 +839,16 @@ export class WorkerLoop implements ForkJoinHost {
     if (this.runDepth !== 0) this.strand(0);
     this.runDepth = 0;
     this.encoder.reset();
-    const current = (handle: number, state: number) => this.current(handle, state);
     // Runs cut short: one that had not started (still QUEUED: cut short before its first step) goes
     // back to be run; one that had started fails (its caller, a promise or a joiner, goes on).
     for (const handle of this.interrupted.splice(0)) {
       if (handle === -1) continue;
-      if (current(handle, TaskState.QUEUED)) {
+      if (this.current(handle, TaskState.QUEUED)) {
         if (!this.deque.push(handle)) this.injector.pushPatiently(handle);
         this.sleep.newWork();
         continue;
       }
-      if (!current(handle, TaskState.RUNNING)) continue;
+      if (!this.current(handle, TaskState.RUNNING)) continue;
       if (mem.load(table.words, table.at(table.indexOf(handle), RecordWords.worker)) !== this.index) continue;
       this.finish(
         handle,

@@ -12,7 +12,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bin, root, runCommand as run } from "./_consumer.ts";
+import { assertConsumerRan, bin, consumerFiles, root, runCommand as run } from "./_consumer.ts";
 import { assert, assertEquals, test, within } from "./_test.ts";
 
 const deno = bin("deno");
@@ -43,35 +43,9 @@ test(
     const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
     const dir = mkdtempSync(join(tmpdir(), "filch-jsr-consumer-"));
     try {
-      writeFileSync(
-        join(dir, "tasks.ts"),
-        `import { join } from "http://${host}/mod.ts";
-export function add(a: number, b: number): number {
-  return a + b;
-}
-export function fib(n: number): number {
-  if (n < 18) {
-    let a = 0, b = 1;
-    for (let i = 0; i < n; i++) [a, b] = [b, a + b];
-    return a;
-  }
-  const [x, y] = join(() => fib(n - 1), fib, n - 2);
-  return x + y;
-}
-`,
-      );
-      writeFileSync(
-        join(dir, "main.ts"),
-        `import { Pool } from "http://${host}/mod.ts";
-import type * as tasks from "./tasks.ts";
-const pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: 2 });
-const sums = await Promise.all(Array.from({ length: 10_000 }, (_, i) => pool.run("add", i, 1)));
-const fib = await pool.run("fib", 30);
-const steals = pool.stats().workers.reduce((sum, w) => sum + w.successfulSteals, 0);
-await pool.close();
-console.log("RESULT " + JSON.stringify({ ok: sums.every((v, i) => v === i + 1), fib, steals }));
-`,
-      );
+      for (const [name, text] of Object.entries(consumerFiles(`http://${host}/mod.ts`))) {
+        writeFileSync(join(dir, name), text);
+      }
       const { code, output } = await within(
         run(deno, ["run", `--allow-read=${dir}`, `--allow-import=${host}`, "main.ts"], dir, {
           DENO_DIR: join(dir, ".deno"), // a fresh module cache: every module comes from the server
@@ -79,12 +53,7 @@ console.log("RESULT " + JSON.stringify({ ok: sums.every((v, i) => v === i + 1), 
         120_000,
         "the JSR consumer",
       );
-      const line = output.split("\n").find((l) => l.startsWith("RESULT "));
-      assert(code === 0 && line !== undefined, `the consumer failed (exit ${code}):\n${output.slice(-3000)}`);
-      const result = JSON.parse(line.slice("RESULT ".length)) as { ok: boolean; fib: number; steals: number };
-      assert(result.ok, "10k task results");
-      assertEquals(result.fib, 832040, "fib(30)");
-      assert(result.steals > 0, `no steals in a fork-join fib(30) on 2 workers: ${line}`);
+      assertConsumerRan("the JSR consumer", { code, output });
     } finally {
       server.close();
       rmSync(dir, { recursive: true, force: true });
