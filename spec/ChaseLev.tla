@@ -169,8 +169,13 @@ Book(i) ==
 -----------------------------------------------------------------------------
 (* push: owner only.                                                       *)
 
+\* Who pushes, and what: Owner, tasks 1..Pushes in order. (Definitions, not inline, so that the trace
+\* validation of ChaseLevTrace.tla can override them: in a real pool every thread pushes record ids.)
+CanPush(i) == i = Owner
+PushValue(i) == pushed + 1
+
 PushReadBottom(i) ==
-    /\ i = Owner /\ loc[i].pc = "Idle" /\ pushed < Pushes
+    /\ CanPush(i) /\ loc[i].pc = "Idle" /\ pushed < Pushes
     /\ loc' = [loc EXCEPT ![i].pc = "PushReadTop", ![i].b = bottom[i]]
     /\ UNCHANGED shared
     /\ Book(i)
@@ -185,7 +190,7 @@ PushReadTop(i) ==
 
 PushWriteSlot(i) ==
     /\ loc[i].pc = "PushWriteSlot"
-    /\ slot' = [slot EXCEPT ![i][Slot(loc[i].b)] = pushed + 1]
+    /\ slot' = [slot EXCEPT ![i][Slot(loc[i].b)] = PushValue(i)]
     /\ loc' = [loc EXCEPT ![i].pc = "PushPublishBottom"]
     /\ UNCHANGED <<top, bottom, pushed, taken>>
     /\ Book(i)
@@ -299,9 +304,14 @@ StealCasTop(i) ==
 (* stealHalfInto: a thief moves about half of Owner's tasks into its own   *)
 (* deque, claiming each by its own compare-exchange before copying it.     *)
 
+\* Whose deque thread i may steal half of: Owner's, for a thief (a definition, so that ChaseLevTrace.tla
+\* can override it: in a real pool any thread steals half from any other).
+HalfVictims(i) == IF HalfSteals /\ i /= Owner THEN {Owner} ELSE {}
+
 HalfReadTop(i) ==
-    /\ loc[i].pc = "Idle" /\ i /= Owner /\ HalfSteals
-    /\ loc' = [loc EXCEPT ![i].pc = "HalfReadBottom", ![i].vic = Owner, ![i].t = top[Owner]]
+    /\ loc[i].pc = "Idle"
+    /\ \E v \in HalfVictims(i) :
+         loc' = [loc EXCEPT ![i].pc = "HalfReadBottom", ![i].vic = v, ![i].t = top[v]]
     /\ UNCHANGED shared
     /\ Book(i)
 

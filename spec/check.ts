@@ -477,7 +477,8 @@ export function verdict(run: Run, outcome: Outcome, exitCode: number | null): { 
   return { text: `ERROR (${outcome.otherError ?? `exit ${exitCode}`})`, ok: false };
 }
 
-class Skip extends Error {}
+/** Why TLC cannot run here (no Java, no jar): the run is SKIPPED, never passed. */
+export class Skip extends Error {}
 
 function sha256(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
@@ -489,7 +490,13 @@ export function cachedJarPath(env: Record<string, string | undefined> = process.
   return join(base, "filch", "tla2tools.jar");
 }
 
-async function findJar(): Promise<string> {
+/**
+ * Finds tla2tools.jar (see the module doc for the order).
+ *
+ * @returns Its path.
+ * @throws {Skip} If there is none and none can be fetched.
+ */
+export async function findJar(): Promise<string> {
   const fromEnv = process.env.TLA2TOOLS_JAR;
   if (fromEnv !== undefined && fromEnv !== "") {
     if (!existsSync(fromEnv)) throw new Skip(`TLA2TOOLS_JAR is set to ${fromEnv}, which does not exist`);
@@ -526,7 +533,13 @@ async function findJar(): Promise<string> {
   return cached;
 }
 
-function findJava(): string {
+/**
+ * Finds Java.
+ *
+ * @returns The java command.
+ * @throws {Skip} If `java -version` fails.
+ */
+export function findJava(): string {
   const home = process.env.JAVA_HOME;
   const java = home ? join(home, "bin", "java") : "java";
   const probe = spawnSync(java, ["-version"], { encoding: "utf8" });
@@ -624,8 +637,9 @@ async function main(argv: string[]): Promise<number> {
 
   // Every .cfg must be listed, so a new configuration cannot be silently skipped.
   const listed = new Set(RUNS.map((r) => r.cfg));
+  // (`*Trace.cfg` are trace validations, run by spec/trace.ts on logs of real runs.)
   const present = [
-    ...readdirSync(specDir).filter((f) => f.endsWith(".cfg")),
+    ...readdirSync(specDir).filter((f) => f.endsWith(".cfg") && !f.endsWith("Trace.cfg")),
     ...readdirSync(join(specDir, "mutants")).filter((f) => f.endsWith(".cfg")).map((f) => `mutants/${f}`),
   ];
   const unlisted = present.filter((f) => !listed.has(f));

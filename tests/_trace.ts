@@ -1,0 +1,284 @@
+/**
+ * The tracing facade for trace validation: a shared-memory binding (installed with
+ * `installSharedMemory`, in every thread of a real pool) that records every atomic access to the pool's
+ * buffer, with its thread and its result, in the one order they really happened.
+ *
+ * What it owns: the trace buffer (a SharedArrayBuffer every thread of the run shares, handed to the pool's
+ * threads through `node:worker_threads`' environment data before the pool starts them), its log, and the
+ * snapshot of the pool's buffer the log starts from.
+ *
+ * How the order is made exact: every access through the binding takes one spin lock in the trace buffer,
+ * performs the real `Atomics` operation, appends its record, and releases the lock. The accesses of all
+ * threads are so serialized, and the log's order is the order in which they took effect. JavaScript's
+ * `Atomics` are sequentially consistent, so any real run is equivalent to some interleaving of single
+ * accesses (the specs' granularity); the lock picks one and writes it down. It does change timing (a
+ * traced run is slower and interleaves more coarsely than an untraced one), never what may happen.
+ *
+ * What is recorded: loads, stores and read-modify-writes on the pool's buffer (recognised by its byte
+ * length, which the driver gives when it arms the trace). Plain `read`/`write` (task-record words one thread
+ * owns, never a protocol word: tests/facade_rule_test.ts), `wait`, `waitAsync`, `notify` and `pause` pass
+ * through unrecorded and without the lock (a thread must never sleep holding it).
+ *
+ * Where the log starts: at the first access of a pool thread (any thread but the main one). At that moment
+ * the main thread has laid out and initialized the buffer and is between operations, and no pool thread has
+ * begun one: the whole buffer is copied into the snapshot, under the lock, and every access from then on is
+ * logged. The trace specs start from that snapshot with every thread idle.
+ *
+ * Threads: {@link tracingBinding} in any thread of the run; {@link createTrace}, {@link armTrace} and
+ * {@link readTrace} on the main thread.
+ *
+ * @module
+ */
+
+import type { Int32View, SharedMemory } from "../lib/atomics.ts";
+
+/** The environment-data keys of a traced run: the trace buffer, and the root URL of the `lib/` under test. */
+export const TRACE_KEY = "filch.trace.buffer";
+export const ROOT_KEY = "filch.trace.root";
+
+/** Words of the trace buffer's header. */
+export const TraceWords = Object.freeze({
+  /** The spin lock every recorded access holds (0 free, 1 held). */
+  lock: 0,
+  /** Records appended so far. */
+  count: 1,
+  /** The byte length of the traced buffer (0: not armed, nothing recorded). */
+  tracedBytes: 2,
+  /** 1 once the snapshot is taken (the log has begun). */
+  started: 3,
+  /** 1 if a record did not fit: the log is a prefix of the run, and says so. */
+  overflow: 4,
+  /** Records the log can hold. */
+  capacity: 5,
+  /** Bytes the snapshot area can hold. */
+  snapshotCapacity: 6,
+  /** Bytes the snapshot holds (the traced buffer's length when it was taken). */
+  snapshotLength: 7,
+  /** The header's size in words. */
+  header: 16,
+});
+
+/** Int32 words per record: thread, kind, word index, operand a, operand b, old value, new value, spare. */
+export const RECORD_WORDS = 8;
+
+/** The kind of a recorded access. */
+export const Kind = Object.freeze({
+  load: 1,
+  store: 2,
+  compareExchange: 3,
+  add: 4,
+  sub: 5,
+  exchange: 6,
+  or: 7,
+  and: 8,
+});
+
+/** One recorded access. `old` is the word before it, `now` the word after it (equal for a load). */
+export interface TraceEvent {
+  /** The thread's `threadId` (0: the main thread). */
+  thread: number;
+  kind: number;
+  /** The word's index in the pool's buffer, as an Int32Array over the whole buffer. */
+  word: number;
+  /** compareExchange: the expected value; store, add, sub, exchange, or, and: the operand. */
+  a: number;
+  /** compareExchange: the replacement. */
+  b: number;
+  old: number;
+  now: number;
+}
+
+/** A finished trace: the snapshot the log starts from, and the log. */
+export interface Trace {
+  /** The pool buffer's words at the log's start. */
+  snapshot: Int32Array;
+  events: TraceEvent[];
+  /** The log filled up: events is a prefix of the run. */
+  overflow: boolean;
+}
+
+/**
+ * Creates a trace buffer.
+ *
+ * @param capacity Records the log can hold.
+ * @param snapshotBytes The largest pool buffer it can snapshot.
+ * @returns The buffer, to give to {@link tracingBinding} in every thread.
+ */
+export function createTrace(capacity: number, snapshotBytes: number): SharedArrayBuffer {
+  if (!Number.isInteger(capacity) || capacity < 1 || !Number.isInteger(snapshotBytes) || snapshotBytes % 4 !== 0) {
+    throw new RangeError(
+      `Cannot create trace as 'capacity' must be a positive integer and 'snapshotBytes' a multiple of 4: received ${capacity}, ${snapshotBytes}`,
+    );
+  }
+  const buffer = new SharedArrayBuffer(TraceWords.header * 4 + snapshotBytes + capacity * RECORD_WORDS * 4);
+  const words = new Int32Array(buffer);
+  words[TraceWords.capacity] = capacity;
+  words[TraceWords.snapshotCapacity] = snapshotBytes;
+  return buffer;
+}
+
+/**
+ * Arms the trace for a pool buffer of `bytes` bytes: from the first access a pool thread makes to such a
+ * buffer, everything is recorded. Call before the pool is created.
+ *
+ * @param trace The trace buffer.
+ * @param bytes The pool buffer's byte length (`poolLayout(shape).totalBytes`).
+ */
+export function armTrace(trace: SharedArrayBuffer, bytes: number): void {
+  const words = new Int32Array(trace);
+  if (bytes > words[TraceWords.snapshotCapacity]) {
+    throw new RangeError(
+      `Cannot arm trace as the pool buffer (${bytes} bytes) is larger than its snapshot area (${
+        words[TraceWords.snapshotCapacity]
+      } bytes): create the trace with more`,
+    );
+  }
+  Atomics.store(words, TraceWords.tracedBytes, bytes);
+}
+
+/**
+ * Disarms the trace (nothing more is recorded) and reads it.
+ *
+ * @param trace The trace buffer.
+ * @returns The snapshot and the log; the snapshot is empty if no pool thread ever touched the buffer.
+ */
+export function readTrace(trace: SharedArrayBuffer): Trace {
+  const words = new Int32Array(trace);
+  lock(words);
+  try {
+    Atomics.store(words, TraceWords.tracedBytes, 0);
+  } finally {
+    unlock(words);
+  }
+  const bytes = words[TraceWords.snapshotCapacity];
+  const started = words[TraceWords.started] === 1;
+  const count = words[TraceWords.count];
+  const snapshot = started
+    ? new Int32Array(trace, TraceWords.header * 4, words[TraceWords.snapshotLength] / 4).slice()
+    : new Int32Array(0);
+  const base = TraceWords.header + bytes / 4;
+  const events: TraceEvent[] = [];
+  for (let i = 0; i < count; i++) {
+    const r = base + i * RECORD_WORDS;
+    events.push({
+      thread: words[r],
+      kind: words[r + 1],
+      word: words[r + 2],
+      a: words[r + 3],
+      b: words[r + 4],
+      old: words[r + 5],
+      now: words[r + 6],
+    });
+  }
+  return { snapshot, events, overflow: words[TraceWords.overflow] === 1 };
+}
+
+function lock(words: Int32Array): void {
+  let spins = 0;
+  while (Atomics.compareExchange(words, TraceWords.lock, 0, 1) !== 0) {
+    // The holder does a handful of accesses; spin briefly, then poll with short sleeps so that a holder
+    // that lost its core gets it back (2 cores, 4 threads).
+    if (++spins > 64) Atomics.wait(words, TraceWords.lock, 1, 0.05);
+  }
+}
+
+function unlock(words: Int32Array): void {
+  Atomics.store(words, TraceWords.lock, 0);
+}
+
+/**
+ * A binding that performs each access with `real` and records it in `trace`, under the trace's lock.
+ *
+ * @param trace The trace buffer ({@link createTrace}).
+ * @param thread This thread's id, recorded with each of its accesses (its `threadId`: 0 on the main thread).
+ * @param real The binding that performs the accesses (`atomicsBinding`).
+ * @returns The binding to install with `installSharedMemory`.
+ */
+export function tracingBinding(trace: SharedArrayBuffer, thread: number, real: Readonly<SharedMemory>): SharedMemory {
+  const words = new Int32Array(trace);
+  const snapshotWords = words[TraceWords.snapshotCapacity] / 4;
+  const base = TraceWords.header + snapshotWords;
+  const capacity = words[TraceWords.capacity];
+
+  // Runs `access` under the lock and records it when it touched the traced buffer. `old` and `now` are
+  // the word before and after, computed by the caller from the access's own result.
+  function traced(
+    view: Int32View,
+    index: number,
+    kind: number,
+    a: number,
+    b: number,
+    access: () => { result: number; old: number; now: number },
+  ): number {
+    lock(words);
+    try {
+      const bytes = words[TraceWords.tracedBytes];
+      const ours = bytes !== 0 && view.buffer.byteLength === bytes;
+      if (ours && words[TraceWords.started] === 0) {
+        if (thread === 0) return access().result; // the main thread's set-up, before any pool thread
+        // The first access of a pool thread: the log begins here, from a copy of the buffer as it is.
+        new Int32Array(trace, TraceWords.header * 4, bytes / 4).set(new Int32Array(view.buffer, 0, bytes / 4));
+        words[TraceWords.snapshotLength] = bytes;
+        words[TraceWords.started] = 1;
+      }
+      const { result, old, now } = access();
+      if (ours) {
+        const n = words[TraceWords.count];
+        if (n >= capacity) {
+          words[TraceWords.overflow] = 1;
+        } else {
+          const r = base + n * RECORD_WORDS;
+          words[r] = thread;
+          words[r + 1] = kind;
+          words[r + 2] = view.byteOffset / 4 + index;
+          words[r + 3] = a;
+          words[r + 4] = b;
+          words[r + 5] = old;
+          words[r + 6] = now;
+          words[TraceWords.count] = n + 1;
+        }
+      }
+      return result;
+    } finally {
+      unlock(words);
+    }
+  }
+
+  const rmw =
+    (kind: number, op: (v: Int32View, i: number, x: number) => number, f: (o: number, x: number) => number) =>
+    (view: Int32View, index: number, value: number): number =>
+      traced(view, index, kind, value, 0, () => {
+        const old = op(view, index, value);
+        return { result: old, old, now: f(old, value) | 0 };
+      });
+
+  return {
+    load: (view, index) =>
+      traced(view, index, Kind.load, 0, 0, () => {
+        const v = real.load(view, index);
+        return { result: v, old: v, now: v };
+      }),
+    store: (view, index, value) =>
+      traced(view, index, Kind.store, value, 0, () => {
+        // The word before a store is not the access's business; record the stored value as both.
+        const v = real.store(view, index, value);
+        return { result: v, old: value | 0, now: value | 0 };
+      }),
+    compareExchange: (view, index, expected, replacement) =>
+      traced(view, index, Kind.compareExchange, expected, replacement, () => {
+        const old = real.compareExchange(view, index, expected, replacement);
+        return { result: old, old, now: old === (expected | 0) ? replacement | 0 : old };
+      }),
+    add: rmw(Kind.add, real.add, (o, x) => o + x),
+    sub: rmw(Kind.sub, real.sub, (o, x) => o - x),
+    exchange: rmw(Kind.exchange, real.exchange, (_o, x) => x),
+    or: rmw(Kind.or, real.or, (o, x) => o | x),
+    and: rmw(Kind.and, real.and, (o, x) => o & x),
+    read: real.read,
+    write: real.write,
+    wait: real.wait,
+    waitAsync: real.waitAsync,
+    notify: real.notify,
+    pause: real.pause,
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * The task module of a traced pool (`tests/_trace_run.ts`): before the worker loop starts (a pool thread
+ * imports its task module first), it installs the tracing binding of `tests/_trace.ts` on the `lib/` the
+ * run uses, so that every access of this thread is recorded from its first.
+ *
+ * The trace buffer and the root of the `lib/` under test come through `node:worker_threads`' environment
+ * data, which the pool's threads inherit from the main thread (Node, Deno and Bun, web Workers included).
+ * The root is the repository, or a copy of `mod.ts` and `lib/` with a mutant applied.
+ *
+ * @module
+ */
+import { getEnvironmentData, threadId } from "node:worker_threads";
+import type { SharedMemory } from "../lib/atomics.ts";
+import { ROOT_KEY, TRACE_KEY, tracingBinding } from "./_trace.ts";
+
+const trace = getEnvironmentData(TRACE_KEY) as SharedArrayBuffer | undefined;
+const root = getEnvironmentData(ROOT_KEY) as string | undefined;
+if (!(trace instanceof SharedArrayBuffer) || typeof root !== "string") {
+  throw new Error(
+    `Cannot load tests/_trace_tasks.ts as the trace buffer or lib root is missing from environment data ('${TRACE_KEY}', '${ROOT_KEY}'): run it from tests/_trace_run.ts`,
+  );
+}
+const facade = await import(new URL("lib/atomics.ts", root).href) as {
+  atomicsBinding: Readonly<SharedMemory>;
+  installSharedMemory(binding: SharedMemory): () => void;
+};
+facade.installSharedMemory(tracingBinding(trace, threadId, facade.atomicsBinding));
+
+type Join = <A, B, P extends unknown[]>(a: () => A, b: (...args: P) => B, ...args: P) => [A, B];
+const { join } = await import(new URL("mod.ts", root).href) as { join: Join };
+
+/** Fork-join Fibonacci, joining above `cutoff`: pushes, pops, steals and steal-halves. */
+export function fib(n: number, cutoff: number): number {
+  if (n <= cutoff || n < 2) return n < 2 ? n : fibLeaf(n - 1) + fibLeaf(n - 2);
+  const [a, b] = join(() => fib(n - 1, cutoff), fib, n - 2, cutoff);
+  return a + b;
+}
+
+function fibLeaf(n: number): number {
+  return n < 2 ? n : fibLeaf(n - 1) + fibLeaf(n - 2);
+}
+
+/** A tiny task: the injector, the free list and the completion queue. */
+export function add(a: number, b: number): number {
+  return a + b;
+}
