@@ -12,11 +12,11 @@
 (* allows must access the same word (deque, top/bottom/slot, slot index)   *)
 (* the same way (load, store, compare-exchange), and see and leave the     *)
 (* values the code saw and left. TLC searches the spec's choices (which    *)
-(* operation starts, which victim) breadth-first; the trace is accepted if *)
-(* some behaviour consumes all of it, which TLC reports as a violation of *)
-(* TraceIncomplete (spec/trace.ts turns that into ACCEPTED). A log that    *)
-(* leaves the spec stops the search early: REJECTED, at the depth TLC      *)
-(* reports.                                                                *)
+(* operation starts, which victim) breadth-first, each state holding how  *)
+(* many records it has matched (l). The log is ACCEPTED when the complete  *)
+(* search reaches depth Len(TraceLog) + 1 (some behaviour matched every    *)
+(* record), REJECTED when it stops short: the record at that depth is the  *)
+(* first no behaviour can take (spec/trace.ts prints it).                  *)
 (*                                                                          *)
 (* The roles are the real pool's, through ChaseLev's overridable           *)
 (* definitions (ChaseLevTrace.cfg): every thread pushes (TraceCanPush) the *)
@@ -100,7 +100,4 @@ TraceNext ==
     /\ l < Len(TraceLog)
     /\ LET e == TraceLog[l + 1] IN Step(e[1]) /\ Match(e)
     /\ l' = l + 1
-
-\* Violated exactly when a behaviour has matched the whole log: the trace is accepted.
-TraceIncomplete == l < Len(TraceLog)
 =============================================================================

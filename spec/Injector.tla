@@ -40,7 +40,7 @@ CONSTANTS
     Lengths      \* do consumers also call length (TRUE)?
 
 ASSUME ConstantsOk ==
-    /\ Capacity \in {2, 4, 8} /\ PushesEach \in Nat /\ InitPos \in Nat
+    /\ Capacity \in {2^k : k \in 1..20} /\ PushesEach \in Nat /\ InitPos \in Nat
     /\ Patient \subseteq Producers /\ Lengths \in BOOLEAN
 ASSUME ModulusOk == Modulus \in Nat \ {0} /\ Modulus % Capacity = 0
 
@@ -61,6 +61,7 @@ Slot(x) == Wrap(x) % Capacity
 Clamp(n) == IF n < 0 THEN 0 ELSE IF n > Capacity THEN Capacity ELSE n
 
 \* The values producers push; Unwritten stands for a value word no producer has written (k = 0).
+\* (Definitions, so that InjectorTrace.tla can override them: in a real pool the values are record ids.)
 Values == Producers \X (1..PushesEach)
 Unwritten == << CHOOSE i \in Producers : TRUE, 0 >>
 AllValues == Values \cup {Unwritten}
@@ -84,6 +85,10 @@ vars == <<head, tail, seq, val, loc, sent, taken, ret, obs, returned>>
 \* which that step sets. So two states that differ only in ret have the same futures, and TLC need
 \* not explore both (every transition is still checked against every property of steps).
 View == <<head, tail, seq, val, loc, sent, taken, obs, returned>>
+
+\* The value producer i's next push pushes: its k-th is <<i, k>>. (InjectorTrace.tla overrides it with the
+\* value the log shows.)
+NewValue(i) == <<i, sent[i] + 1>>
 
 \* pop's QUEUE_EMPTY (no value is a 1-tuple, so it equals none of them).
 EMPTY == << "EMPTY" >>
@@ -173,7 +178,7 @@ Book(i) ==
 PushReadTail(i) ==
     /\ \/ loc[i].pc = "Idle" /\ i \in Producers /\ sent[i] < PushesEach
        \/ loc[i].pc = "PushReadTail"
-    /\ loc' = [loc EXCEPT ![i].pc = "PushReadSeq", ![i].pos = tail, ![i].v = <<i, sent[i] + 1>>]
+    /\ loc' = [loc EXCEPT ![i].pc = "PushReadSeq", ![i].pos = tail, ![i].v = NewValue(i)]
     /\ UNCHANGED shared
     /\ Book(i)
 

@@ -7,8 +7,11 @@
  * threads through `node:worker_threads`' environment data before the pool starts them), its log, and the
  * snapshot of the pool's buffer the log starts from.
  *
- * How the order is made exact: every access through the binding takes one spin lock in the trace buffer,
- * performs the real `Atomics` operation, appends its record, and releases the lock. The accesses of all
+ * How the order is made exact: every access through the binding takes one lock in the trace buffer,
+ * performs the real `Atomics` operation, appends its record, and releases the lock. The lock is a ticket
+ * lock: threads that want it get it in turn, so the threads' accesses interleave finely (with a lock a
+ * running thread could take again at once, one thread would make long runs of accesses, and races that
+ * need another thread between two of them would seldom happen). The accesses of all
  * threads are so serialized, and the log's order is the order in which they took effect. JavaScript's
  * `Atomics` are sequentially consistent, so any real run is equivalent to some interleaving of single
  * accesses (the specs' granularity); the lock picks one and writes it down. It does change timing (a
@@ -19,10 +22,11 @@
  * owns, never a protocol word: tests/facade_rule_test.ts), `wait`, `waitAsync`, `notify` and `pause` pass
  * through unrecorded and without the lock (a thread must never sleep holding it).
  *
- * Where the log starts: at the first access of a pool thread (any thread but the main one). At that moment
- * the main thread has laid out and initialized the buffer and is between operations, and no pool thread has
- * begun one: the whole buffer is copied into the snapshot, under the lock, and every access from then on is
- * logged. The trace specs start from that snapshot with every thread idle.
+ * Where the log starts: at the first access of a thread of the run proper (role `"run"`: a pool worker, a
+ * stress thread). Until then only the thread that set the buffer up (role `"setup"`: the pool's main thread)
+ * has touched it, and it is between operations; no thread of the run has begun one. The whole buffer is
+ * copied into the snapshot, under the lock, and every access from then on is logged, the set-up thread's
+ * included. The trace specs start from that snapshot with every thread idle.
  *
  * Threads: {@link tracingBinding} in any thread of the run; {@link createTrace}, {@link armTrace} and
  * {@link readTrace} on the main thread.
@@ -38,8 +42,10 @@ export const ROOT_KEY = "filch.trace.root";
 
 /** Words of the trace buffer's header. */
 export const TraceWords = Object.freeze({
-  /** The spin lock every recorded access holds (0 free, 1 held). */
+  /** The ticket lock every recorded access holds: the next ticket to hand out. */
   lock: 0,
+  /** The ticket lock: the ticket now served. */
+  serving: 8,
   /** Records appended so far. */
   count: 1,
   /** The byte length of the traced buffer (0: not armed, nothing recorded). */
@@ -144,12 +150,12 @@ export function armTrace(trace: SharedArrayBuffer, bytes: number): void {
  */
 export function readTrace(trace: SharedArrayBuffer): Trace {
   const words = new Int32Array(trace);
-  lock(words);
-  try {
-    Atomics.store(words, TraceWords.tracedBytes, 0);
-  } finally {
-    unlock(words);
-  }
+  // A thread of the run cannot die holding the lock in the runs here (nothing terminates a thread
+  // mid-access); should one, the log is read after 2 s anyway, and says so.
+  const locked = lock(words, 2000);
+  if (!locked) words[TraceWords.overflow] = 1;
+  Atomics.store(words, TraceWords.tracedBytes, 0);
+  if (locked) unlock(words);
   const bytes = words[TraceWords.snapshotCapacity];
   const started = words[TraceWords.started] === 1;
   const count = words[TraceWords.count];
@@ -173,28 +179,42 @@ export function readTrace(trace: SharedArrayBuffer): Trace {
   return { snapshot, events, overflow: words[TraceWords.overflow] === 1 };
 }
 
-function lock(words: Int32Array): void {
-  let spins = 0;
-  while (Atomics.compareExchange(words, TraceWords.lock, 0, 1) !== 0) {
-    // The holder does a handful of accesses; spin briefly, then poll with short sleeps so that a holder
-    // that lost its core gets it back (2 cores, 4 threads).
-    if (++spins > 64) Atomics.wait(words, TraceWords.lock, 1, 0.05);
+function lock(words: Int32Array, deadlineMs = Infinity): boolean {
+  const ticket = Atomics.add(words, TraceWords.lock, 1);
+  const until = deadlineMs === Infinity ? Infinity : Date.now() + deadlineMs;
+  for (let spins = 0;; spins++) {
+    const serving = Atomics.load(words, TraceWords.serving);
+    if (serving === ticket) return true;
+    // The holder does one access; spin briefly, then sleep until the ticket served changes (unlock
+    // notifies; the timeout covers a notify that came between the load and the wait).
+    if (spins > 32) {
+      Atomics.wait(words, TraceWords.serving, serving, 1);
+      if (Date.now() > until) return false;
+    }
   }
 }
 
 function unlock(words: Int32Array): void {
-  Atomics.store(words, TraceWords.lock, 0);
+  Atomics.add(words, TraceWords.serving, 1);
+  Atomics.notify(words, TraceWords.serving);
 }
 
 /**
  * A binding that performs each access with `real` and records it in `trace`, under the trace's lock.
  *
  * @param trace The trace buffer ({@link createTrace}).
- * @param thread This thread's id, recorded with each of its accesses (its `threadId`: 0 on the main thread).
+ * @param thread This thread's id, recorded with each of its accesses (its `threadId`).
  * @param real The binding that performs the accesses (`atomicsBinding`).
+ * @param role `"setup"` for the thread that lays the buffer out (its accesses before the log begins are
+ *   not recorded), `"run"` for the others (the first access of one begins the log).
  * @returns The binding to install with `installSharedMemory`.
  */
-export function tracingBinding(trace: SharedArrayBuffer, thread: number, real: Readonly<SharedMemory>): SharedMemory {
+export function tracingBinding(
+  trace: SharedArrayBuffer,
+  thread: number,
+  real: Readonly<SharedMemory>,
+  role: "setup" | "run",
+): SharedMemory {
   const words = new Int32Array(trace);
   const snapshotWords = words[TraceWords.snapshotCapacity] / 4;
   const base = TraceWords.header + snapshotWords;
@@ -215,8 +235,8 @@ export function tracingBinding(trace: SharedArrayBuffer, thread: number, real: R
       const bytes = words[TraceWords.tracedBytes];
       const ours = bytes !== 0 && view.buffer.byteLength === bytes;
       if (ours && words[TraceWords.started] === 0) {
-        if (thread === 0) return access().result; // the main thread's set-up, before any pool thread
-        // The first access of a pool thread: the log begins here, from a copy of the buffer as it is.
+        if (role === "setup") return access().result; // the set-up, before any thread of the run
+        // The first access of a thread of the run: the log begins here, from a copy of the buffer as it is.
         new Int32Array(trace, TraceWords.header * 4, bytes / 4).set(new Int32Array(view.buffer, 0, bytes / 4));
         words[TraceWords.snapshotLength] = bytes;
         words[TraceWords.started] = 1;

@@ -1,112 +1,196 @@
 /**
- * One traced run of a real pool, for trace validation (`spec/trace.ts`): arms a trace
- * (`tests/_trace.ts`), starts a pool of the `lib/` under test whose task module installs the tracing
- * binding in every pool thread, runs a fork-join and a burst of tiny tasks (every protocol: deque push,
- * pop, steal and steal-half; the injector, the free list and the completion queue), closes the pool and
- * writes the trace as JSON.
+ * One traced run, for trace validation (`spec/trace.ts`): the supervisor. It arms a trace
+ * (`tests/_trace.ts`), starts the run's threads, waits for them or for the deadline, reads the log and writes
+ * it as JSON. It runs no protocol code itself, so its deadline fires even when the run spins for ever (a
+ * mutant may): the log up to then is written, and the failure said.
  *
- * Usage: `_trace_run.ts --out FILE [--root DIR_URL] [--workers N] [--fib N] [--tiny N]`
- * (`--root`: a directory holding `mod.ts` and `lib/`, default the repository). Exits 0 with the trace
- * written, 1 with a message if the pool failed (a mutant may hang or lose tasks: the trace up to the
- * deadline is written anyway, and says so).
+ * Scenarios:
+ * - `pool`: a real pool of the `lib/` under test (`tests/_trace_pool.ts` is its main thread, a thread of its
+ *   own): a fork-join and a burst of tiny tasks (deque push, pop, steal and steal-half; the injector, the
+ *   free list and the completion queue). In a pool each queue holds at most as many values as it has
+ *   slots, so a full queue never happens there.
+ * - `stress`: the deque and the queue alone, on real threads (`tests/_trace_stress.ts`): an owner pushes ids
+ *   through its deque while thieves steal and steal half from every deque into their own; every thread
+ *   pushes values into a 4-slot queue and pops from it (full and empty queues, racing claims).
+ *
+ * Usage: `_trace_run.ts --scenario pool|stress --out FILE [--root DIR_URL] [--deadline MS]` (`--root`: a
+ * directory holding `mod.ts` and `lib/`, default the repository). Exits 0 with the trace written; 1 if the
+ * run failed (the trace is written anyway, with the failure in it).
  *
  * @module
  */
 import { writeFileSync } from "node:fs";
 import process from "node:process";
-import { setEnvironmentData, threadId } from "node:worker_threads";
-import type { SharedMemory } from "../lib/atomics.ts";
+import { setEnvironmentData, Worker } from "node:worker_threads";
 import type { PoolLayout, PoolShape } from "../lib/layout.ts";
-import { armTrace, createTrace, readTrace, ROOT_KEY, TRACE_KEY, tracingBinding } from "./_trace.ts";
+import { armTrace, createTrace, readTrace, ROOT_KEY, TRACE_KEY } from "./_trace.ts";
 
 function option(name: string, fallback: string): string {
   const at = process.argv.indexOf(`--${name}`);
   return at >= 0 && at + 1 < process.argv.length ? process.argv[at + 1] : fallback;
 }
 
+/** Where the protocols' words are, in int32 words of the traced buffer. */
+export interface Regions {
+  deques: { base: number; stride: number; count: number; capacity: number } | null;
+  queues: { name: string; base: number; capacity: number }[];
+}
+
+/** What a scenario's set-up tells the supervisor. */
+export interface ScenarioPlan {
+  bytes: number;
+  regions: Regions;
+}
+
+const scenario = option("scenario", "pool");
 const out = option("out", "");
 if (out === "") throw new Error("Cannot run _trace_run.ts as '--out FILE' is missing: give the trace's path");
 const root = option("root", new URL("../", import.meta.url).href);
-const workers = Number(option("workers", "3"));
-const fibN = Number(option("fib", "13"));
-const tiny = Number(option("tiny", "150"));
-const deadlineMs = Number(option("deadline", "30000"));
-
-// Small capacities, so that full deques and queues are part of the run.
-const shape: PoolShape = {
-  workers,
-  dequeCapacity: 8,
-  taskCapacity: 16,
-  inlineBytes: 192,
-  blockBytes: 1024,
-  blocks: 16,
+const deadlineMs = Number(option("deadline", "10000"));
+const layoutModule = await import(new URL("lib/layout.ts", root).href) as {
+  poolLayout(s: PoolShape): PoolLayout;
+  dequeRegionBytes(capacity: number): number;
+  injectorRegionBytes(capacity: number): number;
 };
-const lib = await import(new URL("lib/layout.ts", root).href) as { poolLayout(s: PoolShape): PoolLayout };
-const layout = lib.poolLayout(shape);
 
-const trace = createTrace(400_000, layout.totalBytes);
-armTrace(trace, layout.totalBytes);
+let plan: ScenarioPlan;
+let threads: { script: string; data: unknown }[];
+let buffer: SharedArrayBuffer | null = null;
+if (scenario === "pool") {
+  // Small capacities, so that full deques are part of the run.
+  const shape: PoolShape = {
+    workers: 3,
+    dequeCapacity: 8,
+    taskCapacity: 16,
+    inlineBytes: 192,
+    blockBytes: 1024,
+    blocks: 16,
+  };
+  const layout = layoutModule.poolLayout(shape);
+  plan = {
+    bytes: layout.totalBytes,
+    regions: {
+      deques: {
+        base: layout.deques / 4,
+        stride: layout.dequeBytes / 4,
+        count: shape.workers,
+        capacity: shape.dequeCapacity,
+      },
+      queues: [
+        { name: "injector", base: layout.injector / 4, capacity: shape.taskCapacity },
+        { name: "freeRecords", base: layout.freeRecords / 4, capacity: shape.taskCapacity },
+        { name: "completions", base: layout.completions / 4, capacity: shape.taskCapacity },
+        { name: "freeBlocks", base: layout.freeBlocks / 4, capacity: shape.blocks },
+      ],
+    },
+  };
+  threads = [{ script: "./_trace_pool.ts", data: { root, shape, fib: 13, tiny: 150 } }];
+} else if (scenario === "stress") {
+  const stressThreads = 3;
+  const dequeCapacity = 8;
+  const queueCapacity = 4;
+  const dequeBytes = layoutModule.dequeRegionBytes(dequeCapacity);
+  const queueAt = stressThreads * dequeBytes;
+  const controlAt = queueAt + layoutModule.injectorRegionBytes(queueCapacity);
+  const ids = 500;
+  const valuesEach = 120;
+  const countsAt = controlAt + 64;
+  const bytes = countsAt + 4 * (ids + 1 + stressThreads * valuesEach + 1);
+  buffer = new SharedArrayBuffer(bytes);
+  // Indices start just below zero, so every run crosses the word's wrap from -1 to 0 (the masks and the
+  // wrapping differences on negative words).
+  const { initDeque } = await import(new URL("lib/deque.ts", root).href);
+  const { initInjector } = await import(new URL("lib/injector.ts", root).href);
+  for (let d = 0; d < stressThreads; d++) {
+    initDeque({ buffer, byteOffset: d * dequeBytes, capacity: dequeCapacity }, -300);
+  }
+  initInjector({ buffer, byteOffset: queueAt, capacity: queueCapacity });
+  plan = {
+    bytes,
+    regions: {
+      deques: { base: 0, stride: dequeBytes / 4, count: stressThreads, capacity: dequeCapacity },
+      queues: [{ name: "queue", base: queueAt / 4, capacity: queueCapacity }],
+    },
+  };
+  threads = Array.from({ length: stressThreads }, (_, role) => ({
+    script: "./_trace_stress.ts",
+    data: {
+      root,
+      buffer,
+      role,
+      threads: stressThreads,
+      dequeBytes,
+      dequeCapacity,
+      queueAt,
+      queueCapacity,
+      controlAt,
+      countsAt,
+      ids,
+      valuesEach,
+      seed: 0x9e3779b9 ^ (role * 7919),
+    },
+  }));
+} else {
+  throw new RangeError(`Cannot run _trace_run.ts as '--scenario ${scenario}' is not one: use pool or stress`);
+}
+
+const trace = createTrace(600_000, plan.bytes);
+armTrace(trace, plan.bytes);
 setEnvironmentData(TRACE_KEY, trace);
 setEnvironmentData(ROOT_KEY, root);
-const facade = await import(new URL("lib/atomics.ts", root).href) as {
-  atomicsBinding: Readonly<SharedMemory>;
-  installSharedMemory(binding: SharedMemory): () => void;
-};
-facade.installSharedMemory(tracingBinding(trace, threadId, facade.atomicsBinding));
-
-interface PoolLike {
-  run(name: string, ...args: unknown[]): Promise<unknown>;
-  close(): Promise<void>;
-  terminate(): Promise<void>;
-}
-const { Pool } = await import(new URL("mod.ts", root).href) as {
-  Pool: { create(url: URL, options: object): Promise<PoolLike> };
-};
 
 let failure = "";
-const pool = await Pool.create(new URL("./_trace_tasks.ts", import.meta.url), {
-  workers,
-  dequeCapacity: shape.dequeCapacity,
-  taskCapacity: shape.taskCapacity,
-  inlineBytes: shape.inlineBytes,
-  blockBytes: shape.blockBytes,
-  blocks: shape.blocks,
-});
-const expectedFib = (n: number): number => (n < 2 ? n : expectedFib(n - 1) + expectedFib(n - 2));
-const work = (async () => {
-  const jobs: Promise<unknown>[] = [];
-  for (let i = 0; i < 2; i++) {
-    jobs.push(
-      pool.run("fib", fibN, 3).then((v) => {
-        if (v !== expectedFib(fibN)) failure ||= `fib(${fibN}) returned ${String(v)}`;
-      }),
-    );
-  }
-  for (let i = 0; i < tiny; i++) {
-    jobs.push(
-      pool.run("add", i, 1).then((v) => {
-        if (v !== i + 1) failure ||= `add(${i}, 1) returned ${String(v)}`;
-      }),
-    );
-  }
-  await Promise.all(jobs);
-  await pool.close();
-})();
+let setupThread = -1;
+const finished = threads.map(({ script, data }) =>
+  new Promise<void>((resolve) => {
+    const worker = new Worker(new URL(script, import.meta.url), { workerData: data });
+    if (scenario === "pool") setupThread = worker.threadId;
+    worker.on("message", (m: { failure?: string }) => {
+      if (m.failure) failure ||= m.failure;
+      resolve();
+    });
+    worker.on("error", (e) => {
+      failure ||= `a thread of the run failed: ${String(e)}`;
+      resolve();
+    });
+    worker.on("exit", () => resolve());
+  })
+);
 let timer: ReturnType<typeof setTimeout> | undefined;
-const deadline = new Promise<void>((resolve) => {
-  timer = setTimeout(() => {
-    failure ||= `the run did not finish within ${deadlineMs} ms`;
-    resolve();
-  }, deadlineMs);
-});
-await Promise.race([work.catch((e) => void (failure ||= `the run failed: ${String(e)}`)), deadline]);
+await Promise.race([
+  Promise.all(finished),
+  new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      failure ||= `the run did not finish within ${deadlineMs} ms`;
+      resolve();
+    }, deadlineMs);
+  }),
+]);
 clearTimeout(timer);
 const { snapshot, events, overflow } = readTrace(trace);
+if (scenario === "stress" && failure === "" && buffer !== null) {
+  // Every id and every value taken exactly once (the threads' counters, outside the traced regions).
+  const { countsAt, ids, valuesEach, threads: n } = threads[0].data as {
+    countsAt: number;
+    ids: number;
+    valuesEach: number;
+    threads: number;
+  };
+  const idCounts = new Int32Array(buffer, countsAt, ids + 1);
+  const valueCounts = new Int32Array(buffer, countsAt + 4 * (ids + 1), n * valuesEach + 1);
+  const wrong = (counts: Int32Array, what: string) => {
+    for (let k = 1; k < counts.length; k++) if (counts[k] !== 1) return `${what} ${k} was taken ${counts[k]} times`;
+    return "";
+  };
+  failure = wrong(idCounts, "deque id") || wrong(valueCounts, "queue value");
+}
 writeFileSync(
   out,
   JSON.stringify({
     runtime: "Deno" in globalThis ? "deno" : "Bun" in globalThis ? "bun" : "node",
-    layout,
+    scenario,
+    setupThread,
+    regions: plan.regions,
     overflow,
     failure,
     snapshot: [...snapshot],
@@ -116,8 +200,5 @@ writeFileSync(
 console.log(
   `trace: ${events.length} accesses${overflow ? " (log full: a prefix)" : ""}${failure ? `; FAILED: ${failure}` : ""}`,
 );
-if (failure !== "") {
-  await pool.terminate().catch(() => {});
-  process.exit(1);
-}
-process.exit(0);
+// Threads that still run (a hung mutant) die with the process.
+process.exit(failure === "" ? 0 : 1);

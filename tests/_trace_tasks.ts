@@ -24,7 +24,7 @@ const facade = await import(new URL("lib/atomics.ts", root).href) as {
   atomicsBinding: Readonly<SharedMemory>;
   installSharedMemory(binding: SharedMemory): () => void;
 };
-facade.installSharedMemory(tracingBinding(trace, threadId, facade.atomicsBinding));
+facade.installSharedMemory(tracingBinding(trace, threadId, facade.atomicsBinding, "run"));
 
 type Join = <A, B, P extends unknown[]>(a: () => A, b: (...args: P) => B, ...args: P) => [A, B];
 const { join } = await import(new URL("mod.ts", root).href) as { join: Join };

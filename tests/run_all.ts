@@ -6,7 +6,8 @@
  * 2. the doc examples (`deno test --doc`);
  * 3. the test files under the three runners: `deno test`, `bun test`, `node --test` (Node 24);
  * 4. the npm build (`tsc -p tsconfig.build.json`) smoke-tested on the machine's own Node (20);
- * 5. the TLA+ model checks (`spec/check.ts`), when present.
+ * 5. the TLA+ model checks (`spec/check.ts`), when present;
+ * 6. trace validation (`spec/trace.ts`): logs of real runs checked by TLC against the specs.
  *
  * It ends with a line per runtime and a closing `N passed, M failed` line. It fails if any step fails,
  * or if any runtime ran zero tests. Runtimes come from node_modules/.bin (installed by `npm ci`).
@@ -218,6 +219,23 @@ if (existsSync(join(root, "spec", "check.ts"))) {
     // A skip (a machine without Java or the jar) fails nothing, and is shown as SKIPPED, never as passed.
     ok: tla.code === 0 || skipped,
     skipped: skipped ? "TLC not available: see spec/README.md for TLA2TOOLS_JAR and the cache path" : undefined,
+  });
+}
+
+// 6. Trace validation: real runs of the pool and of the deque and queue alone, on every runtime, each log
+// checked by TLC against its spec; mutants' logs must be rejected. Same exit codes as spec/check.ts.
+if (existsSync(join(root, "spec", "trace.ts"))) {
+  const traced = await run(join(bin, "node"), [join(root, "spec", "trace.ts")]);
+  const skipped = traced.code === 2;
+  const verdicts = traced.output.split("\n").filter((line) => /^ok /.test(line)).length;
+  const failures = traced.output.split("\n").filter((line) => /^FAIL\b/.test(line)).join("\n");
+  outcomes.push({
+    name: "trace validation (TLC)",
+    passed: traced.code === 0 ? verdicts : 0,
+    failed: traced.code === 0 || skipped ? 0 : Math.max(1, failures.split("\n").filter(Boolean).length),
+    ok: traced.code === 0 || skipped,
+    skipped: skipped ? "TLC not available: see spec/README.md for TLA2TOOLS_JAR and the cache path" : undefined,
+    failures: traced.code === 0 || skipped ? undefined : failures || traced.output.slice(-2000),
   });
 }
 
