@@ -35,6 +35,7 @@ import "./lib/task_entry.ts";
 export {
   type AnyFunction,
   type CloseOptions,
+  type ModuleLocation,
   Pool,
   type PoolOptions,
   PoolState,
@@ -62,6 +63,6 @@ export {
   TaskNotFoundError,
   WorkerCrashedError,
 } from "./lib/errors.ts";
-export type { ResourceLimits } from "./lib/runtime/thread.ts";
+export type { ResourceLimits } from "./lib/options.ts";
 export { Deque, type DequeRegion, EMPTY, initDeque, MAX_TASK_VALUE, RETRY, Stealer } from "./lib/deque.ts";
 export { dequeRegionBytes, MAX_DEQUE_CAPACITY, MIN_DEQUE_CAPACITY } from "./lib/layout.ts";

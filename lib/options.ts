@@ -11,7 +11,27 @@
  */
 
 import type { PoolShape } from "./layout.ts";
-import type { ResourceLimits } from "./runtime/thread.ts";
+
+/**
+ * Memory limits of a worker thread's JavaScript heap, in MB (node:worker_threads' `resourceLimits`).
+ *
+ * @example Usage
+ * ```ts
+ * import type { ResourceLimits } from "./options.ts";
+ * const limits: ResourceLimits = { maxOldGenerationSizeMb: 256 };
+ * console.log(limits.maxOldGenerationSizeMb); // 256
+ * ```
+ */
+export interface ResourceLimits {
+  /** The main heap's limit. */
+  maxOldGenerationSizeMb?: number;
+  /** The heap for recently created objects. */
+  maxYoungGenerationSizeMb?: number;
+  /** Pre-allocated memory for generated code. */
+  codeRangeSizeMb?: number;
+  /** The default maximum stack size, in MB. */
+  stackSizeMb?: number;
+}
 
 /** Options of `Pool.create`. Every size has a default that suits small tasks. */
 export interface PoolOptions {

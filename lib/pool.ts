@@ -109,6 +109,13 @@ export interface PoolStats {
   duplicateReports: number;
 }
 
+/**
+ * Where a pool's task module is: a URL (`new URL("./tasks.ts", import.meta.url)`), anything with an absolute
+ * URL in `href`, or an absolute URL string. Typed structurally, so that a TypeScript consumer needs neither
+ * the DOM library nor `@types/node` for it.
+ */
+export type ModuleLocation = string | { readonly href: string };
+
 /** Any function: what a task module's task exports are. */
 // deno-lint-ignore no-explicit-any
 export type AnyFunction = (...args: any[]) => unknown;
@@ -234,7 +241,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   static async create<M extends object = Record<string, AnyFunction>>(
-    module: URL | string,
+    module: ModuleLocation,
     options: PoolOptions = {},
   ): Promise<Pool<M>> {
     if (typeof SharedArrayBuffer === "undefined") {
@@ -650,8 +657,13 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
 /** How long close() waits for workers to leave their loops before terminating their threads. */
 const STOP_GRACE_MS = 2000;
 
-function toModuleUrl(module: URL | string): string {
+function toModuleUrl(module: ModuleLocation): string {
   if (module instanceof URL) return module.href;
+  // Another realm's URL, or any object with an href (typed structurally, so that a TypeScript consumer
+  // needs neither the DOM library nor @types/node for this signature): checked by parsing it.
+  if (typeof module === "object" && module !== null && typeof (module as { href?: unknown }).href === "string") {
+    module = (module as { href: string }).href;
+  }
   if (typeof module === "string") {
     try {
       return new URL(module).href;

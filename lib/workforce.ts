@@ -22,13 +22,8 @@
 
 import { decode } from "./codec.ts";
 import { ModuleLoadError, toError } from "./errors.ts";
-import {
-  inBunExecutable,
-  type ResourceLimits,
-  startThread,
-  TASK_ENTRY_MARK,
-  type ThreadHandle,
-} from "./runtime/thread.ts";
+import type { ResourceLimits } from "./options.ts";
+import { inBunExecutable, startThread, TASK_ENTRY_MARK, type ThreadHandle } from "./runtime/thread.ts";
 import type { WorkerSetup } from "./worker.ts";
 
 /** One worker index's thread. */

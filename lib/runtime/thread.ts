@@ -13,6 +13,8 @@
  * @module
  */
 
+import type { ResourceLimits } from "../options.ts";
+
 /** The runtime family running this code. */
 export const runtimeFamily: "web" | "node" = "Deno" in globalThis || "Bun" in globalThis || !isNodeLike()
   ? "web"
@@ -77,18 +79,6 @@ export interface ThreadHandle {
   unref(): void;
   /** Undoes {@link ThreadHandle.unref}. */
   ref(): void;
-}
-
-/** Memory limits of a worker thread's JavaScript heap, in MB (node:worker_threads' `resourceLimits`). */
-export interface ResourceLimits {
-  /** The main heap's limit. */
-  maxOldGenerationSizeMb?: number;
-  /** The heap for recently created objects. */
-  maxYoungGenerationSizeMb?: number;
-  /** Pre-allocated memory for generated code. */
-  codeRangeSizeMb?: number;
-  /** The default maximum stack size, in MB. */
-  stackSizeMb?: number;
 }
 
 /** A thread's side of the channel to its parent. */
