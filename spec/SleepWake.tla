@@ -401,27 +401,43 @@ WakeAllBump(t) ==
 -----------------------------------------------------------------------------
 (* The main thread (lib/pool.ts): submit, settle completions, close.       *)
 
-\* After a submission, armCompletionWait unless already waiting or nothing is pending (main-local).
+\* After a drain, armCompletionWait unless already waiting or nothing is pending (main-local).
 MainNext(p, s, mw) == IF mw = "none" /\ p - s > 0 THEN "MainArm" ELSE "MainIdle"
+
+\* A submission (pool.ts submit) arms the completion wait first, then publishes: ledger.open (the task
+\* is pending from here; no shared access: a local step), reader.arm(), then place(). The main thread's
+\* loc.ret = "MainSubmit" marks an arm made for a submission: it counts that task as pending and goes on
+\* to the push.
+Submitting(t) == loc[t].ret = "MainSubmit"
+Pending(t) == posted - settled + (IF Submitting(t) THEN 1 ELSE 0)
+MainBeginSubmit(t) ==
+    /\ t = Main /\ pc[t] = "MainIdle" /\ posted < Submits
+    /\ Go(t, "MainArm")
+    /\ loc' = [loc EXCEPT ![t].ret = "MainSubmit"]
+    /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
+\* Where an arm ends: the submission's push, or idle.
+ArmExit(t) ==
+    /\ pc' = [pc EXCEPT ![t] = IF Submitting(t) THEN "MainSubmit" ELSE "MainIdle"]
+    /\ loc' = [loc EXCEPT ![t] = [Fresh EXCEPT !.ret = loc[t].ret]]
 
 \* place(): push the published record's handle into the injector, then newWork.
 SubmitPushInjector(t) ==
-    /\ t = Main /\ pc[t] = "MainIdle" /\ posted < Submits
+    /\ t = Main /\ pc[t] = "MainSubmit"
     /\ inj' = inj + 1
     /\ posted' = posted + 1
     /\ Go(t, "NewWork")
-    /\ loc' = [loc EXCEPT ![t].ret = "MainArm"]
+    /\ loc' = [loc EXCEPT ![t].ret = "MainIdle"]
     /\ UNCHANGED <<counters, wstate, dq, comp, lifecycle, mainWaiting, mwait, ran, settled>>
 
 \* armCompletionWait: say we wait, then look once more.
 MainAnnounceWaiting(t) ==
-    /\ pc[t] = "MainArm" /\ mwait = "none" /\ posted - settled > 0
+    /\ pc[t] = "MainArm" /\ mwait = "none" /\ Pending(t) > 0
     /\ mainWaiting' = 1
     /\ Go(t, "MainRecheck")
     /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mwait, loc, posted, ran, settled>>
 
 \* The same program point when there is nothing to wait for (main-local test, no shared access).
-MainSkipArm(t) == pc[t] = "MainArm" /\ ~(mwait = "none" /\ posted - settled > 0)
+MainSkipArm(t) == pc[t] = "MainArm" /\ ~(mwait = "none" /\ Pending(t) > 0)
 
 MainRecheckCompletions(t) ==
     /\ pc[t] = "MainRecheck"
@@ -432,14 +448,14 @@ MainRetractWaiting(t) ==
     /\ pc[t] = "MainRetract"
     /\ mainWaiting' = 0
     /\ mwait' = "fired"                                 \* queueMicrotask(onCompletionWake)
-    /\ GoFresh(t, "MainIdle")
+    /\ ArmExit(t)
     /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, posted, ran, settled>>
 
 \* Atomics.waitAsync(word, 1): "not-equal" at once if a worker already cleared it, else a promise.
 MainWaitAsync(t) ==
     /\ pc[t] = "MainWait"
     /\ mwait' = IF mainWaiting = 1 THEN "armed" ELSE "fired"
-    /\ GoFresh(t, "MainIdle")
+    /\ ArmExit(t)
     /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, posted, ran, settled>>
 
 \* onCompletionWake, when the wait has fired and the main thread's event loop runs it.
@@ -485,11 +501,13 @@ Step(t) ==
     \/ MainRetractWaiting(t) \/ MainWaitAsync(t) \/ MainClearWaiting(t) \/ MainPopCompletion(t)
     \/ StopStoreLifecycle(t)
 
-\* A main-thread step that touches no shared memory: armCompletionWait returning early.
+\* The main-thread steps that touch no shared memory: a submission's start (ledger.open), and
+\* armCompletionWait returning early.
 LocalStep(t) ==
-    /\ MainSkipArm(t)
-    /\ Go(t, "MainIdle")
-    /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, loc, posted, ran, settled>>
+    \/ MainBeginSubmit(t)
+    \/ /\ MainSkipArm(t)
+       /\ ArmExit(t)
+       /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
 
 \* The end: the pool is closed, every worker has exited.
 Finished == pc[Main] = "MainDone" /\ \A w \in Workers : pc[w] = "Exited"
@@ -511,7 +529,7 @@ WorkerPCs == {"Top", "PopOwn", "PopInj", "Batch", "BatchPush", "Steal", "PopStol
               "SleepyStop", "FallStore", "FallLoad", "FallUndo", "FallCas", "Wait", "Blocked",
               "AwakenCas", "AwakenSub", "NewWork", "NewWorkCas", "WakeLoad", "WakeCas", "WakeNotify",
               "Exited"}
-MainPCs == {"MainIdle", "NewWork", "NewWorkCas", "WakeLoad", "WakeCas", "WakeNotify", "MainArm",
+MainPCs == {"MainIdle", "MainSubmit", "NewWork", "NewWorkCas", "WakeLoad", "WakeCas", "WakeNotify", "MainArm",
             "MainRecheck", "MainRetract", "MainWait", "MainDrain", "WakeAll", "MainDone"}
 
 TypeOK ==

@@ -39,6 +39,8 @@ import type { Int32View, SharedMemory } from "../lib/atomics.ts";
 /** The environment-data keys of a traced run: the trace buffer, and the root URL of the `lib/` under test. */
 export const TRACE_KEY = "filch.trace.buffer";
 export const ROOT_KEY = "filch.trace.root";
+/** Set (to "1") when every deque and queue operation is to be one recorded step (`tests/_trace_ops.ts`). */
+export const OPS_KEY = "filch.trace.operations";
 
 /** Words of the trace buffer's header. */
 export const TraceWords = Object.freeze({
@@ -77,7 +79,42 @@ export const Kind = Object.freeze({
   exchange: 6,
   or: 7,
   and: 8,
+  /** `Atomics.wait`: a = expected, b = timeout (-1: none), old = now = the word when it was called. */
+  wait: 9,
+  /** `Atomics.waitAsync`: as wait. */
+  waitAsync: 10,
+  /** `Atomics.notify`: a = count (-1: all). */
+  notify: 11,
+  /**
+   * A whole deque or queue operation, made atomic (see {@link TracingBinding.operation}): word = the
+   * region's first word, a = the operation ({@link Operation}), b = its argument, now = its result.
+   */
+  operation: 12,
 });
+
+/** The operations {@link TracingBinding.operation} records. */
+export const Operation = Object.freeze({
+  dequePop: 1,
+  dequePush: 2,
+  /** b: the destination deque's first word. */
+  stealHalf: 3,
+  steal: 4,
+  queuePop: 5,
+  /** push or pushPatiently; now: 1 if it pushed. */
+  queuePush: 6,
+  queueLength: 7,
+});
+
+/** A tracing binding, and its way to record a whole operation as one step. */
+export interface TracingBinding extends SharedMemory {
+  /**
+   * Runs `run` (one deque or queue operation) holding the trace lock, so that no other thread's access
+   * comes between its accesses, and records it after them as one {@link Kind.operation} record. For the
+   * logs of protocols that model those operations as single steps (`SleepWake.tla`). Only for operations
+   * that cannot wait for another thread (a `pushPatiently` on a queue that cannot fill).
+   */
+  operation<T>(region: number, op: number, arg: number, run: () => T, result: (value: T) => number): T;
+}
 
 /** One recorded access. `old` is the word before it, `now` the word after it (equal for a load). */
 export interface TraceEvent {
@@ -214,11 +251,44 @@ export function tracingBinding(
   thread: number,
   real: Readonly<SharedMemory>,
   role: "setup" | "run",
-): SharedMemory {
+): TracingBinding {
   const words = new Int32Array(trace);
   const snapshotWords = words[TraceWords.snapshotCapacity] / 4;
   const base = TraceWords.header + snapshotWords;
   const capacity = words[TraceWords.capacity];
+  // > 0 inside an operation (which holds the lock): its accesses do not take it again.
+  let holding = 0;
+
+  function append(kind: number, word: number, a: number, b: number, old: number, now: number): void {
+    const n = words[TraceWords.count];
+    if (n >= capacity) {
+      words[TraceWords.overflow] = 1;
+      return;
+    }
+    const r = base + n * RECORD_WORDS;
+    words[r] = thread;
+    words[r + 1] = kind;
+    words[r + 2] = word;
+    words[r + 3] = a;
+    words[r + 4] = b;
+    words[r + 5] = old;
+    words[r + 6] = now;
+    words[TraceWords.count] = n + 1;
+  }
+
+  // True when the log is on for this buffer (taking the snapshot if this access begins it); under the lock.
+  function logging(view: Int32View): boolean {
+    const bytes = words[TraceWords.tracedBytes];
+    if (bytes === 0 || view.buffer.byteLength !== bytes) return false;
+    if (words[TraceWords.started] === 0) {
+      if (role === "setup") return false; // the set-up, before any thread of the run
+      // The first access of a thread of the run: the log begins here, from a copy of the buffer as it is.
+      new Int32Array(trace, TraceWords.header * 4, bytes / 4).set(new Int32Array(view.buffer, 0, bytes / 4));
+      words[TraceWords.snapshotLength] = bytes;
+      words[TraceWords.started] = 1;
+    }
+    return true;
+  }
 
   // Runs `access` under the lock and records it when it touched the traced buffer. `old` and `now` are
   // the word before and after, computed by the caller from the access's own result.
@@ -230,37 +300,28 @@ export function tracingBinding(
     b: number,
     access: () => { result: number; old: number; now: number },
   ): number {
-    lock(words);
+    if (holding === 0) lock(words);
     try {
-      const bytes = words[TraceWords.tracedBytes];
-      const ours = bytes !== 0 && view.buffer.byteLength === bytes;
-      if (ours && words[TraceWords.started] === 0) {
-        if (role === "setup") return access().result; // the set-up, before any thread of the run
-        // The first access of a thread of the run: the log begins here, from a copy of the buffer as it is.
-        new Int32Array(trace, TraceWords.header * 4, bytes / 4).set(new Int32Array(view.buffer, 0, bytes / 4));
-        words[TraceWords.snapshotLength] = bytes;
-        words[TraceWords.started] = 1;
-      }
+      const ours = logging(view);
       const { result, old, now } = access();
-      if (ours) {
-        const n = words[TraceWords.count];
-        if (n >= capacity) {
-          words[TraceWords.overflow] = 1;
-        } else {
-          const r = base + n * RECORD_WORDS;
-          words[r] = thread;
-          words[r + 1] = kind;
-          words[r + 2] = view.byteOffset / 4 + index;
-          words[r + 3] = a;
-          words[r + 4] = b;
-          words[r + 5] = old;
-          words[r + 6] = now;
-          words[TraceWords.count] = n + 1;
-        }
-      }
+      if (ours) append(kind, view.byteOffset / 4 + index, a, b, old, now);
       return result;
     } finally {
-      unlock(words);
+      if (holding === 0) unlock(words);
+    }
+  }
+
+  // A wait is recorded (with the word as it is) under the lock, and made after releasing it: a thread
+  // must never sleep holding the lock.
+  function noteWait(view: Int32View, index: number, kind: number, expected: number, timeout: number | undefined) {
+    if (holding === 0) lock(words);
+    try {
+      if (logging(view)) {
+        const v = real.load(view, index);
+        append(kind, view.byteOffset / 4 + index, expected, timeout === undefined ? -1 : Math.ceil(timeout), v, v);
+      }
+    } finally {
+      if (holding === 0) unlock(words);
     }
   }
 
@@ -296,9 +357,34 @@ export function tracingBinding(
     and: rmw(Kind.and, real.and, (o, x) => o & x),
     read: real.read,
     write: real.write,
-    wait: real.wait,
-    waitAsync: real.waitAsync,
-    notify: real.notify,
+    wait: (view, index, expected, timeout) => {
+      noteWait(view, index, Kind.wait, expected, timeout);
+      return real.wait(view, index, expected, timeout);
+    },
+    waitAsync: (view, index, expected, timeout) => {
+      noteWait(view, index, Kind.waitAsync, expected, timeout);
+      return real.waitAsync(view, index, expected, timeout);
+    },
+    notify: (view, index, count) =>
+      traced(view, index, Kind.notify, count ?? -1, 0, () => {
+        const woken = real.notify(view, index, count);
+        return { result: woken, old: 0, now: 0 };
+      }),
     pause: real.pause,
+    operation<T>(region: number, op: number, arg: number, run: () => T, result: (value: T) => number): T {
+      if (holding === 0) lock(words);
+      holding++;
+      try {
+        const value = run();
+        // Logged only once the log has begun (an access of the operation may have begun it).
+        if (words[TraceWords.started] === 1 && words[TraceWords.tracedBytes] !== 0) {
+          append(Kind.operation, region, op, arg, 0, result(value));
+        }
+        return value;
+      } finally {
+        holding--;
+        if (holding === 0) unlock(words);
+      }
+    },
   };
 }

@@ -10,15 +10,29 @@
 import { getEnvironmentData, parentPort, threadId, workerData } from "node:worker_threads";
 import type { SharedMemory } from "../lib/atomics.ts";
 import type { PoolShape } from "../lib/layout.ts";
-import { TRACE_KEY, tracingBinding } from "./_trace.ts";
+import { OPS_KEY, TRACE_KEY, tracingBinding } from "./_trace.ts";
+import { recordOperations } from "./_trace_ops.ts";
 
-const { root, shape, fib, tiny } = workerData as { root: string; shape: PoolShape; fib: number; tiny: number };
+const { root, shape, fib, tiny, wave, pauseMs } = workerData as {
+  root: string;
+  shape: PoolShape;
+  /** fork-join fib(fib)s to run (two), or 0 for none. */
+  fib: number;
+  /** Tiny tasks to run. */
+  tiny: number;
+  /** Tiny tasks submitted at once, each wave awaited before the next (0: all at once). */
+  wave: number;
+  /** A pause after every fifth wave, so that the workers doze and sleep (ms); 0–5 ms after the others. */
+  pauseMs: number;
+};
 const trace = getEnvironmentData(TRACE_KEY) as SharedArrayBuffer;
 const facade = await import(new URL("lib/atomics.ts", root).href) as {
   atomicsBinding: Readonly<SharedMemory>;
   installSharedMemory(binding: SharedMemory): () => void;
 };
-facade.installSharedMemory(tracingBinding(trace, threadId, facade.atomicsBinding, "setup"));
+const binding = tracingBinding(trace, threadId, facade.atomicsBinding, "setup");
+facade.installSharedMemory(binding);
+if (getEnvironmentData(OPS_KEY) === "1") await recordOperations(root, binding);
 
 interface PoolLike {
   run(name: string, ...args: unknown[]): Promise<unknown>;
@@ -31,21 +45,44 @@ const { Pool } = await import(new URL("mod.ts", root).href) as {
 let failure = "";
 try {
   const pool = await Pool.create(new URL("./_trace_tasks.ts", import.meta.url), { ...shape });
+  // The pool's counters word (its buffer is private: reached for the steering below only).
+  const buffer = (pool as unknown as { buffer?: SharedArrayBuffer }).buffer;
+  const sleepWord = wave > 0 && buffer instanceof SharedArrayBuffer
+    ? new Int32Array(buffer, (await import(new URL("lib/layout.ts", root).href)).poolLayout(shape).sleep, 1)
+    : null;
   const expected = (n: number): number => (n < 2 ? n : expected(n - 1) + expected(n - 2));
   const jobs: Promise<unknown>[] = [];
-  for (let i = 0; i < 2; i++) {
+  for (let i = 0; fib > 0 && i < 2; i++) {
     jobs.push(
       pool.run("fib", fib, 3).then((v) => {
         if (v !== expected(fib)) failure ||= `fib(${fib}) returned ${String(v)}, not ${expected(fib)}`;
       }),
     );
   }
-  for (let i = 0; i < tiny; i++) {
+  for (let i = 0, waves = 0; i < tiny; i++) {
     jobs.push(
       pool.run("add", i, 1).then((v) => {
         if (v !== i + 1) failure ||= `add(${i}, 1) returned ${String(v)}`;
       }),
     );
+    if (wave > 0 && (i + 1) % wave === 0) {
+      await Promise.all(jobs);
+      // Now and then a long pause (the workers doze and sleep), else a short one of 0–5 ms: a wave then
+      // often lands while a worker is on its way to sleep (between getSleepy and fallAsleep's check).
+      const pause = ++waves % 5 === 0 ? pauseMs : (waves * 7) % 6;
+      if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+      // Steering toward a race: after a short pause, wait (up to 10 ms) until a worker is sleepy and not
+      // yet counted as sleeping (the JEC odd, fewer sleepers than workers), then submit at once, so that the
+      // post often lands between its announcement and its final check. The test's own peek at the counters
+      // word, with Atomics directly: not a step of the pool, and not recorded.
+      if (sleepWord !== null && waves % 5 !== 0) {
+        const until = Date.now() + 10;
+        for (;;) {
+          const c = Atomics.load(sleepWord, 0);
+          if ((((c >> 10) & 1) === 1 && (c & 0x3ff) < shape.workers) || Date.now() > until) break;
+        }
+      }
+    }
   }
   await Promise.all(jobs);
   await pool.close();

@@ -9,11 +9,15 @@
  *   own): a fork-join and a burst of tiny tasks (deque push, pop, steal and steal-half; the injector, the
  *   free list and the completion queue). In a pool each queue holds at most as many values as it has
  *   slots, so a full queue never happens there.
+ * - `sleep`: a real pool running tiny tasks only (SleepWake.tla models no joins), in waves of four with
+ *   pauses in which the workers doze and sleep, some waves submitted just as a worker is on its way to
+ *   sleep; every deque and queue operation is one recorded step (`tests/_trace_ops.ts`), as SleepWake
+ *   models them, and waits and notifies are recorded.
  * - `stress`: the deque and the queue alone, on real threads (`tests/_trace_stress.ts`): an owner pushes ids
  *   through its deque while thieves steal and steal half from every deque into their own; every thread
  *   pushes values into a 4-slot queue and pops from it (full and empty queues, racing claims).
  *
- * Usage: `_trace_run.ts --scenario pool|stress --out FILE [--root DIR_URL] [--deadline MS]` (`--root`: a
+ * Usage: `_trace_run.ts --scenario pool|stress|sleep --out FILE [--root DIR_URL] [--deadline MS]` (`--root`: a
  * directory holding `mod.ts` and `lib/`, default the repository). Exits 0 with the trace written; 1 if the
  * run failed (the trace is written anyway, with the failure in it).
  *
@@ -23,7 +27,7 @@ import { writeFileSync } from "node:fs";
 import process from "node:process";
 import { setEnvironmentData, Worker } from "node:worker_threads";
 import type { PoolLayout, PoolShape } from "../lib/layout.ts";
-import { armTrace, createTrace, readTrace, ROOT_KEY, TRACE_KEY } from "./_trace.ts";
+import { armTrace, createTrace, OPS_KEY, readTrace, ROOT_KEY, TRACE_KEY } from "./_trace.ts";
 
 function option(name: string, fallback: string): string {
   const at = process.argv.indexOf(`--${name}`);
@@ -34,6 +38,8 @@ function option(name: string, fallback: string): string {
 export interface Regions {
   deques: { base: number; stride: number; count: number; capacity: number } | null;
   queues: { name: string; base: number; capacity: number }[];
+  /** The sleep words and the control words (scenario `sleep`). */
+  sleep?: { base: number; control: number };
 }
 
 /** What a scenario's set-up tells the supervisor. */
@@ -84,7 +90,39 @@ if (scenario === "pool") {
       ],
     },
   };
-  threads = [{ script: "./_trace_pool.ts", data: { root, shape, fib: 13, tiny: 150 } }];
+  threads = [{ script: "./_trace_pool.ts", data: { root, shape, fib: 13, tiny: 150, wave: 0, pauseMs: 0 } }];
+} else if (scenario === "sleep") {
+  // Tiny tasks only (SleepWake.tla models no joins), in waves of 4 (so a worker's batch from the injector
+  // moves at most one task along, as the spec's does), with pauses in which the workers doze and sleep;
+  // every deque and queue operation is one recorded step.
+  const shape: PoolShape = {
+    workers: 3,
+    dequeCapacity: 8,
+    taskCapacity: 16,
+    inlineBytes: 192,
+    blockBytes: 1024,
+    blocks: 16,
+  };
+  const layout = layoutModule.poolLayout(shape);
+  plan = {
+    bytes: layout.totalBytes,
+    regions: {
+      deques: {
+        base: layout.deques / 4,
+        stride: layout.dequeBytes / 4,
+        count: shape.workers,
+        capacity: shape.dequeCapacity,
+      },
+      queues: [
+        { name: "injector", base: layout.injector / 4, capacity: shape.taskCapacity },
+        { name: "freeRecords", base: layout.freeRecords / 4, capacity: shape.taskCapacity },
+        { name: "completions", base: layout.completions / 4, capacity: shape.taskCapacity },
+      ],
+      sleep: { base: layout.sleep / 4, control: layout.control / 4 },
+    },
+  };
+  setEnvironmentData(OPS_KEY, "1");
+  threads = [{ script: "./_trace_pool.ts", data: { root, shape, fib: 0, tiny: 80, wave: 4, pauseMs: 30 } }];
 } else if (scenario === "stress") {
   const stressThreads = 3;
   const dequeCapacity = 8;
@@ -131,7 +169,7 @@ if (scenario === "pool") {
     },
   }));
 } else {
-  throw new RangeError(`Cannot run _trace_run.ts as '--scenario ${scenario}' is not one: use pool or stress`);
+  throw new RangeError(`Cannot run _trace_run.ts as '--scenario ${scenario}' is not one: use pool, stress or sleep`);
 }
 
 const trace = createTrace(600_000, plan.bytes);
@@ -144,7 +182,7 @@ let setupThread = -1;
 const finished = threads.map(({ script, data }) =>
   new Promise<void>((resolve) => {
     const worker = new Worker(new URL(script, import.meta.url), { workerData: data });
-    if (scenario === "pool") setupThread = worker.threadId;
+    if (scenario === "pool" || scenario === "sleep") setupThread = worker.threadId;
     worker.on("message", (m: { failure?: string }) => {
       if (m.failure) failure ||= m.failure;
       resolve();

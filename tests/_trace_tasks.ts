@@ -11,7 +11,8 @@
  */
 import { getEnvironmentData, threadId } from "node:worker_threads";
 import type { SharedMemory } from "../lib/atomics.ts";
-import { ROOT_KEY, TRACE_KEY, tracingBinding } from "./_trace.ts";
+import { OPS_KEY, ROOT_KEY, TRACE_KEY, tracingBinding } from "./_trace.ts";
+import { recordOperations } from "./_trace_ops.ts";
 
 const trace = getEnvironmentData(TRACE_KEY) as SharedArrayBuffer | undefined;
 const root = getEnvironmentData(ROOT_KEY) as string | undefined;
@@ -24,7 +25,9 @@ const facade = await import(new URL("lib/atomics.ts", root).href) as {
   atomicsBinding: Readonly<SharedMemory>;
   installSharedMemory(binding: SharedMemory): () => void;
 };
-facade.installSharedMemory(tracingBinding(trace, threadId, facade.atomicsBinding, "run"));
+const binding = tracingBinding(trace, threadId, facade.atomicsBinding, "run");
+facade.installSharedMemory(binding);
+if (getEnvironmentData(OPS_KEY) === "1") await recordOperations(root, binding);
 
 type Join = <A, B, P extends unknown[]>(a: () => A, b: (...args: P) => B, ...args: P) => [A, B];
 const { join } = await import(new URL("mod.ts", root).href) as { join: Join };
