@@ -591,20 +591,39 @@ function runTlc(
     basename(run.cfg),
     basename(run.module),
   ];
+  return runJava(java, args, work, RUN_DEADLINE_S, run.cfg).finally(() => rmSync(work, { recursive: true, force: true }));
+}
+
+/**
+ * Runs TLC (any java command) in `cwd`, killing it after `deadlineS` seconds: a run that hangs (or
+ * outgrows its model) is a failure with a message, not a stuck CI.
+ *
+ * @param java The java command.
+ * @param args Its arguments.
+ * @param cwd Where it runs.
+ * @param deadlineS The most it may take, in seconds.
+ * @param what What it checks, for the message of a run killed at its deadline.
+ * @returns What it printed (stdout and stderr, in order of arrival), its exit code and how long it took.
+ */
+export function runJava(
+  java: string,
+  args: string[],
+  cwd: string,
+  deadlineS: number,
+  what: string,
+): Promise<{ output: string; code: number | null; seconds: number }> {
   const started = performance.now();
   return new Promise((done) => {
-    const child = spawn(java, args, { cwd: work });
+    const child = spawn(java, args, { cwd });
     let output = "";
     child.stdout.on("data", (chunk) => (output += chunk));
     child.stderr.on("data", (chunk) => (output += chunk));
-    // A run that hangs (or outgrows its model) is a failure with a message, not a stuck CI.
     const deadline = setTimeout(() => {
-      output += `\nTIMED OUT: TLC ran past ${RUN_DEADLINE_S} s on ${run.cfg}; killed\n`;
+      output += `\nTIMED OUT: TLC ran past ${deadlineS} s on ${what}; killed\n`;
       child.kill("SIGKILL");
-    }, RUN_DEADLINE_S * 1000);
+    }, deadlineS * 1000);
     child.on("close", (code) => {
       clearTimeout(deadline);
-      rmSync(work, { recursive: true, force: true });
       done({ output, code, seconds: (performance.now() - started) / 1000 });
     });
   });

@@ -62,8 +62,8 @@ const layoutModule = await import(new URL("lib/layout.ts", root).href) as {
 let plan: ScenarioPlan;
 let threads: { script: string; data: unknown }[];
 let buffer: SharedArrayBuffer | null = null;
-if (scenario === "pool") {
-  // Small capacities, so that full deques are part of the run.
+/** A real pool's plan: small capacities, so that full deques are part of the run. */
+function poolPlan(withSleep: boolean): { plan: ScenarioPlan; shape: PoolShape } {
   const shape: PoolShape = {
     workers: 3,
     dequeCapacity: 8,
@@ -73,7 +73,7 @@ if (scenario === "pool") {
     blocks: 16,
   };
   const layout = layoutModule.poolLayout(shape);
-  plan = {
+  const plan: ScenarioPlan = {
     bytes: layout.totalBytes,
     regions: {
       deques: {
@@ -88,41 +88,27 @@ if (scenario === "pool") {
         { name: "completions", base: layout.completions / 4, capacity: shape.taskCapacity },
         { name: "freeBlocks", base: layout.freeBlocks / 4, capacity: shape.blocks },
       ],
+      ...(withSleep ? { sleep: { base: layout.sleep / 4, control: layout.control / 4 } } : {}),
     },
   };
-  threads = [{ script: "./_trace_pool.ts", data: { root, shape, fib: 13, tiny: 150, wave: 0, pauseMs: 0 } }];
+  return { plan, shape };
+}
+
+if (scenario === "pool") {
+  const pool = poolPlan(false);
+  plan = pool.plan;
+  threads = [{
+    script: "./_trace_pool.ts",
+    data: { root, shape: pool.shape, fib: 13, tiny: 150, wave: 0, pauseMs: 0 },
+  }];
 } else if (scenario === "sleep") {
   // Tiny tasks only (SleepWake.tla models no joins), in waves of 4 (so a worker's batch from the injector
   // moves at most one task along, as the spec's does), with pauses in which the workers doze and sleep;
   // every deque and queue operation is one recorded step.
-  const shape: PoolShape = {
-    workers: 3,
-    dequeCapacity: 8,
-    taskCapacity: 16,
-    inlineBytes: 192,
-    blockBytes: 1024,
-    blocks: 16,
-  };
-  const layout = layoutModule.poolLayout(shape);
-  plan = {
-    bytes: layout.totalBytes,
-    regions: {
-      deques: {
-        base: layout.deques / 4,
-        stride: layout.dequeBytes / 4,
-        count: shape.workers,
-        capacity: shape.dequeCapacity,
-      },
-      queues: [
-        { name: "injector", base: layout.injector / 4, capacity: shape.taskCapacity },
-        { name: "freeRecords", base: layout.freeRecords / 4, capacity: shape.taskCapacity },
-        { name: "completions", base: layout.completions / 4, capacity: shape.taskCapacity },
-      ],
-      sleep: { base: layout.sleep / 4, control: layout.control / 4 },
-    },
-  };
+  const pool = poolPlan(true);
+  plan = pool.plan;
   setEnvironmentData(OPS_KEY, "1");
-  threads = [{ script: "./_trace_pool.ts", data: { root, shape, fib: 0, tiny: 80, wave: 4, pauseMs: 30 } }];
+  threads = [{ script: "./_trace_pool.ts", data: { root, shape: pool.shape, fib: 0, tiny: 80, wave: 4, pauseMs: 30 } }];
 } else if (scenario === "stress") {
   const stressThreads = 3;
   const dequeCapacity = 8;
