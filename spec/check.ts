@@ -477,6 +477,21 @@ export function verdict(run: Run, outcome: Outcome, exitCode: number | null): { 
   return { text: `ERROR (${outcome.otherError ?? `exit ${exitCode}`})`, ok: false };
 }
 
+/**
+ * Prints the banner of a check that could not run TLC: SKIPPED, why, and how to give it a jar.
+ *
+ * @param what The check ("TLA+ model check", "trace validation").
+ * @param reason Why TLC cannot run.
+ */
+export function printSkipped(what: string, reason: string): void {
+  console.log("");
+  console.log("==================================================================");
+  console.log(`SKIPPED: ${what} not run: ${reason}`);
+  console.log("Nothing was checked. Set TLA2TOOLS_JAR, or put tla2tools.jar at");
+  console.log(`${cachedJarPath()}, or run on a machine with network access.`);
+  console.log("==================================================================");
+}
+
 /** Why TLC cannot run here (no Java, no jar): the run is SKIPPED, never passed. */
 export class Skip extends Error {}
 
@@ -701,12 +716,7 @@ async function main(argv: string[]): Promise<number> {
     jar = await findJar();
   } catch (error) {
     if (!(error instanceof Skip)) throw error;
-    console.log("");
-    console.log("==================================================================");
-    console.log(`SKIPPED: TLA+ model check not run: ${error.message}`);
-    console.log("Nothing was checked. Set TLA2TOOLS_JAR, or put tla2tools.jar at");
-    console.log(`${cachedJarPath()}, or run on a machine with network access.`);
-    console.log("==================================================================");
+    printSkipped("TLA+ model check", error.message);
     return problems > 0 ? 1 : 2;
   }
 

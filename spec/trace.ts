@@ -28,7 +28,7 @@ import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { ALL_MUTANTS, applyPatches, type Mutant, SLEEP_MUTANTS } from "../tests/mutants/mutants.ts";
-import { cachedJarPath, findJar, findJava, parseTlcOutput, runJava, Skip } from "./check.ts";
+import { findJar, findJava, parseTlcOutput, printSkipped, runJava, Skip } from "./check.ts";
 import { Kind } from "../tests/_trace.ts";
 
 const specDir = dirname(fileURLToPath(import.meta.url));
@@ -585,10 +585,7 @@ async function main(argv: string[]): Promise<number> {
     jar = await findJar();
   } catch (error) {
     if (!(error instanceof Skip)) throw error;
-    console.log("==================================================================");
-    console.log(`SKIPPED: trace validation not run: ${error.message}`);
-    console.log(`Nothing was checked. Set TLA2TOOLS_JAR, or put tla2tools.jar at ${cachedJarPath()}.`);
-    console.log("==================================================================");
+    printSkipped("trace validation", error.message);
     return 2;
   }
   let problems = 0;

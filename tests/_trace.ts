@@ -35,6 +35,7 @@
  */
 
 import type { Int32View, SharedMemory } from "../lib/atomics.ts";
+import { Fn } from "./lincheck/protocol.ts";
 
 /** The environment-data keys of a traced run: the trace buffer, and the root URL of the `lib/` under test. */
 export const TRACE_KEY = "filch.trace.buffer";
@@ -69,22 +70,14 @@ export const TraceWords = Object.freeze({
 /** Int32 words per record: thread, kind, word index, operand a, operand b, old value, new value, spare. */
 export const RECORD_WORDS = 8;
 
-/** The kind of a recorded access. */
+/**
+ * The kind of a recorded access: the facade function, coded as the interleaving harness codes it
+ * (`tests/lincheck/protocol.ts`, `Fn`: load 1 … notify 11), and whole operations. For `wait` and
+ * `waitAsync`, a = the expected value, b = the timeout (-1: none), old = now = the word when it was
+ * called; for `notify`, a = the count (-1: all).
+ */
 export const Kind = Object.freeze({
-  load: 1,
-  store: 2,
-  compareExchange: 3,
-  add: 4,
-  sub: 5,
-  exchange: 6,
-  or: 7,
-  and: 8,
-  /** `Atomics.wait`: a = expected, b = timeout (-1: none), old = now = the word when it was called. */
-  wait: 9,
-  /** `Atomics.waitAsync`: as wait. */
-  waitAsync: 10,
-  /** `Atomics.notify`: a = count (-1: all). */
-  notify: 11,
+  ...Fn,
   /**
    * A whole deque or queue operation, made atomic (see {@link TracingBinding.operation}): word = the
    * region's first word, a = the operation ({@link Operation}), b = its argument, now = its result.
