@@ -1,0 +1,77 @@
+/**
+ * npm on Node 22 and Node 24, as a consumer installs it: the packed tarball `npm install`ed into a
+ * throwaway project, run from a TypeScript consumer (`node main.ts`: Node strips the types, in the main
+ * thread and in the workers) and a JavaScript one (`node main.mjs`), each running 10k tasks and a fork-join
+ * fib whose pieces are stolen. Node 24 is the project's own (`node_modules/.bin/node`); Node 22 is the
+ * consumer project's: it installs `node@22` from the npm registry beside filch, as a project that pins its
+ * Node does (the repository cannot hold two `node` packages: their bin links collide).
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { assertConsumerRan, bin, consumerFiles, packTarball, runCommand } from "./_consumer.ts";
+import { assert, assertEquals, test, within } from "./_test.ts";
+
+/** The Node 22 the consumer installs (the newest 22.x when this was written; types are stripped by default). */
+const NODE_22 = "22.23.3";
+
+const JS_TASKS = `import { join } from "filch";
+export function add(a, b) {
+  return a + b;
+}
+export function fib(n) {
+  if (n < 18) {
+    let a = 0, b = 1;
+    for (let i = 0; i < n; i++) [a, b] = [b, a + b];
+    return a;
+  }
+  const [x, y] = join(() => fib(n - 1), fib, n - 2);
+  return x + y;
+}
+`;
+
+const JS_MAIN = `import { Pool } from "filch";
+const pool = await Pool.create(new URL("./tasks.mjs", import.meta.url), { workers: 2 });
+const sums = await Promise.all(Array.from({ length: 10_000 }, (_, i) => pool.run("add", i, 1)));
+const fib = await pool.run("fib", 30);
+const steals = pool.stats().workers.reduce((sum, w) => sum + w.successfulSteals, 0);
+await pool.close();
+console.log("RESULT " + JSON.stringify({ ok: sums.every((v, i) => v === i + 1), fib, steals }));
+`;
+
+test(
+  "npm on Node 22 and 24: a TypeScript and a JavaScript consumer of the installed tarball each run 10k tasks and a stealing fork-join fib",
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), "filch-npm-"));
+    try {
+      const tarball = await within(packTarball(dir), 120_000, "npm pack");
+      const project = join(dir, "project");
+      mkdirSync(project);
+      writeFileSync(join(project, "package.json"), '{ "name": "consumer", "private": true, "type": "module" }\n');
+      const installed = await within(
+        runCommand("npm", ["install", "--no-audit", "--no-fund", tarball, `node@${NODE_22}`], project),
+        300_000,
+        "npm install of the tarball and node@22",
+      );
+      assertEquals(installed.code, 0, `npm install failed:\n${installed.output.slice(-3000)}`);
+      for (const [name, text] of Object.entries(consumerFiles("filch"))) writeFileSync(join(project, name), text);
+      writeFileSync(join(project, "tasks.mjs"), JS_TASKS);
+      writeFileSync(join(project, "main.mjs"), JS_MAIN);
+      const nodes: [string, string, string][] = [
+        ["Node 22", join(project, "node_modules", "node", "bin", "node"), "v22."],
+        ["Node 24", bin("node"), "v24."],
+      ];
+      for (const [label, node, major] of nodes) {
+        const version = await within(runCommand(node, ["--version"], project), 30_000, `${label} --version`);
+        assert(version.output.trim().startsWith(major), `${label} is ${version.output.trim()}`);
+        for (const main of ["main.ts", "main.mjs"]) {
+          const run = await within(runCommand(node, [main], project), 120_000, `${label} ${main}`);
+          assertConsumerRan(`${label} (${version.output.trim()}) node ${main}`, run);
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+  600_000,
+);
