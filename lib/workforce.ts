@@ -161,7 +161,10 @@ export class Workforce {
           resolve(m.names!);
         } else if (m.type === "load-error") {
           const cause = decode(m.bytes!, 0, m.bytes!.length) as Error;
-          fail(new ModuleLoadError(moduleUrl, `it threw while loading: ${messageOf(cause)}`, { cause }));
+          const message = messageOf(cause);
+          const at = whereItThrew(cause);
+          const where = at !== undefined && !message.includes(at) ? ` (at ${at})` : "";
+          fail(new ModuleLoadError(moduleUrl, `it threw while loading: ${message}${where}`, { cause }));
         } else if (m.type === "payload") {
           this.events.payload(m.handle!, m.bytes!);
         } else if (m.type === "buffer") {
@@ -247,4 +250,27 @@ export class Workforce {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+// A source location in a stack or a message: a file URL or path, a line, perhaps a column. Runtimes write
+// them as `file:///app/tasks.ts:3:7`, `/app/tasks.ts:3:11`, `(at /app/tasks.ts:2:9)` (Bun's BuildMessage),
+// or `/app/tasks.ts:2` above a code frame (Node's SyntaxError).
+const LOCATION = /((?:file:\/\/|https?:\/\/|\/)[^\s()'"]*?\.[cm]?[jt]sx?):(\d+)(?::(\d+))?/g;
+// filch's own files, whose frames (the loader's caller) are not where a task module threw.
+const OWN_DIR = new URL("./", import.meta.url);
+
+/**
+ * Where a task module's loader error points, as `path:line[:column]`: the first location in its stack (or
+ * its message) outside filch's own files, or undefined when the runtime gave none (a thrown string; Bun's
+ * ResolveMessage for a missing export).
+ */
+function whereItThrew(error: unknown): string | undefined {
+  const stack = typeof error === "object" && error !== null ? (error as { stack?: unknown }).stack : undefined;
+  const text = `${typeof stack === "string" ? stack : ""}\n${messageOf(error)}`;
+  for (const m of text.matchAll(LOCATION)) {
+    const path = m[1];
+    if (path.startsWith(OWN_DIR.href) || path.startsWith(decodeURIComponent(OWN_DIR.pathname))) continue;
+    return m[3] === undefined ? `${path}:${m[2]}` : `${path}:${m[2]}:${m[3]}`;
+  }
+  return undefined;
 }

@@ -473,6 +473,29 @@ test("load errors carry the loader's message; a cyclic cause keeps the task's ow
   }
 });
 
+test("a load error names where the task module threw (file:line), on every runtime; a thrown string has none to give", async () => {
+  // Written at run time, as test 19's: modules that throw while loading.
+  const dir = mkdtempSync(join(tmpdir(), "filch-throws-"));
+  writeFileSync(join(dir, "package.json"), '{ "type": "module" }');
+  writeFileSync(
+    join(dir, "throws_at_load.mjs"),
+    'export function never() {\n  return 0;\n}\nthrow new TypeError("broken at line 4");\n',
+  );
+  writeFileSync(join(dir, "throws_string.mjs"), 'export function never() {\n  return 0;\n}\nthrow "a bare string";\n');
+  const throws = pathToFileURL(join(dir, "throws_at_load.mjs"));
+  const a = await within(assertRejects(Pool.create(throws, { workers: 1 })), 20_000, "create (throws)");
+  assert(a instanceof ModuleLoadError && a.url === throws.href, `ModuleLoadError: ${String(a)}`);
+  const message = (a as Error).message;
+  assert(message.includes("broken at line 4"), `the original message: ${message}`);
+  assert(/throws_at_load\.mjs:4(:\d+)?\)/.test(message), `where it threw, file:line: ${message}`);
+  const bare = pathToFileURL(join(dir, "throws_string.mjs"));
+  const b = await within(assertRejects(Pool.create(bare, { workers: 1 })), 20_000, "create (string)");
+  assert(
+    b instanceof ModuleLoadError && (b as Error).message.endsWith("it threw while loading: a bare string"),
+    String(b),
+  );
+});
+
 // ---- smaller (20) ----
 
 test("option errors name the option, its rule and the value as given (20)", async () => {
