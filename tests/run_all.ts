@@ -5,7 +5,8 @@
  * 1. static checks: `deno fmt --check`, `deno lint`, `deno check`, `tsc --noEmit`, `deno doc --lint`;
  * 2. the doc examples (`deno test --doc`);
  * 3. the test files under the three runners: `deno test`, `bun test`, `node --test` (Node 24);
- * 4. the npm build (`tsc -p tsconfig.build.json`) smoke-tested on the machine's own Node (20);
+ * 4. the npm build (`tsc -p tsconfig.build.json`) smoke-tested on the machine's own Node (20), and `deno
+ *    compile` of a consumer project (SKIPPED where deno cannot fetch the runtime it embeds);
  * 5. the TLA+ model checks (`spec/check.ts`), when present;
  * 6. trace validation (`spec/trace.ts`): logs of real runs checked by TLC against the specs.
  *
@@ -203,6 +204,20 @@ if (await step("npm build (tsc -p tsconfig.build.json)", join(bin, "tsc"), ["-p"
     const failed = count(smoke.output, /(\d+) failed/);
     outcomes.push({ name: "npm build smoke (system node)", passed, failed, ok: smoke.code === 0 && passed > 0 });
   }
+}
+
+// 4b. deno compile of a consumer project: SKIPPED (exit 2, never a pass) where deno cannot fetch its runtime.
+{
+  const compiled = await run(join(bin, "node"), [join(root, "tests", "deno_compile.ts")]);
+  const skipped = compiled.code === 2;
+  outcomes.push({
+    name: "deno compile consumer",
+    passed: compiled.code === 0 ? 1 : 0,
+    failed: compiled.code === 0 || skipped ? 0 : 1,
+    ok: compiled.code === 0 || skipped,
+    skipped: skipped ? compiled.output.split("\n").find((l) => l.startsWith("SKIPPED:"))?.slice(9) : undefined,
+    failures: compiled.code === 0 || skipped ? undefined : compiled.output.slice(-3000),
+  });
 }
 
 // 5. The TLA+ model checks.
