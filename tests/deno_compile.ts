@@ -36,7 +36,9 @@ try {
   if (compiled.code !== 0) {
     const download = /dns error|failed to lookup address|error sending request|failed to download|denort/i;
     if (download.test(compiled.output) && process.env.DENORT_BIN === undefined) {
-      const reason = compiled.output.split("\n").find((l) => download.test(l))?.trim() ?? "download failed";
+      // deno colors its messages even under NO_COLOR here: the escapes go, so the reason reads plainly.
+      const plain = compiled.output.replace(new RegExp(String.fromCharCode(27) + "\\[[0-9;]*m", "g"), "");
+      const reason = plain.split("\n").find((l) => download.test(l))?.trim() ?? "download failed";
       console.log(`SKIPPED: deno compile could not fetch the runtime it embeds (denort): ${reason}`);
       console.log("Nothing was checked. Set DENORT_BIN to a denort binary, or run where deno can download it.");
       code = 2;
