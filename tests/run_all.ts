@@ -6,7 +6,8 @@
  * 2. the doc examples (`deno test --doc`);
  * 3. the test files under the three runners: `deno test`, `bun test`, `node --test` (Node 24);
  * 4. the npm build (`tsc -p tsconfig.build.json`) smoke-tested on the machine's own Node (20), and `deno
- *    compile` of a consumer project (SKIPPED where deno cannot fetch the runtime it embeds);
+ *    compile` of a consumer project (SKIPPED where deno cannot fetch the runtime it embeds), and the packed
+ *    npm build in headless Chromium (SKIPPED without Chromium, a failure under CI);
  * 5. the TLA+ model checks (`spec/check.ts`), when present;
  * 6. trace validation (`spec/trace.ts`): logs of real runs checked by TLC against the specs.
  *
@@ -217,6 +218,26 @@ if (await step("npm build (tsc -p tsconfig.build.json)", join(bin, "tsc"), ["-p"
     ok: compiled.code === 0 || skipped,
     skipped: skipped ? compiled.output.split("\n").find((l) => l.startsWith("SKIPPED:"))?.slice(9) : undefined,
     failures: compiled.code === 0 || skipped ? undefined : compiled.output.slice(-3000),
+  });
+}
+
+// 4c. The unbundled npm build in headless Chromium. Without Chromium it is SKIPPED (exit 2), never a pass;
+// under CI (CI=true, where .ci/run installs Debian's chromium) a skip is a failure: CI must not skip it.
+{
+  const browser = await run(join(bin, "node"), [join(root, "tests", "browser_consumer.ts")]);
+  const skipped = browser.code === 2;
+  const mustRun = process.env.CI === "true" || process.env.CI === "1";
+  const passed = browser.code === 0 ? count(browser.output, /(\d+) passed, \d+ failed/) : 0;
+  const ok = (browser.code === 0 && passed > 0) || (skipped && !mustRun);
+  outcomes.push({
+    name: "browser (Chromium, npm build)",
+    passed,
+    failed: ok ? 0 : 1,
+    ok,
+    skipped: skipped && !mustRun
+      ? browser.output.split("\n").find((l) => l.startsWith("SKIPPED:"))?.slice(9)
+      : undefined,
+    failures: ok ? undefined : (skipped ? "CI must not skip the browser step: " : "") + browser.output.slice(-3000),
   });
 }
 

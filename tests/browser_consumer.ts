@@ -1,0 +1,206 @@
+/**
+ * The unbundled npm build in a real browser (step 4c of `npm test`): the packed tarball's files served over
+ * loopback with the cross-origin isolation headers (COOP `same-origin`, COEP `require-corp`), a page that
+ * imports `dist/mod.js` and runs 10k tasks and a fork-join fib that must steal, in headless Chromium
+ * (Debian's `chromium`, which `.ci/run` installs when it is missing). The same page served without the
+ * headers must fail with the pool's own error naming them (the control: the check can fail, and the
+ * failure is named, not silent).
+ *
+ * Chromium is driven through its DevTools protocol over a WebSocket (Node's own client): no driver package.
+ * Exit 0: both pages as expected; 1: anything else; 2: no Chromium here (SKIPPED, with the reason, never a
+ * pass; `npm test` counts a skip under CI as a failure: CI must not skip it).
+ *
+ * @module
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { extname, join, normalize } from "node:path";
+import process from "node:process";
+import { packTarball, runCommand } from "./_consumer.ts";
+
+const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+const DEADLINE_MS = 90_000;
+
+const TASKS = `import { join } from "./filch/dist/mod.js";
+export function add(a, b) {
+  return a + b;
+}
+export function fib(n) {
+  if (n < 18) {
+    let a = 0, b = 1;
+    for (let i = 0; i < n; i++) [a, b] = [b, a + b];
+    return a;
+  }
+  const [x, y] = join(() => fib(n - 1), fib, n - 2);
+  return x + y;
+}
+`;
+
+const MAIN = `import { Pool } from "./filch/dist/mod.js";
+try {
+  const pool = await Pool.create(new URL("./tasks.js", import.meta.url), { workers: 2 });
+  const sums = await Promise.all(Array.from({ length: 10_000 }, (_, i) => pool.run("add", i, 1)));
+  const fib = await pool.run("fib", 30);
+  const steals = pool.stats().workers.reduce((sum, w) => sum + w.successfulSteals, 0);
+  await pool.close();
+  globalThis.__result = { ok: sums.every((v, i) => v === i + 1), fib, steals };
+} catch (error) {
+  globalThis.__result = { error: (error && error.name) + ": " + (error && error.message) };
+}
+`;
+
+const TYPES: Record<string, string> = { ".html": "text/html", ".js": "text/javascript", ".json": "application/json" };
+
+function serve(dir: string, isolated: boolean): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    const path = normalize(decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname));
+    const file = join(dir, path === "/" ? "index.html" : path);
+    if (!file.startsWith(dir) || !existsSync(file)) {
+      res.writeHead(404).end();
+      return;
+    }
+    const headers: Record<string, string> = { "content-type": TYPES[extname(file)] ?? "application/octet-stream" };
+    if (isolated) {
+      headers["cross-origin-opener-policy"] = "same-origin";
+      headers["cross-origin-embedder-policy"] = "require-corp";
+    }
+    res.writeHead(200, headers).end(readFileSync(file));
+  });
+  return new Promise((resolve) => {
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address() as { port: number };
+      resolve({ server, url: `http://127.0.0.1:${address.port}/` });
+    });
+  });
+}
+
+/** Opens `url` in headless Chromium and waits for the page's `__result`. */
+async function runPage(url: string, profile: string): Promise<Record<string, unknown>> {
+  const chromium = spawn(CHROMIUM, [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    `--user-data-dir=${profile}`,
+    "--remote-debugging-port=0",
+    url,
+  ]);
+  let stderr = "";
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`Chromium did not start within 30 s:\n${stderr}`)), 30_000);
+      chromium.stderr.on("data", (chunk) => {
+        stderr += chunk;
+        const m = /DevTools listening on ws:\/\/127\.0\.0\.1:(\d+)\//.exec(stderr);
+        if (m) {
+          clearTimeout(timer);
+          resolve(Number(m[1]));
+        }
+      });
+      chromium.on("exit", (code) => reject(new Error(`Chromium exited (${code}) before it listened:\n${stderr}`)));
+    });
+    const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json() as {
+      type: string;
+      url: string;
+      webSocketDebuggerUrl: string;
+    }[];
+    const page = targets.find((t) => t.type === "page" && t.url.startsWith(url));
+    if (page === undefined) throw new Error(`no page target for ${url}: ${JSON.stringify(targets)}`);
+    const socket = new WebSocket(page.webSocketDebuggerUrl);
+    await new Promise((resolve, reject) => {
+      socket.onopen = resolve;
+      socket.onerror = () => reject(new Error("could not connect to the page's DevTools socket"));
+    });
+    let id = 0;
+    const pending = new Map<number, (value: unknown) => void>();
+    socket.onmessage = (event) => {
+      const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown };
+      if (message.id !== undefined) pending.get(message.id)?.(message.result);
+    };
+    const evaluate = (expression: string) =>
+      new Promise<unknown>((resolve) => {
+        pending.set(++id, resolve);
+        socket.send(JSON.stringify({ id, method: "Runtime.evaluate", params: { expression, returnByValue: true } }));
+      });
+    const until = Date.now() + DEADLINE_MS;
+    while (Date.now() < until) {
+      const result = await evaluate("JSON.stringify(globalThis.__result ?? null)") as { result?: { value?: string } };
+      const value = result?.result?.value;
+      if (typeof value === "string" && value !== "null") {
+        socket.close();
+        return JSON.parse(value);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    socket.close();
+    throw new Error(`the page set no result within ${DEADLINE_MS} ms`);
+  } finally {
+    chromium.kill("SIGKILL");
+  }
+}
+
+let code = 1;
+const dir = mkdtempSync(join(tmpdir(), "filch-browser-"));
+try {
+  const version = existsSync(CHROMIUM) ? await runCommand(CHROMIUM, ["--version"], dir) : null;
+  if (version === null || version.code !== 0) {
+    console.log(`SKIPPED: no Chromium at ${CHROMIUM} (install Debian's chromium, or set CHROMIUM)`);
+    code = 2;
+  } else {
+    console.log(version.output.trim());
+    const site = join(dir, "site");
+    mkdirSync(join(site, "filch"), { recursive: true });
+    const tarball = await packTarball(dir);
+    const untar = await runCommand("tar", ["xzf", tarball, "-C", join(site, "filch"), "--strip-components=1"], dir);
+    if (untar.code !== 0) throw new Error(`tar failed: ${untar.output}`);
+    writeFileSync(join(site, "tasks.js"), TASKS);
+    writeFileSync(join(site, "main.js"), MAIN);
+    writeFileSync(join(site, "index.html"), '<!doctype html><script type="module" src="./main.js"></script>\n');
+    let passed = 0;
+    let failed = 0;
+
+    const isolated = await serve(site, true);
+    try {
+      const result = await runPage(isolated.url, join(dir, "profile-1"));
+      if (result.ok === true && result.fib === 832040 && (result.steals as number) > 0) {
+        console.log(`ok: cross-origin isolated page: 10k tasks, fib(30), ${String(result.steals)} steals`);
+        passed++;
+      } else {
+        console.log(`FAILED: cross-origin isolated page: ${JSON.stringify(result)}`);
+        failed++;
+      }
+    } finally {
+      isolated.server.close();
+    }
+
+    const plain = await serve(site, false);
+    try {
+      const result = await runPage(plain.url, join(dir, "profile-2"));
+      const error = String(result.error ?? "");
+      if (error.includes("Cross-Origin-Opener-Policy") && error.includes("Cross-Origin-Embedder-Policy")) {
+        console.log(`ok: without the headers the pool's error names them: ${error.slice(0, 120)}…`);
+        passed++;
+      } else {
+        console.log(
+          `FAILED: without the headers: expected the pool's error naming them, got ${JSON.stringify(result)}`,
+        );
+        failed++;
+      }
+    } finally {
+      plain.server.close();
+    }
+    console.log(`browser (unbundled npm build, headless Chromium): ${passed} passed, ${failed} failed`);
+    code = failed === 0 ? 0 : 1;
+  }
+} catch (error) {
+  console.log(`FAILED: ${(error as Error).message}`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exit(code);
