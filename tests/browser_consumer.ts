@@ -23,7 +23,8 @@ import { packTarball, runCommand } from "./_consumer.ts";
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const DEADLINE_MS = 90_000;
 
-const TASKS = `import { join } from "./filch/dist/mod.js";
+const tasks = (specifier: string) =>
+  `import { join } from "${specifier}";
 export function add(a, b) {
   return a + b;
 }
@@ -38,7 +39,8 @@ export function fib(n) {
 }
 `;
 
-const MAIN = `import { Pool } from "./filch/dist/mod.js";
+const main = (specifier: string) =>
+  `import { Pool } from "${specifier}";
 try {
   const pool = await Pool.create(new URL("./tasks.js", import.meta.url), { workers: 2 });
   const sums = await Promise.all(Array.from({ length: 10_000 }, (_, i) => pool.run("add", i, 1)));
@@ -50,6 +52,22 @@ try {
   globalThis.__result = { error: (error && error.name) + ": " + (error && error.message) };
 }
 `;
+
+const PAGE = '<!doctype html><script type="module" src="./main.js"></script>\n';
+
+/** The esbuild the consumer installs, and the README's recipe: the task module and filch's worker entry
+ * are entry points of their own (bundlers do not follow a worker's URL), flat in one output directory. */
+const ESBUILD = "0.28.2";
+const ESBUILD_RECIPE = [
+  "main.js",
+  "tasks.js",
+  "node_modules/filch/dist/lib/worker_thread.js",
+  "--bundle",
+  "--format=esm",
+  "--platform=browser",
+  "--outdir=out",
+  "--entry-names=[name]",
+] as const;
 
 const TYPES: Record<string, string> = { ".html": "text/html", ".js": "text/javascript", ".json": "application/json" };
 
@@ -154,48 +172,62 @@ try {
     code = 2;
   } else {
     console.log(version.output.trim());
-    const site = join(dir, "site");
-    mkdirSync(join(site, "filch"), { recursive: true });
     const tarball = await packTarball(dir);
-    const untar = await runCommand("tar", ["xzf", tarball, "-C", join(site, "filch"), "--strip-components=1"], dir);
-    if (untar.code !== 0) throw new Error(`tar failed: ${untar.output}`);
-    writeFileSync(join(site, "tasks.js"), TASKS);
-    writeFileSync(join(site, "main.js"), MAIN);
-    writeFileSync(join(site, "index.html"), '<!doctype html><script type="module" src="./main.js"></script>\n');
     let passed = 0;
     let failed = 0;
-
-    const isolated = await serve(site, true);
-    try {
-      const result = await runPage(isolated.url, join(dir, "profile-1"));
-      if (result.ok === true && result.fib === 832040 && (result.steals as number) > 0) {
-        console.log(`ok: cross-origin isolated page: 10k tasks, fib(30), ${String(result.steals)} steals`);
-        passed++;
-      } else {
-        console.log(`FAILED: cross-origin isolated page: ${JSON.stringify(result)}`);
-        failed++;
-      }
-    } finally {
-      isolated.server.close();
-    }
-
-    const plain = await serve(site, false);
-    try {
-      const result = await runPage(plain.url, join(dir, "profile-2"));
-      const error = String(result.error ?? "");
-      if (error.includes("Cross-Origin-Opener-Policy") && error.includes("Cross-Origin-Embedder-Policy")) {
-        console.log(`ok: without the headers the pool's error names them: ${error.slice(0, 120)}…`);
-        passed++;
-      } else {
+    const expect = async (what: string, site: string, isolated: boolean, profile: string) => {
+      const served = await serve(site, isolated);
+      try {
+        const result = await runPage(served.url, join(dir, profile));
+        const error = String(result.error ?? "");
+        const ok = isolated
+          ? result.ok === true && result.fib === 832040 && (result.steals as number) > 0
+          : error.includes("Cross-Origin-Opener-Policy") && error.includes("Cross-Origin-Embedder-Policy");
         console.log(
-          `FAILED: without the headers: expected the pool's error naming them, got ${JSON.stringify(result)}`,
+          ok
+            ? `ok: ${what}: ${
+              isolated ? `10k tasks, fib(30), ${String(result.steals)} steals` : error.slice(0, 110) + "…"
+            }`
+            : `FAILED: ${what}: ${JSON.stringify(result)}`,
         );
-        failed++;
+        if (ok) passed++;
+        else failed++;
+      } finally {
+        served.server.close();
       }
-    } finally {
-      plain.server.close();
+    };
+
+    // The unbundled npm build: the tarball's files as they are, imported by path.
+    const site = join(dir, "site");
+    mkdirSync(join(site, "filch"), { recursive: true });
+    const untar = await runCommand("tar", ["xzf", tarball, "-C", join(site, "filch"), "--strip-components=1"], dir);
+    if (untar.code !== 0) throw new Error(`tar failed: ${untar.output}`);
+    writeFileSync(join(site, "tasks.js"), tasks("./filch/dist/mod.js"));
+    writeFileSync(join(site, "main.js"), main("./filch/dist/mod.js"));
+    writeFileSync(join(site, "index.html"), PAGE);
+    await expect("unbundled npm build, cross-origin isolated", site, true, "profile-1");
+    await expect("unbundled npm build, without the headers: the pool's error names them", site, false, "profile-2");
+
+    // esbuild: a project that installed the tarball and esbuild, bundled as the README's recipe says.
+    const project = join(dir, "esbuild");
+    mkdirSync(project);
+    writeFileSync(join(project, "package.json"), '{ "name": "consumer", "private": true, "type": "module" }\n');
+    const installed = await runCommand(
+      "npm",
+      ["install", "--no-audit", "--no-fund", tarball, `esbuild@${ESBUILD}`],
+      project,
+    );
+    if (installed.code !== 0) {
+      throw new Error(`npm install of the tarball and esbuild failed:\n${installed.output.slice(-2000)}`);
     }
-    console.log(`browser (unbundled npm build, headless Chromium): ${passed} passed, ${failed} failed`);
+    writeFileSync(join(project, "tasks.js"), tasks("filch"));
+    writeFileSync(join(project, "main.js"), main("filch"));
+    const built = await runCommand(join(project, "node_modules", ".bin", "esbuild"), [...ESBUILD_RECIPE], project);
+    if (built.code !== 0) throw new Error(`the esbuild recipe failed:\n${built.output.slice(-2000)}`);
+    writeFileSync(join(project, "out", "index.html"), PAGE);
+    await expect("esbuild bundle (README recipe), cross-origin isolated", join(project, "out"), true, "profile-3");
+
+    console.log(`browser (headless Chromium): ${passed} passed, ${failed} failed`);
     code = failed === 0 ? 0 : 1;
   }
 } catch (error) {

@@ -21,6 +21,17 @@ export const runtimeFamily: "web" | "node" = "Deno" in globalThis || "Bun" in gl
   : "node";
 
 /**
+ * Imports the Node built-in module `node:name`, on the runtimes that have one (Node, Deno, Bun). The
+ * specifier is computed, not written, so that a browser bundler (esbuild, Vite) building a page that uses
+ * filch does not try to resolve it and fail: a browser never takes the paths that call this (its
+ * {@link threadApi} is "web").
+ */
+function builtin<T>(name: string): Promise<T> {
+  const specifier = `node:${name}`;
+  return import(/* @vite-ignore */ specifier) as Promise<T>;
+}
+
+/**
  * How this runtime starts threads: `node:worker_threads` on Node and on Deno (whose implementation of it,
  * unlike its web `Worker`, can `unref` a thread, so that an idle pool lets the process exit), the web
  * `Worker` on Bun (which can `unref` its web workers) and in browsers.
@@ -113,8 +124,8 @@ export async function startThread(
   argv?: string[],
 ): Promise<ThreadHandle> {
   if (threadApi === "worker_threads") {
-    const { Worker } = await import("node:worker_threads");
-    const { fileURLToPath } = await import("node:url");
+    const { Worker } = await builtin<typeof import("node:worker_threads")>("worker_threads");
+    const { fileURLToPath } = await builtin<typeof import("node:url")>("url");
     // Deno kills the whole process (a V8 fatal error) when a worker without resource limits runs out of
     // memory; with limits, only the worker dies (ERR_WORKER_OUT_OF_MEMORY), as on Node. So Deno's workers
     // always get the main heap's own limit unless the pool was given one.
@@ -169,7 +180,7 @@ function remoteEntry(url: URL): string | URL {
 
 /** The main heap's limit, as worker resource limits (Deno's default for a worker is none at all). */
 async function mainHeapLimits(): Promise<ResourceLimits> {
-  const v8 = await import("node:v8");
+  const v8 = await builtin<typeof import("node:v8")>("v8");
   return { maxOldGenerationSizeMb: Math.floor(v8.getHeapStatistics().heap_size_limit / 2 ** 20) };
 }
 
@@ -188,7 +199,7 @@ async function mainHeapLimits(): Promise<ResourceLimits> {
  */
 export async function parentPort(): Promise<ParentPort> {
   if (threadApi === "worker_threads") {
-    const threads = await import("node:worker_threads");
+    const threads = await builtin<typeof import("node:worker_threads")>("worker_threads");
     const port = threads.parentPort;
     if (port === null) throw new Error("Cannot open the parent port as this is the main thread: call it in a worker");
     return {
