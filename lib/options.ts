@@ -63,6 +63,13 @@ export interface PoolOptions {
    * replacement starts. Deno's workers default to the main heap's limit.
    */
   resourceLimits?: ResourceLimits;
+  /**
+   * Where filch's worker entry is, when a bundler moved it (the package export `filch/worker`, as your
+   * bundler emitted it: with Vite, `import workerUrl from "filch/worker?worker&url"`): a URL, anything with
+   * an absolute URL in `href`, or an absolute URL string. Default: the entry beside filch's own module, which
+   * is right unbundled, on Node, Deno and Bun, and with the esbuild recipe of the README.
+   */
+  workerUrl?: string | { readonly href: string };
 }
 
 /** The options with their defaults applied and checked. */
@@ -72,6 +79,8 @@ export interface ResolvedOptions {
   onError: ((error: unknown, task: string) => void) | undefined;
   loadTimeout: number;
   resourceLimits: ResourceLimits | undefined;
+  /** The worker entry's absolute URL, or undefined for the default. */
+  workerUrl: string | undefined;
 }
 
 const DEFAULTS = { dequeCapacity: 256, taskCapacity: 4096, inlineBytes: 192, blockBytes: 1024, blocks: 4096 };
@@ -147,7 +156,23 @@ export function resolveOptions(options: unknown): ResolvedOptions {
       }
     }
   }
-  return { shape, name: o.name ?? "filch", onError: o.onError, loadTimeout, resourceLimits: limits };
+  let workerUrl: string | undefined;
+  if (o.workerUrl !== undefined) {
+    const given = o.workerUrl as unknown;
+    const href = typeof given === "string"
+      ? given
+      : typeof given === "object" && given !== null && typeof (given as { href?: unknown }).href === "string"
+      ? (given as { href: string }).href
+      : undefined;
+    if (href === undefined || !URL.canParse(href)) {
+      throw new TypeError(
+        `Cannot create pool as 'workerUrl' must be a URL or an absolute URL string: received ${describe(given)} ` +
+          `(with Vite: import workerUrl from "filch/worker?worker&url", then new URL(workerUrl, location.href))`,
+      );
+    }
+    workerUrl = new URL(href).href;
+  }
+  return { shape, name: o.name ?? "filch", onError: o.onError, loadTimeout, resourceLimits: limits, workerUrl };
 }
 
 function integer(name: string, value: unknown, min: number, max: number, rule: string): asserts value is number {

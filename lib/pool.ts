@@ -206,7 +206,13 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       if (this.submitting !== undefined) this.repairSubmission();
     };
     this.workforce = new Workforce(
-      { name: options.name, moduleUrl, loadTimeout: options.loadTimeout, resourceLimits: options.resourceLimits },
+      {
+        name: options.name,
+        moduleUrl,
+        loadTimeout: options.loadTimeout,
+        resourceLimits: options.resourceLimits,
+        workerUrl: options.workerUrl,
+      },
       {
         died: (index, cause) => this.workerDied(index, cause),
         buffer: (id, sab) => {

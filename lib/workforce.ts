@@ -56,6 +56,8 @@ export interface WorkforceOptions {
   loadTimeout: number;
   /** Heap limits of each worker thread, where the runtime has them. */
   resourceLimits: ResourceLimits | undefined;
+  /** The worker entry's URL, where a bundler moved it; undefined: the one beside this module. */
+  workerUrl: string | undefined;
 }
 
 /**
@@ -98,13 +100,15 @@ export class Workforce {
    * longer than `loadTimeout`.
    */
   async start(index: number): Promise<string[]> {
-    const { name, moduleUrl, loadTimeout, resourceLimits } = this.options;
+    const { name, moduleUrl, loadTimeout, resourceLimits, workerUrl } = this.options;
     // In a Bun single-file executable only the files named when compiling are worker entries, and ours
     // is not one: the thread starts from the task module, which boots it (task_entry.ts). Elsewhere the
     // entry is written literally so that bundlers can see it (see DESIGN.md, wave 2, item 5).
     const fromTaskModule = inBunExecutable(import.meta.url);
     const url = fromTaskModule
       ? new URL(moduleUrl)
+      : workerUrl !== undefined
+      ? new URL(workerUrl)
       : import.meta.url.endsWith(".ts")
       ? new URL("./worker_thread.ts", import.meta.url)
       : new URL("./worker_thread.js", import.meta.url);

@@ -1,8 +1,10 @@
 /**
- * The unbundled npm build in a real browser (step 4c of `npm test`): the packed tarball's files served over
- * loopback with the cross-origin isolation headers (COOP `same-origin`, COEP `require-corp`), a page that
- * imports `dist/mod.js` and runs 10k tasks and a fork-join fib that must steal, in headless Chromium
- * (Debian's `chromium`, which `.ci/run` installs when it is missing). The same page served without the
+ * filch in a real browser (step 4c of `npm test`), from the packed tarball: the unbundled npm build (the
+ * tarball's files as they are, `dist/mod.js` imported by path), a project bundled with esbuild and one built
+ * with Vite (each installing the tarball and its bundler from npm and following the README's recipe), each
+ * served over loopback with the cross-origin isolation headers (COOP `same-origin`, COEP `require-corp`) and
+ * running 10k tasks and a fork-join fib that must steal, in headless Chromium (Debian's `chromium`, which
+ * `.ci/run` installs when it is missing). The same page served without the
  * headers must fail with the pool's own error naming them (the control: the check can fail, and the
  * failure is named, not silent).
  *
@@ -68,6 +70,38 @@ const ESBUILD_RECIPE = [
   "--outdir=out",
   "--entry-names=[name]",
 ] as const;
+
+/**
+ * The Vite the consumer installs, and the README's recipe: filch's worker entry through Vite's worker
+ * import (`?worker&url`) passed as `workerUrl`; the task module a build entry of its own whose exports are
+ * kept, at a name the page can point at.
+ */
+const VITE = "8.3.8";
+const VITE_CONFIG = `export default {
+  worker: { format: "es" },
+  build: {
+    target: "es2022",
+    rollupOptions: {
+      input: { index: "index.html", tasks: "tasks.js" },
+      preserveEntrySignatures: "strict",
+      output: { entryFileNames: "assets/[name].js" },
+    },
+  },
+};
+`;
+const VITE_MAIN = main("filch")
+  .replace(
+    'import { Pool } from "filch";',
+    'import { Pool } from "filch";\nimport workerUrl from "filch/worker?worker&url";',
+  )
+  .replace(
+    'Pool.create(new URL("./tasks.js", import.meta.url), { workers: 2 })',
+    'Pool.create(new URL(/* @vite-ignore */ "./tasks.js", import.meta.url), { workers: 2, workerUrl: new URL(workerUrl, location.href) })',
+  );
+
+if (!VITE_MAIN.includes("filch/worker?worker&url") || !VITE_MAIN.includes("workerUrl: new URL(workerUrl")) {
+  throw new Error("Cannot build the Vite page as its main.js no longer matches the recipe's replacements");
+}
 
 const TYPES: Record<string, string> = { ".html": "text/html", ".js": "text/javascript", ".json": "application/json" };
 
@@ -226,6 +260,22 @@ try {
     if (built.code !== 0) throw new Error(`the esbuild recipe failed:\n${built.output.slice(-2000)}`);
     writeFileSync(join(project, "out", "index.html"), PAGE);
     await expect("esbuild bundle (README recipe), cross-origin isolated", join(project, "out"), true, "profile-3");
+
+    // Vite: a project that installed the tarball and Vite, built as the README's recipe says.
+    const vite = join(dir, "vite");
+    mkdirSync(vite);
+    writeFileSync(join(vite, "package.json"), '{ "name": "consumer", "private": true, "type": "module" }\n');
+    const withVite = await runCommand("npm", ["install", "--no-audit", "--no-fund", tarball, `vite@${VITE}`], vite);
+    if (withVite.code !== 0) {
+      throw new Error(`npm install of the tarball and Vite failed:\n${withVite.output.slice(-2000)}`);
+    }
+    writeFileSync(join(vite, "tasks.js"), tasks("filch"));
+    writeFileSync(join(vite, "main.js"), VITE_MAIN);
+    writeFileSync(join(vite, "vite.config.js"), VITE_CONFIG);
+    writeFileSync(join(vite, "index.html"), PAGE);
+    const viteBuilt = await runCommand(join(vite, "node_modules", ".bin", "vite"), ["build"], vite);
+    if (viteBuilt.code !== 0) throw new Error(`vite build failed:\n${viteBuilt.output.slice(-2000)}`);
+    await expect("Vite build (README recipe), cross-origin isolated", join(vite, "dist"), true, "profile-4");
 
     console.log(`browser (headless Chromium): ${passed} passed, ${failed} failed`);
     code = failed === 0 ? 0 : 1;

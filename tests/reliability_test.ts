@@ -506,10 +506,29 @@ test("option errors name the option, its rule and the value as given (20)", asyn
     [{ blocks: 0 }, "'blocks' must be a power of two from 2 to 2^28: received 0"],
     [null, "'options' must be an object: received null"],
     [{ loadTimeout: -1 }, "'loadTimeout' must be a positive number"],
+    [
+      { workerUrl: "./worker_thread.js" },
+      "'workerUrl' must be a URL or an absolute URL string: received './worker_thread.js'",
+    ],
+    [{ workerUrl: 7 }, "'workerUrl' must be a URL or an absolute URL string: received 7"],
   ];
   for (const [options, message] of cases) {
     const error = await assertRejects(Pool.create(TASKS, options as PoolOptions));
     assert((error as Error).message.includes(message), `expected "${message}", received "${(error as Error).message}"`);
+  }
+});
+
+test("workerUrl: a pool started from an explicit worker entry (where a bundler put it) runs a fork-join task", async () => {
+  // The entry a bundler would have emitted: here the package's own, named explicitly.
+  const workerUrl = new URL("../lib/worker_thread.ts", import.meta.url);
+  const pool = await Pool.create<typeof import("./fixtures/join_tasks.ts")>(
+    new URL("./fixtures/join_tasks.ts", import.meta.url),
+    { workers: 2, workerUrl: { href: workerUrl.href } },
+  );
+  try {
+    assertEquals(await within(pool.run("fib", 25, 12), 30_000, "fib"), 75025, "fib(25)");
+  } finally {
+    await within(pool.close(), 10_000, "close");
   }
 });
 
