@@ -1,6 +1,6 @@
 /**
- * npm on Node 22 and Node 24, as a consumer installs it: the packed tarball `npm install`ed into a
- * throwaway project, run from a TypeScript consumer (`node main.ts`: Node strips the types, in the main
+ * npm on Node 22 and Node 24 (and Deno through `npm:filch`), as a consumer installs it: the packed tarball
+ * `npm install`ed into a throwaway project, run from a TypeScript consumer (`node main.ts`: Node strips the types, in the main
  * thread and in the workers) and a JavaScript one (`node main.mjs`), each running 10k tasks and a fork-join
  * fib whose pieces are stolen. Node 24 is the project's own (`node_modules/.bin/node`); Node 22 is the
  * consumer project's: it installs `node@22` from the npm registry beside filch, as a project that pins its
@@ -40,7 +40,7 @@ console.log("RESULT " + JSON.stringify({ ok: sums.every((v, i) => v === i + 1), 
 `;
 
 test(
-  "npm on Node 22 and 24: a TypeScript and a JavaScript consumer of the installed tarball each run 10k tasks and a stealing fork-join fib",
+  "npm on Node 22 and 24 (a TypeScript and a JavaScript consumer) and Deno through npm:filch: each runs 10k tasks and a stealing fork-join fib from the installed tarball",
   async () => {
     const dir = mkdtempSync(join(tmpdir(), "filch-npm-"));
     try {
@@ -61,6 +61,18 @@ test(
         ["Node 22", join(project, "node_modules", "node", "bin", "node"), "v22."],
         ["Node 24", bin("node"), "v24."],
       ];
+      // Deno through npm:filch, resolved from the project's node_modules (nodeModulesDir "manual"), with
+      // --allow-read only.
+      writeFileSync(join(project, "deno.json"), '{ "nodeModulesDir": "manual" }\n');
+      const denoDir = join(project, "deno");
+      mkdirSync(denoDir);
+      for (const [name, text] of Object.entries(consumerFiles("npm:filch"))) writeFileSync(join(denoDir, name), text);
+      const deno = await within(
+        runCommand(bin("deno"), ["run", "--allow-read", join("deno", "main.ts")], project, { NO_COLOR: "1" }),
+        120_000,
+        "deno run with npm:filch",
+      );
+      assertConsumerRan("Deno through npm:filch (--allow-read)", deno);
       for (const [label, node, major] of nodes) {
         const version = await within(runCommand(node, ["--version"], project), 30_000, `${label} --version`);
         assert(version.output.trim().startsWith(major), `${label} is ${version.output.trim()}`);
