@@ -75,6 +75,16 @@ console.log("RESULT " + JSON.stringify({ ok: sums.every((v, i) => v === i + 1), 
   };
 }
 
+/**
+ * The consumer's task module as JavaScript: the TypeScript one of {@link consumerFiles} without its type
+ * annotations (one source for both).
+ */
+export function consumerJsTasks(specifier: string): string {
+  const js = consumerFiles(specifier)["tasks.ts"].replaceAll(": number", "");
+  if (/\w: \w/.test(js)) throw new Error("Cannot make the JavaScript task module as an annotation is left in it");
+  return js;
+}
+
 /** Asserts that a consumer's `main.ts` ran: exit 0, every task's result right, fib(30), and steals. */
 export function assertConsumerRan(what: string, run: { code: number; output: string }): void {
   const line = run.output.split("\n").find((l) => l.startsWith("RESULT "));

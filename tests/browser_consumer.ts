@@ -20,26 +20,12 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { extname, join, normalize } from "node:path";
 import process from "node:process";
-import { packTarball, runCommand } from "./_consumer.ts";
+import { consumerJsTasks, packTarball, runCommand } from "./_consumer.ts";
 
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const DEADLINE_MS = 90_000;
 
-const tasks = (specifier: string) =>
-  `import { join } from "${specifier}";
-export function add(a, b) {
-  return a + b;
-}
-export function fib(n) {
-  if (n < 18) {
-    let a = 0, b = 1;
-    for (let i = 0; i < n; i++) [a, b] = [b, a + b];
-    return a;
-  }
-  const [x, y] = join(() => fib(n - 1), fib, n - 2);
-  return x + y;
-}
-`;
+const tasks = consumerJsTasks;
 
 const main = (specifier: string) =>
   `import { Pool } from "${specifier}";

@@ -9,26 +9,11 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { assertConsumerRan, bin, consumerFiles, packTarball, runCommand } from "./_consumer.ts";
+import { assertConsumerRan, bin, consumerFiles, consumerJsTasks, packTarball, runCommand } from "./_consumer.ts";
 import { assert, assertEquals, test, within } from "./_test.ts";
 
 /** The Node 22 the consumer installs (the newest 22.x when this was written; types are stripped by default). */
 const NODE_22 = "22.23.3";
-
-const JS_TASKS = `import { join } from "filch";
-export function add(a, b) {
-  return a + b;
-}
-export function fib(n) {
-  if (n < 18) {
-    let a = 0, b = 1;
-    for (let i = 0; i < n; i++) [a, b] = [b, a + b];
-    return a;
-  }
-  const [x, y] = join(() => fib(n - 1), fib, n - 2);
-  return x + y;
-}
-`;
 
 const JS_MAIN = `import { Pool } from "filch";
 const pool = await Pool.create(new URL("./tasks.mjs", import.meta.url), { workers: 2 });
@@ -55,7 +40,7 @@ test(
       );
       assertEquals(installed.code, 0, `npm install failed:\n${installed.output.slice(-3000)}`);
       for (const [name, text] of Object.entries(consumerFiles("filch"))) writeFileSync(join(project, name), text);
-      writeFileSync(join(project, "tasks.mjs"), JS_TASKS);
+      writeFileSync(join(project, "tasks.mjs"), consumerJsTasks("filch"));
       writeFileSync(join(project, "main.mjs"), JS_MAIN);
       const nodes: [string, string, string][] = [
         ["Node 22", join(project, "node_modules", "node", "bin", "node"), "v22."],
