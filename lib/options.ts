@@ -159,11 +159,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   let workerUrl: string | undefined;
   if (o.workerUrl !== undefined) {
     const given = o.workerUrl as unknown;
-    const href = typeof given === "string"
-      ? given
-      : typeof given === "object" && given !== null && typeof (given as { href?: unknown }).href === "string"
-      ? (given as { href: string }).href
-      : undefined;
+    const href = hrefOf(given);
     if (href === undefined || !URL.canParse(href)) {
       throw new TypeError(
         `Cannot create pool as 'workerUrl' must be a URL or an absolute URL string: received ${describe(given)} ` +
@@ -173,6 +169,26 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     workerUrl = new URL(href).href;
   }
   return { shape, name: o.name ?? "filch", onError: o.onError, loadTimeout, resourceLimits: limits, workerUrl };
+}
+
+/**
+ * The URL text of a location given as a URL, anything with an `href` (another realm's URL), or a string;
+ * undefined for anything else. Whether it parses is the caller's check.
+ *
+ * @example Usage
+ * ```ts
+ * import { hrefOf } from "./options.ts";
+ * console.log(hrefOf(new URL("file:///app/tasks.ts"))); // file:///app/tasks.ts
+ * console.log(hrefOf(7)); // undefined
+ * ```
+ */
+export function hrefOf(location: unknown): string | undefined {
+  if (typeof location === "string") return location;
+  if (typeof location === "object" && location !== null) {
+    const href = (location as { href?: unknown }).href;
+    if (typeof href === "string") return href;
+  }
+  return undefined;
 }
 
 function integer(name: string, value: unknown, min: number, max: number, rule: string): asserts value is number {

@@ -37,7 +37,7 @@ import { PoolClosedError, PoolTerminatedError, TaskNotFoundError } from "./error
 import { initInjector, Injector } from "./injector.ts";
 import { ControlWords, type PoolLayout, poolLayout, StatusWords } from "./layout.ts";
 import { type Entry, Settled, TaskLedger } from "./ledger.ts";
-import { type PoolOptions, resolveOptions } from "./options.ts";
+import { hrefOf, type PoolOptions, resolveOptions } from "./options.ts";
 import { recoverDeadWorker } from "./recovery.ts";
 import { Sleep } from "./sleep.ts";
 import { Submitter } from "./submission.ts";
@@ -664,21 +664,18 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
 const STOP_GRACE_MS = 2000;
 
 function toModuleUrl(module: ModuleLocation): string {
-  if (module instanceof URL) return module.href;
-  // Another realm's URL, or any object with an href (typed structurally, so that a TypeScript consumer
-  // needs neither the DOM library nor @types/node for this signature): checked by parsing it.
-  if (typeof module === "object" && module !== null && typeof (module as { href?: unknown }).href === "string") {
-    module = (module as { href: string }).href;
+  // A URL, another realm's URL, or any object with an href (typed structurally, so that a TypeScript
+  // consumer needs neither the DOM library nor @types/node for this signature): checked by parsing it.
+  const href = hrefOf(module);
+  if (href === undefined) {
+    throw new TypeError(`Cannot create pool as 'module' must be a URL: received ${typeof module}`);
   }
-  if (typeof module === "string") {
-    try {
-      return new URL(module).href;
-    } catch (error) {
-      throw new TypeError(
-        `Cannot create pool as 'module' must be a URL or an absolute URL string: received '${module}' (use new URL("./tasks.ts", import.meta.url))`,
-        { cause: error },
-      );
-    }
+  try {
+    return new URL(href).href;
+  } catch (error) {
+    throw new TypeError(
+      `Cannot create pool as 'module' must be a URL or an absolute URL string: received '${href}' (use new URL("./tasks.ts", import.meta.url))`,
+      { cause: error },
+    );
   }
-  throw new TypeError(`Cannot create pool as 'module' must be a URL: received ${typeof module}`);
 }

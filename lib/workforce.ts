@@ -259,7 +259,7 @@ function messageOf(error: unknown): string {
 // A source location in a stack or a message: a file URL or path, a line, perhaps a column. Runtimes write
 // them as `file:///app/tasks.ts:3:7`, `/app/tasks.ts:3:11`, `(at /app/tasks.ts:2:9)` (Bun's BuildMessage),
 // or `/app/tasks.ts:2` above a code frame (Node's SyntaxError).
-const LOCATION = /((?:file:\/\/|https?:\/\/|\/)[^\s()'"]*?\.[cm]?[jt]sx?):(\d+)(?::(\d+))?/g;
+const LOCATION = /((?:file:\/\/|https?:\/\/|\/)[^\s()'"]*?\.[cm]?[jt]sx?):\d+(?::\d+)?/g;
 // filch's own files, whose frames (the loader's caller) are not where a task module threw.
 const OWN_DIR = new URL("./", import.meta.url);
 
@@ -274,7 +274,7 @@ function whereItThrew(error: unknown): string | undefined {
   for (const m of text.matchAll(LOCATION)) {
     const path = m[1];
     if (path.startsWith(OWN_DIR.href) || path.startsWith(decodeURIComponent(OWN_DIR.pathname))) continue;
-    return m[3] === undefined ? `${path}:${m[2]}` : `${path}:${m[2]}:${m[3]}`;
+    return m[0]; // path:line[:column], as matched
   }
   return undefined;
 }

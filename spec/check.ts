@@ -606,35 +606,37 @@ function runTlc(
     basename(run.cfg),
     basename(run.module),
   ];
-  return runJava(java, args, work, RUN_DEADLINE_S, run.cfg).finally(() => rmSync(work, { recursive: true, force: true }));
+  return runWithDeadline(java, args, work, RUN_DEADLINE_S, `TLC on ${run.cfg}`).finally(() => rmSync(work, { recursive: true, force: true }));
 }
 
 /**
- * Runs TLC (any java command) in `cwd`, killing it after `deadlineS` seconds: a run that hangs (or
+ * Runs a command (TLC, a traced run) in `cwd`, killing it after `deadlineS` seconds: a run that hangs (or
  * outgrows its model) is a failure with a message, not a stuck CI.
  *
- * @param java The java command.
+ * @param command The command.
  * @param args Its arguments.
  * @param cwd Where it runs.
  * @param deadlineS The most it may take, in seconds.
- * @param what What it checks, for the message of a run killed at its deadline.
+ * @param what What runs, for the message of a run killed at its deadline ("TLC on ChaseLev.cfg").
+ * @param env Its environment (default: this process's).
  * @returns What it printed (stdout and stderr, in order of arrival), its exit code and how long it took.
  */
-export function runJava(
-  java: string,
+export function runWithDeadline(
+  command: string,
   args: string[],
   cwd: string,
   deadlineS: number,
   what: string,
+  env: Record<string, string | undefined> = process.env,
 ): Promise<{ output: string; code: number | null; seconds: number }> {
   const started = performance.now();
   return new Promise((done) => {
-    const child = spawn(java, args, { cwd });
+    const child = spawn(command, args, { cwd, env });
     let output = "";
     child.stdout.on("data", (chunk) => (output += chunk));
     child.stderr.on("data", (chunk) => (output += chunk));
     const deadline = setTimeout(() => {
-      output += `\nTIMED OUT: TLC ran past ${deadlineS} s on ${what}; killed\n`;
+      output += `\nTIMED OUT: ${what} ran past ${deadlineS} s; killed\n`;
       child.kill("SIGKILL");
     }, deadlineS * 1000);
     child.on("close", (code) => {

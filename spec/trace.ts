@@ -21,15 +21,16 @@
  * @module
  */
 
-import { spawn } from "node:child_process";
 import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { ALL_MUTANTS, applyPatches, type Mutant, SLEEP_MUTANTS } from "../tests/mutants/mutants.ts";
-import { findJar, findJava, parseTlcOutput, printSkipped, runJava, Skip } from "./check.ts";
+import { findJar, findJava, parseTlcOutput, printSkipped, runWithDeadline, Skip } from "./check.ts";
 import { Kind } from "../tests/_trace.ts";
+import type { Regions } from "../tests/_trace_run.ts";
+import { FN_NAMES } from "../tests/lincheck/protocol.ts";
 
 const specDir = dirname(fileURLToPath(import.meta.url));
 const root = dirname(specDir);
@@ -42,11 +43,7 @@ export interface RecordedRun {
   /** The threadId of the thread that set the buffer up (the pool's main thread), or -1. */
   setupThread: number;
   /** Where the protocols' words are, in int32 words of the buffer. */
-  regions: {
-    deques: { base: number; stride: number; count: number; capacity: number } | null;
-    queues: { name: string; base: number; capacity: number }[];
-    sleep?: { base: number; control: number };
-  };
+  regions: Regions;
   overflow: boolean;
   failure: string;
   snapshot: number[];
@@ -82,7 +79,8 @@ export interface Validation {
  */
 const MAX_RECORDS = 60_000;
 
-const KIND_NAMES = ["?", "load", "store", "compareExchange", "add", "sub", "exchange", "or", "and"];
+// The record kinds' names: the harness's facade function names, then the operation record (Kind).
+const KIND_NAMES: readonly string[] = [...FN_NAMES, "op"];
 const LINE = 16; // int32 words per cache line (lib/layout.ts CACHE_LINE_WORDS)
 
 function tlaTuple(values: readonly (number | string)[]): string {
@@ -357,7 +355,6 @@ export function sleepValidation(run: RecordedRun): Validation | string {
   const fresh = snap(sleep.base) === 0 && snap(sleep.control) === 0 && snap(sleep.control + LINE) === 0 &&
     [...Array(workers).keys()].every((i) => snap(sleep.base + (i + 1) * LINE) === 0);
   if (!fresh) return "the log does not start from a fresh pool's sleep words (SleepWake's Init)";
-  const kindName = (k: number) => ["?", "load", "store", "cas", "add", "sub", "exchange", "", "", "wait", "waitAsync", "notify", "op"][k];
   const objectName = (o: number) =>
     o === 0 ? "counters" : o === 1 ? "lifecycle" : o === 2 ? "mainWaiting" : o < 200 ? `state ${o - 100}`
     : o < 300 ? `deque ${o - 200}` : o === 300 ? "injector" : "completions";
@@ -388,7 +385,7 @@ export function sleepValidation(run: RecordedRun): Validation | string {
       const who = r[0] === main ? "main" : `worker ${r[0]}`;
       const what = r[1] === 12
         ? `${opName[r[3]]} ${objectName(r[2])}${r[3] === 3 ? ` into ${objectName(r[4])}` : ""} -> ${r[6]}`
-        : `${kindName(r[1])} ${objectName(r[2])}: ${r[5]} -> ${r[6]}`;
+        : `${KIND_NAMES[r[1]]} ${objectName(r[2])}: ${r[5]} -> ${r[6]}`;
       return `record ${i + 1}: ${who} ${what}`;
     },
   };
@@ -423,7 +420,7 @@ async function check(java: string, jar: string, v: Validation): Promise<{ verdic
     `${v.module}.cfg`,
     `${v.module}.tla`,
   ];
-  const { output, seconds } = await runJava(java, args, work, TLC_DEADLINE_S, `the ${v.name} log`);
+  const { output, seconds } = await runWithDeadline(java, args, work, TLC_DEADLINE_S, `TLC on the ${v.name} log`);
   rmSync(work, { recursive: true, force: true });
   const outcome = parseTlcOutput(output);
   if (outcome.violated !== null) {
@@ -454,7 +451,7 @@ async function check(java: string, jar: string, v: Validation): Promise<{ verdic
 }
 
 const TLC_DEADLINE_S = 10 * 60;
-const DRIVER_DEADLINE_MS = 90_000;
+const DRIVER_DEADLINE_S = 90;
 let keepDir: string | null = null;
 
 /** Runs `tests/_trace_run.ts`'s `scenario` on `runtime` with the lib at `libRoot`; returns its recorded run. */
@@ -465,20 +462,10 @@ async function record(runtime: string, libRoot: string, scenario: string): Promi
   const [command, argv] = runtime === "deno"
     ? [join(bin, "deno"), ["run", "-A", driver, ...args]]
     : [join(bin, runtime), [driver, ...args]];
-  const { code, output } = await new Promise<{ code: number | null; output: string }>((done) => {
-    const child = spawn(command, argv, { cwd: root, env: { ...process.env, NO_COLOR: "1" } });
-    let output = "";
-    child.stdout.on("data", (chunk) => (output += chunk));
-    child.stderr.on("data", (chunk) => (output += chunk));
-    // The driver has its own deadline for the pool; this one is for the driver itself.
-    const deadline = setTimeout(() => {
-      output += `\nTIMED OUT: the traced run on ${runtime} ran past ${DRIVER_DEADLINE_MS} ms; killed\n`;
-      child.kill("SIGKILL");
-    }, DRIVER_DEADLINE_MS);
-    child.on("close", (code) => {
-      clearTimeout(deadline);
-      done({ code, output });
-    });
+  // The driver has its own deadline for the pool; this one is for the driver itself.
+  const { code, output } = await runWithDeadline(command, argv, root, DRIVER_DEADLINE_S, `the traced run on ${runtime}`, {
+    ...process.env,
+    NO_COLOR: "1",
   });
   let run: RecordedRun;
   try {

@@ -34,6 +34,7 @@
  * @module
  */
 
+import { getEnvironmentData, threadId } from "node:worker_threads";
 import type { Int32View, SharedMemory } from "../lib/atomics.ts";
 import { Fn } from "./lincheck/protocol.ts";
 
@@ -380,4 +381,32 @@ export function tracingBinding(
       }
     },
   };
+}
+
+/**
+ * Installs the tracing binding in this thread, on the `lib/` at `root` (the copy the run tests), with the
+ * trace buffer from environment data; and, in a run that asks for it ({@link OPS_KEY}), makes every deque
+ * and queue operation one recorded step (`tests/_trace_ops.ts`). Call before any pool code runs here.
+ *
+ * @param root The directory holding `lib/`, as a URL with a trailing slash.
+ * @param role As for {@link tracingBinding}.
+ * @throws {Error} If the thread has no trace buffer (not started by `tests/_trace_run.ts`).
+ */
+export async function traceThisThread(root: string, role: "setup" | "run"): Promise<void> {
+  const trace = getEnvironmentData(TRACE_KEY);
+  if (!(trace instanceof SharedArrayBuffer)) {
+    throw new Error(
+      `Cannot trace this thread as environment data has no trace buffer ('${TRACE_KEY}'): run it from tests/_trace_run.ts`,
+    );
+  }
+  const facade = await import(new URL("lib/atomics.ts", root).href) as {
+    atomicsBinding: Readonly<SharedMemory>;
+    installSharedMemory(binding: SharedMemory): () => void;
+  };
+  const binding = tracingBinding(trace, threadId, facade.atomicsBinding, role);
+  facade.installSharedMemory(binding);
+  if (getEnvironmentData(OPS_KEY) === "1") {
+    const { recordOperations } = await import("./_trace_ops.ts");
+    await recordOperations(root, binding);
+  }
 }

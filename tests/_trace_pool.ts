@@ -7,11 +7,9 @@
  *
  * @module
  */
-import { getEnvironmentData, parentPort, threadId, workerData } from "node:worker_threads";
-import type { SharedMemory } from "../lib/atomics.ts";
+import { parentPort, workerData } from "node:worker_threads";
 import type { PoolShape } from "../lib/layout.ts";
-import { OPS_KEY, TRACE_KEY, tracingBinding } from "./_trace.ts";
-import { recordOperations } from "./_trace_ops.ts";
+import { traceThisThread } from "./_trace.ts";
 
 const { root, shape, fib, tiny, wave, pauseMs } = workerData as {
   root: string;
@@ -25,14 +23,7 @@ const { root, shape, fib, tiny, wave, pauseMs } = workerData as {
   /** A pause after every fifth wave, so that the workers doze and sleep (ms); 0–5 ms after the others. */
   pauseMs: number;
 };
-const trace = getEnvironmentData(TRACE_KEY) as SharedArrayBuffer;
-const facade = await import(new URL("lib/atomics.ts", root).href) as {
-  atomicsBinding: Readonly<SharedMemory>;
-  installSharedMemory(binding: SharedMemory): () => void;
-};
-const binding = tracingBinding(trace, threadId, facade.atomicsBinding, "setup");
-facade.installSharedMemory(binding);
-if (getEnvironmentData(OPS_KEY) === "1") await recordOperations(root, binding);
+await traceThisThread(root, "setup");
 
 interface PoolLike {
   run(name: string, ...args: unknown[]): Promise<unknown>;

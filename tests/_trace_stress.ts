@@ -12,9 +12,8 @@
  *
  * @module
  */
-import { getEnvironmentData, parentPort, threadId, workerData } from "node:worker_threads";
-import type { SharedMemory } from "../lib/atomics.ts";
-import { TRACE_KEY, tracingBinding } from "./_trace.ts";
+import { parentPort, workerData } from "node:worker_threads";
+import { traceThisThread } from "./_trace.ts";
 
 interface Setup {
   root: string;
@@ -45,12 +44,7 @@ interface QueueLike {
 }
 
 const s = workerData as Setup;
-const trace = getEnvironmentData(TRACE_KEY) as SharedArrayBuffer;
-const facade = await import(new URL("lib/atomics.ts", s.root).href) as {
-  atomicsBinding: Readonly<SharedMemory>;
-  installSharedMemory(binding: SharedMemory): () => void;
-};
-facade.installSharedMemory(tracingBinding(trace, threadId, facade.atomicsBinding, "run"));
+await traceThisThread(s.root, "run");
 const dq = await import(new URL("lib/deque.ts", s.root).href) as {
   Deque: new (r: object) => DequeLike;
   Stealer: new (r: object) => StealerLike;

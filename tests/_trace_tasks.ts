@@ -9,25 +9,16 @@
  *
  * @module
  */
-import { getEnvironmentData, threadId } from "node:worker_threads";
-import type { SharedMemory } from "../lib/atomics.ts";
-import { OPS_KEY, ROOT_KEY, TRACE_KEY, tracingBinding } from "./_trace.ts";
-import { recordOperations } from "./_trace_ops.ts";
+import { getEnvironmentData } from "node:worker_threads";
+import { ROOT_KEY, traceThisThread } from "./_trace.ts";
 
-const trace = getEnvironmentData(TRACE_KEY) as SharedArrayBuffer | undefined;
-const root = getEnvironmentData(ROOT_KEY) as string | undefined;
-if (!(trace instanceof SharedArrayBuffer) || typeof root !== "string") {
+const root = getEnvironmentData(ROOT_KEY);
+if (typeof root !== "string") {
   throw new Error(
-    `Cannot load tests/_trace_tasks.ts as the trace buffer or lib root is missing from environment data ('${TRACE_KEY}', '${ROOT_KEY}'): run it from tests/_trace_run.ts`,
+    `Cannot load tests/_trace_tasks.ts as the lib root is missing from environment data ('${ROOT_KEY}'): run it from tests/_trace_run.ts`,
   );
 }
-const facade = await import(new URL("lib/atomics.ts", root).href) as {
-  atomicsBinding: Readonly<SharedMemory>;
-  installSharedMemory(binding: SharedMemory): () => void;
-};
-const binding = tracingBinding(trace, threadId, facade.atomicsBinding, "run");
-facade.installSharedMemory(binding);
-if (getEnvironmentData(OPS_KEY) === "1") await recordOperations(root, binding);
+await traceThisThread(root, "run");
 
 type Join = <A, B, P extends unknown[]>(a: () => A, b: (...args: P) => B, ...args: P) => [A, B];
 const { join } = await import(new URL("mod.ts", root).href) as { join: Join };
