@@ -29,6 +29,19 @@ export function fib(n: number): number {
   const [x, y] = join(() => fib(n - 1), fib, n - 2);
   return x + y;
 }
+/**
+ * a waits (up to 30 s) for b to raise a flag, so b finishes only if another worker steals it while a
+ * waits: "ok" or "not-equal" means stolen, "timed-out" means the fork was never stolen (or never made).
+ */
+export function stolenWhileWaiting(): string {
+  const flag = new Int32Array(new SharedArrayBuffer(4));
+  const [waited] = join(() => Atomics.wait(flag, 0, 0, 30_000), raise, flag);
+  return waited;
+}
+export function raise(flag: Int32Array): void {
+  Atomics.store(flag, 0, 1);
+  Atomics.notify(flag, 0);
+}
 /** Pretends the worker's copy speaks another protocol, then joins. */
 export function joinAcrossProtocols(): unknown {
   const registry = globalThis as unknown as Record<symbol, { protocol: number }>;
@@ -49,11 +62,17 @@ export function joinAcrossProtocols(): unknown {
 test("a task module that imports join from another copy of filch forks for real: its pieces are stolen", async () => {
   const { dir, url } = taskModuleWithOwnCopy();
   try {
-    const pool = await Pool.create<{ fib(n: number): number }>(url, { workers: 2 });
+    const pool = await Pool.create<{ fib(n: number): number; stolenWhileWaiting(): string }>(url, {
+      workers: 2,
+    });
     try {
       assertEquals(await within(pool.run("fib", 27), 60_000, "fib(27)"), 196418, "fib(27)");
+      // Whether fib's pieces get stolen depends on timing (a busy machine can finish fib on one worker
+      // before the other wakes), so stealing is proven by a join that cannot end unless b is stolen.
+      const waited = await within(pool.run("stolenWhileWaiting"), 60_000, "the waiting join");
+      assert(waited !== "timed-out", "b was never stolen: the task module's copy of join ran it inline");
       const steals = pool.stats().workers.reduce((sum, w) => sum + w.successfulSteals, 0);
-      assert(steals > 0, "no steals: the task module's copy of join ran everything inline");
+      assert(steals > 0, `no steals counted after a stolen piece (the join returned ${waited})`);
     } finally {
       await within(pool.close(), 10_000, "close");
     }
