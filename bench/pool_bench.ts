@@ -63,7 +63,7 @@ async function filch(): Promise<Contender> {
   };
 }
 
-async function bareLoop(): Promise<Contender> {
+function bareLoop(): Contender {
   const url = new URL(
     // The same thread API as filch's own workers: node:worker_threads on Node and Deno (on Deno its
     // messages were as fast as the web Worker's or faster: 150–270k vs 150k a second), web Worker on Bun.
@@ -71,7 +71,7 @@ async function bareLoop(): Promise<Contender> {
     import.meta.url,
   );
   const threads: ThreadHandle[] = [];
-  for (let w = 0; w < WORKERS; w++) threads.push(await startThread(url, `bare-${w}`));
+  for (let w = 0; w < WORKERS; w++) threads.push(startThread(url, `bare-${w}`));
   let onReply: (message: { i: number; r: number }) => void = () => {};
   for (const t of threads) t.onMessage((m) => onReply(m as { i: number; r: number }));
   const send = (i: number) => threads[i % WORKERS].post({ i, a: i, b: 1 });
@@ -194,7 +194,7 @@ export interface PoolBenchRow {
  * @returns One row per contender.
  */
 export async function benchPools(rounds = 5): Promise<PoolBenchRow[]> {
-  const makers: [string, () => Promise<Contender>][] = [
+  const makers: [string, () => Contender | Promise<Contender>][] = [
     ["filch", filch],
     ["bare postMessage loop", bareLoop],
     ["piscina", piscina],

@@ -17,4 +17,4 @@ import { bootWorker } from "./worker_boot.ts";
 const argv = (globalThis as { process?: { argv?: unknown } }).process?.argv;
 // Not awaited: the task module that imported us is still being evaluated, and the pool's set-up message
 // (which imports that module again, getting this same instance) is handled once it has finished.
-if (Array.isArray(argv) && argv.includes(TASK_ENTRY_MARK)) void bootWorker();
+if (Array.isArray(argv) && argv.includes(TASK_ENTRY_MARK)) bootWorker();

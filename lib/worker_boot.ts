@@ -45,18 +45,16 @@ let booted = false;
  * This pool thread: listens for the pool's set-up message and runs the thread from there. Once per
  * thread (a second call does nothing).
  *
- * @returns Once the listener is in place.
- *
  * @example Usage
  * ```ts ignore
  * import { bootWorker } from "./worker_boot.ts";
- * await bootWorker(); // in a pool thread only
+ * bootWorker(); // in a pool thread only
  * ```
  */
-export async function bootWorker(): Promise<void> {
+export function bootWorker(): void {
   if (booted) return;
   booted = true;
-  const port = await parentPort();
+  const port = parentPort();
   let loop: WorkerLoop | undefined;
   const early: [number, SharedArrayBuffer][] = [];
 

@@ -10,4 +10,4 @@
 
 import { bootWorker } from "./worker_boot.ts";
 
-await bootWorker();
+bootWorker();

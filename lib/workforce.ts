@@ -112,7 +112,7 @@ export class Workforce {
       : import.meta.url.endsWith(".ts")
       ? new URL("./worker_thread.ts", import.meta.url)
       : new URL("./worker_thread.js", import.meta.url);
-    const thread = await startThread(
+    const thread = startThread(
       url,
       `${name}-${index}`,
       resourceLimits,

@@ -17,7 +17,7 @@ export interface CodecEchoRequest {
 /** What the worker answers: where its encoding is, or why it failed. */
 export type CodecEchoReply = { ok: true; offset: number; length: number } | { ok: false; message: string };
 
-const port = await parentPort();
+const port = parentPort();
 port.onMessage((message) => {
   const { payload, buffers, offset, length } = message as CodecEchoRequest;
   // The buffers arrive as this thread's own SharedArrayBuffer objects for the same memory; ids are indexes.

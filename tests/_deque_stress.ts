@@ -18,8 +18,8 @@ export async function runDequeStress(tasks: number, thieves: number, capacity: n
   const countsOffset = controlOffset + 64;
   const buffer = new SharedArrayBuffer(roundUpToLine(countsOffset + tasks * 4));
   for (const byteOffset of regions) initDeque({ buffer, byteOffset, capacity }, 2 ** 31 - 1000);
-  const threads = await Promise.all(
-    regions.map((_, role) => startThread(new URL("./_stress_worker.ts", import.meta.url), `stress-${role}`)),
+  const threads = regions.map((_, role) =>
+    startThread(new URL("./_stress_worker.ts", import.meta.url), `stress-${role}`)
   );
   try {
     const reports = await Promise.all(threads.map((thread, role) =>

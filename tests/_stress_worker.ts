@@ -32,7 +32,7 @@ export interface StressReport {
   fullPushes: number;
 }
 
-const port = await parentPort();
+const port = parentPort();
 port.onMessage((message) => {
   const setup = message as StressSetup;
   port.post(setup.role === 0 ? runOwner(setup) : runThief(setup));

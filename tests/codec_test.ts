@@ -739,7 +739,7 @@ test("decoding reads only its own range of a larger buffer, from any offset", ()
 });
 
 test("a value crosses to a worker thread and back through shared memory: MAX_DEPTH nesting, a shared view", async () => {
-  const thread = await startThread(new URL("./_codec_worker.ts", import.meta.url), "codec-echo");
+  const thread = startThread(new URL("./_codec_worker.ts", import.meta.url), "codec-echo");
   try {
     const sab = new SharedArrayBuffer(16);
     const registry = [sab];

@@ -17,19 +17,33 @@ import { assert, assertEquals, test, within } from "./_test.ts";
 
 const deno = bin("deno");
 
-/** The files `deno publish --dry-run` would publish, as paths relative to the repository root. */
-async function publishedFiles(): Promise<string[]> {
+/** What `deno publish --dry-run` says: its output, and the files it would publish (relative to the root). */
+async function dryRun(): Promise<{ output: string; files: string[] }> {
   const { code, output } = await run(deno, ["publish", "--dry-run", "--allow-dirty"], root);
   assertEquals(code, 0, `deno publish --dry-run failed:\n${output}`);
   const files = [...output.matchAll(/file:\/\/(\S+) \(/g)].map((m) => decodeURIComponent(m[1]).slice(root.length));
   assert(files.includes("mod.ts"), `the publish set has no mod.ts:\n${output}`);
-  return files;
+  return { output, files };
 }
+
+test("deno publish --dry-run warns of one thing only: the import of the user's task module, known only at run time", async () => {
+  const { output } = await within(dryRun(), 120_000, "deno publish --dry-run");
+  // Each warning is `warning[code]: message` and, a line or two on, `--> file:line:column`.
+  const warnings = [...output.matchAll(/warning\[([\w-]+)\][^\n]*\n[^>]*--> (\S+):(\d+):\d+/g)].map((m) => {
+    const line = readFileSync(m[2], "utf8").split("\n")[Number(m[3]) - 1].trim();
+    return `${m[1]} at ${m[2].slice(root.length)}: ${line}`;
+  });
+  assertEquals(output.match(/warning\[/g)?.length ?? 0, warnings.length, `a warning not parsed:\n${output}`);
+  // No specifier can name a module the user writes: every pool thread imports it by the URL it was given.
+  assertEquals(warnings, [
+    "unanalyzable-dynamic-import at lib/worker_boot.ts: module = await import(setup.moduleUrl);",
+  ], output);
+});
 
 test(
   "JSR on Deno: the published files served by URL run 10k tasks and a fork-join fib that steals, with --allow-read and --allow-import only",
   async () => {
-    const files = new Set(await publishedFiles());
+    const files = new Set((await dryRun()).files);
     const server = createServer((req, res) => {
       const path = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname.slice(1));
       if (!files.has(path)) {

@@ -21,14 +21,25 @@ export const runtimeFamily: "web" | "node" = "Deno" in globalThis || "Bun" in gl
   : "node";
 
 /**
- * Imports the Node built-in module `node:name`, on the runtimes that have one (Node, Deno, Bun). The
- * specifier is computed, not written, so that a browser bundler (esbuild, Vite) building a page that uses
- * filch does not try to resolve it and fail: a browser never takes the paths that call this (its
+ * The Node built-in module `node:name`, on the runtimes that have one (Node, Deno, Bun), through
+ * `process.getBuiltinModule` (Node 20.16 and later, Deno 2, Bun). Not an `import`: a browser bundler
+ * (esbuild, Vite) building a page that uses filch never sees a `node:` specifier to resolve, and `deno
+ * publish` has no dynamic import it cannot analyze. A browser never takes the paths that call this (its
  * {@link threadApi} is "web").
+ *
+ * @throws {Error} On a runtime without `process.getBuiltinModule` (Node before 20.16), naming it.
  */
-function builtin<T>(name: string): Promise<T> {
-  const specifier = `node:${name}`;
-  return import(/* @vite-ignore */ specifier) as Promise<T>;
+function builtin<T>(name: string): T {
+  const process = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown; version?: string } })
+    .process;
+  if (typeof process?.getBuiltinModule !== "function") {
+    throw new Error(
+      `Cannot load node:${name} as this runtime has no process.getBuiltinModule (${
+        process?.version ?? "no process object"
+      }): filch needs Node 20.16 or later, Deno 2 or Bun`,
+    );
+  }
+  return process.getBuiltinModule(`node:${name}`) as T;
 }
 
 /**
@@ -112,24 +123,24 @@ export interface ParentPort {
  * @example Usage
  * ```ts ignore
  * import { startThread } from "./thread.ts";
- * const thread = await startThread(new URL("./my_worker.ts", import.meta.url), "worker-0");
+ * const thread = startThread(new URL("./my_worker.ts", import.meta.url), "worker-0");
  * thread.onMessage((m) => console.log(m));
  * thread.post({ hello: "thread" });
  * ```
  */
-export async function startThread(
+export function startThread(
   url: URL,
   name: string,
   resourceLimits?: ResourceLimits,
   argv?: string[],
-): Promise<ThreadHandle> {
+): ThreadHandle {
   if (threadApi === "worker_threads") {
-    const { Worker } = await builtin<typeof import("node:worker_threads")>("worker_threads");
-    const { fileURLToPath } = await builtin<typeof import("node:url")>("url");
+    const { Worker } = builtin<typeof import("node:worker_threads")>("worker_threads");
+    const { fileURLToPath } = builtin<typeof import("node:url")>("url");
     // Deno kills the whole process (a V8 fatal error) when a worker without resource limits runs out of
     // memory; with limits, only the worker dies (ERR_WORKER_OUT_OF_MEMORY), as on Node. So Deno's workers
     // always get the main heap's own limit unless the pool was given one.
-    const limits = resourceLimits ?? ("Deno" in globalThis ? await mainHeapLimits() : undefined);
+    const limits = resourceLimits ?? ("Deno" in globalThis ? mainHeapLimits() : undefined);
     const worker = new Worker(url.protocol === "file:" ? fileURLToPath(url.href) : remoteEntry(url), {
       name,
       ...(limits === undefined ? {} : { resourceLimits: limits }),
@@ -179,8 +190,8 @@ function remoteEntry(url: URL): string | URL {
 }
 
 /** The main heap's limit, as worker resource limits (Deno's default for a worker is none at all). */
-async function mainHeapLimits(): Promise<ResourceLimits> {
-  const v8 = await builtin<typeof import("node:v8")>("v8");
+function mainHeapLimits(): ResourceLimits {
+  const v8 = builtin<typeof import("node:v8")>("v8");
   return { maxOldGenerationSizeMb: Math.floor(v8.getHeapStatistics().heap_size_limit / 2 ** 20) };
 }
 
@@ -193,13 +204,13 @@ async function mainHeapLimits(): Promise<ResourceLimits> {
  * @example Usage
  * ```ts ignore
  * import { parentPort } from "./thread.ts";
- * const port = await parentPort();
+ * const port = parentPort();
  * port.onMessage((m) => port.post(m)); // echo
  * ```
  */
-export async function parentPort(): Promise<ParentPort> {
+export function parentPort(): ParentPort {
   if (threadApi === "worker_threads") {
-    const threads = await builtin<typeof import("node:worker_threads")>("worker_threads");
+    const threads = builtin<typeof import("node:worker_threads")>("worker_threads");
     const port = threads.parentPort;
     if (port === null) throw new Error("Cannot open the parent port as this is the main thread: call it in a worker");
     return {
