@@ -1,9 +1,9 @@
 /**
- * A Bun single-file executable built from a consumer project that installed the packed npm tarball:
- * `bun add <tarball>`, then `bun build --compile ./main.ts ./tasks.ts` (the task module as an extra entry
- * point, as Bun's documentation says for workers; nothing of filch's is named). The binary is run from
- * another directory, so that nothing can be loaded from the project's files: it must run 10k tasks and a
- * fork-join fib whose pieces are stolen.
+ * Bun consumers of the packed npm tarball, installed with `bun add <tarball>`: the project run with `bun
+ * run main.ts`, and a single-file executable, `bun build --compile ./main.ts ./tasks.ts` (the task module as an extra entry
+ * point, as Bun's documentation says for workers; nothing of filch's is named), run from another directory
+ * so that nothing can be loaded from the project's files. Each must run 10k tasks and a fork-join fib
+ * whose pieces are stolen.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,7 +12,7 @@ import { assertConsumerRan, bin, consumerFiles, packTarball, runCommand } from "
 import { assertEquals, test, within } from "./_test.ts";
 
 test(
-  "Bun single-file executable: bun build --compile ./main.ts ./tasks.ts of a project that installed the tarball runs 10k tasks and a stealing fork-join fib",
+  "Bun: a project that ran bun add <tarball> runs 10k tasks and a stealing fork-join fib with bun run, and as a single-file executable (bun build --compile ./main.ts ./tasks.ts)",
   async () => {
     const dir = mkdtempSync(join(tmpdir(), "filch-bun-compile-"));
     try {
@@ -25,6 +25,8 @@ test(
       for (const [name, text] of Object.entries(consumerFiles(`filch`))) {
         writeFileSync(join(project, name), text);
       }
+      const ran = await within(runCommand(bin("bun"), ["run", "main.ts"], project), 120_000, "bun run main.ts");
+      assertConsumerRan("bun run main.ts", ran);
       const app = join(dir, "app");
       const built = await within(
         runCommand(bin("bun"), ["build", "--compile", "./main.ts", "./tasks.ts", "--outfile", app], project),
