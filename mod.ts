@@ -41,11 +41,14 @@ export {
   PoolState,
   type PoolStateName,
   type PoolStats,
+  type RunOptions,
   type TaskArgs,
   type TaskName,
   type TaskResult,
+  type TaskRunner,
   type WorkerStats,
 } from "./lib/pool.ts";
+export { currentTask, type TaskContext } from "./lib/task_context.ts";
 export {
   join,
   parallelFor,

@@ -26,6 +26,7 @@
  */
 
 import { ForkJoinProtocolError } from "./errors.ts";
+import type { TaskContext } from "./task_context.ts";
 
 /** A function of the pool's task module. */
 // deno-lint-ignore no-explicit-any
@@ -47,6 +48,8 @@ export interface ForkJoinHost {
   taskId(fn: TaskFunction): number;
   /** The task function of an id. */
   task(id: number): TaskFunction;
+  /** The task running synchronously on this thread now, or undefined between tasks (see task_context.ts). */
+  context(): TaskContext | undefined;
 }
 
 /** A task function, or its id once it has crossed threads as an argument of a forked piece. */
@@ -66,7 +69,7 @@ let host: ForkJoinHost | undefined;
  * The version of the {@link ForkJoinHost} interface: a copy of filch finds the host another copy
  * installed (see {@link currentHost}) only if they speak the same one.
  */
-const FORK_JOIN_PROTOCOL = 1;
+const FORK_JOIN_PROTOCOL = 2; // 2: the host answers `context()`
 
 /** Where a thread's host is registered for every copy of filch loaded in it (one realm, one thread). */
 const HOST_KEY = Symbol.for("filch.forkJoinHost");
@@ -104,9 +107,16 @@ export function setForkJoinHost(h: ForkJoinHost | undefined): void {
  * This thread's fork-join host: the one this copy installed, else one another copy of filch installed
  * (found in the registry, then kept), else none (not a pool thread: everything runs inline).
  *
+ * @returns The host, or undefined outside a pool thread.
  * @throws {ForkJoinProtocolError} If the other copy speaks another protocol: running inline would hide it.
+ *
+ * @example Usage
+ * ```ts
+ * import { currentHost } from "./join.ts";
+ * console.log(currentHost()); // undefined: this is not a pool thread
+ * ```
  */
-function currentHost(): ForkJoinHost | undefined {
+export function currentHost(): ForkJoinHost | undefined {
   if (host !== undefined) return host;
   const found = registered.host;
   if (found === undefined) return undefined;

@@ -39,6 +39,16 @@ export interface Entry {
   bytes: Uint8Array | undefined;
   /** Set once, when the task settles: the guard that makes settling happen exactly once. */
   settled: boolean;
+  /** Its cancellation and deadlines (`pool.with`), if it has any. */
+  control: EntryControl | undefined;
+}
+
+/** What the ledger needs of a task's cancellation (see `cancellation.ts`). */
+export interface EntryControl {
+  /** Whether the task's start must be announced (its timeout counts from there). */
+  readonly watchStart: boolean;
+  /** Called when the entry settles, before its promise: stops its timers and listeners. No user code. */
+  detach(): void;
 }
 
 /** How a task settled. */
@@ -47,6 +57,8 @@ export const Settled = Object.freeze({
   VALUE: 0,
   /** With an error: the task's own or a pool error. */
   ERROR: 1,
+  /** Aborted by its caller's signal: a `run` rejects with the reason; a `spawn` reports nothing. */
+  ABORTED: 2,
 });
 
 /**
@@ -112,6 +124,7 @@ export class TaskLedger {
       reject,
       bytes: undefined,
       settled: false,
+      control: undefined,
     };
     // While tasks are pending, keep the process alive: a pending Atomics.waitAsync does not. The timer
     // first, then the counts (plain updates): a throw at the call (a stack overflow) changes nothing.
@@ -126,7 +139,7 @@ export class TaskLedger {
    * a failed spawn); later calls are counted and ignored.
    *
    * @param entry The entry.
-   * @param how {@link Settled.VALUE} or {@link Settled.ERROR}.
+   * @param how {@link Settled.VALUE}, {@link Settled.ERROR} or {@link Settled.ABORTED}.
    * @param value The result or the error.
    * @returns Whether this call settled it.
    */
@@ -139,9 +152,10 @@ export class TaskLedger {
     entry.bytes = undefined;
     this.pending--;
     this.completed++;
+    entry.control?.detach();
     if (how === Settled.VALUE) entry.resolve?.(value);
     else if (entry.reject !== undefined) entry.reject(value);
-    else this.report(value, entry.task);
+    else if (how !== Settled.ABORTED) this.report(value, entry.task);
     if (this.pending === 0) this.releaseProcess();
     if (this.drainWaiters.length > 0) this.countDown(entry.seq);
     return true;

@@ -172,6 +172,135 @@ export function resolveOptions(options: unknown): ResolvedOptions {
 }
 
 /**
+ * Options of one task, given to `pool.with(options)`: its cancellation and its deadlines.
+ *
+ * @example Usage
+ * ```ts
+ * import type { RunOptions } from "./options.ts";
+ * const options: RunOptions = { signal: AbortSignal.timeout(5_000), timeout: 1_000 };
+ * console.log(options.timeout); // 1000
+ * ```
+ */
+export interface RunOptions {
+  /**
+   * Aborts the task: queued, it is removed and never runs; running, the signal inside the task (see
+   * `currentTask`) and its forks' are aborted. Either way its promise rejects at once with the signal's
+   * `reason` (a spawned task's abort is reported to nobody: it was asked for). A signal aborted already
+   * rejects the call at once, and nothing is submitted.
+   */
+  signal?: AbortSignal;
+  /**
+   * The most ms the task may run, counted from its start (not while it waits): then it is aborted as by
+   * `signal`, with a `TimeoutError` (a DOMException of that name) as the reason.
+   */
+  timeout?: number;
+  /**
+   * The most ms the task may wait to start: still queued then, it is removed and rejects with a
+   * `TimeoutError`; started, this deadline no longer applies.
+   */
+  queueTimeout?: number;
+}
+
+/** {@link RunOptions}, checked: each property read once. */
+export interface ResolvedRunOptions {
+  readonly signal: AbortSignal | undefined;
+  readonly timeout: number | undefined;
+  readonly queueTimeout: number | undefined;
+}
+
+/**
+ * Checks a task's options (reading each property once: a getter runs here, not later).
+ *
+ * @param options What `pool.with` was given.
+ * @returns The options, checked.
+ * @throws {TypeError} If `options` is not an object, or `signal` is not an AbortSignal.
+ * @throws {RangeError} If a timeout is not a number of ms from 0 to 2^31 - 1.
+ *
+ * @example Usage
+ * ```ts
+ * import { resolveRunOptions } from "./options.ts";
+ * try {
+ *   resolveRunOptions({ timeout: -1 });
+ * } catch (error) {
+ *   console.log((error as Error).message); // Cannot run task as 'timeout' must be a number of ms from 0 to 2^31 - 1: received -1
+ * }
+ * ```
+ */
+export function resolveRunOptions(options: unknown): ResolvedRunOptions {
+  if (options === null || typeof options !== "object" || Array.isArray(options)) {
+    throw new TypeError(`Cannot run task as its options must be an object: received ${describe(options)}`);
+  }
+  const o = options as RunOptions;
+  const signal = o.signal;
+  if (signal !== undefined && !isAbortSignal(signal)) {
+    throw new TypeError(`Cannot run task as 'signal' must be an AbortSignal: received ${describe(signal)}`);
+  }
+  return { signal, timeout: ms("timeout", o.timeout), queueTimeout: ms("queueTimeout", o.queueTimeout) };
+}
+
+/** The native `aborted` getter: brand-checked (it throws for anything but an AbortSignal), never user code. */
+const abortedGetter = typeof AbortSignal === "function"
+  ? Object.getOwnPropertyDescriptor(AbortSignal.prototype, "aborted")?.get
+  : undefined;
+
+/**
+ * Whether `signal` is aborted, read through the platform's own getter (a subclass's override, or a
+ * look-alike object, runs no code here).
+ *
+ * @param signal An AbortSignal.
+ * @returns Its `aborted`.
+ *
+ * @example Usage
+ * ```ts
+ * import { signalAborted } from "./options.ts";
+ * console.log(signalAborted(AbortSignal.abort())); // true
+ * ```
+ */
+export function signalAborted(signal: AbortSignal): boolean {
+  return abortedGetter!.call(signal) as boolean;
+}
+
+const reasonGetter = typeof AbortSignal === "function"
+  ? Object.getOwnPropertyDescriptor(AbortSignal.prototype, "reason")?.get
+  : undefined;
+
+/**
+ * Why `signal` was aborted, read through the platform's own getter (no user code runs).
+ *
+ * @param signal An AbortSignal.
+ * @returns Its `reason`.
+ *
+ * @example Usage
+ * ```ts
+ * import { signalReason } from "./options.ts";
+ * console.log((signalReason(AbortSignal.abort()) as Error).name); // AbortError
+ * ```
+ */
+export function signalReason(signal: AbortSignal): unknown {
+  return reasonGetter!.call(signal);
+}
+
+function isAbortSignal(value: unknown): value is AbortSignal {
+  if (abortedGetter === undefined || value === null || typeof value !== "object") return false;
+  try {
+    abortedGetter.call(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function ms(name: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "number" || !(value >= 0) || value > 2 ** 31 - 1) {
+    throw new (typeof value === "number" ? RangeError : TypeError)(
+      `Cannot run task as '${name}' must be a number of ms from 0 to 2^31 - 1: received ${describe(value)}`,
+    );
+  }
+  return value;
+}
+
+/**
  * The URL text of a location given as a URL, anything with an `href` (another realm's URL), or a string;
  * undefined for anything else. Whether it parses is the caller's check.
  *

@@ -30,6 +30,7 @@
 
 import { mem } from "./atomics.ts";
 import { BufferRegistry } from "./buffers.ts";
+import { Canceller } from "./cancellation.ts";
 import { Encoder } from "./codec.ts";
 import { CompletionReader } from "./completion.ts";
 import { initDeque, Stealer } from "./deque.ts";
@@ -37,14 +38,23 @@ import { PoolClosedError, PoolTerminatedError, TaskNotFoundError } from "./error
 import { initInjector, Injector } from "./injector.ts";
 import { ControlWords, type PoolLayout, poolLayout, StatusWords } from "./layout.ts";
 import { type Entry, Settled, TaskLedger } from "./ledger.ts";
-import { hrefOf, type PoolOptions, resolveOptions } from "./options.ts";
+import {
+  hrefOf,
+  type PoolOptions,
+  type ResolvedRunOptions,
+  resolveOptions,
+  resolveRunOptions,
+  type RunOptions,
+  signalAborted,
+  signalReason,
+} from "./options.ts";
 import { recoverDeadWorker } from "./recovery.ts";
 import { Sleep } from "./sleep.ts";
 import { Submitter } from "./submission.ts";
 import { TaskTable } from "./task.ts";
 import { Workforce } from "./workforce.ts";
 
-export type { PoolOptions } from "./options.ts";
+export type { PoolOptions, RunOptions } from "./options.ts";
 
 /** The pool's lifecycle. */
 export const PoolState: Readonly<{ OPEN: "open"; CLOSING: "closing"; CLOSED: "closed"; TERMINATED: "terminated" }> =
@@ -130,6 +140,23 @@ export type TaskArgs<M, K extends keyof M> = M[K] extends (...args: infer A) => 
 export type TaskResult<M, K extends keyof M> = M[K] extends (...args: infer _A) => infer R ? Awaited<R> : never;
 
 /**
+ * Runs tasks with the options given to {@link Pool.with}: `run` and `spawn` as the pool's own.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const controller = new AbortController();
+ * const result = pool.with({ signal: controller.signal, timeout: 1_000 }).run("fib", 30);
+ * controller.abort(); // result rejects with controller.signal.reason
+ * ```
+ */
+export interface TaskRunner<M> {
+  /** As {@link Pool.run}, with the options. */
+  run<K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): Promise<TaskResult<M, K>>;
+  /** As {@link Pool.spawn}, with the options (an abort is reported to nobody; a timeout to `onError`). */
+  spawn<K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): void;
+}
+
+/**
  * A work-stealing pool of worker threads that run the exported functions of one task module.
  *
  * @example Usage
@@ -161,6 +188,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   private readonly submitter: Submitter;
   private readonly reader: CompletionReader;
   private readonly workforce: Workforce;
+  private readonly canceller: Canceller;
   /** The main thread's encoder for errors written into records during crash recovery. */
   private readonly recoveryEncoder: Encoder;
   private readonly taskIds = new Map<string, number>();
@@ -198,6 +226,8 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     });
     this.recoveryEncoder = new Encoder({ shareBuffer: this.buffers.share });
     this.submitter = new Submitter(this.table, this.injector, this.sleep, this.ledger, this.buffers.share);
+    this.canceller = new Canceller(this.table, this.ledger, (worker, message) => this.workforce.send(worker, message));
+    this.submitter.placed = (entry) => this.canceller.placed(entry);
     this.reader = new CompletionReader(this.control, completions, this.table, this.ledger, this.buffers, () => {
       if (this.state !== PoolState.TERMINATED) this.submitter.feed();
     });
@@ -312,6 +342,35 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    */
   spawn<K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): void {
     this.submit(task, args, undefined, undefined);
+  }
+
+  /**
+   * Tasks with options: an `AbortSignal` that cancels them, a `timeout` counted from their start, a
+   * `queueTimeout` for their wait (see {@link RunOptions}). A task aborted while queued never runs; one
+   * aborted while running sees it through its own signal (`currentTask().signal`), and so do the forks it
+   * made; its promise rejects at once either way.
+   *
+   * @param options The tasks' options (read once, here).
+   * @returns A runner whose `run` and `spawn` submit with these options.
+   * @throws {TypeError} If `options` is not an object or `signal` is not an AbortSignal.
+   * @throws {RangeError} If a timeout is not a number of ms from 0 to 2^31 - 1.
+   *
+   * @example Usage
+   * ```ts ignore
+   * const n = await pool.with({ signal: AbortSignal.timeout(5_000) }).run("fib", 30);
+   * ```
+   */
+  with(options: RunOptions): TaskRunner<M> {
+    const resolved = resolveRunOptions(options);
+    return {
+      run: <K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): Promise<TaskResult<M, K>> =>
+        new Promise((resolve, reject) => {
+          this.submit(task, args, resolve as (value: unknown) => void, reject, resolved);
+        }),
+      spawn: <K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): void => {
+        this.submit(task, args, undefined, undefined, resolved);
+      },
+    };
   }
 
   /**
@@ -480,9 +539,10 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     args: unknown[],
     resolve: ((value: unknown) => void) | undefined,
     reject: ((error: unknown) => void) | undefined,
+    options?: ResolvedRunOptions,
   ): void {
     try {
-      this.submitSteps(task, args, resolve, reject);
+      this.submitSteps(task, args, resolve, reject, options);
     } catch (error) {
       // A throw from the pool's own steps (a stack overflow: the call came at the edge of the stack).
       // Published and the workers told, the task runs and settles its promise (or reports to onError);
@@ -502,11 +562,18 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     args: unknown[],
     resolve: ((value: unknown) => void) | undefined,
     reject: ((error: unknown) => void) | undefined,
+    options: ResolvedRunOptions | undefined,
   ): void {
     if (this.submitting !== undefined) this.repairSubmission();
     const fail = (error: unknown) => (reject !== undefined ? reject(error) : this.ledger.report(error, task));
     if (this.state !== PoolState.OPEN) {
       fail(this.closedError(task));
+      return;
+    }
+    // Aborted already: nothing is submitted; `run` rejects with the reason (as fetch does), `spawn` was
+    // asked not to run and reports nothing.
+    if (options?.signal !== undefined && signalAborted(options.signal)) {
+      reject?.(signalReason(options.signal));
       return;
     }
     const taskId = this.taskIds.get(task);
@@ -536,6 +603,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       return;
     }
     const entry = this.ledger.open(task, taskId, resolve, reject);
+    if (options !== undefined) this.canceller.control(entry, options);
     // Noted (a plain store) until done: a throw cut short below is completed by repairSubmission.
     this.submitting = entry;
     this.submitter.stage = 0;
@@ -543,6 +611,8 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     this.reader.arm();
     this.submitter.enqueue(entry, encoder);
     this.submitting = undefined;
+    // After the task is enqueued (a getter may have aborted the signal meanwhile: it is cancelled now).
+    if (options !== undefined) this.canceller.begin(entry);
   }
 
   /** The submission in progress, until it is done; left set by a throw that cut it short. */

@@ -22,7 +22,7 @@ import { Encoder } from "./codec.ts";
 import type { Injector } from "./injector.ts";
 import type { Entry, TaskLedger } from "./ledger.ts";
 import type { Sleep } from "./sleep.ts";
-import { NO_RECORD, Origin, RecordWords, TaskState, type TaskTable } from "./task.ts";
+import { NO_RECORD, Origin, RecordWords, TaskFlags, TaskState, type TaskTable } from "./task.ts";
 
 /**
  * Places submitted tasks in shared memory, in order.
@@ -105,6 +105,9 @@ export class Submitter {
     this.stage = 2;
   }
 
+  /** Called after a task with a control (see cancellation.ts) is placed in its record. No user code. */
+  placed: (entry: Entry) => void = () => {};
+
   /**
    * How far the last `enqueue` got (the pool reads it after a throw cut it short): 0, not committed; 1,
    * published to the injector but the workers not yet told; 2, done (published and told, or backlogged).
@@ -161,14 +164,18 @@ export class Submitter {
     }
     mem.write(table.words, table.at(index, RecordWords.task), entry.taskId);
     mem.write(table.words, table.at(index, RecordWords.origin), Origin.MAIN);
+    mem.write(table.words, table.at(index, RecordWords.id), entry.seq & 0x7fffffff);
+    const control = entry.control;
+    if (control?.watchStart) mem.write(table.words, table.at(index, RecordWords.flags), TaskFlags.WATCH_START);
     entry.handle = handle;
     this.ledger.placed[index] = entry;
-    // Publishes the record (payload, task) to the worker that pops the handle.
+    // Publishes the record (payload, task, id, flags) to the worker that pops the handle.
     mem.store(table.words, table.at(index, RecordWords.state), TaskState.QUEUED);
     this.injector.pushPatiently(handle); // spec: SubmitPushInjector
     this.stage = 1;
     this.sleep.newWork();
     this.stage = 2;
+    if (control !== undefined) this.placed(entry);
     return true;
   }
 }

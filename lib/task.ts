@@ -68,6 +68,25 @@ export const RecordWords = Object.freeze({
   latch: 8,
   /** A forked subtask's forker: the worker that joins it (and so owns its result), or -1. */
   forker: 9,
+  /**
+   * {@link TaskFlags}: a submitted task's cancellation, set by the main thread while the task runs; read by
+   * its worker (the task's signal) and by the workers of its forks. 0 from allocation.
+   */
+  flags: 10,
+  /** The record index of the submitted task a fork belongs to (whose flags cancel it), or -1. */
+  root: 11,
+  /** The submitted task's id (its submission number, as an int32); a fork carries its root's. */
+  id: 12,
+});
+
+/** Bits of a submitted task's {@link RecordWords.flags} word. */
+export const TaskFlags = Object.freeze({
+  /** Its caller aborted it (or a timeout did) while it ran: its signal and its forks' are aborted. */
+  ABORTED: 1,
+  /** The abort was a timeout (the signal's reason is a `TimeoutError`, not an `AbortError`). */
+  TIMED_OUT: 2,
+  /** The main thread waits for the task to start (a timeout counts from there): notify the state word. */
+  WATCH_START: 4,
 });
 
 /** Who submitted a task, and so how its completion is announced. */
@@ -94,6 +113,12 @@ export const TaskState = Object.freeze({
    * returns every record the dead worker had cached (or was taking) to the shared free list.
    */
   CACHED: 4,
+  /**
+   * A submitted task its caller aborted while it waited in a queue (the main thread's compare-exchange
+   * from QUEUED won against the worker's to RUNNING): it never runs; the worker that takes its handle
+   * frees the record.
+   */
+  CANCELLED: 5,
 });
 
 /** What a DONE record's payload holds. */
@@ -260,6 +285,8 @@ export class TaskTable {
     mem.write(this.words, genAt, generation);
     mem.write(this.words, this.at(index, RecordWords.payloadBlock), NO_BLOCK);
     mem.write(this.words, this.at(index, RecordWords.forker), -1);
+    mem.write(this.words, this.at(index, RecordWords.flags), 0);
+    mem.write(this.words, this.at(index, RecordWords.root), -1);
     this.busy = false;
     return ((generation << this.indexBits) | index) >>> 0;
   }

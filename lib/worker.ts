@@ -41,7 +41,17 @@ import {
   type TaskFunction as ForkFunction,
 } from "./join.ts";
 import { encodeOutcome } from "./outcome.ts";
-import { NO_RECORD, Origin, Outcome, PAYLOAD_BY_MESSAGE, RecordWords, TaskState, TaskTable } from "./task.ts";
+import {
+  NO_RECORD,
+  Origin,
+  Outcome,
+  PAYLOAD_BY_MESSAGE,
+  RecordWords,
+  TaskFlags,
+  TaskState,
+  TaskTable,
+} from "./task.ts";
+import { type PollingSignal, pollingSignal, type TaskContext } from "./task_context.ts";
 
 /** What the pool sends a new worker thread. */
 export interface WorkerSetup {
@@ -124,6 +134,15 @@ export class WorkerLoop implements ForkJoinHost {
   private readonly running: number[] = [];
   /** How many of {@link WorkerLoop.running} are live. */
   private runDepth = 0;
+  /**
+   * Beside {@link WorkerLoop.running}: the record index of the submitted task each run belongs to (itself,
+   * or a fork's root), or -1. Forks made there carry it; their signal is its.
+   */
+  private readonly roots: number[] = [];
+  /** The signals handed to tasks (`currentTask()`), by root record index, with the root's handle. */
+  private readonly signals = new Map<number, { handle: number; polling: PollingSignal }>();
+  /** The signal of a run that belongs to no submitted task: never aborted. */
+  private readonly unowned = new AbortController().signal;
   /** Tasks whose `execute` was cut short (found when an enclosing `execute` returned): not finished. */
   private readonly interrupted: number[] = [];
   /** The fork being placed (allocated, not yet published by the deque push), or -1. */
@@ -381,12 +400,12 @@ export class WorkerLoop implements ForkJoinHost {
    * join (`requeue`) the event loop cannot run, so that buffer's message could not arrive: the task goes
    * back to the injector instead, for a worker that has the buffer (its forker does).
    */
-  private execute(handle: number, requeue = false): Promise<void> | undefined {
+  private execute(handle: number, requeue = false, claimed = false): Promise<void> | undefined {
     const depth = this.runDepth;
     this.running[depth] = handle;
     this.runDepth = depth + 1;
     this.held = -1;
-    const pending = this.start(handle, requeue);
+    const pending = this.start(handle, requeue, claimed);
     // Runs nested inside this one (in a join's wait) that never returned were cut short: keep them.
     if (this.runDepth !== depth + 1) this.strand(depth + 1);
     this.runDepth = depth;
@@ -399,11 +418,36 @@ export class WorkerLoop implements ForkJoinHost {
   }
 
   /** {@link WorkerLoop.execute}'s work. */
-  private start(handle: number, requeue: boolean): Promise<void> | undefined {
+  private start(handle: number, requeue: boolean, claimed: boolean): Promise<void> | undefined {
     const table = this.table;
+    const words = table.words;
     const index = table.indexOf(handle);
-    mem.store(table.words, table.at(index, RecordWords.worker), this.index);
-    mem.store(table.words, table.at(index, RecordWords.state), TaskState.RUNNING); // spec: ExecStoreRunning
+    mem.store(words, table.at(index, RecordWords.worker), this.index);
+    // A compare-exchange, not a store: the main thread cancels a queued task by its own compare-exchange
+    // from QUEUED (CancelCasQueued, cancellation.ts), and exactly one of the two wins.
+    const stateAt = table.at(index, RecordWords.state);
+    const forked = mem.read(words, table.at(index, RecordWords.origin)) === Origin.FORK;
+    if (!claimed) {
+      if (mem.compareExchange(words, stateAt, TaskState.QUEUED, TaskState.RUNNING) !== TaskState.QUEUED) { // spec: ExecCasRunning
+        // CANCELLED: its caller aborted it while it waited, and forgot the record: ours to free, never run.
+        table.release(index);
+        return undefined;
+      }
+      // A submitted task whose timeout counts from its start: the main thread waits on the state word.
+      if (!forked && (mem.load(words, table.at(index, RecordWords.flags)) & TaskFlags.WATCH_START) !== 0) {
+        mem.notify(words, stateAt);
+      }
+    }
+    const root = forked ? mem.read(words, table.at(index, RecordWords.root)) : index;
+    this.roots[this.runDepth - 1] = root;
+    // Aborted already: a fork, with the task that made it (through any depth of forks), so that its
+    // joiner goes on; a submitted task, if the abort came while it was handed back to the queue (below).
+    const reason = root >= 0 ? this.abortReason(root) : undefined;
+    if (reason !== undefined) {
+      table.freePayload(index);
+      this.finish(handle, Outcome.ERROR, reason);
+      return undefined;
+    }
     let args: unknown;
     try {
       args = table.readPayload(index, this.buffers.resolve);
@@ -421,13 +465,15 @@ export class WorkerLoop implements ForkJoinHost {
           this.sleep.newWork();
           return undefined;
         }
-        return this.waitForBuffer(error.id).then(() => this.execute(handle));
+        // Still RUNNING and ours while we wait (a death now is a death in a running task): resumed
+        // without the claim.
+        return this.waitForBuffer(error.id).then(() => this.execute(handle, false, true));
       }
       this.finish(handle, Outcome.ERROR, error);
       return undefined;
     }
     table.freePayload(index);
-    const fn = this.functions[mem.read(table.words, table.at(index, RecordWords.task))];
+    const fn = this.functions[mem.read(words, table.at(index, RecordWords.task))];
     let result: unknown;
     let then: unknown;
     try {
@@ -444,7 +490,7 @@ export class WorkerLoop implements ForkJoinHost {
       this.finish(handle, Outcome.VALUE, result);
       return undefined;
     }
-    if (mem.read(table.words, table.at(index, RecordWords.origin)) === Origin.FORK) {
+    if (forked) {
       this.finish(handle, Outcome.ERROR, asyncForkError(fn));
       return undefined;
     }
@@ -493,6 +539,49 @@ export class WorkerLoop implements ForkJoinHost {
     return this.functions[this.builtinIds.get(name)!] as ForkFunction;
   }
 
+  /** The task running synchronously now (see task_context.ts), or undefined between tasks. */
+  context(): TaskContext | undefined {
+    const depth = this.runDepth;
+    if (depth === 0 || this.running[depth - 1] < 0) return undefined;
+    const root = this.roots[depth - 1];
+    if (root < 0) return { worker: this.index, id: -1, signal: this.unowned };
+    const table = this.table;
+    const handle = table.handleOf(root);
+    let known = this.signals.get(root);
+    if (known === undefined || known.handle !== handle) {
+      known = { handle, polling: pollingSignal(() => this.abortReason(root)) };
+      this.signals.set(root, known);
+    }
+    return {
+      worker: this.index,
+      id: mem.read(table.words, table.at(root, RecordWords.id)),
+      signal: known.polling.signal,
+    };
+  }
+
+  /**
+   * This thread. The main thread aborted the submitted task `handle`, which this worker runs: if the task
+   * holds its signal, abort it now, so that its listeners run (an asynchronous task's, at an await).
+   *
+   * @param handle The task's handle.
+   */
+  aborted(handle: number): void {
+    const known = this.signals.get(this.table.indexOf(handle));
+    if (known !== undefined && known.handle === handle) known.polling.check();
+  }
+
+  /**
+   * Why the submitted task in record `root` was aborted (an AbortError or a TimeoutError), or undefined
+   * if it was not. One atomic load: pairs with the main thread's OR into the flags word.
+   */
+  private abortReason(root: number): unknown {
+    const flags = mem.load(this.table.words, this.table.at(root, RecordWords.flags));
+    if ((flags & TaskFlags.ABORTED) === 0) return undefined;
+    return (flags & TaskFlags.TIMED_OUT) !== 0
+      ? new DOMException("The task ran past its timeout", "TimeoutError")
+      : new DOMException("The task's caller aborted it", "AbortError");
+  }
+
   /** Pushes `fn(...args)` on our deque as a forked task; -1 if it must run inline (no record, room, blocks). */
   fork(fn: ForkFunction, args: unknown[]): number {
     const taskId = this.taskId(fn);
@@ -517,6 +606,14 @@ export class WorkerLoop implements ForkJoinHost {
     mem.write(table.words, table.at(index, RecordWords.origin), Origin.FORK);
     mem.write(table.words, table.at(index, RecordWords.latch), UNSET);
     mem.write(table.words, table.at(index, RecordWords.forker), this.index);
+    // The submitted task this fork belongs to (its abort cancels the fork), and that task's id.
+    const root = this.runDepth > 0 ? this.roots[this.runDepth - 1] : -1;
+    mem.write(table.words, table.at(index, RecordWords.root), root);
+    mem.write(
+      table.words,
+      table.at(index, RecordWords.id),
+      root >= 0 ? mem.read(table.words, table.at(root, RecordWords.id)) : -1,
+    );
     mem.write(table.words, table.at(index, RecordWords.state), TaskState.QUEUED);
     // A push cut short published nothing (its one publishing store is its last step); one that returned
     // did, and the plain stores after it cannot be cut short: the fork is then outstanding.
@@ -635,9 +732,13 @@ export class WorkerLoop implements ForkJoinHost {
       }
     }
     const fn = this.functions[mem.read(table.words, table.at(index, RecordWords.task))];
+    const root = mem.read(table.words, table.at(index, RecordWords.root));
     this.forget(handle);
     table.release(index);
     this.consuming = -1;
+    // Cancelled with the task that made it: not run (as a thief would not run it).
+    const reason = root >= 0 ? this.abortReason(root) : undefined;
+    if (reason !== undefined) throw reason;
     let result: unknown;
     try {
       result = fn(...args);
@@ -672,6 +773,7 @@ export class WorkerLoop implements ForkJoinHost {
       );
     }
     const forked = mem.read(table.words, table.at(index, RecordWords.origin)) === Origin.FORK;
+    if (!forked && this.signals.size !== 0) this.signals.delete(index);
     // A forked task's joiner is a worker and cannot take a message: wait for blocks (1 ms steps) instead,
     // giving back the blocks of our own finished forks meanwhile (see `outstanding`).
     while (forked && !table.writeEncoded(index, encoder)) {
@@ -764,6 +866,11 @@ export class WorkerLoop implements ForkJoinHost {
       mem.load(table.words, table.at(table.indexOf(handle), RecordWords.state)) === state;
   }
 
+  /** Whether `handle` is current and waits to be taken: QUEUED, or CANCELLED (to be freed by its taker). */
+  private queued(handle: number): boolean {
+    return this.current(handle, TaskState.QUEUED) || this.current(handle, TaskState.CANCELLED);
+  }
+
   /** A record ours to free (an orphan we finished): free it. */
   private repairFreeing(): void {
     this.drop(this.freeing);
@@ -789,7 +896,8 @@ export class WorkerLoop implements ForkJoinHost {
   /** A task taken and not started: back to our deque (we run it soon), or the injector if it is full. */
   private repairHeld(): void {
     const handle = this.held;
-    if (this.current(handle, TaskState.QUEUED) && !this.deque.push(handle)) this.injector.pushPatiently(handle);
+    // A CANCELLED one goes back too: whoever takes it next frees it.
+    if (this.queued(handle) && !this.deque.push(handle)) this.injector.pushPatiently(handle);
     this.held = -1;
     this.sleep.newWork();
   }
@@ -843,7 +951,7 @@ export class WorkerLoop implements ForkJoinHost {
     // back to be run; one that had started fails (its caller, a promise or a joiner, goes on).
     for (const handle of this.interrupted.splice(0)) {
       if (handle === -1) continue;
-      if (this.current(handle, TaskState.QUEUED)) {
+      if (this.queued(handle)) {
         if (!this.deque.push(handle)) this.injector.pushPatiently(handle);
         this.sleep.newWork();
         continue;

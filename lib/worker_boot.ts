@@ -59,7 +59,17 @@ export function bootWorker(): void {
   const early: [number, SharedArrayBuffer][] = [];
 
   port.onMessage(async (message) => {
-    const m = message as { type: string; setup?: WorkerSetup; id?: number; buffer?: SharedArrayBuffer };
+    const m = message as {
+      type: string;
+      setup?: WorkerSetup;
+      id?: number;
+      buffer?: SharedArrayBuffer;
+      handle?: number;
+    };
+    if (m.type === "abort") {
+      loop?.aborted(m.handle!);
+      return;
+    }
     if (m.type === "buffer") {
       if (loop === undefined) early.push([m.id!, m.buffer!]);
       else loop.addBuffer(m.id!, m.buffer!);

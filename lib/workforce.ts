@@ -218,6 +218,17 @@ export class Workforce {
   }
 
   /**
+   * Sends `message` to worker `index`, if it is alive (a dead worker's tasks are settled by recovery).
+   *
+   * @param index The worker.
+   * @param message A structured-clonable message.
+   */
+  send(index: number, message: unknown): void {
+    const slot = this.slots[index];
+    if (slot !== undefined && !slot.dead) slot.thread.post(message);
+  }
+
+  /**
    * Waits (up to `graceMs`, if given) for every worker to leave its loop, then terminates the threads.
    *
    * @param graceMs How long to wait for a cooperative exit; undefined to terminate at once.

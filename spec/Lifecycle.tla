@@ -12,6 +12,7 @@
 (* code: lib/submission.ts                                                  *)
 (* code: lib/recovery.ts                                                    *)
 (* code: lib/latch.ts                                                       *)
+(* code: lib/cancellation.ts                                                *)
 (*                                                                          *)
 (* Abstractions. Records and payloads are not modelled byte by byte: a     *)
 (* record is its state word (FREE, QUEUED, RUNNING, DONE) and its worker   *)
@@ -36,6 +37,15 @@
 (* exchange to 1: exactly one of them frees the record; FreedAtMostOnce,   *)
 (* OrphansComeBack). Then a replacement with the same index takes over the *)
 (* deque.                                                                  *)
+(*                                                                          *)
+(* Cancellation (cancellation.ts). The main thread cancels an unsettled    *)
+(* placed task (its caller's signal, or a deadline; at most MaxCancels     *)
+(* times): a compare-exchange of its state from QUEUED to CANCELLED, which *)
+(* races the worker's own from QUEUED to RUNNING; either way the entry is  *)
+(* settled at once and forgotten. A worker that finds CANCELLED frees the  *)
+(* record and never runs the task (CancelledNeverRuns); a task that had    *)
+(* started runs on (its abort is a flag the model leaves out: it changes   *)
+(* no settlement) and its completion only frees the record.                *)
 (***************************************************************************)
 EXTENDS Integers, FiniteSets, TLC
 
@@ -45,10 +55,11 @@ CONSTANTS
     Tasks,      \* tasks the main thread submits: ids 1..Tasks
     Fork,       \* does task 1 fork (and join) a subtask?
     MaxDeaths,  \* how many worker deaths a behaviour may have
+    MaxCancels, \* how many cancellations by the main thread a behaviour may have
     Ending      \* "close", "terminate" or "either": how the main thread ends the pool
 
 ASSUME ConstantsOk ==
-    /\ Tasks \in Nat \ {0} /\ Fork \in BOOLEAN /\ MaxDeaths \in Nat /\ Main \notin Workers
+    /\ Tasks \in Nat \ {0} /\ Fork \in BOOLEAN /\ MaxDeaths \in Nat /\ MaxCancels \in Nat /\ Main \notin Workers
     /\ Ending \in {"close", "terminate", "either"}
 
 Child == Tasks + 1                 \* the forked subtask's id (a record like any other)
@@ -59,7 +70,7 @@ Threads == Workers \cup {Main}
 NoWorker == Main                   \* the record's worker word before any worker ran it
 
 VARIABLES
-    rstate,      \* [AllTasks -> {"FREE", "QUEUED", "RUNNING", "DONE"}]: each record's state word
+    rstate,      \* [AllTasks -> {"FREE", "QUEUED", "RUNNING", "DONE", "CANCELLED"}]: each record's state word
     rworker,     \* [AllTasks -> Threads]: each record's worker word (NoWorker = -1)
     latch,       \* the forked subtask's latch word: 0 until its result is written, then 1; 2 once orphaned
     inj,         \* handles in the injector
@@ -84,11 +95,14 @@ VARIABLES
     posted,      \* tasks submitted so far
     frees,       \* history: [AllTasks -> Nat], times each task's record was freed
     forker,      \* the subtask record's forker word: the worker that forked it (NoWorker before)
-    forkerGone   \* history: the subtask's forker died while the subtask was unjoined
+    forkerGone,  \* history: the subtask's forker died while the subtask was unjoined
+    cancelled,   \* history: the main tasks whose cancellation won the race with their start
+    cancels      \* cancellations so far
 
 vars == <<rstate, rworker, latch, inj, dq, comp, lifecycle, pc, cur, bh, help, joining, alive, deaths, died,
-          replacing, forked, state, entry, settledFlag, settles, runs, posted, frees, forker, forkerGone>>
-recVars == <<frees, forker, forkerGone>>
+          replacing, forked, state, entry, settledFlag, settles, runs, posted, frees, forker, forkerGone, cancelled,
+          cancels>>
+recVars == <<frees, forker, forkerGone, cancelled, cancels>>
 mainVars == <<state, entry, settledFlag, settles, posted, died, replacing>>
 workerVars == <<cur, help, joining, bh>>
 
@@ -109,6 +123,7 @@ Init ==
     /\ runs = [t \in AllTasks |-> 0]
     /\ posted = 0
     /\ frees = [t \in AllTasks |-> 0] /\ forker = NoWorker /\ forkerGone = FALSE
+    /\ cancelled = {} /\ cancels = 0
 
 Go(t, p) == pc' = [pc EXCEPT ![t] = p]
 \* Free the records of the tasks in R (TaskTable.releaseHandle): state FREE, counted in the history.
@@ -192,17 +207,24 @@ FindStealHalf(w) ==
     /\ UNCHANGED bh
     /\ UNCHANGED recVars
 
-\* execute(): the worker word, then RUNNING (one step: nobody reads them between the two stores).
-ExecStoreRunning(w) ==
+\* execute(): the worker word, then the compare-exchange from QUEUED to RUNNING (one step: nobody reads
+\* the worker word of a QUEUED record). Lost to the main thread's cancellation (CANCELLED): the worker
+\* frees the record and goes back without running it.
+ExecCasRunning(w) ==
     /\ w \in Workers /\ alive[w] /\ pc[w] = "Exec"
     /\ LET t == Active(w) IN
-       /\ rstate' = [rstate EXCEPT ![t] = "RUNNING"]
-       /\ rworker' = [rworker EXCEPT ![t] = w]
-       /\ runs' = [runs EXCEPT ![t] = @ + 1]
-    /\ Go(w, "Running")
+       IF rstate[t] = "QUEUED"
+         THEN /\ rstate' = [rstate EXCEPT ![t] = "RUNNING"]
+              /\ rworker' = [rworker EXCEPT ![t] = w]
+              /\ runs' = [runs EXCEPT ![t] = @ + 1]
+              /\ Go(w, "Running")
+              /\ UNCHANGED <<frees, workerVars>>
+         ELSE /\ Free({t})
+              /\ Return(w)
+              /\ UNCHANGED <<rworker, runs, joining, bh>>
     /\ UNCHANGED <<latch, inj, dq, comp, lifecycle, alive, deaths, forked>>
-    /\ UNCHANGED mainVars /\ UNCHANGED workerVars
-    /\ UNCHANGED recVars
+    /\ UNCHANGED mainVars
+    /\ UNCHANGED <<forker, forkerGone, cancelled, cancels>>
 
 -----------------------------------------------------------------------------
 (* Fork-join: task 1 forks the subtask, runs a, joins.                     *)
@@ -219,7 +241,7 @@ ForkPushDeque(w) ==
     /\ Go(w, "JoinRead")
     /\ UNCHANGED <<rworker, inj, comp, lifecycle, alive, deaths, runs, cur, help>>
     /\ UNCHANGED mainVars
-    /\ UNCHANGED bh /\ UNCHANGED <<frees, forkerGone>>
+    /\ UNCHANGED bh /\ UNCHANGED <<frees, forkerGone, cancelled, cancels>>
 
 \* The join is over: b's result is in hand (or the join threw); task 1's code goes on.
 EndJoin(w) == /\ joining' = [joining EXCEPT ![w] = FALSE] /\ Go(w, "Running")
@@ -231,7 +253,7 @@ JoinReadLatch(w) ==
     /\ IF latch = 1 THEN EndJoin(w) /\ Free({Child})
                     ELSE /\ Go(w, "JoinPop") /\ UNCHANGED <<joining, rstate, frees>>
     /\ UNCHANGED <<rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs, cur, help, bh>>
-    /\ UNCHANGED mainVars /\ UNCHANGED <<forker, forkerGone>>
+    /\ UNCHANGED mainVars /\ UNCHANGED <<forker, forkerGone, cancelled, cancels>>
 
 \* Pop our deque: b itself if nobody stole it (on top: LIFO), run inline (record released first);
 \* else older work, run as help; else findWork.
@@ -249,7 +271,7 @@ JoinPopOwn(w) ==
                    ELSE /\ UNCHANGED <<dq, help>> /\ Go(w, "PopOwn")
     /\ UNCHANGED <<rworker, latch, inj, comp, lifecycle, alive, deaths, forked, cur>>
     /\ UNCHANGED mainVars
-    /\ UNCHANGED bh /\ UNCHANGED <<forker, forkerGone>>
+    /\ UNCHANGED bh /\ UNCHANGED <<forker, forkerGone, cancelled, cancels>>
 
 \* Nothing to help with: if the pool is stopping, the join throws (task 1 fails).
 JoinReadLifecycle(w) ==
@@ -301,7 +323,7 @@ FinishSetLatch(w) ==
          THEN /\ Free({Child}) /\ Return(w) /\ UNCHANGED bh
          ELSE /\ Go(w, "NotifyLatch") /\ UNCHANGED <<rstate, frees>> /\ UNCHANGED workerVars
     /\ UNCHANGED <<rworker, inj, dq, comp, lifecycle, alive, deaths, forked, runs>>
-    /\ UNCHANGED mainVars /\ UNCHANGED <<joining, forker, forkerGone>>
+    /\ UNCHANGED mainVars /\ UNCHANGED <<joining, forker, forkerGone, cancelled, cancels>>
 
 \* Atomics.notify(latch): wakes the joiner if it is blocked on the word.
 WakeJoiner == pc' = [t \in Threads |-> IF t \in Workers /\ pc[t] = "LatchBlocked" THEN "JoinRead" ELSE pc[t]]
@@ -350,7 +372,7 @@ MainPopCompletion(t) ==
               ELSE UNCHANGED <<entry, settledFlag, settles>>
     /\ UNCHANGED <<rworker, latch, inj, dq, lifecycle, pc, alive, deaths, forked, runs, state, posted, died,
                    replacing>>
-    /\ UNCHANGED workerVars /\ UNCHANGED <<forker, forkerGone>>
+    /\ UNCHANGED workerVars /\ UNCHANGED <<forker, forkerGone, cancelled, cancels>>
 
 \* workerDied (not once the pool is closed or terminated), one scan of the records (recovery.ts): reject
 \* the main tasks the dead worker was running and free their records; orphan the subtask if the dead
@@ -375,7 +397,7 @@ DiedRejectRunning(t) ==
                            ELSE /\ replacing' = replacing \cup {w}
                                 /\ UNCHANGED pc
     /\ UNCHANGED <<rworker, inj, dq, comp, lifecycle, alive, deaths, forked, runs, state, posted, forker>>
-    /\ UNCHANGED workerVars /\ UNCHANGED forkerGone
+    /\ UNCHANGED workerVars /\ UNCHANGED <<forkerGone, cancelled, cancels>>
 
 \* ... fail the forked task it was running: outcome, DONE, then set its latch and wake its joiner (the
 \* latch protocol's exchange: if its forker died too, the subtask is orphaned and the record is freed).
@@ -389,7 +411,8 @@ DiedSetLatch(t) ==
          ELSE /\ rstate' = [rstate EXCEPT ![Child] = "DONE"] /\ UNCHANGED frees
               /\ Go(t, "DiedNotify")
               /\ UNCHANGED replacing
-    /\ UNCHANGED <<rworker, inj, dq, comp, lifecycle, alive, deaths, forked, runs, forker, forkerGone>>
+    /\ UNCHANGED <<rworker, inj, dq, comp, lifecycle, alive, deaths, forked, runs, forker, forkerGone, cancelled,
+                   cancels>>
     /\ UNCHANGED <<state, entry, settledFlag, settles, posted, died>> /\ UNCHANGED workerVars
 
 DiedNotifyLatch(t) ==
@@ -400,6 +423,24 @@ DiedNotifyLatch(t) ==
     /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs, state, entry,
                    settledFlag, settles, posted, died>>
     /\ UNCHANGED workerVars /\ UNCHANGED recVars
+
+\* cancel(): the compare-exchange of an unsettled placed task's state from QUEUED to CANCELLED. Won, the
+\* task never runs (the worker that takes it frees it); lost (it started, or finished), it runs on, marked
+\* aborted. Either way its entry is forgotten and settled now.
+CancelCasQueued(t) ==
+    /\ t = Main /\ pc[t] \in {"MainOpen", "MainEnd"} /\ state \in {"open", "closing"}
+    /\ cancels < MaxCancels
+    /\ \E k \in MainTasks :
+         /\ entry[k] = "placed" /\ ~settledFlag[k]
+         /\ IF rstate[k] = "QUEUED"
+              THEN /\ rstate' = [rstate EXCEPT ![k] = "CANCELLED"] /\ cancelled' = cancelled \cup {k}
+              ELSE UNCHANGED <<rstate, cancelled>>
+         /\ entry' = [entry EXCEPT ![k] = "gone"]
+         /\ Settle({k})
+         /\ cancels' = cancels + 1
+    /\ UNCHANGED <<rworker, latch, inj, dq, comp, lifecycle, pc, alive, deaths, forked, runs, state, posted, died,
+                   replacing>>
+    /\ UNCHANGED workerVars /\ UNCHANGED <<frees, forker, forkerGone>>
 
 \* terminate(): every unsettled entry, placed or waiting, rejects now.
 TerminateRejectAll(t) ==
@@ -429,11 +470,11 @@ StopStoreLifecycle(t) ==
 Step(t) ==
     \/ LoopReadLifecycle(t) \/ FindPopOwn(t) \/ FindPopInjector(t) \/ BatchPopInjector(t)
     \/ BatchPushOwn(t) \/ FindStealHalf(t)
-    \/ ExecStoreRunning(t) \/ ForkPushDeque(t) \/ JoinReadLatch(t) \/ JoinPopOwn(t)
+    \/ ExecCasRunning(t) \/ ForkPushDeque(t) \/ JoinReadLatch(t) \/ JoinPopOwn(t)
     \/ JoinReadLifecycle(t) \/ JoinWaitLatch(t)
     \/ FinishStoreDone(t) \/ FinishPushCompletion(t) \/ FinishSetLatch(t) \/ FinishNotifyLatch(t)
     \/ SubmitPushInjector(t) \/ MainPopCompletion(t) \/ DiedRejectRunning(t) \/ DiedSetLatch(t)
-    \/ DiedNotifyLatch(t) \/ TerminateRejectAll(t) \/ StopStoreLifecycle(t)
+    \/ DiedNotifyLatch(t) \/ TerminateRejectAll(t) \/ StopStoreLifecycle(t) \/ CancelCasQueued(t)
 
 \* Main-thread steps that touch no shared memory: close() starts (state closing), and its drain ends.
 CloseBegin ==
@@ -463,7 +504,7 @@ Die(w) ==
     /\ UNCHANGED workerVars
     \* history: the subtask's forker died before joining it
     /\ forkerGone' = (forkerGone \/ (forked /\ forker = w /\ rstate[Child] /= "FREE"))
-    /\ UNCHANGED <<frees, forker>>
+    /\ UNCHANGED <<frees, forker, cancelled, cancels>>
 \* ... its replacement starts with the same index and deque ...
 Replace(w) ==
     /\ w \in replacing
@@ -505,7 +546,8 @@ Spec == Init /\ [][Next]_vars /\ Fairness
 (* Properties.                                                             *)
 
 TypeOK ==
-    /\ rstate \in [AllTasks -> {"FREE", "QUEUED", "RUNNING", "DONE"}]
+    /\ rstate \in [AllTasks -> {"FREE", "QUEUED", "RUNNING", "DONE", "CANCELLED"}]
+    /\ cancelled \subseteq MainTasks /\ cancels \in 0..MaxCancels
     /\ rworker \in [AllTasks -> Threads]
     /\ latch \in {0, 1, 2}
     /\ frees \in [AllTasks -> Nat] /\ forker \in Threads /\ forkerGone \in BOOLEAN
@@ -517,6 +559,9 @@ TypeOK ==
 \* Every submitted task settles at most once (resolve or reject called once), and none runs twice.
 SettleAtMostOnce == \A k \in MainTasks : settles[k] <= 1
 RunAtMostOnce == \A k \in AllTasks : runs[k] <= 1
+
+\* A task whose cancellation won the race with its start never runs (then or later).
+CancelledNeverRuns == \A k \in cancelled : runs[k] = 0
 
 \* A record is freed at most once (each task has one record and one generation here): a second free
 \* would free it under the task that holds it next.
@@ -548,6 +593,8 @@ TerminateSettlesAll ==
 EveryTaskSettles == \A k \in MainTasks : (posted >= k) ~> settledFlag[k]
 WorkersExit == (lifecycle = 1) ~> (\A w \in Workers : pc[w] \in {"Exited", "Dead"})
 PoolEnds == <>Finished
+\* A cancelled task's record comes back (the worker that takes its handle frees it), unless the pool stops.
+CancelledComesBack == \A k \in MainTasks : (rstate[k] = "CANCELLED") ~> (rstate[k] = "FREE" \/ lifecycle = 1)
 
 WorkerSymmetry == Permutations(Workers)
 =============================================================================

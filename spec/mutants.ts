@@ -229,6 +229,32 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       replace: "Free(R \\cup (IF orphan THEN {Child} ELSE {}))  \\* BUG: also when the latch is unset",
     }],
   },
+  {
+    name: "StartStoresRunning",
+    base: "Lifecycle.tla",
+    bug: "a worker starts a task with a store of RUNNING, not a compare-exchange from QUEUED: it runs a task its caller cancelled",
+    patches: [{
+      find: '       IF rstate[t] = "QUEUED"\n',
+      replace: '       IF TRUE  \\* BUG: a store of RUNNING; a CANCELLED task is run anyway\n',
+    }],
+  },
+  {
+    name: "CancelFreesRecord",
+    base: "Lifecycle.tla",
+    bug: "cancel frees the cancelled record itself, although its handle is still in a queue: the worker that takes it frees it again",
+    patches: [
+      {
+        find: '              THEN /\\ rstate\' = [rstate EXCEPT ![k] = "CANCELLED"] /\\ cancelled\' = cancelled \\cup {k}\n' +
+          "              ELSE UNCHANGED <<rstate, cancelled>>\n",
+        replace: "              THEN /\\ Free({k}) /\\ cancelled' = cancelled \\cup {k}  \\* BUG: freed while its handle is queued\n" +
+          "              ELSE UNCHANGED <<rstate, cancelled, frees>>\n",
+      },
+      {
+        find: "    /\\ UNCHANGED workerVars /\\ UNCHANGED <<frees, forker, forkerGone>>\n",
+        replace: "    /\\ UNCHANGED workerVars /\\ UNCHANGED <<forker, forkerGone>>\n",
+      },
+    ],
+  },
   // ---- Injector.tla (lib/injector.ts) ----
   {
     name: "PublishBeforeWrite",

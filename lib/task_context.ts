@@ -1,0 +1,124 @@
+/**
+ * What a running task can know about itself: the worker that runs it, its id, and its signal.
+ *
+ * What it owns: {@link TaskContext}, {@link currentTask}, and the signal a task sees
+ * ({@link pollingSignal}). The worker loop answers `currentTask()` (as the fork-join host, found through
+ * the same registry as `join`, so a task module that imports another copy of filch gets the same answer).
+ *
+ * The signal. A task is aborted by the main thread (its caller's `AbortSignal`, or its timeout), which
+ * sets a bit in the task's record and sends its worker a message. A synchronous task never lets its
+ * worker read messages, so the signal it gets reads the bit itself: `aborted`, `reason` and
+ * `throwIfAborted()` first look at the record (one atomic load). An asynchronous task's listeners fire
+ * when the message arrives. Forks share the signal of the submitted task they belong to (their root).
+ *
+ * Threads: a pool worker thread; elsewhere `currentTask()` returns undefined.
+ *
+ * @module
+ */
+
+import { currentHost } from "./join.ts";
+
+/**
+ * The task running now, as `currentTask()` describes it.
+ *
+ * @example Usage
+ * ```ts
+ * import type { TaskContext } from "./task_context.ts";
+ * function describe(context: TaskContext): string {
+ *   return `task ${context.id} on worker ${context.worker}`;
+ * }
+ * ```
+ */
+export interface TaskContext {
+  /** The index of the worker running it (0 to workers - 1). */
+  readonly worker: number;
+  /**
+   * The submitted task's id: its submission number in its pool (0 for the first; wrapping at 2^31). A
+   * fork has the id of the task that (through any depth of forks) made it; -1 if none (see `signal`).
+   */
+  readonly id: number;
+  /**
+   * Aborted when the task's caller aborts it or its timeout passes (see `Pool.with`), with the caller's
+   * reason mapped to an `AbortError` or a `TimeoutError`. In synchronous code, read `aborted` or call
+   * `throwIfAborted()`: they check at once. In asynchronous code, listeners also fire. A fork made after
+   * its task's first `await` belongs to no task and gets a signal that never aborts.
+   */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * The task running synchronously on this thread now: its worker, its id and its signal. Call it in the
+ * task's synchronous part (before its first `await`) and keep the result: after an `await` the worker may
+ * be running another task, or none.
+ *
+ * @returns The task's context; undefined outside a pool task (the main thread, or between tasks).
+ *
+ * @example Usage
+ * ```ts
+ * import { currentTask } from "./task_context.ts";
+ * export function count(n: number): number {
+ *   const signal = currentTask()?.signal;
+ *   let i = 0;
+ *   for (; i < n; i++) if (i % 1_000 === 0) signal?.throwIfAborted();
+ *   return i;
+ * }
+ * console.log(count(10)); // 10 (outside a pool: no context, nothing to abort)
+ * ```
+ */
+export function currentTask(): TaskContext | undefined {
+  return currentHost()?.context();
+}
+
+const nativeAborted = Object.getOwnPropertyDescriptor(AbortSignal.prototype, "aborted")!.get!;
+const nativeReason = Object.getOwnPropertyDescriptor(AbortSignal.prototype, "reason")!.get!;
+const nativeThrowIfAborted = AbortSignal.prototype.throwIfAborted;
+
+/**
+ * A signal that checks before it answers: `aborted`, `reason` and `throwIfAborted()` first call
+ * {@link PollingSignal.check}, which asks `poll` and aborts the signal with the reason it returns.
+ *
+ * @param poll Returns why the task was aborted, or undefined while it is not.
+ * @returns The signal and its check (call `check` when the worker learns of an abort by message).
+ *
+ * @example Usage
+ * ```ts
+ * import { pollingSignal } from "./task_context.ts";
+ * let reason: unknown;
+ * const { signal } = pollingSignal(() => reason);
+ * console.log(signal.aborted); // false
+ * reason = new DOMException("stop", "AbortError");
+ * console.log(signal.aborted); // true
+ * ```
+ */
+export function pollingSignal(poll: () => unknown): PollingSignal {
+  const controller = new AbortController();
+  const signal = controller.signal;
+  let checking = false;
+  const check = () => {
+    // Re-entered from abort() itself on runtimes whose abort reads the signal's public `aborted`.
+    if (checking || nativeAborted.call(signal)) return;
+    checking = true;
+    try {
+      const reason = poll();
+      if (reason !== undefined) controller.abort(reason);
+    } finally {
+      checking = false;
+    }
+  };
+  // Own properties over the prototype's accessors: a synchronous task that polls `aborted` sees the abort
+  // although its worker never reads the message that reports it.
+  Object.defineProperties(signal, {
+    aborted: { get: () => (check(), nativeAborted.call(signal)), configurable: true },
+    reason: { get: () => (check(), nativeReason.call(signal)), configurable: true },
+    throwIfAborted: { value: () => (check(), nativeThrowIfAborted.call(signal)), configurable: true },
+  });
+  return { signal, check };
+}
+
+/** What {@link pollingSignal} returns. */
+export interface PollingSignal {
+  /** The signal. */
+  readonly signal: AbortSignal;
+  /** Asks the poll now, and aborts the signal if it says so (its listeners run). */
+  check(): void;
+}
