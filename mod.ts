@@ -33,8 +33,11 @@
 import "./lib/task_entry.ts";
 
 export {
+  type AbortSignalLike,
   type AnyFunction,
   type CloseOptions,
+  type MapInputs,
+  type MapOptions,
   type ModuleLocation,
   Pool,
   type PoolOptions,
@@ -46,6 +49,7 @@ export {
   type TaskName,
   type TaskResult,
   type TaskRunner,
+  type UnaryTaskName,
   type WorkerStats,
 } from "./lib/pool.ts";
 export { currentTask, type TaskContext } from "./lib/task_context.ts";
@@ -63,6 +67,7 @@ export {
   ModuleLoadError,
   PoolClosedError,
   PoolTerminatedError,
+  QueueFullError,
   TaskNotFoundError,
   WorkerCrashedError,
 } from "./lib/errors.ts";

@@ -31,6 +31,28 @@ export class PoolClosedError extends Error {
 }
 
 /**
+ * A submission found the pool's queue full (`maxQueue` tasks waiting beyond one running per worker).
+ *
+ * @example Usage
+ * ```ts
+ * import { QueueFullError } from "./errors.ts";
+ * console.log(new QueueFullError("full").name); // "QueueFullError"
+ * ```
+ */
+export class QueueFullError extends Error {
+  /**
+   * Creates the error.
+   *
+   * @param message What could not be done and why.
+   * @param options The cause, if any.
+   */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "QueueFullError";
+  }
+}
+
+/**
  * A task had not settled when `terminate()` stopped the pool.
  *
  * @example Usage

@@ -88,6 +88,9 @@ export class TaskLedger {
   duplicateSettles = 0;
   private nextSeq = 0;
   private readonly drainWaiters: { upTo: number; remaining: number; resolve: () => void }[] = [];
+  /** The most tasks pending at once (the pool's `workers + maxQueue`), or Infinity. */
+  maxPending = Infinity;
+  private roomWaiters: (() => void)[] = [];
   private keepAlive: ReturnType<typeof setInterval> | undefined;
   private readonly onError: ((error: unknown, task: string) => void) | undefined;
 
@@ -158,7 +161,35 @@ export class TaskLedger {
     else if (how !== Settled.ABORTED) this.report(value, entry.task);
     if (this.pending === 0) this.releaseProcess();
     if (this.drainWaiters.length > 0) this.countDown(entry.seq);
+    if (this.roomWaiters.length > 0 && this.pending < this.maxPending) this.wakeRoomWaiters();
     return true;
+  }
+
+  /**
+   * Whether a submission now is within `maxPending`.
+   *
+   * @returns `true` if fewer than `maxPending` tasks are pending.
+   */
+  hasRoom(): boolean {
+    return this.pending < this.maxPending;
+  }
+
+  /**
+   * Resolves when fewer than `maxPending` tasks are pending (at once if so now). Another submission may
+   * take the room first: a producer checks again (or catches QueueFullError).
+   *
+   * @returns A promise that never rejects.
+   */
+  waitForRoom(): Promise<void> {
+    if (this.pending < this.maxPending) return Promise.resolve();
+    return new Promise((resolve) => this.roomWaiters.push(resolve));
+  }
+
+  /** Resolves every room waiter (their reactions run later, as microtasks: no user code here). */
+  wakeRoomWaiters(): void {
+    const waiters = this.roomWaiters;
+    this.roomWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   /**

@@ -70,6 +70,13 @@ export interface PoolOptions {
    * is right unbundled, on Node, Deno and Bun, and with the esbuild recipe of the README.
    */
   workerUrl?: string | { readonly href: string };
+  /**
+   * The most tasks that may wait, beyond one running per worker: a submission that finds `workers +
+   * maxQueue` tasks pending (submitted, not settled) rejects with `QueueFullError` (a spawn reports it to
+   * `onError`); `pool.waitForRoom()` waits for room. An integer from 1, or `"auto"` (workers squared, as
+   * piscina). Default: no limit (tasks beyond `taskCapacity` wait on the main thread, in order).
+   */
+  maxQueue?: number | "auto";
 }
 
 /** The options with their defaults applied and checked. */
@@ -81,6 +88,8 @@ export interface ResolvedOptions {
   resourceLimits: ResourceLimits | undefined;
   /** The worker entry's absolute URL, or undefined for the default. */
   workerUrl: string | undefined;
+  /** The most tasks pending at once (`workers + maxQueue`), or Infinity. */
+  maxPending: number;
 }
 
 const DEFAULTS = { dequeCapacity: 256, taskCapacity: 4096, inlineBytes: 192, blockBytes: 1024, blocks: 4096 };
@@ -168,8 +177,39 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     }
     workerUrl = new URL(href).href;
   }
-  return { shape, name: o.name ?? "filch", onError: o.onError, loadTimeout, resourceLimits: limits, workerUrl };
+  const maxQueue = o.maxQueue === "auto" ? workers * workers : o.maxQueue;
+  if (maxQueue !== undefined) integer("maxQueue", maxQueue, 1, 2 ** 31 - 1, `an integer from 1, or "auto"`);
+  const maxPending = maxQueue === undefined ? Infinity : workers + maxQueue;
+  return {
+    shape,
+    name: o.name ?? "filch",
+    onError: o.onError,
+    loadTimeout,
+    resourceLimits: limits,
+    workerUrl,
+    maxPending,
+  };
 }
+
+/**
+ * An `AbortSignal`: the platform's own type where the program's type libraries declare one (the DOM
+ * library, `@types/node`, Deno's or Bun's types); else the members filch uses. So a TypeScript consumer
+ * needs no particular library for filch's declarations, and one that has them gets the real type.
+ *
+ * @example Usage
+ * ```ts
+ * import type { AbortSignalLike } from "./options.ts";
+ * const signal: AbortSignalLike = AbortSignal.timeout(1_000);
+ * console.log(signal.aborted); // false
+ * ```
+ */
+export type AbortSignalLike = typeof globalThis extends { AbortSignal: { prototype: infer S } } ? S : {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  throwIfAborted(): void;
+  addEventListener(type: "abort", listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: "abort", listener: () => void): void;
+};
 
 /**
  * Options of one task, given to `pool.with(options)`: its cancellation and its deadlines.
@@ -188,7 +228,7 @@ export interface RunOptions {
    * `reason` (a spawned task's abort is reported to nobody: it was asked for). A signal aborted already
    * rejects the call at once, and nothing is submitted.
    */
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
   /**
    * The most ms the task may run, counted from its start (not while it waits): then it is aborted as by
    * `signal`, with a `TimeoutError` (a DOMException of that name) as the reason.
@@ -203,7 +243,7 @@ export interface RunOptions {
 
 /** {@link RunOptions}, checked: each property read once. */
 export interface ResolvedRunOptions {
-  readonly signal: AbortSignal | undefined;
+  readonly signal: AbortSignalLike | undefined;
   readonly timeout: number | undefined;
   readonly queueTimeout: number | undefined;
 }
@@ -256,7 +296,7 @@ const abortedGetter = typeof AbortSignal === "function"
  * console.log(signalAborted(AbortSignal.abort())); // true
  * ```
  */
-export function signalAborted(signal: AbortSignal): boolean {
+export function signalAborted(signal: AbortSignalLike): boolean {
   return abortedGetter!.call(signal) as boolean;
 }
 
@@ -276,11 +316,11 @@ const reasonGetter = typeof AbortSignal === "function"
  * console.log((signalReason(AbortSignal.abort()) as Error).name); // AbortError
  * ```
  */
-export function signalReason(signal: AbortSignal): unknown {
+export function signalReason(signal: AbortSignalLike): unknown {
   return reasonGetter!.call(signal);
 }
 
-function isAbortSignal(value: unknown): value is AbortSignal {
+function isAbortSignal(value: unknown): value is AbortSignalLike {
   if (abortedGetter === undefined || value === null || typeof value !== "object") return false;
   try {
     abortedGetter.call(value);

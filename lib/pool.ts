@@ -34,11 +34,13 @@ import { Canceller } from "./cancellation.ts";
 import { Encoder } from "./codec.ts";
 import { CompletionReader } from "./completion.ts";
 import { initDeque, Stealer } from "./deque.ts";
-import { PoolClosedError, PoolTerminatedError, TaskNotFoundError } from "./errors.ts";
+import { PoolClosedError, PoolTerminatedError, QueueFullError, TaskNotFoundError } from "./errors.ts";
 import { initInjector, Injector } from "./injector.ts";
+import { DEFAULT_MAP_CONCURRENCY, type MapInputs, type MapOptions, mapTasks } from "./map.ts";
 import { ControlWords, type PoolLayout, poolLayout, StatusWords } from "./layout.ts";
 import { type Entry, Settled, TaskLedger } from "./ledger.ts";
 import {
+  type AbortSignalLike,
   hrefOf,
   type PoolOptions,
   type ResolvedRunOptions,
@@ -54,7 +56,8 @@ import { Submitter } from "./submission.ts";
 import { TaskTable } from "./task.ts";
 import { Workforce } from "./workforce.ts";
 
-export type { PoolOptions, RunOptions } from "./options.ts";
+export type { AbortSignalLike, PoolOptions, RunOptions } from "./options.ts";
+export type { MapInputs, MapOptions } from "./map.ts";
 
 /** The pool's lifecycle. */
 export const PoolState: Readonly<{ OPEN: "open"; CLOSING: "closing"; CLOSED: "closed"; TERMINATED: "terminated" }> =
@@ -132,6 +135,11 @@ export type AnyFunction = (...args: any[]) => unknown;
 
 /** The names of `M`'s exports that are functions: the tasks a pool of module `M` can run. */
 export type TaskName<M> = { [K in keyof M]: M[K] extends AnyFunction ? K : never }[keyof M] & string;
+
+/** The names of `M`'s tasks that take one argument (or none): the tasks `Pool.map` can run. */
+export type UnaryTaskName<M> =
+  & { [K in keyof M]: M[K] extends (arg: infer _A) => unknown ? K : never }[keyof M]
+  & TaskName<M>;
 
 /** The parameters of task `K` of module `M`. */
 export type TaskArgs<M, K extends keyof M> = M[K] extends (...args: infer A) => unknown ? A : never;
@@ -221,6 +229,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     this.sleep = new Sleep(buffer, layout.sleep, shape.workers);
     this.table = new TaskTable(buffer, layout);
     this.ledger = new TaskLedger(shape.taskCapacity, options.onError);
+    this.ledger.maxPending = options.maxPending;
     this.buffers = new BufferRegistry(this.control, ControlWords.nextBufferId, (id, sab) => {
       this.workforce.share(id, sab);
     });
@@ -371,6 +380,83 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
         this.submit(task, args, undefined, undefined, resolved);
       },
     };
+  }
+
+  /**
+   * Runs task `task` once for each input (its one argument), at most `concurrency` at once, and yields the
+   * results: in input order (default) or as they finish. Inputs are pulled only as the window has room,
+   * so an endless or asynchronous iterable streams in flat memory; with `maxQueue`, submissions wait for
+   * room. A task's error ends the iteration (thrown from it); so do `break` and the signal. Then the tasks
+   * still in flight are aborted (queued ones never run) and the inputs are closed.
+   *
+   * @param task The name of a task of one argument.
+   * @param inputs The arguments: an iterable or an async iterable.
+   * @param options `concurrency` (default 256), `ordered` (default true), `signal`.
+   * @returns The results, as an async iterable.
+   * @throws {TypeError} If an option has the wrong type (at the call, before anything runs).
+   * @throws {RangeError} If `concurrency` is not an integer from 1.
+   *
+   * @example Usage
+   * ```ts ignore
+   * for await (const square of pool.map("square", [1, 2, 3])) console.log(square); // 1, 4, 9
+   * ```
+   */
+  map<K extends UnaryTaskName<M>>(
+    task: K,
+    inputs: MapInputs<TaskArgs<M, K>[0]>,
+    options: MapOptions = {},
+  ): AsyncGenerator<TaskResult<M, K>, void, undefined> {
+    if (options === null || typeof options !== "object") {
+      throw new TypeError(
+        `Cannot map as its options must be an object: received ${options === null ? "null" : typeof options}`,
+      );
+    }
+    const concurrency = options.concurrency ?? DEFAULT_MAP_CONCURRENCY;
+    if (typeof concurrency !== "number" || !Number.isInteger(concurrency) || concurrency < 1) {
+      throw new (typeof concurrency === "number" ? RangeError : TypeError)(
+        `Cannot map as 'concurrency' must be an integer from 1: received ${String(concurrency)}`,
+      );
+    }
+    const ordered = options.ordered ?? true;
+    if (typeof ordered !== "boolean") {
+      throw new TypeError(`Cannot map as 'ordered' must be a boolean: received ${typeof ordered}`);
+    }
+    const { signal } = resolveRunOptions({ signal: options.signal });
+    const iterable = inputs as unknown as Record<symbol, unknown> | null;
+    if (
+      iterable === null || typeof iterable !== "object" && typeof iterable !== "string" ||
+      typeof iterable[Symbol.iterator] !== "function" && typeof iterable[Symbol.asyncIterator] !== "function"
+    ) {
+      throw new TypeError(`Cannot map as 'inputs' must be an iterable or an async iterable: received ${typeof inputs}`);
+    }
+    let runOptions: ResolvedRunOptions | undefined;
+    const run = async (input: unknown, stop: AbortSignalLike): Promise<TaskResult<M, K>> => {
+      // One set of options for the whole map: its stop signal (aborts what is in flight when it ends).
+      runOptions ??= { signal: stop, timeout: undefined, queueTimeout: undefined };
+      while (!this.ledger.hasRoom()) await this.ledger.waitForRoom();
+      return new Promise((resolve, reject) => {
+        this.submit(task, [input], resolve as (value: unknown) => void, reject, runOptions);
+      });
+    };
+    return mapTasks(inputs, run, concurrency, ordered, signal);
+  }
+
+  /**
+   * Resolves when the pool can take another task without `QueueFullError` (fewer than `workers +
+   * maxQueue` tasks pending; at once without `maxQueue`). Another submission may take the room first.
+   *
+   * @returns A promise that never rejects.
+   *
+   * @example Usage
+   * ```ts ignore
+   * for (const input of inputs) {
+   *   await pool.waitForRoom();
+   *   pool.spawn("work", input);
+   * }
+   * ```
+   */
+  waitForRoom(): Promise<void> {
+    return this.ledger.waitForRoom();
   }
 
   /**
@@ -574,6 +660,14 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     // asked not to run and reports nothing.
     if (options?.signal !== undefined && signalAborted(options.signal)) {
       reject?.(signalReason(options.signal));
+      return;
+    }
+    if (!this.ledger.hasRoom()) {
+      fail(
+        new QueueFullError(
+          `Cannot run task '${task}' as the pool's queue is full: ${this.ledger.pending} tasks pending, at most ${this.ledger.maxPending} (workers + maxQueue): await pool.waitForRoom() first, or raise maxQueue`,
+        ),
+      );
       return;
     }
     const taskId = this.taskIds.get(task);

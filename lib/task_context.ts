@@ -17,6 +17,7 @@
  */
 
 import { currentHost } from "./join.ts";
+import type { AbortSignalLike } from "./options.ts";
 
 /**
  * The task running now, as `currentTask()` describes it.
@@ -43,7 +44,7 @@ export interface TaskContext {
    * `throwIfAborted()`: they check at once. In asynchronous code, listeners also fire. A fork made after
    * its task's first `await` belongs to no task and gets a signal that never aborts.
    */
-  readonly signal: AbortSignal;
+  readonly signal: AbortSignalLike;
 }
 
 /**
@@ -118,7 +119,7 @@ export function pollingSignal(poll: () => unknown): PollingSignal {
 /** What {@link pollingSignal} returns. */
 export interface PollingSignal {
   /** The signal. */
-  readonly signal: AbortSignal;
+  readonly signal: AbortSignalLike;
   /** Asks the poll now, and aborts the signal if it says so (its listeners run). */
   check(): void;
 }

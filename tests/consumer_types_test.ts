@@ -26,19 +26,31 @@ const TSCONFIG = {
   files: ["main.ts"],
 };
 
-const TASKS = `export function add(a: number, b: number): number {
+const TASKS = `import { currentTask } from "filch";
+export function add(a: number, b: number): number {
   return a + b;
+}
+export function square(n: number): number {
+  currentTask()?.signal.throwIfAborted();
+  return n * n;
 }
 `;
 
-function main(call: string): string {
+function main(call: string, mapped = `"square"`): string {
   return `import { join, Pool, type PoolOptions } from "filch";
 import type * as tasks from "./tasks.ts";
-const options: PoolOptions = { workers: 2 };
+const options: PoolOptions = { workers: 2, maxQueue: "auto" };
 await using pool = await Pool.create<typeof tasks>("file:///tasks.ts", options);
 const sum: number = await ${call};
 void sum;
 void join;
+const timed: number = await pool.with({ timeout: 5, queueTimeout: 5 }).run("add", 1, 2);
+void timed;
+for await (const square of pool.map(${mapped}, [1, 2], { concurrency: 2, ordered: false })) {
+  const n: number = square;
+  void n;
+}
+await pool.waitForRoom();
 `;
 }
 
@@ -61,6 +73,16 @@ test(
       writeFileSync(join(dir, "main.ts"), main(`pool.run("add", 1, 2)`));
       const good = await within(runCommand(bin("tsc"), ["-p", "."], dir), 120_000, "tsc");
       assertEquals(good.code, 0, `tsc failed on a correct consumer:\n${good.output.slice(-3000)}`);
+
+      // A task of two arguments cannot be mapped (map passes one): a compile error too.
+      writeFileSync(join(dir, "main.ts"), main(`pool.run("add", 1, 2)`, `"add"`));
+      const unary = await within(runCommand(bin("tsc"), ["-p", "."], dir), 120_000, "tsc");
+      assert(
+        unary.code !== 0 && unary.output.includes("main.ts(10,"),
+        `tsc must reject map of a two-argument task (main.ts line 10); exit ${unary.code}:\n${
+          unary.output.slice(-3000)
+        }`,
+      );
 
       writeFileSync(join(dir, "main.ts"), main(`pool.run("add", 1, "2")`));
       const bad = await within(runCommand(bin("tsc"), ["-p", "."], dir), 120_000, "tsc");
