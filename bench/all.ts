@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { format } from "./_stats.ts";
+import { format, type Summary } from "./_stats.ts";
 import type { PoolBenchRow } from "./pool_bench.ts";
 import type { DequeBenchRow } from "./deque_bench.ts";
 
@@ -46,6 +46,15 @@ const resources = runEverywhere("bench/pool_resources.ts") as {
   rssWithPoolMiB: number;
 }[];
 const deques = runEverywhere("bench/deque_bench.ts", ["--json"]) as DequeBenchRow[];
+const streams = runEverywhere("bench/map_stream.ts", ["--json"]) as {
+  runtime: string;
+  inputs: number;
+  concurrency: number;
+  mapPerSecond: Summary;
+  runPerSecond: Summary;
+  heapBeforeMiB: number;
+  heapSamplesMiB: number[];
+}[];
 
 console.log(`\n${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}`);
 console.log(`\n100k tiny tasks (a + b), 2 workers; median (min–max) of ${rounds} rounds, contenders interleaved\n`);
@@ -83,5 +92,20 @@ for (const r of deques) {
     `| ${r.runtime} | ${r.op} | ${format(r.facade)} | ${format(r.direct)} | ${
       (r.facade.median / r.direct.median).toFixed(2)
     } |`,
+  );
+}
+console.log(
+  "\npool.map over 10M inputs (a generator), 2 workers, 256 in flight: throughput against batched run, and the heap\n",
+);
+console.log(
+  "| runtime | map, tasks/s | batched run, tasks/s | map ÷ run | heap before, MiB | heap every 1M results, MiB |",
+);
+console.log("|---|---|---|---|---|---|");
+for (const r of streams) {
+  const heap = r.heapSamplesMiB;
+  console.log(
+    `| ${r.runtime} | ${format(r.mapPerSecond, 0)} | ${format(r.runPerSecond, 0)} | ${
+      (r.mapPerSecond.median / r.runPerSecond.median).toFixed(2)
+    } | ${r.heapBeforeMiB.toFixed(1)} | ${Math.min(...heap).toFixed(1)}–${Math.max(...heap).toFixed(1)} |`,
   );
 }

@@ -15,3 +15,8 @@ export function work(units: number): number {
   for (let i = 0; i < n; i++) x = (Math.imul(x, 31) + i) | 0;
   return x;
 }
+
+/** n + 1: the one-argument tiny task of the streaming benchmark (`pool.map`). */
+export function inc(n: number): number {
+  return n + 1;
+}

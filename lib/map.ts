@@ -112,7 +112,8 @@ export async function* mapTasks<T, R>(
         finished = true;
         return;
       }
-      const done = await take();
+      // Ready already (the common case under load): no extra await.
+      const done = ready() ?? await take();
       yielded++;
       if (!done.ok) throw done.value;
       yield done.value as R;
@@ -135,18 +136,19 @@ export async function* mapTasks<T, R>(
     awaken();
   }
 
+  /** The next result to yield, if it has arrived. */
+  function ready(): Done<R> | undefined {
+    if (!ordered) return arrived.shift();
+    const done = results.get(yielded);
+    if (done !== undefined) results.delete(yielded);
+    return done;
+  }
+
   async function take(): Promise<Done<R>> {
     for (;;) {
       signal?.throwIfAborted();
-      if (ordered) {
-        const done = results.get(yielded);
-        if (done !== undefined) {
-          results.delete(yielded);
-          return done;
-        }
-      } else if (arrived.length > 0) {
-        return arrived.shift()!;
-      }
+      const done = ready();
+      if (done !== undefined) return done;
       await new Promise<void>((resolve) => (wake = resolve));
     }
   }

@@ -429,13 +429,28 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     ) {
       throw new TypeError(`Cannot map as 'inputs' must be an iterable or an async iterable: received ${typeof inputs}`);
     }
-    let runOptions: ResolvedRunOptions | undefined;
-    const run = async (input: unknown, stop: AbortSignalLike): Promise<TaskResult<M, K>> => {
-      // One set of options for the whole map: its stop signal (aborts what is in flight when it ends).
-      runOptions ??= { signal: stop, timeout: undefined, queueTimeout: undefined };
-      while (!this.ledger.hasRoom()) await this.ledger.waitForRoom();
+    // The tasks in flight, so that the map's end aborts them: one listener for the whole map, not one per
+    // task (a listener per task made the map ~2.5x slower than batched runs).
+    const inFlight = new Set<Entry>();
+    let listening = false;
+    const run = (input: unknown, stop: AbortSignalLike): Promise<TaskResult<M, K>> => {
+      if (!listening) {
+        listening = true;
+        stop.addEventListener("abort", () => {
+          for (const entry of inFlight) this.canceller.cancel(entry, signalReason(stop), false);
+        }, { once: true });
+      }
+      if (!this.ledger.hasRoom()) return this.ledger.waitForRoom().then(() => run(input, stop));
       return new Promise((resolve, reject) => {
-        this.submit(task, [input], resolve as (value: unknown) => void, reject, runOptions);
+        let entry: Entry | undefined = undefined;
+        entry = this.submit(task, [input], (value) => {
+          inFlight.delete(entry!);
+          resolve(value as TaskResult<M, K>);
+        }, (error) => {
+          if (entry !== undefined) inFlight.delete(entry);
+          reject(error);
+        });
+        if (entry !== undefined && !entry.settled) inFlight.add(entry);
       });
     };
     return mapTasks(inputs, run, concurrency, ordered, signal);
@@ -619,24 +634,28 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
 
   // ---- submission ----
 
-  /** Records a task and places it (or queues it in the backlog); `resolve` undefined for a spawn. */
+  /**
+   * Records a task and places it (or queues it in the backlog); `resolve` undefined for a spawn. Returns
+   * its entry, or undefined if it was refused (its promise rejected, or its error reported).
+   */
   private submit(
     task: string,
     args: unknown[],
     resolve: ((value: unknown) => void) | undefined,
     reject: ((error: unknown) => void) | undefined,
     options?: ResolvedRunOptions,
-  ): void {
+  ): Entry | undefined {
     try {
-      this.submitSteps(task, args, resolve, reject, options);
+      return this.submitSteps(task, args, resolve, reject, options);
     } catch (error) {
       // A throw from the pool's own steps (a stack overflow: the call came at the edge of the stack).
       // Published and the workers told, the task runs and settles its promise (or reports to onError);
       // else `run` rejects, `spawn` throws, and the pool's next call completes what was cut short (see
       // repairSubmission).
-      if (this.submitting !== undefined && this.submitter.stage === 2) {
+      const entry = this.submitting;
+      if (entry !== undefined && this.submitter.stage === 2) {
         this.submitting = undefined;
-        return;
+        return entry;
       }
       throw error;
     }
@@ -649,18 +668,18 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     resolve: ((value: unknown) => void) | undefined,
     reject: ((error: unknown) => void) | undefined,
     options: ResolvedRunOptions | undefined,
-  ): void {
+  ): Entry | undefined {
     if (this.submitting !== undefined) this.repairSubmission();
     const fail = (error: unknown) => (reject !== undefined ? reject(error) : this.ledger.report(error, task));
     if (this.state !== PoolState.OPEN) {
       fail(this.closedError(task));
-      return;
+      return undefined;
     }
     // Aborted already: nothing is submitted; `run` rejects with the reason (as fetch does), `spawn` was
     // asked not to run and reports nothing.
     if (options?.signal !== undefined && signalAborted(options.signal)) {
       reject?.(signalReason(options.signal));
-      return;
+      return undefined;
     }
     if (!this.ledger.hasRoom()) {
       fail(
@@ -668,24 +687,24 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
           `Cannot run task '${task}' as the pool's queue is full: ${this.ledger.pending} tasks pending, at most ${this.ledger.maxPending} (workers + maxQueue): await pool.waitForRoom() first, or raise maxQueue`,
         ),
       );
-      return;
+      return undefined;
     }
     const taskId = this.taskIds.get(task);
     if (taskId === undefined) {
       fail(new TaskNotFoundError(String(task), this.taskNames));
-      return;
+      return undefined;
     }
     let encoder: Encoder;
     try {
       encoder = this.submitter.encode(args); // runs the arguments' getters: user code
     } catch (error) {
       fail(error);
-      return;
+      return undefined;
     }
     // A getter may have closed or terminated the pool meanwhile.
     if (this.state !== PoolState.OPEN) {
       fail(this.closedError(task));
-      return;
+      return undefined;
     }
     const length = encoder.length;
     if (length > this.table.maxPayloadBytes()) {
@@ -694,7 +713,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
           `Cannot run task '${task}' as its arguments encode to ${length} bytes and the pool holds at most ${this.table.maxPayloadBytes()}: pass large data in a SharedArrayBuffer, or raise 'blocks'`,
         ),
       );
-      return;
+      return undefined;
     }
     const entry = this.ledger.open(task, taskId, resolve, reject);
     if (options !== undefined) this.canceller.control(entry, options);
@@ -707,6 +726,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     this.submitting = undefined;
     // After the task is enqueued (a getter may have aborted the signal meanwhile: it is cancelled now).
     if (options !== undefined) this.canceller.begin(entry);
+    return entry;
   }
 
   /** The submission in progress, until it is done; left set by a throw that cut it short. */
