@@ -38,7 +38,8 @@
  * | 0x0d        | Set                                     | varint n, n values                               |
  * | 0x0e        | Date                                    | 8 bytes: the time value (NaN if invalid)         |
  * | 0x0f        | Error                                   | kind byte, Str name, Str message, flags byte,    |
- * |             |                                         | then if flagged: Str stack, cause, code, errors  |
+ * |             |                                         | then if flagged: Str stack, cause, code, errors, |
+ * |             |                                         | Str class, u32 count + (Str key, value) fields   |
  * | 0x10        | ArrayBuffer (copied)                    | varint n, n bytes                                |
  * | 0x11        | typed array or DataView (copied)        | view kind byte, varint n, n bytes (native order) |
  * | 0x12        | SharedArrayBuffer (by reference)        | varint id                                        |
@@ -49,7 +50,7 @@
  * 5 Int32Array, 6 Uint32Array, 7 Float16Array, 8 Float32Array, 9 Float64Array, 10 BigInt64Array,
  * 11 BigUint64Array, 12 DataView. An error kind byte is 0 Error, 1 TypeError, 2 RangeError, 3 SyntaxError,
  * 4 ReferenceError, 5 EvalError, 6 URIError, 7 AggregateError. Error flags: 1 stack, 2 cause, 4 code,
- * 8 errors.
+ * 8 errors, 16 class (a subclass's name), 32 own fields.
  *
  * Invariants:
  * - `decode(encode(v))` equals `v` with every type kept, for the kinds listed in {@link Encoder}; anything
@@ -80,8 +81,10 @@
  *   fixed-length. Views and buffers are copied independently even when they share memory. A subclass of a
  *   typed array (such as Node's Buffer) arrives as the base typed array.
  * - An Error keeps its kind (the nearest standard constructor on its prototype chain), `name`, `message`,
- *   `stack`, `cause`, a string or number `code`, and an AggregateError's `errors`; other properties are
- *   dropped, and a subclass of a standard error arrives as that standard error with the original `name`.
+ *   `stack`, `cause`, a string or number `code`, an AggregateError's `errors`, its class's name, and its
+ *   own enumerable data fields that can cross (others, and getters, are dropped). A subclass of a standard
+ *   error arrives as that standard error with the original `name` and fields, or, when `decode` is given
+ *   its class (`errorClasses`, by class name or `name`), as an instance of that class.
  * - A length-tracking view on a growable SharedArrayBuffer arrives with its length at encode time.
  *
  * @module
@@ -162,6 +165,20 @@ const ERROR_HAS_CAUSE = 2;
 const ERROR_HAS_CODE = 4;
 /** An `errors` array follows (AggregateError). */
 const ERROR_HAS_ERRORS = 8;
+/** A Str follows: the name of the error's class, a subclass of its standard kind (`class MyError extends Error`). */
+const ERROR_HAS_CLASS = 16;
+/** Own fields follow: a 4-byte little-endian count, then for each a Str key and a value. */
+const ERROR_HAS_FIELDS = 32;
+/** Every error flag. */
+const ERROR_FLAGS = 63;
+/** An error's properties that its other parts carry: never sent as own fields. */
+const ERROR_KEYS_CARRIED: ReadonlySet<string> = new Set(["name", "message", "stack", "cause", "code", "errors"]);
+
+/**
+ * The classes errors are decoded as, by class name: a decoded error whose class (or, failing that, whose
+ * `name`) is registered gets that class's prototype, so that `instanceof` holds (see `decode`).
+ */
+export type ErrorClasses = ReadonlyMap<string, abstract new (...args: never[]) => Error>;
 
 /** The standard error constructors, by kind byte; kind 0 is Error, and any other error is sent as Error. */
 const ERROR_CONSTRUCTORS: readonly ErrorConstructor[] = [
@@ -924,13 +941,21 @@ export class Encoder {
     const hasCode = typeof code === "string" || typeof code === "number";
     const errors = kind === AGGREGATE_ERROR_KIND ? (value as AggregateError).errors : undefined;
     const hasErrors = Array.isArray(errors);
+    // Read through descriptors, never getters: the class's name, and the own data fields to send.
+    const ctor = Object.getOwnPropertyDescriptor(proto, "constructor")?.value;
+    const ctorName = typeof ctor === "function" ? Object.getOwnPropertyDescriptor(ctor, "name")?.value : undefined;
+    const className = typeof ctorName === "string" && ctorName !== "" && ctor !== ERROR_CONSTRUCTORS[kind]
+      ? ctorName
+      : undefined;
+    const fields = Object.keys(value).filter((key) => !ERROR_KEYS_CARRIED.has(key));
     this.ensure(3);
     this.out[this.pos++] = TAG_ERROR;
     this.out[this.pos++] = kind;
     this.string(typeof name === "string" ? name : String(name));
     this.string(typeof message === "string" ? message : String(message));
     const flags = (typeof stack === "string" ? ERROR_HAS_STACK : 0) | (hasCause ? ERROR_HAS_CAUSE : 0) |
-      (hasCode ? ERROR_HAS_CODE : 0) | (hasErrors ? ERROR_HAS_ERRORS : 0);
+      (hasCode ? ERROR_HAS_CODE : 0) | (hasErrors ? ERROR_HAS_ERRORS : 0) |
+      (className !== undefined ? ERROR_HAS_CLASS : 0) | (fields.length > 0 ? ERROR_HAS_FIELDS : 0);
     this.ensure(1);
     this.out[this.pos++] = flags;
     if (typeof stack === "string") this.string(stack);
@@ -948,6 +973,37 @@ export class Encoder {
       this.segmentKeys[child] = "errors";
       this.value(errors, child);
     }
+    if (className !== undefined) this.string(className);
+    if (fields.length > 0) this.errorFields(value, fields, child);
+  }
+
+  /**
+   * Writes an error's own data fields that can cross threads; a field that cannot (a function, a getter,
+   * a value the codec refuses) is left out, not a reason to lose the error.
+   */
+  private errorFields(value: Error, keys: string[], child: number): void {
+    this.ensure(4);
+    const countAt = this.pos;
+    this.pos += 4;
+    let count = 0;
+    for (const key of keys) {
+      const field = Object.getOwnPropertyDescriptor(value, key);
+      if (field === undefined || !("value" in field)) continue;
+      const at = this.pos;
+      try {
+        this.string(key);
+        this.segmentKeys[child] = key;
+        this.value(field.value, child);
+        count++;
+      } catch {
+        this.pos = at;
+      }
+    }
+    const out = this.out;
+    out[countAt] = count & 0xff;
+    out[countAt + 1] = (count >>> 8) & 0xff;
+    out[countAt + 2] = (count >>> 16) & 0xff;
+    out[countAt + 3] = count >>> 24;
   }
 
   /** Registers a shared buffer through `shareBuffer` and returns its checked id. */
@@ -1081,6 +1137,8 @@ let idleReader: Reader | undefined;
  * @param length The value's length in bytes, as `encode` returned it.
  * @param resolveBuffer Maps a shared-buffer id (from the encoding side's `shareBuffer`) back to its
  * SharedArrayBuffer; needed only if the value holds shared memory.
+ * @param errorClasses Error classes by name: an error of a registered class (or `name`) is decoded as an
+ * instance of it.
  * @returns The value.
  * @throws {Error} If the bytes are corrupt or truncated: an unknown tag, a read past `length`, a count larger
  * than the bytes left, nesting deeper than {@link MAX_DEPTH}, bytes left over, a view out of its buffer's
@@ -1102,6 +1160,7 @@ export function decode(
   offset: number,
   length: number,
   resolveBuffer?: (id: number) => SharedArrayBuffer,
+  errorClasses?: ErrorClasses,
 ): unknown {
   if (!(bytes instanceof Uint8Array)) {
     throw new TypeError(`Cannot decode value as 'bytes' must be a Uint8Array: received ${describeType(bytes)}`);
@@ -1130,6 +1189,7 @@ export function decode(
   reader.pos = offset;
   reader.end = offset + length;
   reader.resolveBuffer = resolveBuffer;
+  reader.errorClasses = errorClasses;
   try {
     const value = reader.value(0);
     if (reader.pos !== reader.end) {
@@ -1139,6 +1199,7 @@ export function decode(
   } finally {
     reader.bytes = EMPTY_BYTES;
     reader.resolveBuffer = undefined;
+    reader.errorClasses = undefined;
     idleReader = reader;
   }
 }
@@ -1192,6 +1253,7 @@ class Reader {
   pos = 0;
   end = 0;
   resolveBuffer: ((id: number) => SharedArrayBuffer) | undefined = undefined;
+  errorClasses: ErrorClasses | undefined = undefined;
   /** See `dataView`. It keeps the last buffer decoded from alive; the pool decodes from one buffer. */
   numbers: DataView | undefined = undefined;
   numbersBuffer: ArrayBufferLike | undefined = undefined;
@@ -1470,11 +1532,15 @@ class Reader {
     const message = this.string();
     this.need(1);
     const flags = this.bytes[this.pos++];
-    if (flags > 15) throw this.corrupt(`byte ${this.pos - 1 - this.start} holds unknown error flags ${flags}`);
+    if (flags > ERROR_FLAGS) {
+      throw this.corrupt(`byte ${this.pos - 1 - this.start} holds unknown error flags ${flags}`);
+    }
     const stack = (flags & ERROR_HAS_STACK) !== 0 ? this.string() : undefined;
     const cause = (flags & ERROR_HAS_CAUSE) !== 0 ? this.value(child) : undefined;
     const code = (flags & ERROR_HAS_CODE) !== 0 ? this.value(child) : undefined;
     const errors = (flags & ERROR_HAS_ERRORS) !== 0 ? this.value(child) : undefined;
+    const className = (flags & ERROR_HAS_CLASS) !== 0 ? this.string() : undefined;
+    const fields = (flags & ERROR_HAS_FIELDS) !== 0 ? this.errorFields(child) : undefined;
     if (errors !== undefined && !Array.isArray(errors)) {
       throw this.corrupt("an AggregateError's errors are not an array");
     }
@@ -1497,7 +1563,42 @@ class Reader {
       });
     }
     if (code !== undefined) (error as { code?: unknown }).code = code;
+    if (fields !== undefined) {
+      // Own data properties, defined (never assigned: a key like "__proto__" stays a plain field).
+      for (let i = 0; i < fields.length; i += 2) {
+        Object.defineProperty(error, fields[i] as string, {
+          value: fields[i + 1],
+          writable: true,
+          enumerable: true,
+          configurable: true,
+        });
+      }
+    }
+    const classes = this.errorClasses;
+    if (classes !== undefined) {
+      const registered = classes.get(className ?? name) ?? (className !== undefined ? classes.get(name) : undefined);
+      if (registered !== undefined) Object.setPrototypeOf(error, registered.prototype);
+    }
     return error;
+  }
+
+  /** Reads an error's own fields: a 4-byte count, then key and value pairs (returned flat). */
+  errorFields(child: number): unknown[] {
+    this.need(4);
+    const bytes = this.bytes;
+    const p = this.pos;
+    const count = (bytes[p] | (bytes[p + 1] << 8) | (bytes[p + 2] << 16) | (bytes[p + 3] << 24)) >>> 0;
+    this.pos = p + 4;
+    // Each field takes at least 2 bytes (an empty key, a one-byte value): a larger count is corrupt.
+    if (count * 2 > this.end - this.pos) {
+      throw this.corrupt(`an error claims ${count} fields in ${this.end - this.pos} bytes`);
+    }
+    const out: unknown[] = [];
+    for (let i = 0; i < count; i++) {
+      out.push(this.string());
+      out.push(this.value(child));
+    }
+    return out;
   }
 }
 

@@ -25,7 +25,7 @@
 
 import { mem } from "./atomics.ts";
 import { type BufferRegistry, MissingBuffer } from "./buffers.ts";
-import { decode } from "./codec.ts";
+import { decode, type ErrorClasses } from "./codec.ts";
 import { type Injector, QUEUE_EMPTY } from "./injector.ts";
 import { ControlWords } from "./layout.ts";
 import { Settled, type TaskLedger } from "./ledger.ts";
@@ -43,6 +43,8 @@ import { Outcome, PAYLOAD_BY_MESSAGE, RecordWords, type TaskTable } from "./task
 export class CompletionReader {
   private waiting = false;
   private draining = false;
+  /** Error classes the pool's caller registered: results and errors are decoded with them. */
+  errorClasses: ErrorClasses | undefined = undefined;
   /** Called at the start of each drain (the pool completes a submission cut short there). */
   beforeDrain: () => void = () => {};
   private stopped = false;
@@ -173,8 +175,8 @@ export class CompletionReader {
     let how = outcome === Outcome.VALUE ? Settled.VALUE : Settled.ERROR;
     try {
       value = bytes !== undefined
-        ? decode(bytes, 0, bytes.length, this.buffers.resolve)
-        : table.readPayload(index, this.buffers.resolve);
+        ? decode(bytes, 0, bytes.length, this.buffers.resolve, this.errorClasses)
+        : table.readPayload(index, this.buffers.resolve, this.errorClasses);
     } catch (error) {
       if (error instanceof MissingBuffer) return false;
       value = error;

@@ -10,6 +10,7 @@
  * @module
  */
 
+import type { ErrorClasses } from "./codec.ts";
 import type { PoolShape } from "./layout.ts";
 
 /**
@@ -77,6 +78,12 @@ export interface PoolOptions {
    * piscina). Default: no limit (tasks beyond `taskCapacity` wait on the main thread, in order).
    */
   maxQueue?: number | "auto";
+  /**
+   * Error classes that a task's error (or any error in a result) is decoded as on this side, so that
+   * `instanceof` holds: matched by class name, else by the error's `name`. Without them, an error of a
+   * custom class still arrives with its name, message, stack, cause and own fields, as its standard kind.
+   */
+  errorClasses?: readonly (abstract new (...args: never[]) => Error)[];
 }
 
 /** The options with their defaults applied and checked. */
@@ -90,6 +97,8 @@ export interface ResolvedOptions {
   workerUrl: string | undefined;
   /** The most tasks pending at once (`workers + maxQueue`), or Infinity. */
   maxPending: number;
+  /** The registered error classes by name, if any. */
+  errorClasses: ErrorClasses | undefined;
 }
 
 const DEFAULTS = { dequeCapacity: 256, taskCapacity: 4096, inlineBytes: 192, blockBytes: 1024, blocks: 4096 };
@@ -188,7 +197,31 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     resourceLimits: limits,
     workerUrl,
     maxPending,
+    errorClasses: errorClassesOf(o.errorClasses),
   };
+}
+
+/** The `errorClasses` option, checked, by class name. */
+function errorClassesOf(classes: unknown): ErrorClasses | undefined {
+  if (classes === undefined) return undefined;
+  if (!Array.isArray(classes)) {
+    throw new TypeError(
+      `Cannot create pool as 'errorClasses' must be an array of Error classes: received ${describe(classes)}`,
+    );
+  }
+  const byName = new Map<string, abstract new (...args: never[]) => Error>();
+  for (const [i, c] of classes.entries()) {
+    if (typeof c !== "function" || !(c.prototype instanceof Error) || typeof c.name !== "string" || c.name === "") {
+      throw new TypeError(
+        `Cannot create pool as 'errorClasses[${i}]' must be a named class that extends Error: received ${describe(c)}`,
+      );
+    }
+    if (byName.has(c.name)) {
+      throw new TypeError(`Cannot create pool as 'errorClasses' names two classes '${c.name}': keep one`);
+    }
+    byName.set(c.name, c);
+  }
+  return byName;
 }
 
 /**

@@ -240,6 +240,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     this.reader = new CompletionReader(this.control, completions, this.table, this.ledger, this.buffers, () => {
       if (this.state !== PoolState.TERMINATED) this.submitter.feed();
     });
+    this.reader.errorClasses = options.errorClasses;
     // Each drain runs from the event loop, at a shallow depth: there, complete a submission cut short.
     this.reader.beforeDrain = () => {
       if (this.submitting !== undefined) this.repairSubmission();

@@ -42,7 +42,7 @@
  */
 
 import { mem } from "./atomics.ts";
-import { decode, type Encoder } from "./codec.ts";
+import { decode, type Encoder, type ErrorClasses } from "./codec.ts";
 import { initInjector, Injector, QUEUE_EMPTY } from "./injector.ts";
 import { type PoolLayout, RECORD_HEADER_WORDS } from "./layout.ts";
 
@@ -558,13 +558,18 @@ export class TaskTable {
    *
    * @param index The record index.
    * @param resolveBuffer Maps a shared-buffer id to its buffer (see `codec.ts`).
+   * @param errorClasses Error classes to decode errors as (see `codec.ts`).
    * @returns The decoded value.
    * @throws {Error} If the payload does not decode (or a shared buffer cannot be resolved).
    */
-  readPayload(index: number, resolveBuffer?: (id: number) => SharedArrayBuffer): unknown {
+  readPayload(
+    index: number,
+    resolveBuffer?: (id: number) => SharedArrayBuffer,
+    errorClasses?: ErrorClasses,
+  ): unknown {
     const length = mem.read(this.words, this.at(index, RecordWords.payloadLength));
     const start = this.at(index, RECORD_HEADER_WORDS) * 4;
-    if (length <= this.inlineBytes) return decode(this.bytes, start, length, resolveBuffer);
+    if (length <= this.inlineBytes) return decode(this.bytes, start, length, resolveBuffer, errorClasses);
     if (this.scratch.length < length) this.scratch = new Uint8Array(2 ** Math.ceil(Math.log2(length)));
     const scratch = this.scratch;
     scratch.set(this.bytes.subarray(start, start + this.inlineBytes), 0);
@@ -576,7 +581,7 @@ export class TaskTable {
       scratch.set(this.blockBytes.subarray(at, at + chunk), from);
       block = mem.read(this.blockWords, block * this.wordsPerBlock);
     }
-    return decode(scratch, 0, length, resolveBuffer);
+    return decode(scratch, 0, length, resolveBuffer, errorClasses);
   }
 
   /**

@@ -497,6 +497,38 @@ test("Map and Set keep order, object keys, and nested containers", () => {
   assertRoundTrip(new Set<unknown>([3, 1, 2, { a: [] }, new Map()]), "set");
 });
 
+test("an error's own data fields cross (those that cannot are left out, getters never run), and errorClasses restores its class", () => {
+  class QuotaError extends Error {
+    limit = 3;
+    detail = { user: "ada", tags: ["a"] };
+    callback = () => 1; // cannot cross: left out, the error still arrives
+  }
+  let getterRan = false;
+  const error = new QuotaError("over quota");
+  Object.defineProperty(error, "lazy", { get: () => (getterRan = true), enumerable: true });
+  Object.defineProperty(error, "__proto__", { value: "plain", enumerable: true, writable: true, configurable: true });
+  const plain = roundTrip(error) as Error & Record<string, unknown>;
+  assert(plain instanceof Error && !(plain instanceof QuotaError), "without classes: its standard kind");
+  assertEquals(plain.name, "Error", "its name (not set by the class)");
+  assertEquals([plain.limit, plain.detail], [3, { user: "ada", tags: ["a"] }], "its fields");
+  assert(!("callback" in plain) && !("lazy" in plain) && !getterRan, "a function and a getter are left out");
+  assert(Object.getPrototypeOf(plain) === Error.prototype, "a '__proto__' field does not change the prototype");
+  assertEquals(Object.getOwnPropertyDescriptor(plain, "__proto__")?.value, "plain", "it stays an own field");
+  const encoder = new Encoder();
+  encoder.encode(error);
+  const classes = new Map([["QuotaError", QuotaError]]);
+  const typed = decode(encoder.bytes, 0, encoder.length, undefined, classes) as QuotaError;
+  assert(typed instanceof QuotaError && typed instanceof Error, "decoded as the registered class (by class name)");
+  assertEquals([typed.message, typed.limit], ["over quota", 3]);
+  // By `name` when the class name was not sent (a plain Error named like the class).
+  encoder.encode(Object.assign(new Error("named"), { name: "QuotaError" }));
+  assert(decode(encoder.bytes, 0, encoder.length, undefined, classes) instanceof QuotaError, "matched by name");
+  // Nested errors too: a cause of the registered class.
+  encoder.encode(new TypeError("outer", { cause: new QuotaError("inner") }));
+  const outer = decode(encoder.bytes, 0, encoder.length, undefined, classes) as TypeError;
+  assert(outer instanceof TypeError && outer.cause instanceof QuotaError, "a cause is restored too");
+});
+
 test("errors keep kind, name, message, stack, cause, code and AggregateError's errors", () => {
   const cause = new RangeError("inner", { cause: { detail: 1 } });
   const outer = Object.assign(new TypeError("outer", { cause }), { code: "E_OUTER" });
@@ -509,9 +541,9 @@ test("errors keep kind, name, message, stack, cause, code and AggregateError's e
     override name = "HttpError";
     status = 404;
   }
-  const http = roundTrip(new HttpError("not found")) as Error;
+  const http = roundTrip(new HttpError("not found")) as Error & { status?: number };
   assert(http instanceof RangeError && http.name === "HttpError", "a subclass arrives as its standard base");
-  assert(!("status" in http), "other properties are dropped");
+  assertEquals(http.status, 404, "its own fields arrive");
   const custom = Object.assign(new Error("x"), { name: "CustomError", code: 42 });
   assertRoundTrip(custom, "custom name, numeric code");
   const noCode = Object.assign(new Error("x"), { code: { not: "sent" } });
