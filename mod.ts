@@ -36,8 +36,10 @@ export {
   type AbortSignalLike,
   type AnyFunction,
   type CloseOptions,
+  type HistogramSummary,
   type MapInputs,
   type MapOptions,
+  type MetricsStats,
   type ModuleLocation,
   Pool,
   type PoolOptions,
@@ -50,6 +52,7 @@ export {
   type TaskResult,
   type TaskRunner,
   type UnaryTaskName,
+  type WorkerMetrics,
   type WorkerStats,
 } from "./lib/pool.ts";
 export { currentTask, type TaskContext } from "./lib/task_context.ts";

@@ -249,6 +249,10 @@ export const StatusWords = Object.freeze({
   sleeps: 6,
   /** Times it woke because a poster woke it. */
   wakes: 7,
+  /** With metrics: its busy time so far, whole ms (busy periods that ended). */
+  busyMs: 8,
+  /** With metrics: when its busy period under way began, ms since the pool was created; -1 when idle. */
+  busySinceMs: 9,
   /** Words in the line. */
   count: CACHE_LINE_WORDS,
 });

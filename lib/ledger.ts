@@ -41,6 +41,8 @@ export interface Entry {
   settled: boolean;
   /** Its cancellation and deadlines (`pool.with`), if it has any. */
   control: EntryControl | undefined;
+  /** With metrics: when it was submitted (epoch ms; see metrics.ts), else 0. */
+  submittedAt: number;
 }
 
 /** What the ledger needs of a task's cancellation (see `cancellation.ts`). */
@@ -128,6 +130,7 @@ export class TaskLedger {
       bytes: undefined,
       settled: false,
       control: undefined,
+      submittedAt: 0,
     };
     // While tasks are pending, keep the process alive: a pending Atomics.waitAsync does not. The timer
     // first, then the counts (plain updates): a throw at the call (a stack overflow) changes nothing.

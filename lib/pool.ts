@@ -37,6 +37,7 @@ import { initDeque, Stealer } from "./deque.ts";
 import { PoolClosedError, PoolTerminatedError, QueueFullError, TaskNotFoundError } from "./errors.ts";
 import { initInjector, Injector } from "./injector.ts";
 import { DEFAULT_MAP_CONCURRENCY, type MapInputs, type MapOptions, mapTasks } from "./map.ts";
+import { epochMs, type MetricsStats, metricsTable, PoolMetrics, TaskStamps } from "./metrics.ts";
 import { ControlWords, type PoolLayout, poolLayout, StatusWords } from "./layout.ts";
 import { type Entry, Settled, TaskLedger } from "./ledger.ts";
 import {
@@ -58,6 +59,7 @@ import { Workforce } from "./workforce.ts";
 
 export type { AbortSignalLike, PoolOptions, RunOptions } from "./options.ts";
 export type { MapInputs, MapOptions } from "./map.ts";
+export type { HistogramSummary, MetricsStats, WorkerMetrics } from "./metrics.ts";
 
 /** The pool's lifecycle. */
 export const PoolState: Readonly<{ OPEN: "open"; CLOSING: "closing"; CLOSED: "closed"; TERMINATED: "terminated" }> =
@@ -120,6 +122,8 @@ export interface PoolStats {
   workerCrashes: number;
   /** Reports of a task that had settled already, or of a record freed already (ignored; 0 when all is well). */
   duplicateReports: number;
+  /** With the `metrics` option: run and wait times, per pool and per worker, and utilization. */
+  metrics?: MetricsStats;
 }
 
 /**
@@ -197,6 +201,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   private readonly reader: CompletionReader;
   private readonly workforce: Workforce;
   private readonly canceller: Canceller;
+  private readonly metrics: PoolMetrics | undefined;
   /** The main thread's encoder for errors written into records during crash recovery. */
   private readonly recoveryEncoder: Encoder;
   private readonly taskIds = new Map<string, number>();
@@ -241,6 +246,15 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       if (this.state !== PoolState.TERMINATED) this.submitter.feed();
     });
     this.reader.errorClasses = options.errorClasses;
+    const since = epochMs();
+    if (options.metrics) {
+      this.metrics = new PoolMetrics(shape.workers, this.status, since);
+      for (let i = 0; i < shape.workers; i++) {
+        mem.store(this.status, i * StatusWords.count + StatusWords.busySinceMs, -1);
+      }
+      this.reader.metrics = this.metrics;
+      this.reader.stamps = new TaskStamps(buffer, layout);
+    }
     // Each drain runs from the event loop, at a shallow depth: there, complete a submission cut short.
     this.reader.beforeDrain = () => {
       if (this.submitting !== undefined) this.repairSubmission();
@@ -261,7 +275,14 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
         },
         payload: (handle, bytes) => this.reader.payloadArrived(handle, bytes),
       },
-      (index) => ({ buffer, layout, index, moduleUrl, buffers: this.buffers.entries() }),
+      (index) => ({
+        buffer,
+        layout,
+        index,
+        moduleUrl,
+        buffers: this.buffers.entries(),
+        metricsSince: options.metrics ? since : undefined,
+      }),
     );
   }
 
@@ -599,7 +620,27 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       queued: this.injector.length + inDeques + this.submitter.backlogLength,
       workerCrashes: this.crashes,
       duplicateReports: ledger.duplicateSettles + this.table.duplicateReleases,
+      ...(this.metrics === undefined ? {} : { metrics: this.metrics.stats() }),
     };
+  }
+
+  /**
+   * The task metrics as a printable table (Markdown): per pool and per worker, the count, p50, p90, p99 and
+   * max of run and wait times, and each worker's utilization.
+   *
+   * @returns The table.
+   * @throws {TypeError} If the pool was created without `metrics: true`.
+   *
+   * @example Usage
+   * ```ts ignore
+   * console.log(pool.metricsTable());
+   * ```
+   */
+  metricsTable(): string {
+    if (this.metrics === undefined) {
+      throw new TypeError("Cannot print metrics as the pool records none: create it with { metrics: true }");
+    }
+    return metricsTable(this.metrics.stats());
   }
 
   /**
@@ -717,6 +758,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       return undefined;
     }
     const entry = this.ledger.open(task, taskId, resolve, reject);
+    if (this.metrics !== undefined) entry.submittedAt = epochMs();
     if (options !== undefined) this.canceller.control(entry, options);
     // Noted (a plain store) until done: a throw cut short below is completed by repairSubmission.
     this.submitting = entry;

@@ -41,6 +41,7 @@ import {
   type TaskFunction as ForkFunction,
 } from "./join.ts";
 import { encodeOutcome } from "./outcome.ts";
+import { epochMs, TaskStamps } from "./metrics.ts";
 import {
   NO_RECORD,
   Origin,
@@ -65,6 +66,8 @@ export interface WorkerSetup {
   moduleUrl: string;
   /** SharedArrayBuffers already passed by reference, by id. */
   buffers: [number, SharedArrayBuffer][];
+  /** With metrics: when the pool was created (epoch ms; see metrics.ts); undefined without. */
+  metricsSince?: number;
 }
 
 /** A task function as the worker calls it. */
@@ -162,6 +165,11 @@ export class WorkerLoop implements ForkJoinHost {
   private readonly post: (message: unknown) => void;
   private pendingAsync = 0;
   private random: number;
+  /** With metrics: the records' time words, and this worker's busy period (see metrics.ts). */
+  private readonly stamps: TaskStamps | undefined;
+  private readonly metricsSince: number;
+  private busySince = -1;
+  private busyTotal = 0;
 
   /**
    * Opens this worker's view of the pool.
@@ -207,6 +215,13 @@ export class WorkerLoop implements ForkJoinHost {
     for (const [id, sab] of setup.buffers) this.addBuffer(id, sab);
     this.encoder = new Encoder({ shareBuffer: this.buffers.share });
     this.random = (index * 0x9e3779b1 + 1) | 0;
+    this.stamps = setup.metricsSince === undefined ? undefined : new TaskStamps(buffer, layout);
+    this.metricsSince = setup.metricsSince ?? 0;
+    if (this.stamps !== undefined) {
+      // A replacement goes on from its predecessor's total; the period that death cut off is not counted.
+      this.busyTotal = mem.load(this.status, this.statusAt + StatusWords.busyMs);
+      mem.store(this.status, this.statusAt + StatusWords.busySinceMs, -1);
+    }
   }
 
   /**
@@ -266,15 +281,21 @@ export class WorkerLoop implements ForkJoinHost {
       const handle = this.findWork(); // held (see `held`) until `execute` registers it
       if (handle >= 0) {
         this.idle = 0;
+        if (this.stamps !== undefined && this.busySince < 0) this.beginBusy();
         const pending = this.execute(handle);
-        if (pending !== undefined) return this.resumeAfter(pending);
+        if (pending !== undefined) {
+          this.endBusy();
+          return this.resumeAfter(pending);
+        }
         // Async tasks settle only when the event loop runs: let it, now and then, while they are pending.
         if (this.pendingAsync > 0 && ++this.sinceYield >= 16) {
           this.sinceYield = 0;
+          this.endBusy();
           return macrotask(() => this.slice());
         }
         continue;
       }
+      if (this.busySince >= 0) this.endBusy();
       this.idle++;
       if (this.idle <= SPIN_ROUNDS) {
         for (let i = 0; i < 32; i++) mem.pause();
@@ -315,6 +336,21 @@ export class WorkerLoop implements ForkJoinHost {
       return;
     }
     this.finished();
+  }
+
+  /** With metrics: a busy period begins (published, so that utilization counts it while it lasts). */
+  private beginBusy(): void {
+    this.busySince = epochMs();
+    mem.store(this.status, this.statusAt + StatusWords.busySinceMs, Math.floor(this.busySince - this.metricsSince));
+  }
+
+  /** With metrics: the busy period under way (if any) ends; its time is added and published. */
+  private endBusy(): void {
+    if (this.busySince < 0) return;
+    this.busyTotal += epochMs() - this.busySince;
+    this.busySince = -1;
+    mem.store(this.status, this.statusAt + StatusWords.busyMs, Math.floor(this.busyTotal));
+    mem.store(this.status, this.statusAt + StatusWords.busySinceMs, -1);
   }
 
   private stopping(): boolean {
@@ -437,6 +473,7 @@ export class WorkerLoop implements ForkJoinHost {
       if (!forked && (mem.load(words, table.at(index, RecordWords.flags)) & TaskFlags.WATCH_START) !== 0) {
         mem.notify(words, stateAt);
       }
+      if (!forked && this.stamps !== undefined) this.stamps.started(index, epochMs());
     }
     const root = forked ? mem.read(words, table.at(index, RecordWords.root)) : index;
     this.roots[this.runDepth - 1] = root;
@@ -774,6 +811,7 @@ export class WorkerLoop implements ForkJoinHost {
     }
     const forked = mem.read(table.words, table.at(index, RecordWords.origin)) === Origin.FORK;
     if (!forked && this.signals.size !== 0) this.signals.delete(index);
+    if (!forked && this.stamps !== undefined) this.stamps.finished(index, epochMs());
     // A forked task's joiner is a worker and cannot take a message: wait for blocks (1 ms steps) instead,
     // giving back the blocks of our own finished forks meanwhile (see `outstanding`).
     while (forked && !table.writeEncoded(index, encoder)) {
