@@ -253,6 +253,12 @@ export const StatusWords = Object.freeze({
   busyMs: 8,
   /** With metrics: when its busy period under way began, ms since the pool was created; -1 when idle. */
   busySinceMs: 9,
+  /**
+   * Broadcast parts sent to this worker by message and not yet taken up: the main thread adds one before
+   * it posts a part, the worker subtracts one when its message handler runs it. While it is not 0 the
+   * worker's loop yields to its event loop (and does not sleep), so that the message is read.
+   */
+  mail: 10,
   /** Words in the line. */
   count: CACHE_LINE_WORDS,
 });

@@ -30,11 +30,12 @@
 
 import { mem } from "./atomics.ts";
 import { BufferRegistry } from "./buffers.ts";
+import { Broadcaster } from "./broadcast.ts";
 import { Canceller } from "./cancellation.ts";
 import { Encoder } from "./codec.ts";
 import { CompletionReader } from "./completion.ts";
 import { initDeque, Stealer } from "./deque.ts";
-import { PoolClosedError, PoolTerminatedError, QueueFullError, TaskNotFoundError } from "./errors.ts";
+import { PoolClosedError, PoolTerminatedError, QueueFullError, TaskNotFoundError, toError } from "./errors.ts";
 import { initInjector, Injector } from "./injector.ts";
 import { DEFAULT_MAP_CONCURRENCY, type MapInputs, type MapOptions, mapTasks } from "./map.ts";
 import { epochMs, type MetricsStats, metricsTable, PoolMetrics, TaskStamps } from "./metrics.ts";
@@ -202,6 +203,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   private readonly workforce: Workforce;
   private readonly canceller: Canceller;
   private readonly metrics: PoolMetrics | undefined;
+  private readonly broadcaster: Broadcaster;
   /** The main thread's encoder for errors written into records during crash recovery. */
   private readonly recoveryEncoder: Encoder;
   private readonly taskIds = new Map<string, number>();
@@ -246,6 +248,14 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       if (this.state !== PoolState.TERMINATED) this.submitter.feed();
     });
     this.reader.errorClasses = options.errorClasses;
+    this.broadcaster = new Broadcaster(
+      this.ledger,
+      this.status,
+      (worker, message) => this.workforce.send(worker, message),
+      (worker) => this.workforce.isDead(worker),
+      this.buffers.resolve,
+    );
+    this.broadcaster.errorClasses = options.errorClasses;
     const since = epochMs();
     if (options.metrics) {
       this.metrics = new PoolMetrics(shape.workers, this.status, since);
@@ -274,6 +284,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
           this.reader.bufferArrived();
         },
         payload: (handle, bytes) => this.reader.payloadArrived(handle, bytes),
+        broadcastResult: (id, bytes, failed) => this.broadcaster.result(id, bytes, failed),
       },
       (index) => ({
         buffer,
@@ -373,6 +384,48 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    */
   spawn<K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): void {
     this.submit(task, args, undefined, undefined);
+  }
+
+  /**
+   * Runs task `task` with `args` once on every worker (to warm a cache, reload configuration), and resolves
+   * with the results by worker index; rejects with the first error, but every part settles once. A part
+   * runs when its worker reads its messages: between tasks, or at once if it sleeps (a long synchronous
+   * task delays it). Inside it, `currentTask()` gives the worker's index (and id -1, and a signal that
+   * never aborts). A worker that dies before its part finishes fails that part with `WorkerCrashedError`;
+   * its replacement does not run broadcasts sent before it started.
+   *
+   * @param task The name of a function the task module exports.
+   * @param args Its arguments, as for {@link Pool.run} (encoded once, sent to each worker).
+   * @returns The results, one per worker, by index.
+   *
+   * @example Usage
+   * ```ts ignore
+   * const loaded = await pool.broadcast("loadConfig", "./config.json"); // one result per worker
+   * ```
+   */
+  broadcast<K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): Promise<TaskResult<M, K>[]> {
+    if (this.submitting !== undefined) this.repairSubmission();
+    if (this.state !== PoolState.OPEN) return Promise.reject(this.closedError(task));
+    const taskId = this.taskIds.get(task);
+    if (taskId === undefined) return Promise.reject(new TaskNotFoundError(String(task), this.taskNames));
+    let bytes: Uint8Array;
+    try {
+      bytes = this.submitter.encode(args).bytes.slice(); // runs the arguments' getters: user code
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    // A getter may have closed or terminated the pool meanwhile.
+    if (this.state !== PoolState.OPEN) return Promise.reject(this.closedError(task));
+    const entries: Entry[] = [];
+    const parts = this.stealers.map(() =>
+      new Promise<TaskResult<M, K>>((resolve, reject) => {
+        entries.push(this.ledger.open(task, taskId, resolve as (value: unknown) => void, reject));
+      })
+    );
+    this.broadcaster.send(entries, taskId, bytes);
+    // Every worker, sleeping or about to: each one reads its messages before it sleeps again.
+    this.sleep.wakeAll();
+    return Promise.all(parts);
   }
 
   /**
@@ -823,6 +876,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   private terminateNow(why: string): void {
     this.state = PoolState.TERMINATED;
     this.reader.stop();
+    this.broadcaster.terminate(why);
     const unsettled = this.ledger.unsettled(this.submitter.waiting());
     this.submitter.clear();
     // One error per task (each names its task), without a stack: the stack would show terminate()'s
@@ -860,6 +914,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   private workerDied(index: number, cause: unknown): void {
     if (this.state === PoolState.CLOSED || this.state === PoolState.TERMINATED) return;
     this.crashes++;
+    this.broadcaster.workerDied(index, toError(cause));
     const layout = this.layout;
     recoverDeadWorker(
       {
@@ -882,7 +937,12 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     this.reader.arm();
     this.workforce.start(index).then(
       () => this.sleep.newWork(),
-      (error) => this.ledger.report(error, "(worker replacement)"),
+      // A replacement that close() or terminate() stopped while it loaded failed as it should: no report.
+      (error) => {
+        if (this.state === PoolState.OPEN || this.state === PoolState.CLOSING) {
+          this.ledger.report(error, "(worker replacement)");
+        }
+      },
     );
   }
 }

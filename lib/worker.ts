@@ -170,6 +170,15 @@ export class WorkerLoop implements ForkJoinHost {
   private readonly metricsSince: number;
   private busySince = -1;
   private busyTotal = 0;
+  /** Where this worker's `mail` word is (broadcast parts posted and not yet taken up: see broadcast.ts). */
+  private readonly mailAt: number;
+  /** The last search before sleeping saw mail: do not sleep (see `slice`). */
+  private mailSeen = false;
+  /** A broadcast part runs now, synchronously: `currentTask()` answers for it. */
+  private broadcasting = false;
+  /** Broadcast parts delivered and not yet run (the loop runs them, as it runs tasks). */
+  private readonly parts: { id: number; taskId: number; bytes: Uint8Array }[] = [];
+  private readonly broadcastEncoder: Encoder;
 
   /**
    * Opens this worker's view of the pool.
@@ -215,6 +224,8 @@ export class WorkerLoop implements ForkJoinHost {
     for (const [id, sab] of setup.buffers) this.addBuffer(id, sab);
     this.encoder = new Encoder({ shareBuffer: this.buffers.share });
     this.random = (index * 0x9e3779b1 + 1) | 0;
+    this.mailAt = this.statusAt + StatusWords.mail;
+    this.broadcastEncoder = new Encoder({ shareBuffer: this.buffers.share });
     this.stamps = setup.metricsSince === undefined ? undefined : new TaskStamps(buffer, layout);
     this.metricsSince = setup.metricsSince ?? 0;
     if (this.stamps !== undefined) {
@@ -278,6 +289,12 @@ export class WorkerLoop implements ForkJoinHost {
     while (!this.stopping()) { // spec: LoopReadLifecycle
       // No join is in progress here: any fork not joined, or step not completed, was cut short.
       if (this.cutShort()) this.repairInterrupted();
+      if (this.parts.length !== 0) this.runParts();
+      // A broadcast part waits in this thread's messages: let the event loop deliver it.
+      if (mem.load(this.status, this.mailAt) !== 0) {
+        this.endBusy();
+        return macrotask(() => this.slice());
+      }
       const handle = this.findWork(); // held (see `held`) until `execute` registers it
       if (handle >= 0) {
         this.idle = 0;
@@ -311,7 +328,7 @@ export class WorkerLoop implements ForkJoinHost {
       // Going to sleep: our cached free records go back to the shared list, where others can use them;
       // the main thread may be waiting for records (its backlog), so it is told as for a completion.
       if (this.table.flushCache() > 0) this.wakeMain();
-      const late = this.sleep.idle(this.index, () => this.findWork(), () => this.stopping());
+      const late = this.sleep.idle(this.index, () => this.lastSearch(), () => this.stopping());
       if (late >= 0) {
         const pending = this.execute(late); // held by findWork
 
@@ -320,6 +337,13 @@ export class WorkerLoop implements ForkJoinHost {
       }
       if (late === IDLE_STOPPING) break;
       if (late === IDLE_POSTED) continue;
+      if (this.mailSeen) {
+        // Mail came after the loop's check: counted as sleeping already, leave that state at once (a
+        // sleep of 0 ms, the protocol's timed-out sleep) and go read it.
+        this.mailSeen = false;
+        this.sleep.sleep(this.index, 0);
+        continue;
+      }
       this.bump(StatusWords.sleeps);
       if (this.pendingAsync > 0) {
         return this.resumeAfter(
@@ -351,6 +375,75 @@ export class WorkerLoop implements ForkJoinHost {
     this.busySince = -1;
     mem.store(this.status, this.statusAt + StatusWords.busyMs, Math.floor(this.busyTotal));
     mem.store(this.status, this.statusAt + StatusWords.busySinceMs, -1);
+  }
+
+  /** The search before sleeping (after announcing it): work, or mail, which must not wait for a wake. */
+  private lastSearch(): number {
+    if (mem.load(this.status, this.mailAt) !== 0) {
+      this.mailSeen = true;
+      return -1;
+    }
+    return this.findWork();
+  }
+
+  /**
+   * This thread, from its message handler. Takes a broadcast part (see broadcast.ts): the loop runs it
+   * next, from its own macrotask as it runs tasks (a part that ends the thread, or runs out of memory,
+   * then dies as a task does, and is noticed as quickly).
+   *
+   * @param id The part's id.
+   * @param taskId The task.
+   * @param bytes Its encoded arguments.
+   */
+  broadcast(id: number, taskId: number, bytes: Uint8Array): void {
+    this.parts.push({ id, taskId, bytes });
+    mem.sub(this.status, this.mailAt, 1);
+  }
+
+  /** Runs the broadcast parts taken so far, in order. */
+  private runParts(): void {
+    for (const part of this.parts.splice(0)) this.runPart(part.id, part.taskId, part.bytes);
+  }
+
+  /** Runs one broadcast part and posts its encoded outcome; an async task's when it settles. */
+  private runPart(id: number, taskId: number, bytes: Uint8Array): void {
+    const report = (failed: boolean, value: unknown) => {
+      const encoder = this.broadcastEncoder;
+      const outcome = encodeOutcome(encoder, value, failed);
+      this.post({ type: "broadcast-result", id, bytes: encoder.bytes.slice(), failed: outcome === Outcome.ERROR });
+    };
+    let result: unknown;
+    let then: unknown;
+    this.broadcasting = true;
+    try {
+      const args = decode(bytes, 0, bytes.length, this.buffers.resolve) as unknown[];
+      result = this.functions[taskId](...args);
+      if (result !== null && (typeof result === "object" || typeof result === "function")) {
+        then = (result as { then?: unknown }).then;
+      }
+    } catch (error) {
+      report(true, error);
+      return;
+    } finally {
+      this.broadcasting = false;
+    }
+    if (typeof then !== "function") {
+      report(false, result);
+      return;
+    }
+    // Pending like an async task's: the loop then sleeps with waitAsync, so that this promise can settle.
+    this.pendingAsync++;
+    new Promise((resolve, reject) => (then as (res: unknown, rej: unknown) => unknown).call(result, resolve, reject))
+      .then(
+        (value) => {
+          this.pendingAsync--;
+          report(false, value);
+        },
+        (error) => {
+          this.pendingAsync--;
+          report(true, error);
+        },
+      );
   }
 
   private stopping(): boolean {
@@ -579,6 +672,7 @@ export class WorkerLoop implements ForkJoinHost {
   /** The task running synchronously now (see task_context.ts), or undefined between tasks. */
   context(): TaskContext | undefined {
     const depth = this.runDepth;
+    if (depth === 0 && this.broadcasting) return { worker: this.index, id: -1, signal: this.unowned };
     if (depth === 0 || this.running[depth - 1] < 0) return undefined;
     const root = this.roots[depth - 1];
     if (root < 0) return { worker: this.index, id: -1, signal: this.unowned };

@@ -57,6 +57,7 @@ export function bootWorker(): void {
   const port = parentPort();
   let loop: WorkerLoop | undefined;
   const early: [number, SharedArrayBuffer][] = [];
+  const earlyParts: { id: number; taskId: number; bytes: Uint8Array }[] = [];
 
   port.onMessage(async (message) => {
     const m = message as {
@@ -68,6 +69,13 @@ export function bootWorker(): void {
     };
     if (m.type === "abort") {
       loop?.aborted(m.handle!);
+      return;
+    }
+    if (m.type === "broadcast") {
+      // A replacement may be sent one while it loads its task module: kept until its loop exists.
+      const part = message as { id: number; taskId: number; bytes: Uint8Array };
+      if (loop === undefined) earlyParts.push(part);
+      else loop.broadcast(part.id, part.taskId, part.bytes);
       return;
     }
     if (m.type === "buffer") {
@@ -95,6 +103,7 @@ export function bootWorker(): void {
       (message) => port.post(message),
     );
     port.post({ type: "ready", names });
+    for (const part of earlyParts.splice(0)) loop.broadcast(part.id, part.taskId, part.bytes);
     await loop.run();
     port.post({ type: "exited" });
   });

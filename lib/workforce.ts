@@ -44,6 +44,8 @@ export interface WorkforceEvents {
   buffer(id: number, buffer: SharedArrayBuffer): void;
   /** A result payload came by message. */
   payload(handle: number, bytes: Uint8Array): void;
+  /** A broadcast part finished on a worker: its encoded outcome. */
+  broadcastResult(id: number, bytes: Uint8Array, failed: boolean): void;
 }
 
 /** How the workforce starts threads. */
@@ -171,6 +173,8 @@ export class Workforce {
           fail(new ModuleLoadError(moduleUrl, `it threw while loading: ${message}${where}`, { cause }));
         } else if (m.type === "payload") {
           this.events.payload(m.handle!, m.bytes!);
+        } else if (m.type === "broadcast-result") {
+          this.events.broadcastResult(m.id!, m.bytes!, (m as { failed?: boolean }).failed === true);
         } else if (m.type === "buffer") {
           // A buffer a worker shared (in a fork's arguments, or a result): other workers may steal a task
           // that names it, so they need it too.

@@ -547,3 +547,35 @@ test("a deeply nested argument's error message stays short; PoolTerminatedError 
   await other.terminate();
   assertEquals(other.lifecycle, "closed", "terminate() on a closed pool");
 });
+
+test("terminate() while a dead worker's replacement is loading reports nothing (no unhandled rejection)", async () => {
+  let unhandled = 0;
+  const onDeno = (event: Event) => {
+    unhandled++;
+    event.preventDefault();
+  };
+  const onNode = () => void unhandled++;
+  const events = globalThis as unknown as {
+    addEventListener?: typeof addEventListener;
+    removeEventListener?: typeof removeEventListener;
+  };
+  const process =
+    (globalThis as unknown as { process?: { on(e: string, f: () => void): void; off(e: string, f: () => void): void } })
+      .process;
+  if (runtime === "deno") events.addEventListener!("unhandledrejection", onDeno);
+  else process!.on("unhandledRejection", onNode);
+  try {
+    for (let round = 0; round < 3; round++) {
+      const pool = await Pool.create<typeof hostile>(TASKS, { workers: 1 });
+      const crashed = await within(assertRejects(pool.run("exitThread", 3)), 20_000, "the crashing task");
+      assert(crashed instanceof WorkerCrashedError, String(crashed));
+      // The replacement is loading now: stop the pool under it.
+      await within(pool.terminate(), 10_000, "terminate");
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assertEquals(unhandled, 0, "no unhandled rejection from a replacement stopped while it loaded");
+  } finally {
+    if (runtime === "deno") events.removeEventListener!("unhandledrejection", onDeno);
+    else process!.off("unhandledRejection", onNode);
+  }
+});

@@ -1,0 +1,169 @@
+/**
+ * Broadcast: a task run once on every worker (warm a cache, reload configuration), resolving with the
+ * per-worker results.
+ *
+ * What it owns: the parts in flight (one per worker, each a ledger entry of its own) and the one step
+ * that settles a part. A part travels by message, not through the task records: the main thread adds one
+ * to the worker's `mail` word (its status line) and posts the part; the worker's loop yields to its event
+ * loop while `mail` is not 0 (and does not sleep: its last search before sleeping looks at `mail` too), the
+ * message handler runs the task there and posts its encoded outcome back.
+ *
+ * Invariants:
+ * - Every part settles exactly once, through the ledger: with its outcome, or with `WorkerCrashedError` if
+ *   its worker dies first (or was dead when it was sent), or with `PoolTerminatedError` on `terminate()`.
+ *   A result that comes after the part settled is ignored.
+ * - A worker that replaces a dead one does not run the broadcasts sent before it started (they failed
+ *   with the death); its `mail` word starts at 0.
+ * - No user code runs here: settling calls only the promise's native functions (see ledger.ts).
+ *
+ * Threads: the thread that created the pool (the worker's side is `WorkerLoop.broadcast`).
+ *
+ * @module
+ */
+
+import { mem } from "./atomics.ts";
+import { decode, type ErrorClasses } from "./codec.ts";
+import { PoolTerminatedError, WorkerCrashedError } from "./errors.ts";
+import { StatusWords } from "./layout.ts";
+import { type Entry, Settled, type TaskLedger } from "./ledger.ts";
+
+/** What a broadcast part's message carries to its worker. */
+export interface BroadcastMessage {
+  type: "broadcast";
+  /** The part's id, which its result names. */
+  id: number;
+  /** The task's index in the module's sorted export names. */
+  taskId: number;
+  /** The encoded arguments. */
+  bytes: Uint8Array;
+}
+
+/**
+ * The broadcast parts in flight, and how each settles.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const parts = broadcaster.send(entries, taskId, bytes); // one entry per worker
+ * // ... a worker posts { type: "broadcast-result", id, bytes, failed }:
+ * broadcaster.result(id, bytes, failed);
+ * ```
+ */
+export class Broadcaster {
+  private readonly parts = new Map<number, { entry: Entry; worker: number }>();
+  private nextId = 0;
+  private readonly ledger: TaskLedger;
+  private readonly status: Int32Array;
+  private readonly post: (worker: number, message: BroadcastMessage) => void;
+  private readonly isDead: (worker: number) => boolean;
+  private readonly resolveBuffer: (id: number) => SharedArrayBuffer;
+  /** Error classes the results are decoded with (the pool's `errorClasses`). */
+  errorClasses: ErrorClasses | undefined = undefined;
+
+  /**
+   * @param ledger The submitted tasks (each part is an entry).
+   * @param status The workers' status lines (their `mail` words).
+   * @param post Sends a message to a live worker.
+   * @param isDead Whether a worker is dead and not yet replaced.
+   * @param resolveBuffer Maps a shared-buffer id to its buffer.
+   */
+  constructor(
+    ledger: TaskLedger,
+    status: Int32Array,
+    post: (worker: number, message: BroadcastMessage) => void,
+    isDead: (worker: number) => boolean,
+    resolveBuffer: (id: number) => SharedArrayBuffer,
+  ) {
+    this.ledger = ledger;
+    this.status = status;
+    this.post = post;
+    this.isDead = isDead;
+    this.resolveBuffer = resolveBuffer;
+  }
+
+  /**
+   * Sends part `w` of a broadcast to worker `w`, for each entry (the caller then wakes every worker).
+   *
+   * @param entries One open entry per worker, by worker index.
+   * @param taskId The task.
+   * @param bytes Its encoded arguments (each worker gets a copy by message).
+   */
+  send(entries: Entry[], taskId: number, bytes: Uint8Array): void {
+    for (let worker = 0; worker < entries.length; worker++) {
+      const entry = entries[worker];
+      if (this.isDead(worker)) {
+        this.ledger.settle(entry, Settled.ERROR, crashed(entry, worker, "was being replaced when it was sent"));
+        continue;
+      }
+      const id = this.nextId++;
+      this.parts.set(id, { entry, worker });
+      // Counted before it is posted: the worker never sees its message without the count (it would not
+      // know to read its messages before sleeping).
+      mem.add(this.status, worker * StatusWords.count + StatusWords.mail, 1);
+      this.post(worker, { type: "broadcast", id, taskId, bytes });
+    }
+  }
+
+  /**
+   * A worker posted a part's outcome.
+   *
+   * @param id The part.
+   * @param bytes Its encoded value or error.
+   * @param failed Whether it is an error.
+   */
+  result(id: number, bytes: Uint8Array, failed: boolean): void {
+    const part = this.parts.get(id);
+    if (part === undefined) return; // settled already (its worker was declared dead, or terminate)
+    this.parts.delete(id);
+    let value: unknown;
+    let how = failed ? Settled.ERROR : Settled.VALUE;
+    try {
+      value = decode(bytes, 0, bytes.length, this.resolveBuffer, this.errorClasses);
+    } catch (error) {
+      value = error;
+      how = Settled.ERROR;
+    }
+    this.ledger.settle(part.entry, how, value);
+  }
+
+  /**
+   * Worker `index` died: its parts fail with WorkerCrashedError, and its `mail` word is reset for its
+   * replacement.
+   *
+   * @param index The worker.
+   * @param cause What killed it.
+   */
+  workerDied(index: number, cause: Error): void {
+    for (const [id, part] of this.parts) {
+      if (part.worker !== index) continue;
+      this.parts.delete(id);
+      this.ledger.settle(part.entry, Settled.ERROR, crashed(part.entry, index, "died before it finished", cause));
+    }
+    mem.store(this.status, index * StatusWords.count + StatusWords.mail, 0);
+  }
+
+  /**
+   * `terminate()`: every part in flight fails with PoolTerminatedError.
+   *
+   * @param why What terminated the pool, for the message.
+   */
+  terminate(why: string): void {
+    for (const part of this.parts.values()) {
+      this.ledger.settle(
+        part.entry,
+        Settled.ERROR,
+        new PoolTerminatedError(
+          `Cannot finish broadcast '${part.entry.task}' on worker ${part.worker} as the pool was terminated (${why})`,
+        ),
+      );
+    }
+    this.parts.clear();
+  }
+}
+
+function crashed(entry: Entry, worker: number, what: string, cause?: Error): WorkerCrashedError {
+  return new WorkerCrashedError(
+    `Cannot finish broadcast '${entry.task}' on worker ${worker} as the worker ${what}`,
+    worker,
+    cause === undefined ? undefined : { cause },
+  );
+}
