@@ -4,22 +4,15 @@
  * order or as tasks finish, ending cleanly (tasks in flight aborted, inputs closed) on break, error or
  * abort.
  */
-import { Pool } from "../lib/pool.ts";
+import { Pool, type PoolOptions } from "../lib/pool.ts";
+import { withTerminatedPool } from "./_pool.ts";
 import type * as tasks from "./fixtures/stream_tasks.ts";
 import { assert, assertEquals, assertRejects, assertThrows, test, within } from "./_test.ts";
 
 const moduleUrl = new URL("./fixtures/stream_tasks.ts", import.meta.url);
 
-async function withPool(
-  options: { workers: number; maxQueue?: number | "auto"; onError?: (error: unknown) => void },
-  body: (pool: Pool<typeof tasks>) => Promise<void>,
-): Promise<void> {
-  const pool = await Pool.create<typeof tasks>(moduleUrl, options);
-  try {
-    await body(pool);
-  } finally {
-    await within(pool.terminate(), 10_000, "terminate");
-  }
+function withPool(options: PoolOptions, body: (pool: Pool<typeof tasks>) => Promise<void>): Promise<void> {
+  return withTerminatedPool(moduleUrl, options, body);
 }
 
 function probe(): Int32Array {

@@ -3,7 +3,8 @@
  * (`currentTask()`): a task aborted while queued never runs and its record comes back; a running one sees
  * its signal, synchronous or not, and so do its forks; every task settles exactly once, whatever the race.
  */
-import { Pool } from "../lib/pool.ts";
+import { Pool, type PoolOptions } from "../lib/pool.ts";
+import { withTerminatedPool } from "./_pool.ts";
 import type * as tasks from "./fixtures/cancel_tasks.ts";
 import { SAW } from "./fixtures/cancel_tasks.ts";
 import { materializePoolMutant, POOL_MUTANTS, removeMaterializedMutants } from "./mutants/mutants.ts";
@@ -32,16 +33,25 @@ function release(probe: Int32Array): void {
   Atomics.notify(probe, 3);
 }
 
-async function withPool(
-  options: { workers: number; taskCapacity?: number; onError?: (error: unknown) => void },
-  body: (pool: Pool<typeof tasks>) => Promise<void>,
-): Promise<void> {
-  const pool = await Pool.create<typeof tasks>(moduleUrl, options);
-  try {
-    await body(pool);
-  } finally {
-    await within(pool.terminate(), 10_000, "terminate");
-  }
+function withPool(options: PoolOptions, body: (pool: Pool<typeof tasks>) => Promise<void>): Promise<void> {
+  return withTerminatedPool(moduleUrl, options, body);
+}
+
+/**
+ * Runs `task(seen, 30_000)` with a signal, waits until it has started (word 0 of `seen`), aborts it with
+ * `reason`, and returns what its promise rejected with.
+ */
+async function abortOnceStarted(
+  pool: Pool<typeof tasks>,
+  task: "spinUntilAborted" | "awaitAbort" | "forkWhileBlocked",
+  seen: Int32Array,
+  reason?: unknown,
+): Promise<unknown> {
+  const controller = new AbortController();
+  const run = pool.with({ signal: controller.signal }).run(task, seen, 30_000);
+  await within(until(seen, 0), 10_000, `${task}'s start`);
+  controller.abort(reason);
+  return await within(assertRejects(run), 5_000, "the aborted run");
 }
 
 /**
@@ -126,12 +136,8 @@ test("a task aborted in the backlog (every record in use) never runs", async () 
 test("a running synchronous task sees its signal abort (throwIfAborted, aborted); its promise rejects at once", async () => {
   await withPool({ workers: 1 }, async (pool) => {
     const seen = probe();
-    const controller = new AbortController();
-    const run = pool.with({ signal: controller.signal }).run("spinUntilAborted", seen, 30_000);
-    await within(until(seen, 0), 10_000, "the task's start");
     const reason = new Error("enough");
-    controller.abort(reason);
-    assertEquals(await within(assertRejects(run), 5_000, "the aborted run"), reason);
+    assertEquals(await abortOnceStarted(pool, "spinUntilAborted", seen, reason), reason);
     assertEquals(
       await within(until(seen, 2), 10_000, "the task's view"),
       SAW.abortError,
@@ -145,11 +151,7 @@ test("a running synchronous task sees its signal abort (throwIfAborted, aborted)
 test("a running asynchronous task's signal fires its abort listener", async () => {
   await withPool({ workers: 1 }, async (pool) => {
     const seen = probe();
-    const controller = new AbortController();
-    const run = pool.with({ signal: controller.signal }).run("awaitAbort", seen, 30_000);
-    await within(until(seen, 0), 10_000, "the task's start");
-    controller.abort();
-    await within(assertRejects(run), 5_000, "the aborted run");
+    await abortOnceStarted(pool, "awaitAbort", seen);
     assertEquals(await within(until(seen, 2), 10_000, "the listener"), SAW.listener + SAW.abortError);
   });
 });
@@ -158,11 +160,7 @@ test("forks of an aborted task are cancelled with it: popped back or stolen, the
   // One worker: b is popped back after a returns, and is not run.
   await withPool({ workers: 1 }, async (pool) => {
     const seen = probe();
-    const controller = new AbortController();
-    const run = pool.with({ signal: controller.signal }).run("forkWhileBlocked", seen, 30_000);
-    await within(until(seen, 0), 10_000, "a's start");
-    controller.abort();
-    await within(assertRejects(run), 5_000, "the aborted run");
+    await abortOnceStarted(pool, "forkWhileBlocked", seen);
     release(seen);
     assertEquals(await within(until(seen, 2), 10_000, "the join's error"), SAW.abortError, "join threw an AbortError");
     await within(pool.drain(), 10_000, "drain");
@@ -174,11 +172,7 @@ test("forks of an aborted task are cancelled with it: popped back or stolen, the
     const blocked = handled(pool.run("blocker", hold, 30_000));
     await within(until(hold, 0), 10_000, "the blocker's start");
     const seen = probe();
-    const controller = new AbortController();
-    const run = pool.with({ signal: controller.signal }).run("forkWhileBlocked", seen, 30_000);
-    await within(until(seen, 0), 10_000, "a's start");
-    controller.abort();
-    await within(assertRejects(run), 5_000, "the aborted run");
+    await abortOnceStarted(pool, "forkWhileBlocked", seen);
     const stolenBefore = pool.stats().workers.reduce((sum, w) => sum + w.stolen, 0);
     release(hold);
     await within(blocked, 10_000, "the blocker");
