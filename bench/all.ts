@@ -46,6 +46,18 @@ const resources = runEverywhere("bench/pool_resources.ts") as {
   rssWithPoolMiB: number;
 }[];
 const deques = runEverywhere("bench/deque_bench.ts", ["--json"]) as DequeBenchRow[];
+const costs = runEverywhere("bench/metrics_cost.ts", ["--json"]) as {
+  runtime: string;
+  without: Summary;
+  with: Summary;
+  ratio: Summary;
+}[];
+const batches = runEverywhere("bench/batch_bench.ts", ["--json"]) as {
+  runtime: string;
+  run: Summary;
+  runMany: Summary;
+  ratio: Summary;
+}[];
 const streams = runEverywhere("bench/map_stream.ts", ["--json"]) as {
   runtime: string;
   inputs: number;
@@ -108,4 +120,16 @@ for (const r of streams) {
       (r.mapPerSecond.median / r.runPerSecond.median).toFixed(2)
     } | ${r.heapBeforeMiB.toFixed(1)} | ${Math.min(...heap).toFixed(1)}–${Math.max(...heap).toFixed(1)} |`,
   );
+}
+console.log("\nmetrics: true against none, 100k tiny tasks, 2 workers: tasks/s, and with ÷ without per round\n");
+console.log("| runtime | without metrics | with metrics | with ÷ without |");
+console.log("|---|---|---|---|");
+for (const r of costs) {
+  console.log(`| ${r.runtime} | ${format(r.without, 0)} | ${format(r.with, 0)} | ${format(r.ratio, 3)} |`);
+}
+console.log("\nrunMany (one call) against run each + Promise.all, 100k tiny tasks, 2 workers\n");
+console.log("| runtime | run, tasks/s | runMany, tasks/s | runMany ÷ run |");
+console.log("|---|---|---|---|");
+for (const r of batches) {
+  console.log(`| ${r.runtime} | ${format(r.run, 0)} | ${format(r.runMany, 0)} | ${format(r.ratio, 3)} |`);
 }

@@ -198,3 +198,23 @@ test("map respects maxQueue: it waits for room instead of failing", async () => 
     assertEquals(out[199], 199 * 199);
   });
 });
+
+test("runMany submits a batch in one call: results in order; the first error rejects, every task still settles", async () => {
+  await withPool({ workers: 2 }, async (pool) => {
+    const squares = await within(pool.runMany("square", Array.from({ length: 10_000 }, (_, i) => [i])), 30_000, "10k");
+    assertEquals(squares.length, 10_000);
+    assert(squares.every((v, i) => v === i * i), "every result in order");
+    assertEquals(await within(pool.runMany("square", []), 5_000, "an empty batch"), []);
+    const error = await within(
+      assertRejects(pool.runMany("squareBut13", Array.from({ length: 100 }, (_, i) => [i]))),
+      30_000,
+      "a batch with a failure",
+    );
+    assertEquals((error as Error).message, "13 is unlucky");
+    await within(pool.drain(), 10_000, "drain");
+    assertEquals(pool.stats().pending, 0, "every task of the failed batch settled");
+    assertThrows(() => pool.runMany("square", 5 as never), TypeError, "'argsList' must be an array");
+    const bad = await within(assertRejects(pool.runMany("square", [[1], 2 as never])), 5_000, "a bad entry");
+    assert(bad instanceof TypeError && bad.message.includes("argsList[1]"), String(bad));
+  });
+});
