@@ -44,8 +44,9 @@
 (* races the worker's own from QUEUED to RUNNING; either way the entry is  *)
 (* settled at once and forgotten. A worker that finds CANCELLED frees the  *)
 (* record and never runs the task (CancelledNeverRuns); a task that had    *)
-(* started runs on (its abort is a flag the model leaves out: it changes   *)
-(* no settlement) and its completion only frees the record.                *)
+(* started runs on, marked aborted, and its completion only frees the     *)
+(* record. The subtask of an aborted task 1 is not run (by a thief, or     *)
+(* popped back by its joiner): it finishes at once, so its joiner goes on.  *)
 (***************************************************************************)
 EXTENDS Integers, FiniteSets, TLC
 
@@ -97,12 +98,14 @@ VARIABLES
     forker,      \* the subtask record's forker word: the worker that forked it (NoWorker before)
     forkerGone,  \* history: the subtask's forker died while the subtask was unjoined
     cancelled,   \* history: the main tasks whose cancellation won the race with their start
-    cancels      \* cancellations so far
+    cancels,     \* cancellations so far
+    aborted,     \* main tasks marked aborted while running (their forks are not run)
+    lateRuns     \* history: runs of the subtask that started after task 1 was marked aborted
 
 vars == <<rstate, rworker, latch, inj, dq, comp, lifecycle, pc, cur, bh, help, joining, alive, deaths, died,
           replacing, forked, state, entry, settledFlag, settles, runs, posted, frees, forker, forkerGone, cancelled,
-          cancels>>
-recVars == <<frees, forker, forkerGone, cancelled, cancels>>
+          cancels, aborted, lateRuns>>
+recVars == <<frees, forker, forkerGone, cancelled, cancels, aborted, lateRuns>>
 mainVars == <<state, entry, settledFlag, settles, posted, died, replacing>>
 workerVars == <<cur, help, joining, bh>>
 
@@ -123,7 +126,7 @@ Init ==
     /\ runs = [t \in AllTasks |-> 0]
     /\ posted = 0
     /\ frees = [t \in AllTasks |-> 0] /\ forker = NoWorker /\ forkerGone = FALSE
-    /\ cancelled = {} /\ cancels = 0
+    /\ cancelled = {} /\ cancels = 0 /\ aborted = {} /\ lateRuns = 0
 
 Go(t, p) == pc' = [pc EXCEPT ![t] = p]
 \* Free the records of the tasks in R (TaskTable.releaseHandle): state FREE, counted in the history.
@@ -131,6 +134,8 @@ Free(R) == /\ rstate' = [k \in AllTasks |-> IF k \in R THEN "FREE" ELSE rstate[k
            /\ frees' = [k \in AllTasks |-> IF k \in R THEN frees[k] + 1 ELSE frees[k]]
 \* The task worker w is executing now: the helped one inside a join, else its own.
 Active(w) == IF help[w] /= 0 THEN help[w] ELSE cur[w]
+\* History: a run of the subtask that starts while task 1 is marked aborted (the code must not make one).
+LateRun == lateRuns' = lateRuns + (IF Parent \in aborted /\ runs'[Child] > runs[Child] THEN 1 ELSE 0)
 \* Take task t from a queue: as the outer task, or as help inside a join.
 Take(w, t) == IF joining[w] THEN /\ help' = [help EXCEPT ![w] = t] /\ UNCHANGED cur
               ELSE /\ cur' = [cur EXCEPT ![w] = t] /\ UNCHANGED help
@@ -216,15 +221,17 @@ ExecCasRunning(w) ==
        IF rstate[t] = "QUEUED"
          THEN /\ rstate' = [rstate EXCEPT ![t] = "RUNNING"]
               /\ rworker' = [rworker EXCEPT ![t] = w]
-              /\ runs' = [runs EXCEPT ![t] = @ + 1]
+              \* The subtask of an aborted task 1 is claimed but not run: it finishes (with the abort) at once.
+              /\ runs' = IF t = Child /\ Parent \in aborted THEN runs ELSE [runs EXCEPT ![t] = @ + 1]
+              /\ LateRun
               /\ Go(w, "Running")
               /\ UNCHANGED <<frees, workerVars>>
          ELSE /\ Free({t})
               /\ Return(w)
-              /\ UNCHANGED <<rworker, runs, joining, bh>>
+              /\ UNCHANGED <<rworker, runs, joining, bh, lateRuns>>
     /\ UNCHANGED <<latch, inj, dq, comp, lifecycle, alive, deaths, forked>>
     /\ UNCHANGED mainVars
-    /\ UNCHANGED <<forker, forkerGone, cancelled, cancels>>
+    /\ UNCHANGED <<forker, forkerGone, cancelled, cancels, aborted>>
 
 -----------------------------------------------------------------------------
 (* Fork-join: task 1 forks the subtask, runs a, joins.                     *)
@@ -241,7 +248,7 @@ ForkPushDeque(w) ==
     /\ Go(w, "JoinRead")
     /\ UNCHANGED <<rworker, inj, comp, lifecycle, alive, deaths, runs, cur, help>>
     /\ UNCHANGED mainVars
-    /\ UNCHANGED bh /\ UNCHANGED <<frees, forkerGone, cancelled, cancels>>
+    /\ UNCHANGED bh /\ UNCHANGED <<frees, forkerGone, cancelled, cancels, aborted, lateRuns>>
 
 \* The join is over: b's result is in hand (or the join threw); task 1's code goes on.
 EndJoin(w) == /\ joining' = [joining EXCEPT ![w] = FALSE] /\ Go(w, "Running")
@@ -253,7 +260,7 @@ JoinReadLatch(w) ==
     /\ IF latch = 1 THEN EndJoin(w) /\ Free({Child})
                     ELSE /\ Go(w, "JoinPop") /\ UNCHANGED <<joining, rstate, frees>>
     /\ UNCHANGED <<rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs, cur, help, bh>>
-    /\ UNCHANGED mainVars /\ UNCHANGED <<forker, forkerGone, cancelled, cancels>>
+    /\ UNCHANGED mainVars /\ UNCHANGED <<forker, forkerGone, cancelled, cancels, aborted, lateRuns>>
 
 \* Pop our deque: b itself if nobody stole it (on top: LIFO), run inline (record released first);
 \* else older work, run as help; else findWork.
@@ -262,16 +269,17 @@ JoinPopOwn(w) ==
     /\ IF Child \in dq[w]
          THEN /\ dq' = [dq EXCEPT ![w] = @ \ {Child}]
               /\ Free({Child})
-              /\ runs' = [runs EXCEPT ![Child] = @ + 1]
+              /\ runs' = IF Parent \in aborted THEN runs ELSE [runs EXCEPT ![Child] = @ + 1]  \* not run if aborted
+              /\ LateRun
               /\ EndJoin(w)
               /\ UNCHANGED help
-         ELSE /\ UNCHANGED <<rstate, runs, joining, frees>>
+         ELSE /\ UNCHANGED <<rstate, runs, joining, frees, lateRuns>>
               /\ IF dq[w] /= {}
                    THEN \E t \in dq[w] : /\ dq' = [dq EXCEPT ![w] = @ \ {t}] /\ Take(w, t) /\ Go(w, "Exec")
                    ELSE /\ UNCHANGED <<dq, help>> /\ Go(w, "PopOwn")
     /\ UNCHANGED <<rworker, latch, inj, comp, lifecycle, alive, deaths, forked, cur>>
     /\ UNCHANGED mainVars
-    /\ UNCHANGED bh /\ UNCHANGED <<forker, forkerGone, cancelled, cancels>>
+    /\ UNCHANGED bh /\ UNCHANGED <<forker, forkerGone, cancelled, cancels, aborted>>
 
 \* Nothing to help with: if the pool is stopping, the join throws (task 1 fails).
 JoinReadLifecycle(w) ==
@@ -323,7 +331,7 @@ FinishSetLatch(w) ==
          THEN /\ Free({Child}) /\ Return(w) /\ UNCHANGED bh
          ELSE /\ Go(w, "NotifyLatch") /\ UNCHANGED <<rstate, frees>> /\ UNCHANGED workerVars
     /\ UNCHANGED <<rworker, inj, dq, comp, lifecycle, alive, deaths, forked, runs>>
-    /\ UNCHANGED mainVars /\ UNCHANGED <<joining, forker, forkerGone, cancelled, cancels>>
+    /\ UNCHANGED mainVars /\ UNCHANGED <<joining, forker, forkerGone, cancelled, cancels, aborted, lateRuns>>
 
 \* Atomics.notify(latch): wakes the joiner if it is blocked on the word.
 WakeJoiner == pc' = [t \in Threads |-> IF t \in Workers /\ pc[t] = "LatchBlocked" THEN "JoinRead" ELSE pc[t]]
@@ -372,7 +380,7 @@ MainPopCompletion(t) ==
               ELSE UNCHANGED <<entry, settledFlag, settles>>
     /\ UNCHANGED <<rworker, latch, inj, dq, lifecycle, pc, alive, deaths, forked, runs, state, posted, died,
                    replacing>>
-    /\ UNCHANGED workerVars /\ UNCHANGED <<forker, forkerGone, cancelled, cancels>>
+    /\ UNCHANGED workerVars /\ UNCHANGED <<forker, forkerGone, cancelled, cancels, aborted, lateRuns>>
 
 \* workerDied (not once the pool is closed or terminated), one scan of the records (recovery.ts): reject
 \* the main tasks the dead worker was running and free their records; orphan the subtask if the dead
@@ -397,7 +405,7 @@ DiedRejectRunning(t) ==
                            ELSE /\ replacing' = replacing \cup {w}
                                 /\ UNCHANGED pc
     /\ UNCHANGED <<rworker, inj, dq, comp, lifecycle, alive, deaths, forked, runs, state, posted, forker>>
-    /\ UNCHANGED workerVars /\ UNCHANGED <<forkerGone, cancelled, cancels>>
+    /\ UNCHANGED workerVars /\ UNCHANGED <<forkerGone, cancelled, cancels, aborted, lateRuns>>
 
 \* ... fail the forked task it was running: outcome, DONE, then set its latch and wake its joiner (the
 \* latch protocol's exchange: if its forker died too, the subtask is orphaned and the record is freed).
@@ -412,7 +420,7 @@ DiedSetLatch(t) ==
               /\ Go(t, "DiedNotify")
               /\ UNCHANGED replacing
     /\ UNCHANGED <<rworker, inj, dq, comp, lifecycle, alive, deaths, forked, runs, forker, forkerGone, cancelled,
-                   cancels>>
+                   cancels, aborted, lateRuns>>
     /\ UNCHANGED <<state, entry, settledFlag, settles, posted, died>> /\ UNCHANGED workerVars
 
 DiedNotifyLatch(t) ==
@@ -435,12 +443,14 @@ CancelCasQueued(t) ==
          /\ IF rstate[k] = "QUEUED"
               THEN /\ rstate' = [rstate EXCEPT ![k] = "CANCELLED"] /\ cancelled' = cancelled \cup {k}
               ELSE UNCHANGED <<rstate, cancelled>>
+         \* Lost (it started, or finished): marked aborted; its forks read the mark (not modelled as a step).
+         /\ aborted' = IF rstate[k] = "QUEUED" THEN aborted ELSE aborted \cup {k}
          /\ entry' = [entry EXCEPT ![k] = "gone"]
          /\ Settle({k})
          /\ cancels' = cancels + 1
     /\ UNCHANGED <<rworker, latch, inj, dq, comp, lifecycle, pc, alive, deaths, forked, runs, state, posted, died,
                    replacing>>
-    /\ UNCHANGED workerVars /\ UNCHANGED <<frees, forker, forkerGone>>
+    /\ UNCHANGED workerVars /\ UNCHANGED <<frees, forker, forkerGone, lateRuns>>
 
 \* terminate(): every unsettled entry, placed or waiting, rejects now.
 TerminateRejectAll(t) ==
@@ -504,7 +514,7 @@ Die(w) ==
     /\ UNCHANGED workerVars
     \* history: the subtask's forker died before joining it
     /\ forkerGone' = (forkerGone \/ (forked /\ forker = w /\ rstate[Child] /= "FREE"))
-    /\ UNCHANGED <<frees, forker, cancelled, cancels>>
+    /\ UNCHANGED <<frees, forker, cancelled, cancels, aborted, lateRuns>>
 \* ... its replacement starts with the same index and deque ...
 Replace(w) ==
     /\ w \in replacing
@@ -547,7 +557,8 @@ Spec == Init /\ [][Next]_vars /\ Fairness
 
 TypeOK ==
     /\ rstate \in [AllTasks -> {"FREE", "QUEUED", "RUNNING", "DONE", "CANCELLED"}]
-    /\ cancelled \subseteq MainTasks /\ cancels \in 0..MaxCancels
+    /\ cancelled \subseteq MainTasks /\ cancels \in 0..MaxCancels /\ aborted \subseteq MainTasks
+    /\ lateRuns \in Nat
     /\ rworker \in [AllTasks -> Threads]
     /\ latch \in {0, 1, 2}
     /\ frees \in [AllTasks -> Nat] /\ forker \in Threads /\ forkerGone \in BOOLEAN
@@ -562,6 +573,8 @@ RunAtMostOnce == \A k \in AllTasks : runs[k] <= 1
 
 \* A task whose cancellation won the race with its start never runs (then or later).
 CancelledNeverRuns == \A k \in cancelled : runs[k] = 0
+\* The subtask of task 1 does not start running once task 1 was marked aborted (stolen or popped back).
+AbortedForkNotRun == lateRuns = 0
 
 \* A record is freed at most once (each task has one record and one generation here): a second free
 \* would free it under the task that holds it next.

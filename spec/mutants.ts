@@ -250,10 +250,28 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
           "              ELSE UNCHANGED <<rstate, cancelled, frees>>\n",
       },
       {
-        find: "    /\\ UNCHANGED workerVars /\\ UNCHANGED <<frees, forker, forkerGone>>\n",
-        replace: "    /\\ UNCHANGED workerVars /\\ UNCHANGED <<forker, forkerGone>>\n",
+        find: "    /\\ UNCHANGED workerVars /\\ UNCHANGED <<frees, forker, forkerGone, lateRuns>>\n",
+        replace: "    /\\ UNCHANGED workerVars /\\ UNCHANGED <<forker, forkerGone, lateRuns>>\n",
       },
     ],
+  },
+  {
+    name: "ThiefRunsAbortedFork",
+    base: "Lifecycle.tla",
+    bug: "a thief runs the subtask of a task its caller aborted (start ignores the root's abort mark)",
+    patches: [{
+      find: "              /\\ runs' = IF t = Child /\\ Parent \\in aborted THEN runs ELSE [runs EXCEPT ![t] = @ + 1]\n",
+      replace: "              /\\ runs' = [runs EXCEPT ![t] = @ + 1]  \\* BUG: the root's abort mark is not read\n",
+    }],
+  },
+  {
+    name: "JoinerRunsAbortedFork",
+    base: "Lifecycle.tla",
+    bug: "a joiner that pops its subtask back runs it although its task was aborted",
+    patches: [{
+      find: "              /\\ runs' = IF Parent \\in aborted THEN runs ELSE [runs EXCEPT ![Child] = @ + 1]  \\* not run if aborted\n",
+      replace: "              /\\ runs' = [runs EXCEPT ![Child] = @ + 1]  \\* BUG: runs b inline though task 1 was aborted\n",
+    }],
   },
   // ---- Injector.tla (lib/injector.ts) ----
   {

@@ -346,6 +346,8 @@ export interface PoolMutant {
   module: "worker.ts";
   bug: string;
   patches: Patch[];
+  /** The scenario of `tests/cancel_test.ts` that catches it. */
+  caughtBy: "abortWhileQueued" | "forkPoppedBackAfterAbort" | "forkStolenAfterAbort";
 }
 
 /** The pool mutants: each a bug the pool-level tests must catch (tests/cancel_test.ts). */
@@ -358,6 +360,33 @@ export const POOL_MUTANTS: readonly PoolMutant[] = [
       find: "if (mem.compareExchange(words, stateAt, TaskState.QUEUED, TaskState.RUNNING) !== TaskState.QUEUED) {",
       replace: "if (mem.exchange(words, stateAt, TaskState.RUNNING) === -1) { // BUG: a store, whatever the state",
     }],
+    caughtBy: "abortWhileQueued",
+  },
+  {
+    name: "thief_runs_aborted_fork",
+    module: "worker.ts",
+    bug: "a worker starting a fork does not read its root's abort mark: a thief runs the fork of an aborted task",
+    patches: [{
+      find:
+        "    // joiner goes on; a submitted task, if the abort came while it was handed back to the queue (below).\n" +
+        "    const reason = root >= 0 ? this.abortReason(root) : undefined;\n",
+      replace:
+        "    // joiner goes on; a submitted task, if the abort came while it was handed back to the queue (below).\n" +
+        "    const reason = undefined; // BUG: the root's abort mark is not read\n",
+    }],
+    caughtBy: "forkStolenAfterAbort",
+  },
+  {
+    name: "joiner_runs_aborted_fork",
+    module: "worker.ts",
+    bug: "a joiner that pops its fork back runs it although the task that made it was aborted",
+    patches: [{
+      find: "    // Cancelled with the task that made it: not run (as a thief would not run it).\n" +
+        "    const reason = root >= 0 ? this.abortReason(root) : undefined;\n",
+      replace: "    // Cancelled with the task that made it: not run (as a thief would not run it).\n" +
+        "    const reason = undefined; // BUG: the root's abort mark is not read\n",
+    }],
+    caughtBy: "forkPoppedBackAfterAbort",
   },
 ];
 
