@@ -43,15 +43,45 @@ export async function packTarball(dir: string): Promise<string> {
 }
 
 /**
+ * What every consumer's main checks of this wave's API, from the installed package (JavaScript that is
+ * also TypeScript, run after the fib with `pool` open): a run with an aborted signal rejects with an
+ * AbortError, `map` and `runMany` return their results in order, `broadcast` runs on both workers,
+ * `currentTask()` answers inside a task, and `metrics` record. It sets `features` to the list of checks
+ * that failed ("" when all passed).
+ */
+export const CONSUMER_FEATURES = `const failed = [];
+const controller = new AbortController();
+controller.abort();
+if (!(await pool.with({ signal: controller.signal }).run("add", 1, 2).then(() => false, (e) => e.name === "AbortError"))) {
+  failed.push("abort");
+}
+const mapped = [];
+for await (const v of pool.map("inc", [1, 2, 3], { concurrency: 2 })) mapped.push(v);
+if (mapped.join() !== "2,3,4") failed.push("map");
+if ((await pool.runMany("add", [[1, 2], [3, 4]])).join() !== "3,7") failed.push("runMany");
+if ((await pool.broadcast("whoAmI")).join() !== "0,1") failed.push("broadcast");
+const metrics = pool.stats().metrics;
+if (metrics === undefined || metrics.runTime.count === 0) failed.push("metrics");
+const features = failed.join();
+`;
+
+/**
  * The consumer project every consumer test writes, importing filch as `specifier`: a task module with
- * `add` and a fork-join `fib`, and a `main.ts` that runs 10k tasks and fib(30) on 2 workers and prints
- * `RESULT {ok, fib, steals}`.
+ * `add`, `inc`, `whoAmI` (a worker's index, through `currentTask()`) and a fork-join `fib`, and a
+ * `main.ts` that runs 10k tasks, fib(30) on 2 workers and {@link CONSUMER_FEATURES}, and prints
+ * `RESULT {ok, fib, steals, features}`.
  */
 export function consumerFiles(specifier: string): { "tasks.ts": string; "main.ts": string } {
   return {
-    "tasks.ts": `import { join } from "${specifier}";
+    "tasks.ts": `import { currentTask, join } from "${specifier}";
 export function add(a: number, b: number): number {
   return a + b;
+}
+export function inc(n: number): number {
+  return n + 1;
+}
+export function whoAmI(): number {
+  return currentTask()?.worker ?? -1;
 }
 export function fib(n: number): number {
   if (n < 18) {
@@ -65,12 +95,12 @@ export function fib(n: number): number {
 `,
     "main.ts": `import { Pool } from "${specifier}";
 import type * as tasks from "./tasks.ts";
-const pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: 2 });
+const pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: 2, metrics: true });
 const sums = await Promise.all(Array.from({ length: 10_000 }, (_, i) => pool.run("add", i, 1)));
 const fib = await pool.run("fib", 30);
 const steals = pool.stats().workers.reduce((sum, w) => sum + w.successfulSteals, 0);
-await pool.close();
-console.log("RESULT " + JSON.stringify({ ok: sums.every((v, i) => v === i + 1), fib, steals }));
+${CONSUMER_FEATURES}await pool.close();
+console.log("RESULT " + JSON.stringify({ ok: sums.every((v, i) => v === i + 1), fib, steals, features }));
 `,
   };
 }
@@ -85,12 +115,21 @@ export function consumerJsTasks(specifier: string): string {
   return js;
 }
 
-/** Asserts that a consumer's `main.ts` ran: exit 0, every task's result right, fib(30), and steals. */
+/**
+ * Asserts that a consumer's `main.ts` ran: exit 0, every task's result right, fib(30), steals, and every
+ * check of {@link CONSUMER_FEATURES}.
+ */
 export function assertConsumerRan(what: string, run: { code: number; output: string }): void {
   const line = run.output.split("\n").find((l) => l.startsWith("RESULT "));
   assert(run.code === 0 && line !== undefined, `${what} failed (exit ${run.code}):\n${run.output.slice(-3000)}`);
-  const result = JSON.parse(line.slice("RESULT ".length)) as { ok: boolean; fib: number; steals: number };
+  const result = JSON.parse(line.slice("RESULT ".length)) as {
+    ok: boolean;
+    fib: number;
+    steals: number;
+    features: string;
+  };
   assert(result.ok, `${what}: 10k task results`);
+  assertEquals(result.features, "", `${what}: the checks of abort, map, runMany, broadcast and metrics that failed`);
   assertEquals(result.fib, 832040, `${what}: fib(30)`);
   assert(result.steals > 0, `${what}: no steals in a fork-join fib(30) on 2 workers: ${line}`);
 }

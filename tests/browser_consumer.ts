@@ -20,7 +20,7 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { extname, join, normalize } from "node:path";
 import process from "node:process";
-import { consumerJsTasks, packTarball, runCommand } from "./_consumer.ts";
+import { CONSUMER_FEATURES, consumerJsTasks, packTarball, runCommand } from "./_consumer.ts";
 
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const DEADLINE_MS = 90_000;
@@ -30,12 +30,12 @@ const tasks = consumerJsTasks;
 const main = (specifier: string) =>
   `import { Pool } from "${specifier}";
 try {
-  const pool = await Pool.create(new URL("./tasks.js", import.meta.url), { workers: 2 });
+  const pool = await Pool.create(new URL("./tasks.js", import.meta.url), { workers: 2, metrics: true });
   const sums = await Promise.all(Array.from({ length: 10_000 }, (_, i) => pool.run("add", i, 1)));
   const fib = await pool.run("fib", 30);
   const steals = pool.stats().workers.reduce((sum, w) => sum + w.successfulSteals, 0);
-  await pool.close();
-  globalThis.__result = { ok: sums.every((v, i) => v === i + 1), fib, steals };
+${CONSUMER_FEATURES}  await pool.close();
+  globalThis.__result = { ok: sums.every((v, i) => v === i + 1), fib, steals, features };
 } catch (error) {
   globalThis.__result = { error: (error && error.name) + ": " + (error && error.message) };
 }
@@ -81,8 +81,8 @@ const VITE_MAIN = main("filch")
     'import { Pool } from "filch";\nimport workerUrl from "filch/worker?worker&url";',
   )
   .replace(
-    'Pool.create(new URL("./tasks.js", import.meta.url), { workers: 2 })',
-    'Pool.create(new URL(/* @vite-ignore */ "./tasks.js", import.meta.url), { workers: 2, workerUrl: new URL(workerUrl, location.href) })',
+    'Pool.create(new URL("./tasks.js", import.meta.url), { workers: 2, metrics: true })',
+    'Pool.create(new URL(/* @vite-ignore */ "./tasks.js", import.meta.url), { workers: 2, metrics: true, workerUrl: new URL(workerUrl, location.href) })',
   );
 
 if (!VITE_MAIN.includes("filch/worker?worker&url") || !VITE_MAIN.includes("workerUrl: new URL(workerUrl")) {
@@ -201,12 +201,14 @@ try {
         const result = await runPage(served.url, join(dir, profile));
         const error = String(result.error ?? "");
         const ok = isolated
-          ? result.ok === true && result.fib === 832040 && (result.steals as number) > 0
+          ? result.ok === true && result.fib === 832040 && (result.steals as number) > 0 && result.features === ""
           : error.includes("Cross-Origin-Opener-Policy") && error.includes("Cross-Origin-Embedder-Policy");
         console.log(
           ok
             ? `ok: ${what}: ${
-              isolated ? `10k tasks, fib(30), ${String(result.steals)} steals` : error.slice(0, 110) + "…"
+              isolated
+                ? `10k tasks, fib(30), ${String(result.steals)} steals; abort, map, runMany, broadcast, metrics`
+                : error.slice(0, 110) + "…"
             }`
             : `FAILED: ${what}: ${JSON.stringify(result)}`,
         );

@@ -9,19 +9,27 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { assertConsumerRan, bin, consumerFiles, consumerJsTasks, packTarball, runCommand } from "./_consumer.ts";
+import {
+  assertConsumerRan,
+  bin,
+  CONSUMER_FEATURES,
+  consumerFiles,
+  consumerJsTasks,
+  packTarball,
+  runCommand,
+} from "./_consumer.ts";
 import { assert, assertEquals, test, within } from "./_test.ts";
 
 /** The Node 22 the consumer installs (the newest 22.x when this was written; types are stripped by default). */
 const NODE_22 = "22.23.3";
 
 const JS_MAIN = `import { Pool } from "filch";
-const pool = await Pool.create(new URL("./tasks.mjs", import.meta.url), { workers: 2 });
+const pool = await Pool.create(new URL("./tasks.mjs", import.meta.url), { workers: 2, metrics: true });
 const sums = await Promise.all(Array.from({ length: 10_000 }, (_, i) => pool.run("add", i, 1)));
 const fib = await pool.run("fib", 30);
 const steals = pool.stats().workers.reduce((sum, w) => sum + w.successfulSteals, 0);
-await pool.close();
-console.log("RESULT " + JSON.stringify({ ok: sums.every((v, i) => v === i + 1), fib, steals }));
+${CONSUMER_FEATURES}await pool.close();
+console.log("RESULT " + JSON.stringify({ ok: sums.every((v, i) => v === i + 1), fib, steals, features }));
 `;
 
 test(
