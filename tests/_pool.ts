@@ -9,7 +9,7 @@ import { within } from "./_test.ts";
 export async function withTerminatedPool<M extends object>(
   moduleUrl: URL,
   options: PoolOptions,
-  body: (pool: Pool<M>) => Promise<void>,
+  body: (pool: Pool<M>) => void | Promise<void>,
 ): Promise<void> {
   const pool = await Pool.create<M>(moduleUrl, options);
   try {

@@ -11,7 +11,7 @@ import { assert, assertEquals, assertRejects, assertThrows, test, within } from 
 
 const moduleUrl = new URL("./fixtures/stream_tasks.ts", import.meta.url);
 
-function withPool(options: PoolOptions, body: (pool: Pool<typeof tasks>) => Promise<void>): Promise<void> {
+function withPool(options: PoolOptions, body: (pool: Pool<typeof tasks>) => void | Promise<void>): Promise<void> {
   return withTerminatedPool(moduleUrl, options, body);
 }
 
@@ -170,7 +170,7 @@ test("map ends on a task's error (thrown from the iteration) and on its signal (
 });
 
 test("map's bad options and inputs are named errors at the call", async () => {
-  await withPool({ workers: 1 }, async (pool) => {
+  await withPool({ workers: 1 }, (pool) => {
     assertThrows(
       () => pool.map("square", [1], { concurrency: 0 }),
       RangeError,

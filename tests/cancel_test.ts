@@ -33,7 +33,7 @@ function release(probe: Int32Array): void {
   Atomics.notify(probe, 3);
 }
 
-function withPool(options: PoolOptions, body: (pool: Pool<typeof tasks>) => Promise<void>): Promise<void> {
+function withPool(options: PoolOptions, body: (pool: Pool<typeof tasks>) => void | Promise<void>): Promise<void> {
   return withTerminatedPool(moduleUrl, options, body);
 }
 

