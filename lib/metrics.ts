@@ -44,6 +44,26 @@ const SUB = 8;
 /** Buckets: values from 1 µs to 2^40 µs (12 days), and one below 1 µs. */
 const BUCKETS = 1 + 40 * SUB;
 
+/**
+ * The bucket of a value in µs: 0 below 1 µs; else 1 + 8 × (its power of two) + the eighth of that octave it
+ * falls in. Integer arithmetic on eighths of a µs below 2^28 µs (about 4.5 minutes); a logarithm above.
+ */
+function bucketOf(micros: number): number {
+  if (micros < 1) return 0;
+  if (micros >= 2 ** 28) return Math.min(BUCKETS - 1, 1 + Math.floor(Math.log2(micros) * SUB));
+  const v = (micros * 8) | 0; // ≥ 8
+  const top = 31 - Math.clz32(v); // its leading bit: the octave of `micros` plus 3
+  // The three bits after the leading one pick the eighth.
+  return 1 + (top - 3) * SUB + ((v >>> (top - 3)) & 7);
+}
+
+/** The middle of bucket `b` (≥ 1), in µs. */
+function middleOf(b: number): number {
+  const octave = Math.floor((b - 1) / SUB);
+  const eighth = (b - 1) % SUB;
+  return 2 ** octave * (1 + (eighth + 0.5) / SUB);
+}
+
 /** A histogram's summary, in milliseconds. */
 export interface HistogramSummary {
   /** Values recorded. */
@@ -85,9 +105,7 @@ export class Histogram {
    */
   record(ms: number): void {
     const value = ms > 0 ? ms : 0;
-    const micros = value * 1000;
-    const bucket = micros < 1 ? 0 : Math.min(BUCKETS - 1, 1 + Math.floor(Math.log2(micros) * SUB));
-    this.counts[bucket]++;
+    this.counts[bucketOf(value * 1000)]++;
     this.count++;
     this.sum += value;
     if (value > this.max) this.max = value;
@@ -107,11 +125,22 @@ export class Histogram {
       seen += this.counts[b];
       if (seen >= rank && this.counts[b] > 0) {
         if (b === 0) return Math.min(this.max, 0.0005);
-        const middle = 2 ** ((b - 1 + 0.5) / SUB) / 1000;
-        return Math.min(this.max, middle);
+        return Math.min(this.max, middleOf(b) / 1000);
       }
     }
     return this.max;
+  }
+
+  /**
+   * Adds `other`'s values to this histogram's (the pool's histogram is its workers' merged).
+   *
+   * @param other Another histogram.
+   */
+  add(other: Histogram): void {
+    for (let b = 0; b < BUCKETS; b++) this.counts[b] += other.counts[b];
+    this.count += other.count;
+    this.sum += other.sum;
+    if (other.max > this.max) this.max = other.max;
   }
 
   /**
@@ -130,6 +159,9 @@ export class Histogram {
     };
   }
 }
+
+/** Submissions that share one clock read (see `PoolMetrics.submitClock`). */
+export const SUBMISSIONS_PER_READ = 32;
 
 /** One worker's metrics, as `stats().metrics` reports them. */
 export interface WorkerMetrics {
@@ -211,8 +243,6 @@ export class TaskStamps {
  * ```
  */
 export class PoolMetrics {
-  private readonly run = new Histogram();
-  private readonly wait = new Histogram();
   private readonly perWorker: { run: Histogram; wait: Histogram }[];
   private readonly status: Int32Array;
   /** When the pool was created ({@link epochMs}): the workers publish their busy periods from here. */
@@ -230,6 +260,26 @@ export class PoolMetrics {
   }
 
   /**
+   * The time of a submission: the clock is read for the first submission of a synchronous run and then
+   * every {@link SUBMISSIONS_PER_READ} (a clock read costs 45–100 ns, a tiny task's submission about as
+   * much), so a wait time can be overstated by the time those submissions took (tens of µs at most).
+   *
+   * @returns Epoch ms.
+   */
+  submitClock(): number {
+    if (this.readsLeft-- > 0) return this.lastRead;
+    if (this.readsLeft < -1) {
+      // First read of this synchronous run: stale by the next microtask.
+      queueMicrotask(() => (this.readsLeft = -2));
+    }
+    this.readsLeft = SUBMISSIONS_PER_READ - 1;
+    this.lastRead = epochMs();
+    return this.lastRead;
+  }
+  private readsLeft = -2;
+  private lastRead = 0;
+
+  /**
    * A task settled after worker `worker` ran it.
    *
    * @param worker The worker that ran it.
@@ -237,8 +287,7 @@ export class PoolMetrics {
    * @param runMs From its start to its finish.
    */
   task(worker: number, waitMs: number, runMs: number): void {
-    this.run.record(runMs);
-    this.wait.record(waitMs);
+    // Per worker only: the pool's histograms are theirs merged when asked (half the recording).
     const w = this.perWorker[worker];
     if (w === undefined) return;
     w.run.record(runMs);
@@ -253,9 +302,15 @@ export class PoolMetrics {
   stats(): MetricsStats {
     const now = epochMs();
     const wall = Math.max(1, now - this.since);
+    const run = new Histogram();
+    const wait = new Histogram();
+    for (const w of this.perWorker) {
+      run.add(w.run);
+      wait.add(w.wait);
+    }
     return {
-      runTime: this.run.summary(),
-      waitTime: this.wait.summary(),
+      runTime: run.summary(),
+      waitTime: wait.summary(),
       workers: this.perWorker.map((w, i) => {
         const at = i * StatusWords.count;
         let busy = mem.load(this.status, at + StatusWords.busyMs);

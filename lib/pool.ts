@@ -857,7 +857,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       return undefined;
     }
     const entry = this.ledger.open(task, taskId, resolve, reject);
-    if (this.metrics !== undefined) entry.submittedAt = epochMs();
+    if (this.metrics !== undefined) entry.submittedAt = this.metrics.submitClock();
     if (options !== undefined) this.canceller.control(entry, options);
     // Noted (a plain store) until done: a throw cut short below is completed by repairSubmission.
     this.submitting = entry;
