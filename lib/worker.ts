@@ -333,6 +333,7 @@ export class WorkerLoop implements ForkJoinHost {
       // Going to sleep: our cached free records go back to the shared list, where others can use them;
       // the main thread may be waiting for records (its backlog), so it is told as for a completion.
       if (this.table.flushCache() > 0) this.wakeMain();
+      this.mailSeen = false;
       const late = this.sleep.idle(this.index, () => this.lastSearch(), () => this.stopping());
       if (late >= 0) {
         const pending = this.execute(late); // held by findWork
@@ -345,7 +346,6 @@ export class WorkerLoop implements ForkJoinHost {
       if (this.mailSeen) {
         // Mail came after the loop's check: counted as sleeping already, leave that state at once (a
         // sleep of 0 ms, the protocol's timed-out sleep) and go read it.
-        this.mailSeen = false;
         this.sleep.sleep(this.index, 0);
         continue;
       }
