@@ -110,8 +110,8 @@ const SCENARIOS: Record<PoolMutant["caughtBy"], (PoolClass: typeof Pool) => Prom
       await within(pool.terminate(), 10_000, "terminate");
     }
   },
-  forkPoppedBackAfterAbort: async (PoolClass) => (await forkPoppedBackAfterAbort(PoolClass)).ran,
-  forkStolenAfterAbort: async (PoolClass) => (await forkStolenAfterAbort(PoolClass)).ran,
+  forkPoppedBackAfterAbort: async (PoolClass) => (await forkAfterAbort(PoolClass, "popped back")).ran,
+  forkStolenAfterAbort: async (PoolClass) => (await forkAfterAbort(PoolClass, "stolen")).ran,
 };
 
 test("the cancellation tests catch every pool mutant (tests/mutants/mutants.ts, POOL_MUTANTS)", async () => {
@@ -173,42 +173,30 @@ async function untilEither(probe: Int32Array, a: number, b: number): Promise<voi
 }
 
 /**
- * A task forks b and blocks in a until released; it is aborted meanwhile; then a returns and its join pops
- * b back (one worker). Returns how many times b ran (0 unless the pool runs forks of aborted tasks) and
- * what the join threw (a SAW code).
+ * A task forks b and blocks in a until released; it is aborted meanwhile; then a returns and its join
+ * finds b: popped back (one worker), or stolen after the abort by the other worker, held by a blocker until
+ * then. Returns how many times b ran (0 unless the pool runs forks of aborted tasks) and what the join
+ * threw (a SAW code).
  */
-async function forkPoppedBackAfterAbort(PoolClass: typeof Pool): Promise<{ ran: number; saw: number }> {
-  const pool = await PoolClass.create<typeof tasks>(moduleUrl, { workers: 1 });
-  try {
-    const seen = probe();
-    await abortOnceStarted(pool, "forkWhileBlocked", seen);
-    release(seen);
-    await within(untilEither(seen, 1, 2), 10_000, "b's run or the join's error");
-    await within(pool.drain(), 10_000, "drain");
-    return { ran: Atomics.load(seen, 1), saw: Atomics.load(seen, 2) };
-  } finally {
-    await within(pool.terminate(), 10_000, "terminate");
-  }
-}
-
-/**
- * As {@link forkPoppedBackAfterAbort} on two workers, the other one held by a blocker until after the
- * abort: it steals b then. Returns how many times b ran and what the join threw.
- */
-async function forkStolenAfterAbort(PoolClass: typeof Pool): Promise<{ ran: number; saw: number }> {
-  const pool = await PoolClass.create<typeof tasks>(moduleUrl, { workers: 2 });
+async function forkAfterAbort(
+  PoolClass: typeof Pool,
+  how: "popped back" | "stolen",
+): Promise<{ ran: number; saw: number }> {
+  const pool = await PoolClass.create<typeof tasks>(moduleUrl, { workers: how === "stolen" ? 2 : 1 });
   try {
     const hold = probe();
-    const blocked = handled(pool.run("blocker", hold, 30_000));
-    await within(until(hold, 0), 10_000, "the blocker's start");
+    const blocked = how === "stolen" ? handled(pool.run("blocker", hold, 30_000)) : undefined;
+    if (blocked !== undefined) await within(until(hold, 0), 10_000, "the blocker's start");
     const seen = probe();
     await abortOnceStarted(pool, "forkWhileBlocked", seen);
-    const stolenBefore = pool.stats().workers.reduce((sum, w) => sum + w.stolen, 0);
-    release(hold);
-    await within(blocked, 10_000, "the blocker");
-    // The freed worker finds b in the other's deque: wait for that steal, then let a return.
-    while (pool.stats().workers.reduce((sum, w) => sum + w.stolen, 0) === stolenBefore) {
-      await within(new Promise((resolve) => setTimeout(resolve, 2)), 1_000, "a poll");
+    if (blocked !== undefined) {
+      const stolenBefore = pool.stats().workers.reduce((sum, w) => sum + w.stolen, 0);
+      release(hold);
+      await within(blocked, 10_000, "the blocker");
+      // The freed worker finds b in the other's deque: wait for that steal, then let a return.
+      while (pool.stats().workers.reduce((sum, w) => sum + w.stolen, 0) === stolenBefore) {
+        await within(new Promise((resolve) => setTimeout(resolve, 2)), 1_000, "a poll");
+      }
     }
     release(seen);
     await within(untilEither(seen, 1, 2), 10_000, "b's run or the join's error");
@@ -220,8 +208,8 @@ async function forkStolenAfterAbort(PoolClass: typeof Pool): Promise<{ ran: numb
 }
 
 test("forks of an aborted task are cancelled with it: popped back or stolen, they do not run", async () => {
-  assertEquals(await forkPoppedBackAfterAbort(Pool), { ran: 0, saw: SAW.abortError }, "popped back (1 worker)");
-  assertEquals(await forkStolenAfterAbort(Pool), { ran: 0, saw: SAW.abortError }, "stolen (2 workers)");
+  assertEquals(await forkAfterAbort(Pool, "popped back"), { ran: 0, saw: SAW.abortError }, "popped back (1 worker)");
+  assertEquals(await forkAfterAbort(Pool, "stolen"), { ran: 0, saw: SAW.abortError }, "stolen (2 workers)");
 });
 
 test("timeout counts from the task's start: a task queued longer than its timeout still starts, then times out", async () => {
