@@ -568,23 +568,24 @@ export class WorkerLoop implements ForkJoinHost {
         table.release(index);
         return undefined;
       }
+    }
+    const root = forked ? mem.read(words, table.at(index, RecordWords.root)) : index;
+    this.roots[this.runDepth - 1] = root;
+    // One load of the flags that matter here: a submitted task's own, or a fork's root's.
+    const flags = root >= 0 ? mem.load(words, table.at(root, RecordWords.flags)) : 0;
+    if (!claimed && !forked) {
       // A submitted task whose timeout counts from its start: the main thread waits on the state word.
-      if (!forked && (mem.load(words, table.at(index, RecordWords.flags)) & TaskFlags.WATCH_START) !== 0) {
-        mem.notify(words, stateAt);
-      }
-      if (!forked && this.stamps !== undefined) {
+      if ((flags & TaskFlags.WATCH_START) !== 0) mem.notify(words, stateAt);
+      if (this.stamps !== undefined) {
         this.stamps.started(index, this.lastFinish >= 0 ? this.lastFinish : epochMs());
         this.lastFinish = -1;
       }
     }
-    const root = forked ? mem.read(words, table.at(index, RecordWords.root)) : index;
-    this.roots[this.runDepth - 1] = root;
     // Aborted already: a fork, with the task that made it (through any depth of forks), so that its
     // joiner goes on; a submitted task, if the abort came while it was handed back to the queue (below).
-    const reason = root >= 0 ? this.abortReason(root) : undefined;
-    if (reason !== undefined) {
+    if ((flags & TaskFlags.ABORTED) !== 0) {
       table.freePayload(index);
-      this.finish(handle, Outcome.ERROR, reason);
+      this.finish(handle, Outcome.ERROR, abortError(flags));
       return undefined;
     }
     let args: unknown;
@@ -716,10 +717,7 @@ export class WorkerLoop implements ForkJoinHost {
    */
   private abortReason(root: number): unknown {
     const flags = mem.load(this.table.words, this.table.at(root, RecordWords.flags));
-    if ((flags & TaskFlags.ABORTED) === 0) return undefined;
-    return (flags & TaskFlags.TIMED_OUT) !== 0
-      ? new DOMException("The task ran past its timeout", "TimeoutError")
-      : new DOMException("The task's caller aborted it", "AbortError");
+    return (flags & TaskFlags.ABORTED) === 0 ? undefined : abortError(flags);
   }
 
   /** Pushes `fn(...args)` on our deque as a forked task; -1 if it must run inline (no record, room, blocks). */
@@ -1133,6 +1131,13 @@ export class WorkerLoop implements ForkJoinHost {
       }
     }
   }
+}
+
+/** The error an aborted task's signal and forks see, from its flags: a TimeoutError or an AbortError. */
+function abortError(flags: number): DOMException {
+  return (flags & TaskFlags.TIMED_OUT) !== 0
+    ? new DOMException("The task ran past its timeout", "TimeoutError")
+    : new DOMException("The task's caller aborted it", "AbortError");
 }
 
 /** Calls `callback` in a macrotask of its own (setImmediate where there is one, else a 0 ms timer). */

@@ -369,10 +369,10 @@ export const POOL_MUTANTS: readonly PoolMutant[] = [
     patches: [{
       find:
         "    // joiner goes on; a submitted task, if the abort came while it was handed back to the queue (below).\n" +
-        "    const reason = root >= 0 ? this.abortReason(root) : undefined;\n",
+        "    if ((flags & TaskFlags.ABORTED) !== 0) {\n",
       replace:
         "    // joiner goes on; a submitted task, if the abort came while it was handed back to the queue (below).\n" +
-        "    const reason = undefined; // BUG: the root's abort mark is not read\n",
+        "    if (false) { // BUG: the root's abort mark is not read\n",
     }],
     caughtBy: "forkStolenAfterAbort",
   },
