@@ -55,3 +55,31 @@ export function runtimeName(): string {
   if (g.Bun) return `Bun ${g.Bun.version}`;
   return `Node ${g.process?.version ?? "?"}`;
 }
+
+/**
+ * Runs two measurements `rounds` times, interleaved, alternating which goes first (so that neither always
+ * follows the other's warm-up).
+ *
+ * @param rounds Rounds.
+ * @param a One measurement (a rate, say).
+ * @param b The other.
+ * @returns The samples of each, in round order.
+ */
+export async function interleaved(
+  rounds: number,
+  a: () => Promise<number>,
+  b: () => Promise<number>,
+): Promise<[number[], number[]]> {
+  const as: number[] = [];
+  const bs: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    if (r % 2 === 0) {
+      as.push(await a());
+      bs.push(await b());
+    } else {
+      bs.push(await b());
+      as.push(await a());
+    }
+  }
+  return [as, bs];
+}

@@ -7,7 +7,7 @@
  * `--json` prints one JSON line (bench/all.ts); a number sets the rounds (default 9).
  */
 import { Pool } from "../lib/pool.ts";
-import { summarize } from "./_stats.ts";
+import { interleaved, summarize } from "./_stats.ts";
 import type * as tasks from "./tasks.ts";
 
 const runtime = "Deno" in globalThis ? "deno" : "Bun" in globalThis ? "bun" : "node";
@@ -39,17 +39,7 @@ try {
   };
   await each();
   await batch();
-  const eachRates: number[] = [];
-  const batchRates: number[] = [];
-  for (let r = 0; r < rounds; r++) {
-    if (r % 2 === 0) {
-      eachRates.push(await each());
-      batchRates.push(await batch());
-    } else {
-      batchRates.push(await batch());
-      eachRates.push(await each());
-    }
-  }
+  const [eachRates, batchRates] = await interleaved(rounds, each, batch);
   const row = {
     runtime,
     run: summarize(eachRates),

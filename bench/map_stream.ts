@@ -7,7 +7,7 @@
  * prints one JSON line (bench/all.ts). `--inputs N` changes the 10M.
  */
 import { Pool } from "../lib/pool.ts";
-import { summarize, type Summary } from "./_stats.ts";
+import { interleaved, summarize, type Summary } from "./_stats.ts";
 import type * as tasks from "./tasks.ts";
 
 const runtime = "Deno" in globalThis ? "deno" : "Bun" in globalThis ? "bun" : "node";
@@ -55,12 +55,7 @@ try {
   };
   await viaMap();
   await viaRun();
-  const mapRates: number[] = [];
-  const runRates: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    mapRates.push(await viaMap());
-    runRates.push(await viaRun());
-  }
+  const [mapRates, runRates] = await interleaved(ROUNDS, viaMap, viaRun);
   // Memory: one map over INPUTS inputs, the heap sampled every million results.
   const samples: number[] = [];
   const before = heapMiB();

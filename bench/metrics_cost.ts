@@ -7,7 +7,7 @@
  * `--json` prints one JSON line (bench/all.ts); a number sets the rounds (default 9).
  */
 import { Pool } from "../lib/pool.ts";
-import { summarize } from "./_stats.ts";
+import { interleaved, summarize } from "./_stats.ts";
 import type * as tasks from "./tasks.ts";
 
 const runtime = "Deno" in globalThis ? "deno" : "Bun" in globalThis ? "bun" : "node";
@@ -33,18 +33,7 @@ const measured = await Pool.create<typeof tasks>(url, { workers: 2, metrics: tru
 try {
   await burst(plain);
   await burst(measured);
-  const off: number[] = [];
-  const on: number[] = [];
-  for (let r = 0; r < rounds; r++) {
-    // Alternate which goes first, so that neither always follows the other's warm-up.
-    if (r % 2 === 0) {
-      off.push(await burst(plain));
-      on.push(await burst(measured));
-    } else {
-      on.push(await burst(measured));
-      off.push(await burst(plain));
-    }
-  }
+  const [off, on] = await interleaved(rounds, () => burst(plain), () => burst(measured));
   const ratios = on.map((v, i) => v / off[i]);
   const row = {
     runtime,
