@@ -52,16 +52,24 @@ export class Canceller {
   private readonly table: TaskTable;
   private readonly ledger: TaskLedger;
   private readonly tell: (worker: number, message: unknown) => void;
+  private readonly force: (worker: number, handle: number, task: string) => void;
 
   /**
    * @param table The task records.
    * @param ledger The submitted tasks.
    * @param tell Sends a message to a worker (if it is alive).
+   * @param force Kills the worker running task `handle` (`force: true`), outside the pool's steps.
    */
-  constructor(table: TaskTable, ledger: TaskLedger, tell: (worker: number, message: unknown) => void) {
+  constructor(
+    table: TaskTable,
+    ledger: TaskLedger,
+    tell: (worker: number, message: unknown) => void,
+    force: (worker: number, handle: number, task: string) => void,
+  ) {
     this.table = table;
     this.ledger = ledger;
     this.tell = tell;
+    this.force = force;
   }
 
   /**
@@ -113,7 +121,11 @@ export class Canceller {
       const flags = TaskFlags.ABORTED | (timedOut ? TaskFlags.TIMED_OUT : 0);
       mem.or(table.words, table.at(index, RecordWords.flags), flags);
       const worker = mem.load(table.words, table.at(index, RecordWords.worker));
-      if (worker >= 0) this.tell(worker, { type: "abort", handle: entry.handle });
+      if (worker >= 0) {
+        this.tell(worker, { type: "abort", handle: entry.handle });
+        // Asked to force it: its worker is killed unless the task stops first (see kill_guard.ts).
+        if ((entry.control as TaskControl).force) this.force(worker, entry.handle, entry.task);
+      }
       // Forgotten: the completion that comes later only frees the record (see completion.ts).
       this.ledger.placed[index] = undefined;
     }
@@ -180,6 +192,7 @@ export class Canceller {
 /** A task's listener and timers: made by {@link Canceller.control}, detached when the task settles. */
 class TaskControl implements EntryControl {
   readonly watchStart: boolean;
+  readonly force: boolean;
   private readonly canceller: Canceller;
   private readonly entry: Entry;
   private readonly options: ResolvedRunOptions;
@@ -193,6 +206,7 @@ class TaskControl implements EntryControl {
     this.entry = entry;
     this.options = options;
     this.watchStart = options.timeout !== undefined;
+    this.force = options.force;
   }
 
   begin(): void {

@@ -259,6 +259,14 @@ export const StatusWords = Object.freeze({
    * worker's loop yields to its event loop (and does not sleep), so that the message is read.
    */
   mail: 10,
+  /**
+   * 1 while the worker may be inside one of the pool's steps, 0 while it is killable (in user code, or
+   * waiting for its event loop) and holds a task that may be forced (see kill_guard.ts). Written by the
+   * worker only.
+   */
+  guard: 11,
+  /** Which thread of this index may take pool steps; moved on by the main thread to kill it (kill_guard.ts). */
+  epoch: 12,
   /** Words in the line. */
   count: CACHE_LINE_WORDS,
 });

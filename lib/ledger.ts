@@ -49,6 +49,8 @@ export interface Entry {
 export interface EntryControl {
   /** Whether the task's start must be announced (its timeout counts from there). */
   readonly watchStart: boolean;
+  /** Whether an abort while it runs terminates its worker (`force: true`; see kill_guard.ts). */
+  readonly force: boolean;
   /** Called when the entry settles, before its promise: stops its timers and listeners. No user code. */
   detach(): void;
 }

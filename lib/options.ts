@@ -289,6 +289,13 @@ export interface RunOptions {
    * `TimeoutError`; started, this deadline no longer applies.
    */
   queueTimeout?: number;
+  /**
+   * Forces the abort of a running task that does not stop by itself: when `signal` aborts or `timeout`
+   * passes while it runs, its worker thread is terminated (as soon as it is outside the pool's own steps)
+   * and replaced. Other tasks running on that worker then reject with `WorkerCrashedError`; queued tasks
+   * are kept. Needs `signal` or `timeout`.
+   */
+  force?: boolean;
 }
 
 /** {@link RunOptions}, checked: each property read once. */
@@ -296,6 +303,7 @@ export interface ResolvedRunOptions {
   readonly signal: AbortSignalLike | undefined;
   readonly timeout: number | undefined;
   readonly queueTimeout: number | undefined;
+  readonly force: boolean;
 }
 
 /**
@@ -303,7 +311,8 @@ export interface ResolvedRunOptions {
  *
  * @param options What `pool.with` was given.
  * @returns The options, checked.
- * @throws {TypeError} If `options` is not an object, or `signal` is not an AbortSignal.
+ * @throws {TypeError} If `options` is not an object, `signal` is not an AbortSignal, `force` is not a boolean,
+ *   or `force` is given without `signal` or `timeout`.
  * @throws {RangeError} If a timeout is not a number of ms from 0 to 2^31 - 1.
  *
  * @example Usage
@@ -325,7 +334,18 @@ export function resolveRunOptions(options: unknown): ResolvedRunOptions {
   if (signal !== undefined && !isAbortSignal(signal)) {
     throw new TypeError(`Cannot run task as 'signal' must be an AbortSignal: received ${describe(signal)}`);
   }
-  return { signal, timeout: ms("timeout", o.timeout), queueTimeout: ms("queueTimeout", o.queueTimeout) };
+  const timeout = ms("timeout", o.timeout);
+  const queueTimeout = ms("queueTimeout", o.queueTimeout);
+  const force = o.force;
+  if (force !== undefined && typeof force !== "boolean") {
+    throw new TypeError(`Cannot run task as 'force' must be a boolean: received ${describe(force)}`);
+  }
+  if (force === true && signal === undefined && timeout === undefined) {
+    throw new TypeError(
+      "Cannot run task as 'force' forces the abort that 'signal' or 'timeout' asks for, and neither was given: add one",
+    );
+  }
+  return { signal, timeout, queueTimeout, force: force === true };
 }
 
 /** The native `aborted` getter: brand-checked (it throws for anything but an AbortSignal), never user code. */

@@ -32,6 +32,7 @@ import { mem } from "./atomics.ts";
 import { BufferRegistry } from "./buffers.ts";
 import { Broadcaster } from "./broadcast.ts";
 import { Canceller } from "./cancellation.ts";
+import { Killer } from "./kill_guard.ts";
 import { Encoder } from "./codec.ts";
 import { CompletionReader } from "./completion.ts";
 import { initDeque, Stealer } from "./deque.ts";
@@ -121,6 +122,8 @@ export interface PoolStats {
   queued: number;
   /** Workers that died and were replaced. */
   workerCrashes: number;
+  /** Workers terminated to force the abort of a task (`force: true`) and replaced; not in `workerCrashes`. */
+  forcedKills: number;
   /** Reports of a task that had settled already, or of a record freed already (ignored; 0 when all is well). */
   duplicateReports: number;
   /** With the `metrics` option: run and wait times, per pool and per worker, and utilization. */
@@ -202,6 +205,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   private readonly reader: CompletionReader;
   private readonly workforce: Workforce;
   private readonly canceller: Canceller;
+  private readonly killer: Killer;
   private readonly metrics: PoolMetrics | undefined;
   private readonly broadcaster: Broadcaster;
   /** The main thread's encoder for errors written into records during crash recovery. */
@@ -210,6 +214,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   private taskNames: readonly string[] = [];
   private state: PoolStateName = PoolState.OPEN;
   private crashes = 0;
+  private forcedKills = 0;
   private closing: Promise<void> | undefined;
   private stopped: Promise<void> | undefined;
 
@@ -242,7 +247,18 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     });
     this.recoveryEncoder = new Encoder({ shareBuffer: this.buffers.share });
     this.submitter = new Submitter(this.table, this.injector, this.sleep, this.ledger, this.buffers.share);
-    this.canceller = new Canceller(this.table, this.ledger, (worker, message) => this.workforce.send(worker, message));
+    this.killer = new Killer(this.status, this.table, (worker, cause) => this.workforce.kill(worker, cause));
+    this.canceller = new Canceller(
+      this.table,
+      this.ledger,
+      (worker, message) => this.workforce.send(worker, message),
+      (worker, handle, task) =>
+        this.killer.request(
+          worker,
+          handle,
+          new Error(`worker ${worker} was terminated to force the abort of task '${task}' (force: true)`),
+        ),
+    );
     this.submitter.placed = (entry) => this.canceller.placed(entry);
     this.reader = new CompletionReader(this.control, completions, this.table, this.ledger, this.buffers, () => {
       if (this.state !== PoolState.TERMINATED) this.submitter.feed();
@@ -278,7 +294,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
         workerUrl: options.workerUrl,
       },
       {
-        died: (index, cause) => this.workerDied(index, cause),
+        died: (index, cause, forced) => this.workerDied(index, cause, forced),
         buffer: (id, sab) => {
           this.buffers.add(id, sab);
           this.reader.bufferArrived();
@@ -718,6 +734,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       pending: ledger.pending,
       queued: this.injector.length + inDeques + this.submitter.backlogLength,
       workerCrashes: this.crashes,
+      forcedKills: this.forcedKills,
       duplicateReports: ledger.duplicateSettles + this.table.duplicateReleases,
       ...(this.metrics === undefined ? {} : { metrics: this.metrics.stats() }),
     };
@@ -948,6 +965,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
 
   /** Tells the workers to stop and waits for them (a graceful stop lets them finish first). */
   private async stopWorkers(graceful: boolean): Promise<void> {
+    this.killer.stop();
     mem.store(this.control, ControlWords.lifecycle, 1); // spec: StopStoreLifecycle
     this.sleep.wakeAll();
     await this.workforce.stop(graceful ? STOP_GRACE_MS : undefined);
@@ -957,9 +975,10 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   // ---- crashes ----
 
   /** A worker died after it was ready: repair what it held, then start its replacement on its deque. */
-  private workerDied(index: number, cause: unknown): void {
+  private workerDied(index: number, cause: unknown, forced: boolean): void {
     if (this.state === PoolState.CLOSED || this.state === PoolState.TERMINATED) return;
-    this.crashes++;
+    if (forced) this.forcedKills++;
+    else this.crashes++;
     this.broadcaster.workerDied(index, toError(cause));
     const layout = this.layout;
     recoverDeadWorker(

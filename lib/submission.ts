@@ -166,7 +166,10 @@ export class Submitter {
     mem.write(table.words, table.at(index, RecordWords.origin), Origin.MAIN);
     mem.write(table.words, table.at(index, RecordWords.id), entry.seq & 0x7fffffff);
     const control = entry.control;
-    if (control?.watchStart) mem.write(table.words, table.at(index, RecordWords.flags), TaskFlags.WATCH_START);
+    if (control !== undefined) {
+      const flags = (control.watchStart ? TaskFlags.WATCH_START : 0) | (control.force ? TaskFlags.FORCE : 0);
+      if (flags !== 0) mem.write(table.words, table.at(index, RecordWords.flags), flags);
+    }
     entry.handle = handle;
     this.ledger.placed[index] = entry;
     // Publishes the record (payload, task, id, flags) to the worker that pops the handle.

@@ -91,6 +91,8 @@ export const TaskFlags = Object.freeze({
   TIMED_OUT: 2,
   /** The main thread waits for the task to start (a timeout counts from there): notify the state word. */
   WATCH_START: 4,
+  /** Its caller asked for a forced abort (`force: true`): its worker lowers its kill guard while it runs. */
+  FORCE: 8,
 });
 
 /** Who submitted a task, and so how its completion is announced. */

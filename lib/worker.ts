@@ -30,6 +30,7 @@ import { decode, Encoder } from "./codec.ts";
 import { Deque, EMPTY, RETRY, Stealer } from "./deque.ts";
 import { Injector, QUEUE_EMPTY } from "./injector.ts";
 import { latchIsSet, orphanLatch, SET, setLatch, UNSET, waitLatch } from "./latch.ts";
+import { WorkerGuard } from "./kill_guard.ts";
 import { ControlWords, type PoolLayout, StatusWords } from "./layout.ts";
 import { IDLE_POSTED, IDLE_STOPPING, Sleep } from "./sleep.ts";
 import {
@@ -184,6 +185,12 @@ export class WorkerLoop implements ForkJoinHost {
   /** Broadcast parts delivered and not yet run (the loop runs them, as it runs tasks). */
   private readonly parts: { id: number; taskId: number; bytes: Uint8Array }[] = [];
   private readonly broadcastEncoder: Encoder;
+  /**
+   * The kill guard (kill_guard.ts): while this worker holds a task that may be forced, it is down in user
+   * code and between slices, and raised before every pool step. Entries: the loop's slice, the host
+   * methods that task code calls (fork, join), the callbacks of async tasks and messages.
+   */
+  private readonly guard: WorkerGuard;
 
   /**
    * Opens this worker's view of the pool.
@@ -231,6 +238,7 @@ export class WorkerLoop implements ForkJoinHost {
     this.random = (index * 0x9e3779b1 + 1) | 0;
     this.mailAt = this.statusAt + StatusWords.mail;
     this.broadcastEncoder = new Encoder({ shareBuffer: this.buffers.share });
+    this.guard = new WorkerGuard(this.status, index);
     this.stamps = setup.metricsSince === undefined ? undefined : new TaskStamps(buffer, layout);
     this.metricsSince = setup.metricsSince ?? 0;
     if (this.stamps !== undefined) {
@@ -291,6 +299,16 @@ export class WorkerLoop implements ForkJoinHost {
    * progress, an asynchronous sleep) or the pool stops; then schedules its own continuation.
    */
   private slice(): void {
+    this.guard.enter();
+    try {
+      this.loop();
+    } finally {
+      this.guard.leave();
+    }
+  }
+
+  /** {@link WorkerLoop.slice}'s work. */
+  private loop(): void {
     while (!this.stopping()) { // spec: LoopReadLifecycle
       // No join is in progress here: any fork not joined, or step not completed, was cut short.
       if (this.cutShort()) this.repairInterrupted();
@@ -402,8 +420,10 @@ export class WorkerLoop implements ForkJoinHost {
    * @param bytes Its encoded arguments.
    */
   broadcast(id: number, taskId: number, bytes: Uint8Array): void {
+    this.guard.enter();
     this.parts.push({ id, taskId, bytes });
     mem.sub(this.status, this.mailAt, 1);
+    this.guard.leave();
   }
 
   /** Runs the broadcast parts taken so far, in order. */
@@ -607,15 +627,25 @@ export class WorkerLoop implements ForkJoinHost {
         }
         // Still RUNNING and ours while we wait (a death now is a death in a running task): resumed
         // without the claim.
-        return this.waitForBuffer(error.id).then(() => this.execute(handle, false, true));
+        return this.waitForBuffer(error.id).then(() => {
+          this.guard.enter();
+          try {
+            return this.execute(handle, false, true);
+          } finally {
+            this.guard.leave();
+          }
+        });
       }
       this.finish(handle, Outcome.ERROR, error);
       return undefined;
     }
     table.freePayload(index);
     const fn = this.functions[mem.read(words, table.at(index, RecordWords.task))];
+    // Asked to be forceable: from here to its finish, this worker is killable outside the pool's steps.
+    if ((flags & TaskFlags.FORCE) !== 0 && !forked) this.guard.hold(handle);
     let result: unknown;
     let then: unknown;
+    this.guard.leave();
     try {
       result = fn(...(args as unknown[]));
       // Read once, here: a getter on `then` is user code and may throw (the task then fails).
@@ -623,9 +653,11 @@ export class WorkerLoop implements ForkJoinHost {
         then = (result as { then?: unknown }).then;
       }
     } catch (error) {
+      this.guard.enter();
       this.finish(handle, Outcome.ERROR, error);
       return undefined;
     }
+    this.guard.enter();
     if (typeof then !== "function") {
       this.finish(handle, Outcome.VALUE, result);
       return undefined;
@@ -639,16 +671,18 @@ export class WorkerLoop implements ForkJoinHost {
     this.pendingAsync++;
     new Promise((resolve, reject) => (then as (res: unknown, rej: unknown) => unknown).call(result, resolve, reject))
       .then(
-        (value) => {
-          this.pendingAsync--;
-          this.finish(handle, Outcome.VALUE, value);
-        },
-        (error) => {
-          this.pendingAsync--;
-          this.finish(handle, Outcome.ERROR, error);
-        },
+        (value) => this.settleAsync(handle, Outcome.VALUE, value),
+        (error) => this.settleAsync(handle, Outcome.ERROR, error),
       );
     return undefined;
+  }
+
+  /** An async task settled (in a promise job, outside the loop's slices): finishes it, guard raised. */
+  private settleAsync(handle: number, outcome: number, value: unknown): void {
+    this.guard.enter();
+    this.pendingAsync--;
+    this.finish(handle, outcome, value);
+    this.guard.leave();
   }
 
   // ---- ForkJoinHost: join, scope and the parallel loops of join.ts call these on this thread ----
@@ -723,6 +757,16 @@ export class WorkerLoop implements ForkJoinHost {
   /** Pushes `fn(...args)` on our deque as a forked task; -1 if it must run inline (no record, room, blocks). */
   fork(fn: ForkFunction, args: unknown[]): number {
     const taskId = this.taskId(fn);
+    this.guard.enter();
+    try {
+      return this.place(taskId, args);
+    } finally {
+      this.guard.leave();
+    }
+  }
+
+  /** {@link WorkerLoop.fork}'s work, guard raised. */
+  private place(taskId: number, args: unknown[]): number {
     const table = this.table;
     this.encoder.encodeArgs(args);
     // (Checked after the arguments' getters ran: they are user code, which may have forked.)
@@ -771,6 +815,16 @@ export class WorkerLoop implements ForkJoinHost {
 
   /** Waits for forked task `handle`: pops it back and runs it, or helps until its latch is set. */
   joinForked(handle: number): unknown {
+    this.guard.enter();
+    try {
+      return this.awaitFork(handle);
+    } finally {
+      this.guard.leave();
+    }
+  }
+
+  /** {@link WorkerLoop.joinForked}'s work, guard raised. */
+  private awaitFork(handle: number): unknown {
     const table = this.table;
     const index = table.indexOf(handle);
     const latchAt = table.at(index, RecordWords.latch);
@@ -805,7 +859,10 @@ export class WorkerLoop implements ForkJoinHost {
       }
       // Our other finished forks give their blocks back while we wait (see `outstanding`).
       if (idle === SPIN_ROUNDS + 1 || (idle & 15) === 0) this.stashFinishedForks();
+      // A wait is outside the pool's steps: killable there (recovery orphans our forks).
+      this.guard.leave();
       waitLatch(table.words, latchAt, idle <= SPIN_ROUNDS + DOZE_ROUNDS ? DOZE_MS : 1);
+      this.guard.enter();
     }
     // Done by a thief (or by us while helping): the latch store published its outcome and payload.
     // Ordered by the latch load that saw SET (the finisher wrote the outcome before its latch exchange).
@@ -878,9 +935,11 @@ export class WorkerLoop implements ForkJoinHost {
     const reason = root >= 0 ? this.abortReason(root) : undefined;
     if (reason !== undefined) throw reason;
     let result: unknown;
+    this.guard.leave();
     try {
       result = fn(...args);
     } finally {
+      this.guard.enter();
       this.bump(StatusWords.executed);
     }
     // One shape whoever runs b: a thief reports a promise as this same error (see execute).
@@ -894,6 +953,7 @@ export class WorkerLoop implements ForkJoinHost {
 
   /** Writes the outcome into the record, publishes DONE, and queues the completion. */
   private finish(handle: number, outcome: number, value: unknown): void {
+    this.guard.release(handle);
     const table = this.table;
     const index = table.indexOf(handle);
     const encoder = this.encoder;

@@ -38,8 +38,8 @@ interface Slot {
 
 /** What the workforce tells the pool. */
 export interface WorkforceEvents {
-  /** A worker died after it was ready (called once per thread). */
-  died(index: number, cause: unknown): void;
+  /** A worker died after it was ready (called once per thread); `forced`: {@link Workforce.kill} killed it. */
+  died(index: number, cause: unknown, forced: boolean): void;
   /** A running worker passed a SharedArrayBuffer by reference. */
   buffer(id: number, buffer: SharedArrayBuffer): void;
   /** A result payload came by message. */
@@ -263,9 +263,33 @@ export class Workforce {
     slot.dead = true;
     slot.thread.terminate();
     slot.markExited();
-    this.events.died(index, cause);
+    this.events.died(index, cause, false);
+  }
+
+  /**
+   * Terminates worker `index` (its guard is down: see kill_guard.ts) and reports its death once its thread
+   * has exited: recovery must not run while the thread may still run, and its replacement must not share
+   * the index's words with it. Browsers report no exit: there a short grace stands in for it.
+   *
+   * @param index The worker.
+   * @param cause Why (the cause of its other tasks' WorkerCrashedError).
+   */
+  kill(index: number, cause: Error): void {
+    const slot = this.slots[index];
+    if (slot === undefined || slot.dead || this.stopping) return;
+    slot.dead = true;
+    slot.thread.terminate();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, KILL_EXIT_GRACE_MS)));
+    void Promise.race([slot.exited, grace]).then(() => {
+      clearTimeout(timer);
+      if (!this.stopping) this.events.died(index, cause, true);
+    });
   }
 }
+
+/** How long a killed thread may take to report its exit before its death is handled anyway (browsers). */
+const KILL_EXIT_GRACE_MS = 2000;
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -343,12 +343,42 @@ export function materializeMutant(mutant: Mutant): URL {
  */
 export interface PoolMutant {
   name: string;
-  module: "worker.ts";
+  module: "worker.ts" | "kill_guard.ts";
   bug: string;
   patches: Patch[];
   /** The scenario of `tests/cancel_test.ts` that catches it. */
   caughtBy: "abortWhileQueued" | "forkPoppedBackAfterAbort" | "forkStolenAfterAbort";
 }
+
+/** A bug of the kill guard (lib/kill_guard.ts and its uses), caught by `tests/force_test.ts`'s forced churn. */
+export type ForceMutant = Omit<PoolMutant, "caughtBy">;
+
+/**
+ * The kill-guard mutants: each lets a forced kill land inside one of the pool's own steps, which the
+ * forced churn of tests/force_test.ts must notice (a stranded record or task). The Dekker order of the
+ * handshake (a worker reading the epoch before it raises its guard) is not among them: its window is a
+ * few instructions wide, which no test hits; TLC shows that bug (spec/mutants.ts, GuardReadsEpochFirst).
+ */
+export const FORCE_MUTANTS: readonly ForceMutant[] = [
+  {
+    name: "kill_ignores_guard",
+    module: "kill_guard.ts",
+    bug: "the main thread terminates a worker without reading its guard: the kill can land inside a pool step",
+    patches: [{
+      find: "    if (mem.load(this.status, at + StatusWords.guard) === 0) { // spec: KillReadGuard\n",
+      replace: "    if (mem.load(this.status, at + StatusWords.guard) !== 2) { // BUG: the guard is not read\n",
+    }],
+  },
+  {
+    name: "join_keeps_guard_down",
+    module: "worker.ts",
+    bug: "join does not raise the guard: a worker killed while in user code may be inside join's steps",
+    patches: [{
+      find: "  joinForked(handle: number): unknown {\n    this.guard.enter();\n",
+      replace: "  joinForked(handle: number): unknown {\n    // BUG: the guard stays down in join\n",
+    }],
+  },
+];
 
 /** The pool mutants: each a bug the pool-level tests must catch (tests/cancel_test.ts). */
 export const POOL_MUTANTS: readonly PoolMutant[] = [
@@ -391,7 +421,7 @@ export const POOL_MUTANTS: readonly PoolMutant[] = [
 ];
 
 /** Writes a copy of `lib/` with `mutant` applied; returns the `file:` URL of the copy's `pool.ts`. */
-export function materializePoolMutant(mutant: PoolMutant): URL {
+export function materializePoolMutant(mutant: PoolMutant | ForceMutant): URL {
   if (dir === null) {
     dir = mkdtempSync(join(tmpdir(), "filch-mutants-"));
     writeFileSync(join(dir, "package.json"), '{ "type": "module" }\n');
