@@ -359,6 +359,63 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       replace: "\\* BUG: the assumption is dropped, so the configurations may make the words too narrow.\n",
     }],
   },
+  // ---- KillGuard.tla (lib/kill_guard.ts) ----
+  {
+    name: "KillIgnoresGuard",
+    base: "KillGuard.tla",
+    bug: "the main thread terminates the worker without looking at its guard",
+    patches: [{
+      find: "    /\\ guard = 0        \\* a load that sees 1 changes nothing: the main thread polls again later\n",
+      replace: "    /\\ TRUE             \\* BUG: was guard = 0; the main thread kills whatever the guard says\n",
+    }],
+  },
+  {
+    name: "GuardReadsEpochFirst",
+    base: "KillGuard.tla",
+    bug: "the worker loads the epoch before it raises its guard (Dekker's order swapped)",
+    patches: [
+      {
+        find: '    /\\ Go(Worker, "Raise") /\\ wpc = "User"\n',
+        replace: '    /\\ Go(Worker, "ReadEpoch") /\\ wpc = "User"   \\* BUG: the epoch first, then the guard\n',
+      },
+      {
+        find: '    /\\ Go(t, IF epoch = mine THEN "Pool1" ELSE "HaltLower") /\\ wpc = "ReadEpoch"\n',
+        replace:
+          '    /\\ Go(t, IF epoch = mine THEN "Raise" ELSE "HaltLower") /\\ wpc = "ReadEpoch"  \\* BUG: raises after the load\n',
+      },
+      {
+        find: '    /\\ Go(t, "ReadEpoch") /\\ wpc = "Raise"\n',
+        replace: '    /\\ Go(t, "Pool1") /\\ wpc = "Raise"   \\* BUG: into the pool step on the epoch read before\n',
+      },
+    ],
+  },
+  {
+    name: "HaltSkipsRecheck",
+    base: "KillGuard.tla",
+    bug: "the worker leaving its halt raises its guard and enters the pool step without reading the epoch again",
+    patches: [{
+      find: '    /\\ Go(t, "HaltRecheck") /\\ wpc = "HaltRaise"\n',
+      replace: '    /\\ Go(t, "Pool1") /\\ wpc = "HaltRaise"   \\* BUG: was HaltRecheck; no second look at the epoch\n',
+    }],
+  },
+  {
+    name: "HaltKeepsGuard",
+    base: "KillGuard.tla",
+    bug: "the halting worker does not lower its guard, so the main thread's poll never succeeds",
+    patches: [{
+      find: '    /\\ Go(t, "HaltRead") /\\ wpc = "HaltLower"\n    /\\ guard\' = 0\n',
+      replace: '    /\\ Go(t, "HaltRead") /\\ wpc = "HaltLower"\n    /\\ guard\' = guard   \\* BUG: was 0; the halted worker keeps its guard up\n',
+    }],
+  },
+  {
+    name: "WithdrawForgetsEpoch",
+    base: "KillGuard.tla",
+    bug: "withdrawing a request does not restore the epoch, so a halted worker never resumes",
+    patches: [{
+      find: "    /\\ epoch' = mine\n",
+      replace: "    /\\ epoch' = epoch   \\* BUG: was mine; the request is never taken back\n",
+    }],
+  },
 ];
 
 /**
