@@ -3,6 +3,11 @@
  * on one with them, interleaved in one process (the two pools never run at once); median tasks/s of each
  * and the ratio. Goal: recording costs at most 5% of the tiny-task throughput.
  *
+ * Each round creates both pools afresh (in alternating order) and measures each one's second burst (the
+ * first warms its workers up). One pair of pools kept for all rounds is not enough: on this 2-core machine
+ * two identical pools in one process differed by up to 30% in throughput, steadily over their lives (an A/A
+ * run of Deno, 2026-11-23), which a ratio of one pair takes for the cost of metrics.
+ *
  * Run: `deno run -A bench/metrics_cost.ts`, `bun bench/metrics_cost.ts`, `node bench/metrics_cost.ts`;
  * `--json` prints one JSON line (bench/all.ts); a number sets the rounds (default 9).
  */
@@ -28,30 +33,34 @@ async function burst(pool: Pool<typeof tasks>): Promise<number> {
 }
 
 const url = new URL("./tasks.ts", import.meta.url);
-const plain = await Pool.create<typeof tasks>(url, { workers: 2 });
-const measured = await Pool.create<typeof tasks>(url, { workers: 2, metrics: true });
-try {
-  await burst(plain);
-  await burst(measured);
-  const [off, on] = await interleaved(rounds, () => burst(plain), () => burst(measured));
-  const ratios = on.map((v, i) => v / off[i]);
-  const row = {
-    runtime,
-    without: summarize(off),
-    with: summarize(on),
-    ratio: summarize(ratios),
-    recorded: measured.stats().metrics!.runTime.count,
-  };
-  if (json) console.log(JSON.stringify(row));
-  else {
-    console.log(
-      `${runtime}: without ${Math.round(row.without.median)} tasks/s, with ${Math.round(row.with.median)}; ` +
-        `with ÷ without per round: median ${row.ratio.median.toFixed(3)} (${row.ratio.min.toFixed(3)}–${
-          row.ratio.max.toFixed(3)
-        }); ${row.recorded} tasks recorded`,
-    );
+let recorded = 0;
+
+/** A fresh pool's throughput: its second burst. With metrics, checks that every task was recorded. */
+async function fresh(metrics: boolean): Promise<number> {
+  const pool = await Pool.create<typeof tasks>(url, { workers: 2, metrics });
+  try {
+    await burst(pool);
+    const rate = await burst(pool);
+    if (metrics) {
+      const count = pool.stats().metrics!.runTime.count;
+      if (count !== 2 * N) throw new Error(`Cannot trust the benchmark as ${count} of ${2 * N} tasks were recorded`);
+      recorded += count;
+    }
+    return rate;
+  } finally {
+    await pool.close();
   }
-} finally {
-  await plain.close();
-  await measured.close();
+}
+
+const [off, on] = await interleaved(rounds, () => fresh(false), () => fresh(true));
+const ratios = on.map((v, i) => v / off[i]);
+const row = { runtime, without: summarize(off), with: summarize(on), ratio: summarize(ratios), recorded };
+if (json) console.log(JSON.stringify(row));
+else {
+  console.log(
+    `${runtime}: without ${Math.round(row.without.median)} tasks/s, with ${Math.round(row.with.median)}; ` +
+      `with ÷ without per round: median ${row.ratio.median.toFixed(3)} (${row.ratio.min.toFixed(3)}–${
+        row.ratio.max.toFixed(3)
+      }); ${row.recorded} tasks recorded`,
+  );
 }

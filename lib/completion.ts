@@ -26,7 +26,6 @@
 import { mem } from "./atomics.ts";
 import { type BufferRegistry, MissingBuffer } from "./buffers.ts";
 import { decode, type ErrorClasses } from "./codec.ts";
-import type { PoolMetrics, TaskStamps } from "./metrics.ts";
 import { type Injector, QUEUE_EMPTY } from "./injector.ts";
 import { ControlWords } from "./layout.ts";
 import { Settled, type TaskLedger } from "./ledger.ts";
@@ -44,9 +43,6 @@ import { Outcome, PAYLOAD_BY_MESSAGE, RecordWords, type TaskTable } from "./task
 export class CompletionReader {
   private waiting = false;
   private draining = false;
-  /** With metrics: the histograms each settled task is recorded in, and the records' time words. */
-  metrics: PoolMetrics | undefined = undefined;
-  stamps: TaskStamps | undefined = undefined;
   /** Error classes the pool's caller registered: results and errors are decoded with them. */
   errorClasses: ErrorClasses | undefined = undefined;
   /** Called at the start of each drain (the pool completes a submission cut short there). */
@@ -187,13 +183,6 @@ export class CompletionReader {
       how = Settled.ERROR;
     }
     this.ledger.placed[index] = undefined;
-    const metrics = this.metrics;
-    if (metrics !== undefined) {
-      // Plain reads, ordered as the outcome's: the worker wrote them before its DONE store.
-      const stamps = this.stamps!;
-      const worker = mem.read(table.words, table.at(index, RecordWords.worker));
-      metrics.task(worker, stamps.startedAt(index) - entry.submittedAt, stamps.runMs(index));
-    }
     if (byMessage) {
       this.messagePayloads.delete(handle);
       mem.write(table.words, table.at(index, RecordWords.payloadLength), 0);

@@ -3,18 +3,35 @@
  * pool and per worker, and each worker's utilization (busy ÷ wall).
  *
  * What it owns: {@link Histogram} (log-linear buckets: 8 per power of two, so a percentile is within
- * about 9% of the true value, in constant memory), {@link PoolMetrics} (the main thread's histograms), and
- * the clock every thread shares ({@link epochMs}).
+ * about 9% of the true value, in constant memory), the workers' histograms (a SharedArrayBuffer of their
+ * own, {@link histogramBytes}), {@link PoolMetrics} (the main thread's view of them), and the clock every
+ * thread shares ({@link epochMs}).
  *
- * Where the numbers come from: the main thread notes when it submits a task; the worker that starts it
- * writes the start time into the task's record, and at its finish the run time (see {@link TaskStamps}):
- * plain writes, published to the main thread with the record's outcome (the DONE store, read after the
- * completion pop). The main thread records both when it settles the task. A worker's utilization counts
- * its busy periods (from the first task after an idle spell to the next idle round), published in its
- * status line in whole milliseconds, with the start of the period under way.
+ * Where the numbers come from: the main thread notes when it submits a task and writes that time into the
+ * task's record when it places it ({@link TaskStamps}). The worker that starts the task keeps its start
+ * time (in its own memory, by record), and at its finish records the task's run time (finish − start) and
+ * wait time (start − submission) in its two histograms ({@link TaskRecorder}). The main thread does no
+ * per-task work for metrics beyond the submission time: it merges the workers' histograms when asked.
  *
- * Threads: {@link PoolMetrics} on the thread that created the pool; {@link TaskStamps} on a worker (writes)
- * and the pool's thread (reads).
+ * Invariants:
+ * - Every task a worker finishes (its record reaches DONE: a value, an error, an abort seen at its start)
+ *   is recorded, once, by that worker, before its DONE store. A task settled without finishing (cancelled
+ *   while queued, its worker died or the pool was terminated while it ran) is not.
+ * - A worker's histograms have one writer, the worker (plain writes into float64 words, like a payload's
+ *   bytes: data, not scheduling words; a replacement worker takes them over only after its predecessor's
+ *   thread is dead, as it takes over its deque). The DONE store publishes them with the task's outcome: once
+ *   the main thread has settled a task, its times are in what {@link PoolMetrics.stats} reads. While tasks
+ *   are running, `stats()` may read a histogram halfway through one update (an aligned float64 element
+ *   never tears): the counts then include a task that the sum and maximum do not yet, or the reverse; once
+ *   the tasks have settled, the figures are exact.
+ * - A worker's utilization counts its busy periods (from the first task after an idle spell to the finish
+ *   of its last task before the next idle round), published in its status line in whole milliseconds, with
+ *   the start of the period under way.
+ * - Clock reads: one per task on its worker (a finish's time is the next start's, when the loop goes
+ *   straight on to it), one per busy period, and one per 32 submissions on the main thread.
+ *
+ * Threads: {@link PoolMetrics} and {@link TaskStamps} on the thread that created the pool;
+ * {@link TaskRecorder} on a worker.
  *
  * @module
  */
@@ -36,8 +53,11 @@ import { RecordWords } from "./task.ts";
  * ```
  */
 export function epochMs(): number {
-  return performance.timeOrigin + performance.now();
+  return timeOrigin + performance.now();
 }
+
+/** This thread's `performance.timeOrigin`, read once (on Node it is a getter that costs a few ns a read). */
+const timeOrigin = performance.timeOrigin;
 
 /** Buckets per power of two. */
 const SUB = 8;
@@ -80,6 +100,23 @@ export interface HistogramSummary {
   max: number;
 }
 
+/** Words of a histogram after its buckets: the count, the sum (ms) and the maximum (ms). */
+const COUNT = BUCKETS;
+const SUM = BUCKETS + 1;
+const MAX = BUCKETS + 2;
+/** Float64 words of one histogram. */
+const HISTOGRAM_WORDS = BUCKETS + 3;
+
+/**
+ * The bytes of the workers' histograms (a run-time and a wait-time histogram each).
+ *
+ * @param workers The number of workers.
+ * @returns The size of the SharedArrayBuffer they live in.
+ */
+export function histogramBytes(workers: number): number {
+  return workers * 2 * HISTOGRAM_WORDS * 8;
+}
+
 /**
  * Durations in log-linear buckets: constant memory, percentiles within about 9%, mean and max exact.
  *
@@ -93,10 +130,25 @@ export interface HistogramSummary {
  * ```
  */
 export class Histogram {
-  private readonly counts = new Float64Array(BUCKETS);
-  private count = 0;
-  private sum = 0;
-  private max = 0;
+  /** The buckets' counts, then the count, the sum and the maximum. */
+  private readonly words: Float64Array;
+
+  /**
+   * @param words Where its words are (a worker's, in shared memory); a fresh array if omitted.
+   */
+  constructor(words: Float64Array = new Float64Array(HISTOGRAM_WORDS)) {
+    this.words = words;
+  }
+
+  /** The number of values recorded. */
+  private get count(): number {
+    return this.words[COUNT];
+  }
+
+  /** The largest. */
+  private get max(): number {
+    return this.words[MAX];
+  }
 
   /**
    * Records one duration.
@@ -104,11 +156,12 @@ export class Histogram {
    * @param ms The duration in milliseconds (negative values, from clocks a hair apart, count as 0).
    */
   record(ms: number): void {
+    const words = this.words;
     const value = ms > 0 ? ms : 0;
-    this.counts[bucketOf(value * 1000)]++;
-    this.count++;
-    this.sum += value;
-    if (value > this.max) this.max = value;
+    words[bucketOf(value * 1000)]++;
+    words[COUNT]++;
+    words[SUM] += value;
+    if (value > words[MAX]) words[MAX] = value;
   }
 
   /**
@@ -120,10 +173,11 @@ export class Histogram {
   quantile(q: number): number {
     if (this.count === 0) return 0;
     const rank = q * this.count;
+    const counts = this.words;
     let seen = 0;
     for (let b = 0; b < BUCKETS; b++) {
-      seen += this.counts[b];
-      if (seen >= rank && this.counts[b] > 0) {
+      seen += counts[b];
+      if (seen >= rank && counts[b] > 0) {
         if (b === 0) return Math.min(this.max, 0.0005);
         return Math.min(this.max, middleOf(b) / 1000);
       }
@@ -137,10 +191,19 @@ export class Histogram {
    * @param other Another histogram.
    */
   add(other: Histogram): void {
-    for (let b = 0; b < BUCKETS; b++) this.counts[b] += other.counts[b];
-    this.count += other.count;
-    this.sum += other.sum;
-    if (other.max > this.max) this.max = other.max;
+    const words = this.words;
+    const theirs = other.words;
+    for (let w = 0; w < MAX; w++) words[w] += theirs[w]; // the buckets, the count and the sum
+    if (theirs[MAX] > words[MAX]) words[MAX] = theirs[MAX];
+  }
+
+  /**
+   * A copy, taken now (of a worker's histogram, which its worker may be updating).
+   *
+   * @returns A histogram of its own.
+   */
+  copy(): Histogram {
+    return new Histogram(this.words.slice());
   }
 
   /**
@@ -151,7 +214,7 @@ export class Histogram {
   summary(): HistogramSummary {
     return {
       count: this.count,
-      mean: this.count === 0 ? 0 : this.sum / this.count,
+      mean: this.count === 0 ? 0 : this.words[SUM] / this.count,
       p50: this.quantile(0.5),
       p90: this.quantile(0.9),
       p99: this.quantile(0.99),
@@ -184,65 +247,112 @@ export interface MetricsStats {
 }
 
 /**
- * The task-record words of a task's times: its start (a float64 of {@link epochMs}, written by the worker
- * that starts it) and its run time (a float32 of ms, written when it finishes). Plain accesses, like the
- * payload's: the worker owns the record while it runs the task, and the DONE store publishes them.
+ * The main thread's side of a task's times: when it was submitted, written into its record's
+ * {@link RecordWords.submittedAt} words (a float64 of {@link epochMs}) when the task is placed. A plain
+ * write, like the payload's: the task's QUEUED store and injector push publish it to the worker that
+ * starts it.
  *
  * @example Usage
  * ```ts ignore
  * const stamps = new TaskStamps(buffer, layout);
- * stamps.started(index, epochMs());
+ * stamps.submitted(index, entry.submittedAt);
  * ```
  */
 export class TaskStamps {
   private readonly f64: Float64Array;
-  private readonly f32: Float32Array;
-  private readonly recordBytes: number;
+  private readonly recordWords: number;
 
   /**
    * @param buffer The pool's buffer.
    * @param layout Where its records are.
    */
   constructor(buffer: SharedArrayBuffer, layout: PoolLayout) {
-    const bytes = layout.shape.taskCapacity * layout.recordBytes;
-    this.f64 = new Float64Array(buffer, layout.records, bytes / 8);
-    this.f32 = new Float32Array(buffer, layout.records, bytes / 4);
-    this.recordBytes = layout.recordBytes;
+    this.f64 = recordFloats(buffer, layout);
+    this.recordWords = layout.recordBytes / 8;
   }
 
-  /** The worker starting record `index`'s task notes the time. */
-  started(index: number, at: number): void {
-    this.f64[(index * this.recordBytes) / 8 + RecordWords.startedAt / 2] = at;
-  }
-
-  /** When record `index`'s task started. */
-  startedAt(index: number): number {
-    return this.f64[(index * this.recordBytes) / 8 + RecordWords.startedAt / 2];
-  }
-
-  /** The worker finishing record `index`'s task notes its run time. */
-  finished(index: number, at: number): void {
-    this.f32[(index * this.recordBytes) / 4 + RecordWords.runMs] = at - this.startedAt(index);
-  }
-
-  /** Record `index`'s task's run time, in ms. */
-  runMs(index: number): number {
-    return this.f32[(index * this.recordBytes) / 4 + RecordWords.runMs];
+  /** The main thread placing record `index`'s task notes when it was submitted. */
+  submitted(index: number, at: number): void {
+    this.f64[index * this.recordWords + RecordWords.submittedAt / 2] = at;
   }
 }
 
+/** The task records as float64 words. */
+function recordFloats(buffer: SharedArrayBuffer, layout: PoolLayout): Float64Array {
+  return new Float64Array(buffer, layout.records, (layout.shape.taskCapacity * layout.recordBytes) / 8);
+}
+
 /**
- * The main thread's histograms, fed as tasks settle, and the workers' utilization, read from their status
- * lines.
+ * A worker's side: the start of each task it runs (in its own memory, by record index: a task finishes on
+ * the worker that started it, nested or asynchronous alike), and its two histograms, in the workers'
+ * shared histogram buffer, recorded at each finish.
  *
  * @example Usage
  * ```ts ignore
- * const metrics = new PoolMetrics(2, status);
- * metrics.task(0, 0.3, 1.2); // worker 0: waited 0.3 ms, ran 1.2 ms
- * console.log(metrics.stats().runTime.count); // 1
+ * const recorder = new TaskRecorder(buffer, layout, histograms, workerIndex);
+ * recorder.started(index, epochMs());
+ * recorder.finished(index, epochMs());
+ * ```
+ */
+export class TaskRecorder {
+  private readonly f64: Float64Array;
+  private readonly recordWords: number;
+  /** When each record's task started on this worker (epoch ms). */
+  private readonly startedAt: Float64Array;
+  private readonly run: Histogram;
+  private readonly wait: Histogram;
+
+  /**
+   * @param buffer The pool's buffer.
+   * @param layout Where its records are.
+   * @param histograms The workers' histograms ({@link histogramBytes}).
+   * @param worker This worker's index.
+   */
+  constructor(buffer: SharedArrayBuffer, layout: PoolLayout, histograms: SharedArrayBuffer, worker: number) {
+    this.f64 = recordFloats(buffer, layout);
+    this.recordWords = layout.recordBytes / 8;
+    this.startedAt = new Float64Array(layout.shape.taskCapacity).fill(-1);
+    [this.run, this.wait] = workerHistograms(histograms, worker);
+  }
+
+  /** Record `index`'s task starts on this worker at `at`. */
+  started(index: number, at: number): void {
+    this.startedAt[index] = at;
+  }
+
+  /**
+   * Record `index`'s task, started on this worker, finishes at `at`: its run and wait times are recorded
+   * (before the DONE store that publishes them).
+   */
+  finished(index: number, at: number): void {
+    // -1: no start noted since the last finish (a run cut short before its start was noted): it ran 0 ms.
+    const noted = this.startedAt[index];
+    const started = noted >= 0 ? noted : at;
+    this.startedAt[index] = -1;
+    this.run.record(at - started);
+    this.wait.record(started - this.f64[index * this.recordWords + RecordWords.submittedAt / 2]);
+  }
+}
+
+/** Worker `worker`'s run-time and wait-time histograms, in the shared histogram buffer. */
+function workerHistograms(histograms: SharedArrayBuffer, worker: number): [Histogram, Histogram] {
+  const at = (h: number) => new Float64Array(histograms, (worker * 2 + h) * HISTOGRAM_WORDS * 8, HISTOGRAM_WORDS);
+  return [new Histogram(at(0)), new Histogram(at(1))];
+}
+
+/**
+ * The main thread's view of the metrics: the submission clock, the workers' histograms (merged when asked)
+ * and their utilization, read from their status lines.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const metrics = new PoolMetrics(2, status, epochMs());
+ * console.log(metrics.stats().runTime.count); // 0
  * ```
  */
 export class PoolMetrics {
+  /** The workers' histograms ({@link histogramBytes}), handed to each worker at its start. */
+  readonly histograms: SharedArrayBuffer;
   private readonly perWorker: { run: Histogram; wait: Histogram }[];
   private readonly status: Int32Array;
   /** When the pool was created ({@link epochMs}): the workers publish their busy periods from here. */
@@ -254,7 +364,11 @@ export class PoolMetrics {
    * @param since The pool's creation time.
    */
   constructor(workers: number, status: Int32Array, since: number) {
-    this.perWorker = Array.from({ length: workers }, () => ({ run: new Histogram(), wait: new Histogram() }));
+    this.histograms = new SharedArrayBuffer(histogramBytes(workers));
+    this.perWorker = Array.from({ length: workers }, (_, i) => {
+      const [run, wait] = workerHistograms(this.histograms, i);
+      return { run, wait };
+    });
     this.status = status;
     this.since = since;
   }
@@ -280,21 +394,6 @@ export class PoolMetrics {
   private lastRead = 0;
 
   /**
-   * A task settled after worker `worker` ran it.
-   *
-   * @param worker The worker that ran it.
-   * @param waitMs From its submission to its start.
-   * @param runMs From its start to its finish.
-   */
-  task(worker: number, waitMs: number, runMs: number): void {
-    // Per worker only: the pool's histograms are theirs merged when asked (half the recording).
-    const w = this.perWorker[worker];
-    if (w === undefined) return;
-    w.run.record(runMs);
-    w.wait.record(waitMs);
-  }
-
-  /**
    * The summaries, and each worker's utilization now.
    *
    * @returns The metrics.
@@ -302,16 +401,18 @@ export class PoolMetrics {
   stats(): MetricsStats {
     const now = epochMs();
     const wall = Math.max(1, now - this.since);
+    // Copies, so that each summary reads one state of a histogram its worker may be updating.
+    const copies = this.perWorker.map((w) => ({ run: w.run.copy(), wait: w.wait.copy() }));
     const run = new Histogram();
     const wait = new Histogram();
-    for (const w of this.perWorker) {
+    for (const w of copies) {
       run.add(w.run);
       wait.add(w.wait);
     }
     return {
       runTime: run.summary(),
       waitTime: wait.summary(),
-      workers: this.perWorker.map((w, i) => {
+      workers: copies.map((w, i) => {
         const at = i * StatusWords.count;
         let busy = mem.load(this.status, at + StatusWords.busyMs);
         const since = mem.load(this.status, at + StatusWords.busySinceMs);

@@ -278,8 +278,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       for (let i = 0; i < shape.workers; i++) {
         mem.store(this.status, i * StatusWords.count + StatusWords.busySinceMs, -1);
       }
-      this.reader.metrics = this.metrics;
-      this.reader.stamps = new TaskStamps(buffer, layout);
+      this.submitter.stamps = new TaskStamps(buffer, layout);
     }
     // Each drain runs from the event loop, at a shallow depth: there, complete a submission cut short.
     this.reader.beforeDrain = () => {
@@ -308,7 +307,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
         index,
         moduleUrl,
         buffers: this.buffers.entries(),
-        metricsSince: options.metrics ? since : undefined,
+        metrics: this.metrics === undefined ? undefined : { since, histograms: this.metrics.histograms },
       }),
     );
   }

@@ -21,6 +21,7 @@ import { mem } from "./atomics.ts";
 import { Encoder } from "./codec.ts";
 import type { Injector } from "./injector.ts";
 import type { Entry, TaskLedger } from "./ledger.ts";
+import type { TaskStamps } from "./metrics.ts";
 import type { Sleep } from "./sleep.ts";
 import { NO_RECORD, Origin, RecordWords, TaskFlags, TaskState, type TaskTable } from "./task.ts";
 
@@ -45,6 +46,8 @@ export class Submitter {
   private readonly sleep: Sleep;
   private readonly ledger: TaskLedger;
   private readonly shareBuffer: (buffer: SharedArrayBuffer) => number;
+  /** With metrics: where a placed task's submission time goes (its worker records its wait from it). */
+  stamps: TaskStamps | undefined = undefined;
   /**
    * @param table The task records.
    * @param injector The queue workers take submitted tasks from.
@@ -170,9 +173,10 @@ export class Submitter {
       const flags = (control.watchStart ? TaskFlags.WATCH_START : 0) | (control.force ? TaskFlags.FORCE : 0);
       if (flags !== 0) mem.write(table.words, table.at(index, RecordWords.flags), flags);
     }
+    if (this.stamps !== undefined) this.stamps.submitted(index, entry.submittedAt);
     entry.handle = handle;
     this.ledger.placed[index] = entry;
-    // Publishes the record (payload, task, id, flags) to the worker that pops the handle.
+    // Publishes the record (payload, task, id, flags, submission time) to the worker that pops the handle.
     mem.store(table.words, table.at(index, RecordWords.state), TaskState.QUEUED);
     this.injector.pushPatiently(handle); // spec: SubmitPushInjector
     this.stage = 1;

@@ -77,10 +77,11 @@ export const RecordWords = Object.freeze({
   root: 11,
   /** The submitted task's id (its submission number, as an int32); a fork carries its root's. */
   id: 12,
-  /** With metrics: the task's run time, a float32 of ms, written at its finish (see metrics.ts). */
-  runMs: 13,
-  /** With metrics: its start, a float64 of epoch ms over words 14 and 15 (see metrics.ts). */
-  startedAt: 14,
+  /**
+   * With metrics: a submitted task's submission, a float64 of epoch ms over words 14 and 15, written by the
+   * main thread when it places the task (see metrics.ts).
+   */
+  submittedAt: 14,
 });
 
 /** Bits of a submitted task's {@link RecordWords.flags} word. */

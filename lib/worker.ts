@@ -42,7 +42,7 @@ import {
   type TaskFunction as ForkFunction,
 } from "./join.ts";
 import { encodeOutcome } from "./outcome.ts";
-import { epochMs, TaskStamps } from "./metrics.ts";
+import { epochMs, TaskRecorder } from "./metrics.ts";
 import {
   NO_RECORD,
   Origin,
@@ -67,8 +67,11 @@ export interface WorkerSetup {
   moduleUrl: string;
   /** SharedArrayBuffers already passed by reference, by id. */
   buffers: [number, SharedArrayBuffer][];
-  /** With metrics: when the pool was created (epoch ms; see metrics.ts); undefined without. */
-  metricsSince?: number;
+  /**
+   * With metrics: when the pool was created (epoch ms), and the workers' histograms (see metrics.ts);
+   * undefined without.
+   */
+  metrics?: { since: number; histograms: SharedArrayBuffer };
 }
 
 /** A task function as the worker calls it. */
@@ -166,14 +169,15 @@ export class WorkerLoop implements ForkJoinHost {
   private readonly post: (message: unknown) => void;
   private pendingAsync = 0;
   private random: number;
-  /** With metrics: the records' time words, and this worker's busy period (see metrics.ts). */
-  private readonly stamps: TaskStamps | undefined;
+  /** With metrics: this worker's task times and histograms, and its busy period (see metrics.ts). */
+  private readonly stamps: TaskRecorder | undefined;
   private readonly metricsSince: number;
   private busySince = -1;
   private busyTotal = 0;
   /**
-   * With metrics: the time the last task finished, while the loop went straight on to the next (then its
-   * start): one clock read per task instead of two. -1 once the loop idles or yields.
+   * With metrics: the time the last task finished (or the busy period began), while the loop went straight
+   * on to the next task (then its start): one clock read per task instead of two. -1 once another task
+   * starts, or the loop runs broadcast parts, idles or yields.
    */
   private lastFinish = -1;
   /** Where this worker's `mail` word is (broadcast parts posted and not yet taken up: see broadcast.ts). */
@@ -239,8 +243,10 @@ export class WorkerLoop implements ForkJoinHost {
     this.mailAt = this.statusAt + StatusWords.mail;
     this.broadcastEncoder = new Encoder({ shareBuffer: this.buffers.share });
     this.guard = new WorkerGuard(this.status, index);
-    this.stamps = setup.metricsSince === undefined ? undefined : new TaskStamps(buffer, layout);
-    this.metricsSince = setup.metricsSince ?? 0;
+    this.stamps = setup.metrics === undefined
+      ? undefined
+      : new TaskRecorder(buffer, layout, setup.metrics.histograms, index);
+    this.metricsSince = setup.metrics?.since ?? 0;
     if (this.stamps !== undefined) {
       // A replacement goes on from its predecessor's total; the period that death cut off is not counted.
       this.busyTotal = mem.load(this.status, this.statusAt + StatusWords.busyMs);
@@ -312,7 +318,10 @@ export class WorkerLoop implements ForkJoinHost {
     while (!this.stopping()) { // spec: LoopReadLifecycle
       // No join is in progress here: any fork not joined, or step not completed, was cut short.
       if (this.cutShort()) this.repairInterrupted();
-      if (this.parts.length !== 0) this.runParts();
+      if (this.parts.length !== 0) {
+        this.lastFinish = -1;
+        this.runParts();
+      }
       // A broadcast part waits in this thread's messages: let the event loop deliver it.
       if (mem.load(this.status, this.mailAt) !== 0) {
         this.endBusy();
@@ -388,14 +397,19 @@ export class WorkerLoop implements ForkJoinHost {
   /** With metrics: a busy period begins (published, so that utilization counts it while it lasts). */
   private beginBusy(): void {
     this.busySince = epochMs();
+    this.lastFinish = this.busySince; // the task about to start starts now
     mem.store(this.status, this.statusAt + StatusWords.busySinceMs, Math.floor(this.busySince - this.metricsSince));
   }
 
-  /** With metrics: the busy period under way (if any) ends; its time is added and published. */
+  /**
+   * With metrics: the busy period under way (if any) ends (at the last task's finish, if the loop went
+   * straight on from it); its time is added and published.
+   */
   private endBusy(): void {
+    const end = this.lastFinish;
     this.lastFinish = -1;
     if (this.busySince < 0) return;
-    this.busyTotal += epochMs() - this.busySince;
+    this.busyTotal += (end >= 0 ? end : epochMs()) - this.busySince;
     this.busySince = -1;
     mem.store(this.status, this.statusAt + StatusWords.busyMs, Math.floor(this.busyTotal));
     mem.store(this.status, this.statusAt + StatusWords.busySinceMs, -1);
@@ -596,11 +610,10 @@ export class WorkerLoop implements ForkJoinHost {
     if (!claimed && !forked) {
       // A submitted task whose timeout counts from its start: the main thread waits on the state word.
       if ((flags & TaskFlags.WATCH_START) !== 0) mem.notify(words, stateAt);
-      if (this.stamps !== undefined) {
-        this.stamps.started(index, this.lastFinish >= 0 ? this.lastFinish : epochMs());
-        this.lastFinish = -1;
-      }
+      if (this.stamps !== undefined) this.stamps.started(index, this.lastFinish >= 0 ? this.lastFinish : epochMs());
     }
+    // Time passes in this task: the next one's start needs a clock read (or this one's finish).
+    this.lastFinish = -1;
     // Aborted already: a fork, with the task that made it (through any depth of forks), so that its
     // joiner goes on; a submitted task, if the abort came while it was handed back to the queue (below).
     if ((flags & TaskFlags.ABORTED) !== 0) {
@@ -975,7 +988,9 @@ export class WorkerLoop implements ForkJoinHost {
     if (!forked && this.stamps !== undefined) {
       const now = epochMs();
       this.stamps.finished(index, now);
-      this.lastFinish = now;
+      // The loop's own task (not one nested in a join's wait, nor an async one settling later): the loop
+      // goes on to the next task from here.
+      if (this.runDepth === 1) this.lastFinish = now;
     }
     // A forked task's joiner is a worker and cannot take a message: wait for blocks (1 ms steps) instead,
     // giving back the blocks of our own finished forks meanwhile (see `outstanding`).
