@@ -62,6 +62,10 @@ if ((await pool.runMany("add", [[1, 2], [3, 4]])).join() !== "3,7") failed.push(
 if ((await pool.broadcast("whoAmI")).join() !== "0,1") failed.push("broadcast");
 const metrics = pool.stats().metrics;
 if (metrics === undefined || metrics.runTime.count === 0) failed.push("metrics");
+// A task that ignores its timeout: force replaces its worker.
+const forced = await pool.with({ timeout: 20, force: true }).run("spin", 60_000).then(() => "resolved", (e) => e.name);
+for (let i = 0; i < 500 && pool.stats().forcedKills === 0; i++) await new Promise((r) => setTimeout(r, 20));
+if (forced !== "TimeoutError" || pool.stats().forcedKills !== 1) failed.push("force");
 const features = failed.join();
 `;
 
@@ -79,6 +83,11 @@ export function add(a: number, b: number): number {
 }
 export function inc(n: number): number {
   return n + 1;
+}
+export function spin(ms: number): number {
+  const end = Date.now() + ms;
+  while (Date.now() < end) { /* ignores its signal */ }
+  return ms;
 }
 export function whoAmI(): number {
   return currentTask()?.worker ?? -1;
@@ -129,7 +138,7 @@ export function assertConsumerRan(what: string, run: { code: number; output: str
     features: string;
   };
   assert(result.ok, `${what}: 10k task results`);
-  assertEquals(result.features, "", `${what}: the checks of abort, map, runMany, broadcast and metrics that failed`);
+  assertEquals(result.features, "", `${what}: the checks of abort, map, runMany, broadcast, metrics and force that failed`);
   assertEquals(result.fib, 832040, `${what}: fib(30)`);
   assert(result.steals > 0, `${what}: no steals in a fork-join fib(30) on 2 workers: ${line}`);
 }
