@@ -979,6 +979,25 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     if (forced) this.forcedKills++;
     else this.crashes++;
     this.broadcaster.workerDied(index, toError(cause));
+    try {
+      this.recover(index, cause);
+    } catch (error) {
+      // A repair that fails (a queue it cannot push to: a bug, see injector.ts) is reported, never lost.
+      this.ledger.report(error, `(recovery of worker ${index})`);
+    }
+    this.workforce.start(index).then(
+      () => this.sleep.newWork(),
+      // A replacement that close() or terminate() stopped while it loaded failed as it should: no report.
+      (error) => {
+        if (this.state === PoolState.OPEN || this.state === PoolState.CLOSING) {
+          this.ledger.report(error, "(worker replacement)");
+        }
+      },
+    );
+  }
+
+  /** Repairs what dead worker `index` held (recovery.ts), then lets the backlog in. */
+  private recover(index: number, cause: unknown): void {
     const layout = this.layout;
     recoverDeadWorker(
       {
@@ -999,15 +1018,6 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     // Freed records may let the backlog in.
     this.reader.drain();
     this.reader.arm();
-    this.workforce.start(index).then(
-      () => this.sleep.newWork(),
-      // A replacement that close() or terminate() stopped while it loaded failed as it should: no report.
-      (error) => {
-        if (this.state === PoolState.OPEN || this.state === PoolState.CLOSING) {
-          this.ledger.report(error, "(worker replacement)");
-        }
-      },
-    );
   }
 }
 

@@ -138,7 +138,11 @@ export function assertConsumerRan(what: string, run: { code: number; output: str
     features: string;
   };
   assert(result.ok, `${what}: 10k task results`);
-  assertEquals(result.features, "", `${what}: the checks of abort, map, runMany, broadcast, metrics and force that failed`);
+  assertEquals(
+    result.features,
+    "",
+    `${what}: the checks of abort, map, runMany, broadcast, metrics and force that failed`,
+  );
   assertEquals(result.fib, 832040, `${what}: fib(30)`);
   assert(result.steals > 0, `${what}: no steals in a fork-join fib(30) on 2 workers: ${line}`);
 }

@@ -7,7 +7,7 @@ import { Pool, type PoolOptions } from "../lib/pool.ts";
 import { withTerminatedPool } from "./_pool.ts";
 import type * as tasks from "./fixtures/cancel_tasks.ts";
 import { SAW } from "./fixtures/cancel_tasks.ts";
-import { materializePoolMutant, POOL_MUTANTS, type PoolMutant, removeMaterializedMutants } from "./mutants/mutants.ts";
+import { materializePoolMutant, POOL_MUTANTS, type PoolMutant, removePoolMutant } from "./mutants/mutants.ts";
 import { assert, assertEquals, assertRejects, assertThrows, test, within } from "./_test.ts";
 
 const moduleUrl = new URL("./fixtures/cancel_tasks.ts", import.meta.url);
@@ -116,12 +116,13 @@ const SCENARIOS: Record<PoolMutant["caughtBy"], (PoolClass: typeof Pool) => Prom
 
 test("the cancellation tests catch every pool mutant (tests/mutants/mutants.ts, POOL_MUTANTS)", async () => {
   for (const mutant of POOL_MUTANTS) {
-    const { Pool: MutantPool } = await import(materializePoolMutant(mutant).href) as { Pool: typeof Pool };
+    const url = materializePoolMutant(mutant);
+    const { Pool: MutantPool } = await import(url.href) as { Pool: typeof Pool };
     const ran = await SCENARIOS[mutant.caughtBy](MutantPool);
     console.log(`  pool mutant '${mutant.name}' caught by ${mutant.caughtBy}: ${ran} task(s) ran that must not`);
     assert(ran > 0, `pool mutant '${mutant.name}' not caught by ${mutant.caughtBy}`);
+    removePoolMutant(url);
   }
-  removeMaterializedMutants();
 });
 
 test("a task aborted in the backlog (every record in use) never runs", async () => {

@@ -15,8 +15,8 @@
 
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 /** One exact replacement. */
 export interface Patch {
@@ -422,11 +422,11 @@ export const POOL_MUTANTS: readonly PoolMutant[] = [
 
 /** Writes a copy of `lib/` with `mutant` applied; returns the `file:` URL of the copy's `pool.ts`. */
 export function materializePoolMutant(mutant: PoolMutant | ForceMutant): URL {
-  if (dir === null) {
-    dir = mkdtempSync(join(tmpdir(), "filch-mutants-"));
-    writeFileSync(join(dir, "package.json"), '{ "type": "module" }\n');
-  }
-  const lib = join(dir, mutant.name, "lib");
+  // A directory of its own, removed by removePoolMutant: another suite's removeMaterializedMutants (Bun
+  // runs test files side by side in one process) must not delete a copy whose workers are still starting.
+  const own = mkdtempSync(join(tmpdir(), "filch-pool-mutant-"));
+  writeFileSync(join(own, "package.json"), '{ "type": "module" }\n');
+  const lib = join(own, mutant.name, "lib");
   cpSync(LIB, lib, { recursive: true });
   const file = join(lib, mutant.module);
   writeFileSync(
@@ -435,6 +435,16 @@ export function materializePoolMutant(mutant: PoolMutant | ForceMutant): URL {
       applyPatches(readFileSync(file, "utf8"), mutant),
   );
   return pathToFileURL(join(lib, "pool.ts"));
+}
+
+/**
+ * Deletes the directory of a pool mutant written by {@link materializePoolMutant} (its pool is terminated).
+ *
+ * @param url What materializePoolMutant returned.
+ */
+export function removePoolMutant(url: URL): void {
+  // <own>/<name>/lib/pool.ts
+  rmSync(dirname(dirname(dirname(fileURLToPath(url)))), { recursive: true, force: true });
 }
 
 /** Deletes the temporary directory of the mutants written so far (modules already loaded stay loaded). */
