@@ -124,7 +124,8 @@ export class Canceller {
       if (worker >= 0) {
         this.tell(worker, { type: "abort", handle: entry.handle });
         // Asked to force it: its worker is killed unless the task stops first (see kill_guard.ts).
-        if ((entry.control as TaskControl).force) this.force(worker, entry.handle, entry.task);
+        // (A task of `map` has no control of its own: map cancels it on its own stop, never forced.)
+        if (entry.control?.force === true) this.force(worker, entry.handle, entry.task);
       }
       // Forgotten: the completion that comes later only frees the record (see completion.ts).
       this.ledger.placed[index] = undefined;
