@@ -40,11 +40,14 @@
  * | 0x0f        | Error                                   | kind byte, Str name, Str message, flags byte,    |
  * |             |                                         | then if flagged: Str stack, cause, code, errors, |
  * |             |                                         | Str class, u32 count + (Str key, value) fields   |
- * | 0x10        | ArrayBuffer (copied)                    | varint n, n bytes                                |
- * | 0x11        | typed array or DataView (copied)        | view kind byte, varint n, n bytes (native order) |
+ * | 0x10        | ArrayBuffer (copied)                    | varint n, Run: n bytes                           |
+ * | 0x11        | typed array or DataView (copied)        | view kind byte, varint n, Run (native order)     |
  * | 0x12        | SharedArrayBuffer (by reference)        | varint id                                        |
  * | 0x13        | view on a SharedArrayBuffer (reference) | view kind byte, varint id, varint byteOffset,    |
  * |             |                                         | varint length (elements; bytes for a DataView)   |
+ *
+ * A Run of n ≥ 256 bytes starts with 0 to 7 zero bytes, so that its bytes start at a multiple of 8 from the
+ * start of the encoding (fast copies between shared and unshared memory); a shorter Run is just its bytes.
  *
  * A view kind byte is 0 Int8Array, 1 Uint8Array, 2 Uint8ClampedArray, 3 Int16Array, 4 Uint16Array,
  * 5 Int32Array, 6 Uint32Array, 7 Float16Array, 8 Float32Array, 9 Float64Array, 10 BigInt64Array,
@@ -61,7 +64,7 @@
  *   without bound, never return a partial value.
  * - The encoder allocates nothing per call for primitives other than big bigints, nor for arrays and plain
  *   objects, once its scratch is large enough (a Map or Set costs its iterator). Its scratch only grows
- *   during a call; one above 1 MiB is replaced by a fresh small one at the next call.
+ *   during a call; one above 1 MiB is replaced by a fresh small one by {@link Encoder.trim}.
  * - `decode` allocates the values it returns and nothing else on its common path: a short Latin-1 string
  *   that it decoded recently (an object key, typically) comes from a small per-thread intern table.
  *
@@ -298,6 +301,14 @@ export interface EncoderOptions {
 const RETAINED_CAPACITY = 1 << 20;
 
 /**
+ * Runs of raw bytes (an ArrayBuffer's, a view's) this long or longer start at a multiple of 8 bytes from
+ * the encoding's start, after 0 to 7 zero bytes. The pool places encodings at 8-byte aligned offsets, and V8
+ * copies between a SharedArrayBuffer and another buffer word by word only when both ends are aligned alike:
+ * byte by byte, a megabyte took 3 to 4 times as long (bench/payload_bench.ts).
+ */
+const ALIGN_FROM = 256;
+
+/**
  * Encodes values into a reusable scratch buffer. One per thread: it is not safe to share between threads.
  *
  * Accepted: numbers (with -0, NaN and ±Infinity), strings (any UTF-16, lone surrogates included), booleans,
@@ -411,10 +422,6 @@ export class Encoder {
       this.written = 0;
       this.pos = 0;
       this.root = path;
-      if (this.out.length > RETAINED_CAPACITY) {
-        this.out = new Uint8Array(this.initialCapacity);
-        this.outView = new DataView(this.out.buffer);
-      }
       this.value(value, 0);
     } finally {
       this.encoding = false;
@@ -569,6 +576,30 @@ export class Encoder {
     for (let d = 0; d <= this.deepest + 1; d++) this.segmentKeys[d] = undefined;
     this.deepest = -1;
     if (this.deepAncestors.size > 0) this.deepAncestors.clear();
+  }
+
+  /**
+   * Gives back a scratch buffer that grew past 1 MiB, for a fresh small one. The pool calls it when its
+   * thread runs out of work (a worker before it sleeps, the main thread when no task is pending): a
+   * burst of large payloads reuses one scratch (a fresh one per call cost a large allocation and growth
+   * copies, 10 times the encoding itself for 1 MiB), and an idle thread does not keep it.
+   *
+   * @example Usage
+   * ```ts
+   * import { Encoder } from "./codec.ts";
+   * const encoder = new Encoder();
+   * encoder.encode(new Uint8Array(4 << 20));
+   * encoder.trim();
+   * console.log(encoder.length); // 0
+   * ```
+   */
+  trim(): void {
+    if (this.encoding || this.out.length <= RETAINED_CAPACITY) return;
+    // The last encoding goes with it.
+    this.pos = 0;
+    this.written = 0;
+    this.out = new Uint8Array(this.initialCapacity);
+    this.outView = new DataView(this.out.buffer);
   }
 
   /** Makes room for `n` more bytes after `pos`. */
@@ -894,7 +925,7 @@ export class Encoder {
       throw this.reject(depth, `is a ${name ?? "DataView"} on a detached ArrayBuffer: its contents are gone`);
     }
     const n = value.byteLength;
-    this.ensure(7 + n);
+    this.ensure(14 + n);
     this.out[this.pos++] = TAG_VIEW;
     this.out[this.pos++] = kind;
     this.bytesFrom(buffer, value.byteOffset, n);
@@ -904,17 +935,24 @@ export class Encoder {
   private arrayBuffer(value: ArrayBuffer, depth: number): void {
     if (value.detached) throw this.reject(depth, "is a detached ArrayBuffer: its contents are gone");
     const n = value.byteLength;
-    this.ensure(6 + n);
+    this.ensure(13 + n);
     this.out[this.pos++] = TAG_ARRAY_BUFFER;
     this.bytesFrom(value, 0, n);
   }
 
-  /** Writes a varint length and `n` bytes of `buffer` from `offset`; the caller has ensured the room. */
+  /**
+   * Writes a varint length, the alignment padding of a long run (see {@link ALIGN_FROM}), and `n` bytes of
+   * `buffer` from `offset`; the caller has ensured the room (n + 12).
+   */
   private bytesFrom(buffer: ArrayBufferLike, offset: number, n: number): void {
     this.varint(n);
     const source = new Uint8Array(buffer, offset, n);
     const out = this.out;
-    const pos = this.pos;
+    let pos = this.pos;
+    if (n >= ALIGN_FROM) {
+      // Zeros up to a multiple of 8 from the encoding's start (the scratch's byte 0).
+      for (let pad = -pos & 7; pad > 0; pad--) out[pos++] = 0;
+    }
     if (n <= 32) {
       for (let i = 0; i < n; i++) out[pos + i] = source[i];
     } else {
@@ -1328,7 +1366,7 @@ class Reader {
       case TAG_DATE:
         return new Date(this.float64());
       case TAG_ARRAY_BUFFER:
-        return this.copyOut(this.count(1));
+        return this.copyOut(this.run());
       case TAG_VIEW:
         return this.view();
       case TAG_SHARED_BUFFER:
@@ -1460,6 +1498,19 @@ class Reader {
     return sign === 1 ? -magnitude : magnitude;
   }
 
+  /** The length of a run of raw bytes, checked against the bytes left, with its alignment padding skipped. */
+  run(): number {
+    const n = this.count(1);
+    if (n >= ALIGN_FROM) {
+      const pad = -(this.pos - this.start) & 7;
+      if (n + pad > this.end - this.pos) {
+        throw this.corrupt(`a run of ${n} bytes at byte ${this.pos - this.start} exceeds the bytes left`);
+      }
+      this.pos += pad;
+    }
+    return n;
+  }
+
   /** The next `n` bytes (already checked by the caller), copied into a new ArrayBuffer of exactly `n` bytes. */
   copyOut(n: number): ArrayBuffer {
     const p = this.pos;
@@ -1482,7 +1533,7 @@ class Reader {
 
   view(): ArrayBufferView {
     const kind = this.viewKind();
-    const n = this.count(1);
+    const n = this.run();
     const size = VIEW_ELEMENT_SIZES[kind];
     if (n % size !== 0) throw this.corrupt(`a view of ${n} bytes cannot hold elements of ${size} bytes`);
     return new VIEW_CONSTRUCTORS[kind]!(this.copyOut(n));

@@ -16,6 +16,8 @@
  * @module
  */
 
+import { SLAB_REGION_BYTES } from "./slabs.ts";
+
 /** Bytes in a cache line on the machines filch targets (x86-64, arm64). */
 export const CACHE_LINE_BYTES = 64;
 
@@ -302,6 +304,8 @@ export interface PoolLayout {
   recordBytes: number;
   /** Overflow blocks; block `i` is at `blockArea + i * blockBytes`. */
   blockArea: number;
+  /** The slab table of large payloads (see slabs.ts). */
+  slabs: number;
   /** Total bytes. */
   totalBytes: number;
 }
@@ -359,6 +363,7 @@ export function poolLayout(shape: PoolShape): PoolLayout {
   const recordBytes = RECORD_HEADER_WORDS * 4 + inlineBytes;
   const records = take(taskCapacity * recordBytes);
   const blockArea = take(blocks * blockBytes);
+  const slabs = take(SLAB_REGION_BYTES);
   return {
     shape: { ...shape },
     control,
@@ -373,6 +378,7 @@ export function poolLayout(shape: PoolShape): PoolLayout {
     records,
     recordBytes,
     blockArea,
+    slabs,
     totalBytes: at,
   };
 }

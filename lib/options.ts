@@ -51,6 +51,13 @@ export interface PoolOptions {
   /** Overflow blocks, a power of two from 2 to 2^28 (default 4096). */
   blocks?: number;
   /**
+   * The most bytes of shared memory for large payloads (arguments and results of 8 KiB or more, each copied
+   * whole into a slab of a growable arena): an integer from 0 to 2^30 (default 128 MiB). The arena grows as
+   * payloads need it and is kept for reuse, never shrunk; one payload larger than this (and than the blocks)
+   * is refused with a RangeError. 0 keeps every payload in blocks.
+   */
+  payloadMemory?: number;
+  /**
    * Called with the error of a task started by `spawn` (default: raised as an unhandled rejection). It runs
    * in a microtask of its own, after the pool's bookkeeping: it may submit, close or terminate the pool.
    * If it throws, that error is raised as an unhandled rejection and the pool carries on.
@@ -108,9 +115,18 @@ export interface ResolvedOptions {
   errorClasses: ErrorClasses | undefined;
   /** Whether tasks' times and workers' utilization are recorded. */
   metrics: boolean;
+  /** The payload arena's cap, bytes (0: none). */
+  payloadMemory: number;
 }
 
-const DEFAULTS = { dequeCapacity: 256, taskCapacity: 4096, inlineBytes: 192, blockBytes: 1024, blocks: 4096 };
+const DEFAULTS = {
+  dequeCapacity: 256,
+  taskCapacity: 4096,
+  inlineBytes: 192,
+  blockBytes: 1024,
+  blocks: 4096,
+  payloadMemory: 128 * 2 ** 20,
+};
 
 /**
  * Applies the defaults and checks every option.
@@ -198,6 +214,8 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   const maxQueue = o.maxQueue === "auto" ? workers * workers : o.maxQueue;
   if (maxQueue !== undefined) integer("maxQueue", maxQueue, 1, 2 ** 31 - 1, `an integer from 1, or "auto"`);
   const maxPending = maxQueue === undefined ? Infinity : workers + maxQueue;
+  const payloadMemory = o.payloadMemory ?? DEFAULTS.payloadMemory;
+  integer("payloadMemory", payloadMemory, 0, 2 ** 30, "an integer number of bytes from 0 to 2^30");
   return {
     shape,
     name: o.name ?? "filch",
@@ -208,6 +226,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     maxPending,
     errorClasses: errorClassesOf(o.errorClasses),
     metrics: flag("metrics", o.metrics),
+    payloadMemory,
   };
 }
 

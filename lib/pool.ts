@@ -126,6 +126,11 @@ export interface PoolStats {
   forcedKills: number;
   /** Reports of a task that had settled already, or of a record freed already (ignored; 0 when all is well). */
   duplicateReports: number;
+  /**
+   * The arena of large payloads (`payloadMemory`): bytes handed out to slabs (kept for reuse), and how
+   * often it was reset (a payload fitted no slab and nothing held one).
+   */
+  payloadArena: { bytes: number; resets: number };
   /** With the `metrics` option: run and wait times, per pool and per worker, and utilization. */
   metrics?: MetricsStats;
 }
@@ -193,6 +198,8 @@ export interface TaskRunner<M> {
 export class Pool<M extends object = Record<string, AnyFunction>> implements AsyncDisposable {
   private readonly layout: PoolLayout;
   private readonly buffer: SharedArrayBuffer;
+  /** Large payloads' slabs (slabs.ts), or undefined with `payloadMemory: 0`. */
+  private readonly arena: SharedArrayBuffer | undefined;
   private readonly control: Int32Array;
   private readonly status: Int32Array;
   private readonly injector: Injector;
@@ -235,11 +242,12 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     this.stealers = Array.from({ length: shape.workers }, (_, i) => new Stealer(region(i)));
     initInjector({ buffer, byteOffset: layout.injector, capacity: shape.taskCapacity });
     initInjector({ buffer, byteOffset: layout.completions, capacity: shape.taskCapacity });
-    TaskTable.init(buffer, layout);
+    this.arena = payloadArena(options.payloadMemory);
+    TaskTable.init(buffer, layout, this.arena);
     this.injector = new Injector({ buffer, byteOffset: layout.injector, capacity: shape.taskCapacity });
     const completions = new Injector({ buffer, byteOffset: layout.completions, capacity: shape.taskCapacity });
     this.sleep = new Sleep(buffer, layout.sleep, shape.workers);
-    this.table = new TaskTable(buffer, layout);
+    this.table = new TaskTable(buffer, layout, -1, this.arena);
     this.ledger = new TaskLedger(shape.taskCapacity, options.onError);
     this.ledger.maxPending = options.maxPending;
     this.buffers = new BufferRegistry(this.control, ControlWords.nextBufferId, (id, sab) => {
@@ -307,6 +315,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
         index,
         moduleUrl,
         buffers: this.buffers.entries(),
+        arena: this.arena,
         metrics: this.metrics === undefined ? undefined : { since, histograms: this.metrics.histograms },
       }),
     );
@@ -735,6 +744,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       workerCrashes: this.crashes,
       forcedKills: this.forcedKills,
       duplicateReports: ledger.duplicateSettles + this.table.duplicateReleases,
+      payloadArena: { bytes: this.table.slabs.used, resets: this.table.slabs.resets },
       ...(this.metrics === undefined ? {} : { metrics: this.metrics.stats() }),
     };
   }
@@ -867,7 +877,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     if (length > this.table.maxPayloadBytes()) {
       fail(
         new RangeError(
-          `Cannot run task '${task}' as its arguments encode to ${length} bytes and the pool holds at most ${this.table.maxPayloadBytes()}: pass large data in a SharedArrayBuffer, or raise 'blocks'`,
+          `Cannot run task '${task}' as its arguments encode to ${length} bytes and the pool holds at most ${this.table.maxPayloadBytes()}: pass large data in a SharedArrayBuffer, or raise 'payloadMemory'`,
         ),
       );
       return undefined;
@@ -915,6 +925,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       // A record allocated and not yet named by the entry: marked cached by us, in no cache.
       table.flushCache();
       table.reclaimCachedBy(-1);
+      table.reclaimSlabsOf(-1);
       table.repairCut();
       this.ledger.settle(
         entry,
@@ -1019,6 +1030,22 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     this.reader.drain();
     this.reader.arm();
   }
+}
+
+/**
+ * The growable arena of large payloads, up to `bytes` (none for 0).
+ *
+ * @throws {TypeError} If this runtime's SharedArrayBuffer cannot grow (the option then has to be 0).
+ */
+function payloadArena(bytes: number): SharedArrayBuffer | undefined {
+  if (bytes === 0) return undefined;
+  const arena = new SharedArrayBuffer(0, { maxByteLength: bytes });
+  if (!arena.growable) {
+    throw new TypeError(
+      "Cannot create pool as this runtime's SharedArrayBuffer cannot grow (needed for large payloads): pass payloadMemory: 0 to keep every payload in blocks",
+    );
+  }
+  return arena;
 }
 
 /** How long close() waits for workers to leave their loops before terminating their threads. */

@@ -129,6 +129,8 @@ export function recoverDeadWorker(scope: RecoveryScope, dead: number, cause: unk
     else if (before === SET && table.releaseHandle(handle)) recovered.freed++;
   }
   recovered.reclaimed = table.reclaimCachedBy(dead);
+  // Slabs it took for a payload and never put in a record (before its replacement takes any).
+  table.reclaimSlabsOf(dead);
   repairAbandonedPop(scope.deque);
   // If it died counted as sleeping (at the await in sleepAsync), uncount it, so posters do not look for it.
   scope.sleep.forget(dead);

@@ -134,6 +134,8 @@ export class Submitter {
       backlog.length = 0;
       this.backlogHead = 0;
     }
+    // Nothing pending: a scratch buffer grown by large arguments is not kept (see Encoder.trim).
+    if (this.ledger.pending === 0) this.encoder.trim();
   }
 
   /** The entries waiting for a record, in order. */

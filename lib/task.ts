@@ -8,7 +8,8 @@
  * A record is a 64-byte header ({@link RecordWords}) and `inlineBytes` of payload. The payload holds the
  * encoded arguments until the worker has decoded them, then the encoded result (value or thrown error).
  * A payload longer than the inline area continues in a chain of blocks; each block starts with the index
- * of the next (-1 at the end).
+ * of the next (-1 at the end). A payload of {@link SLAB_FROM} bytes or more goes whole into one slab of
+ * the payload arena instead (slabs.ts), named by its record (`payloadBlock` = -2 - slot) and owned with it.
  *
  * Invariants:
  * - A handle is `generation << indexBits | index`, a non-negative int32. The generation is bumped each time
@@ -45,6 +46,7 @@ import { mem } from "./atomics.ts";
 import { decode, type Encoder, type ErrorClasses } from "./codec.ts";
 import { initInjector, Injector, QUEUE_EMPTY } from "./injector.ts";
 import { type PoolLayout, RECORD_HEADER_WORDS } from "./layout.ts";
+import { NO_SLAB, SLAB_FROM, SLAB_REGION_BYTES, SlabTable } from "./slabs.ts";
 
 /** Word offsets inside a record's header. */
 export const RecordWords = Object.freeze({
@@ -155,6 +157,8 @@ export function cacheLimit(taskCapacity: number, workers: number): number {
 }
 
 const NO_BLOCK = -1;
+/** A `payloadBlock` word at or below this names slab `SLAB_REF - word` (see slabs.ts) instead of a block. */
+const SLAB_REF = -2;
 
 /**
  * A handle on the pool's task records and payload blocks.
@@ -188,6 +192,8 @@ export class TaskTable {
   readonly freeRecords: Injector;
   /** Free block indices. */
   readonly freeBlocks: Injector;
+  /** The slabs of large payloads. */
+  readonly slabs: SlabTable;
   /** Bits of a handle that hold the record index. */
   readonly indexBits: number;
   /** `taskCapacity - 1`. */
@@ -217,9 +223,11 @@ export class TaskTable {
    *
    * @param buffer The pool's buffer.
    * @param layout Its layout.
+   * @param arena The payload arena (a growable SharedArrayBuffer), or undefined for none.
    */
-  static init(buffer: SharedArrayBuffer | ArrayBuffer, layout: PoolLayout): void {
+  static init(buffer: SharedArrayBuffer | ArrayBuffer, layout: PoolLayout, arena?: SharedArrayBuffer): void {
     const { taskCapacity, blocks } = layout.shape;
+    SlabTable.init(new Int32Array(buffer, layout.slabs, SLAB_REGION_BYTES / 4), arena);
     initInjector({ buffer, byteOffset: layout.freeRecords, capacity: taskCapacity });
     initInjector({ buffer, byteOffset: layout.freeBlocks, capacity: blocks });
     const table = new TaskTable(buffer, layout);
@@ -233,8 +241,9 @@ export class TaskTable {
    * @param buffer The pool's buffer.
    * @param layout Its layout.
    * @param owner The thread this handle belongs to: a worker index, or -1 for the main thread.
+   * @param arena The payload arena the pool made (undefined for none).
    */
-  constructor(buffer: SharedArrayBuffer | ArrayBuffer, layout: PoolLayout, owner = -1) {
+  constructor(buffer: SharedArrayBuffer | ArrayBuffer, layout: PoolLayout, owner = -1, arena?: SharedArrayBuffer) {
     const { taskCapacity, blocks, inlineBytes, blockBytes, workers } = layout.shape;
     this.owner = owner;
     this.cacheBound = cacheLimit(taskCapacity, workers);
@@ -244,6 +253,7 @@ export class TaskTable {
     this.blockBytes = new Uint8Array(buffer, layout.blockArea, blocks * blockBytes);
     this.freeRecords = new Injector({ buffer, byteOffset: layout.freeRecords, capacity: taskCapacity });
     this.freeBlocks = new Injector({ buffer, byteOffset: layout.freeBlocks, capacity: blocks });
+    this.slabs = new SlabTable(new Int32Array(buffer, layout.slabs, SLAB_REGION_BYTES / 4), arena, owner);
     this.indexBits = Math.log2(taskCapacity);
     this.indexMask = taskCapacity - 1;
     this.generationMask = 2 ** (31 - this.indexBits) - 1;
@@ -391,6 +401,8 @@ export class TaskTable {
       back += this.flushCache() + this.reclaimCachedBy(this.owner);
       this.busy = false;
     }
+    // A slab taken for a payload that was cut short before its record named it.
+    this.reclaimSlabsOf(this.owner);
     return back;
   }
 
@@ -478,6 +490,12 @@ export class TaskTable {
   takePayloadBytes(index: number): Uint8Array {
     const length = mem.read(this.words, this.at(index, RecordWords.payloadLength));
     const start = this.at(index, RECORD_HEADER_WORDS) * 4;
+    const slab = SLAB_REF - mem.read(this.words, this.at(index, RecordWords.payloadBlock));
+    if (slab >= 0) {
+      const bytes = this.slabs.bytes(slab).slice(0, length);
+      this.freePayload(index);
+      return bytes;
+    }
     const out = new Uint8Array(length);
     out.set(this.bytes.subarray(start, start + Math.min(length, this.inlineBytes)), 0);
     const per = this.bytesPerBlock - 4;
@@ -492,7 +510,7 @@ export class TaskTable {
     return out;
   }
 
-  /** Whether record `index`'s payload holds overflow blocks. */
+  /** Whether record `index`'s payload holds overflow blocks or a slab. */
   holdsBlocks(index: number): boolean {
     return mem.read(this.words, this.at(index, RecordWords.payloadBlock)) !== NO_BLOCK;
   }
@@ -510,27 +528,18 @@ export class TaskTable {
     const start = this.at(index, RECORD_HEADER_WORDS) * 4;
     this.freePayload(index);
     if (length > inline) {
-      const per = this.bytesPerBlock - 4;
-      const needed = Math.ceil((length - inline) / per);
-      const taken: number[] = [];
-      for (let i = 0; i < needed; i++) {
-        const block = this.freeBlocks.pop();
-        if (block === QUEUE_EMPTY) {
-          for (const b of taken) this.freeBlocks.pushPatiently(b);
-          return false;
+      // Large (or out of blocks): one slab, one bulk copy, decoded in place. Else (or out of slabs): blocks.
+      const large = length >= SLAB_FROM;
+      if (large || !this.writeBlocks(index, source)) {
+        const slab = this.takeSlab(length);
+        if (slab !== NO_SLAB) {
+          this.slabs.bytes(slab).set(source);
+          mem.write(this.words, this.at(index, RecordWords.payloadBlock), SLAB_REF - slab);
+          mem.write(this.words, this.at(index, RecordWords.payloadLength), length);
+          return true;
         }
-        taken.push(block);
+        if (!large || !this.writeBlocks(index, source)) return false;
       }
-      let from = inline;
-      for (let i = 0; i < needed; i++) {
-        const block = taken[i];
-        const next = i + 1 < needed ? taken[i + 1] : NO_BLOCK;
-        mem.write(this.blockWords, block * this.wordsPerBlock, next);
-        const chunk = Math.min(per, length - from);
-        this.blockBytes.set(source.subarray(from, from + chunk), block * this.bytesPerBlock + 4);
-        from += chunk;
-      }
-      mem.write(this.words, this.at(index, RecordWords.payloadBlock), taken[0]);
     }
     const head = length < inline ? length : inline;
     if (head <= 64) {
@@ -540,6 +549,41 @@ export class TaskTable {
       this.bytes.set(source.subarray(0, head), start);
     }
     mem.write(this.words, this.at(index, RecordWords.payloadLength), length);
+    return true;
+  }
+
+  /** A slab for `length` bytes; the main thread resets the arena (if nothing is in it) before giving up. */
+  private takeSlab(length: number): number {
+    const slab = this.slabs.take(length);
+    if (slab !== NO_SLAB || this.owner !== -1 || !this.slabs.reset()) return slab;
+    return this.slabs.take(length);
+  }
+
+  /** Writes the part of `source` past the inline area into a chain of blocks; false if too few are free. */
+  private writeBlocks(index: number, source: Uint8Array): boolean {
+    const length = source.length;
+    const inline = this.inlineBytes;
+    const per = this.bytesPerBlock - 4;
+    const needed = Math.ceil((length - inline) / per);
+    const taken: number[] = [];
+    for (let i = 0; i < needed; i++) {
+      const block = this.freeBlocks.pop();
+      if (block === QUEUE_EMPTY) {
+        for (const b of taken) this.freeBlocks.pushPatiently(b);
+        return false;
+      }
+      taken.push(block);
+    }
+    let from = inline;
+    for (let i = 0; i < needed; i++) {
+      const block = taken[i];
+      const next = i + 1 < needed ? taken[i + 1] : NO_BLOCK;
+      mem.write(this.blockWords, block * this.wordsPerBlock, next);
+      const chunk = Math.min(per, length - from);
+      this.blockBytes.set(source.subarray(from, from + chunk), block * this.bytesPerBlock + 4);
+      from += chunk;
+    }
+    mem.write(this.words, this.at(index, RecordWords.payloadBlock), taken[0]);
     return true;
   }
 
@@ -577,6 +621,8 @@ export class TaskTable {
     const length = mem.read(this.words, this.at(index, RecordWords.payloadLength));
     const start = this.at(index, RECORD_HEADER_WORDS) * 4;
     if (length <= this.inlineBytes) return decode(this.bytes, start, length, resolveBuffer, errorClasses);
+    const slab = SLAB_REF - mem.read(this.words, this.at(index, RecordWords.payloadBlock));
+    if (slab >= 0) return decode(this.slabs.bytes(slab), 0, length, resolveBuffer, errorClasses);
     if (this.scratch.length < length) this.scratch = new Uint8Array(2 ** Math.ceil(Math.log2(length)));
     const scratch = this.scratch;
     scratch.set(this.bytes.subarray(start, start + this.inlineBytes), 0);
@@ -599,6 +645,12 @@ export class TaskTable {
   freePayload(index: number): void {
     const blockAt = this.at(index, RecordWords.payloadBlock);
     let block = mem.read(this.words, blockAt);
+    if (block <= SLAB_REF) {
+      // Freed, then forgotten: a slot still named by a record is never taken for a dead worker's (slabs.ts).
+      this.slabs.give(SLAB_REF - block);
+      mem.write(this.words, blockAt, NO_BLOCK);
+      return;
+    }
     mem.write(this.words, blockAt, NO_BLOCK);
     while (block !== NO_BLOCK) {
       const next = mem.read(this.blockWords, block * this.wordsPerBlock);
@@ -607,8 +659,25 @@ export class TaskTable {
     }
   }
 
-  /** The largest payload the pool can ever hold: the inline area plus every block. */
+  /** The largest payload the pool can ever hold: the inline area plus every block, or a slab of the arena. */
   maxPayloadBytes(): number {
-    return this.inlineBytes + this.freeBlocks.capacity * (this.bytesPerBlock - 4);
+    return Math.max(this.inlineBytes + this.freeBlocks.capacity * (this.bytesPerBlock - 4), this.slabs.maxBytes);
+  }
+
+  /**
+   * The main thread, after worker `dead` died and its records were repaired, before its replacement starts:
+   * empties the slabs it took and never put in a record (see {@link SlabTable.reclaim}).
+   *
+   * @param dead The dead worker's index.
+   * @returns How many came back.
+   */
+  reclaimSlabsOf(dead: number): number {
+    const capacity = this.indexMask + 1;
+    return this.slabs.reclaim(dead, (slab) => {
+      for (let i = 0; i < capacity; i++) {
+        if (mem.load(this.words, this.at(i, RecordWords.payloadBlock)) === SLAB_REF - slab) return true;
+      }
+      return false;
+    });
   }
 }

@@ -67,6 +67,8 @@ export interface WorkerSetup {
   moduleUrl: string;
   /** SharedArrayBuffers already passed by reference, by id. */
   buffers: [number, SharedArrayBuffer][];
+  /** The payload arena of large payloads (slabs.ts), or undefined for none. */
+  arena?: SharedArrayBuffer;
   /**
    * With metrics: when the pool was created (epoch ms), and the workers' histograms (see metrics.ts);
    * undefined without.
@@ -225,7 +227,7 @@ export class WorkerLoop implements ForkJoinHost {
     this.injector = new Injector({ buffer, byteOffset: layout.injector, capacity: taskCapacity });
     this.completions = new Injector({ buffer, byteOffset: layout.completions, capacity: taskCapacity });
     this.sleep = new Sleep(buffer, layout.sleep, workers);
-    this.table = new TaskTable(buffer, layout, index);
+    this.table = new TaskTable(buffer, layout, index, setup.arena);
     this.functions = [...functions];
     for (const [name, fn] of Object.entries(BUILTIN_TASKS)) {
       this.builtinIds.set(name, this.functions.length);
@@ -360,6 +362,8 @@ export class WorkerLoop implements ForkJoinHost {
       // Going to sleep: our cached free records go back to the shared list, where others can use them;
       // the main thread may be waiting for records (its backlog), so it is told as for a completion.
       if (this.table.flushCache() > 0) this.wakeMain();
+      // And a scratch buffer grown by large payloads is not kept while we sleep.
+      this.encoder.trim();
       this.mailSeen = false;
       const late = this.sleep.idle(this.index, () => this.lastSearch(), () => this.stopping());
       if (late >= 0) {
@@ -978,7 +982,7 @@ export class WorkerLoop implements ForkJoinHost {
       outcome = Outcome.ERROR;
       this.encoder.encode(
         new RangeError(
-          `Cannot return the task's ${what} as it encodes to ${encoder.length} bytes and the pool holds at most ${table.maxPayloadBytes()}: pass large data in a SharedArrayBuffer, or raise the pool's 'blocks'`,
+          `Cannot return the task's ${what} as it encodes to ${encoder.length} bytes and the pool holds at most ${table.maxPayloadBytes()}: pass large data in a SharedArrayBuffer, or raise the pool's 'payloadMemory'`,
         ),
         "error",
       );

@@ -112,7 +112,7 @@ test("a result that cannot cross threads rejects with a TypeError naming the pat
 });
 
 test("payloads larger than a record travel in overflow blocks; larger than the pool is a RangeError", async () => {
-  const pool = await create({ inlineBytes: 64, blockBytes: 128, blocks: 64 });
+  const pool = await create({ inlineBytes: 64, blockBytes: 128, blocks: 64, payloadMemory: 0 });
   try {
     const big = "x".repeat(5000);
     assertEquals((await pool.run("echo", big) as string).length, 5000, "a 5 kB argument and result");
@@ -352,7 +352,7 @@ test("an idle open pool lets the process exit (its worker threads are unref'd, o
 
 test("results that find no free overflow blocks still arrive (by message), with arguments holding every block", async () => {
   // 8 blocks of 124 payload bytes: each ~600-byte argument takes 5, so queued arguments starve results.
-  const pool = await create({ inlineBytes: 64, blockBytes: 128, blocks: 8 });
+  const pool = await create({ inlineBytes: 64, blockBytes: 128, blocks: 8, payloadMemory: 0 });
   try {
     const inputs = Array.from({ length: 40 }, (_, i) => String(i % 10).repeat(600));
     const outputs = await Promise.all(inputs.map((s) => pool.run("echo", s) as Promise<string>));

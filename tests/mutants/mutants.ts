@@ -343,12 +343,48 @@ export function materializeMutant(mutant: Mutant): URL {
  */
 export interface PoolMutant {
   name: string;
-  module: "worker.ts" | "kill_guard.ts";
+  module: "worker.ts" | "kill_guard.ts" | "slabs.ts" | "codec.ts";
   bug: string;
   patches: Patch[];
   /** The scenario of `tests/cancel_test.ts` that catches it. */
   caughtBy: "abortWhileQueued" | "forkPoppedBackAfterAbort" | "forkStolenAfterAbort";
 }
+
+/** A bug of the large-payload transport, and the scenario of `tests/payload_test.ts` that catches it. */
+export interface PayloadMutant extends Omit<PoolMutant, "caughtBy"> {
+  caughtBy: "everySize" | "steadyStream" | "smallArena";
+}
+
+/** The payload mutants: each is caught by a scenario of tests/payload_test.ts. */
+export const PAYLOAD_MUTANTS: readonly PayloadMutant[] = [
+  {
+    name: "slab_never_given",
+    module: "slabs.ts",
+    bug: "a freed slab is not given back: every large payload carves new bytes, and the arena only grows",
+    patches: [{
+      find: "    mem.store(this.words, HEADER_WORDS + slot * SLOT_WORDS + SlotWords.state, SlabState.FREE);\n",
+      replace: "    void slot; // BUG: never FREE again\n",
+    }],
+    caughtBy: "steadyStream",
+  },
+  {
+    name: "reset_ignores_held",
+    module: "slabs.ts",
+    bug: "the arena is reset while slabs are held: new slabs overlap the bytes of payloads in flight",
+    patches: [{
+      find: "      const claimed = (state === SlabState.FREE || state === SlabState.EMPTY) &&\n",
+      replace: "      const claimed = state !== SlabState.MAKING && // BUG: held slabs are claimed too\n",
+    }],
+    caughtBy: "smallArena",
+  },
+  {
+    name: "run_padding_not_skipped",
+    module: "codec.ts",
+    bug: "the decoder does not skip the alignment padding of a long run of bytes: it reads them shifted",
+    patches: [{ find: "      this.pos += pad;\n", replace: "      void pad; // BUG: padding read as data\n" }],
+    caughtBy: "everySize",
+  },
+];
 
 /** A bug of the kill guard (lib/kill_guard.ts and its uses), caught by `tests/force_test.ts`'s forced churn. */
 export type ForceMutant = Omit<PoolMutant, "caughtBy">;

@@ -1,0 +1,188 @@
+/**
+ * Large payloads (lib/slabs.ts, lib/task.ts, the codec's aligned runs): arguments and results of every size
+ * cross intact, alone and many at once, submitted and forked; slabs are reused; a small arena that a
+ * payload fits nowhere in is reset once nothing holds a slab; limits and bad options are named errors.
+ * Each scenario counts what went wrong, so that the same scenario also shows that it catches the payload
+ * mutants of tests/mutants/mutants.ts.
+ */
+import { Pool, type PoolOptions } from "../lib/pool.ts";
+import type * as tasks from "./fixtures/payload_tasks.ts";
+import { materializePoolMutant, PAYLOAD_MUTANTS, type PayloadMutant, removePoolMutant } from "./mutants/mutants.ts";
+import { assert, assertEquals, assertRejects, test, within } from "./_test.ts";
+
+const TASKS = new URL("./fixtures/payload_tasks.ts", import.meta.url);
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+async function withPool<T>(
+  PoolClass: typeof Pool,
+  options: PoolOptions,
+  body: (pool: Pool<typeof tasks>) => Promise<T>,
+): Promise<T> {
+  const pool = await PoolClass.create<typeof tasks>(TASKS, { workers: 2, ...options });
+  try {
+    // A hang (a mutant's leaked arena) ends here, and the pool is terminated below.
+    return await within(body(pool), 60_000, "the scenario");
+  } finally {
+    await within(pool.terminate(), 10_000, "terminate");
+  }
+}
+
+/** The byte `makeBytes(n, seed)` has at `i`. */
+function expectedByte(i: number, seed: number): number {
+  return (i * 31 + seed) & 255;
+}
+
+function bytesOf(n: number, seed: number): Uint8Array {
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i++) out[i] = expectedByte(i, seed);
+  return out;
+}
+
+/** Whether `bytes` is exactly `makeBytes(n, seed)`. */
+function intact(bytes: unknown, n: number, seed: number): boolean {
+  if (!(bytes instanceof Uint8Array) || bytes.length !== n) return false;
+  for (let i = 0; i < n; i++) if (bytes[i] !== expectedByte(i, seed)) return false;
+  return true;
+}
+
+/** Every size (inline, blocks, slabs) and kind as argument and result, alone and 32 at once: the wrong ones. */
+async function everySize(PoolClass: typeof Pool): Promise<number> {
+  return await withPool(PoolClass, {}, async (pool) => {
+    let wrong = 0;
+    for (const n of [100, 5_000, 8 * KiB, 70_000, MiB, 5 * MiB]) {
+      if (!intact(await pool.run("echo", bytesOf(n, 1)), n, 1)) wrong++;
+      if (!intact(await pool.run("makeBytes", n, 2), n, 2)) wrong++;
+      const floats = new Float64Array(Math.ceil(n / 8)).map((_, i) => i * 0.5);
+      const back = await pool.run("echo", floats);
+      if (!(back instanceof Float64Array) || back.length !== floats.length || back.some((x, i) => x !== i * 0.5)) {
+        wrong++;
+      }
+      const buffer = bytesOf(n, 3).buffer;
+      const bufferBack = await pool.run("echo", buffer);
+      if (!(bufferBack instanceof ArrayBuffer) || !intact(new Uint8Array(bufferBack), n, 3)) wrong++;
+      const text = "é".repeat(Math.min(n, 200_000));
+      const pair = await pool.run("echo", { text, bytes: bytesOf(n, 4) }) as { text: string; bytes: Uint8Array };
+      if (pair.text !== text || !intact(pair.bytes, n, 4)) wrong++;
+      const seeds = Array.from({ length: n > MiB ? 8 : 32 }, (_, i) => i + 10);
+      const echoes = await Promise.all(seeds.map((seed) => pool.run("echo", bytesOf(n, seed))));
+      wrong += echoes.filter((bytes, i) => !intact(bytes, n, seeds[i])).length;
+      const made = await Promise.all(seeds.map((seed) => pool.run("makeBytes", n, seed)));
+      wrong += made.filter((bytes, i) => !intact(bytes, n, seeds[i])).length;
+    }
+    return wrong;
+  });
+}
+
+/** Ten waves of 16 echoes of 256 KiB: 1 if the arena grew more than twice its size after the first wave. */
+async function steadyStream(PoolClass: typeof Pool): Promise<number> {
+  return await withPool(PoolClass, {}, async (pool) => {
+    let afterFirst = 0;
+    for (let wave = 0; wave < 10; wave++) {
+      const echoes = await Promise.all(Array.from({ length: 16 }, (_, i) => pool.run("echo", bytesOf(256 * KiB, i))));
+      assert(echoes.every((bytes, i) => intact(bytes, 256 * KiB, i)), "every echo intact");
+      if (wave === 0) afterFirst = pool.stats().payloadArena.bytes;
+    }
+    const last = pool.stats().payloadArena.bytes;
+    console.log(`  arena after the first wave: ${afterFirst} bytes; after ten: ${last}`);
+    assert(afterFirst > 0, "256 KiB payloads use the arena");
+    return last > 2 * afterFirst ? 1 : 0;
+  });
+}
+
+/** A 1 MiB arena and mixed sizes in flight, then a payload that fits only after a reset: the wrong ones. */
+async function smallArena(PoolClass: typeof Pool): Promise<number> {
+  return await withPool(PoolClass, { payloadMemory: MiB, blocks: 16, blockBytes: 128 }, async (pool) => {
+    let wrong = 0;
+    const sizes = Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? 150 * KiB : 400 * KiB));
+    const echoes = await within(
+      Promise.all(sizes.map((n, i) => pool.run("echo", bytesOf(n, i)))),
+      30_000,
+      "40 mixed echoes",
+    );
+    wrong += echoes.filter((bytes, i) => !intact(bytes, sizes[i], i)).length;
+    const resetsBefore = pool.stats().payloadArena.resets;
+    const small = await within(
+      Promise.all(Array.from({ length: 12 }, (_, i) => pool.run("echo", bytesOf(300 * KiB, i)))),
+      30_000,
+      "12 echoes of 300 KiB",
+    );
+    wrong += small.filter((bytes, i) => !intact(bytes, 300 * KiB, i)).length;
+    if (!intact(await within(pool.run("echo", bytesOf(900 * KiB, 7)), 30_000, "a 900 KiB echo"), 900 * KiB, 7)) {
+      wrong++;
+    }
+    const { resets } = pool.stats().payloadArena;
+    console.log(`  arena resets: ${resets} (${resetsBefore} before the 300 KiB and 900 KiB payloads)`);
+    assert(resets > resetsBefore, "the 900 KiB payload fitted only after a reset");
+    return wrong;
+  });
+}
+
+test("payloads of every size and kind cross intact as arguments and results, alone and 32 at once", async () => {
+  assertEquals(await everySize(Pool), 0, "payloads that arrived wrong");
+});
+
+test("a steady stream of large payloads reuses its slabs: the arena stops growing after the first wave", async () => {
+  assertEquals(await steadyStream(Pool), 0, "the arena kept growing");
+});
+
+test("in a small arena mixed sizes in flight stay intact, and a payload that fits no slab gets one after a reset", async () => {
+  assertEquals(await smallArena(Pool), 0, "payloads that arrived wrong");
+});
+
+test("fork-join passes large arrays between workers: a forked sort of 2^20 doubles", async () => {
+  await withPool(Pool, {}, async (pool) => {
+    const data = new Float64Array(2 ** 20).map((_, i) => ((i * 7919) % 1_000_003) / 7);
+    const sorted = await within(pool.run("sortForked", data, 2 ** 15), 60_000, "the forked sort");
+    const expected = data.slice().sort();
+    assert(sorted.length === expected.length && sorted.every((x, i) => x === expected[i]), "sorted like the caller");
+  });
+});
+
+test("a payload beyond payloadMemory and the blocks is a RangeError naming payloadMemory; 0 keeps blocks only", async () => {
+  await withPool(Pool, { payloadMemory: 64 * KiB }, async (pool) => {
+    const args = await assertRejects(pool.run("echo", new Uint8Array(5 * MiB))) as Error;
+    assert(args instanceof RangeError && args.message.includes("'payloadMemory'"), String(args));
+    const result = await assertRejects(pool.run("makeBytes", 5 * MiB, 0)) as Error;
+    assert(result instanceof RangeError && result.message.includes("result"), String(result));
+    assert(intact(await pool.run("echo", bytesOf(60 * KiB, 5)), 60 * KiB, 5), "still serving, from the arena");
+  });
+  await withPool(Pool, { payloadMemory: 0 }, async (pool) => {
+    assert(intact(await pool.run("echo", bytesOf(70_000, 6)), 70_000, 6), "a 70 kB payload in blocks");
+    assertEquals(pool.stats().payloadArena.bytes, 0, "no arena");
+  });
+});
+
+test("bad payloadMemory values are named errors", async () => {
+  for (const [value, kind] of [[-1, RangeError], [1.5, RangeError], [2 ** 30 + 1, RangeError], ["1", TypeError]]) {
+    const error = await assertRejects(Pool.create(TASKS, { workers: 1, payloadMemory: value as number })) as Error;
+    assert(
+      error instanceof (kind as ErrorConstructor) && error.message.includes("'payloadMemory'"),
+      `payloadMemory ${String(value)}: ${String(error)}`,
+    );
+  }
+});
+
+const SCENARIOS: Record<PayloadMutant["caughtBy"], (PoolClass: typeof Pool) => Promise<number>> = {
+  everySize,
+  steadyStream,
+  smallArena,
+};
+
+test("the payload scenarios catch every payload mutant (tests/mutants/mutants.ts, PAYLOAD_MUTANTS)", async () => {
+  for (const mutant of PAYLOAD_MUTANTS) {
+    const url = materializePoolMutant(mutant);
+    let wrong: number;
+    try {
+      const { Pool: MutantPool } = await import(url.href) as { Pool: typeof Pool };
+      wrong = await SCENARIOS[mutant.caughtBy](MutantPool);
+    } catch (error) {
+      // A scenario that throws (a decode error, a hang cut short) caught the mutant too.
+      console.log(`  payload mutant '${mutant.name}' failed ${mutant.caughtBy}: ${String(error).slice(0, 200)}`);
+      wrong = 1;
+    }
+    console.log(`  payload mutant '${mutant.name}' caught by ${mutant.caughtBy}: ${wrong} wrong`);
+    assert(wrong > 0, `payload mutant '${mutant.name}' not caught by ${mutant.caughtBy}`);
+    removePoolMutant(url);
+  }
+}, 300_000);
