@@ -71,6 +71,7 @@ export {
   PoolClosedError,
   PoolTerminatedError,
   QueueFullError,
+  ResourceLimitError,
   TaskNotFoundError,
   WorkerCrashedError,
 } from "./lib/errors.ts";

@@ -23,7 +23,7 @@
 
 import { mem } from "./atomics.ts";
 import { decode, type ErrorClasses } from "./codec.ts";
-import { PoolTerminatedError, WorkerCrashedError } from "./errors.ts";
+import { crashError, PoolTerminatedError, type WorkerCrashedError } from "./errors.ts";
 import { StatusWords } from "./layout.ts";
 import { type Entry, Settled, type TaskLedger } from "./ledger.ts";
 
@@ -161,9 +161,5 @@ export class Broadcaster {
 }
 
 function crashed(entry: Entry, worker: number, what: string, cause?: Error): WorkerCrashedError {
-  return new WorkerCrashedError(
-    `Cannot finish broadcast '${entry.task}' on worker ${worker} as the worker ${what}`,
-    worker,
-    cause === undefined ? undefined : { cause },
-  );
+  return crashError(`Cannot finish broadcast '${entry.task}' on worker ${worker} as the worker ${what}`, worker, cause);
 }

@@ -103,6 +103,52 @@ export class WorkerCrashedError extends Error {
 }
 
 /**
+ * The worker running a task went over its heap limit (`resourceLimits`, on Node and Deno) and was stopped by
+ * the runtime: a {@link WorkerCrashedError} whose `cause` is the runtime's out-of-memory error. The pool
+ * replaces the worker; every other task goes on.
+ *
+ * @example Usage
+ * ```ts
+ * import { ResourceLimitError, WorkerCrashedError } from "./errors.ts";
+ * const error = new ResourceLimitError("worker 1 ran out of memory", 1);
+ * console.log(error.name, error instanceof WorkerCrashedError); // "ResourceLimitError" true
+ * ```
+ */
+export class ResourceLimitError extends WorkerCrashedError {
+  /**
+   * Creates the error.
+   *
+   * @param message What could not be done and why.
+   * @param worker The index of the worker that was stopped.
+   * @param options The cause: the runtime's out-of-memory error.
+   */
+  constructor(message: string, worker: number, options?: ErrorOptions) {
+    super(message, worker, options);
+    this.name = "ResourceLimitError";
+  }
+}
+
+/**
+ * The error for a task lost with worker `worker`, which died of `cause`: a {@link ResourceLimitError} if
+ * the runtime stopped it over its heap limit (the `ERR_WORKER_OUT_OF_MEMORY` code of node:worker_threads,
+ * which Deno's implementation shares), else a {@link WorkerCrashedError}.
+ *
+ * @example Usage
+ * ```ts
+ * import { crashError } from "./errors.ts";
+ * const oom = Object.assign(new Error("out of memory"), { code: "ERR_WORKER_OUT_OF_MEMORY" });
+ * console.log(crashError("lost", 0, oom).name); // "ResourceLimitError"
+ * console.log(crashError("lost", 0, new Error("boom")).name); // "WorkerCrashedError"
+ * ```
+ */
+export function crashError(message: string, worker: number, cause?: unknown): WorkerCrashedError {
+  const options = cause === undefined ? undefined : { cause };
+  const oom = typeof cause === "object" && cause !== null &&
+    (cause as { code?: unknown }).code === "ERR_WORKER_OUT_OF_MEMORY";
+  return oom ? new ResourceLimitError(message, worker, options) : new WorkerCrashedError(message, worker, options);
+}
+
+/**
  * A task name that the pool's task module does not export as a function. `known` lists the names it does.
  *
  * @example Usage

@@ -67,8 +67,8 @@ export interface PoolOptions {
   loadTimeout?: number;
   /**
    * Heap limits of each worker thread, in MB (Node and Deno; Bun's workers have none, so giving them there
-   * is an error). A worker over its limit dies: its tasks reject with `WorkerCrashedError`, and a
-   * replacement starts. Deno's workers default to the main heap's limit.
+   * is an error). A worker over its limit dies: its tasks reject with `ResourceLimitError` (a
+   * `WorkerCrashedError`), and a replacement starts. Deno's workers default to the main heap's limit.
    */
   resourceLimits?: ResourceLimits;
   /**

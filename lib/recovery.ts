@@ -32,7 +32,7 @@
 import { mem } from "./atomics.ts";
 import type { Encoder } from "./codec.ts";
 import { repairAbandonedPop } from "./deque.ts";
-import { toError, WorkerCrashedError } from "./errors.ts";
+import { crashError, toError, WorkerCrashedError } from "./errors.ts";
 import { Settled, type TaskLedger } from "./ledger.ts";
 import { encodeOutcome } from "./outcome.ts";
 import type { Sleep } from "./sleep.ts";
@@ -98,10 +98,10 @@ export function recoverDeadWorker(scope: RecoveryScope, dead: number, cause: unk
         ledger.settle(
           entry,
           Settled.ERROR,
-          new WorkerCrashedError(
+          crashError(
             `Cannot finish task '${entry.task}' as worker ${dead} died while running it: see 'cause'`,
             dead,
-            { cause: reason },
+            reason,
           ),
         );
         recovered.rejected++;

@@ -66,6 +66,10 @@ if (metrics === undefined || metrics.runTime.count === 0) failed.push("metrics")
 const forced = await pool.with({ timeout: 20, force: true }).run("spin", 60_000).then(() => "resolved", (e) => e.name);
 for (let i = 0; i < 500 && pool.stats().forcedKills === 0; i++) await new Promise((r) => setTimeout(r, 20));
 if (forced !== "TimeoutError" || pool.stats().forcedKills !== 1) failed.push("force");
+// A 1 MiB argument and result: slabs of the growable payload arena.
+const total = await pool.run("total", new Uint8Array(1 << 20).fill(3));
+const filled = await pool.run("fill", 1 << 20);
+if (total !== 3 << 20 || !filled.every((x) => x === 7) || pool.stats().payloadArena.bytes === 0) failed.push("payload");
 const features = failed.join();
 `;
 
@@ -88,6 +92,14 @@ export function spin(ms: number): number {
   const end = Date.now() + ms;
   while (Date.now() < end) { /* ignores its signal */ }
   return ms;
+}
+export function total(bytes: Uint8Array): number {
+  let sum = 0;
+  for (let i = 0; i < bytes.length; i++) sum += bytes[i];
+  return sum;
+}
+export function fill(n: number): Uint8Array {
+  return new Uint8Array(n).fill(7);
 }
 export function whoAmI(): number {
   return currentTask()?.worker ?? -1;
@@ -119,7 +131,7 @@ console.log("RESULT " + JSON.stringify({ ok: sums.every((v, i) => v === i + 1), 
  * annotations (one source for both).
  */
 export function consumerJsTasks(specifier: string): string {
-  const js = consumerFiles(specifier)["tasks.ts"].replaceAll(": number", "");
+  const js = consumerFiles(specifier)["tasks.ts"].replaceAll(": number", "").replaceAll(": Uint8Array", "");
   if (/\w: \w/.test(js)) throw new Error("Cannot make the JavaScript task module as an annotation is left in it");
   return js;
 }

@@ -256,6 +256,7 @@ if (runtimeFamily === "node") {
     try {
       const error = await assertRejects(pool.run("exitNow"));
       assert(error instanceof WorkerCrashedError, `WorkerCrashedError, received ${String(error)}`);
+      assertEquals(error.name, "WorkerCrashedError", "an exit is not a resource limit");
       assertEquals(await pool.run("add", 1, 2), 3, "the pool keeps serving");
     } finally {
       await pool.close();

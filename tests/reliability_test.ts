@@ -5,7 +5,13 @@
  *
  * A hang is a failure: every wait on the pool goes through {@link within}, which fails with a message.
  */
-import { ModuleLoadError, PoolClosedError, PoolTerminatedError, WorkerCrashedError } from "../lib/errors.ts";
+import {
+  ModuleLoadError,
+  PoolClosedError,
+  PoolTerminatedError,
+  ResourceLimitError,
+  WorkerCrashedError,
+} from "../lib/errors.ts";
 import { Pool, type PoolOptions } from "../lib/pool.ts";
 import type * as hostile from "./fixtures/hostile_tasks.ts";
 import { spawnSync } from "node:child_process";
@@ -234,7 +240,7 @@ test("deep fork-join does not strand records in worker caches: 256 tasks are in 
   }
 });
 
-test("a task over its worker's heap limit: that task rejects, the process and the pool go on (10)", async () => {
+test("a task over its worker's heap limit rejects with ResourceLimitError (a WorkerCrashedError); the process and the pool go on (10)", async () => {
   if (runtime === "bun") {
     console.log("SKIPPED on Bun: its workers have no heap limits (resourceLimits is refused there, tested below)");
     const error = await assertRejects(create({ resourceLimits: { maxOldGenerationSizeMb: 64 } }));
@@ -244,7 +250,10 @@ test("a task over its worker's heap limit: that task rejects, the process and th
   const pool = await create({ resourceLimits: { maxOldGenerationSizeMb: 64 } });
   try {
     const error = await within(assertRejects(pool.run("exhaustHeap")), 60_000, "the OOM task");
-    assert(error instanceof WorkerCrashedError, `received ${String(error)}`);
+    assert(
+      error instanceof ResourceLimitError && error instanceof WorkerCrashedError && error.name === "ResourceLimitError",
+      `a named error of its own: received ${String(error)} (cause ${String((error as Error).cause)})`,
+    );
     assertEquals(await within(pool.run("add", 1, 2), 20_000, "a run after the OOM"), 3, "the pool goes on");
   } finally {
     await within(pool.close(), 10_000, "close");
