@@ -56,6 +56,7 @@ export {
   type WorkerStats,
 } from "./lib/pool.ts";
 export { currentTask, type TaskContext } from "./lib/task_context.ts";
+export { move } from "./lib/move.ts";
 export {
   join,
   parallelFor,

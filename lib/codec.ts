@@ -45,6 +45,9 @@
  * | 0x12        | SharedArrayBuffer (by reference)        | varint id                                        |
  * | 0x13        | view on a SharedArrayBuffer (reference) | view kind byte, varint id, varint byteOffset,    |
  * |             |                                         | varint length (elements; bytes for a DataView)   |
+ * | 0x14        | ArrayBuffer moved (`move()`)            | varint index in the moved list                   |
+ * | 0x15        | view on a moved ArrayBuffer             | view kind byte, varint index, varint byteOffset, |
+ * |             |                                         | varint length (elements; bytes for a DataView)   |
  *
  * A Run of n ≥ 256 bytes starts with 0 to 7 zero bytes, so that its bytes start at a multiple of 8 from the
  * start of the encoding (fast copies between shared and unshared memory); a shorter Run is just its bytes.
@@ -94,6 +97,7 @@
  */
 
 import { isError } from "./errors.ts";
+import { isMarkedForMove } from "./move.ts";
 
 /**
  * The deepest nesting of arrays, objects, maps, sets and errors that `encode` and `decode` accept: `encode`
@@ -156,6 +160,10 @@ const TAG_VIEW = 0x11;
 const TAG_SHARED_BUFFER = 0x12;
 /** A typed array or DataView on a SharedArrayBuffer, by reference. */
 const TAG_SHARED_VIEW = 0x13;
+/** An ArrayBuffer moved (transferred) beside the bytes: its index in the moved list. */
+const TAG_MOVED_BUFFER = 0x14;
+/** A typed array or DataView on a moved ArrayBuffer: kind, index, byteOffset, length. */
+const TAG_MOVED_VIEW = 0x15;
 /** The first small-integer tag: `TAG_SMALL_INT + n` is the integer n, for n from 0 to 127. */
 const TAG_SMALL_INT = 0x80;
 
@@ -295,9 +303,16 @@ export interface EncoderOptions {
   shareBuffer?: (buffer: SharedArrayBuffer) => number;
   /** The scratch buffer's starting size in bytes (default 256); it grows as needed. */
   initialCapacity?: number;
+  /**
+   * What to do with an ArrayBuffer marked by `move()` (see move.ts): `"transfer"` writes a reference to
+   * {@link Encoder.moved} (the caller sends those buffers beside the bytes, and `decode` gets them back as
+   * its `moved`); `"copy"` (the default) copies it like any other; `{ refuse }` rejects it with a
+   * TypeError whose message ends with `refuse` (why it cannot be moved there, and what to do).
+   */
+  moves?: "transfer" | "copy" | { refuse: string };
 }
 
-/** The largest scratch an Encoder keeps between calls; a larger one is dropped at the start of the next. */
+/** The largest scratch an Encoder keeps when its thread idles (see {@link Encoder.trim}). */
 const RETAINED_CAPACITY = 1 << 20;
 
 /**
@@ -335,6 +350,10 @@ export class Encoder {
   private encoding = false;
   private readonly initialCapacity: number;
   private readonly shareBuffer: ((buffer: SharedArrayBuffer) => number) | undefined;
+  /** See {@link EncoderOptions.moves}. */
+  moves: "transfer" | "copy" | { refuse: string };
+  /** The buffers marked by `move()` that the last encoding refers to, in index order (`moves: "transfer"`). */
+  readonly moved: ArrayBuffer[] = [];
   private root = "value";
   // The path from the root to the current value, by depth, in four arrays that `extendPath` lengthens
   // together (kept dense, so that the engine stores them as plain packed arrays).
@@ -368,7 +387,8 @@ export class Encoder {
    * ```
    */
   constructor(options: EncoderOptions = {}) {
-    const { shareBuffer, initialCapacity = 256 } = options;
+    const { shareBuffer, initialCapacity = 256, moves = "copy" } = options;
+    this.moves = moves;
     if (shareBuffer !== undefined && typeof shareBuffer !== "function") {
       throw new TypeError(
         `Cannot create encoder as 'shareBuffer' must be a function: received ${describeType(shareBuffer)}`,
@@ -422,6 +442,7 @@ export class Encoder {
       this.written = 0;
       this.pos = 0;
       this.root = path;
+      if (this.moved.length !== 0) this.moved.length = 0;
       this.value(value, 0);
     } finally {
       this.encoding = false;
@@ -462,6 +483,7 @@ export class Encoder {
     this.lastFlat = true;
     this.written = 0;
     this.pos = 0;
+    if (this.moved.length !== 0) this.moved.length = 0;
     this.ensure(6);
     this.out[this.pos++] = TAG_ARRAY;
     this.varint(n);
@@ -904,6 +926,16 @@ export class Encoder {
     if (i !== n) throw this.reject(depth, "is a Set that lost elements while it was being encoded");
   }
 
+  /** The index of a buffer marked by `move()` in {@link Encoder.moved} (added once), or the refusal. */
+  private moveIndex(buffer: ArrayBuffer, depth: number): number {
+    const moves = this.moves;
+    if (typeof moves === "object") throw this.reject(depth, `is marked with move(), ${moves.refuse}`);
+    const known = this.moved.indexOf(buffer);
+    if (known >= 0) return known;
+    this.moved.push(buffer);
+    return this.moved.length - 1;
+  }
+
   /** Writes a typed array or DataView: by reference on shared memory, else a copy of its bytes. */
   private view(value: ArrayBufferView, depth: number): void {
     const name = typedArrayName.call(value);
@@ -924,6 +956,17 @@ export class Encoder {
     if ((buffer as ArrayBuffer).detached) {
       throw this.reject(depth, `is a ${name ?? "DataView"} on a detached ArrayBuffer: its contents are gone`);
     }
+    if (this.moves !== "copy" && isMarkedForMove(buffer as ArrayBuffer)) {
+      const index = this.moveIndex(buffer as ArrayBuffer, depth);
+      const length = kind === DATA_VIEW_KIND ? value.byteLength : (value as Uint8Array).length;
+      this.ensure(17);
+      this.out[this.pos++] = TAG_MOVED_VIEW;
+      this.out[this.pos++] = kind;
+      this.varint(index);
+      this.varint(value.byteOffset);
+      this.varint(length);
+      return;
+    }
     const n = value.byteLength;
     this.ensure(14 + n);
     this.out[this.pos++] = TAG_VIEW;
@@ -934,6 +977,13 @@ export class Encoder {
   /** Writes an ordinary ArrayBuffer: a copy of its bytes. */
   private arrayBuffer(value: ArrayBuffer, depth: number): void {
     if (value.detached) throw this.reject(depth, "is a detached ArrayBuffer: its contents are gone");
+    if (this.moves !== "copy" && isMarkedForMove(value)) {
+      const index = this.moveIndex(value, depth);
+      this.ensure(6);
+      this.out[this.pos++] = TAG_MOVED_BUFFER;
+      this.varint(index);
+      return;
+    }
     const n = value.byteLength;
     this.ensure(13 + n);
     this.out[this.pos++] = TAG_ARRAY_BUFFER;
@@ -1177,6 +1227,8 @@ let idleReader: Reader | undefined;
  * SharedArrayBuffer; needed only if the value holds shared memory.
  * @param errorClasses Error classes by name: an error of a registered class (or `name`) is decoded as an
  * instance of it.
+ * @param moved The buffers the encoder moved (its `moved`, sent beside the bytes): a moved buffer or view
+ * arrives on them, without a copy.
  * @returns The value.
  * @throws {Error} If the bytes are corrupt or truncated: an unknown tag, a read past `length`, a count larger
  * than the bytes left, nesting deeper than {@link MAX_DEPTH}, bytes left over, a view out of its buffer's
@@ -1199,6 +1251,7 @@ export function decode(
   length: number,
   resolveBuffer?: (id: number) => SharedArrayBuffer,
   errorClasses?: ErrorClasses,
+  moved?: readonly ArrayBuffer[],
 ): unknown {
   if (!(bytes instanceof Uint8Array)) {
     throw new TypeError(`Cannot decode value as 'bytes' must be a Uint8Array: received ${describeType(bytes)}`);
@@ -1228,6 +1281,7 @@ export function decode(
   reader.end = offset + length;
   reader.resolveBuffer = resolveBuffer;
   reader.errorClasses = errorClasses;
+  reader.moved = moved;
   try {
     const value = reader.value(0);
     if (reader.pos !== reader.end) {
@@ -1238,6 +1292,7 @@ export function decode(
     reader.bytes = EMPTY_BYTES;
     reader.resolveBuffer = undefined;
     reader.errorClasses = undefined;
+    reader.moved = undefined;
     idleReader = reader;
   }
 }
@@ -1292,6 +1347,7 @@ class Reader {
   end = 0;
   resolveBuffer: ((id: number) => SharedArrayBuffer) | undefined = undefined;
   errorClasses: ErrorClasses | undefined = undefined;
+  moved: readonly ArrayBuffer[] | undefined = undefined;
   /** See `dataView`. It keeps the last buffer decoded from alive; the pool decodes from one buffer. */
   numbers: DataView | undefined = undefined;
   numbersBuffer: ArrayBufferLike | undefined = undefined;
@@ -1373,6 +1429,10 @@ class Reader {
         return this.sharedBuffer(this.varint());
       case TAG_SHARED_VIEW:
         return this.sharedView();
+      case TAG_MOVED_BUFFER:
+        return this.movedBuffer(this.varint());
+      case TAG_MOVED_VIEW:
+        return this.movedView();
     }
     if (depth >= MAX_DEPTH) {
       throw this.corrupt(`nesting at byte ${this.pos - 1 - this.start} is deeper than ${MAX_DEPTH} levels`);
@@ -1555,6 +1615,31 @@ class Reader {
       );
     }
     return buffer;
+  }
+
+  movedBuffer(index: number): ArrayBuffer {
+    const buffer = this.moved?.[index];
+    if (buffer === undefined) {
+      throw this.corrupt(
+        `byte ${this.pos - this.start} names moved buffer ${index}, and ${this.moved?.length ?? 0} came`,
+      );
+    }
+    return buffer;
+  }
+
+  movedView(): ArrayBufferView {
+    const kind = this.viewKind();
+    const index = this.varint();
+    const byteOffset = this.varint();
+    const length = this.varint();
+    const buffer = this.movedBuffer(index);
+    const size = VIEW_ELEMENT_SIZES[kind];
+    if (byteOffset % size !== 0 || byteOffset + length * size > buffer.byteLength) {
+      throw this.corrupt(
+        `a view at byte offset ${byteOffset} of ${length} elements of ${size} bytes does not fit moved buffer ${index}`,
+      );
+    }
+    return new VIEW_CONSTRUCTORS[kind]!(buffer, byteOffset, length);
   }
 
   sharedView(): ArrayBufferView {

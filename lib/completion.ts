@@ -51,6 +51,8 @@ export class CompletionReader {
   private deferred: number[] = [];
   /** Result payloads that came by message (no free blocks), by handle, until their completion is read. */
   private readonly messagePayloads = new Map<number, Uint8Array>();
+  /** The buffers moved with a payload that came by message, by handle. */
+  private readonly movedPayloads = new Map<number, ArrayBuffer[]>();
 
   private readonly control: Int32Array;
   private readonly completions: Injector;
@@ -129,13 +131,15 @@ export class CompletionReader {
   }
 
   /**
-   * A result payload that travelled by message (it found no free blocks).
+   * A result payload that travelled by message (it found no free blocks, or its result moved buffers).
    *
    * @param handle The task's handle.
    * @param bytes Its encoded outcome.
+   * @param moved The buffers its result moved (`move()`), which the bytes refer to.
    */
-  payloadArrived(handle: number, bytes: Uint8Array): void {
+  payloadArrived(handle: number, bytes: Uint8Array, moved?: ArrayBuffer[]): void {
     this.messagePayloads.set(handle, bytes);
+    if (moved !== undefined && moved.length > 0) this.movedPayloads.set(handle, moved);
     if (this.deferred.length > 0) this.drain();
   }
 
@@ -163,6 +167,7 @@ export class CompletionReader {
       // Settled already (terminated, or its worker was declared dead): only the record is left to free,
       // if this report is current (releaseHandle checks the generation).
       this.messagePayloads.delete(handle);
+      this.movedPayloads.delete(handle);
       table.releaseHandle(handle);
       return true;
     }
@@ -175,7 +180,7 @@ export class CompletionReader {
     let how = outcome === Outcome.VALUE ? Settled.VALUE : Settled.ERROR;
     try {
       value = bytes !== undefined
-        ? decode(bytes, 0, bytes.length, this.buffers.resolve, this.errorClasses)
+        ? decode(bytes, 0, bytes.length, this.buffers.resolve, this.errorClasses, this.movedPayloads.get(handle))
         : table.readPayload(index, this.buffers.resolve, this.errorClasses);
     } catch (error) {
       if (error instanceof MissingBuffer) return false;
@@ -185,6 +190,7 @@ export class CompletionReader {
     this.ledger.placed[index] = undefined;
     if (byMessage) {
       this.messagePayloads.delete(handle);
+      this.movedPayloads.delete(handle);
       mem.write(table.words, table.at(index, RecordWords.payloadLength), 0);
     }
     table.releaseHandle(handle);

@@ -37,6 +37,11 @@ export interface Entry {
   readonly reject: ((error: unknown) => void) | undefined;
   /** The encoded arguments, kept only while the entry waits in the backlog. */
   bytes: Uint8Array | undefined;
+  /**
+   * The buffers its arguments move (`move()`), taken from the caller at submission, until they are posted to
+   * the worker that runs the task (see submission.ts); undefined for a task that moves none.
+   */
+  moved: ArrayBuffer[] | undefined;
   /** Set once, when the task settles: the guard that makes settling happen exactly once. */
   settled: boolean;
   /** Its cancellation and deadlines (`pool.with`), if it has any. */
@@ -130,6 +135,7 @@ export class TaskLedger {
       resolve,
       reject,
       bytes: undefined,
+      moved: undefined,
       settled: false,
       control: undefined,
       submittedAt: 0,

@@ -53,6 +53,7 @@ import {
   signalAborted,
   signalReason,
 } from "./options.ts";
+import { detach } from "./move.ts";
 import { recoverDeadWorker } from "./recovery.ts";
 import { Sleep } from "./sleep.ts";
 import { Submitter } from "./submission.ts";
@@ -268,6 +269,13 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
         ),
     );
     this.submitter.placed = (entry) => this.canceller.placed(entry);
+    this.submitter.pickWorker = () => this.pickWorker();
+    this.submitter.direct = (worker, handle, moved) => {
+      // Counted before it is posted: the worker never sees its message without the count (it would not
+      // know to read its messages before sleeping).
+      mem.add(this.status, worker * StatusWords.count + StatusWords.mail, 1);
+      this.workforce.send(worker, { type: "directed", handle, moved }, moved);
+    };
     this.reader = new CompletionReader(this.control, completions, this.table, this.ledger, this.buffers, () => {
       if (this.state !== PoolState.TERMINATED) this.submitter.feed();
     });
@@ -306,7 +314,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
           this.buffers.add(id, sab);
           this.reader.bufferArrived();
         },
-        payload: (handle, bytes) => this.reader.payloadArrived(handle, bytes),
+        payload: (handle, bytes, moved) => this.reader.payloadArrived(handle, bytes, moved),
         broadcastResult: (id, bytes, failed) => this.broadcaster.result(id, bytes, failed),
       },
       (index) => ({
@@ -480,7 +488,8 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     if (taskId === undefined) return Promise.reject(new TaskNotFoundError(String(task), this.taskNames));
     let bytes: Uint8Array;
     try {
-      bytes = this.submitter.encode(args).bytes.slice(); // runs the arguments' getters: user code
+      // Runs the arguments' getters: user code.
+      bytes = this.submitter.encode(args, { refuse: BROADCAST_MOVE_REFUSAL }).bytes.slice();
     } catch (error) {
       return Promise.reject(error);
     }
@@ -882,7 +891,19 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       );
       return undefined;
     }
+    // Buffers marked by move(): taken from the caller now (detached), once nothing can refuse the task.
+    let moved: ArrayBuffer[] | undefined;
+    if (encoder.moved.length !== 0) {
+      try {
+        moved = detach(encoder.moved);
+      } catch (error) {
+        // A getter detached one after it was encoded, or it cannot be transferred (a Wasm memory's).
+        fail(error);
+        return undefined;
+      }
+    }
     const entry = this.ledger.open(task, taskId, resolve, reject);
+    entry.moved = moved;
     if (this.metrics !== undefined) entry.submittedAt = this.metrics.submitClock();
     if (options !== undefined) this.canceller.control(entry, options);
     // Noted (a plain store) until done: a throw cut short below is completed by repairSubmission.
@@ -1007,6 +1028,22 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     );
   }
 
+  /** The next worker a task that moves buffers is posted to: live ones in turn (any, if none is). */
+  private pickWorker(): number {
+    const n = this.stealers.length;
+    for (let k = 0; k < n; k++) {
+      const worker = (this.nextDirected + k) % n;
+      if (!this.workforce.isDead(worker)) {
+        this.nextDirected = (worker + 1) % n;
+        return worker;
+      }
+    }
+    // Every worker is being replaced (killed, its death not yet handled): recovery rejects the task.
+    return this.nextDirected;
+  }
+
+  private nextDirected = 0;
+
   /** Repairs what dead worker `index` held (recovery.ts), then lets the backlog in. */
   private recover(index: number, cause: unknown): void {
     const layout = this.layout;
@@ -1047,6 +1084,10 @@ function payloadArena(bytes: number): SharedArrayBuffer | undefined {
   }
   return arena;
 }
+
+/** Why a broadcast's arguments cannot move buffers (the end of the encoder's TypeError). */
+const BROADCAST_MOVE_REFUSAL =
+  "and a broadcast's arguments cannot be moved (every worker gets its own copy): pass it without move()";
 
 /** How long close() waits for workers to leave their loops before terminating their threads. */
 const STOP_GRACE_MS = 2000;

@@ -37,7 +37,7 @@ import { Settled, type TaskLedger } from "./ledger.ts";
 import { encodeOutcome } from "./outcome.ts";
 import type { Sleep } from "./sleep.ts";
 import { orphanLatch, SET, setLatch, UNSET } from "./latch.ts";
-import { Origin, Outcome, RecordWords, TaskState, type TaskTable } from "./task.ts";
+import { Origin, Outcome, RecordWords, TaskFlags, TaskState, type TaskTable } from "./task.ts";
 
 /** What one repair did, for the pool's stats and the tests. */
 export interface Recovered {
@@ -91,6 +91,29 @@ export function recoverDeadWorker(scope: RecoveryScope, dead: number, cause: unk
     const worker = mem.load(table.words, table.at(i, RecordWords.worker));
     const handle = table.handleOf(i);
     if (origin === Origin.MAIN) {
+      // A task posted to it with moved buffers that it had not started: the buffers died with it (one its
+      // caller cancelled meanwhile was settled then; only its record is left).
+      if (
+        (state === TaskState.QUEUED || state === TaskState.CANCELLED) && worker === dead &&
+        (mem.load(table.words, table.at(i, RecordWords.flags)) & TaskFlags.DIRECTED) !== 0
+      ) {
+        const entry = ledger.placed[i];
+        if (entry !== undefined && entry.handle === handle) {
+          ledger.placed[i] = undefined;
+          ledger.settle(
+            entry,
+            Settled.ERROR,
+            crashError(
+              `Cannot run task '${entry.task}' as worker ${dead}, which its moved buffers were sent to, died first: see 'cause'`,
+              dead,
+              reason,
+            ),
+          );
+          recovered.rejected++;
+        }
+        if (table.releaseHandle(handle)) recovered.freed++;
+        continue;
+      }
       if (state !== TaskState.RUNNING || worker !== dead) continue;
       const entry = ledger.placed[i];
       if (entry !== undefined && entry.handle === handle) { // spec: DiedRejectRunning

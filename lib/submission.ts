@@ -4,6 +4,8 @@
  *
  * What it owns: the main thread's encoder, the backlog, and placing (take a record, write the payload,
  * publish QUEUED, push the handle into the injector, wake a sleeping worker: spec `SubmitPushInjector`).
+ * A task whose arguments move buffers (`move()`, see move.ts) is not pushed: it is posted, with its
+ * buffers, to one worker (flag DIRECTED, its `worker` word naming that worker), which runs it.
  *
  * Invariants:
  * - Submission order: nothing overtakes the backlog; an entry is placed only when every older one was.
@@ -76,11 +78,14 @@ export class Submitter {
    * encoder of its own.
    *
    * @param args The arguments.
+   * @param moves What to do with buffers marked by `move()` (see `EncoderOptions.moves`): `"transfer"` for
+   * a task, a refusal for a broadcast.
    * @returns The encoder holding them, valid until the caller's {@link Submitter.enqueue}.
    * @throws {TypeError} If an argument cannot cross threads (the message names its path).
    */
-  encode(args: unknown[]): Encoder {
+  encode(args: unknown[], moves: Encoder["moves"] = "transfer"): Encoder {
     const encoder = this.encoding ? new Encoder({ shareBuffer: this.shareBuffer }) : this.encoder;
+    encoder.moves = moves;
     const outer = !this.encoding;
     this.encoding = true;
     try {
@@ -110,6 +115,15 @@ export class Submitter {
 
   /** Called after a task with a control (see cancellation.ts) is placed in its record. No user code. */
   placed: (entry: Entry) => void = () => {};
+
+  /** The worker a task that moves buffers goes to (a live one, in turn). */
+  pickWorker: () => number = () => 0;
+
+  /**
+   * Posts a published DIRECTED task's handle and moved buffers to `worker` (its `mail` word counted first);
+   * the post is its last step, so a throw in it (a stack overflow) means nothing was sent. No user code.
+   */
+  direct: (worker: number, handle: number, moved: ArrayBuffer[]) => void = () => {};
 
   /**
    * How far the last `enqueue` got (the pool reads it after a throw cut it short): 0, not committed; 1,
@@ -171,15 +185,31 @@ export class Submitter {
     mem.write(table.words, table.at(index, RecordWords.origin), Origin.MAIN);
     mem.write(table.words, table.at(index, RecordWords.id), entry.seq & 0x7fffffff);
     const control = entry.control;
-    if (control !== undefined) {
-      const flags = (control.watchStart ? TaskFlags.WATCH_START : 0) | (control.force ? TaskFlags.FORCE : 0);
+    const moved = entry.moved;
+    const target = moved === undefined ? -1 : this.pickWorker();
+    if (control !== undefined || moved !== undefined) {
+      const flags = (control?.watchStart ? TaskFlags.WATCH_START : 0) | (control?.force ? TaskFlags.FORCE : 0) |
+        (moved !== undefined ? TaskFlags.DIRECTED : 0);
       if (flags !== 0) mem.write(table.words, table.at(index, RecordWords.flags), flags);
     }
+    // Read by recovery if that worker dies first (published by the QUEUED store below).
+    if (target >= 0) mem.write(table.words, table.at(index, RecordWords.worker), target);
     if (this.stamps !== undefined) this.stamps.submitted(index, entry.submittedAt);
     entry.handle = handle;
     this.ledger.placed[index] = entry;
     // Publishes the record (payload, task, id, flags, submission time) to the worker that pops the handle.
     mem.store(table.words, table.at(index, RecordWords.state), TaskState.QUEUED);
+    if (moved !== undefined) {
+      // Posted, not pushed: the buffers are in this message alone (detached here once it is sent).
+      entry.moved = undefined;
+      this.direct(target, handle, moved);
+      this.stage = 1;
+      // The worker reads its messages before it sleeps again (as for a broadcast part).
+      this.sleep.wakeAll();
+      this.stage = 2;
+      if (control !== undefined) this.placed(entry);
+      return true;
+    }
     this.injector.pushPatiently(handle); // spec: SubmitPushInjector
     this.stage = 1;
     this.sleep.newWork();

@@ -96,6 +96,11 @@ export const TaskFlags = Object.freeze({
   WATCH_START: 4,
   /** Its caller asked for a forced abort (`force: true`): its worker lowers its kill guard while it runs. */
   FORCE: 8,
+  /**
+   * Its arguments move buffers (`move()`): the task was posted to one worker (its `worker` word), which runs
+   * it; it is in no queue, so if that worker dies before starting it, recovery rejects it.
+   */
+  DIRECTED: 16,
 });
 
 /** Who submitted a task, and so how its completion is announced. */
@@ -610,6 +615,7 @@ export class TaskTable {
    * @param index The record index.
    * @param resolveBuffer Maps a shared-buffer id to its buffer (see `codec.ts`).
    * @param errorClasses Error classes to decode errors as (see `codec.ts`).
+   * @param moved The buffers the payload's value moved (see `codec.ts`), if it moved any.
    * @returns The decoded value.
    * @throws {Error} If the payload does not decode (or a shared buffer cannot be resolved).
    */
@@ -617,12 +623,13 @@ export class TaskTable {
     index: number,
     resolveBuffer?: (id: number) => SharedArrayBuffer,
     errorClasses?: ErrorClasses,
+    moved?: readonly ArrayBuffer[],
   ): unknown {
     const length = mem.read(this.words, this.at(index, RecordWords.payloadLength));
     const start = this.at(index, RECORD_HEADER_WORDS) * 4;
-    if (length <= this.inlineBytes) return decode(this.bytes, start, length, resolveBuffer, errorClasses);
+    if (length <= this.inlineBytes) return decode(this.bytes, start, length, resolveBuffer, errorClasses, moved);
     const slab = SLAB_REF - mem.read(this.words, this.at(index, RecordWords.payloadBlock));
-    if (slab >= 0) return decode(this.slabs.bytes(slab), 0, length, resolveBuffer, errorClasses);
+    if (slab >= 0) return decode(this.slabs.bytes(slab), 0, length, resolveBuffer, errorClasses, moved);
     if (this.scratch.length < length) this.scratch = new Uint8Array(2 ** Math.ceil(Math.log2(length)));
     const scratch = this.scratch;
     scratch.set(this.bytes.subarray(start, start + this.inlineBytes), 0);
@@ -634,7 +641,7 @@ export class TaskTable {
       scratch.set(this.blockBytes.subarray(at, at + chunk), from);
       block = mem.read(this.blockWords, block * this.wordsPerBlock);
     }
-    return decode(scratch, 0, length, resolveBuffer, errorClasses);
+    return decode(scratch, 0, length, resolveBuffer, errorClasses, moved);
   }
 
   /**

@@ -85,6 +85,12 @@ const SPIN_ROUNDS = 16;
 const DOZE_ROUNDS = 40;
 /** One doze, in ms. */
 const DOZE_MS = 0.05;
+/** Why a forked task's arguments cannot move buffers (the end of the encoder's TypeError). */
+const FORK_MOVE_REFUSAL = {
+  refuse:
+    "and a forked task's arguments cannot be moved (any worker may steal the fork): pass it without move() to copy it, or in a SharedArrayBuffer",
+};
+
 /** The most tasks a worker moves from the injector into its deque at once. */
 const MAX_INJECTOR_BATCH = 64;
 
@@ -168,7 +174,7 @@ export class WorkerLoop implements ForkJoinHost {
   private freeing = -1;
   private readonly buffers: BufferRegistry;
   private readonly bufferWaiters = new Map<number, () => void>();
-  private readonly post: (message: unknown) => void;
+  private readonly post: (message: unknown, transfer?: ArrayBuffer[]) => void;
   private pendingAsync = 0;
   private random: number;
   /** With metrics: this worker's task times and histograms, and its busy period (see metrics.ts). */
@@ -190,6 +196,10 @@ export class WorkerLoop implements ForkJoinHost {
   private broadcasting = false;
   /** Broadcast parts delivered and not yet run (the loop runs them, as it runs tasks). */
   private readonly parts: { id: number; taskId: number; bytes: Uint8Array }[] = [];
+  /** Tasks posted to this worker because their arguments move buffers (DIRECTED), in order: run first. */
+  private readonly directedIn: number[] = [];
+  /** The buffers each of those tasks' arguments moved, by handle, until it starts. */
+  private readonly movedIn = new Map<number, ArrayBuffer[]>();
   private readonly broadcastEncoder: Encoder;
   /**
    * The kill guard (kill_guard.ts): while this worker holds a task that may be forced, it is down in user
@@ -209,7 +219,7 @@ export class WorkerLoop implements ForkJoinHost {
   constructor(
     setup: WorkerSetup,
     functions: TaskFunction[],
-    post: (message: unknown) => void,
+    post: (message: unknown, transfer?: ArrayBuffer[]) => void,
   ) {
     const { buffer, layout, index } = setup;
     const { workers, dequeCapacity, taskCapacity } = layout.shape;
@@ -329,7 +339,8 @@ export class WorkerLoop implements ForkJoinHost {
         this.endBusy();
         return macrotask(() => this.slice());
       }
-      const handle = this.findWork(); // held (see `held`) until `execute` registers it
+      // A task posted to us with moved buffers first (only we can run it), else one from the queues.
+      const handle = this.directedIn.length !== 0 ? this.takeDirected() : this.findWork(); // held (see `held`)
       if (handle >= 0) {
         this.idle = 0;
         if (this.stamps !== undefined && this.busySince < 0) this.beginBusy();
@@ -442,6 +453,31 @@ export class WorkerLoop implements ForkJoinHost {
     this.parts.push({ id, taskId, bytes });
     mem.sub(this.status, this.mailAt, 1);
     this.guard.leave();
+  }
+
+  /**
+   * This thread, from its message handler. Takes a task posted to this worker with the buffers its
+   * arguments moved (see submission.ts): the loop runs it next.
+   *
+   * @param handle The task's handle.
+   * @param moved The moved buffers its arguments refer to.
+   */
+  directed(handle: number, moved: ArrayBuffer[]): void {
+    this.guard.enter();
+    this.directedIn.push(handle);
+    this.movedIn.set(handle, moved);
+    mem.sub(this.status, this.mailAt, 1);
+    this.guard.leave();
+  }
+
+  /** The next posted task whose record is still its own (a submission cut short may have freed one), or -1. */
+  private takeDirected(): number {
+    while (this.directedIn.length !== 0) {
+      const handle = this.directedIn.shift()!;
+      if (this.table.isCurrent(handle)) return handle;
+      this.movedIn.delete(handle);
+    }
+    return -1;
   }
 
   /** Runs the broadcast parts taken so far, in order. */
@@ -603,6 +639,7 @@ export class WorkerLoop implements ForkJoinHost {
     if (!claimed) {
       if (mem.compareExchange(words, stateAt, TaskState.QUEUED, TaskState.RUNNING) !== TaskState.QUEUED) { // spec: ExecCasRunning
         // CANCELLED: its caller aborted it while it waited, and forgot the record: ours to free, never run.
+        if (this.movedIn.size !== 0) this.movedIn.delete(handle);
         table.release(index);
         return undefined;
       }
@@ -627,7 +664,9 @@ export class WorkerLoop implements ForkJoinHost {
     }
     let args: unknown;
     try {
-      args = table.readPayload(index, this.buffers.resolve);
+      const moved = this.movedIn.size === 0 ? undefined : this.movedIn.get(handle);
+      args = table.readPayload(index, this.buffers.resolve, undefined, moved);
+      if (moved !== undefined) this.movedIn.delete(handle);
     } catch (error) {
       if (error instanceof MissingBuffer) {
         if (requeue) {
@@ -785,6 +824,7 @@ export class WorkerLoop implements ForkJoinHost {
   /** {@link WorkerLoop.fork}'s work, guard raised. */
   private place(taskId: number, args: unknown[]): number {
     const table = this.table;
+    this.encoder.moves = FORK_MOVE_REFUSAL;
     this.encoder.encodeArgs(args);
     // (Checked after the arguments' getters ran: they are user code, which may have forked.)
     if (this.pushing !== -1) this.repairPushing();
@@ -974,6 +1014,9 @@ export class WorkerLoop implements ForkJoinHost {
     const table = this.table;
     const index = table.indexOf(handle);
     const encoder = this.encoder;
+    const forked = mem.read(table.words, table.at(index, RecordWords.origin)) === Origin.FORK;
+    // A submitted task's result may move buffers back (move()); a fork's is copied to its joiner.
+    encoder.moves = forked ? "copy" : "transfer";
     // Never throws: a result that cannot cross threads fails the task with the reason, and an error that
     // cannot be encoded is replaced by a stand-in with its name and message (see outcome.ts).
     outcome = encodeOutcome(encoder, value, outcome === Outcome.ERROR);
@@ -987,7 +1030,6 @@ export class WorkerLoop implements ForkJoinHost {
         "error",
       );
     }
-    const forked = mem.read(table.words, table.at(index, RecordWords.origin)) === Origin.FORK;
     if (!forked && this.signals.size !== 0) this.signals.delete(index);
     if (!forked && this.stamps !== undefined) {
       const now = epochMs();
@@ -1002,7 +1044,8 @@ export class WorkerLoop implements ForkJoinHost {
       this.stashFinishedForks();
       mem.wait(this.status, this.statusAt + StatusWords.count - 1, 0, 1);
     }
-    if (!forked && !table.writeEncoded(index, encoder)) {
+    if (!forked && encoder.moved.length !== 0) outcome = this.postMoved(handle, outcome);
+    else if (!forked && !table.writeEncoded(index, encoder)) {
       // No free blocks: queued tasks' arguments may hold them all, and waiting for them could deadlock
       // (the main thread places more arguments as blocks free up). The payload goes by message instead;
       // the main thread settles the task when both the completion and the message have arrived.
@@ -1027,6 +1070,38 @@ export class WorkerLoop implements ForkJoinHost {
     this.completions.pushPatiently(handle); // spec: FinishPushCompletion
     this.finishing = -1;
     this.wakeMain();
+  }
+
+  /**
+   * Sends a submitted task's outcome whose value moves buffers by message, with those buffers (transferred,
+   * not copied); the record says PAYLOAD_BY_MESSAGE. A buffer that cannot be transferred fails the task.
+   *
+   * @returns The outcome as sent.
+   */
+  private postMoved(handle: number, outcome: number): number {
+    const table = this.table;
+    const index = table.indexOf(handle);
+    const encoder = this.encoder;
+    const bytes = encoder.bytes.slice();
+    const moved = [...encoder.moved];
+    try {
+      this.post({ type: "payload", handle, bytes, moved }, [bytes.buffer, ...moved]);
+      mem.write(table.words, table.at(index, RecordWords.payloadLength), PAYLOAD_BY_MESSAGE);
+      return outcome;
+    } catch (error) {
+      // Not sent (a DataCloneError: a Wasm memory's buffer, say): the task fails with why.
+      encoder.moves = "copy";
+      encodeOutcome(
+        encoder,
+        new TypeError(`Cannot move the task's result's buffers back: ${String(error)}`, { cause: error }),
+        true,
+      );
+      if (!table.writeEncoded(index, encoder)) {
+        this.post({ type: "payload", handle, bytes: encoder.bytes.slice() });
+        mem.write(table.words, table.at(index, RecordWords.payloadLength), PAYLOAD_BY_MESSAGE);
+      }
+      return Outcome.ERROR;
+    }
   }
 
   /** Sets a finished fork's latch (its joiner goes on), or frees it if it is an orphan. */

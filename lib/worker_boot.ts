@@ -58,6 +58,7 @@ export function bootWorker(): void {
   let loop: WorkerLoop | undefined;
   const early: [number, SharedArrayBuffer][] = [];
   const earlyParts: { id: number; taskId: number; bytes: Uint8Array }[] = [];
+  const earlyDirected: { handle: number; moved: ArrayBuffer[] }[] = [];
 
   port.onMessage(async (message) => {
     const m = message as {
@@ -76,6 +77,13 @@ export function bootWorker(): void {
       const part = message as { id: number; taskId: number; bytes: Uint8Array };
       if (loop === undefined) earlyParts.push(part);
       else loop.broadcast(part.id, part.taskId, part.bytes);
+      return;
+    }
+    if (m.type === "directed") {
+      // A task whose arguments moved buffers, posted to this worker (kept, like a part, until the loop is).
+      const task = message as { handle: number; moved: ArrayBuffer[] };
+      if (loop === undefined) earlyDirected.push(task);
+      else loop.directed(task.handle, task.moved);
       return;
     }
     if (m.type === "buffer") {
@@ -100,10 +108,11 @@ export function bootWorker(): void {
     loop = new WorkerLoop(
       { ...setup, buffers: [...setup.buffers, ...early] },
       functions,
-      (message) => port.post(message),
+      (message, transfer) => port.post(message, transfer),
     );
     port.post({ type: "ready", names });
     for (const part of earlyParts.splice(0)) loop.broadcast(part.id, part.taskId, part.bytes);
+    for (const task of earlyDirected.splice(0)) loop.directed(task.handle, task.moved);
     await loop.run();
     port.post({ type: "exited" });
   });

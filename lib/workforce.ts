@@ -42,8 +42,8 @@ export interface WorkforceEvents {
   died(index: number, cause: unknown, forced: boolean): void;
   /** A running worker passed a SharedArrayBuffer by reference. */
   buffer(id: number, buffer: SharedArrayBuffer): void;
-  /** A result payload came by message. */
-  payload(handle: number, bytes: Uint8Array): void;
+  /** A result payload came by message (with the buffers its result moved, if any). */
+  payload(handle: number, bytes: Uint8Array, moved: ArrayBuffer[] | undefined): void;
   /** A broadcast part finished on a worker: its encoded outcome. */
   broadcastResult(id: number, bytes: Uint8Array, failed: boolean): void;
 }
@@ -172,7 +172,7 @@ export class Workforce {
           const where = at !== undefined && !message.includes(at) ? ` (at ${at})` : "";
           fail(new ModuleLoadError(moduleUrl, `it threw while loading: ${message}${where}`, { cause }));
         } else if (m.type === "payload") {
-          this.events.payload(m.handle!, m.bytes!);
+          this.events.payload(m.handle!, m.bytes!, (m as { moved?: ArrayBuffer[] }).moved);
         } else if (m.type === "broadcast-result") {
           this.events.broadcastResult(m.id!, m.bytes!, (m as { failed?: boolean }).failed === true);
         } else if (m.type === "buffer") {
@@ -226,10 +226,11 @@ export class Workforce {
    *
    * @param index The worker.
    * @param message A structured-clonable message.
+   * @param transfer ArrayBuffers to move with it (detached here, even if the worker is dead).
    */
-  send(index: number, message: unknown): void {
+  send(index: number, message: unknown, transfer?: ArrayBuffer[]): void {
     const slot = this.slots[index];
-    if (slot !== undefined && !slot.dead) slot.thread.post(message);
+    if (slot !== undefined && !slot.dead) slot.thread.post(message, transfer);
   }
 
   /**

@@ -5,6 +5,12 @@
  * Each scenario counts what went wrong, so that the same scenario also shows that it catches the payload
  * mutants of tests/mutants/mutants.ts.
  */
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { WorkerCrashedError } from "../lib/errors.ts";
+import { move } from "../lib/move.ts";
 import { Pool, type PoolOptions } from "../lib/pool.ts";
 import type * as tasks from "./fixtures/payload_tasks.ts";
 import { materializePoolMutant, PAYLOAD_MUTANTS, type PayloadMutant, removePoolMutant } from "./mutants/mutants.ts";
@@ -160,6 +166,113 @@ test("bad payloadMemory values are named errors", async () => {
       error instanceof (kind as ErrorConstructor) && error.message.includes("'payloadMemory'"),
       `payloadMemory ${String(value)}: ${String(error)}`,
     );
+  }
+});
+
+test("move(): an argument's buffer goes to the task without a copy (the caller's is detached), a result's comes back", async () => {
+  await withPool(Pool, {}, async (pool) => {
+    const bytes = bytesOf(MiB, 9);
+    const back = await pool.run("incMoved", move(bytes));
+    assertEquals(bytes.length, 0, "the caller's view is detached");
+    assert(back instanceof Uint8Array && back.length === MiB && back[0] === expectedByte(0, 9) + 1, "moved back");
+    // A view keeps its place in its buffer, which moves whole.
+    const buffer = new ArrayBuffer(64);
+    const view = new Uint8Array(buffer, 8, 16).fill(1);
+    const viewBack = await pool.run("incMoved", move(view));
+    assertEquals(buffer.byteLength, 0, "the whole buffer moved");
+    assert(viewBack.byteOffset === 8 && viewBack.length === 16 && viewBack.buffer.byteLength === 64, "offset kept");
+    assert(viewBack.every((b) => b === 2), "its bytes");
+    const made = await pool.run("makeMoved", 100_000, 4);
+    assert(made instanceof ArrayBuffer && intact(new Uint8Array(made), 100_000, 4), "an ArrayBuffer result moved");
+    // Many at once: each is posted to a worker in turn, and every one settles intact.
+    const inputs = Array.from({ length: 200 }, (_, i) => bytesOf(64 * KiB, i));
+    const outputs = await Promise.all(inputs.map((input) => pool.run("incMoved", move(input))));
+    assert(inputs.every((input) => input.length === 0), "every argument detached");
+    assert(
+      outputs.every((out, i) => out.length === 64 * KiB && out[5] === ((expectedByte(5, i) + 1) & 255)),
+      "200 moved tasks intact",
+    );
+    assert(pool.stats().workers.every((w) => w.executed > 0), "both workers ran some");
+    // A fork's result moves nothing (it is copied to its joiner); the task's own result then moves.
+    assert(intact(await pool.run("joinedMoved", 5_000), 5_000, 1), "a fork's moved result");
+    const shared = new Uint8Array(new SharedArrayBuffer(4));
+    assert(move(shared) === shared, "shared memory passes by reference, move() or not");
+  });
+});
+
+test("move() is refused by name where it cannot take effect, and for what is not a buffer", async () => {
+  await withPool(Pool, {}, async (pool) => {
+    const fork = await assertRejects(pool.run("forkMoved", new Uint8Array(8))) as Error;
+    assert(fork instanceof TypeError && fork.message.includes("forked task's arguments cannot be moved"), String(fork));
+    const kept = new Uint8Array(8);
+    const broadcast = await assertRejects(pool.broadcast("echo", move(kept))) as Error;
+    assert(broadcast instanceof TypeError && broadcast.message.includes("broadcast"), String(broadcast));
+    assertEquals(kept.length, 8, "a refused move detaches nothing");
+  });
+  for (const bad of [42, "x", null, {}]) {
+    let error: unknown;
+    try {
+      move(bad);
+    } catch (e) {
+      error = e;
+    }
+    assert(error instanceof TypeError && error.message.startsWith("Cannot move value"), `move(${String(bad)})`);
+  }
+  const detached = new ArrayBuffer(8);
+  structuredClone(detached, { transfer: [detached] });
+  let error: unknown;
+  try {
+    move(detached);
+  } catch (e) {
+    error = e;
+  }
+  assert(error instanceof TypeError && error.message.includes("detached"), String(error));
+});
+
+test("a moved task cancelled while queued never runs and frees its record; its worker's death rejects the rest", async () => {
+  await withPool(Pool, { workers: 1, taskCapacity: 16 }, async (pool) => {
+    const busy = pool.run("spin", 300);
+    const controller = new AbortController();
+    const cancelled = pool.with({ signal: controller.signal }).run("incMoved", move(new Uint8Array(8)));
+    controller.abort();
+    assertEquals((await assertRejects(cancelled) as Error).name, "AbortError", "cancelled");
+    await busy;
+    // Every record is back: 16 moved tasks at once fit.
+    const all = await Promise.all(Array.from({ length: 16 }, () => pool.run("incMoved", move(new Uint8Array(8)))));
+    assert(all.every((b) => b[0] === 1), "16 moved tasks after the cancel");
+    // Moved tasks posted to a worker that dies before it reads them (killed in a long task, force: true):
+    // rejected by recovery, never lost.
+    const started = new Int32Array(new SharedArrayBuffer(4));
+    const killed = pool.with({ timeout: 300, force: true }).run("spinStarted", started, 10_000);
+    for (let i = 0; i < 500 && Atomics.load(started, 0) === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    const doomed = Array.from({ length: 4 }, () => pool.run("incMoved", move(new Uint8Array(8))));
+    const settled = await Promise.allSettled([killed, ...doomed]);
+    assertEquals(settled[0].status === "rejected" && (settled[0].reason as Error).name, "TimeoutError", "the spin");
+    for (const outcome of settled.slice(1)) {
+      assert(
+        outcome.status === "rejected" && outcome.reason instanceof WorkerCrashedError &&
+          outcome.reason.message.includes("moved buffers"),
+        `a doomed task: ${outcome.status === "rejected" ? String(outcome.reason) : "ran"}`,
+      );
+    }
+    assert((await pool.run("incMoved", move(new Uint8Array(8))))[0] === 1, "the replacement runs moved tasks");
+  });
+});
+
+test("move() marks made by another copy of filch are honoured (one mark set per realm)", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "filch-move-copy-"));
+  try {
+    cpSync(fileURLToPath(new URL("../lib", import.meta.url)), join(dir, "lib"), { recursive: true });
+    const other = await import(pathToFileURL(join(dir, "lib", "move.ts")).href) as typeof import("../lib/move.ts");
+    assert(other.move !== move, "a second copy");
+    await withPool(Pool, {}, async (pool) => {
+      const bytes = new Uint8Array(16);
+      const back = await pool.run("incMoved", other.move(bytes));
+      assertEquals(bytes.length, 0, "moved, not copied");
+      assert(back[0] === 1, "and back");
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 

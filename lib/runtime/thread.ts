@@ -87,8 +87,11 @@ export function inBunExecutable(moduleUrl: string): boolean {
 
 /** The parent's handle on a started thread. */
 export interface ThreadHandle {
-  /** Sends a structured-clonable message (a SharedArrayBuffer is shared, not copied). */
-  post(message: unknown): void;
+  /**
+   * Sends a structured-clonable message (a SharedArrayBuffer is shared, not copied); the ArrayBuffers in
+   * `transfer` are moved, not copied (detached here).
+   */
+  post(message: unknown, transfer?: ArrayBuffer[]): void;
   /** Calls `listener` for each message the thread sends. */
   onMessage(listener: (message: unknown) => void): void;
   /** Calls `listener` when the thread dies of an uncaught error, with that error. */
@@ -105,8 +108,8 @@ export interface ThreadHandle {
 
 /** A thread's side of the channel to its parent. */
 export interface ParentPort {
-  /** Sends a structured-clonable message to the parent. */
-  post(message: unknown): void;
+  /** Sends a structured-clonable message to the parent; the ArrayBuffers in `transfer` are moved, not copied. */
+  post(message: unknown, transfer?: ArrayBuffer[]): void;
   /** Calls `listener` for each message the parent sends. */
   onMessage(listener: (message: unknown) => void): void;
 }
@@ -146,7 +149,7 @@ export function startThread(
       ...(limits === undefined ? {} : { resourceLimits: limits }),
     });
     return {
-      post: (message) => worker.postMessage(message),
+      post: (message, transfer) => worker.postMessage(message, transfer ?? []),
       onMessage: (listener) => void worker.on("message", listener),
       onError: (listener) => void worker.on("error", listener),
       onExit: (listener) => void worker.on("exit", listener),
@@ -159,7 +162,7 @@ export function startThread(
   const worker = new Worker(url, { type: "module", name, ...(argv === undefined ? {} : { argv }) } as WorkerOptions);
   const maybeRef = worker as unknown as { unref?: () => void; ref?: () => void };
   return {
-    post: (message) => worker.postMessage(message),
+    post: (message, transfer) => worker.postMessage(message, transfer ?? []),
     onMessage: (listener) => worker.addEventListener("message", (event) => listener((event as MessageEvent).data)),
     onError: (listener) =>
       worker.addEventListener("error", (event) => {
@@ -214,16 +217,16 @@ export function parentPort(): ParentPort {
     const port = threads.parentPort;
     if (port === null) throw new Error("Cannot open the parent port as this is the main thread: call it in a worker");
     return {
-      post: (message) => port.postMessage(message),
+      post: (message, transfer) => port.postMessage(message, transfer ?? []),
       onMessage: (listener) => void port.on("message", listener),
     };
   }
   const scope = globalThis as unknown as {
-    postMessage(message: unknown): void;
+    postMessage(message: unknown, transfer: ArrayBuffer[]): void;
     addEventListener(type: "message", listener: (event: MessageEvent) => void): void;
   };
   return {
-    post: (message) => scope.postMessage(message),
+    post: (message, transfer) => scope.postMessage(message, transfer ?? []),
     onMessage: (listener) => scope.addEventListener("message", (event) => listener(event.data)),
   };
 }
