@@ -70,6 +70,10 @@ if (forced !== "TimeoutError" || pool.stats().forcedKills !== 1) failed.push("fo
 const total = await pool.run("total", new Uint8Array(1 << 20).fill(3));
 const filled = await pool.run("fill", 1 << 20);
 if (total !== 3 << 20 || !filled.every((x) => x === 7) || pool.stats().payloadArena.bytes === 0) failed.push("payload");
+// move(): a buffer to a task and back without a copy (the caller's is detached).
+const moving = new Uint8Array(1 << 16).fill(1);
+const bumped = await pool.run("bump", move(moving));
+if (moving.length !== 0 || bumped.length !== 1 << 16 || bumped[0] !== 2) failed.push("move");
 const features = failed.join();
 `;
 
@@ -81,7 +85,7 @@ const features = failed.join();
  */
 export function consumerFiles(specifier: string): { "tasks.ts": string; "main.ts": string } {
   return {
-    "tasks.ts": `import { currentTask, join } from "${specifier}";
+    "tasks.ts": `import { currentTask, join, move } from "${specifier}";
 export function add(a: number, b: number): number {
   return a + b;
 }
@@ -97,6 +101,10 @@ export function total(bytes: Uint8Array): number {
   let sum = 0;
   for (let i = 0; i < bytes.length; i++) sum += bytes[i];
   return sum;
+}
+export function bump(bytes: Uint8Array): Uint8Array {
+  for (let i = 0; i < bytes.length; i++) bytes[i]++;
+  return move(bytes);
 }
 export function fill(n: number): Uint8Array {
   return new Uint8Array(n).fill(7);
@@ -114,7 +122,7 @@ export function fib(n: number): number {
   return x + y;
 }
 `,
-    "main.ts": `import { Pool } from "${specifier}";
+    "main.ts": `import { move, Pool } from "${specifier}";
 import type * as tasks from "./tasks.ts";
 const pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: 2, metrics: true });
 const sums = await Promise.all(Array.from({ length: 10_000 }, (_, i) => pool.run("add", i, 1)));

@@ -28,7 +28,7 @@ const DEADLINE_MS = 90_000;
 const tasks = consumerJsTasks;
 
 const main = (specifier: string) =>
-  `import { Pool } from "${specifier}";
+  `import { move, Pool } from "${specifier}";
 try {
   const pool = await Pool.create(new URL("./tasks.js", import.meta.url), { workers: 2, metrics: true });
   const sums = await Promise.all(Array.from({ length: 10_000 }, (_, i) => pool.run("add", i, 1)));
@@ -77,8 +77,8 @@ const VITE_CONFIG = `export default {
 `;
 const VITE_MAIN = main("filch")
   .replace(
-    'import { Pool } from "filch";',
-    'import { Pool } from "filch";\nimport workerUrl from "filch/worker?worker&url";',
+    'import { move, Pool } from "filch";',
+    'import { move, Pool } from "filch";\nimport workerUrl from "filch/worker?worker&url";',
   )
   .replace(
     'Pool.create(new URL("./tasks.js", import.meta.url), { workers: 2, metrics: true })',

@@ -23,7 +23,7 @@ import { assert, assertEquals, test, within } from "./_test.ts";
 /** The Node 22 the consumer installs (the newest 22.x when this was written; types are stripped by default). */
 const NODE_22 = "22.23.3";
 
-const JS_MAIN = `import { Pool } from "filch";
+const JS_MAIN = `import { move, Pool } from "filch";
 const pool = await Pool.create(new URL("./tasks.mjs", import.meta.url), { workers: 2, metrics: true });
 const sums = await Promise.all(Array.from({ length: 10_000 }, (_, i) => pool.run("add", i, 1)));
 const fib = await pool.run("fib", 30);
