@@ -3,7 +3,7 @@
  *
  * What it owns: the payload arena (a growable SharedArrayBuffer of at most `payloadMemory` bytes, made by
  * the pool and sent to every worker at start, so that no thread ever waits for a message to reach it) and
- * the slab table in the pool's buffer that carves it up. A payload longer than {@link SLAB_FROM} bytes is
+ * the slab table in the pool's buffer that carves it up. A payload of {@link SLAB_FROM} bytes or more is
  * copied into one slab in a single bulk copy and decoded straight from it, instead of being split into a
  * chain of small blocks (task.ts), which costs a free-list pop and push and two copies per block.
  *
@@ -48,10 +48,12 @@ const HEADER_WORDS = 16;
 export const SLAB_REGION_BYTES = (HEADER_WORDS + SLAB_SLOTS * SLOT_WORDS) * 4;
 
 /**
- * Payloads of at least this many bytes go to a slab (smaller ones to the record and its blocks). Measured
- * with bench/payload_bench.ts: below it, the block chain's few pops cost less than a slab's table scan.
+ * Payloads of at least this many bytes go to a slab (smaller ones to the record and its blocks), per
+ * runtime. bench/payload_crossover.ts (2 workers, 5 rounds, slabs ÷ blocks) put the crossover between 8 and
+ * 16 KiB on Node 24 (0.79 at 4 KiB, 1.21 at 16 KiB), between 4 and 16 KiB on Bun (0.98, 1.43) and between
+ * 16 and 64 KiB on Deno (0.87 at 16 KiB, 1.64 at 64 KiB); at 64 KiB slabs won 1.3 to 2.7 times everywhere.
  */
-export const SLAB_FROM = 8192;
+export const SLAB_FROM: number = "Deno" in globalThis ? 32768 : "Bun" in globalThis ? 8192 : 16384;
 /** The smallest slab made, in bytes. */
 const MIN_SLAB = 16384;
 /** The arena grows in steps of at least this many bytes (fewer grow calls). */

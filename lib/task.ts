@@ -560,7 +560,8 @@ export class TaskTable {
   /** A slab for `length` bytes; the main thread resets the arena (if nothing is in it) before giving up. */
   private takeSlab(length: number): number {
     const slab = this.slabs.take(length);
-    if (slab !== NO_SLAB || this.owner !== -1 || !this.slabs.reset()) return slab;
+    // (Not for a payload larger than the arena, nor without one: a reset could not help.)
+    if (slab !== NO_SLAB || this.owner !== -1 || length > this.slabs.maxBytes || !this.slabs.reset()) return slab;
     return this.slabs.take(length);
   }
 
