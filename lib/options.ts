@@ -52,9 +52,9 @@ export interface PoolOptions {
   blocks?: number;
   /**
    * The most bytes of shared memory for large payloads (arguments and results from 8 to 32 KiB up, by
-   * runtime, each copied whole into a slab of a growable arena): an integer from 0 to 2^30 (default 128 MiB). The arena grows as
-   * payloads need it and is kept for reuse, never shrunk; one payload larger than this (and than the blocks)
-   * is refused with a RangeError. 0 keeps every payload in blocks.
+   * runtime, each copied whole into a slab of a growable arena): an integer from 0 to 2^30 (default 128
+   * MiB). The arena grows as payloads need it and is kept for reuse, never shrunk; one payload larger than
+   * this (and than the blocks) is refused with a RangeError. 0 keeps every payload in blocks.
    */
   payloadMemory?: number;
   /**
