@@ -250,7 +250,7 @@ export class WorkerLoop implements ForkJoinHost {
       this.post({ type: "buffer", id, buffer });
     });
     for (const [id, sab] of setup.buffers) this.addBuffer(id, sab);
-    this.encoder = new Encoder({ shareBuffer: this.buffers.share });
+    this.encoder = new Encoder({ shareBuffer: this.buffers.share, moves: FORK_MOVE_REFUSAL });
     this.random = (index * 0x9e3779b1 + 1) | 0;
     this.mailAt = this.statusAt + StatusWords.mail;
     this.broadcastEncoder = new Encoder({ shareBuffer: this.buffers.share });
@@ -824,8 +824,7 @@ export class WorkerLoop implements ForkJoinHost {
   /** {@link WorkerLoop.fork}'s work, guard raised. */
   private place(taskId: number, args: unknown[]): number {
     const table = this.table;
-    this.encoder.moves = FORK_MOVE_REFUSAL;
-    this.encoder.encodeArgs(args);
+    this.encoder.encodeArgs(args); // a move() in them is refused (the encoder's mode, see finish)
     // (Checked after the arguments' getters ran: they are user code, which may have forked.)
     if (this.pushing !== -1) this.repairPushing();
     const handle = table.allocate();
@@ -1020,6 +1019,8 @@ export class WorkerLoop implements ForkJoinHost {
     // Never throws: a result that cannot cross threads fails the task with the reason, and an error that
     // cannot be encoded is replaced by a stand-in with its name and message (see outcome.ts).
     outcome = encodeOutcome(encoder, value, outcome === Outcome.ERROR);
+    // Back to the mode of fork arguments, which this encoder also writes (kept off the fork's path).
+    encoder.moves = FORK_MOVE_REFUSAL;
     if (encoder.length > table.maxPayloadBytes()) {
       const what = outcome === Outcome.VALUE ? "result" : "error";
       outcome = Outcome.ERROR;
@@ -1096,6 +1097,7 @@ export class WorkerLoop implements ForkJoinHost {
         new TypeError(`Cannot move the task's result's buffers back: ${String(error)}`, { cause: error }),
         true,
       );
+      encoder.moves = FORK_MOVE_REFUSAL;
       if (!table.writeEncoded(index, encoder)) {
         this.post({ type: "payload", handle, bytes: encoder.bytes.slice() });
         mem.write(table.words, table.at(index, RecordWords.payloadLength), PAYLOAD_BY_MESSAGE);
