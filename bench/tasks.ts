@@ -20,3 +20,22 @@ export function work(units: number): number {
 export function inc(n: number): number {
   return n + 1;
 }
+
+/**
+ * The payload benchmark's argument task: takes bytes, returns a small checksum the caller can verify (their
+ * length plus their first and last byte).
+ */
+export function takeBytes(bytes: Uint8Array): number {
+  return bytes.length + bytes[0] + bytes[bytes.length - 1];
+}
+
+/**
+ * The payload benchmark's result task: returns `size` fresh bytes. Only the first and last bytes are set
+ * (1 and 2, which the caller checks), so the task's own work stays small next to moving the bytes.
+ */
+export function makeBytes(size: number): Uint8Array {
+  const bytes = new Uint8Array(size);
+  bytes[0] = 1;
+  bytes[size - 1] = 2;
+  return bytes;
+}

@@ -1,0 +1,518 @@
+/**
+ * Payload benchmark: how fast a pool moves bytes, as a task's argument and as its result, at 64 B, 1 KiB,
+ * 64 KiB, 1 MiB and 16 MiB, on 2 workers, for filch and, side by side in the same process, a bare
+ * postMessage loop (2 workers, round robin, no promises: node:worker_threads on Node, the web Worker on
+ * Bun and Deno, whose node:worker_threads is far slower at sending bytes and also runs, for the record) and
+ * the peers that run here: piscina, tinypool, workerpool, poolifier.
+ *
+ * - "argument": the caller passes a `Uint8Array` of the size (non-zero bytes, made once per size and
+ *   reused); the task returns its length plus its first and last byte, which the caller checks.
+ * - "result": the caller passes the size; the task returns a fresh `Uint8Array` of it (first and last byte
+ *   set), whose length and those bytes the caller checks.
+ *
+ * Each cell (a size and a direction) submits its tasks at once and awaits them all (a burst); the count is
+ * scaled by the size so that a burst moves some 32–64 MiB (capped at 20,000 tasks for the small sizes), and
+ * printed. Every contender gets one untimed warm-up burst (an eighth of the tasks) per cell, then the rounds,
+ * contenders interleaved (the order rotates each round). Results are medians with the range (min–max) of
+ * tasks/s and MB/s (10^6 bytes of payload a second), and filch ÷ bare loop and filch ÷ piscina, computed
+ * per round and then medianed. The goals: filch ≥ 1× the bare loop and ≥ 2× piscina at every size.
+ *
+ * For fairness nothing is transferred: the bare loop and the peers move bytes by plain structured clone
+ * (no transfer list, no `Piscina.move`), as filch copies them; a transfer would hand the caller's buffer
+ * over, which the argument cells reuse. If a pool rejects a size (filch with a RangeError naming the
+ * bytes its pool holds, say), the cell records that contender as failed with the error's message and the
+ * benchmark goes on; filch's pool options are printed.
+ *
+ * Run: `node bench/payload_bench.ts`, `deno run -A bench/payload_bench.ts`, `bun bench/payload_bench.ts`.
+ * A number sets the rounds (default 3); `--quick` drops 16 MiB; `--blocks=N` creates filch's pool with
+ * `blocks: N` (overflow blocks of its shared buffer); `--json` prints one JSON line per cell
+ * ({@link PayloadBenchRow}) and nothing else on stdout.
+ */
+import { cpus } from "node:os";
+import { Pool, type PoolOptions } from "../lib/pool.ts";
+import { startThread, threadApi, type ThreadHandle } from "../lib/runtime/thread.ts";
+import { format, runtimeName, summarize, type Summary } from "./_stats.ts";
+import type * as tasks from "./tasks.ts";
+
+const WORKERS = 2;
+const KiB = 1024;
+const MiB = 1024 * KiB;
+/** Payload sizes, and the tasks of one burst at each: 32–64 MiB a burst, at most 20,000 tasks. */
+const CELLS: { bytes: number; tasks: number }[] = [
+  { bytes: 64, tasks: 20_000 },
+  { bytes: KiB, tasks: 20_000 },
+  { bytes: 64 * KiB, tasks: 512 },
+  { bytes: MiB, tasks: 48 },
+  { bytes: 16 * MiB, tasks: 4 },
+];
+/** A burst that takes longer than this is abandoned, and its contender dropped for the rest of the run. */
+const BURST_TIMEOUT_MS = 60_000;
+
+type Direction = "argument" | "result";
+
+/** One pool under test. */
+interface Contender {
+  name: string;
+  /** Submits `n` tasks taking `bytes` at once, awaits all and checks them; returns the elapsed ms. */
+  argument(bytes: Uint8Array, n: number): Promise<number>;
+  /** Submits `n` tasks returning `size` bytes at once, awaits all and checks them; returns the elapsed ms. */
+  result(size: number, n: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** The checksum the argument task returns for `bytes`. */
+function checksum(bytes: Uint8Array): number {
+  return bytes.length + bytes[0] + bytes[bytes.length - 1];
+}
+
+/** Whether `value` is the result task's answer for `size` (a view of `size` bytes, first 1 and last 2). */
+function isResult(value: unknown, size: number): boolean {
+  const bytes = value as Uint8Array | undefined;
+  return bytes instanceof Uint8Array && bytes.length === size && bytes[0] === 1 && bytes[size - 1] === 2;
+}
+
+/**
+ * Runs `run` `n` times at once and awaits all; returns the elapsed ms. On a rejection, waits for the rest
+ * to settle (so that no task of this burst runs into the next contender's) and throws the first error.
+ */
+async function checkedBurst(
+  n: number,
+  run: () => Promise<unknown>,
+  ok: (value: unknown) => boolean,
+): Promise<number> {
+  const start = performance.now();
+  const all = new Array<Promise<unknown>>(n);
+  for (let i = 0; i < n; i++) all[i] = run();
+  let results: unknown[];
+  try {
+    results = await Promise.all(all);
+  } catch (error) {
+    await Promise.allSettled(all);
+    throw error;
+  }
+  const ms = performance.now() - start;
+  let bad = 0;
+  for (let i = 0; i < n; i++) if (!ok(results[i])) bad++;
+  if (bad > 0) throw new Error(`Cannot trust the benchmark as ${bad} of ${n} results were wrong`);
+  return ms;
+}
+
+async function filch(options: PoolOptions): Promise<Contender> {
+  const pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), options);
+  return {
+    name: "filch",
+    argument: (bytes, n) => {
+      const expected = checksum(bytes);
+      return checkedBurst(n, () => pool.run("takeBytes", bytes), (r) => r === expected);
+    },
+    result: (size, n) => checkedBurst(n, () => pool.run("makeBytes", size), (r) => isResult(r, size)),
+    close: () => pool.close(),
+  };
+}
+
+/** A thread for the bare loop: the web Worker, or node:worker_threads (through filch's own adapter). */
+function bareThread(api: "web" | "worker_threads", name: string): ThreadHandle {
+  const url = new URL(
+    api === "web" ? "./peers/payload_bare_web.mjs" : "./peers/payload_bare_node.mjs",
+    import.meta.url,
+  );
+  if (api === threadApi) return startThread(url, name);
+  // Deno's web Worker (filch's adapter starts node:worker_threads there).
+  const worker = new Worker(url, { type: "module", name });
+  return {
+    post: (message) => worker.postMessage(message),
+    onMessage: (listener) => worker.addEventListener("message", (event) => listener((event as MessageEvent).data)),
+    onError: () => {},
+    onExit: () => {},
+    terminate: () => worker.terminate(),
+    unref: () => {},
+    ref: () => {},
+  };
+}
+
+/**
+ * The bare postMessage loop: 2 threads, messages round robin, no promises. `api` picks the thread API;
+ * see {@link bareApi} for which one is the floor on each runtime.
+ */
+function bareLoop(api: "web" | "worker_threads", name: string): Contender {
+  const threads: ThreadHandle[] = [];
+  for (let w = 0; w < WORKERS; w++) threads.push(bareThread(api, `bare-${w}`));
+  let onReply: (message: { i: number; r?: number; bytes?: Uint8Array }) => void = () => {};
+  for (const t of threads) t.onMessage((m) => onReply(m as { i: number; r?: number; bytes?: Uint8Array }));
+  /** Posts `n` messages round robin (plain structured clone, no transfer list), awaits `n` checked replies. */
+  const burst = (n: number, message: (i: number) => unknown, ok: (m: { r?: number; bytes?: Uint8Array }) => boolean) =>
+    new Promise<number>((resolve, reject) => {
+      const start = performance.now();
+      let left = n;
+      let bad = 0;
+      onReply = (m) => {
+        if (!ok(m)) bad++;
+        if (--left > 0) return;
+        const ms = performance.now() - start;
+        if (bad > 0) reject(new Error(`Cannot trust the benchmark as ${bad} of ${n} results were wrong`));
+        else resolve(ms);
+      };
+      for (let i = 0; i < n; i++) threads[i % WORKERS].post(message(i));
+    });
+  return {
+    name,
+    argument: (bytes, n) => {
+      const expected = checksum(bytes);
+      return burst(n, (i) => ({ i, bytes }), (m) => m.r === expected);
+    },
+    result: (size, n) => burst(n, (i) => ({ i, size }), (m) => isResult(m.bytes, size)),
+    close: () => {
+      for (const t of threads) t.terminate();
+      return Promise.resolve();
+    },
+  };
+}
+
+async function piscina(): Promise<Contender> {
+  const { Piscina } = await import("piscina");
+  const pool = new Piscina({
+    filename: new URL("./peers/payload_piscina_worker.mjs", import.meta.url).href,
+    minThreads: WORKERS,
+    maxThreads: WORKERS,
+  });
+  return {
+    name: "piscina",
+    argument: (bytes, n) => {
+      const expected = checksum(bytes);
+      return checkedBurst(n, () => pool.run({ bytes }), (r) => r === expected);
+    },
+    result: (size, n) => checkedBurst(n, () => pool.run({ size }), (r) => isResult(r, size)),
+    close: () => pool.destroy(),
+  };
+}
+
+async function tinypool(): Promise<Contender> {
+  const { Tinypool } = await import("tinypool");
+  const pool = new Tinypool({
+    filename: new URL("./peers/payload_piscina_worker.mjs", import.meta.url).href,
+    minThreads: WORKERS,
+    maxThreads: WORKERS,
+  });
+  return {
+    name: "tinypool",
+    argument: (bytes, n) => {
+      const expected = checksum(bytes);
+      return checkedBurst(n, () => pool.run({ bytes }), (r) => r === expected);
+    },
+    result: (size, n) => checkedBurst(n, () => pool.run({ size }), (r) => isResult(r, size)),
+    close: () => pool.destroy(),
+  };
+}
+
+async function workerpool(): Promise<Contender> {
+  const wp = (await import("workerpool")).default;
+  const { fileURLToPath } = await import("node:url");
+  const pool = wp.pool(fileURLToPath(new URL("./peers/payload_workerpool_worker.mjs", import.meta.url).href), {
+    minWorkers: WORKERS,
+    maxWorkers: WORKERS,
+    workerType: "thread",
+  });
+  return {
+    name: "workerpool",
+    argument: (bytes, n) => {
+      const expected = checksum(bytes);
+      return checkedBurst(n, () => pool.exec("takeBytes", [bytes]), (r) => r === expected);
+    },
+    result: (size, n) => checkedBurst(n, () => pool.exec("makeBytes", [size]), (r) => isResult(r, size)),
+    close: async () => void await pool.terminate(),
+  };
+}
+
+async function poolifier(): Promise<Contender> {
+  const { FixedThreadPool } = await import("poolifier");
+  const { fileURLToPath } = await import("node:url");
+  const pool = new FixedThreadPool(
+    WORKERS,
+    fileURLToPath(new URL("./peers/payload_poolifier_worker.mjs", import.meta.url).href),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 200)); // let its workers come up
+  return {
+    name: "poolifier",
+    argument: (bytes, n) => {
+      const expected = checksum(bytes);
+      return checkedBurst(n, () => pool.execute({ bytes }), (r) => r === expected);
+    },
+    result: (size, n) => checkedBurst(n, () => pool.execute({ size }), (r) => isResult(r, size)),
+    close: () => pool.destroy(),
+  };
+}
+
+/**
+ * The bare loop's thread API, the fastest postMessage on each runtime: node:worker_threads on Node, the web
+ * Worker on Bun and on Deno. (Deno's node:worker_threads, which filch's workers use there, copied a
+ * `Uint8Array` sent to a worker at some 10 MB/s, against 50–1,100 MB/s for its web Worker: a floor built
+ * on it would flatter filch. It runs too, as "bare loop, worker_threads", for the record.)
+ */
+const bareApi: "web" | "worker_threads" = "Deno" in globalThis ? "web" : threadApi;
+
+class Timeout extends Error {}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Timeout(message)), ms)));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The first line of an error's text. */
+function firstLine(error: unknown): string {
+  return String(error).split("\n")[0];
+}
+
+/** One contender's results in one cell. */
+export interface PayloadContenderResult {
+  name: string;
+  tasksPerSecond: Summary;
+  /** Payload megabytes (10^6 bytes) a second: tasks/s × the size. */
+  megabytesPerSecond: Summary;
+  /** Why it has no numbers here: it failed this cell (the error's first line), or did not start at all. */
+  error?: string;
+}
+
+/** One cell of the payload benchmark: a size and a direction, every contender. */
+export interface PayloadBenchRow {
+  runtime: string;
+  direction: Direction;
+  /** The payload's size in bytes. */
+  bytes: number;
+  /** Tasks per burst. */
+  tasks: number;
+  rounds: number;
+  /** The options filch's pool was created with. */
+  filchOptions: PoolOptions;
+  contenders: PayloadContenderResult[];
+  /** filch's tasks/s ÷ the bare loop's, per round, summarized (absent if either failed the cell). */
+  filchOverBare?: Summary;
+  /** filch's tasks/s ÷ piscina's, per round, summarized (absent if either failed the cell or did not run). */
+  filchOverPiscina?: Summary;
+}
+
+/**
+ * Runs every cell on every contender that starts on this runtime, `rounds` times each, interleaved.
+ *
+ * @param rounds Timed rounds per cell (after one warm-up burst).
+ * @param filchOptions The options of filch's pool.
+ * @param maxBytes The largest size to run.
+ * @param onRow Called with each cell's row as it finishes.
+ * @returns One row per cell.
+ */
+export async function benchPayloads(
+  rounds = 3,
+  filchOptions: PoolOptions = { workers: WORKERS },
+  maxBytes = Infinity,
+  onRow: (row: PayloadBenchRow) => void = () => {},
+): Promise<PayloadBenchRow[]> {
+  const makers: [string, () => Contender | Promise<Contender>][] = [
+    ["filch", () => filch(filchOptions)],
+    ["bare postMessage loop", () => bareLoop(bareApi, "bare postMessage loop")],
+    ["piscina", piscina],
+    ["tinypool", tinypool],
+    ["workerpool", workerpool],
+    ["poolifier", poolifier],
+  ];
+  if (bareApi !== threadApi) {
+    makers.splice(2, 0, [`bare loop, ${threadApi}`, () => bareLoop(threadApi, `bare loop, ${threadApi}`)]);
+  }
+  const contenders: Contender[] = [];
+  const skipped = new Map<string, string>();
+  const small = new Uint8Array(KiB).fill(0x5a);
+  for (const [name, make] of makers) {
+    try {
+      console.error(`starting ${name} …`);
+      // Some peers never come up on Deno or Bun (their workers hang at start): give each 10 s.
+      const c = await withTimeout(
+        (async () => {
+          const c = await make();
+          await c.argument(small, 200);
+          await c.result(KiB, 200);
+          return c;
+        })(),
+        10_000,
+        `${name} did not start and finish a warm-up within 10 s`,
+      );
+      contenders.push(c);
+    } catch (error) {
+      skipped.set(name, firstLine(error));
+      console.error(`SKIPPED ${name}: ${firstLine(error)}`);
+    }
+  }
+  const dropped = new Map<Contender, string>();
+  const rows: PayloadBenchRow[] = [];
+  const empty = summarize([NaN]);
+  for (const cell of CELLS.filter((c) => c.bytes <= maxBytes)) {
+    // Non-zero bytes, made once per size and reused by every argument burst.
+    const payload = new Uint8Array(cell.bytes);
+    for (let i = 0; i < payload.length; i++) payload[i] = (i % 251) + 1;
+    for (const direction of ["argument", "result"] as Direction[]) {
+      const burst = (c: Contender, n: number) =>
+        direction === "argument" ? c.argument(payload, n) : c.result(cell.bytes, n);
+      const failed = new Map<Contender, string>();
+      /** Runs one burst of `c`, bounded; records a failure (a timeout drops `c` for good). */
+      const attempt = async (c: Contender, n: number): Promise<number | undefined> => {
+        try {
+          return await withTimeout(burst(c, n), BURST_TIMEOUT_MS, `${c.name} took over ${BURST_TIMEOUT_MS} ms`);
+        } catch (error) {
+          failed.set(c, firstLine(error));
+          if (error instanceof Timeout) dropped.set(c, `dropped after an earlier burst: ${firstLine(error)}`);
+          console.error(`FAILED ${c.name}, ${direction} ${label(cell.bytes)}: ${firstLine(error)}`);
+          return undefined;
+        }
+      };
+      const live = contenders.filter((c) => !dropped.has(c));
+      for (const c of dropped.keys()) failed.set(c, dropped.get(c)!);
+      console.error(`${direction} ${label(cell.bytes)} × ${cell.tasks}: warm-up`);
+      for (const c of live) await attempt(c, Math.ceil(cell.tasks / 8));
+      const ms = new Map<Contender, number[]>(contenders.map((c) => [c, new Array<number>(rounds).fill(NaN)]));
+      for (let r = 0; r < rounds; r++) {
+        for (let k = 0; k < live.length; k++) {
+          const c = live[(k + r) % live.length]; // rotate the order each round
+          if (failed.has(c)) continue;
+          console.error(`${direction} ${label(cell.bytes)}, round ${r}: ${c.name}`);
+          ms.get(c)![r] = (await attempt(c, cell.tasks)) ?? NaN;
+        }
+      }
+      const results: PayloadContenderResult[] = contenders.map((c) => {
+        const error = failed.get(c);
+        if (error !== undefined) return { name: c.name, tasksPerSecond: empty, megabytesPerSecond: empty, error };
+        const rates = ms.get(c)!.map((t) => cell.tasks / t * 1000);
+        return {
+          name: c.name,
+          tasksPerSecond: summarize(rates),
+          megabytesPerSecond: summarize(rates.map((rate) => rate * cell.bytes / 1e6)),
+        };
+      });
+      for (const [name, error] of skipped) {
+        results.push({ name, tasksPerSecond: empty, megabytesPerSecond: empty, error: `did not start: ${error}` });
+      }
+      /** filch's rate ÷ `name`'s, round by round, summarized; undefined if either has no numbers. */
+      const ratio = (name: string): Summary | undefined => {
+        const f = contenders.find((c) => c.name === "filch");
+        const o = contenders.find((c) => c.name === name);
+        if (f === undefined || o === undefined || failed.has(f) || failed.has(o)) return undefined;
+        const fm = ms.get(f)!;
+        const om = ms.get(o)!;
+        return summarize(fm.map((t, r) => om[r] / t));
+      };
+      const row: PayloadBenchRow = {
+        runtime: runtimeName(),
+        direction,
+        bytes: cell.bytes,
+        tasks: cell.tasks,
+        rounds,
+        filchOptions,
+        contenders: results,
+        filchOverBare: ratio("bare postMessage loop"),
+        filchOverPiscina: ratio("piscina"),
+      };
+      rows.push(row);
+      onRow(row);
+    }
+  }
+  for (const c of contenders) {
+    // A peer's shutdown has been seen to hang with no handle left (Node then exits with code 13): bound it.
+    console.error(`closing ${c.name} …`);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      c.close().catch(() => {}),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, 3000))),
+    ]);
+    clearTimeout(timer);
+  }
+  return rows;
+}
+
+/** A size as 64 B, 1 KiB, 64 KiB, 1 MiB, 16 MiB. */
+function label(bytes: number): string {
+  if (bytes >= MiB) return `${bytes / MiB} MiB`;
+  if (bytes >= KiB) return `${bytes / KiB} KiB`;
+  return `${bytes} B`;
+}
+
+/** A number with thousands separators and `digits` decimals. */
+function num(x: number, digits = 0): string {
+  return x.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/** A summary as `median (min–max)`, with thousands separators. */
+function range(s: Summary, digits = 0): string {
+  return `${num(s.median, digits)} (${num(s.min, digits)}–${num(s.max, digits)})`;
+}
+
+/** A ratio and whether its median meets `goal`. */
+function goal(s: Summary | undefined, at: number): string {
+  if (s === undefined) return "n/a";
+  return `${format(s, 2)} ${s.median >= at ? "✓" : "✗"}`;
+}
+
+function printRow(row: PayloadBenchRow): void {
+  const moved = row.bytes * row.tasks / MiB;
+  console.log(`\n${row.direction} ${label(row.bytes)} × ${row.tasks} tasks (${num(moved, moved < 10 ? 2 : 0)} MiB)`);
+  for (const c of row.contenders) {
+    if (c.error?.startsWith("did not start")) console.log(`  ${c.name.padEnd(26)} SKIPPED: ${c.error}`);
+    else if (c.error !== undefined) console.log(`  ${c.name.padEnd(26)} FAILED: ${c.error}`);
+    else {
+      console.log(
+        `  ${c.name.padEnd(26)} ${range(c.tasksPerSecond).padEnd(30)} tasks/s  ${
+          range(c.megabytesPerSecond, 1).padEnd(30)
+        } MB/s`,
+      );
+    }
+  }
+  console.log(
+    `  filch ÷ bare loop ${goal(row.filchOverBare, 1)} (goal ≥ 1)   filch ÷ piscina ${
+      goal(row.filchOverPiscina, 2)
+    } (goal ≥ 2)`,
+  );
+}
+
+const argv = (globalThis as { process?: { argv: string[] } }).process?.argv ?? [];
+if (import.meta.main ?? argv[1]?.endsWith("payload_bench.ts")) {
+  const args = argv.slice(2);
+  const rounds = Number(args.find((a) => /^\d+$/.test(a)) ?? 3);
+  const json = args.includes("--json");
+  const blocks = args.find((a) => a.startsWith("--blocks="));
+  const filchOptions: PoolOptions = { workers: WORKERS, ...(blocks ? { blocks: Number(blocks.slice(9)) } : {}) };
+  const maxBytes = args.includes("--quick") ? MiB : Infinity;
+  const log = json ? () => {} : console.log;
+  log(
+    `Payload benchmark, ${runtimeName()}, ${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${
+      cpus()[0]?.model ?? "cpu"
+    }`,
+  );
+  log(
+    `${WORKERS} workers per pool, ${rounds} rounds, contenders interleaved; median (min–max); MB = 10^6 bytes ` +
+      `of payload; nothing transferred (structured clone)`,
+  );
+  log(`filch options: ${JSON.stringify(filchOptions)}; bare loop threads: ${bareApi}`);
+  const rows = await benchPayloads(rounds, filchOptions, maxBytes, (row) => {
+    if (json) console.log(JSON.stringify(row));
+    else printRow(row);
+  });
+  if (!json) {
+    console.log(
+      "\n| direction | size | tasks | filch, MB/s | bare loop, MB/s | piscina, MB/s | filch ÷ bare (≥ 1) | filch ÷ piscina (≥ 2) |",
+    );
+    console.log("|---|---|---|---|---|---|---|---|");
+    for (const row of rows) {
+      const mbs = (name: string) => {
+        const c = row.contenders.find((c) => c.name === name);
+        return c === undefined ? "n/a" : c.error !== undefined ? "failed" : range(c.megabytesPerSecond, 1);
+      };
+      console.log(
+        `| ${row.direction} | ${label(row.bytes)} | ${row.tasks} | ${mbs("filch")} | ${
+          mbs("bare postMessage loop")
+        } | ${mbs("piscina")} | ${goal(row.filchOverBare, 1)} | ${goal(row.filchOverPiscina, 2)} |`,
+      );
+    }
+  }
+  // Stray handles of peers must not keep the process up.
+  (globalThis as { process?: { exit(code: number): void } }).process?.exit(0);
+}

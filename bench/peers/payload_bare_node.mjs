@@ -1,0 +1,13 @@
+// The payload benchmark's bare postMessage loop worker (node:worker_threads): one message in, one out, by
+// plain structured clone (no transfer list). {i, bytes} → {i, r: checksum}; {i, size} → {i, bytes}.
+import { parentPort } from "node:worker_threads";
+parentPort.on("message", (m) => {
+  if (m.bytes !== undefined) {
+    parentPort.postMessage({ i: m.i, r: m.bytes.length + m.bytes[0] + m.bytes[m.bytes.length - 1] });
+  } else {
+    const bytes = new Uint8Array(m.size);
+    bytes[0] = 1;
+    bytes[m.size - 1] = 2;
+    parentPort.postMessage({ i: m.i, bytes });
+  }
+});

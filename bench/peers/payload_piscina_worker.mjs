@@ -1,0 +1,9 @@
+// The payload benchmark's task for piscina and tinypool (the default export gets the submitted object):
+// {bytes} → checksum; {size} → fresh bytes. Nothing is transferred (no Piscina.move): structured clone.
+export default function payload({ bytes, size }) {
+  if (bytes !== undefined) return bytes.length + bytes[0] + bytes[bytes.length - 1];
+  const out = new Uint8Array(size);
+  out[0] = 1;
+  out[size - 1] = 2;
+  return out;
+}
