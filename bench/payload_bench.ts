@@ -168,33 +168,16 @@ function bareLoop(api: "web" | "worker_threads", name: string): Contender {
   };
 }
 
-async function piscina(): Promise<Contender> {
-  const { Piscina } = await import("piscina");
-  const pool = new Piscina({
+/** piscina or tinypool, which share an API and a worker file (its default export gets the submitted object). */
+async function piscinaLike(name: "piscina" | "tinypool"): Promise<Contender> {
+  const PoolClass = name === "piscina" ? (await import("piscina")).Piscina : (await import("tinypool")).Tinypool;
+  const pool = new PoolClass({
     filename: new URL("./peers/payload_piscina_worker.mjs", import.meta.url).href,
     minThreads: WORKERS,
     maxThreads: WORKERS,
   });
   return {
-    name: "piscina",
-    argument: (bytes, n) => {
-      const expected = checksum(bytes);
-      return checkedBurst(n, () => pool.run({ bytes }), (r) => r === expected);
-    },
-    result: (size, n) => checkedBurst(n, () => pool.run({ size }), (r) => isResult(r, size)),
-    close: () => pool.destroy(),
-  };
-}
-
-async function tinypool(): Promise<Contender> {
-  const { Tinypool } = await import("tinypool");
-  const pool = new Tinypool({
-    filename: new URL("./peers/payload_piscina_worker.mjs", import.meta.url).href,
-    minThreads: WORKERS,
-    maxThreads: WORKERS,
-  });
-  return {
-    name: "tinypool",
+    name,
     argument: (bytes, n) => {
       const expected = checksum(bytes);
       return checkedBurst(n, () => pool.run({ bytes }), (r) => r === expected);
@@ -313,8 +296,8 @@ export async function benchPayloads(
   const makers: [string, () => Contender | Promise<Contender>][] = [
     ["filch", () => filch(filchOptions)],
     ["bare postMessage loop", () => bareLoop(bareApi, "bare postMessage loop")],
-    ["piscina", piscina],
-    ["tinypool", tinypool],
+    ["piscina", () => piscinaLike("piscina")],
+    ["tinypool", () => piscinaLike("tinypool")],
     ["workerpool", workerpool],
     ["poolifier", poolifier],
   ];

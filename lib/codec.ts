@@ -1628,34 +1628,28 @@ class Reader {
   }
 
   movedView(): ArrayBufferView {
-    const kind = this.viewKind();
-    const index = this.varint();
-    const byteOffset = this.varint();
-    const length = this.varint();
-    const buffer = this.movedBuffer(index);
-    const size = VIEW_ELEMENT_SIZES[kind];
-    if (byteOffset % size !== 0 || byteOffset + length * size > buffer.byteLength) {
-      throw this.corrupt(
-        `a view at byte offset ${byteOffset} of ${length} elements of ${size} bytes does not fit moved buffer ${index}`,
-      );
-    }
-    return new VIEW_CONSTRUCTORS[kind]!(buffer, byteOffset, length);
+    return this.referencedView("moved", (index) => this.movedBuffer(index));
   }
 
   sharedView(): ArrayBufferView {
+    return this.referencedView("shared", (id) => this.sharedBuffer(id));
+  }
+
+  /** A view by reference: kind, the buffer's number (`buffer` resolves it), byteOffset, length; checked. */
+  referencedView(what: string, buffer: (n: number) => ArrayBufferLike): ArrayBufferView {
     const kind = this.viewKind();
-    const id = this.varint();
+    const n = this.varint();
     const byteOffset = this.varint();
     const length = this.varint();
-    const buffer = this.sharedBuffer(id);
+    const target = buffer(n);
     const size = VIEW_ELEMENT_SIZES[kind];
-    if (byteOffset % size !== 0 || byteOffset + length * size > buffer.byteLength) {
+    if (byteOffset % size !== 0 || byteOffset + length * size > target.byteLength) {
       throw this.corrupt(
-        `a view at byte offset ${byteOffset} of ${length} elements of ${size} bytes does not fit shared buffer ${id} ` +
-          `of ${buffer.byteLength} bytes`,
+        `a view at byte offset ${byteOffset} of ${length} elements of ${size} bytes does not fit ${what} buffer ${n} ` +
+          `of ${target.byteLength} bytes`,
       );
     }
-    return new VIEW_CONSTRUCTORS[kind]!(buffer, byteOffset, length);
+    return new VIEW_CONSTRUCTORS[kind]!(target, byteOffset, length);
   }
 
   error(child: number): Error {
