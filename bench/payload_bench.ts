@@ -17,9 +17,10 @@
  * tasks/s and MB/s (10^6 bytes of payload a second), and filch ÷ bare loop and filch ÷ piscina, computed
  * per round and then medianed. The goals: filch ≥ 1× the bare loop and ≥ 2× piscina at every size.
  *
- * For fairness nothing is transferred: the bare loop and the peers move bytes by plain structured clone
- * (no transfer list, no `Piscina.move`), as filch copies them; a transfer would hand the caller's buffer
- * over, which the argument cells reuse. If a pool rejects a size (filch with a RangeError naming the
+ * For fairness the bare loop and the peers move bytes by plain structured clone (no transfer list, no
+ * `Piscina.move`), as filch copies them. One more contender, "filch, move()", shows what the zero-copy path
+ * gives: each argument task gets its own copy of the bytes (one copy by the caller), moved to the worker;
+ * each result is moved back; its ratio to the bare loop is the last column. If a pool rejects a size (filch with a RangeError naming the
  * bytes its pool holds, say), the cell records that contender as failed with the error's message and the
  * benchmark goes on; filch's pool options are printed.
  *
@@ -29,6 +30,7 @@
  * ({@link PayloadBenchRow}) and nothing else on stdout.
  */
 import { cpus } from "node:os";
+import { move } from "../lib/move.ts";
 import { Pool, type PoolOptions } from "../lib/pool.ts";
 import { startThread, threadApi, type ThreadHandle } from "../lib/runtime/thread.ts";
 import { format, runtimeName, summarize, type Summary } from "./_stats.ts";
@@ -106,6 +108,24 @@ async function filch(options: PoolOptions): Promise<Contender> {
       return checkedBurst(n, () => pool.run("takeBytes", bytes), (r) => r === expected);
     },
     result: (size, n) => checkedBurst(n, () => pool.run("makeBytes", size), (r) => isResult(r, size)),
+    close: () => pool.close(),
+  };
+}
+
+/**
+ * filch with `move()`: no copy by the pool either way. An argument burst gives each task its own copy of
+ * the bytes (one copy by the caller, as a producer keeping its data would make) and moves it; a result is
+ * moved back by the task.
+ */
+async function filchMove(options: PoolOptions): Promise<Contender> {
+  const pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), options);
+  return {
+    name: "filch, move()",
+    argument: (bytes, n) => {
+      const expected = checksum(bytes);
+      return checkedBurst(n, () => pool.run("takeBytes", move(bytes.slice())), (r) => r === expected);
+    },
+    result: (size, n) => checkedBurst(n, () => pool.run("makeBytesMoved", size), (r) => isResult(r, size)),
     close: () => pool.close(),
   };
 }
@@ -276,6 +296,8 @@ export interface PayloadBenchRow {
   filchOverBare?: Summary;
   /** filch's tasks/s ÷ piscina's, per round, summarized (absent if either failed the cell or did not run). */
   filchOverPiscina?: Summary;
+  /** filch with move()'s tasks/s ÷ the bare loop's, per round, summarized (absent if either failed). */
+  moveOverBare?: Summary;
 }
 
 /**
@@ -295,6 +317,7 @@ export async function benchPayloads(
 ): Promise<PayloadBenchRow[]> {
   const makers: [string, () => Contender | Promise<Contender>][] = [
     ["filch", () => filch(filchOptions)],
+    ["filch, move()", () => filchMove(filchOptions)],
     ["bare postMessage loop", () => bareLoop(bareApi, "bare postMessage loop")],
     ["piscina", () => piscinaLike("piscina")],
     ["tinypool", () => piscinaLike("tinypool")],
@@ -375,9 +398,9 @@ export async function benchPayloads(
       for (const [name, error] of skipped) {
         results.push({ name, tasksPerSecond: empty, megabytesPerSecond: empty, error: `did not start: ${error}` });
       }
-      /** filch's rate ÷ `name`'s, round by round, summarized; undefined if either has no numbers. */
-      const ratio = (name: string): Summary | undefined => {
-        const f = contenders.find((c) => c.name === "filch");
+      /** `of`'s rate ÷ `name`'s, round by round, summarized; undefined if either has no numbers. */
+      const ratio = (name: string, of = "filch"): Summary | undefined => {
+        const f = contenders.find((c) => c.name === of);
         const o = contenders.find((c) => c.name === name);
         if (f === undefined || o === undefined || failed.has(f) || failed.has(o)) return undefined;
         const fm = ms.get(f)!;
@@ -394,6 +417,7 @@ export async function benchPayloads(
         contenders: results,
         filchOverBare: ratio("bare postMessage loop"),
         filchOverPiscina: ratio("piscina"),
+        moveOverBare: ratio("bare postMessage loop", "filch, move()"),
       };
       rows.push(row);
       onRow(row);
@@ -452,7 +476,7 @@ function printRow(row: PayloadBenchRow): void {
   console.log(
     `  filch ÷ bare loop ${goal(row.filchOverBare, 1)} (goal ≥ 1)   filch ÷ piscina ${
       goal(row.filchOverPiscina, 2)
-    } (goal ≥ 2)`,
+    } (goal ≥ 2)   filch, move() ÷ bare loop ${goal(row.moveOverBare, 1)}`,
   );
 }
 
@@ -481,18 +505,20 @@ if (import.meta.main ?? argv[1]?.endsWith("payload_bench.ts")) {
   });
   if (!json) {
     console.log(
-      "\n| direction | size | tasks | filch, MB/s | bare loop, MB/s | piscina, MB/s | filch ÷ bare (≥ 1) | filch ÷ piscina (≥ 2) |",
+      "\n| direction | size | tasks | filch, MB/s | filch, move(), MB/s | bare loop, MB/s | piscina, MB/s | filch ÷ bare (≥ 1) | filch ÷ piscina (≥ 2) | move() ÷ bare |",
     );
-    console.log("|---|---|---|---|---|---|---|---|");
+    console.log("|---|---|---|---|---|---|---|---|---|---|");
     for (const row of rows) {
       const mbs = (name: string) => {
         const c = row.contenders.find((c) => c.name === name);
         return c === undefined ? "n/a" : c.error !== undefined ? "failed" : range(c.megabytesPerSecond, 1);
       };
       console.log(
-        `| ${row.direction} | ${label(row.bytes)} | ${row.tasks} | ${mbs("filch")} | ${
+        `| ${row.direction} | ${label(row.bytes)} | ${row.tasks} | ${mbs("filch")} | ${mbs("filch, move()")} | ${
           mbs("bare postMessage loop")
-        } | ${mbs("piscina")} | ${goal(row.filchOverBare, 1)} | ${goal(row.filchOverPiscina, 2)} |`,
+        } | ${mbs("piscina")} | ${goal(row.filchOverBare, 1)} | ${goal(row.filchOverPiscina, 2)} | ${
+          goal(row.moveOverBare, 1)
+        } |`,
       );
     }
   }

@@ -1,4 +1,5 @@
 /** The task module of the pool benchmarks and the demo. */
+import { move } from "../lib/move.ts";
 
 /** The tiny task of the throughput and latency benchmarks. */
 export function add(a: number, b: number): number {
@@ -38,4 +39,9 @@ export function makeBytes(size: number): Uint8Array {
   bytes[0] = 1;
   bytes[size - 1] = 2;
   return bytes;
+}
+
+/** {@link makeBytes}, moved back to the caller (`move()`: no copy). */
+export function makeBytesMoved(size: number): Uint8Array {
+  return move(makeBytes(size));
 }

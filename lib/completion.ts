@@ -48,7 +48,10 @@ export class CompletionReader {
   /** Called at the start of each drain (the pool completes a submission cut short there). */
   beforeDrain: () => void = () => {};
   private stopped = false;
+  /** Completions that named a shared buffer not arrived yet: retried at each drain. */
   private deferred: number[] = [];
+  /** Completions whose payload travels by message, not arrived yet: each is retried when its own arrives. */
+  private readonly awaitingPayload = new Set<number>();
   /** Result payloads that came by message (no free blocks), by handle, until their completion is read. */
   private readonly messagePayloads = new Map<number, Uint8Array>();
   /** The buffers moved with a payload that came by message, by handle. */
@@ -117,12 +120,12 @@ export class CompletionReader {
       for (;;) {
         const handle = this.completions.pop(); // spec: MainPopCompletion
         if (handle === QUEUE_EMPTY) break;
-        if (!this.tryComplete(handle)) this.deferred.push(handle);
+        if (!this.tryComplete(handle)) this.defer(handle);
       }
       if (this.deferred.length > 0) {
         const again = this.deferred;
         this.deferred = [];
-        for (const handle of again) if (!this.tryComplete(handle)) this.deferred.push(handle);
+        for (const handle of again) if (!this.tryComplete(handle)) this.defer(handle);
       }
     } finally {
       this.draining = false;
@@ -140,7 +143,20 @@ export class CompletionReader {
   payloadArrived(handle: number, bytes: Uint8Array, moved?: ArrayBuffer[]): void {
     this.messagePayloads.set(handle, bytes);
     if (moved !== undefined && moved.length > 0) this.movedPayloads.set(handle, moved);
-    if (this.deferred.length > 0) this.drain();
+    // Its completion came first: settle it alone (retrying every waiting one here made a burst of
+    // results by message quadratic: 20,000 moved results took seconds).
+    if (this.stopped || !this.awaitingPayload.delete(handle)) return;
+    if (!this.tryComplete(handle)) this.defer(handle);
+    this.freed();
+  }
+
+  /** Keeps a completion that cannot settle yet, where what it waits for will retry it. */
+  private defer(handle: number): void {
+    const table = this.table;
+    const byMessage =
+      mem.read(table.words, table.at(table.indexOf(handle), RecordWords.payloadLength)) === PAYLOAD_BY_MESSAGE;
+    if (byMessage && !this.messagePayloads.has(handle)) this.awaitingPayload.add(handle);
+    else this.deferred.push(handle);
   }
 
   /** A shared buffer arrived: completions that named it may settle now. */
