@@ -467,7 +467,7 @@ function printRow(row: PayloadBenchRow): void {
     else if (c.error !== undefined) console.log(`  ${c.name.padEnd(26)} FAILED: ${c.error}`);
     else {
       console.log(
-        `  ${c.name.padEnd(26)} ${range(c.tasksPerSecond).padEnd(30)} tasks/s  ${
+        `  ${c.name.padEnd(26)} ${range(c.tasksPerSecond, c.tasksPerSecond.median < 100 ? 1 : 0).padEnd(30)} tasks/s  ${
           range(c.megabytesPerSecond, 1).padEnd(30)
         } MB/s`,
       );
