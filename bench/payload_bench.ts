@@ -2,7 +2,7 @@
  * Payload benchmark: how fast a pool moves bytes, as a task's argument and as its result, at 64 B, 1 KiB,
  * 64 KiB, 1 MiB and 16 MiB, on 2 workers, for filch and, side by side in the same process, a bare
  * postMessage loop (2 workers, round robin, no promises: node:worker_threads on Node, the web Worker on
- * Bun and Deno, whose node:worker_threads is far slower at sending bytes and also runs, for the record) and
+ * Bun and Deno, whose node:worker_threads is far slower at sending bytes: see `--worker-threads-bare`) and
  * the peers that run here: piscina, tinypool, workerpool, poolifier.
  *
  * - "argument": the caller passes a `Uint8Array` of the size (non-zero bytes, made once per size and
@@ -26,7 +26,8 @@
  *
  * Run: `node bench/payload_bench.ts`, `deno run -A bench/payload_bench.ts`, `bun bench/payload_bench.ts`.
  * A number sets the rounds (default 3); `--quick` drops 16 MiB; `--blocks=N` creates filch's pool with
- * `blocks: N` (overflow blocks of its shared buffer); `--json` prints one JSON line per cell
+ * `blocks: N` (overflow blocks of its shared buffer); `--worker-threads-bare` adds, on Deno, a bare loop on
+ * node:worker_threads beside the web Worker's; `--json` prints one JSON line per cell
  * ({@link PayloadBenchRow}) and nothing else on stdout.
  */
 import { cpus } from "node:os";
@@ -324,7 +325,10 @@ export async function benchPayloads(
     ["workerpool", workerpool],
     ["poolifier", poolifier],
   ];
-  if (bareApi !== threadApi) {
+  // Deno's node:worker_threads copies bytes at 5 to 14 MB/s: a row of its own only when asked (it took
+  // most of a 9-minute run).
+  const extraBare = (globalThis as { process?: { argv: string[] } }).process?.argv.includes("--worker-threads-bare");
+  if (bareApi !== threadApi && extraBare === true) {
     makers.splice(2, 0, [`bare loop, ${threadApi}`, () => bareLoop(threadApi, `bare loop, ${threadApi}`)]);
   }
   const contenders: Contender[] = [];
