@@ -168,17 +168,17 @@ export class SlabTable {
     let empty = -1;
     for (let slot = 0; slot < SLAB_SLOTS; slot++) {
       const at = HEADER_WORDS + slot * SLOT_WORDS;
-      const state = mem.load(words, at + SlotWords.state);
+      const state = mem.load(words, at + SlotWords.state); // spec: TakeReadState
       if (state === SlabState.EMPTY) {
         if (empty < 0) empty = slot;
         continue;
       }
       if (state !== SlabState.FREE) continue;
       // A free slab's size was written before the store that made it FREE, which this load read.
-      const has = mem.load(words, at + SlotWords.size);
+      const has = mem.load(words, at + SlotWords.size); // spec: TakeReadSize
       if (has < n || has > 2 * size) continue;
       // Losing this race (another thread took it, or the main thread is resetting) is not an error: go on.
-      if (mem.compareExchange(words, at + SlotWords.state, SlabState.FREE, this.held) === SlabState.FREE) {
+      if (mem.compareExchange(words, at + SlotWords.state, SlabState.FREE, this.held) === SlabState.FREE) { // spec: TakeClaimFree
         return slot;
       }
     }
@@ -186,17 +186,17 @@ export class SlabTable {
       const at = HEADER_WORDS + slot * SLOT_WORDS;
       // Held from the claim on: a death before the offset and size are written leaves a slot that
       // reclaim empties, never a FREE one with another slab's bytes.
-      if (mem.compareExchange(words, at + SlotWords.state, SlabState.EMPTY, this.held) !== SlabState.EMPTY) {
+      if (mem.compareExchange(words, at + SlotWords.state, SlabState.EMPTY, this.held) !== SlabState.EMPTY) { // spec: TakeClaimEmpty
         continue;
       }
       const offset = this.carve(size, cap);
       if (offset < 0) {
-        mem.store(words, at + SlotWords.state, SlabState.EMPTY);
+        mem.store(words, at + SlotWords.state, SlabState.EMPTY); // spec: TakeUndoClaim
         return NO_SLAB;
       }
       // Read by other threads only once the slab is FREE (the give-back's store publishes them).
-      mem.store(words, at + SlotWords.offset, offset);
-      mem.store(words, at + SlotWords.size, size);
+      mem.store(words, at + SlotWords.offset, offset); // spec: TakeWriteOffset
+      mem.store(words, at + SlotWords.size, size); // spec: TakeWriteSize
       return slot;
     }
     return NO_SLAB;
@@ -205,10 +205,10 @@ export class SlabTable {
   /** Bumps the arena's top by `size` bytes and grows the arena to cover them; -1 if over the cap. */
   private carve(size: number, cap: number): number {
     const words = this.words;
-    let top = mem.load(words, HeaderWords.top);
+    let top = mem.load(words, HeaderWords.top); // spec: CarveReadTop
     for (;;) {
       if (top + size > cap) return -1;
-      const seen = mem.compareExchange(words, HeaderWords.top, top, top + size);
+      const seen = mem.compareExchange(words, HeaderWords.top, top, top + size); // spec: CarveCasTop
       if (seen === top) break;
       top = seen;
     }
@@ -236,8 +236,8 @@ export class SlabTable {
    */
   bytes(slot: number): Uint8Array {
     const at = HEADER_WORDS + slot * SLOT_WORDS;
-    const offset = mem.load(this.words, at + SlotWords.offset);
-    return this.view.subarray(offset, offset + mem.load(this.words, at + SlotWords.size));
+    const offset = mem.load(this.words, at + SlotWords.offset); // spec: BytesReadOffset
+    return this.view.subarray(offset, offset + mem.load(this.words, at + SlotWords.size)); // spec: BytesReadSize
   }
 
   /**
@@ -246,7 +246,7 @@ export class SlabTable {
    * @param slot A slot from {@link SlabTable.take}.
    */
   give(slot: number): void {
-    mem.store(this.words, HEADER_WORDS + slot * SLOT_WORDS + SlotWords.state, SlabState.FREE);
+    mem.store(this.words, HEADER_WORDS + slot * SLOT_WORDS + SlotWords.state, SlabState.FREE); // spec: FreeGive
   }
 
   /**
@@ -260,22 +260,22 @@ export class SlabTable {
     const was: number[] = [];
     for (let slot = 0; slot < SLAB_SLOTS; slot++) {
       const at = HEADER_WORDS + slot * SLOT_WORDS + SlotWords.state;
-      const state = mem.load(words, at);
+      const state = mem.load(words, at); // spec: ResetReadState
       const claimed = (state === SlabState.FREE || state === SlabState.EMPTY) &&
-        mem.compareExchange(words, at, state, SlabState.MAKING) === state;
+        mem.compareExchange(words, at, state, SlabState.MAKING) === state; // spec: ResetClaim
       if (!claimed) {
         // In use: put back what we claimed, as it was.
         for (let back = 0; back < was.length; back++) {
-          mem.store(words, HEADER_WORDS + back * SLOT_WORDS + SlotWords.state, was[back]);
+          mem.store(words, HEADER_WORDS + back * SLOT_WORDS + SlotWords.state, was[back]); // spec: ResetRestore
         }
         return false;
       }
       was.push(state);
     }
-    mem.store(words, HeaderWords.top, 0);
-    mem.add(words, HeaderWords.resets, 1);
+    mem.store(words, HeaderWords.top, 0); // spec: ResetTop
+    mem.add(words, HeaderWords.resets, 1); // spec: ResetCount
     for (let slot = 0; slot < SLAB_SLOTS; slot++) {
-      mem.store(words, HEADER_WORDS + slot * SLOT_WORDS + SlotWords.state, SlabState.EMPTY);
+      mem.store(words, HEADER_WORDS + slot * SLOT_WORDS + SlotWords.state, SlabState.EMPTY); // spec: ResetEmpty
     }
     return true;
   }
@@ -296,10 +296,10 @@ export class SlabTable {
     let back = 0;
     for (let slot = 0; slot < SLAB_SLOTS; slot++) {
       const at = HEADER_WORDS + slot * SLOT_WORDS + SlotWords.state;
-      if (mem.load(words, at) !== held || named(slot)) continue;
+      if (mem.load(words, at) !== held || named(slot)) continue; // spec: ReclaimReadState
       // A slot the dead worker handed on is freed by its record's owner before the record stops naming
       // it: not named now means freed already (then this exchange fails) or never handed on.
-      if (mem.compareExchange(words, at, held, SlabState.EMPTY) === held) back++;
+      if (mem.compareExchange(words, at, held, SlabState.EMPTY) === held) back++; // spec: ReclaimCas
     }
     return back;
   }

@@ -539,7 +539,7 @@ export class TaskTable {
         const slab = this.takeSlab(length);
         if (slab !== NO_SLAB) {
           this.slabs.bytes(slab).set(source);
-          mem.write(this.words, this.at(index, RecordWords.payloadBlock), SLAB_REF - slab);
+          mem.write(this.words, this.at(index, RecordWords.payloadBlock), SLAB_REF - slab); // spec: RecordNameSlab
           mem.write(this.words, this.at(index, RecordWords.payloadLength), length);
           return true;
         }
@@ -656,7 +656,7 @@ export class TaskTable {
     if (block <= SLAB_REF) {
       // Freed, then forgotten: a slot still named by a record is never taken for a dead worker's (slabs.ts).
       this.slabs.give(SLAB_REF - block);
-      mem.write(this.words, blockAt, NO_BLOCK);
+      mem.write(this.words, blockAt, NO_BLOCK); // spec: FreeClearRecord
       return;
     }
     mem.write(this.words, blockAt, NO_BLOCK);
@@ -683,7 +683,7 @@ export class TaskTable {
     const capacity = this.indexMask + 1;
     return this.slabs.reclaim(dead, (slab) => {
       for (let i = 0; i < capacity; i++) {
-        if (mem.load(this.words, this.at(i, RecordWords.payloadBlock)) === SLAB_REF - slab) return true;
+        if (mem.load(this.words, this.at(i, RecordWords.payloadBlock)) === SLAB_REF - slab) return true; // spec: ReclaimReadRecord
       }
       return false;
     });

@@ -416,6 +416,63 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       replace: "    /\\ epoch' = epoch   \\* BUG: was mine; the request is never taken back\n",
     }],
   },
+  // ---- Slabs.tla (lib/slabs.ts, lib/task.ts) ----
+  {
+    name: "TakeStoresHeld",
+    base: "Slabs.tla",
+    bug: "take claims a FREE slab with a plain store instead of a compare-exchange: two takers share it",
+    patches: [{
+      find: "       IF state[s] = FREE\n       THEN /\\ state' = [state EXCEPT ![s] = t]\n",
+      replace: "       IF TRUE   \\* BUG: was state[s] = FREE (a compare-exchange); a plain store claims it whatever its state\n" +
+        "       THEN /\\ state' = [state EXCEPT ![s] = t]\n",
+    }],
+  },
+  {
+    name: "ResetClaimsHeld",
+    base: "Slabs.tla",
+    bug: "reset claims held slots too (the TypeScript mutant reset_ignores_held): the arena is reset under " +
+      "payloads in flight",
+    patches: [{
+      find: "       IF st \\in {FREE, EMPTY}\n",
+      replace: "       IF st /= MAKING   \\* BUG: was st \\in {FREE, EMPTY}; a held slot is claimed too\n",
+    }],
+  },
+  {
+    name: "FreeClearsFirst",
+    base: "Slabs.tla",
+    bug: "freePayload clears the record's reference before it gives the slot back: a reclaim in between " +
+      "empties a slot that the late give-back then frees under its next holder",
+    patches: [
+      {
+        find: "    /\\ At(t, \"FreeGive\")\n    /\\ state' = [state EXCEPT ![l[t].i] = FREE]\n",
+        replace: "    /\\ At(t, \"FreeGive\")   \\* BUG: the reference is cleared first\n" +
+          "    /\\ rec' = [rec EXCEPT ![l[t].p] = 0]\n",
+      },
+      {
+        find: "    /\\ UNCHANGED <<offset, size, top>> /\\ UNCHANGED <<arena, rec, recOwner, writer, len, slotOf, made>>\n",
+        replace: "    /\\ UNCHANGED <<offset, size, top, state>> /\\ UNCHANGED <<arena, recOwner, writer, len, slotOf, made>>\n",
+      },
+      {
+        find: "    /\\ At(t, \"FreeClearRecord\")\n    /\\ rec' = [rec EXCEPT ![l[t].p] = 0]\n",
+        replace: "    /\\ At(t, \"FreeClearRecord\")   \\* BUG: the give-back comes second\n" +
+          "    /\\ state' = [state EXCEPT ![l[t].i] = FREE]\n",
+      },
+      {
+        find: "    /\\ UNCHANGED slabVars /\\ UNCHANGED <<arena, writer, len, slotOf, made>> /\\ UNCHANGED envVars\n",
+        replace: "    /\\ UNCHANGED <<offset, size, top, rec>> /\\ UNCHANGED <<arena, writer, len, slotOf, made>>\n" +
+          "    /\\ UNCHANGED envVars\n",
+      },
+    ],
+  },
+  {
+    name: "ReclaimIgnoresRecords",
+    base: "Slabs.tla",
+    bug: "reclaim empties every slot the dead worker held without checking that no record names it",
+    patches: [{
+      find: "       THEN l' = [l EXCEPT ![t].pc = \"ReclaimReadRecord\", ![t].j = 1]\n",
+      replace: "       THEN l' = [l EXCEPT ![t].pc = \"ReclaimCas\", ![t].j = 0]   \\* BUG: was ReclaimReadRecord (named?)\n",
+    }],
+  },
 ];
 
 /**
