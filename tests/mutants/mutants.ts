@@ -362,7 +362,8 @@ export const PAYLOAD_MUTANTS: readonly PayloadMutant[] = [
     module: "slabs.ts",
     bug: "a freed slab is not given back: every large payload carves new bytes, and the arena only grows",
     patches: [{
-      find: "    mem.store(this.words, HEADER_WORDS + slot * SLOT_WORDS + SlotWords.state, SlabState.FREE);\n",
+      find:
+        "    mem.store(this.words, HEADER_WORDS + slot * SLOT_WORDS + SlotWords.state, SlabState.FREE); // spec: FreeGive\n",
       replace: "    void slot; // BUG: never FREE again\n",
     }],
     caughtBy: "steadyStream",
