@@ -179,7 +179,11 @@ export class SlabTable {
       if (has < n || has > 2 * size) continue;
       // Losing this race (another thread took it, or the main thread is resetting) is not an error: go on.
       if (mem.compareExchange(words, at + SlotWords.state, SlabState.FREE, this.held) === SlabState.FREE) { // spec: TakeClaimFree
-        return slot;
+        // Nothing tied the size read above to this claim: meanwhile the main thread may have reset the
+        // arena and remade this slot smaller (Slabs.tla found it: the payload's copy then threw). Ours
+        // now, so its size is stable: keep it if it still fits, else give it back and go on.
+        if (mem.load(words, at + SlotWords.size) >= n) return slot; // spec: TakeRecheckSize
+        mem.store(words, at + SlotWords.state, SlabState.FREE); // spec: TakeGiveBackSmall
       }
     }
     for (let slot = empty < 0 ? SLAB_SLOTS : empty; slot < SLAB_SLOTS; slot++) {

@@ -656,7 +656,9 @@ export class TaskTable {
     if (block <= SLAB_REF) {
       // Freed, then forgotten: a slot still named by a record is never taken for a dead worker's (slabs.ts).
       this.slabs.give(SLAB_REF - block);
-      mem.write(this.words, blockAt, NO_BLOCK); // spec: FreeClearRecord
+      // A store, not a plain write: recovery reads it with a load, and must not see the clear before the
+      // give-back above (Slabs.tla: the order makes reclaim safe; a plain write would not keep it).
+      mem.store(this.words, blockAt, NO_BLOCK); // spec: FreeClearRecord
       return;
     }
     mem.write(this.words, blockAt, NO_BLOCK);

@@ -184,11 +184,32 @@ TakeClaimFree(t) ==
     /\ LET s == l[t].i IN
        IF state[s] = FREE
        THEN /\ state' = [state EXCEPT ![s] = t]
-            /\ Took(t, s)
-            /\ UNCHANGED recOwner
+            /\ l' = [l EXCEPT ![t].pc = "TakeRecheckSize"]
+            /\ UNCHANGED <<recOwner, ph, slotOf>>
        ELSE /\ UNCHANGED state            \* lost the race: go on
             /\ TakeNext(t, l[t].empty)
             /\ UNCHANGED slotOf
+    /\ UNCHANGED <<offset, size, top>>
+    /\ UNCHANGED <<arena, rec, writer, len, made>> /\ UNCHANGED envVars
+
+\* The claimed slab's size, read again now that it is ours (a reset may have remade it smaller between
+\* TakeReadSize and the claim): kept if it fits, else given back.
+TakeRecheckSize(t) ==
+    /\ At(t, "TakeRecheckSize")
+    /\ LET s == l[t].i IN
+       IF size[s] >= Len(t)
+       THEN /\ Took(t, s)
+            /\ UNCHANGED recOwner
+       ELSE /\ l' = [l EXCEPT ![t].pc = "TakeGiveBackSmall"]
+            /\ UNCHANGED <<recOwner, ph, slotOf>>
+    /\ UNCHANGED slabVars
+    /\ UNCHANGED <<arena, rec, writer, len, made>> /\ UNCHANGED envVars
+
+TakeGiveBackSmall(t) ==
+    /\ At(t, "TakeGiveBackSmall")
+    /\ state' = [state EXCEPT ![l[t].i] = FREE]
+    /\ TakeNext(t, l[t].empty)
+    /\ UNCHANGED slotOf
     /\ UNCHANGED <<offset, size, top>>
     /\ UNCHANGED <<arena, rec, writer, len, made>> /\ UNCHANGED envVars
 
@@ -397,7 +418,8 @@ ReclaimCas(t) ==
     /\ UNCHANGED <<offset, size, top>> /\ UNCHANGED payVars /\ UNCHANGED envVars
 
 Step(t) ==
-    \/ TakeReadState(t) \/ TakeReadSize(t) \/ TakeClaimFree(t) \/ TakeClaimEmpty(t)
+    \/ TakeReadState(t) \/ TakeReadSize(t) \/ TakeClaimFree(t) \/ TakeRecheckSize(t) \/ TakeGiveBackSmall(t)
+    \/ TakeClaimEmpty(t)
     \/ CarveReadTop(t) \/ CarveCasTop(t) \/ TakeUndoClaim(t) \/ TakeWriteOffset(t) \/ TakeWriteSize(t)
     \/ BytesReadOffset(t) \/ BytesReadSize(t)
     \/ RecordNameSlab(t) \/ FreeGive(t) \/ FreeClearRecord(t)

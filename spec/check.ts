@@ -373,6 +373,16 @@ export const RUNS: readonly Run[] = [
   { name: "Slabs", module: "Slabs.tla", cfg: "Slabs.cfg", kind: "real" },
   { name: "SlabsReset", module: "Slabs.tla", cfg: "SlabsReset.cfg", kind: "real" },
   {
+    // The bug Slabs.tla found in take (fixed by TakeRecheckSize): a reset remakes the slot smaller between
+    // the size read and the claim, and the payload gets a slab too small for it.
+    name: "TakeSkipsRecheck",
+    module: "Slabs.tla",
+    mutant: "TakeSkipsRecheck",
+    cfg: "SlabsReset.cfg",
+    kind: "mutant",
+    expect: ["TakeFits"],
+  },
+  {
     // Two payloads on one slab: the second taker's claim lands on the first's.
     name: "TakeStoresHeld",
     module: "Slabs.tla",

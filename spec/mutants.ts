@@ -418,6 +418,16 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
   },
   // ---- Slabs.tla (lib/slabs.ts, lib/task.ts) ----
   {
+    name: "TakeSkipsRecheck",
+    base: "Slabs.tla",
+    bug: "take keeps the slab it claimed without reading its size again: a reset may have remade it smaller",
+    patches: [{
+      find: "       IF size[s] >= Len(t)\n       THEN /\\ Took(t, s)\n",
+      replace: "       IF TRUE   \\* BUG: was size[s] >= Len(t) (the size is not read again after the claim)\n" +
+        "       THEN /\\ Took(t, s)\n",
+    }],
+  },
+  {
     name: "TakeStoresHeld",
     base: "Slabs.tla",
     bug: "take claims a FREE slab with a plain store instead of a compare-exchange: two takers share it",
