@@ -30,8 +30,9 @@
  *   give-back frees the slot before it clears the record's reference, so a slot no record names and still
  *   held by the dead worker is one it never handed on.
  *
- * Threads: any thread may take, read and give slabs, following the record ownership; reset and reclaim
- * are the main thread's.
+ * Threads: any thread may take, read and give slabs, following the record ownership. Reset is the main
+ * thread's; reclaim is the main thread's for a dead worker, and a thread's own for itself, at the repair
+ * of a step a throw cut short (`TaskTable.repairCut`, the pool's `repairSubmission`).
  *
  * @module
  */
