@@ -5,6 +5,9 @@ export interface Summary {
   median: number;
   min: number;
   max: number;
+  /** The first and third quartiles: the middle half of the runs lies between them. */
+  q1: number;
+  q3: number;
   runs: number;
 }
 
@@ -22,9 +25,22 @@ export interface Summary {
  */
 export function summarize(samples: number[]): Summary {
   const sorted = [...samples].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  const median = sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-  return { median, min: sorted[0], max: sorted[sorted.length - 1], runs: sorted.length };
+  return {
+    median: quantile(sorted, 0.5),
+    min: sorted[0],
+    max: sorted[sorted.length - 1],
+    q1: quantile(sorted, 0.25),
+    q3: quantile(sorted, 0.75),
+    runs: sorted.length,
+  };
+}
+
+/** The `q` quantile of sorted samples, interpolated between the two nearest (the median of an even count). */
+function quantile(sorted: number[], q: number): number {
+  const at = (sorted.length - 1) * q;
+  const below = Math.floor(at);
+  const above = Math.min(below + 1, sorted.length - 1);
+  return sorted[below] + (sorted[above] - sorted[below]) * (at - below);
 }
 
 /**
