@@ -9,12 +9,17 @@
  * 2. the four demos of `examples/` on 2 workers: time per run, lazy ÷ eager (below 1: lazy is faster),
  *    with the tasks stolen per run on each.
  *
+ * With `--hog`, a process that spins on one core runs beside the demos: a worker then loses its core now
+ * and then, and what it kept inline cannot be stolen meanwhile (where a lazy join could lose to an eager one).
+ *
  * Run: `node bench/lazy_join.ts`, `deno run -A bench/lazy_join.ts`, `bun bench/lazy_join.ts` (a number sets
  * the rounds, default 7).
  */
+import { spawn } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import process from "node:process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { mem } from "../lib/atomics.ts";
 import { Pool } from "../lib/pool.ts";
@@ -22,8 +27,9 @@ import { demos } from "./_demos.ts";
 import { format, runtimeName, summarize } from "./_stats.ts";
 import * as tasks from "./forkjoin_tasks.ts";
 
-const argv = (globalThis as { process?: { argv: string[] } }).process?.argv ?? [];
+const argv = process.argv;
 const rounds = Number(argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 7);
+const hog = argv.includes("--hog");
 const url = new URL("./forkjoin_tasks.ts", import.meta.url);
 type Tasks = typeof tasks;
 
@@ -112,7 +118,12 @@ try {
     }
   }
 
-  console.log(`\nThe demos on 2 workers: ms per run, median (range), and lazy ÷ eager per round\n`);
+  // A spinning process of this same runtime (deno eval, or -e for Node and Bun), killed at the end.
+  const spinner = hog
+    ? spawn(process.execPath, ["Deno" in globalThis ? "eval" : "-e", "for (;;);"], { stdio: "ignore" })
+    : undefined;
+  const beside = hog ? ", beside a process spinning on one core" : "";
+  console.log(`\nThe demos on 2 workers${beside}: ms per run, median (range), and lazy ÷ eager per round\n`);
   console.log("| demo | lazy, ms | eager, ms | lazy ÷ eager | tasks stolen a run: lazy | eager |");
   console.log("|---|---|---|---|---|---|");
   const lazy = await Pool.create<Tasks>(url, { workers: 2 });
@@ -160,6 +171,7 @@ try {
       );
     }
   } finally {
+    spinner?.kill();
     await lazy.close();
     await eager.close();
   }

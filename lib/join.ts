@@ -6,8 +6,9 @@
  * 1. `b` (an exported function of the pool's task module) and its arguments become a subtask record, and
  *    its handle is pushed on the calling worker's deque, where idle workers can steal it (oldest first:
  *    the largest pieces of a recursive split), unless no thief could want it (a pool of one worker, or a
- *    deque already holding older work for thieves) and its arguments are primitives: then `b` runs inline
- *    after `a` (see `keepsInline` in `worker.ts`);
+ *    deque already holding older work for thieves) and its arguments are primitives or shared memory
+ *    (which it would receive unchanged either way): then `b` runs inline after `a` (see `keepsInline` in
+ *    `worker.ts`);
  * 2. `a` runs inline;
  * 3. the worker pops its deque: if it gets `b` back (nobody stole it), it runs `b` inline; otherwise it
  *    runs other tasks until `b`'s latch is set (the thief sets it, then notifies), and sleeps on the
@@ -83,7 +84,7 @@ let host: ForkJoinHost | undefined;
  * The version of the {@link ForkJoinHost} interface: a copy of filch finds the host another copy
  * installed (see {@link currentHost}) only if they speak the same one.
  */
-const FORK_JOIN_PROTOCOL = 2; // 2: the host answers `context()`
+const FORK_JOIN_PROTOCOL = 3; // 2: the host answers `context()`; 3: the loops' pieces take `extra` spread
 
 /** Where a thread's host is registered for every copy of filch loaded in it (one realm, one thread). */
 const HOST_KEY = Symbol.for("filch.forkJoinHost");
@@ -429,9 +430,11 @@ export function parallelMapInPlace(
 
 /** The built-in tasks: every worker registers them under these names, after the module's own exports. */
 export const BUILTIN_TASKS: Readonly<Record<string, TaskFunction>> = Object.freeze({
-  forRange: (start: number, end: number, grain: number, body: number, extra: unknown[]) =>
+  // `extra` spread, not one array: shared views and primitives only, so that a worker with no thief to
+  // offer the piece to may keep it inline (worker.ts, keepsInline; an array is an object it would copy).
+  forRange: (start: number, end: number, grain: number, body: number, ...extra: unknown[]) =>
     forRange(start, end, grain, body, extra),
-  reduceRange: (start: number, end: number, grain: number, map: number, combine: number, extra: unknown[]) =>
+  reduceRange: (start: number, end: number, grain: number, map: number, combine: number, ...extra: unknown[]) =>
     reduceRange(start, end, grain, map, combine, extra),
   mapPiece: (lo: number, hi: number, array: Float64Array, fn: number) => mapPiece(lo, hi, array, fn),
 });
@@ -448,7 +451,7 @@ function forRange(start: number, end: number, grain: number, body: TaskRef, extr
   }
   const mid = start + Math.floor((end - start) / 2);
   const id = portable(body);
-  join(() => forRange(start, mid, grain, id, extra), host.builtin("forRange"), mid, end, grain, id, extra);
+  join(() => forRange(start, mid, grain, id, extra), host.builtin("forRange"), mid, end, grain, id, ...extra);
 }
 
 function reduceRange(
@@ -478,7 +481,7 @@ function reduceRange(
     grain,
     mapId,
     combineId,
-    extra,
+    ...extra,
   );
   return resolve(combine)(left, right);
 }

@@ -91,6 +91,12 @@ const FORK_MOVE_REFUSAL = {
     "and a forked task's arguments cannot be moved (any worker may steal the fork): pass it without move() to copy it, or in a SharedArrayBuffer",
 };
 
+/** Whether `value` is a SharedArrayBuffer or a view of one (the codec passes both by reference). */
+function isShared(value: object): boolean {
+  const buffer = ArrayBuffer.isView(value) ? value.buffer : value;
+  return typeof SharedArrayBuffer !== "undefined" && buffer instanceof SharedArrayBuffer;
+}
+
 /**
  * A join forks its b onto the deque only while the deque holds fewer tasks than this (see `keepsInline`).
  * Measured with bench/forkjoin_bench.ts.
@@ -834,20 +840,25 @@ export class WorkerLoop implements ForkJoinHost {
   /**
    * Whether a join's b may skip the deque and run inline after a, as the join's caller then does: when no
    * thief could want it. Publishing a fork (a record, its arguments encoded, a deque push and pop) is most
-   * of a join's cost, and a fork nobody steals pays it for nothing. Two cases, both with primitive arguments
-   * only (which b receives unchanged either way, so that running it inline is unobservable):
+   * of a join's cost, and a fork nobody steals pays it for nothing. Two cases, both with arguments that b
+   * would receive unchanged either way, so that running it inline is unobservable: primitives, and
+   * SharedArrayBuffers and views of them (shared memory passes by reference: a fork's copy of such a view
+   * is another view of the same bytes), but no other object (a fork gives b a copy made at the fork, and a
+   * may change the original before an inline b would see it):
    * - there is no other worker (a pool of one): nothing can ever steal from us;
    * - our deque already holds {@link LAZY_DEQUE_DEPTH} tasks or more, older than this fork: a thief takes
    *   the oldest first (a larger piece of the same recursion), and the forks we make once those are gone
    *   (stolen, or popped back at their joins) are published again.
    * Like Rayon's adaptive splitting, which splits a parallel iterator further only when a thief has taken
-   * part of it. Reads one word, our deque's length: it writes nothing, so no protocol step changes.
+   * part of it. Reads two words, our deque's ends: it writes nothing, so no protocol step changes.
    */
   private keepsInline(args: unknown[]): boolean {
     for (let i = 0; i < args.length; i++) {
       const v = args[i];
       const type = typeof v;
-      if ((type === "object" && v !== null) || type === "function" || type === "symbol") return false;
+      if (type === "object" ? v !== null && !isShared(v as object) : type === "function" || type === "symbol") {
+        return false;
+      }
     }
     return this.stealers.length === 1 || this.deque.length >= LAZY_DEQUE_DEPTH;
   }

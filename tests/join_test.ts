@@ -291,22 +291,26 @@ const LAZY_SCENARIOS: Record<JoinMutant["caughtBy"], (PoolClass: typeof Pool) =>
       await pool.close();
     }
   },
-  // On a pool of one, nobody can steal: fib(20)'s 10,945 joins fork nothing (one task executed).
+  // On a pool of one, nobody can steal: fib(20)'s 10,945 joins (numbers) and parallelFor's (numbers and a
+  // view of shared memory) fork nothing: two tasks executed, the two submitted.
   nothingForkedOnOne: async (PoolClass) => {
     const pool = await PoolClass.create<typeof tasks>(TASKS, { workers: 1 });
     try {
       const before = pool.stats().workers[0].executed;
       assertEquals(await pool.run("fib", 20, 0), 6765, "fib(20)");
+      const out = sharedInt32(1000);
+      await pool.run("parallelFill", out, 7);
+      assert(out.every((v, i) => v === 3 * i), "parallelFor");
       await pool.drain();
       const executed = pool.stats().workers[0].executed - before;
-      return executed === 1 ? [] : [`${executed} tasks executed for one fib(20): its joins forked`];
+      return executed === 2 ? [] : [`${executed} tasks executed for fib(20) and a parallelFor: their joins forked`];
     } finally {
       await pool.close();
     }
   },
 };
 
-test("a join keeps b inline only when no thief could want it, and only with primitive arguments", async () => {
+test("a join keeps b inline only when no thief could want it, and only with primitives and shared memory", async () => {
   for (const [name, scenario] of Object.entries(LAZY_SCENARIOS)) {
     assertEquals(await scenario(Pool), [], name);
   }

@@ -481,10 +481,9 @@ export const JOIN_MUTANTS: readonly JoinMutant[] = [
     module: "worker.ts",
     bug: "a join keeps b inline even with an object argument: b sees what a did to it, not the value at the fork",
     patches: [{
-      find: '      if ((type === "object" && v !== null) || type === "function" || type === "symbol") return false;\n' +
-        "    }\n    return this.stealers.length === 1",
-      replace: '      if (type === "function" || type === "symbol") return false; // BUG: objects kept inline too\n' +
-        "    }\n    return this.stealers.length === 1",
+      find:
+        '      if (type === "object" ? v !== null && !isShared(v as object) : type === "function" || type === "symbol") {\n',
+      replace: '      if (type === "function" || type === "symbol") { // BUG: every object kept inline too\n',
     }],
     caughtBy: "snapshotKeptInline",
   },
