@@ -13,7 +13,7 @@
  * and then, and what it kept inline cannot be stolen meanwhile (where a lazy join could lose to an eager one).
  *
  * Run: `node bench/lazy_join.ts`, `deno run -A bench/lazy_join.ts`, `bun bench/lazy_join.ts` (a number sets
- * the rounds, default 7).
+ * the rounds, default 7; `--overhead` measures the join overhead only).
  */
 import { spawn } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -30,6 +30,7 @@ import * as tasks from "./forkjoin_tasks.ts";
 const argv = process.argv;
 const rounds = Number(argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 7);
 const hog = argv.includes("--hog");
+const overheadOnly = argv.includes("--overhead");
 const url = new URL("./forkjoin_tasks.ts", import.meta.url);
 type Tasks = typeof tasks;
 
@@ -118,6 +119,13 @@ try {
     }
   }
 
+  if (!overheadOnly) await demosSideBySide(EagerPool);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** The demos on a lazy and an eager pool of 2, side by side. */
+async function demosSideBySide(EagerPool: typeof Pool): Promise<void> {
   // A spinning process of this same runtime (deno eval, or -e for Node and Bun), killed at the end.
   const spinner = hog
     ? spawn(process.execPath, ["Deno" in globalThis ? "eval" : "-e", "for (;;);"], { stdio: "ignore" })
@@ -175,6 +183,4 @@ try {
     await lazy.close();
     await eager.close();
   }
-} finally {
-  rmSync(dir, { recursive: true, force: true });
 }

@@ -16,6 +16,10 @@
  * worker goes on with other tasks; the worker then yields to its event loop between tasks, and sleeps with
  * `Atomics.waitAsync` rather than `Atomics.wait`, so the promise can settle.
  *
+ * Forking (the {@link ForkJoinHost} of `join.ts`): a join's `b` is pushed on this worker's deque, unless no
+ * thief could want it and running it inline is unobservable (`keepsInline`: a lazy join); a join waiting
+ * for a stolen `b` helps with other work.
+ *
  * Exit is cooperative (Deno cannot terminate a thread blocked in `Atomics.wait`): the pool sets the
  * lifecycle word to stopping and wakes every sleeper; the loop sees it at its next check and returns.
  *
