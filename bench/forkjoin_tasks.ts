@@ -5,6 +5,7 @@
  * @module
  */
 import { fib, fibSequential } from "../examples/fib/tasks.ts";
+import { mem } from "../lib/atomics.ts";
 
 export * from "../examples/fib/tasks.ts";
 export * from "../examples/sort/tasks.ts";
@@ -33,4 +34,17 @@ export function timePlainFib(n: number): [number, number] {
   const start = performance.now();
   const value = fibSequential(n);
   return [performance.now() - start, value];
+}
+
+/**
+ * Holds the worker that runs it (blocked in a wait, so that it neither runs nor steals other tasks) until
+ * `flag[0]` is set; sets `flag[1]` first, so the caller knows it runs.
+ *
+ * @param flag Two words on a SharedArrayBuffer.
+ * @returns 0.
+ */
+export function holdWorker(flag: Int32Array): number {
+  mem.store(flag, 1, 1);
+  while (mem.load(flag, 0) === 0) mem.wait(flag, 0, 0, 100);
+  return 0;
 }

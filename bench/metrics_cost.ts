@@ -12,7 +12,8 @@
  * the cost of metrics.
  *
  * Run: `deno run -A bench/metrics_cost.ts`, `bun bench/metrics_cost.ts`, `node bench/metrics_cost.ts`;
- * `--json` prints one JSON line (bench/all.ts); a number sets the rounds (default 30).
+ * `--json` prints one JSON line (bench/all.ts); a number sets the rounds (default 30); `--workers=N` the
+ * workers of every pool (default 2).
  */
 import { Pool } from "../lib/pool.ts";
 import { summarize, type Summary } from "./_stats.ts";
@@ -22,6 +23,7 @@ const runtime = "Deno" in globalThis ? "deno" : "Bun" in globalThis ? "bun" : "n
 const args = typeof process !== "undefined" ? process.argv.slice(2) : [];
 const json = args.includes("--json");
 const rounds = Number(args.find((a) => /^\d+$/.test(a)) ?? 30);
+const workers = Number(args.find((a) => a.startsWith("--workers="))?.slice(10) ?? 2);
 const N = 100_000;
 
 async function burst(pool: Pool<typeof tasks>): Promise<number> {
@@ -40,7 +42,7 @@ let recorded = 0;
 
 /** A fresh pool's throughput: its second burst. With metrics, checks that every task was recorded. */
 async function fresh(metrics: boolean): Promise<number> {
-  const pool = await Pool.create<typeof tasks>(url, { workers: 2, metrics });
+  const pool = await Pool.create<typeof tasks>(url, { workers, metrics });
   try {
     await burst(pool);
     const rate = await burst(pool);

@@ -5,7 +5,10 @@
  * (the {@link ForkJoinHost}, implemented by `worker.ts`). A task calls `join(a, b, ...args)`:
  * 1. `b` (an exported function of the pool's task module) and its arguments become a subtask record, and
  *    its handle is pushed on the calling worker's deque, where idle workers can steal it (oldest first:
- *    the largest pieces of a recursive split);
+ *    the largest pieces of a recursive split), unless no thief could want it (a pool of one worker, or a
+ *    deque already holding older work for thieves) and its arguments are primitives or shared memory
+ *    (which it would receive unchanged either way): then `b` runs inline after `a` (see `keepsInline` in
+ *    `worker.ts`);
  * 2. `a` runs inline;
  * 3. the worker pops its deque: if it gets `b` back (nobody stole it), it runs `b` inline; otherwise it
  *    runs other tasks until `b`'s latch is set (the thief sets it, then notifies), and sleeps on the
@@ -34,8 +37,20 @@ export type TaskFunction = (...args: any[]) => unknown;
 
 /** What a worker provides to fork-join code running on it. */
 export interface ForkJoinHost {
-  /** Forks `fn(...args)` onto this worker's deque; returns its handle, or -1 if it must run inline. */
-  fork(fn: TaskFunction, args: unknown[]): number;
+  /**
+   * Forks `fn(...args)` onto this worker's deque; returns its handle, or -1 if it must run inline. A
+   * `lazy` fork (join's b, which its caller runs right after a) may also be declined when no thief could
+   * want it; a scope's spawns are never lazy (declined, they would run one after another). A host of an
+   * older copy of filch ignores the flag (it forks eagerly), which is why the protocol did not change.
+   */
+  fork(fn: TaskFunction, args: unknown[], lazy?: boolean): number;
+  /**
+   * Runs a forked function that {@link ForkJoinHost.fork} did not fork (-1), inline, as part of the task
+   * that called join or spawn: not if that task was aborted (throws the reason, as a fork of it would not
+   * run either); a promise from it is an error (see {@link asyncForkError}). Optional: a host of an older
+   * copy of filch lacks it, and join then runs the function itself.
+   */
+  inline?(fn: TaskFunction, args: unknown[]): unknown;
   /**
    * Waits for the forked task `handle`: runs it inline if it is still on top of this worker's deque,
    * else helps with other work until its latch is set. Returns its value, or throws its error (always
@@ -69,7 +84,7 @@ let host: ForkJoinHost | undefined;
  * The version of the {@link ForkJoinHost} interface: a copy of filch finds the host another copy
  * installed (see {@link currentHost}) only if they speak the same one.
  */
-const FORK_JOIN_PROTOCOL = 2; // 2: the host answers `context()`
+const FORK_JOIN_PROTOCOL = 3; // 2: the host answers `context()`; 3: the loops' pieces take `extra` spread
 
 /** Where a thread's host is registered for every copy of filch loaded in it (one realm, one thread). */
 const HOST_KEY = Symbol.for("filch.forkJoinHost");
@@ -157,8 +172,9 @@ export function join<A, F extends TaskFunction>(a: () => A, b: F, ...args: Param
     throw new TypeError(`Cannot join as 'b' must be an exported task function: received ${describe(b)}`);
   }
   const h = currentHost();
-  // No pool worker here (or no record, room or blocks to fork into): b runs inline after a.
-  const handle = h === undefined ? -1 : h.fork(b, args);
+  // No pool worker here (or no record, room or blocks to fork into, or no thief that could want b): b runs
+  // inline after a.
+  const handle = h === undefined ? -1 : h.fork(b, args, true);
   // No tuples on this path: a join that nobody steals costs about 0.1 µs, and allocations show in that.
   let aValue: A;
   try {
@@ -166,15 +182,20 @@ export function join<A, F extends TaskFunction>(a: () => A, b: F, ...args: Param
   } catch (aError) {
     // b must settle before join returns, whatever a did; a's error wins.
     try {
-      if (handle < 0) runInline(b, args);
+      if (handle < 0) runHere(h, b, args);
       else h!.joinForked(handle);
     } catch {
       // b's error is dropped: a's is the one reported.
     }
     throw aError;
   }
-  const bValue = handle < 0 ? runInline(b, args) : h!.joinForked(handle);
+  const bValue = handle < 0 ? runHere(h, b, args) : h!.joinForked(handle);
   return [aValue, bValue as ReturnType<F>];
+}
+
+/** Calls a function that was not forked: through the pool worker's host if there is one (see `inline`). */
+function runHere(h: ForkJoinHost | undefined, fn: TaskFunction, args: unknown[]): unknown {
+  return h?.inline !== undefined ? h.inline(fn, args) : runInline(fn, args);
 }
 
 /**
@@ -281,7 +302,7 @@ export function scope<R>(body: (s: Scope) => R): [R, unknown[]] {
   for (let i = forked.length - 1; i >= 0; i--) {
     const { handle, fn, args } = forked[i];
     try {
-      results[i] = handle < 0 || h === undefined ? runInline(fn, args) : h.joinForked(handle);
+      results[i] = handle < 0 || h === undefined ? runHere(h, fn, args) : h.joinForked(handle);
     } catch (error) {
       errors.push(error);
     }
@@ -409,9 +430,11 @@ export function parallelMapInPlace(
 
 /** The built-in tasks: every worker registers them under these names, after the module's own exports. */
 export const BUILTIN_TASKS: Readonly<Record<string, TaskFunction>> = Object.freeze({
-  forRange: (start: number, end: number, grain: number, body: number, extra: unknown[]) =>
+  // `extra` spread, not one array: shared views and primitives only, so that a worker with no thief to
+  // offer the piece to may keep it inline (worker.ts, keepsInline; an array is an object it would copy).
+  forRange: (start: number, end: number, grain: number, body: number, ...extra: unknown[]) =>
     forRange(start, end, grain, body, extra),
-  reduceRange: (start: number, end: number, grain: number, map: number, combine: number, extra: unknown[]) =>
+  reduceRange: (start: number, end: number, grain: number, map: number, combine: number, ...extra: unknown[]) =>
     reduceRange(start, end, grain, map, combine, extra),
   mapPiece: (lo: number, hi: number, array: Float64Array, fn: number) => mapPiece(lo, hi, array, fn),
 });
@@ -428,7 +451,7 @@ function forRange(start: number, end: number, grain: number, body: TaskRef, extr
   }
   const mid = start + Math.floor((end - start) / 2);
   const id = portable(body);
-  join(() => forRange(start, mid, grain, id, extra), host.builtin("forRange"), mid, end, grain, id, extra);
+  join(() => forRange(start, mid, grain, id, extra), host.builtin("forRange"), mid, end, grain, id, ...extra);
 }
 
 function reduceRange(
@@ -458,7 +481,7 @@ function reduceRange(
     grain,
     mapId,
     combineId,
-    extra,
+    ...extra,
   );
   return resolve(combine)(left, right);
 }

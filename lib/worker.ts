@@ -16,6 +16,10 @@
  * worker goes on with other tasks; the worker then yields to its event loop between tasks, and sleeps with
  * `Atomics.waitAsync` rather than `Atomics.wait`, so the promise can settle.
  *
+ * Forking (the {@link ForkJoinHost} of `join.ts`): a join's `b` is pushed on this worker's deque, unless no
+ * thief could want it and running it inline is unobservable (`keepsInline`: a lazy join); a join waiting
+ * for a stolen `b` helps with other work.
+ *
  * Exit is cooperative (Deno cannot terminate a thread blocked in `Atomics.wait`): the pool sets the
  * lifecycle word to stopping and wakes every sleeper; the loop sees it at its next check and returns.
  *
@@ -90,6 +94,18 @@ const FORK_MOVE_REFUSAL = {
   refuse:
     "and a forked task's arguments cannot be moved (any worker may steal the fork): pass it without move() to copy it, or in a SharedArrayBuffer",
 };
+
+/** Whether `value` is a SharedArrayBuffer or a view of one (the codec passes both by reference). */
+function isShared(value: object): boolean {
+  const buffer = ArrayBuffer.isView(value) ? value.buffer : value;
+  return typeof SharedArrayBuffer !== "undefined" && buffer instanceof SharedArrayBuffer;
+}
+
+/**
+ * A join forks its b onto the deque only while the deque holds fewer tasks than this (see `keepsInline`).
+ * Measured with bench/forkjoin_bench.ts.
+ */
+const LAZY_DEQUE_DEPTH = 2;
 
 /** The most tasks a worker moves from the injector into its deque at once. */
 const MAX_INJECTOR_BATCH = 64;
@@ -810,15 +826,60 @@ export class WorkerLoop implements ForkJoinHost {
     return (flags & TaskFlags.ABORTED) === 0 ? undefined : abortError(flags);
   }
 
-  /** Pushes `fn(...args)` on our deque as a forked task; -1 if it must run inline (no record, room, blocks). */
-  fork(fn: ForkFunction, args: unknown[]): number {
-    const taskId = this.taskId(fn);
+  /**
+   * Pushes `fn(...args)` on our deque as a forked task; -1 if it must run inline (no record, room, blocks),
+   * or, for a `lazy` fork (join's b), if no thief needs it (see {@link WorkerLoop.keepsInline}).
+   */
+  fork(fn: ForkFunction, args: unknown[], lazy = false): number {
+    const taskId = this.taskId(fn); // (first: a b that is not a task is an error whoever would run it)
+    if (lazy && this.keepsInline(args)) return -1;
     this.guard.enter();
     try {
       return this.place(taskId, args);
     } finally {
       this.guard.leave();
     }
+  }
+
+  /**
+   * Whether a join's b may skip the deque and run inline after a, as the join's caller then does: when no
+   * thief could want it. Publishing a fork (a record, its arguments encoded, a deque push and pop) is most
+   * of a join's cost, and a fork nobody steals pays it for nothing. Two cases, both with arguments that b
+   * would receive unchanged either way, so that running it inline is unobservable: primitives, and
+   * SharedArrayBuffers and views of them (shared memory passes by reference: a fork's copy of such a view
+   * is another view of the same bytes), but no other object (a fork gives b a copy made at the fork, and a
+   * may change the original before an inline b would see it):
+   * - there is no other worker (a pool of one): nothing can ever steal from us;
+   * - our deque already holds {@link LAZY_DEQUE_DEPTH} tasks or more, older than this fork: a thief takes
+   *   the oldest first (a larger piece of the same recursion), and the forks we make once those are gone
+   *   (stolen, or popped back at their joins) are published again.
+   * Like Rayon's adaptive splitting, which splits a parallel iterator further only when a thief has taken
+   * part of it. Reads two words, our deque's ends: it writes nothing, so no protocol step changes.
+   */
+  private keepsInline(args: unknown[]): boolean {
+    for (let i = 0; i < args.length; i++) {
+      const v = args[i];
+      const type = typeof v;
+      if (type === "object" ? v !== null && !isShared(v as object) : type === "function" || type === "symbol") {
+        return false;
+      }
+    }
+    return this.stealers.length === 1 || this.deque.length >= LAZY_DEQUE_DEPTH;
+  }
+
+  /**
+   * A join's b or a spawn that {@link WorkerLoop.fork} did not fork, run inline by the task that made it:
+   * not if that task was aborted (as its fork, popped back or stolen, would not run), and a promise from it
+   * is an error (one contract, whoever runs it).
+   */
+  inline(fn: ForkFunction, args: unknown[]): unknown {
+    const root = this.runDepth > 0 ? this.roots[this.runDepth - 1] : -1;
+    // One load of the root's flags, as runInline makes for a fork popped back.
+    const reason = root >= 0 ? this.abortReason(root) : undefined;
+    if (reason !== undefined) throw reason;
+    const result = fn(...args);
+    if (isThenable(result)) throw asyncForkError(fn);
+    return result;
   }
 
   /** {@link WorkerLoop.fork}'s work, guard raised. */

@@ -87,7 +87,7 @@ export async function forcedChurn(PoolClass: typeof Pool, rounds: number): Promi
       const controller = new AbortController();
       const forced = pool.with({ signal: controller.signal, force: true }).run("churn", p, 60_000);
       forced.catch(() => {});
-      const bystanders = [settledAs(pool.run("fib", 14)), settledAs(pool.run("add", round, 1))];
+      const bystanders = [settledAs(pool.run("fib", { n: 14 })), settledAs(pool.run("add", round, 1))];
       try {
         await within(started(p), 10_000, "the churn's start");
         await new Promise((resolve) => setTimeout(resolve, 1 + (round * 7) % 13));

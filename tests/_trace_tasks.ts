@@ -26,8 +26,15 @@ const { join } = await import(new URL("mod.ts", root).href) as { join: Join };
 /** Fork-join Fibonacci, joining above `cutoff`: pushes, pops, steals and steal-halves. */
 export function fib(n: number, cutoff: number): number {
   if (n <= cutoff || n < 2) return n < 2 ? n : fibLeaf(n - 1) + fibLeaf(n - 2);
-  const [a, b] = join(() => fib(n - 1, cutoff), fib, n - 2, cutoff);
+  // b's arguments in an object: a join always forks such a b (a lazy join may keep a b of numbers inline,
+  // lib/worker.ts `keepsInline`), so that every join reaches the deque whose accesses are validated.
+  const [a, b] = join(() => fib(n - 1, cutoff), fibPiece, { n: n - 2, cutoff });
   return a + b;
+}
+
+/** {@link fib} as a forked piece: its arguments in an object. */
+export function fibPiece(box: { n: number; cutoff: number }): number {
+  return fib(box.n, box.cutoff);
 }
 
 function fibLeaf(n: number): number {

@@ -43,7 +43,7 @@ function withPool(options: PoolOptions, body: (pool: Pool<typeof tasks>) => void
  */
 async function abortOnceStarted(
   pool: Pool<typeof tasks>,
-  task: "spinUntilAborted" | "awaitAbort" | "forkWhileBlocked",
+  task: "spinUntilAborted" | "awaitAbort" | "forkWhileBlocked" | "forkFlatWhileBlocked",
   seen: Int32Array,
   reason?: unknown,
 ): Promise<unknown> {
@@ -111,6 +111,7 @@ const SCENARIOS: Record<PoolMutant["caughtBy"], (PoolClass: typeof Pool) => Prom
     }
   },
   forkPoppedBackAfterAbort: async (PoolClass) => (await forkAfterAbort(PoolClass, "popped back")).ran,
+  forkKeptInlineAfterAbort: async (PoolClass) => (await forkAfterAbort(PoolClass, "kept inline")).ran,
   forkStolenAfterAbort: async (PoolClass) => (await forkAfterAbort(PoolClass, "stolen")).ran,
 };
 
@@ -181,7 +182,7 @@ async function untilEither(probe: Int32Array, a: number, b: number): Promise<voi
  */
 async function forkAfterAbort(
   PoolClass: typeof Pool,
-  how: "popped back" | "stolen",
+  how: "popped back" | "stolen" | "kept inline",
 ): Promise<{ ran: number; saw: number }> {
   const pool = await PoolClass.create<typeof tasks>(moduleUrl, { workers: how === "stolen" ? 2 : 1 });
   try {
@@ -189,7 +190,8 @@ async function forkAfterAbort(
     const blocked = how === "stolen" ? handled(pool.run("blocker", hold, 30_000)) : undefined;
     if (blocked !== undefined) await within(until(hold, 0), 10_000, "the blocker's start");
     const seen = probe();
-    await abortOnceStarted(pool, "forkWhileBlocked", seen);
+    // A b that takes a number only, on a pool of one: not forked at all, run inline after a (worker.ts).
+    await abortOnceStarted(pool, how === "kept inline" ? "forkFlatWhileBlocked" : "forkWhileBlocked", seen);
     if (blocked !== undefined) {
       const stolenBefore = pool.stats().workers.reduce((sum, w) => sum + w.stolen, 0);
       release(hold);
@@ -208,9 +210,14 @@ async function forkAfterAbort(
   }
 }
 
-test("forks of an aborted task are cancelled with it: popped back or stolen, they do not run", async () => {
+test("forks of an aborted task are cancelled with it: popped back, stolen or kept inline, they do not run", async () => {
   assertEquals(await forkAfterAbort(Pool, "popped back"), { ran: 0, saw: SAW.abortError }, "popped back (1 worker)");
   assertEquals(await forkAfterAbort(Pool, "stolen"), { ran: 0, saw: SAW.abortError }, "stolen (2 workers)");
+  assertEquals(
+    await forkAfterAbort(Pool, "kept inline"),
+    { ran: 0, saw: SAW.abortError },
+    "kept inline (1 worker, a b of primitive arguments: never forked)",
+  );
 });
 
 test("timeout counts from the task's start: a task queued longer than its timeout still starts, then times out", async () => {

@@ -36,7 +36,7 @@ for (const task of ["ignoreAbort", "ignoreAbortAsync"] as const) {
       const bystanders = [
         ...Array.from({ length: 40 }, (_, i) => settledAs(pool.run("add", i, 1))),
         settledAs(pool.run("later", "async", 50)),
-        settledAs(pool.run("fib", 15)),
+        settledAs(pool.run("fib", { n: 15 })),
       ];
       controller.abort();
       const reason = await within(assertRejects(forced), 5_000, "the forced task's rejection");
@@ -47,7 +47,7 @@ for (const task of ["ignoreAbort", "ignoreAbortAsync"] as const) {
       outcomes.slice(0, 40).forEach((o, i) => assert(o === `ok:${i + 1}` || o === "crashed", `add ${i}: ${o}`));
       assertEquals(pool.stats().workerCrashes, 0, "a forced kill is not counted as a crash");
       // The replacement runs tasks, and every record came back.
-      assertEquals(await within(pool.run("fib", 20), 20_000, "fib(20) after the kill"), 6765, "fib(20)");
+      assertEquals(await within(pool.run("fib", { n: 20 }), 20_000, "fib(20) after the kill"), 6765, "fib(20)");
       assert(await fullCapacity(pool, 32), "a record was stranded by the forced kill");
       release(p);
     });

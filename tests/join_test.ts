@@ -10,6 +10,7 @@ import fc from "fast-check";
 import { PoolClosedError, PoolTerminatedError } from "../lib/errors.ts";
 import { Pool, type PoolOptions, type PoolStats } from "../lib/pool.ts";
 import * as tasks from "./fixtures/join_tasks.ts";
+import { JOIN_MUTANTS, type JoinMutant, materializePoolMutant, removePoolMutant } from "./mutants/mutants.ts";
 import { assert, assertEquals, assertRejects, test } from "./_test.ts";
 
 const SEED = Number(readEnv("FILCH_SEED") ?? 20261121);
@@ -260,6 +261,74 @@ test("b sees its arguments as they were at the fork, whether it was stolen or po
     });
   }
 });
+
+/**
+ * The lazy join's scenarios (lib/worker.ts `keepsInline`), each on a pool of the class given (the shipped
+ * one, or a mutant's); each returns what it found wrong, empty if nothing.
+ */
+const LAZY_SCENARIOS: Record<JoinMutant["caughtBy"], (PoolClass: typeof Pool) => Promise<string[]>> = {
+  // A b with an object argument, on a pool of one (where a b of primitives is kept inline): still forked,
+  // so b sees the object as it was at the fork, not as a left it.
+  snapshotKeptInline: async (PoolClass) => {
+    const pool = await PoolClass.create<typeof tasks>(TASKS, { workers: 1 });
+    try {
+      const [boxed] = await pool.run("joinSnapshot", 7, 0);
+      return boxed === 7 ? [] : [`b saw the object's field as ${boxed}, not the 7 it held at the fork`];
+    } finally {
+      await pool.close();
+    }
+  },
+  // On 2 workers, fib's joins (a number each) are forked while the deque is short: the idle worker steals.
+  stealsOnTwo: async (PoolClass) => {
+    const pool = await PoolClass.create<typeof tasks>(TASKS, { workers: 2 });
+    try {
+      const before = pool.stats();
+      for (let round = 0; round < 5 && stolen(before, pool.stats()) === 0; round++) {
+        assertEquals(await pool.run("fib", 24, 0), tasks.fib(24, 0), "fib(24)");
+      }
+      return stolen(before, pool.stats()) > 0 ? [] : ["nothing was stolen in 5 runs of fib(24) on 2 workers"];
+    } finally {
+      await pool.close();
+    }
+  },
+  // On a pool of one, nobody can steal: fib(20)'s 10,945 joins (numbers) and parallelFor's (numbers and a
+  // view of shared memory) fork nothing: two tasks executed, the two submitted.
+  nothingForkedOnOne: async (PoolClass) => {
+    const pool = await PoolClass.create<typeof tasks>(TASKS, { workers: 1 });
+    try {
+      const before = pool.stats().workers[0].executed;
+      assertEquals(await pool.run("fib", 20, 0), 6765, "fib(20)");
+      const out = sharedInt32(1000);
+      await pool.run("parallelFill", out, 7);
+      assert(out.every((v, i) => v === 3 * i), "parallelFor");
+      await pool.drain();
+      const executed = pool.stats().workers[0].executed - before;
+      return executed === 2 ? [] : [`${executed} tasks executed for fib(20) and a parallelFor: their joins forked`];
+    } finally {
+      await pool.close();
+    }
+  },
+};
+
+test("a join keeps b inline only when no thief could want it, and only with primitives and shared memory", async () => {
+  for (const [name, scenario] of Object.entries(LAZY_SCENARIOS)) {
+    assertEquals(await scenario(Pool), [], name);
+  }
+}, 60_000);
+
+test("the lazy-join scenarios catch every join mutant (tests/mutants/mutants.ts, JOIN_MUTANTS)", async () => {
+  for (const mutant of JOIN_MUTANTS) {
+    const url = materializePoolMutant(mutant);
+    try {
+      const { Pool: MutantPool } = await import(url.href) as { Pool: typeof Pool };
+      const wrong = await LAZY_SCENARIOS[mutant.caughtBy](MutantPool);
+      console.log(`  join mutant '${mutant.name}' caught by ${mutant.caughtBy}: ${wrong.join("; ")}`);
+      assert(wrong.length > 0, `join mutant '${mutant.name}' not caught by ${mutant.caughtBy}`);
+    } finally {
+      removePoolMutant(url);
+    }
+  }
+}, 120_000);
 
 test("join refuses a closure as b with a TypeError that says to pass it as a; big b results cross", async () => {
   await withPool({}, async (pool) => {

@@ -347,7 +347,7 @@ export interface PoolMutant {
   bug: string;
   patches: Patch[];
   /** The scenario of `tests/cancel_test.ts` that catches it. */
-  caughtBy: "abortWhileQueued" | "forkPoppedBackAfterAbort" | "forkStolenAfterAbort";
+  caughtBy: "abortWhileQueued" | "forkPoppedBackAfterAbort" | "forkStolenAfterAbort" | "forkKeptInlineAfterAbort";
 }
 
 /** A bug of the large-payload transport, and the scenario of `tests/payload_test.ts` that catches it. */
@@ -455,10 +455,62 @@ export const POOL_MUTANTS: readonly PoolMutant[] = [
     }],
     caughtBy: "forkPoppedBackAfterAbort",
   },
+  {
+    name: "kept_inline_runs_aborted",
+    module: "worker.ts",
+    bug: "a join's b kept inline (never forked) runs although the task that made it was aborted",
+    patches: [{
+      find: "    // One load of the root's flags, as runInline makes for a fork popped back.\n" +
+        "    const reason = root >= 0 ? this.abortReason(root) : undefined;\n",
+      replace: "    // One load of the root's flags, as runInline makes for a fork popped back.\n" +
+        "    const reason = undefined; // BUG: the root's abort mark is not read\n",
+    }],
+    caughtBy: "forkKeptInlineAfterAbort",
+  },
+];
+
+/** A bug of the lazy join (lib/worker.ts `keepsInline`), and the scenario of `tests/join_test.ts` that catches it. */
+export interface JoinMutant extends Omit<PoolMutant, "caughtBy"> {
+  caughtBy: "snapshotKeptInline" | "stealsOnTwo" | "nothingForkedOnOne";
+}
+
+/** The lazy-join mutants: each is caught by a scenario of tests/join_test.ts. */
+export const JOIN_MUTANTS: readonly JoinMutant[] = [
+  {
+    name: "kept_inline_takes_objects",
+    module: "worker.ts",
+    bug: "a join keeps b inline even with an object argument: b sees what a did to it, not the value at the fork",
+    patches: [{
+      find:
+        '      if (type === "object" ? v !== null && !isShared(v as object) : type === "function" || type === "symbol") {\n',
+      replace: '      if (type === "function" || type === "symbol") { // BUG: every object kept inline too\n',
+    }],
+    caughtBy: "snapshotKeptInline",
+  },
+  {
+    name: "join_never_forks",
+    module: "worker.ts",
+    bug: "a join never forks a b of primitive arguments: idle workers find nothing to steal",
+    patches: [{
+      find: "    return this.stealers.length === 1 || this.deque.length >= LAZY_DEQUE_DEPTH;\n",
+      replace: "    return LAZY_DEQUE_DEPTH > 0; // BUG: always kept inline\n",
+    }],
+    caughtBy: "stealsOnTwo",
+  },
+  {
+    name: "join_always_forks",
+    module: "worker.ts",
+    bug: "a join forks every b, even on a pool of one worker where nobody can steal it (the eager join)",
+    patches: [{
+      find: "    return this.stealers.length === 1 || this.deque.length >= LAZY_DEQUE_DEPTH;\n",
+      replace: "    return LAZY_DEQUE_DEPTH < 0; // BUG: never kept inline\n",
+    }],
+    caughtBy: "nothingForkedOnOne",
+  },
 ];
 
 /** Writes a copy of `lib/` with `mutant` applied; returns the `file:` URL of the copy's `pool.ts`. */
-export function materializePoolMutant(mutant: PoolMutant | ForceMutant): URL {
+export function materializePoolMutant(mutant: PoolMutant | ForceMutant | JoinMutant): URL {
   // A directory of its own, removed by removePoolMutant: another suite's removeMaterializedMutants (Bun
   // runs test files side by side in one process) must not delete a copy whose workers are still starting.
   const own = mkdtempSync(join(tmpdir(), "filch-pool-mutant-"));
