@@ -40,17 +40,15 @@ export interface ForkJoinHost {
   /**
    * Forks `fn(...args)` onto this worker's deque; returns its handle, or -1 if it must run inline. A
    * `lazy` fork (join's b, which its caller runs right after a) may also be declined when no thief could
-   * want it; a scope's spawns are never lazy (declined, they would run one after another). A host of an
-   * older copy of filch ignores the flag (it forks eagerly), which is why the protocol did not change.
+   * want it; a scope's spawns are never lazy (declined, they would run one after another).
    */
   fork(fn: TaskFunction, args: unknown[], lazy?: boolean): number;
   /**
    * Runs a forked function that {@link ForkJoinHost.fork} did not fork (-1), inline, as part of the task
    * that called join or spawn: not if that task was aborted (throws the reason, as a fork of it would not
-   * run either); a promise from it is an error (see {@link asyncForkError}). Optional: a host of an older
-   * copy of filch lacks it, and join then runs the function itself.
+   * run either); otherwise as {@link callInline} does.
    */
-  inline?(fn: TaskFunction, args: unknown[]): unknown;
+  inline(fn: TaskFunction, args: unknown[]): unknown;
   /**
    * Waits for the forked task `handle`: runs it inline if it is still on top of this worker's deque,
    * else helps with other work until its latch is set. Returns its value, or throws its error (always
@@ -84,7 +82,7 @@ let host: ForkJoinHost | undefined;
  * The version of the {@link ForkJoinHost} interface: a copy of filch finds the host another copy
  * installed (see {@link currentHost}) only if they speak the same one.
  */
-const FORK_JOIN_PROTOCOL = 3; // 2: the host answers `context()`; 3: the loops' pieces take `extra` spread
+const FORK_JOIN_PROTOCOL = 3; // 2: the host answers `context()`; 3: `lazy` forks, `inline`, `extra` spread
 
 /** Where a thread's host is registered for every copy of filch loaded in it (one realm, one thread). */
 const HOST_KEY = Symbol.for("filch.forkJoinHost");
@@ -195,14 +193,26 @@ export function join<A, F extends TaskFunction>(a: () => A, b: F, ...args: Param
 
 /** Calls a function that was not forked: through the pool worker's host if there is one (see `inline`). */
 function runHere(h: ForkJoinHost | undefined, fn: TaskFunction, args: unknown[]): unknown {
-  return h?.inline !== undefined ? h.inline(fn, args) : runInline(fn, args);
+  return h === undefined ? callInline(fn, args) : h.inline(fn, args);
 }
 
 /**
- * Calls a forked function inline (no pool worker, or nothing to fork into). A promise from it is an
- * error, as when a worker runs it: `join` and `scope` have one contract whoever runs `b`.
+ * Calls a forked function inline (no pool worker, nothing to fork into, or no thief that wants it). A
+ * promise from it is an error, as when a worker runs it: `join` and `scope` have one contract whoever
+ * runs `b`.
+ *
+ * @param fn The forked function.
+ * @param args Its arguments.
+ * @returns What it returned.
+ * @throws {TypeError} If it returned a promise (see {@link asyncForkError}); else what it threw.
+ *
+ * @example Usage
+ * ```ts
+ * import { callInline } from "./join.ts";
+ * console.log(callInline((a: number, b: number) => a + b, [1, 2])); // 3
+ * ```
  */
-function runInline(fn: TaskFunction, args: unknown[]): unknown {
+export function callInline(fn: TaskFunction, args: unknown[]): unknown {
   const result = fn(...args);
   if (isThenable(result)) throw asyncForkError(fn);
   return result;

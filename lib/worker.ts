@@ -40,6 +40,7 @@ import { IDLE_POSTED, IDLE_STOPPING, Sleep } from "./sleep.ts";
 import {
   asyncForkError,
   BUILTIN_TASKS,
+  callInline,
   type ForkJoinHost,
   isThenable,
   setForkJoinHost,
@@ -103,7 +104,7 @@ function isShared(value: object): boolean {
 
 /**
  * A join forks its b onto the deque only while the deque holds fewer tasks than this (see `keepsInline`).
- * Measured with bench/forkjoin_bench.ts.
+ * Chosen, not tuned: bench/lazy_join.ts measures it against forking every b.
  */
 const LAZY_DEQUE_DEPTH = 2;
 
@@ -857,6 +858,8 @@ export class WorkerLoop implements ForkJoinHost {
    * part of it. Reads two words, our deque's ends: it writes nothing, so no protocol step changes.
    */
   private keepsInline(args: unknown[]): boolean {
+    // A thief could want it: forked, without this scan of the arguments (the fork's encoding makes its own).
+    if (this.stealers.length > 1 && this.deque.length < LAZY_DEQUE_DEPTH) return false;
     for (let i = 0; i < args.length; i++) {
       const v = args[i];
       const type = typeof v;
@@ -864,7 +867,7 @@ export class WorkerLoop implements ForkJoinHost {
         return false;
       }
     }
-    return this.stealers.length === 1 || this.deque.length >= LAZY_DEQUE_DEPTH;
+    return true;
   }
 
   /**
@@ -873,13 +876,16 @@ export class WorkerLoop implements ForkJoinHost {
    * is an error (one contract, whoever runs it).
    */
   inline(fn: ForkFunction, args: unknown[]): unknown {
-    const root = this.runDepth > 0 ? this.roots[this.runDepth - 1] : -1;
+    const root = this.currentRoot();
     // One load of the root's flags, as runInline makes for a fork popped back.
     const reason = root >= 0 ? this.abortReason(root) : undefined;
     if (reason !== undefined) throw reason;
-    const result = fn(...args);
-    if (isThenable(result)) throw asyncForkError(fn);
-    return result;
+    return callInline(fn, args);
+  }
+
+  /** The record index of the submitted task the synchronous run under way belongs to, or -1 (see `roots`). */
+  private currentRoot(): number {
+    return this.runDepth > 0 ? this.roots[this.runDepth - 1] : -1;
   }
 
   /** {@link WorkerLoop.fork}'s work, guard raised. */
@@ -906,7 +912,7 @@ export class WorkerLoop implements ForkJoinHost {
     mem.write(table.words, table.at(index, RecordWords.latch), UNSET);
     mem.write(table.words, table.at(index, RecordWords.forker), this.index);
     // The submitted task this fork belongs to (its abort cancels the fork), and that task's id.
-    const root = this.runDepth > 0 ? this.roots[this.runDepth - 1] : -1;
+    const root = this.currentRoot();
     mem.write(table.words, table.at(index, RecordWords.root), root);
     mem.write(
       table.words,
