@@ -858,8 +858,8 @@ export class WorkerLoop implements ForkJoinHost {
    * part of it. Reads two words, our deque's ends: it writes nothing, so no protocol step changes.
    */
   private keepsInline(args: unknown[]): boolean {
-    // A thief could want it: forked, without this scan of the arguments (the fork's encoding makes its own).
-    if (this.stealers.length > 1 && this.deque.length < LAZY_DEQUE_DEPTH) return false;
+    // The arguments first: a join that must fork anyway reads no deque word here (the trace specs model the
+    // deque's operations, not a stray read of its ends; see spec/README.md, approximateLength).
     for (let i = 0; i < args.length; i++) {
       const v = args[i];
       const type = typeof v;
@@ -867,7 +867,7 @@ export class WorkerLoop implements ForkJoinHost {
         return false;
       }
     }
-    return true;
+    return this.stealers.length === 1 || this.deque.length >= LAZY_DEQUE_DEPTH;
   }
 
   /**
