@@ -229,7 +229,12 @@ test("the cut-short checks catch every repair mutant (tests/mutants/mutants.ts, 
         caught = (error as Error).message;
       }
       if (caught === undefined) missed.push(mutant.name);
-      else console.log(`cut-short mutant '${mutant.name}' caught: ${caught.slice(0, 160)}`);
+      else {
+        // The assertion's prefix is left out: a caught mutant is a pass, and CI's excerpt of a failed run
+        // opens at the first line that says "failed".
+        const why = caught.replace(/^assertion failed: /, "").slice(0, 160);
+        console.log(`cut-short mutant '${mutant.name}' caught: ${why}`);
+      }
     }
   } finally {
     removeMaterializedMutants();

@@ -51,7 +51,7 @@ test(
         path ? ` path ${path}` : ""
       }; ${stats.runs} interleavings (${result.numRuns} passed generation, ${result.numShrinks} shrinks) of ` +
         `${stats.scenarios.size} distinct scenarios, ${stats.steps} shared accesses, ${seconds.toFixed(1)} s ` +
-        `(${(stats.runs / seconds).toFixed(0)}/s); runs with an EMPTY pop ${stats.empties}, with a failed push ` +
+        `(${(stats.runs / seconds).toFixed(0)}/s); runs with an EMPTY pop ${stats.empties}, with a push refused ` +
         `${stats.fulls}, stalled on a full queue ${stats.stalls}; not linearizable but justified: ` +
         `${stats.emptyWhileQueued} EMPTY answers with no moment of an empty queue (head's producer in flight), ` +
         `${stats.fullWhileRoom} false answers with no moment of a full one (a consumer holding the slot a lap back)`,

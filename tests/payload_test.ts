@@ -291,7 +291,8 @@ test("the payload scenarios catch every payload mutant (tests/mutants/mutants.ts
       wrong = await SCENARIOS[mutant.caughtBy](MutantPool);
     } catch (error) {
       // A scenario that throws (a decode error, a hang cut short) caught the mutant too.
-      console.log(`  payload mutant '${mutant.name}' failed ${mutant.caughtBy}: ${String(error).slice(0, 200)}`);
+      const why = String(error).slice(0, 200);
+      console.log(`  payload mutant '${mutant.name}' caught by ${mutant.caughtBy} (it threw): ${why}`);
       wrong = 1;
     }
     console.log(`  payload mutant '${mutant.name}' caught by ${mutant.caughtBy}: ${wrong} wrong`);

@@ -51,7 +51,7 @@ export const RECORDED: readonly Recorded[] = [
     schedule: [1, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0],
   },
   {
-    mutant: "steal_uses_slot_after_failed_cas",
+    mutant: "steal_uses_slot_after_lost_cas",
     oracle: "no-duplicates",
     scenario: { capacity: 2, initialIndex: 0, prefill: 1, owner: ["pop"], thieves: [["steal"]] },
     schedule: [1, 1, 1, 0, 0, 0, 0, 0, 0, 1],

@@ -62,9 +62,9 @@ export const ALL_MUTANTS: readonly Mutant[] = [
     }],
   },
   {
-    name: "steal_uses_slot_after_failed_cas",
+    name: "steal_uses_slot_after_lost_cas",
     module: "deque.ts",
-    bug: "steal ignores a failed compare-exchange on top and returns the slot value it read anyway",
+    bug: "steal ignores a lost compare-exchange on top and returns the slot value it read anyway",
     patches: [{
       find:
         "    if (mem.compareExchange(words, DequeWords.top, t, (t + 1) | 0) !== t) return RETRY; // spec: StealCasTop\n",
