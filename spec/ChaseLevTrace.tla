@@ -96,8 +96,20 @@ Match(e) ==
     /\ e[2] = 2 \/ WordIn(top, bottom, slot, a) = Logged(e, e[6])
     /\ WordIn(top', bottom', slot', a) = Logged(e, e[7])
 
+\* approximateLength (lib/deque.ts), as a lazy join calls it (keepsInline in lib/worker.ts): the owner,
+\* between two of its operations, loads its own deque's top or bottom. It writes nothing and decides
+\* nothing in ChaseLev (a join that keeps b inline touches no deque), so it is not an action of the spec
+\* (spec/README.md): a load that must see the word's value in the state it is taken in, and changes no
+\* variable. It does not match a load by a thread inside an operation, of another deque, or of a slot.
+LengthRead(e) ==
+    /\ e[2] = 1 /\ e[3] = e[1] /\ e[4] \in {0, 1}
+    /\ loc[e[1]].pc = "Idle"
+    /\ WordIn(top, bottom, slot, <<1, e[3], e[4], 0>>) = Logged(e, e[6])
+    /\ Logged(e, e[6]) = Logged(e, e[7])
+    /\ UNCHANGED vars
+
 TraceNext ==
     /\ l < Len(TraceLog)
-    /\ LET e == TraceLog[l + 1] IN Step(e[1]) /\ Match(e)
+    /\ LET e == TraceLog[l + 1] IN (Step(e[1]) /\ Match(e)) \/ LengthRead(e)
     /\ l' = l + 1
 =============================================================================

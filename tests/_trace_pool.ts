@@ -14,7 +14,7 @@ import { traceThisThread } from "./_trace.ts";
 const { root, shape, fib, tiny, wave, pauseMs } = workerData as {
   root: string;
   shape: PoolShape;
-  /** fork-join fib(fib)s to run (two), or 0 for none. */
+  /** The n of the two fork-join fibs to run (one forking every join, one with lazy joins), or 0 for none. */
   fib: number;
   /** Tiny tasks to run. */
   tiny: number;
@@ -43,10 +43,11 @@ try {
     : null;
   const expected = (n: number): number => (n < 2 ? n : expected(n - 1) + expected(n - 2));
   const jobs: Promise<unknown>[] = [];
-  for (let i = 0; fib > 0 && i < 2; i++) {
+  // One fib whose joins always fork, one whose joins are lazy (they read the deque's length first).
+  for (const name of fib > 0 ? ["fib", "fibLazy"] : []) {
     jobs.push(
-      pool.run("fib", fib, 3).then((v) => {
-        if (v !== expected(fib)) failure ||= `fib(${fib}) returned ${String(v)}, not ${expected(fib)}`;
+      pool.run(name, fib, 3).then((v) => {
+        if (v !== expected(fib)) failure ||= `${name}(${fib}) returned ${String(v)}, not ${expected(fib)}`;
       }),
     );
   }

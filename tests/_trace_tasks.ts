@@ -37,6 +37,16 @@ export function fibPiece(box: { n: number; cutoff: number }): number {
   return fib(box.n, box.cutoff);
 }
 
+/**
+ * {@link fib} with `b`'s arguments as numbers: a lazy join reads its own deque's ends (`approximateLength`)
+ * and keeps `b` inline when the deque already holds two older tasks, so the log has those reads too.
+ */
+export function fibLazy(n: number, cutoff: number): number {
+  if (n <= cutoff || n < 2) return fibLeaf(n);
+  const [a, b] = join(() => fibLazy(n - 1, cutoff), fibLazy, n - 2, cutoff);
+  return a + b;
+}
+
 function fibLeaf(n: number): number {
   return n < 2 ? n : fibLeaf(n - 1) + fibLeaf(n - 2);
 }
