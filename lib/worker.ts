@@ -858,8 +858,9 @@ export class WorkerLoop implements ForkJoinHost {
    * part of it. Reads two words, our deque's ends: it writes nothing, so no protocol step changes.
    */
   private keepsInline(args: unknown[]): boolean {
-    // The arguments first: a join that must fork anyway reads no deque word here (the trace specs model the
-    // deque's operations, not a stray read of its ends; see spec/README.md, approximateLength).
+    // The deque first: a join that must fork anyway (a shallow deque, a thief about) does not scan its
+    // arguments twice, here and in encoding them. Its two loads are `LengthRead` in ChaseLevTrace.tla.
+    if (this.stealers.length !== 1 && this.deque.length < LAZY_DEQUE_DEPTH) return false;
     for (let i = 0; i < args.length; i++) {
       const v = args[i];
       const type = typeof v;
@@ -867,7 +868,7 @@ export class WorkerLoop implements ForkJoinHost {
         return false;
       }
     }
-    return this.stealers.length === 1 || this.deque.length >= LAZY_DEQUE_DEPTH;
+    return true;
   }
 
   /**

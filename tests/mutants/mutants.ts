@@ -492,8 +492,9 @@ export const JOIN_MUTANTS: readonly JoinMutant[] = [
     module: "worker.ts",
     bug: "a join never forks a b of primitive arguments: idle workers find nothing to steal",
     patches: [{
-      find: "    return this.stealers.length === 1 || this.deque.length >= LAZY_DEQUE_DEPTH;\n",
-      replace: "    return LAZY_DEQUE_DEPTH > 0; // BUG: always kept inline\n",
+      find: "    if (this.stealers.length !== 1 && this.deque.length < LAZY_DEQUE_DEPTH) return false;\n",
+      replace:
+        "    if (LAZY_DEQUE_DEPTH < 0) return false; // BUG: the deque is not asked: kept inline whenever its arguments allow\n",
     }],
     caughtBy: "stealsOnTwo",
   },
@@ -502,8 +503,8 @@ export const JOIN_MUTANTS: readonly JoinMutant[] = [
     module: "worker.ts",
     bug: "a join forks every b, even on a pool of one worker where nobody can steal it (the eager join)",
     patches: [{
-      find: "    return this.stealers.length === 1 || this.deque.length >= LAZY_DEQUE_DEPTH;\n",
-      replace: "    return LAZY_DEQUE_DEPTH < 0; // BUG: never kept inline\n",
+      find: "    if (this.stealers.length !== 1 && this.deque.length < LAZY_DEQUE_DEPTH) return false;\n",
+      replace: "    if (LAZY_DEQUE_DEPTH > 0) return false; // BUG: never kept inline\n",
     }],
     caughtBy: "nothingForkedOnOne",
   },
