@@ -35,6 +35,32 @@ export function summarize(samples: number[]): Summary {
   };
 }
 
+/**
+ * A 95% confidence interval for the median of the population the samples come from, distribution-free:
+ * the order statistics at ranks n/2 ∓ 0.98·√n (the binomial(n, ½) count of samples below the median, in its
+ * normal approximation). Needs 6 samples or more; undefined below that.
+ *
+ * @param samples One number per run.
+ * @returns The interval's ends, or undefined for fewer than 6 samples.
+ *
+ * @example Usage
+ * ```ts
+ * import { medianInterval } from "./_stats.ts";
+ * const [lo, hi] = medianInterval([5, 1, 4, 2, 3, 6, 7, 8, 9, 10])!;
+ * console.log(lo <= 5.5 && 5.5 <= hi); // true
+ * ```
+ */
+export function medianInterval(samples: number[]): [number, number] | undefined {
+  const n = samples.length;
+  if (n < 6) return undefined;
+  const sorted = [...samples].sort((a, b) => a - b);
+  const half = 0.98 * Math.sqrt(n);
+  // 1-based ranks, clamped to the samples.
+  const lo = Math.max(1, Math.floor(n / 2 - half));
+  const hi = Math.min(n, Math.ceil(n / 2 + half) + 1);
+  return [sorted[lo - 1], sorted[hi - 1]];
+}
+
 /** The `q` quantile of sorted samples, interpolated between the two nearest (the median of an even count). */
 function quantile(sorted: number[], q: number): number {
   const at = (sorted.length - 1) * q;

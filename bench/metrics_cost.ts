@@ -28,7 +28,7 @@
 import { poolLayout } from "../lib/layout.ts";
 import { epochMs, histogramBytes, PoolMetrics, TaskRecorder, TaskStamps } from "../lib/metrics.ts";
 import { Pool } from "../lib/pool.ts";
-import { summarize, type Summary } from "./_stats.ts";
+import { medianInterval, summarize, type Summary } from "./_stats.ts";
 import type * as tasks from "./tasks.ts";
 
 const runtime = "Deno" in globalThis ? "deno" : "Bun" in globalThis ? "bun" : "node";
@@ -125,7 +125,10 @@ const row = {
   without: summarize(off),
   with: summarize(on),
   ratio: summarize(on.map((v, i) => v / off[i])),
+  /** 95% confidence interval of the ratio's median (bench/_stats.ts medianInterval). */
+  ratioInterval: medianInterval(on.map((v, i) => v / off[i])),
   control: summarize(control.map((v, i) => v / off[i])),
+  controlInterval: medianInterval(control.map((v, i) => v / off[i])),
   recorded,
   direct: direct(),
   /** The direct bound: the share of a task's time on each thread that recording adds (see the module doc). */
@@ -135,14 +138,16 @@ row.directShare = (row.direct.worker.median * row.without.median) / workers / 1e
   (row.direct.main.median * row.without.median) / 1e9;
 if (json) console.log(JSON.stringify(row));
 else {
-  const spread = (s: Summary) =>
-    `median ${s.median.toFixed(3)}, middle half ${s.q1.toFixed(3)}–${s.q3.toFixed(3)}, range ${s.min.toFixed(3)}–${
-      s.max.toFixed(3)
-    }`;
+  const spread = (s: Summary, ci: [number, number] | undefined) =>
+    `median ${s.median.toFixed(3)}${ci ? ` (95% CI ${ci[0].toFixed(3)}–${ci[1].toFixed(3)})` : ""}, middle half ${
+      s.q1.toFixed(3)
+    }–${s.q3.toFixed(3)}, range ${s.min.toFixed(3)}–${s.max.toFixed(3)}`;
   console.log(
     `${runtime}, ${rounds} rounds: without ${Math.round(row.without.median)} tasks/s, with ${
       Math.round(row.with.median)
-    }; with ÷ without: ${spread(row.ratio)}; control (without ÷ without): ${spread(row.control)}; ` +
+    }; with ÷ without: ${spread(row.ratio, row.ratioInterval)}; control (without ÷ without): ${
+      spread(row.control, row.controlInterval)
+    }; ` +
       `${row.recorded} tasks recorded`,
   );
   const ns = (s: Summary) => `${s.median.toFixed(1)} ns (range ${s.min.toFixed(1)}–${s.max.toFixed(1)})`;
