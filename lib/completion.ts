@@ -150,6 +150,19 @@ export class CompletionReader {
     this.freed();
   }
 
+  /**
+   * A finished task whose completion its worker may not have queued (it died first; recovery.ts): settled
+   * as if read from the queue. Idempotent, as every report is: if its completion was read already (the
+   * record was freed or reused), nothing happens.
+   *
+   * @param handle The task's handle.
+   */
+  report(handle: number): void {
+    if (this.stopped) return;
+    if (!this.tryComplete(handle)) this.defer(handle);
+    this.freed();
+  }
+
   /** Keeps a completion that cannot settle yet, where what it waits for will retry it. */
   private defer(handle: number): void {
     const table = this.table;

@@ -100,15 +100,21 @@ export function initDeque(region: DequeRegion, initialIndex = 0): void {
   mem.store(words, DequeWords.bottom, initialIndex);
 }
 
+/** The note words of a {@link Deque} (see its `note`). */
+const CUT = 0;
+const CUT_INDEX = 1;
+const CUT_COUNT = 2;
+const CUT_VALUE = 3;
+
 /** No operation was cut short. */
 const WHOLE = 0;
-/** A pop reserved `cutIndex` (lowered `bottom` to it) and may not have put it back. */
+/** A pop reserved `CUT_INDEX` (lowered `bottom` to it) and may not have put it back. */
 const POPPING = 1;
-/** A pop won the last task (`cutValue`) at `cutIndex` and may not have restored `bottom`. */
+/** A pop won the last task (`CUT_VALUE`) at `CUT_INDEX` and may not have restored `bottom`. */
 const POP_TAKEN = 2;
-/** A task a pop had taken (`cutValue`) is being pushed back. */
+/** A task a pop had taken (`CUT_VALUE`) is being pushed back. */
 const RETURNING = 3;
-/** A steal-half into this deque writes from `cutIndex`: `cutCount` written, `cutValue` claimed. */
+/** A steal-half into this deque writes from `CUT_INDEX`: `CUT_COUNT` written, `CUT_VALUE` claimed. */
 const RECEIVING = 4;
 
 /**
@@ -162,31 +168,40 @@ export class Deque {
   /** `capacity - 1`: maps a wrapping index to its slot. */
   readonly mask: number;
   /**
-   * Internal: what an operation on this deque left half done (WHOLE if nothing). A throw can cut an operation
-   * short at any call (a stack overflow, in a task that recursed deep and then forked): a pop between
-   * lowering `bottom` and putting it back would hide a task from everyone; a steal-half into this deque
-   * between claiming tasks and publishing them would lose them. Each notes its progress in these plain
-   * fields (plain stores cannot be cut short), and {@link Deque.repair} completes it.
+   * Internal: what an operation on this deque left half done. A throw can cut an operation short at any
+   * call (a stack overflow, in a task that recursed deep and then forked), and the owner can die there
+   * (killed from outside, or out of memory: a runtime stops a thread where it checks for interrupts, at a
+   * call or a loop's back edge): a pop between lowering `bottom` and putting it back would hide a task from
+   * everyone; a steal-half into this deque between claiming tasks and publishing them would lose them.
+   * Each notes its progress here, and {@link Deque.repair} completes it. Words: `[CUT]` WHOLE, POPPING,
+   * POP_TAKEN, RETURNING or RECEIVING; `[CUT_INDEX]` (POPPING: the index reserved; RECEIVING: the first
+   * index written); `[CUT_COUNT]` (RECEIVING: how many tasks are written); `[CUT_VALUE]` (POP_TAKEN,
+   * RETURNING: the task taken; RECEIVING: one claimed, not written).
+   *
+   * A worker's notes are in the pool's buffer (layout.ts, NoteWords), so that they outlive it: after its
+   * death the main thread repairs its deque through a handle on them. Plain element stores, not facade
+   * calls: a call could itself be cut short (or be where the thread dies) and the note lost; no other
+   * thread reads them while the owner lives, so they are not protocol accesses.
    */
-  cut: number = WHOLE;
-  /** Internal (see `cut`). POPPING: the index reserved. RECEIVING: the first index written. */
-  cutIndex = 0;
-  /** Internal (see `cut`). RECEIVING: how many tasks are written. */
-  cutCount = 0;
-  /** Internal (see `cut`). POP_TAKEN, RETURNING: the task taken. RECEIVING: one claimed, not written. */
-  cutValue: number = EMPTY;
+  readonly note: Int32Array;
 
   /**
    * Opens the owner's handle on an initialized region (see {@link initDeque}).
    *
    * @param region Where the deque lives.
+   * @param notes Where this handle notes an operation under way (see `note`): at least 4 int32 words, zero
+   * when first used; by default, private words.
    * @throws {RangeError} If the capacity, offset or buffer size breaks the layout's rules.
-   * @throws {TypeError} If the buffer is not an ArrayBuffer or SharedArrayBuffer.
+   * @throws {TypeError} If the buffer is not an ArrayBuffer or SharedArrayBuffer, or `notes` not 4 words.
    */
-  constructor(region: DequeRegion) {
+  constructor(region: DequeRegion, notes: Int32Array = new Int32Array(4)) {
     this.words = openWords(region);
     this.capacity = region.capacity;
     this.mask = region.capacity - 1;
+    if (!(notes instanceof Int32Array) || notes.length < 4) {
+      throw new TypeError(`Cannot open deque as 'notes' must be an Int32Array of at least 4 words`);
+    }
+    this.note = notes;
   }
 
   /**
@@ -210,7 +225,7 @@ export class Deque {
     if ((value | 0) !== value || value < 0) {
       throw new RangeError(`Cannot push as 'value' must be an int32 from 0 to 2^31 - 1: received ${String(value)}`);
     }
-    if (this.cut !== WHOLE) this.repair();
+    if (this.note[CUT] !== WHOLE) this.repair();
     return this.pushNow(value);
   }
 
@@ -243,11 +258,11 @@ export class Deque {
    * ```
    */
   pop(): number {
-    if (this.cut !== WHOLE) this.repair();
+    if (this.note[CUT] !== WHOLE) this.repair();
     const words = this.words;
     const b = (mem.load(words, DequeWords.bottom) - 1) | 0; // spec: PopReadBottom
-    this.cutIndex = b;
-    this.cut = POPPING;
+    this.note[CUT_INDEX] = b;
+    this.note[CUT] = POPPING;
     // Reserve index b before looking at top: a thief that reads bottom after this store will not take b,
     // and one that read it before must still win the compare-exchange on top, which we check below.
     mem.store(words, DequeWords.bottom, b); // spec: PopReserveBottom
@@ -256,24 +271,24 @@ export class Deque {
     if (size < 0) {
       // Empty: undo the reservation so that bottom - top is back to 0.
       mem.store(words, DequeWords.bottom, (b + 1) | 0); // spec: PopRestoreEmpty
-      this.cut = WHOLE;
+      this.note[CUT] = WHOLE;
       return EMPTY;
     }
     const value = mem.load(words, DequeWords.slots + (b & this.mask)); // spec: PopReadSlot
     // More than one task: thieves take index t < b at most, so b is ours without a race.
     if (size > 0) {
-      this.cut = WHOLE;
+      this.note[CUT] = WHOLE;
       return value;
     }
     // The last task: thieves may be racing for index t = b; the compare-exchange on top decides.
     const won = mem.compareExchange(words, DequeWords.top, t, (t + 1) | 0) === t; // spec: PopCasTop
     if (won) {
-      this.cutValue = value;
-      this.cut = POP_TAKEN;
+      this.note[CUT_VALUE] = value;
+      this.note[CUT] = POP_TAKEN;
     }
     // Won or lost, top is now t + 1; restore bottom to match, leaving the deque empty and consistent.
     mem.store(words, DequeWords.bottom, (t + 1) | 0); // spec: PopRestoreBottom
-    this.cut = WHOLE;
+    this.note[CUT] = WHOLE;
     return won ? value : EMPTY;
   }
 
@@ -291,15 +306,17 @@ export class Deque {
    * ```
    */
   get cutShort(): boolean {
-    return this.cut !== WHOLE;
+    return this.note[CUT] !== WHOLE;
   }
 
   /**
-   * Owner only. Completes an operation a throw cut short (see the `cut` field), so that the deque is as
+   * Owner only. Completes an operation a throw cut short (see `note`), so that the deque is as
    * if it had returned without taking anything: a pop's reserved task is put back (`bottom` restored
    * over it), a task a pop had taken is pushed again, and the tasks a steal-half had claimed into this
    * deque are written and published. Every operation runs it first when needed; the owner also calls it
    * before it idles, so that no task stays hidden from thieves. Itself cut short, it resumes next time.
+   * After the owner died, the main thread runs it through a handle on the dead owner's notes, before a
+   * replacement owns the deque (the main thread is then its only owner).
    *
    * @example Usage
    * ```ts
@@ -311,37 +328,37 @@ export class Deque {
    */
   repair(): void {
     const words = this.words;
-    const i = this.cutIndex;
-    if (this.cut === POPPING) {
+    const i = this.note[CUT_INDEX];
+    if (this.note[CUT] === POPPING) {
       // Cut short after the reserve and before a restore (each restore is followed by no call): bottom
       // is i. Put it back over index i: if no compare-exchange took the task there (top <= i), it is in
       // the deque again; if one did (top = i + 1: a thief won, since we noted no win), this is the restore.
       if (mem.load(words, DequeWords.bottom) === i) mem.store(words, DequeWords.bottom, (i + 1) | 0);
-      this.cut = WHOLE;
+      this.note[CUT] = WHOLE;
       return;
     }
-    if (this.cut === POP_TAKEN) {
+    if (this.note[CUT] === POP_TAKEN) {
       // Our compare-exchange won the last task (top = i + 1) and the restore may not have run.
       if (mem.load(words, DequeWords.bottom) === i) mem.store(words, DequeWords.bottom, (i + 1) | 0);
-      this.cut = RETURNING;
+      this.note[CUT] = RETURNING;
     }
-    if (this.cut === RETURNING) {
+    if (this.note[CUT] === RETURNING) {
       // The taken task never reached the caller: it goes back (there is room: it just left). Until the
       // push's publishing store (its last step) has run, RETURNING stays, and a repair pushes again.
-      if (this.pushNow(this.cutValue)) this.cut = WHOLE;
+      if (this.pushNow(this.note[CUT_VALUE])) this.note[CUT] = WHOLE;
       return;
     }
-    if (this.cut === RECEIVING) {
-      let n = this.cutCount;
-      if (this.cutValue !== EMPTY) {
+    if (this.note[CUT] === RECEIVING) {
+      let n = this.note[CUT_COUNT];
+      if (this.note[CUT_VALUE] !== EMPTY) {
         // Claimed from the victim, not yet written: nobody else has it.
-        mem.store(words, DequeWords.slots + (((i + n) | 0) & this.mask), this.cutValue);
+        mem.store(words, DequeWords.slots + (((i + n) | 0) & this.mask), this.note[CUT_VALUE]);
         n++;
-        this.cutCount = n;
-        this.cutValue = EMPTY;
+        this.note[CUT_COUNT] = n;
+        this.note[CUT_VALUE] = EMPTY;
       }
       if (n > 0) mem.store(words, DequeWords.bottom, (i + n) | 0);
-      this.cut = WHOLE;
+      this.note[CUT] = WHOLE;
     }
   }
 
@@ -351,10 +368,10 @@ export class Deque {
    * @param base The first index it writes (this deque's `bottom`).
    */
   noteReceiving(base: number): void {
-    this.cutIndex = base;
-    this.cutCount = 0;
-    this.cutValue = EMPTY;
-    this.cut = RECEIVING;
+    this.note[CUT_INDEX] = base;
+    this.note[CUT_COUNT] = 0;
+    this.note[CUT_VALUE] = EMPTY;
+    this.note[CUT] = RECEIVING;
   }
 
   /**
@@ -473,7 +490,7 @@ export class Stealer {
       throw new RangeError("Cannot steal half as 'dst' must be another deque: received the source deque itself");
     }
     // Before dst's bottom is read below: a repair may move it (a pop cut short puts its task back).
-    if (dst.cut !== WHOLE) dst.repair();
+    if (dst.note[CUT] !== WHOLE) dst.repair();
     let t = mem.load(words, DequeWords.top); // spec: HalfReadTop
     const b = mem.load(words, DequeWords.bottom); // spec: HalfReadBottom
     const size = (b - t) | 0;
@@ -492,12 +509,12 @@ export class Stealer {
       // Claim before copy: the task becomes ours only if top is still t.
       if (mem.compareExchange(words, DequeWords.top, t, (t + 1) | 0) !== t) break; // spec: HalfCasTop
       // Plain stores, not calls: a call here could itself be cut short, and the claimed task lost.
-      dst.cutValue = value;
+      dst.note[CUT_VALUE] = value;
       // Invisible to dst's thieves until the publish below.
       mem.store(dstWords, DequeWords.slots + (((db + taken) | 0) & dst.mask), value); // spec: HalfWriteDst
       taken++;
-      dst.cutCount = taken;
-      dst.cutValue = EMPTY;
+      dst.note[CUT_COUNT] = taken;
+      dst.note[CUT_VALUE] = EMPTY;
       t = (t + 1) | 0;
       if (taken === want) break;
       // As a fresh steal would: top (now t, our own claim) first, then bottom, so a task the owner
@@ -506,12 +523,12 @@ export class Stealer {
       if (((b2 - t) | 0) <= 0) break;
     }
     if (taken === 0) {
-      dst.cut = WHOLE;
+      dst.note[CUT] = WHOLE;
       return RETRY;
     }
     // Publishes the copied slots to dst's thieves and to dst's owner (us) at once.
     mem.store(dstWords, DequeWords.bottom, (db + taken) | 0); // spec: HalfPublishDst
-    dst.cut = WHOLE;
+    dst.note[CUT] = WHOLE;
     return taken;
   }
 

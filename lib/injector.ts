@@ -43,18 +43,30 @@ export const QUEUE_EMPTY = -1;
 
 /*
  * What a handle's last operation left half done. A throw can cut an operation short at any call (a stack
- * overflow, in a task that recursed deep and then forked): between its claim and its publish (or
- * release), position `pos` would stay claimed for good, and every consumer (or producer) behind it would
- * wait forever. Each operation notes its claim in plain fields of its own handle (one thread's), and the
- * handle's next operation completes it first (see Injector.repair).
+ * overflow, in a task that recursed deep and then forked), and a thread can die there (killed from
+ * outside, or out of memory: a runtime stops a thread where it checks for interrupts, at a call or a loop's
+ * back edge): between its claim and its publish (or release), position `pos` would stay claimed for good,
+ * and every consumer (or producer) behind it would wait forever. Each operation notes its claim in its
+ * handle's notes, and the handle's next operation completes it first (see Injector.repair); after a death,
+ * the main thread completes it through a handle on the dead thread's notes.
+ *
+ * The notes are words of the handle's own (NOTE_CUT, NOTE_POS, NOTE_VALUE), in the pool's buffer for a
+ * worker (layout.ts, NoteWords) so that they outlive it. They are written with plain element stores, not
+ * through the facade: a facade call could itself be cut short (or be where the thread dies), and the
+ * claim lost; no other thread reads them while the writer lives (the main thread reads a worker's only
+ * after it died), so they are not protocol accesses and need no ordering.
  */
+/** The note words: what is half done, its position, its value. */
+const NOTE_CUT = 0;
+const NOTE_POS = 1;
+const NOTE_VALUE = 2;
 /** Nothing half done. */
 const WHOLE = 0;
-/** A push claimed `cutPos` for `cutValue` and may not have published it. */
+/** A push claimed the noted position for the noted value and may not have published it. */
 const PUSHING = 1;
-/** A pop claimed `cutPos` and may not have released it; its value never reached the caller. */
+/** A pop claimed the noted position and may not have released it; its value never reached the caller. */
 const POPPING = 2;
-/** A pop cut short is being undone: `cutValue` goes back into the queue (`cutPos` released if not yet). */
+/** A pop cut short is being undone: the noted value goes back into the queue (its position released if not yet). */
 const RETURNING = 3;
 
 /** Where an injector lives: a buffer, a 64-aligned offset and a power-of-two capacity. */
@@ -113,10 +125,11 @@ export class Injector {
   readonly mask: number;
   /** Word index of the first value slot. */
   readonly valuesAt: number;
-  /** WHOLE, PUSHING, POPPING or RETURNING: what this handle's last operation left half done. */
-  private cut = WHOLE;
-  private cutPos = 0;
-  private cutValue = 0;
+  /**
+   * This handle's notes: WHOLE, PUSHING, POPPING or RETURNING (what its last operation left half done),
+   * the position and the value (see NOTE_CUT).
+   */
+  private readonly note: Int32Array;
   /**
    * The value of this handle's last push that was published, for a caller that must know, after a throw,
    * whether its push got that far (the task table's free list: see `TaskTable.repairCut`). A caller
@@ -128,9 +141,13 @@ export class Injector {
    * Opens a handle on an initialized region (see {@link initInjector}).
    *
    * @param region Where the queue lives.
+   * @param notes Where this handle notes an operation under way: at least 3 int32 words, zero (nothing
+   * half done) when first used, owned by this handle. A worker's are in the pool's buffer, so that the
+   * main thread can complete its operation if it dies (see {@link Injector.repair}); by default, private
+   * words.
    * @throws {RangeError} If the capacity, offset or buffer size breaks the layout's rules.
    */
-  constructor(region: InjectorRegion) {
+  constructor(region: InjectorRegion, notes: Int32Array = new Int32Array(3)) {
     checkCapacity("queue", region.capacity);
     const bytes = injectorRegionBytes(region.capacity);
     checkRegion("queue", region.buffer, region.byteOffset, bytes);
@@ -138,6 +155,10 @@ export class Injector {
     this.capacity = region.capacity;
     this.mask = region.capacity - 1;
     this.valuesAt = InjectorWords.seqs + region.capacity;
+    if (!(notes instanceof Int32Array) || notes.length < 3) {
+      throw new TypeError(`Cannot open queue as 'notes' must be an Int32Array of at least 3 words`);
+    }
+    this.note = notes;
   }
 
   /**
@@ -157,7 +178,7 @@ export class Injector {
    * ```
    */
   push(value: number): boolean {
-    if (this.cut !== WHOLE) this.repair();
+    if (this.note[NOTE_CUT] !== WHOLE) this.repair();
     return this.tryPush(value);
   }
 
@@ -171,13 +192,14 @@ export class Injector {
       if (dif === 0) {
         if (mem.compareExchange(words, InjectorWords.tail, pos, (pos + 1) | 0) !== pos) continue; // spec: PushCasTail
         // Claimed: noted (plain stores, which cannot be cut short) until published.
-        this.cutPos = pos;
-        this.cutValue = value;
-        this.cut = PUSHING;
+        const note = this.note;
+        note[NOTE_POS] = pos;
+        note[NOTE_VALUE] = value;
+        note[NOTE_CUT] = PUSHING;
         mem.store(words, this.valuesAt + (pos & this.mask), value); // spec: PushWriteValue
         // Publishes the value: a consumer that reads this seq reads the value above.
         mem.store(words, InjectorWords.seqs + (pos & this.mask), (pos + 1) | 0); // spec: PushPublishSeq
-        this.cut = WHOLE;
+        note[NOTE_CUT] = WHOLE;
         this.published = value;
         return true;
       }
@@ -205,7 +227,7 @@ export class Injector {
    * ```
    */
   pushPatiently(value: number): void {
-    if (this.cut !== WHOLE) this.repair();
+    if (this.note[NOTE_CUT] !== WHOLE) this.repair();
     this.tryPushPatiently(value);
   }
 
@@ -241,7 +263,7 @@ export class Injector {
    * ```
    */
   get cutShort(): boolean {
-    return this.cut !== WHOLE;
+    return this.note[NOTE_CUT] !== WHOLE;
   }
 
   /**
@@ -250,6 +272,8 @@ export class Injector {
    * which never reached the caller, is pushed again (the pop is undone; that value alone loses its place
    * in FIFO order). Only the claimer publishes or releases a position, so the sequence word says whether
    * that step ran. Runs first in each operation when needed; itself cut short, it resumes next time.
+   * After the handle's thread died, the main thread runs it through a handle on the same notes (the dead
+   * thread can no longer publish or release: the main thread does it in its place).
    *
    * @example Usage
    * ```ts
@@ -261,27 +285,28 @@ export class Injector {
    * ```
    */
   repair(): void {
-    if (this.cut === WHOLE) return;
+    const note = this.note;
+    if (note[NOTE_CUT] === WHOLE) return;
     const words = this.words;
-    const pos = this.cutPos;
+    const pos = note[NOTE_POS];
     const seqAt = InjectorWords.seqs + (pos & this.mask);
-    if (this.cut === PUSHING) {
+    if (note[NOTE_CUT] === PUSHING) {
       if (mem.load(words, seqAt) === pos) {
-        mem.store(words, this.valuesAt + (pos & this.mask), this.cutValue);
+        mem.store(words, this.valuesAt + (pos & this.mask), note[NOTE_VALUE]);
         mem.store(words, seqAt, (pos + 1) | 0);
       }
-      this.cut = WHOLE;
-      this.published = this.cutValue;
+      note[NOTE_CUT] = WHOLE;
+      this.published = note[NOTE_VALUE];
       return;
     }
-    if (this.cut === POPPING) {
+    if (note[NOTE_CUT] === POPPING) {
       // Not released yet (the release is the pop's last step): the value is still in its slot.
-      this.cutValue = mem.load(words, this.valuesAt + (pos & this.mask));
-      this.cut = RETURNING;
+      note[NOTE_VALUE] = mem.load(words, this.valuesAt + (pos & this.mask));
+      note[NOTE_CUT] = RETURNING;
     }
     if (mem.load(words, seqAt) === ((pos + 1) | 0)) mem.store(words, seqAt, (pos + this.capacity) | 0);
     // RETURNING until the push below claims a position (then PUSHING, then WHOLE).
-    this.tryPushPatiently(this.cutValue);
+    this.tryPushPatiently(note[NOTE_VALUE]);
   }
 
   /**
@@ -300,7 +325,7 @@ export class Injector {
    * ```
    */
   pop(): number {
-    if (this.cut !== WHOLE) this.repair();
+    if (this.note[NOTE_CUT] !== WHOLE) this.repair();
     const words = this.words;
     for (;;) {
       const pos = mem.load(words, InjectorWords.head); // spec: PopReadHead
@@ -309,12 +334,13 @@ export class Injector {
       if (dif === 0) {
         if (mem.compareExchange(words, InjectorWords.head, pos, (pos + 1) | 0) !== pos) continue; // spec: PopCasHead
         // Claimed: noted until released (after the release, nothing here can be cut short).
-        this.cutPos = pos;
-        this.cut = POPPING;
+        const note = this.note;
+        note[NOTE_POS] = pos;
+        note[NOTE_CUT] = POPPING;
         const value = mem.load(words, this.valuesAt + (pos & this.mask)); // spec: PopReadValue
         // Frees the slot for position pos + capacity.
         mem.store(words, InjectorWords.seqs + (pos & this.mask), (pos + this.capacity) | 0); // spec: PopReleaseSeq
-        this.cut = WHOLE;
+        note[NOTE_CUT] = WHOLE;
         return value;
       }
       if (dif < 0) return QUEUE_EMPTY;

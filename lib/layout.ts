@@ -44,6 +44,76 @@ export const DequeWords = Object.freeze({
 });
 
 /**
+ * Word offsets inside one worker's notes region (see {@link PoolLayout.notes}): what each of its structure
+ * handles noted of an operation under way (a claimed queue position, a deque index reserved or being
+ * written), four words each. They live in the pool's buffer rather than in the handle, so that they
+ * outlive the thread: if it dies in the middle of an operation, the main thread reads them and completes it
+ * (see `Deque.repair`, `Injector.repair`, recovery.ts). Only the worker writes them while it lives.
+ */
+export const NoteWords = Object.freeze({
+  /** Its own deque (owner's handle): `Deque` notes. */
+  deque: 0,
+  /** Its injector handle. */
+  injector: 4,
+  /** Its completion queue handle. */
+  completions: 8,
+  /** Its handle on the free list of task records. */
+  freeRecords: 12,
+  /** Its handle on the free list of overflow blocks. */
+  freeBlocks: 16,
+  /**
+   * Its marks (worker.ts `marks`): word 0, a task it took from a queue or a deque and has not yet claimed
+   * (QUEUED to RUNNING); word 1, a fork it is placing and has not yet published by its deque push; -1 if none.
+   */
+  marks: 20,
+});
+
+/** The words of a worker's marks (at {@link NoteWords}.marks; worker.ts `marks`). */
+export const MarkWords = Object.freeze({
+  /** A task it took and has not yet claimed (QUEUED to RUNNING), or -1. */
+  held: 0,
+  /** A fork it is placing and has not yet published by its deque push, or -1. */
+  pushing: 1,
+});
+
+/** Int32 words of notes per structure handle (see {@link NoteWords}). */
+export const NOTE_WORDS = 4;
+
+/** Bytes of one worker's notes region: two cache lines (24 words used). */
+export const NOTES_BYTES: number = 2 * CACHE_LINE_BYTES;
+
+/**
+ * The notes words of one structure handle of worker `worker` (see {@link NoteWords}).
+ *
+ * @param buffer The pool's buffer.
+ * @param layout Its layout.
+ * @param worker The worker's index.
+ * @param at The structure's offset in {@link NoteWords}.
+ * @returns A view of its {@link NOTE_WORDS} words.
+ *
+ * @example Usage
+ * ```ts
+ * import { NoteWords, notesOf, poolLayout } from "./layout.ts";
+ * const layout = poolLayout({ workers: 2, dequeCapacity: 64, taskCapacity: 64, inlineBytes: 64, blockBytes: 128, blocks: 8 });
+ * const notes = notesOf(new SharedArrayBuffer(layout.totalBytes), layout, 1, NoteWords.injector);
+ * console.log(notes.length); // 4
+ * ```
+ */
+export function notesOf(
+  buffer: SharedArrayBuffer | ArrayBuffer,
+  layout: PoolLayout,
+  worker: number,
+  at: number,
+): Int32Array {
+  if (!Number.isInteger(worker) || worker < 0 || worker >= layout.shape.workers) {
+    throw new RangeError(
+      `Cannot open notes as 'worker' must be an integer from 0 to ${layout.shape.workers - 1}: received ${worker}`,
+    );
+  }
+  return new Int32Array(buffer, layout.notes + worker * NOTES_BYTES + at * 4, NOTE_WORDS);
+}
+
+/**
  * The size in bytes of a deque region of `capacity` slots, rounded up to whole cache lines.
  *
  * @param capacity Slots in the ring: a power of two from {@link MIN_DEQUE_CAPACITY} to {@link MAX_DEQUE_CAPACITY}.
@@ -306,6 +376,8 @@ export interface PoolLayout {
   blockArea: number;
   /** The slab table of large payloads (see slabs.ts). */
   slabs: number;
+  /** The workers' notes regions, {@link NOTES_BYTES} each (see {@link NoteWords}). */
+  notes: number;
   /** Total bytes. */
   totalBytes: number;
 }
@@ -364,6 +436,7 @@ export function poolLayout(shape: PoolShape): PoolLayout {
   const records = take(taskCapacity * recordBytes);
   const blockArea = take(blocks * blockBytes);
   const slabs = take(SLAB_REGION_BYTES);
+  const notes = take(workers * NOTES_BYTES);
   return {
     shape: { ...shape },
     control,
@@ -379,6 +452,7 @@ export function poolLayout(shape: PoolShape): PoolLayout {
     recordBytes,
     blockArea,
     slabs,
+    notes,
     totalBytes: at,
   };
 }

@@ -40,7 +40,7 @@ import { PoolClosedError, PoolTerminatedError, QueueFullError, TaskNotFoundError
 import { initInjector, Injector } from "./injector.ts";
 import { DEFAULT_MAP_CONCURRENCY, type MapInputs, type MapOptions, mapTasks } from "./map.ts";
 import { epochMs, type MetricsStats, metricsTable, PoolMetrics, TaskStamps } from "./metrics.ts";
-import { ControlWords, type PoolLayout, poolLayout, StatusWords } from "./layout.ts";
+import { ControlWords, notesOf, NoteWords, type PoolLayout, poolLayout, StatusWords } from "./layout.ts";
 import { type Entry, Settled, TaskLedger } from "./ledger.ts";
 import {
   type AbortSignalLike,
@@ -57,7 +57,7 @@ import { detach } from "./move.ts";
 import { recoverDeadWorker } from "./recovery.ts";
 import { Sleep } from "./sleep.ts";
 import { Submitter } from "./submission.ts";
-import { TaskTable } from "./task.ts";
+import { RecordWords, TaskState, TaskTable } from "./task.ts";
 import { Workforce } from "./workforce.ts";
 
 export type { AbortSignalLike, PoolOptions, RunOptions } from "./options.ts";
@@ -1047,7 +1047,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   /** Repairs what dead worker `index` held (recovery.ts), then lets the backlog in. */
   private recover(index: number, cause: unknown): void {
     const layout = this.layout;
-    recoverDeadWorker(
+    const { unreported } = recoverDeadWorker(
       {
         table: this.table,
         ledger: this.ledger,
@@ -1058,6 +1058,18 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
           byteOffset: layout.deques + index * layout.dequeBytes,
           capacity: layout.shape.dequeCapacity,
         },
+        dequeNotes: notesOf(this.buffer, layout, index, NoteWords.deque),
+        marks: notesOf(this.buffer, layout, index, NoteWords.marks),
+        injector: this.injector,
+        queues: ([
+          [layout.injector, layout.shape.taskCapacity, NoteWords.injector],
+          [layout.completions, layout.shape.taskCapacity, NoteWords.completions],
+          [layout.freeRecords, layout.shape.taskCapacity, NoteWords.freeRecords],
+          [layout.freeBlocks, layout.shape.blocks, NoteWords.freeBlocks],
+        ] as const).map(([byteOffset, capacity, at]) => ({
+          region: { buffer: this.buffer, byteOffset, capacity },
+          notes: notesOf(this.buffer, layout, index, at),
+        })),
         isDead: (worker) => worker >= 0 && this.workforce.isDead(worker),
       },
       index,
@@ -1065,6 +1077,15 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     );
     // Freed records may let the backlog in.
     this.reader.drain();
+    // Tasks it finished whose completion was not in the queue just drained (it died before the push):
+    // still DONE and current. (One whose completion is deferred is reported again: harmless.)
+    for (const handle of unreported) {
+      if (!this.table.isCurrent(handle)) continue;
+      const index = this.table.indexOf(handle);
+      if (mem.load(this.table.words, this.table.at(index, RecordWords.state)) === TaskState.DONE) {
+        this.reader.report(handle);
+      }
+    }
     this.reader.arm();
   }
 }

@@ -16,13 +16,26 @@
  *   exactly one side frees it);
  * - the free records of its private cache, and any it had just taken (state CACHED, `worker` = it):
  *   returned to the shared free list;
+ * - an operation on a queue (the injector, the completion queue, a free list) or on its own deque that it
+ *   died in the middle of (its notes, in the pool's buffer: layout.ts NoteWords): completed first, as the
+ *   worker's own repair would have after a throw there (`Injector.repair`, `Deque.repair`), through
+ *   handles on its notes: a claimed queue position is published or released, a value popped but never
+ *   returned goes back to its queue, a pop's reserved or won task goes back into the deque, tasks a
+ *   steal-half had claimed reach the deque;
+ * - a task it had taken and not yet claimed (its `held` note): back to the injector;
+ * - a task it finished and had not yet reported (DONE, its completion not queued or its latch not set):
+ *   reported by the caller (`unreported`), or its latch set here;
  * - its deque: left to its replacement (and to thieves meanwhile); if the worker died inside a pop,
- *   between lowering `bottom` and restoring it, `bottom` is put back at `top`;
+ *   between lowering `bottom` and restoring it, `bottom` is put back (by the repair above; and at `top`
+ *   if it is still below it);
  * - its sleep registration: uncounted (`Sleep.forget`).
  *
- * Limits: the repair assumes the worker died between two of the pool's own steps of these kinds: in task
- * code, at an await, or in a wait. A worker killed in the middle of a queue operation (the injector, a
- * free list) or of a payload write can still strand a slot or blocks (see README, Reliability).
+ * Limits: a worker dies where its runtime checks for interrupts (at a call or a loop's back edge; a stack
+ * overflow surfaces at the same calls), and the operations above note every claim before such a point.
+ * What is not noted in shared memory yet: a task moving from the injector into its deque (a batch), a
+ * fork being placed or consumed (the marks `moving`, `pushing`, `consuming` of worker.ts, in its heap), a
+ * record being taken from or given back to its private cache, and a payload being written or freed. A
+ * death there can still strand that task, record or those blocks (see README, Reliability).
  *
  * Threads: the thread that created the pool.
  *
@@ -31,12 +44,14 @@
 
 import { mem } from "./atomics.ts";
 import type { Encoder } from "./codec.ts";
-import { repairAbandonedPop } from "./deque.ts";
+import { Deque, repairAbandonedPop } from "./deque.ts";
+import { Injector, type InjectorRegion } from "./injector.ts";
+import { MarkWords } from "./layout.ts";
 import { crashError, toError, WorkerCrashedError } from "./errors.ts";
 import { Settled, type TaskLedger } from "./ledger.ts";
 import { encodeOutcome } from "./outcome.ts";
 import type { Sleep } from "./sleep.ts";
-import { orphanLatch, SET, setLatch, UNSET } from "./latch.ts";
+import { ORPHANED, orphanLatch, SET, setLatch, UNSET } from "./latch.ts";
 import { Origin, Outcome, RecordWords, TaskFlags, TaskState, type TaskTable } from "./task.ts";
 
 /** What one repair did, for the pool's stats and the tests. */
@@ -51,6 +66,12 @@ export interface Recovered {
   freed: number;
   /** Cached free records returned to the shared list. */
   reclaimed: number;
+  /**
+   * Main-thread tasks the dead worker finished (DONE) whose completion it may not have queued: it died
+   * between the DONE store and the push. The caller reports each to its completion reader once the queue
+   * is drained (a report is idempotent: a second one of the same task frees nothing).
+   */
+  unreported: number[];
 }
 
 /** The shared state and main-thread state a repair works on. */
@@ -61,6 +82,14 @@ export interface RecoveryScope {
   encoder: Encoder;
   /** The dead worker's deque region. */
   deque: { buffer: SharedArrayBuffer; byteOffset: number; capacity: number };
+  /** The queues the dead worker had handles on, each with its notes of that handle (layout.ts NoteWords). */
+  queues: { region: InjectorRegion; notes: Int32Array }[];
+  /** The dead worker's notes of its own deque. */
+  dequeNotes: Int32Array;
+  /** The dead worker's marks (layout.ts NoteWords.marks, MarkWords). */
+  marks: Int32Array;
+  /** This thread's handle on the injector, where a task the dead worker held goes back. */
+  injector: Injector;
   /** Whether a worker index belongs to a dead worker not yet replaced (its forks are orphans too). */
   isDead: (worker: number) => boolean;
 }
@@ -82,7 +111,10 @@ export interface RecoveryScope {
 export function recoverDeadWorker(scope: RecoveryScope, dead: number, cause: unknown): Recovered {
   const { table, ledger } = scope;
   const reason = toError(cause);
-  const recovered: Recovered = { rejected: 0, forksFailed: 0, orphaned: 0, freed: 0, reclaimed: 0 };
+  const recovered: Recovered = { rejected: 0, forksFailed: 0, orphaned: 0, freed: 0, reclaimed: 0, unreported: [] };
+  // First the operations it died in the middle of: a claimed queue position holds up every thread behind
+  // it, and a task a half-done operation took must be where the scan below (and the threads) can find it.
+  if (completeCutOperations(scope)) scope.sleep.newWork();
   const capacity = table.indexMask + 1;
   for (let i = 0; i < capacity; i++) {
     const state = mem.load(table.words, table.at(i, RecordWords.state));
@@ -91,6 +123,10 @@ export function recoverDeadWorker(scope: RecoveryScope, dead: number, cause: unk
     const worker = mem.load(table.words, table.at(i, RecordWords.worker));
     const handle = table.handleOf(i);
     if (origin === Origin.MAIN) {
+      if (state === TaskState.DONE && worker === dead) {
+        recovered.unreported.push(handle);
+        continue;
+      }
       // A task posted to it with moved buffers that it had not started: the buffers died with it (one its
       // caller cancelled meanwhile was settled then; only its record is left).
       if (
@@ -134,6 +170,21 @@ export function recoverDeadWorker(scope: RecoveryScope, dead: number, cause: unk
       continue;
     }
     const forker = mem.load(table.words, table.at(i, RecordWords.forker));
+    if (state === TaskState.DONE && worker === dead) {
+      // A fork it finished, and perhaps had not published: it may have died between the DONE store and
+      // setting the latch (UNSET: the joiner would wait for good), or before freeing an orphan's record
+      // (ORPHANED). Nobody will join it (its forker is dead too) or it is an orphan: free the record.
+      // UNSET: set the latch in its place (the outcome is written). SET: the joiner reads it as usual (it
+      // may be reading it now, so it is not touched).
+      const latchAt = table.at(i, RecordWords.latch);
+      const latch = mem.load(table.words, latchAt);
+      if (forker === dead || scope.isDead(forker) || latch === ORPHANED) {
+        if (table.releaseHandle(handle)) recovered.freed++;
+      } else if (latch === UNSET && !setLatch(table.words, latchAt) && table.releaseHandle(handle)) {
+        recovered.freed++;
+      }
+      continue;
+    }
     if (state === TaskState.RUNNING && worker === dead) {
       // A forked task it ran: fail it, so its joiner goes on; or free it, if nobody will join it.
       if (forker === dead || scope.isDead(forker)) {
@@ -158,6 +209,50 @@ export function recoverDeadWorker(scope: RecoveryScope, dead: number, cause: unk
   // If it died counted as sleeping (at the await in sleepAsync), uncount it, so posters do not look for it.
   scope.sleep.forget(dead);
   return recovered;
+}
+
+/**
+ * Completes the queue and deque operations the dead worker noted as under way (its handles' notes), in
+ * its place: the dead thread can no longer publish or release what it claimed. Whether work may have
+ * become visible (a task back in a queue or the deque): then a sleeper is woken to look.
+ */
+function completeCutOperations(scope: RecoveryScope): boolean {
+  let repaired = false;
+  for (const { region, notes } of scope.queues) {
+    const queue = new Injector(region, notes);
+    if (!queue.cutShort) continue;
+    queue.repair();
+    repaired = true;
+  }
+  // The deque has no owner until the replacement starts: this thread is its owner for the repair.
+  const deque = new Deque(scope.deque, scope.dequeNotes);
+  if (deque.cutShort) {
+    deque.repair();
+    repaired = true;
+  }
+  // A task it had taken (its operation returned it) and not yet claimed: still QUEUED (or CANCELLED: the
+  // worker that takes it frees it), in no queue and no deque. It was never started: back to the injector.
+  const table = scope.table;
+  const held = scope.marks[MarkWords.held];
+  scope.marks[MarkWords.held] = -1;
+  const heldState = held === -1 ? -1 : stateOf(table, held);
+  if (heldState === TaskState.QUEUED || heldState === TaskState.CANCELLED) {
+    scope.injector.pushPatiently(held);
+    repaired = true;
+  }
+  // A fork it was placing: QUEUED (its fields written) but not in its deque (the push that publishes it
+  // is followed by the mark's clear with no call between). Nobody else has it: free it. (Still CACHED,
+  // it is among the records returned below.)
+  const pushing = scope.marks[MarkWords.pushing];
+  scope.marks[MarkWords.pushing] = -1;
+  if (pushing !== -1 && stateOf(table, pushing) === TaskState.QUEUED) table.releaseHandle(pushing);
+  return repaired;
+}
+
+/** The state of the record `handle` names, or -1 if the handle is stale (the record was reused). */
+function stateOf(table: TaskTable, handle: number): number {
+  if (!table.isCurrent(handle)) return -1;
+  return mem.load(table.words, table.at(table.indexOf(handle), RecordWords.state));
 }
 
 /** Writes a WorkerCrashedError as fork `i`'s outcome and sets its latch (or frees it if orphaned). */

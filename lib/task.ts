@@ -45,7 +45,7 @@
 import { mem } from "./atomics.ts";
 import { decode, type Encoder, type ErrorClasses } from "./codec.ts";
 import { initInjector, Injector, QUEUE_EMPTY } from "./injector.ts";
-import { type PoolLayout, RECORD_HEADER_WORDS } from "./layout.ts";
+import { notesOf, NoteWords, type PoolLayout, RECORD_HEADER_WORDS } from "./layout.ts";
 import { NO_SLAB, SLAB_FROM, SLAB_REGION_BYTES, SlabTable } from "./slabs.ts";
 
 /** Word offsets inside a record's header. */
@@ -256,8 +256,15 @@ export class TaskTable {
     this.bytes = new Uint8Array(buffer, layout.records, taskCapacity * layout.recordBytes);
     this.blockWords = new Int32Array(buffer, layout.blockArea, (blocks * blockBytes) / 4);
     this.blockBytes = new Uint8Array(buffer, layout.blockArea, blocks * blockBytes);
-    this.freeRecords = new Injector({ buffer, byteOffset: layout.freeRecords, capacity: taskCapacity });
-    this.freeBlocks = new Injector({ buffer, byteOffset: layout.freeBlocks, capacity: blocks });
+    // A worker's notes in the pool's buffer (the main thread completes its operation if it dies in one).
+    this.freeRecords = new Injector(
+      { buffer, byteOffset: layout.freeRecords, capacity: taskCapacity },
+      owner >= 0 ? notesOf(buffer, layout, owner, NoteWords.freeRecords) : undefined,
+    );
+    this.freeBlocks = new Injector(
+      { buffer, byteOffset: layout.freeBlocks, capacity: blocks },
+      owner >= 0 ? notesOf(buffer, layout, owner, NoteWords.freeBlocks) : undefined,
+    );
     this.slabs = new SlabTable(new Int32Array(buffer, layout.slabs, SLAB_REGION_BYTES / 4), arena, owner);
     this.indexBits = Math.log2(taskCapacity);
     this.indexMask = taskCapacity - 1;

@@ -35,7 +35,7 @@ import { Deque, EMPTY, RETRY, Stealer } from "./deque.ts";
 import { Injector, QUEUE_EMPTY } from "./injector.ts";
 import { latchIsSet, orphanLatch, SET, setLatch, UNSET, waitLatch } from "./latch.ts";
 import { WorkerGuard } from "./kill_guard.ts";
-import { ControlWords, type PoolLayout, StatusWords } from "./layout.ts";
+import { ControlWords, MarkWords, notesOf, NoteWords, type PoolLayout, StatusWords } from "./layout.ts";
 import { IDLE_POSTED, IDLE_STOPPING, Sleep } from "./sleep.ts";
 import {
   asyncForkError,
@@ -185,6 +185,14 @@ export class WorkerLoop implements ForkJoinHost {
   private finishing = -1;
   /** A task taken from a queue and not yet registered by `execute` (see `running`), or -1. */
   private held = -1;
+  /**
+   * Marks in the pool's buffer (layout.ts NoteWords.marks), for the main thread if this thread dies
+   * (recovery.ts): `[MarkWords.held]`, the task {@link WorkerLoop.held} names until `start` has claimed it
+   * (QUEUED to RUNNING), which it then puts back in the injector; `[MarkWords.pushing]`, the fork
+   * {@link WorkerLoop.pushing} names, which it then frees. Plain element stores, not facade calls (see the
+   * deque's notes): a call could be where the thread dies.
+   */
+  private readonly marks: Int32Array;
   /** A task moving from the injector into our deque (a batch), or -1. */
   private moving = -1;
   /** A record we must free and have not finished freeing (an orphan we finished), or -1. */
@@ -249,10 +257,21 @@ export class WorkerLoop implements ForkJoinHost {
       byteOffset: layout.deques + i * layout.dequeBytes,
       capacity: dequeCapacity,
     });
-    this.deque = new Deque(region(index));
+    // Notes in the pool's buffer: if this thread dies inside an operation, the main thread completes it.
+    const notes = (at: number) => notesOf(buffer, layout, index, at);
+    this.deque = new Deque(region(index), notes(NoteWords.deque));
+    this.marks = notes(NoteWords.marks);
+    // (The main thread's recovery of this worker's predecessor, if any, is done.)
+    this.marks[MarkWords.held] = this.marks[MarkWords.pushing] = -1;
     this.stealers = Array.from({ length: workers }, (_, i) => new Stealer(region(i)));
-    this.injector = new Injector({ buffer, byteOffset: layout.injector, capacity: taskCapacity });
-    this.completions = new Injector({ buffer, byteOffset: layout.completions, capacity: taskCapacity });
+    this.injector = new Injector(
+      { buffer, byteOffset: layout.injector, capacity: taskCapacity },
+      notes(NoteWords.injector),
+    );
+    this.completions = new Injector(
+      { buffer, byteOffset: layout.completions, capacity: taskCapacity },
+      notes(NoteWords.completions),
+    );
     this.sleep = new Sleep(buffer, layout.sleep, workers);
     this.table = new TaskTable(buffer, layout, index, setup.arena);
     this.functions = [...functions];
@@ -566,12 +585,12 @@ export class WorkerLoop implements ForkJoinHost {
     if ((this.held & this.moving) !== -1) this.repairMarks();
     const own = this.deque.pop(); // spec: FindPopOwn
     if (own !== EMPTY) {
-      this.held = own;
+      this.held = this.marks[MarkWords.held] = own;
       return own;
     }
     const injected = this.injector.pop(); // spec: FindPopInjector
     if (injected !== QUEUE_EMPTY) {
-      this.held = injected;
+      this.held = this.marks[MarkWords.held] = injected;
       const workers = this.stealers.length;
       const want = Math.min((this.injector.length / workers) | 0, this.deque.capacity >> 1, MAX_INJECTOR_BATCH);
       let moved = 0;
@@ -612,7 +631,7 @@ export class WorkerLoop implements ForkJoinHost {
           if (moved > 1) this.sleep.newWork();
           const mine = this.deque.pop(); // spec: FindPopStolen
           if (mine !== EMPTY) {
-            this.held = mine;
+            this.held = this.marks[MarkWords.held] = mine;
             return mine;
           }
         }
@@ -656,11 +675,14 @@ export class WorkerLoop implements ForkJoinHost {
     if (!claimed) {
       if (mem.compareExchange(words, stateAt, TaskState.QUEUED, TaskState.RUNNING) !== TaskState.QUEUED) { // spec: ExecCasRunning
         // CANCELLED: its caller aborted it while it waited, and forgot the record: ours to free, never run.
+        this.marks[MarkWords.held] = -1;
         if (this.movedIn.size !== 0) this.movedIn.delete(handle);
         table.release(index);
         return undefined;
       }
     }
+    // Claimed (RUNNING, ours): a death from here on is the running task's (the main thread rejects it).
+    this.marks[MarkWords.held] = -1;
     const root = forked ? mem.read(words, table.at(index, RecordWords.root)) : index;
     this.roots[this.runDepth - 1] = root;
     // One load of the flags that matter here: a submitted task's own, or a fork's root's.
@@ -898,11 +920,11 @@ export class WorkerLoop implements ForkJoinHost {
     const handle = table.allocate();
     if (handle === NO_RECORD) return -1;
     // Ours alone until the deque push publishes it: if a step is cut short before, the repair frees it.
-    this.pushing = handle;
+    this.pushing = this.marks[MarkWords.pushing] = handle;
     const index = table.indexOf(handle);
     if (!table.writeEncoded(index, this.encoder)) {
       table.release(index);
-      this.pushing = -1;
+      this.pushing = this.marks[MarkWords.pushing] = -1;
       return -1;
     }
     // Plain writes: the record is ours until the deque push below publishes it (its store of bottom) to
@@ -925,11 +947,11 @@ export class WorkerLoop implements ForkJoinHost {
     // did, and the plain stores after it cannot be cut short: the fork is then outstanding.
     if (!this.deque.push(handle)) { // spec: ForkPushDeque
       table.release(index);
-      this.pushing = -1;
+      this.pushing = this.marks[MarkWords.pushing] = -1;
       return -1;
     }
     this.outstanding[this.outstanding.length] = handle;
-    this.pushing = -1;
+    this.pushing = this.marks[MarkWords.pushing] = -1;
     // Primitive arguments decode to equal values: if we pop the task back, we call it with these and skip
     // the decode. (Objects are decoded even then, so `b` sees a copy made at the fork whoever runs it.)
     if (this.encoder.flat) this.forkedArgs[index] = args;
@@ -962,7 +984,7 @@ export class WorkerLoop implements ForkJoinHost {
         this.consuming = handle;
         return this.runInline(handle);
       }
-      if (own !== EMPTY) this.held = own;
+      if (own !== EMPTY) this.held = this.marks[MarkWords.held] = own;
       // Not ours: b was stolen, and this is older work of an enclosing join (or a batch). Run it.
       const work = own !== EMPTY ? own : this.findWork(); // held (see `held`) until `execute` registers it
       if (work >= 0) {
@@ -1247,6 +1269,8 @@ export class WorkerLoop implements ForkJoinHost {
 
   /** A fork cut short before its push published it: free its record. */
   private repairPushing(): void {
+    // This thread frees it, not the main thread (see repairHeld).
+    this.marks[MarkWords.pushing] = -1;
     this.drop(this.pushing);
     this.table.releaseHandle(this.pushing);
     this.pushing = -1;
@@ -1263,6 +1287,9 @@ export class WorkerLoop implements ForkJoinHost {
   /** A task taken and not started: back to our deque (we run it soon), or the injector if it is full. */
   private repairHeld(): void {
     const handle = this.held;
+    // This thread puts it back, not the main thread (were it to die before the push, it would be lost
+    // rather than run twice).
+    this.marks[MarkWords.held] = -1;
     // A CANCELLED one goes back too: whoever takes it next frees it.
     if (this.queued(handle) && !this.deque.push(handle)) this.injector.pushPatiently(handle);
     this.held = -1;
@@ -1310,6 +1337,8 @@ export class WorkerLoop implements ForkJoinHost {
    */
   private repairInterrupted(): void {
     const table = this.table;
+    // This thread puts back what it held, not the main thread (see repairHeld).
+    this.marks[MarkWords.held] = -1;
     this.repairMarks();
     if (this.runDepth !== 0) this.strand(0);
     this.runDepth = 0;

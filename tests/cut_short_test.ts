@@ -53,10 +53,13 @@ function cutAt<T>(n: number, op: () => T): { cut: boolean; value?: T; accesses: 
   }
 }
 
-function newDeque(m: DequeModule, capacity = 16): { owner: Deque; thief: Stealer } {
+/** A deque region, its owner (with notes in shared memory, as a worker's), a thief, and an heir's opener. */
+function newDeque(m: DequeModule, capacity = 16): { owner: Deque; thief: Stealer; heir: () => Deque } {
   const region = { buffer: new SharedArrayBuffer(dequeRegionBytes(capacity)), byteOffset: 0, capacity };
   m.initDeque(region);
-  return { owner: new m.Deque(region), thief: new m.Stealer(region) };
+  const notes = new Int32Array(new SharedArrayBuffer(16));
+  // After the owner's death: the main thread's handle on the same deque and the dead owner's notes.
+  return { owner: new m.Deque(region, notes), thief: new m.Stealer(region), heir: () => new m.Deque(region, notes) };
 }
 
 /** Takes everything: the thief first (it must not need the owner's repair to see what is published), then the owner. */
@@ -81,17 +84,24 @@ function everyCut(run: (n: number) => boolean): number {
   return n;
 }
 
-/** A deque pop cut short at any access, sizes 0 to 3, repaired explicitly or by the owner's next operation. */
-function checkDequePop(m: DequeModule): number {
+/**
+ * A deque pop cut short at any access, sizes 0 to 3, repaired explicitly or by the owner's next operation;
+ * or (`died`) the owner died there: its handle is never used again, and an heir's handle on its notes (the
+ * main thread's, recovery.ts) repairs.
+ */
+function checkDequePop(m: DequeModule, died = false): number {
   let cuts = 0;
   for (const size of [0, 1, 2, 3]) {
-    for (const explicit of [true, false]) {
+    for (const explicit of died ? [true] : [true, false]) {
       cuts += everyCut((n) => {
-        const { owner, thief } = newDeque(m);
+        const deque = newDeque(m);
+        const { thief } = deque;
+        let owner = deque.owner;
         const values = Array.from({ length: size }, (_, i) => 100 + i);
         for (const v of values) owner.push(v);
         const r = cutAt(n, () => owner.pop());
         const returned = !r.cut && r.value !== EMPTY ? [r.value!] : [];
+        if (died) owner = deque.heir();
         const got = drainDeque(owner, thief, explicit);
         sameSet([...got, ...returned], values, `pop, size ${size}, cut at access ${n}`);
         assert(!owner.cutShort, `pop, size ${size}, cut at ${n}: still cut short after the drain`);
@@ -102,16 +112,19 @@ function checkDequePop(m: DequeModule): number {
   return cuts;
 }
 
-/** A deque push cut short at any access published nothing, and the next push works. */
-function checkDequePush(m: DequeModule): number {
+/** A deque push cut short at any access published nothing, and the next push works (by an heir, if `died`). */
+function checkDequePush(m: DequeModule, died = false): number {
   let cuts = 0;
   for (const size of [0, 1, 7]) {
     cuts += everyCut((n) => {
-      const { owner, thief } = newDeque(m);
+      const deque = newDeque(m);
+      const { thief } = deque;
+      let owner = deque.owner;
       const values = Array.from({ length: size }, (_, i) => 100 + i);
       for (const v of values) owner.push(v);
       const r = cutAt(n, () => owner.push(7));
       const pushed = !r.cut && r.value === true ? [7] : [];
+      if (died) (owner = deque.heir()).repair();
       assert(owner.push(8), `push, size ${size}, cut at ${n}: the next push`);
       sameSet(drainDeque(owner, thief, false), [...values, ...pushed, 8], `push, size ${size}, cut at ${n}`);
       return r.cut;
@@ -120,8 +133,11 @@ function checkDequePush(m: DequeModule): number {
   return cuts;
 }
 
-/** A steal-half cut short at any access: every task it claimed reaches the thief's deque once repaired. */
-function checkStealHalf(m: DequeModule): number {
+/**
+ * A steal-half cut short at any access: every task it claimed reaches the thief's deque once repaired (by
+ * the thief's next operation, or, if it `died` there, by an heir's handle on its deque's notes).
+ */
+function checkStealHalf(m: DequeModule, died = false): number {
   let cuts = 0;
   for (const size of [1, 2, 3, 5]) {
     for (const dstSize of [0, 2]) {
@@ -136,7 +152,7 @@ function checkStealHalf(m: DequeModule): number {
         // The victim's owner and other thieves go on without the thief's repair; the thief repairs on its
         // next operation on its own deque.
         const fromVictim = drainDeque(victim.owner, victim.thief, false);
-        const fromDst = drainDeque(dst.owner, dst.thief, false);
+        const fromDst = died ? drainDeque(dst.heir(), dst.thief, true) : drainDeque(dst.owner, dst.thief, false);
         sameSet(
           [...fromVictim, ...fromDst],
           [...values, ...own],
@@ -161,20 +177,29 @@ function drainQueue(q: Injector): number[] {
   return got;
 }
 
-/** A queue push or pop cut short at any access: repaired by its handle's next operation. */
-function checkQueue(m: QueueModule): number {
+/**
+ * A queue push or pop cut short at any access: repaired by its handle's next operation; or (`died`) its
+ * thread died there: that handle is never used again, and an heir's handle on its notes (the main
+ * thread's, recovery.ts) repairs.
+ */
+function checkQueue(m: QueueModule, died = false): number {
   let cuts = 0;
   for (const op of ["push", "pop", "pushPatiently"] as const) {
     for (const size of [0, 1, 3]) {
       cuts += everyCut((n) => {
         const region = newQueue(m);
-        const mine = new m.Injector(region);
+        const notes = new Int32Array(new SharedArrayBuffer(16));
+        let mine = new m.Injector(region, notes);
         const other = new m.Injector(region); // another thread's handle on the same queue
         const values = Array.from({ length: size }, (_, i) => 100 + i);
         for (const v of values) other.push(v);
         const r = cutAt(n, () => op === "pop" ? mine.pop() : op === "push" ? mine.push(7) : mine.pushPatiently(7));
         const added = op !== "pop" && !r.cut && r.value !== false ? [7] : [];
         const returned = op === "pop" && !r.cut && r.value !== QUEUE_EMPTY ? [r.value as number] : [];
+        if (died) {
+          mine = new m.Injector(region, notes);
+          mine.repair();
+        }
         // The cut handle's next operation repairs first.
         if (r.cut) assert(mine.push(9), `${op}, size ${size}, cut at ${n}: the next push`);
         else other.push(9);
@@ -209,19 +234,41 @@ test("a queue push or pop cut short at any access: once its handle's next operat
   assert(checkQueue(shippedQueue) > 20, "too few cut points");
 });
 
+test("a deque pop whose owner dies at any access loses and duplicates nothing once an heir repairs it from the owner's notes", () => {
+  assert(checkDequePop(shippedDeque, true) > 10, "too few death points");
+});
+
+test("a deque push whose owner dies at any access published nothing, and an heir's next push works", () => {
+  assert(checkDequePush(shippedDeque, true) > 5, "too few death points");
+});
+
+test("a steal-half whose thief dies at any access: every task it claimed reaches the thief's deque once an heir repairs it", () => {
+  assert(checkStealHalf(shippedDeque, true) > 20, "too few death points");
+});
+
+test("a queue push or pop whose thread dies at any access: once an heir repairs it from the notes, nothing is lost or duplicated and no slot stays claimed", () => {
+  assert(checkQueue(shippedQueue, true) > 20, "too few death points");
+});
+
 test("the cut-short checks catch every repair mutant (tests/mutants/mutants.ts, CUT_MUTANTS)", async () => {
   const missed: string[] = [];
   try {
     for (const mutant of CUT_MUTANTS) {
       const url = materializeMutant(mutant).href;
       const m = await import(url);
+      // Cut short, then died: a mutant caught either way is caught.
       const run = mutant.module === "deque.ts"
         ? () => {
-          checkDequePop(m);
-          checkDequePush(m);
-          checkStealHalf(m);
+          for (const died of [false, true]) {
+            checkDequePop(m, died);
+            checkDequePush(m, died);
+            checkStealHalf(m, died);
+          }
         }
-        : () => checkQueue(m);
+        : () => {
+          checkQueue(m, false);
+          checkQueue(m, true);
+        };
       let caught: string | undefined;
       try {
         run();

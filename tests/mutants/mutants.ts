@@ -82,12 +82,12 @@ export const ALL_MUTANTS: readonly Mutant[] = [
       // Claim before copy: the task becomes ours only if top is still t.
       if (mem.compareExchange(words, DequeWords.top, t, (t + 1) | 0) !== t) break; // spec: HalfCasTop
       // Plain stores, not calls: a call here could itself be cut short, and the claimed task lost.
-      dst.cutValue = value;
+      dst.note[CUT_VALUE] = value;
       // Invisible to dst's thieves until the publish below.
       mem.store(dstWords, DequeWords.slots + (((db + taken) | 0) & dst.mask), value); // spec: HalfWriteDst
       taken++;
-      dst.cutCount = taken;
-      dst.cutValue = EMPTY;
+      dst.note[CUT_COUNT] = taken;
+      dst.note[CUT_VALUE] = EMPTY;
       t = (t + 1) | 0;
       if (taken === want) break;
       // As a fresh steal would: top (now t, our own claim) first, then bottom, so a task the owner
@@ -96,7 +96,7 @@ export const ALL_MUTANTS: readonly Mutant[] = [
       if (((b2 - t) | 0) <= 0) break;
     }
     if (taken === 0) {
-      dst.cut = WHOLE;
+      dst.note[CUT] = WHOLE;
       return RETRY;
     }
 `,
@@ -215,8 +215,10 @@ export const ALL_MUTANTS: readonly Mutant[] = [
 ];
 
 /**
- * Bugs in the repair of operations cut short by a throw (`Deque.repair`, `Injector.repair`): caught by
- * tests/cut_short_test.ts, which cuts each operation at every shared access. Kept apart from
+ * Bugs in the repair of operations cut short by a throw or by the thread's death (`Deque.repair`,
+ * `Injector.repair`, the notes they read): caught by tests/cut_short_test.ts, which cuts each operation at
+ * every shared access and repairs it by the same handle, or (a death) by an heir's handle on its notes.
+ * Kept apart from
  * {@link ALL_MUTANTS}: the interleaving suites never cut an operation short, so they cannot see these.
  */
 export const CUT_MUTANTS: readonly Mutant[] = [
@@ -225,7 +227,7 @@ export const CUT_MUTANTS: readonly Mutant[] = [
     module: "deque.ts",
     bug: "pop does not note the last task it won before restoring bottom: cut short there, the task is lost",
     patches: [{
-      find: "      this.cutValue = value;\n      this.cut = POP_TAKEN;\n",
+      find: "      this.note[CUT_VALUE] = value;\n      this.note[CUT] = POP_TAKEN;\n",
       replace: "      // mutant: the won task is not noted\n",
     }],
   },
@@ -235,8 +237,8 @@ export const CUT_MUTANTS: readonly Mutant[] = [
     bug: "the repair of a pop cut short after its reserve does not put bottom back: the task there stays hidden",
     patches: [{
       find:
-        "      if (mem.load(words, DequeWords.bottom) === i) mem.store(words, DequeWords.bottom, (i + 1) | 0);\n      this.cut = WHOLE;\n      return;\n",
-      replace: "      this.cut = WHOLE; // mutant: bottom not put back\n      return;\n",
+        "      if (mem.load(words, DequeWords.bottom) === i) mem.store(words, DequeWords.bottom, (i + 1) | 0);\n      this.note[CUT] = WHOLE;\n      return;\n",
+      replace: "      this.note[CUT] = WHOLE; // mutant: bottom not put back\n      return;\n",
     }],
   },
   {
@@ -244,7 +246,7 @@ export const CUT_MUTANTS: readonly Mutant[] = [
     module: "deque.ts",
     bug: "steal-half does not note a task it claimed before writing it into dst: cut short there, it is lost",
     patches: [{
-      find: "      dst.cutValue = value;\n      // Invisible",
+      find: "      dst.note[CUT_VALUE] = value;\n      // Invisible",
       replace: "      // mutant: claim not noted\n      // Invisible",
     }],
   },
@@ -253,9 +255,10 @@ export const CUT_MUTANTS: readonly Mutant[] = [
     module: "injector.ts",
     bug: "the repair of a pop cut short releases the slot but drops its value instead of pushing it again",
     patches: [{
-      find: "      this.cutValue = mem.load(words, this.valuesAt + (pos & this.mask));\n      this.cut = RETURNING;\n",
+      find:
+        "      note[NOTE_VALUE] = mem.load(words, this.valuesAt + (pos & this.mask));\n      note[NOTE_CUT] = RETURNING;\n",
       replace:
-        "      if (mem.load(words, seqAt) === ((pos + 1) | 0)) mem.store(words, seqAt, (pos + this.capacity) | 0);\n      this.cut = WHOLE; // mutant: the value is dropped\n      return;\n",
+        "      if (mem.load(words, seqAt) === ((pos + 1) | 0)) mem.store(words, seqAt, (pos + this.capacity) | 0);\n      note[NOTE_CUT] = WHOLE; // mutant: the value is dropped\n      return;\n",
     }],
   },
   {
@@ -263,8 +266,28 @@ export const CUT_MUTANTS: readonly Mutant[] = [
     module: "injector.ts",
     bug: "push does not note the position it claimed: cut short before publishing, the slot stays claimed",
     patches: [{
-      find: "        this.cutValue = value;\n        this.cut = PUSHING;\n",
+      find: "        note[NOTE_VALUE] = value;\n        note[NOTE_CUT] = PUSHING;\n",
       replace: "        // mutant: claim not noted\n",
+    }],
+  },
+  {
+    name: "queue_notes_die_with_the_handle",
+    module: "injector.ts",
+    bug: "a queue handle keeps its notes in its own heap, not the words it was given: a thread that dies " +
+      "with a position claimed takes the note with it, and the slot stays claimed",
+    patches: [{
+      find: "    this.note = notes;\n",
+      replace: "    this.note = new Int32Array(3); // mutant: the given notes are ignored\n",
+    }],
+  },
+  {
+    name: "deque_notes_die_with_the_handle",
+    module: "deque.ts",
+    bug: "a deque handle keeps its notes in its own heap, not the words it was given: an owner that dies " +
+      "inside a pop or a steal-half takes the note with it, and a task stays hidden or is lost",
+    patches: [{
+      find: "    this.note = notes;\n",
+      replace: "    this.note = new Int32Array(4); // mutant: the given notes are ignored\n",
     }],
   },
 ];

@@ -1,0 +1,101 @@
+/**
+ * Kill anywhere, in the pool's queue and deque operations: a worker that dies in the middle of one of them
+ * (its completion push, an injector pop, a free-list pop, a fork's push or a join's pop on its own deque)
+ * leaves a queue position claimed or a deque index reserved that only it could complete, and a task or a
+ * record taken half-way. Its notes are in the pool's buffer (layout.ts NoteWords), and the main thread's
+ * recovery completes the operation in its place (recovery.ts), then reports a task it had finished but not
+ * queued. Each scenario sweeps the death over the operation's accesses (tests/fixtures/death_tasks.ts ends
+ * the thread at the k-th access to one region): every submitted task settles exactly once with what it
+ * must (the dying task with its value if it had finished, or a WorkerCrashedError if it was running; the
+ * others with their values), the death is counted, and a full-capacity burst runs afterwards.
+ */
+import type { PoolLayout } from "../lib/layout.ts";
+import { Pool } from "../mod.ts";
+import { settledAs } from "./_force.ts";
+import { assert, assertEquals, test, within } from "./_test.ts";
+import type * as tasks from "./fixtures/death_tasks.ts";
+
+const TASKS = new URL("./fixtures/death_tasks.ts", import.meta.url);
+const CAPACITY = 16;
+type DeathPool = Pool<typeof tasks>;
+
+/** The pool's layout (a test's look inside: where each region is). */
+function layoutOf(pool: DeathPool): PoolLayout {
+  return (pool as unknown as { layout: PoolLayout }).layout;
+}
+
+/** Every record usable at once: `CAPACITY` tasks that wait for each other at a barrier. */
+async function fullCapacity(pool: DeathPool, what: string): Promise<void> {
+  const counter = new Int32Array(new SharedArrayBuffer(4));
+  const all = await within(
+    Promise.all(Array.from({ length: CAPACITY }, () => pool.run("barrier", counter, CAPACITY, 5_000))),
+    20_000,
+    `${what}: ${CAPACITY} barrier tasks`,
+  );
+  assert(all.every((b) => b), `${what}: a record was stranded (the barrier tasks were not all in flight at once)`);
+}
+
+/**
+ * One death: a fresh pool of one worker, `dying` submitted (it makes its worker die), then bystanders
+ * (after `delayMs`, so that the worker finds them in the injector after its task). Returns how the dying
+ * task settled; checks the bystanders, the death count and the capacity.
+ */
+async function oneDeath(
+  what: string,
+  dying: (pool: DeathPool, layout: PoolLayout) => Promise<unknown>,
+  delayMs = 0,
+): Promise<string> {
+  const pool = await Pool.create<typeof tasks>(TASKS, { workers: 1, taskCapacity: CAPACITY });
+  try {
+    const outcome = settledAs(dying(pool, layoutOf(pool)));
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    const bystanders = Array.from({ length: 8 }, (_, i) => settledAs(pool.run("add", i, 1)));
+    const settled = await within(outcome, 10_000, `${what}: the dying task`);
+    assertEquals(
+      await within(Promise.all(bystanders), 10_000, `${what}: the bystanders`),
+      Array.from({ length: 8 }, (_, i) => `ok:${i + 1}`),
+      `${what}: the bystanders`,
+    );
+    assertEquals(pool.stats().workerCrashes, 1, `${what}: deaths`);
+    await fullCapacity(pool, what);
+    return settled;
+  } finally {
+    await within(pool.terminate(), 10_000, `${what}: terminate`);
+  }
+}
+
+test("a worker that dies at any access of its completion push: the task it finished settles with its value, nothing else is held up", async () => {
+  // A push makes 5 accesses (read tail, read seq, claim, write the value, publish); past them the worker
+  // dies in a bystander's push.
+  for (let k = 0; k < 7; k++) {
+    const what = `completion push, death at access ${k}`;
+    const settled = await oneDeath(what, (pool, layout) => pool.run("dieAfter", layout.completions, k, 42));
+    assertEquals(settled, "ok:42", `${what}: the dying task`);
+  }
+});
+
+test("a worker that dies at any access of its injector pops: the task it was taking runs elsewhere, the queue is not held up", async () => {
+  // The dying task spins 30 ms while the bystanders are queued; after it, the worker pops them from the
+  // injector (a pop makes 5 accesses; the batch that follows reads the queue's length and pops more).
+  for (let k = 0; k < 12; k++) {
+    const what = `injector pop, death at access ${k}`;
+    const settled = await oneDeath(what, (pool, layout) => pool.run("dieAfter", layout.injector, k, 5, 30), 10);
+    assertEquals(settled, "ok:5", `${what}: the dying task`);
+  }
+});
+
+test("a worker that dies at any access of a free-list pop in a fork: its task is rejected, the record comes back", async () => {
+  for (let k = 0; k < 5; k++) {
+    const what = `free-list pop, death at access ${k}`;
+    const settled = await oneDeath(what, (pool, layout) => pool.run("dieInJoins", layout.freeRecords, k, 6));
+    assertEquals(settled, "crashed", `${what}: the dying task`);
+  }
+});
+
+test("a worker that dies at any access to its own deque in fork-join: its task is rejected, its forks are freed, the deque works", async () => {
+  for (let k = 0; k < 14; k++) {
+    const what = `own deque, death at access ${k}`;
+    const settled = await oneDeath(what, (pool, layout) => pool.run("dieInJoins", layout.deques, k, 6));
+    assertEquals(settled, "crashed", `${what}: the dying task`);
+  }
+});
