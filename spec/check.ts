@@ -417,6 +417,34 @@ export const RUNS: readonly Run[] = [
     expect: ["NoOverlap", "ReadsOwnData"],
   },
   { name: "Injector", module: "Injector.tla", cfg: "Injector.cfg", kind: "real" },
+  // Kill anywhere, the queue: a thread dies at any step and the main thread recovers it.
+  { name: "InjectorDeath", module: "InjectorDeath.tla", cfg: "InjectorDeath.cfg", kind: "real" },
+  {
+    // A dead thread's claimed position is never completed: the queue is stuck behind it.
+    name: "DeathRecoverySkipped",
+    module: "InjectorDeath.tla",
+    mutant: "DeathRecoverySkipped",
+    cfg: "mutants/DeathRecoverySkipped.cfg",
+    kind: "mutant",
+    expect: ["AllPopped"],
+  },
+  {
+    name: "DeathRecoveryDropsValue",
+    module: "InjectorDeath.tla",
+    mutant: "DeathRecoveryDropsValue",
+    cfg: "mutants/DeathRecoveryDropsValue.cfg",
+    kind: "mutant",
+    expect: ["Conserved"],
+  },
+  {
+    name: "DeathRecoveryLeavesClaim",
+    module: "InjectorDeath.tla",
+    mutant: "DeathRecoveryLeavesClaim",
+    cfg: "mutants/DeathRecoveryLeavesClaim.cfg",
+    kind: "mutant",
+    // Its slot says claimed, and no live push holds it (SlotProtocol); nothing behind it is ever popped.
+    expect: ["SlotProtocol", "AllPopped"],
+  },
   { name: "InjectorSplit", module: "Injector.tla", cfg: "InjectorSplit.cfg", kind: "real" },
   { name: "InjectorCap4", module: "Injector.tla", cfg: "InjectorCap4.cfg", kind: "real" },
   { name: "InjectorLiveness", module: "Injector.tla", cfg: "InjectorLiveness.cfg", kind: "real" },

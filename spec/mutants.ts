@@ -483,6 +483,34 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       replace: "       THEN l' = [l EXCEPT ![t].pc = \"ReclaimCas\", ![t].j = 0]   \\* BUG: was ReclaimReadRecord (named?)\n",
     }],
   },
+  // ---- InjectorDeath.tla (lib/injector.ts notes, lib/recovery.ts) ----
+  {
+    name: "DeathRecoverySkipped",
+    base: "InjectorDeath.tla",
+    bug: "the main thread does not complete a dead thread's queue operation (recovery.ts completeCutOperations skipped)",
+    patches: [{
+      find: "Recover(i) == RecoverNothing(i) \\/ RecoverPublish(i) \\/ RecoverRelease(i)\n",
+      replace: "Recover(i) == FALSE   \\* BUG: the dead are never recovered\n",
+    }],
+  },
+  {
+    name: "DeathRecoveryDropsValue",
+    base: "InjectorDeath.tla",
+    bug: "the recovery of a pop releases its position but drops the value the pop never returned",
+    patches: [{
+      find: "          /\\ returning' = << v >>\n",
+      replace: "          /\\ returning' = << >>   \\* BUG: the value is dropped, not pushed again\n",
+    }],
+  },
+  {
+    name: "DeathRecoveryLeavesClaim",
+    base: "InjectorDeath.tla",
+    bug: "the recovery of a push forgets its note: the claimed position is never published",
+    patches: [{
+      find: "       IF seq[Slot(p)] = p\n",
+      replace: "       IF FALSE   \\* BUG: the claimed position is left unpublished\n",
+    }],
+  },
 ];
 
 /**
