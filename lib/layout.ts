@@ -61,25 +61,33 @@ export const NoteWords = Object.freeze({
   freeRecords: 12,
   /** Its handle on the free list of overflow blocks. */
   freeBlocks: 16,
-  /**
-   * Its marks (worker.ts `marks`): word 0, a task it took from a queue or a deque and has not yet claimed
-   * (QUEUED to RUNNING); word 1, a fork it is placing and has not yet published by its deque push; -1 if none.
-   */
+  /** Its marks (worker.ts `marks`, {@link MarkWords}): {@link MARK_WORDS} words. */
   marks: 20,
+  /** Its task table's notes (task.ts): word 0, a record it is taking; word 1, one it is giving back. */
+  table: 28,
 });
 
-/** The words of a worker's marks (at {@link NoteWords}.marks; worker.ts `marks`). */
+/** The words of a worker's marks (at {@link NoteWords}.marks; worker.ts `marks`); -1 in each if none. */
 export const MarkWords = Object.freeze({
-  /** A task it took and has not yet claimed (QUEUED to RUNNING), or -1. */
+  /** A task it took and has not yet claimed (QUEUED to RUNNING). */
   held: 0,
-  /** A fork it is placing and has not yet published by its deque push, or -1. */
+  /** A fork it is placing and has not yet published by its deque push. */
   pushing: 1,
+  /** A task it is moving from the injector into its deque (a batch), or back to the injector. */
+  moving: 2,
+  /** Its own fork that it popped back or whose result it reads, not yet released. */
+  consuming: 3,
+  /** A record it must free and has not yet freed (an orphaned fork it finished). */
+  freeing: 4,
 });
+
+/** Int32 words of a worker's marks. */
+export const MARK_WORDS = 8;
 
 /** Int32 words of notes per structure handle (see {@link NoteWords}). */
 export const NOTE_WORDS = 4;
 
-/** Bytes of one worker's notes region: two cache lines (24 words used). */
+/** Bytes of one worker's notes region: two cache lines (30 words used). */
 export const NOTES_BYTES: number = 2 * CACHE_LINE_BYTES;
 
 /**
@@ -89,7 +97,8 @@ export const NOTES_BYTES: number = 2 * CACHE_LINE_BYTES;
  * @param layout Its layout.
  * @param worker The worker's index.
  * @param at The structure's offset in {@link NoteWords}.
- * @returns A view of its {@link NOTE_WORDS} words.
+ * @param words How many words ({@link NOTE_WORDS} by default; {@link MARK_WORDS} for the marks).
+ * @returns A view of its words.
  *
  * @example Usage
  * ```ts
@@ -104,13 +113,14 @@ export function notesOf(
   layout: PoolLayout,
   worker: number,
   at: number,
+  words: number = NOTE_WORDS,
 ): Int32Array {
   if (!Number.isInteger(worker) || worker < 0 || worker >= layout.shape.workers) {
     throw new RangeError(
       `Cannot open notes as 'worker' must be an integer from 0 to ${layout.shape.workers - 1}: received ${worker}`,
     );
   }
-  return new Int32Array(buffer, layout.notes + worker * NOTES_BYTES + at * 4, NOTE_WORDS);
+  return new Int32Array(buffer, layout.notes + worker * NOTES_BYTES + at * 4, words);
 }
 
 /**

@@ -40,7 +40,7 @@ import { PoolClosedError, PoolTerminatedError, QueueFullError, TaskNotFoundError
 import { initInjector, Injector } from "./injector.ts";
 import { DEFAULT_MAP_CONCURRENCY, type MapInputs, type MapOptions, mapTasks } from "./map.ts";
 import { epochMs, type MetricsStats, metricsTable, PoolMetrics, TaskStamps } from "./metrics.ts";
-import { ControlWords, notesOf, NoteWords, type PoolLayout, poolLayout, StatusWords } from "./layout.ts";
+import { ControlWords, MARK_WORDS, notesOf, NoteWords, type PoolLayout, poolLayout, StatusWords } from "./layout.ts";
 import { type Entry, Settled, TaskLedger } from "./ledger.ts";
 import {
   type AbortSignalLike,
@@ -1059,14 +1059,16 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
           capacity: layout.shape.dequeCapacity,
         },
         dequeNotes: notesOf(this.buffer, layout, index, NoteWords.deque),
-        marks: notesOf(this.buffer, layout, index, NoteWords.marks),
+        marks: notesOf(this.buffer, layout, index, NoteWords.marks, MARK_WORDS),
+        tableNotes: notesOf(this.buffer, layout, index, NoteWords.table, 2),
         injector: this.injector,
         queues: ([
-          [layout.injector, layout.shape.taskCapacity, NoteWords.injector],
-          [layout.completions, layout.shape.taskCapacity, NoteWords.completions],
-          [layout.freeRecords, layout.shape.taskCapacity, NoteWords.freeRecords],
-          [layout.freeBlocks, layout.shape.blocks, NoteWords.freeBlocks],
-        ] as const).map(([byteOffset, capacity, at]) => ({
+          ["injector", layout.injector, layout.shape.taskCapacity, NoteWords.injector],
+          ["completions", layout.completions, layout.shape.taskCapacity, NoteWords.completions],
+          ["freeRecords", layout.freeRecords, layout.shape.taskCapacity, NoteWords.freeRecords],
+          ["freeBlocks", layout.freeBlocks, layout.shape.blocks, NoteWords.freeBlocks],
+        ] as const).map(([role, byteOffset, capacity, at]) => ({
+          role,
           region: { buffer: this.buffer, byteOffset, capacity },
           notes: notesOf(this.buffer, layout, index, at),
         })),

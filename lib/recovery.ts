@@ -22,7 +22,10 @@
  *   handles on its notes: a claimed queue position is published or released, a value popped but never
  *   returned goes back to its queue, a pop's reserved or won task goes back into the deque, tasks a
  *   steal-half had claimed reach the deque;
- * - a task it had taken and not yet claimed (its `held` note): back to the injector;
+ * - a task it had taken and not yet claimed, or was moving between the injector and its deque (its `held`
+ *   and `moving` marks): back to the injector; a fork it was placing, or had popped back and not yet
+ *   released (`pushing`, `consuming`), and an orphan it finished and had not yet freed (`freeing`): freed;
+ *   a record it was taking from the free list or giving back (its table's notes): back to the list;
  * - a task it finished and had not yet reported (DONE, its completion not queued or its latch not set):
  *   reported by the caller (`unreported`), or its latch set here;
  * - its deque: left to its replacement (and to thieves meanwhile); if the worker died inside a pop,
@@ -32,10 +35,8 @@
  *
  * Limits: a worker dies where its runtime checks for interrupts (at a call or a loop's back edge; a stack
  * overflow surfaces at the same calls), and the operations above note every claim before such a point.
- * What is not noted in shared memory yet: a task moving from the injector into its deque (a batch), a
- * fork being placed or consumed (the marks `moving`, `pushing`, `consuming` of worker.ts, in its heap), a
- * record being taken from or given back to its private cache, and a payload being written or freed. A
- * death there can still strand that task, record or those blocks (see README, Reliability).
+ * What is not noted in shared memory yet: a payload being written or freed (its blocks taken from the
+ * free list, or being given back). A death there can still strand those blocks (see README, Reliability).
  *
  * Threads: the thread that created the pool.
  *
@@ -45,7 +46,7 @@
 import { mem } from "./atomics.ts";
 import type { Encoder } from "./codec.ts";
 import { Deque, repairAbandonedPop } from "./deque.ts";
-import { Injector, type InjectorRegion } from "./injector.ts";
+import { Injector, type InjectorRegion, QUEUE_EMPTY } from "./injector.ts";
 import { MarkWords } from "./layout.ts";
 import { crashError, toError, WorkerCrashedError } from "./errors.ts";
 import { Settled, type TaskLedger } from "./ledger.ts";
@@ -83,11 +84,17 @@ export interface RecoveryScope {
   /** The dead worker's deque region. */
   deque: { buffer: SharedArrayBuffer; byteOffset: number; capacity: number };
   /** The queues the dead worker had handles on, each with its notes of that handle (layout.ts NoteWords). */
-  queues: { region: InjectorRegion; notes: Int32Array }[];
+  queues: {
+    region: InjectorRegion;
+    notes: Int32Array;
+    role: "injector" | "completions" | "freeRecords" | "freeBlocks";
+  }[];
   /** The dead worker's notes of its own deque. */
   dequeNotes: Int32Array;
   /** The dead worker's marks (layout.ts NoteWords.marks, MarkWords). */
   marks: Int32Array;
+  /** The dead worker's task-table notes (layout.ts NoteWords.table). */
+  tableNotes: Int32Array;
   /** This thread's handle on the injector, where a task the dead worker held goes back. */
   injector: Injector;
   /** Whether a worker index belongs to a dead worker not yet replaced (its forks are orphans too). */
@@ -218,10 +225,15 @@ export function recoverDeadWorker(scope: RecoveryScope, dead: number, cause: unk
  */
 function completeCutOperations(scope: RecoveryScope): boolean {
   let repaired = false;
-  for (const { region, notes } of scope.queues) {
+  // What the repairs of its injector and free-list handles pushed (a value being pushed when it died).
+  let injectorPushed = QUEUE_EMPTY;
+  let freeListPushed = QUEUE_EMPTY;
+  for (const { region, notes, role } of scope.queues) {
     const queue = new Injector(region, notes);
     if (!queue.cutShort) continue;
     queue.repair();
+    if (role === "injector") injectorPushed = queue.published;
+    else if (role === "freeRecords") freeListPushed = queue.published;
     repaired = true;
   }
   // The deque has no owner until the replacement starts: this thread is its owner for the repair.
@@ -230,22 +242,36 @@ function completeCutOperations(scope: RecoveryScope): boolean {
     deque.repair();
     repaired = true;
   }
-  // A task it had taken (its operation returned it) and not yet claimed: still QUEUED (or CANCELLED: the
-  // worker that takes it frees it), in no queue and no deque. It was never started: back to the injector.
-  const table = scope.table;
-  const held = scope.marks[MarkWords.held];
-  scope.marks[MarkWords.held] = -1;
-  const heldState = held === -1 ? -1 : stateOf(table, held);
-  if (heldState === TaskState.QUEUED || heldState === TaskState.CANCELLED) {
-    scope.injector.pushPatiently(held);
+  const { table, marks } = scope;
+  const take = (mark: number) => {
+    const handle = marks[mark];
+    marks[mark] = -1;
+    return handle;
+  };
+  // A task it had taken (its operation returned it) and not yet claimed, or was moving between the
+  // injector and its deque (not in the deque: the push that publishes it is followed by the mark's clear
+  // with no call between; in the injector only if the repair above pushed it): still QUEUED (or CANCELLED:
+  // the worker that takes it frees it), never started. Back to the injector.
+  for (const handle of [take(MarkWords.held), take(MarkWords.moving)]) {
+    if (handle === -1 || handle === injectorPushed) continue;
+    const state = stateOf(table, handle);
+    if (state !== TaskState.QUEUED && state !== TaskState.CANCELLED) continue;
+    scope.injector.pushPatiently(handle);
     repaired = true;
   }
-  // A fork it was placing: QUEUED (its fields written) but not in its deque (the push that publishes it
-  // is followed by the mark's clear with no call between). Nobody else has it: free it. (Still CACHED,
-  // it is among the records returned below.)
-  const pushing = scope.marks[MarkWords.pushing];
-  scope.marks[MarkWords.pushing] = -1;
-  if (pushing !== -1 && stateOf(table, pushing) === TaskState.QUEUED) table.releaseHandle(pushing);
+  // A fork it was placing (QUEUED, not yet in its deque), or its own fork it had popped back to run inline
+  // and not yet released (QUEUED, out of the deque): nobody else has it, nobody will run it. Free it.
+  // (Still CACHED, it is among the records returned by reclaimCachedBy; consumed after it ran elsewhere,
+  // DONE, the scan below frees it.)
+  for (const handle of [take(MarkWords.pushing), take(MarkWords.consuming)]) {
+    if (handle !== -1 && stateOf(table, handle) === TaskState.QUEUED) table.releaseHandle(handle);
+  }
+  // An orphaned fork it finished and had not yet freed: its latch says SET by now (setLatch's exchange),
+  // so only this mark tells that nobody will read it. Free it.
+  const freeing = take(MarkWords.freeing);
+  if (freeing !== -1 && stateOf(table, freeing) === TaskState.DONE) table.releaseHandle(freeing);
+  // A record it was taking from the free list or giving back to it.
+  if (table.recoverNotes(scope.tableNotes, freeListPushed) > 0) repaired = true;
   return repaired;
 }
 

@@ -161,6 +161,10 @@ export function cacheLimit(taskCapacity: number, workers: number): number {
   return Math.min(LOCAL_FREE_RECORDS, Math.floor(taskCapacity / (8 * (workers + 1))));
 }
 
+/** The table notes' words (see `TaskTable.note`). */
+const ALLOCATING = 0;
+const RELEASING = 1;
+
 const NO_BLOCK = -1;
 /** A `payloadBlock` word at or below this names slab `SLAB_REF - word` (see slabs.ts) instead of a block. */
 const SLAB_REF = -2;
@@ -236,7 +240,12 @@ export class TaskTable {
     initInjector({ buffer, byteOffset: layout.freeRecords, capacity: taskCapacity });
     initInjector({ buffer, byteOffset: layout.freeBlocks, capacity: blocks });
     const table = new TaskTable(buffer, layout);
-    for (let i = 0; i < taskCapacity; i++) table.freeRecords.pushPatiently(i);
+    for (let i = 0; i < taskCapacity; i++) {
+      // No payload: a record reclaimed from a dead worker that had just taken it (before allocate wrote
+      // this) must not free block 0, which it never held.
+      mem.write(table.words, table.at(i, RecordWords.payloadBlock), NO_BLOCK);
+      table.freeRecords.pushPatiently(i);
+    }
     for (let i = 0; i < blocks; i++) table.freeBlocks.pushPatiently(i);
   }
 
@@ -251,6 +260,9 @@ export class TaskTable {
   constructor(buffer: SharedArrayBuffer | ArrayBuffer, layout: PoolLayout, owner = -1, arena?: SharedArrayBuffer) {
     const { taskCapacity, blocks, inlineBytes, blockBytes, workers } = layout.shape;
     this.owner = owner;
+    this.note = owner >= 0 ? notesOf(buffer, layout, owner, NoteWords.table, 2) : new Int32Array(2);
+    // (A worker's: the main thread's recovery of its predecessor, if any, is done.)
+    this.note.fill(-1);
     this.cacheBound = cacheLimit(taskCapacity, workers);
     this.words = new Int32Array(buffer, layout.records, (taskCapacity * layout.recordBytes) / 4);
     this.bytes = new Uint8Array(buffer, layout.records, taskCapacity * layout.recordBytes);
@@ -304,10 +316,14 @@ export class TaskTable {
         this.busy = false;
         return NO_RECORD;
       }
+      // Out of the list, not yet marked: noted (no call between the pop's return and this store).
+      this.note[ALLOCATING] = index;
       // Marked as ours until the caller publishes it (QUEUED): if this worker dies before that, the main
-      // thread finds the mark and frees the record.
-      mem.write(this.words, this.at(index, RecordWords.state), TaskState.CACHED);
+      // thread finds the mark and frees the record. Whose first, then CACHED: a record marked CACHED
+      // names its owner.
       mem.write(this.words, this.at(index, RecordWords.worker), this.owner);
+      mem.write(this.words, this.at(index, RecordWords.state), TaskState.CACHED);
+      this.note[ALLOCATING] = -1;
     }
     const genAt = this.at(index, RecordWords.generation);
     const generation = (mem.read(this.words, genAt) + 1) & this.generationMask;
@@ -365,12 +381,12 @@ export class TaskTable {
     // Cut short between the FREE store and the push, the record would be free and in no list: noted,
     // and the published mark reset, repairCut can tell whether the push happened. A mark left by an
     // earlier cut is completed before it is reused.
-    if (this.releasing !== -1) this.repairReleasing();
-    this.releasing = index;
+    if (this.note[RELEASING] !== -1) this.repairReleasing();
+    this.note[RELEASING] = index;
     this.freeRecords.published = QUEUE_EMPTY;
     mem.write(this.words, this.at(index, RecordWords.state), TaskState.FREE);
     this.freeRecords.pushPatiently(index);
-    this.releasing = -1;
+    this.note[RELEASING] = -1;
   }
 
   /**
@@ -386,7 +402,7 @@ export class TaskTable {
    * ```
    */
   get cutShort(): boolean {
-    return this.busy || this.releasing !== -1 || this.freeRecords.cutShort || this.freeBlocks.cutShort;
+    return this.busy || this.note[RELEASING] !== -1 || this.freeRecords.cutShort || this.freeBlocks.cutShort;
   }
 
   /**
@@ -405,7 +421,7 @@ export class TaskTable {
     this.freeRecords.repair();
     this.freeBlocks.repair();
     let back = 0;
-    if (this.releasing !== -1) {
+    if (this.note[RELEASING] !== -1) {
       this.repairReleasing();
       back++;
     }
@@ -420,7 +436,7 @@ export class TaskTable {
 
   /** Completes a give-back cut short (see `giveBack`). */
   private repairReleasing(): void {
-    const index = this.releasing;
+    const index = this.note[RELEASING];
     // The push was published (then `published` says so: it was reset before the push), or it never
     // claimed a position (a claimed one is published by the free list's own repair, run first here).
     this.freeRecords.repair();
@@ -428,13 +444,19 @@ export class TaskTable {
       mem.write(this.words, this.at(index, RecordWords.state), TaskState.FREE);
       this.freeRecords.pushPatiently(index);
     }
-    this.releasing = -1;
+    this.note[RELEASING] = -1;
   }
 
   /** Set while `allocate` or `release` moves a record between the cache and a caller. */
   private busy = false;
-  /** A record being given back to the shared free list (see `giveBack`), or -1. */
-  private releasing = -1;
+  /**
+   * This handle's notes: `[ALLOCATING]`, a record `allocate` took from the shared free list and has not yet
+   * marked as ours (CACHED); `[RELEASING]`, a record being given back to it (see `giveBack`); -1 if none.
+   * A worker's are in the pool's buffer (layout.ts NoteWords.table), so that the main thread can complete
+   * them if it dies ({@link TaskTable.recoverNotes}). Plain element stores, not facade calls: a call could
+   * be where the thread dies (see the deque's notes).
+   */
+  private readonly note: Int32Array;
 
   /**
    * The record's owner. Frees the record `handle` names, once: a no-op (counted) if the record was freed
@@ -469,6 +491,30 @@ export class TaskTable {
     while (cache.length > 0) this.giveBack(cache.pop()!);
     this.busy = false;
     return n;
+  }
+
+  /**
+   * The main thread, after a worker died, once its free-list handle's operation is completed (by
+   * `Injector.repair` over its notes, which returned `published`, the value that repair pushed, or
+   * QUEUE_EMPTY): completes what the dead worker's table notes say, in its place. A record it had taken
+   * from the free list and not yet marked (still FREE), or was giving back (FREE, and not the value the
+   * repair pushed), goes back to the shared free list.
+   *
+   * @param notes The dead worker's table notes (layout.ts NoteWords.table).
+   * @param published The value the repair of its free-list handle pushed, or QUEUE_EMPTY.
+   * @returns How many records went back.
+   */
+  recoverNotes(notes: Int32Array, published: number): number {
+    let back = 0;
+    for (const which of [ALLOCATING, RELEASING]) {
+      const index = notes[which];
+      notes[which] = -1;
+      if (index < 0 || index > this.indexMask || (which === RELEASING && index === published)) continue;
+      if (mem.load(this.words, this.at(index, RecordWords.state)) !== TaskState.FREE) continue;
+      this.freeRecords.pushPatiently(index);
+      back++;
+    }
+    return back;
   }
 
   /**

@@ -35,7 +35,7 @@ import { Deque, EMPTY, RETRY, Stealer } from "./deque.ts";
 import { Injector, QUEUE_EMPTY } from "./injector.ts";
 import { latchIsSet, orphanLatch, SET, setLatch, UNSET, waitLatch } from "./latch.ts";
 import { WorkerGuard } from "./kill_guard.ts";
-import { ControlWords, MarkWords, notesOf, NoteWords, type PoolLayout, StatusWords } from "./layout.ts";
+import { ControlWords, MARK_WORDS, MarkWords, notesOf, NoteWords, type PoolLayout, StatusWords } from "./layout.ts";
 import { IDLE_POSTED, IDLE_STOPPING, Sleep } from "./sleep.ts";
 import {
   asyncForkError,
@@ -186,11 +186,12 @@ export class WorkerLoop implements ForkJoinHost {
   /** A task taken from a queue and not yet registered by `execute` (see `running`), or -1. */
   private held = -1;
   /**
-   * Marks in the pool's buffer (layout.ts NoteWords.marks), for the main thread if this thread dies
-   * (recovery.ts): `[MarkWords.held]`, the task {@link WorkerLoop.held} names until `start` has claimed it
-   * (QUEUED to RUNNING), which it then puts back in the injector; `[MarkWords.pushing]`, the fork
-   * {@link WorkerLoop.pushing} names, which it then frees. Plain element stores, not facade calls (see the
-   * deque's notes): a call could be where the thread dies.
+   * Marks in the pool's buffer (layout.ts NoteWords.marks, MarkWords), for the main thread if this thread
+   * dies (recovery.ts): the task {@link WorkerLoop.held} names, until `start` has claimed it (QUEUED to
+   * RUNNING); and what {@link WorkerLoop.pushing}, {@link WorkerLoop.moving}, {@link WorkerLoop.consuming}
+   * and {@link WorkerLoop.freeing} name. Set with those fields and cleared with them (or, where this
+   * thread repairs a mark itself, first: it takes over from the main thread). Plain element stores, not
+   * facade calls (see the deque's notes): a call could be where the thread dies.
    */
   private readonly marks: Int32Array;
   /** A task moving from the injector into our deque (a batch), or -1. */
@@ -260,9 +261,9 @@ export class WorkerLoop implements ForkJoinHost {
     // Notes in the pool's buffer: if this thread dies inside an operation, the main thread completes it.
     const notes = (at: number) => notesOf(buffer, layout, index, at);
     this.deque = new Deque(region(index), notes(NoteWords.deque));
-    this.marks = notes(NoteWords.marks);
+    this.marks = notesOf(buffer, layout, index, NoteWords.marks, MARK_WORDS);
     // (The main thread's recovery of this worker's predecessor, if any, is done.)
-    this.marks[MarkWords.held] = this.marks[MarkWords.pushing] = -1;
+    this.marks.fill(-1);
     this.stealers = Array.from({ length: workers }, (_, i) => new Stealer(region(i)));
     this.injector = new Injector(
       { buffer, byteOffset: layout.injector, capacity: taskCapacity },
@@ -597,13 +598,13 @@ export class WorkerLoop implements ForkJoinHost {
       while (moved < want) {
         const next = this.injector.pop(); // spec: BatchPopInjector
         if (next === QUEUE_EMPTY) break;
-        this.moving = next;
+        this.moving = this.marks[MarkWords.moving] = next;
         if (!this.deque.push(next)) { // spec: BatchPushOwn
           this.injector.pushPatiently(next);
-          this.moving = -1;
+          this.moving = this.marks[MarkWords.moving] = -1;
           break;
         }
-        this.moving = -1;
+        this.moving = this.marks[MarkWords.moving] = -1;
         moved++;
       }
       this.bump(StatusWords.injectorPops, moved + 1);
@@ -713,10 +714,10 @@ export class WorkerLoop implements ForkJoinHost {
           // until the push below.
           this.running[this.runDepth - 1] = -1;
           if (this.moving !== -1) this.repairMoving();
-          this.moving = handle;
+          this.moving = this.marks[MarkWords.moving] = handle;
           mem.store(table.words, table.at(index, RecordWords.state), TaskState.QUEUED);
           this.injector.pushPatiently(handle);
-          this.moving = -1;
+          this.moving = this.marks[MarkWords.moving] = -1;
           this.sleep.newWork();
           return undefined;
         }
@@ -981,7 +982,7 @@ export class WorkerLoop implements ForkJoinHost {
       if ((this.consuming & this.held) !== -1) this.repairMarks();
       const own = this.deque.pop(); // spec: JoinPopOwn
       if (own === handle) {
-        this.consuming = handle;
+        this.consuming = this.marks[MarkWords.consuming] = handle;
         return this.runInline(handle);
       }
       if (own !== EMPTY) this.held = this.marks[MarkWords.held] = own;
@@ -1013,7 +1014,7 @@ export class WorkerLoop implements ForkJoinHost {
     // Done by a thief (or by us while helping): the latch store published its outcome and payload.
     // Ordered by the latch load that saw SET (the finisher wrote the outcome before its latch exchange).
     if (this.consuming !== -1) this.repairConsuming();
-    this.consuming = handle;
+    this.consuming = this.marks[MarkWords.consuming] = handle;
     const ok = mem.read(table.words, table.at(index, RecordWords.outcome)) === Outcome.VALUE;
     this.forkedArgs[index] = undefined;
     const stash = this.stashed.get(index);
@@ -1028,7 +1029,7 @@ export class WorkerLoop implements ForkJoinHost {
     } finally {
       this.forget(handle);
       table.release(index);
-      this.consuming = -1;
+      this.consuming = this.marks[MarkWords.consuming] = -1;
     }
     if (!ok) throw value;
     return value;
@@ -1068,7 +1069,7 @@ export class WorkerLoop implements ForkJoinHost {
       } catch (error) {
         this.forget(handle);
         table.release(index);
-        this.consuming = -1;
+        this.consuming = this.marks[MarkWords.consuming] = -1;
         throw error;
       }
     }
@@ -1076,7 +1077,7 @@ export class WorkerLoop implements ForkJoinHost {
     const root = mem.read(table.words, table.at(index, RecordWords.root));
     this.forget(handle);
     table.release(index);
-    this.consuming = -1;
+    this.consuming = this.marks[MarkWords.consuming] = -1;
     // Cancelled with the task that made it: not run (as a thief would not run it).
     const reason = root >= 0 ? this.abortReason(root) : undefined;
     if (reason !== undefined) throw reason;
@@ -1202,10 +1203,10 @@ export class WorkerLoop implements ForkJoinHost {
     if (!setLatch(table.words, table.at(table.indexOf(handle), RecordWords.latch))) {
       // The latch says SET now: a repair could no longer tell that this orphan is ours to free.
       if (this.freeing !== -1) this.repairFreeing();
-      this.freeing = handle;
+      this.freeing = this.marks[MarkWords.freeing] = handle;
       this.finishing = -1;
       table.releaseHandle(handle);
-      this.freeing = -1;
+      this.freeing = this.marks[MarkWords.freeing] = -1;
       // The main thread may have tasks waiting for a record (its backlog) and no completion coming to
       // tell it one is free: the orphan's forker was its task, already rejected. Tell it.
       this.wakeMain();
@@ -1262,6 +1263,7 @@ export class WorkerLoop implements ForkJoinHost {
 
   /** A record ours to free (an orphan we finished): free it. */
   private repairFreeing(): void {
+    this.marks[MarkWords.freeing] = -1; // (this thread takes over from the main thread: see repairHeld)
     this.drop(this.freeing);
     this.table.releaseHandle(this.freeing);
     this.freeing = -1;
@@ -1278,6 +1280,7 @@ export class WorkerLoop implements ForkJoinHost {
 
   /** Our fork, popped back or finished, cut short while consumed: forget it and free its record. */
   private repairConsuming(): void {
+    this.marks[MarkWords.consuming] = -1; // (this thread takes over from the main thread: see repairHeld)
     this.forget(this.consuming);
     this.drop(this.consuming);
     this.table.releaseHandle(this.consuming);
@@ -1298,6 +1301,7 @@ export class WorkerLoop implements ForkJoinHost {
 
   /** A task on its way between the injector and our deque: into our deque, or back to the injector. */
   private repairMoving(): void {
+    this.marks[MarkWords.moving] = -1; // (this thread takes over from the main thread: see repairHeld)
     if (!this.deque.push(this.moving)) this.injector.pushPatiently(this.moving);
     this.moving = -1;
     this.sleep.newWork();

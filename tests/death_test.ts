@@ -99,3 +99,27 @@ test("a worker that dies at any access to its own deque in fork-join: its task i
     assertEquals(settled, "crashed", `${what}: the dying task`);
   }
 });
+
+test(
+  "a worker that dies at any access to the task records in fork-join: every task settles once, no record is stranded",
+  async () => {
+    // Covers the steps between the queue operations: a task taken and not yet claimed, a fork placed or
+    // popped back, a record taken from the free list, a task finished and not yet reported. Every access
+    // of the first 48, then every 11th (a real worker per death: about 80 deaths).
+    const probe = await Pool.create<typeof tasks>(TASKS, { workers: 1, taskCapacity: CAPACITY });
+    let total: number;
+    try {
+      total = await within(probe.run("accessesInJoins", layoutOf(probe).records, 6), 10_000, "the count");
+    } finally {
+      await within(probe.terminate(), 10_000, "terminate");
+    }
+    assert(total > 100, `fib(6)'s joins made only ${total} accesses to the records`);
+    const ks = Array.from({ length: total }, (_, k) => k).filter((k) => k < 48 || k % 11 === 0);
+    for (const k of ks) {
+      const what = `task records, death at access ${k} of ${total}`;
+      const settled = await oneDeath(what, (pool, layout) => pool.run("dieInJoins", layout.records, k, 6));
+      assertEquals(settled, "crashed", `${what}: the dying task`);
+    }
+  },
+  300_000,
+);
