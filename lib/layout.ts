@@ -63,7 +63,7 @@ export const NoteWords = Object.freeze({
   freeBlocks: 16,
   /** Its marks (worker.ts `marks`, {@link MarkWords}): {@link MARK_WORDS} words. */
   marks: 20,
-  /** Its task table's notes (task.ts): word 0, a record it is taking; word 1, one it is giving back. */
+  /** Its task table's notes (task.ts `TaskTable.note`, 4 words). */
   table: 28,
 });
 
@@ -87,7 +87,7 @@ export const MARK_WORDS = 8;
 /** Int32 words of notes per structure handle (see {@link NoteWords}). */
 export const NOTE_WORDS = 4;
 
-/** Bytes of one worker's notes region: two cache lines (30 words used). */
+/** Bytes of one worker's notes region: two cache lines (all 32 words used). */
 export const NOTES_BYTES: number = 2 * CACHE_LINE_BYTES;
 
 /**

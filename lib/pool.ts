@@ -57,7 +57,7 @@ import { detach } from "./move.ts";
 import { recoverDeadWorker } from "./recovery.ts";
 import { Sleep } from "./sleep.ts";
 import { Submitter } from "./submission.ts";
-import { RecordWords, TaskState, TaskTable } from "./task.ts";
+import { RecordWords, TABLE_NOTE_WORDS, TaskState, TaskTable } from "./task.ts";
 import { Workforce } from "./workforce.ts";
 
 export type { AbortSignalLike, PoolOptions, RunOptions } from "./options.ts";
@@ -1060,7 +1060,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
         },
         dequeNotes: notesOf(this.buffer, layout, index, NoteWords.deque),
         marks: notesOf(this.buffer, layout, index, NoteWords.marks, MARK_WORDS),
-        tableNotes: notesOf(this.buffer, layout, index, NoteWords.table, 2),
+        tableNotes: notesOf(this.buffer, layout, index, NoteWords.table, TABLE_NOTE_WORDS),
         injector: this.injector,
         queues: ([
           ["injector", layout.injector, layout.shape.taskCapacity, NoteWords.injector],

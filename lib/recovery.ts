@@ -35,8 +35,9 @@
  *
  * Limits: a worker dies where its runtime checks for interrupts (at a call or a loop's back edge; a stack
  * overflow surfaces at the same calls), and the operations above note every claim before such a point.
- * What is not noted in shared memory yet: a payload being written or freed (its blocks taken from the
- * free list, or being given back). A death there can still strand those blocks (see README, Reliability).
+ * - a payload's overflow blocks: linked into its record's chain as they are taken and unlinked one at a
+ *   time as they are freed, so they go with the record; the one in hand (its table's notes) goes back to
+ *   the free list if it is in neither.
  *
  * Threads: the thread that created the pool.
  *
@@ -228,12 +229,14 @@ function completeCutOperations(scope: RecoveryScope): boolean {
   // What the repairs of its injector and free-list handles pushed (a value being pushed when it died).
   let injectorPushed = QUEUE_EMPTY;
   let freeListPushed = QUEUE_EMPTY;
+  let freeBlocksPushed = QUEUE_EMPTY;
   for (const { region, notes, role } of scope.queues) {
     const queue = new Injector(region, notes);
     if (!queue.cutShort) continue;
     queue.repair();
     if (role === "injector") injectorPushed = queue.published;
     else if (role === "freeRecords") freeListPushed = queue.published;
+    else if (role === "freeBlocks") freeBlocksPushed = queue.published;
     repaired = true;
   }
   // The deque has no owner until the replacement starts: this thread is its owner for the repair.
@@ -243,6 +246,9 @@ function completeCutOperations(scope: RecoveryScope): boolean {
     repaired = true;
   }
   const { table, marks } = scope;
+  // A record it was taking from the free list or giving back to it; a payload block in hand. First: a
+  // block linked at a record's head is told apart by that link, which freeing the record (below) undoes.
+  if (table.recoverNotes(scope.tableNotes, freeListPushed, freeBlocksPushed) > 0) repaired = true;
   const take = (mark: number) => {
     const handle = marks[mark];
     marks[mark] = -1;
@@ -270,8 +276,6 @@ function completeCutOperations(scope: RecoveryScope): boolean {
   // so only this mark tells that nobody will read it. Free it.
   const freeing = take(MarkWords.freeing);
   if (freeing !== -1 && stateOf(table, freeing) === TaskState.DONE) table.releaseHandle(freeing);
-  // A record it was taking from the free list or giving back to it.
-  if (table.recoverNotes(scope.tableNotes, freeListPushed) > 0) repaired = true;
   return repaired;
 }
 

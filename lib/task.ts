@@ -164,6 +164,10 @@ export function cacheLimit(taskCapacity: number, workers: number): number {
 /** The table notes' words (see `TaskTable.note`). */
 const ALLOCATING = 0;
 const RELEASING = 1;
+const BLOCK = 2;
+const BLOCK_RECORD = 3;
+/** How many. */
+export const TABLE_NOTE_WORDS = 4;
 
 const NO_BLOCK = -1;
 /** A `payloadBlock` word at or below this names slab `SLAB_REF - word` (see slabs.ts) instead of a block. */
@@ -260,7 +264,9 @@ export class TaskTable {
   constructor(buffer: SharedArrayBuffer | ArrayBuffer, layout: PoolLayout, owner = -1, arena?: SharedArrayBuffer) {
     const { taskCapacity, blocks, inlineBytes, blockBytes, workers } = layout.shape;
     this.owner = owner;
-    this.note = owner >= 0 ? notesOf(buffer, layout, owner, NoteWords.table, 2) : new Int32Array(2);
+    this.note = owner >= 0
+      ? notesOf(buffer, layout, owner, NoteWords.table, TABLE_NOTE_WORDS)
+      : new Int32Array(TABLE_NOTE_WORDS);
     // (A worker's: the main thread's recovery of its predecessor, if any, is done.)
     this.note.fill(-1);
     this.cacheBound = cacheLimit(taskCapacity, workers);
@@ -402,7 +408,8 @@ export class TaskTable {
    * ```
    */
   get cutShort(): boolean {
-    return this.busy || this.note[RELEASING] !== -1 || this.freeRecords.cutShort || this.freeBlocks.cutShort;
+    return this.busy || this.note[RELEASING] !== -1 || this.note[BLOCK] !== -1 || this.freeRecords.cutShort ||
+      this.freeBlocks.cutShort;
   }
 
   /**
@@ -420,6 +427,13 @@ export class TaskTable {
   repairCut(): number {
     this.freeRecords.repair();
     this.freeBlocks.repair();
+    // A block in hand (see `writeBlocks`, `freePayload`): back to the list unless it is linked or the
+    // repair above published it (`published` was reset before that push).
+    const block = this.note[BLOCK];
+    this.note[BLOCK] = -1;
+    if (block >= 0 && block !== this.freeBlocks.published && !this.linkedAt(this.note[BLOCK_RECORD], block)) {
+      this.freeBlocks.pushPatiently(block);
+    }
     let back = 0;
     if (this.note[RELEASING] !== -1) {
       this.repairReleasing();
@@ -432,6 +446,12 @@ export class TaskTable {
     // A slab taken for a payload that was cut short before its record named it.
     this.reclaimSlabsOf(this.owner);
     return back;
+  }
+
+  /** Whether `block` is the head of record `index`'s block chain (a noted block is linked at the head). */
+  private linkedAt(index: number, block: number): boolean {
+    return index >= 0 && index <= this.indexMask &&
+      mem.read(this.words, this.at(index, RecordWords.payloadBlock)) === block;
   }
 
   /** Completes a give-back cut short (see `giveBack`). */
@@ -451,7 +471,9 @@ export class TaskTable {
   private busy = false;
   /**
    * This handle's notes: `[ALLOCATING]`, a record `allocate` took from the shared free list and has not yet
-   * marked as ours (CACHED); `[RELEASING]`, a record being given back to it (see `giveBack`); -1 if none.
+   * marked as ours (CACHED); `[RELEASING]`, a record being given back to it (see `giveBack`); `[BLOCK]`, an
+   * overflow block in hand, taken for record `[BLOCK_RECORD]`'s payload and not yet linked into its chain,
+   * or unlinked from it and not yet given back (see `writeBlocks`, `freePayload`); -1 if none.
    * A worker's are in the pool's buffer (layout.ts NoteWords.table), so that the main thread can complete
    * them if it dies ({@link TaskTable.recoverNotes}). Plain element stores, not facade calls: a call could
    * be where the thread dies (see the deque's notes).
@@ -498,14 +520,23 @@ export class TaskTable {
    * `Injector.repair` over its notes, which returned `published`, the value that repair pushed, or
    * QUEUE_EMPTY): completes what the dead worker's table notes say, in its place. A record it had taken
    * from the free list and not yet marked (still FREE), or was giving back (FREE, and not the value the
-   * repair pushed), goes back to the shared free list.
+   * repair pushed), goes back to the shared free list; so does an overflow block it held between the free
+   * list and a record's chain.
    *
    * @param notes The dead worker's table notes (layout.ts NoteWords.table).
    * @param published The value the repair of its free-list handle pushed, or QUEUE_EMPTY.
+   * @param blockPublished The value the repair of its block free-list handle pushed, or QUEUE_EMPTY.
    * @returns How many records went back.
    */
-  recoverNotes(notes: Int32Array, published: number): number {
+  recoverNotes(notes: Int32Array, published: number, blockPublished: number): number {
     let back = 0;
+    // A block in hand: linked at its record's head (taken, then linked), it goes with the record; given
+    // back by the repair of the block free list, it is there; else it goes back.
+    const block = notes[BLOCK];
+    notes[BLOCK] = -1;
+    if (block >= 0 && block !== blockPublished && !this.linkedAt(notes[BLOCK_RECORD], block)) {
+      this.freeBlocks.pushPatiently(block);
+    }
     for (const which of [ALLOCATING, RELEASING]) {
       const index = notes[which];
       notes[which] = -1;
@@ -618,31 +649,38 @@ export class TaskTable {
     return this.slabs.take(length);
   }
 
-  /** Writes the part of `source` past the inline area into a chain of blocks; false if too few are free. */
+  /**
+   * Writes the part of `source` past the inline area into a chain of blocks; false if too few are free.
+   * Each block is linked into the record's chain as it is taken (at its head), so that whoever frees the
+   * record frees it: a throw or a death between two takes strands none. The block in hand between its
+   * take and its link is noted (`[BLOCK]`). The chain ends up in the reverse order of the takes, and the
+   * chunks are written along it.
+   */
   private writeBlocks(index: number, source: Uint8Array): boolean {
     const length = source.length;
     const inline = this.inlineBytes;
     const per = this.bytesPerBlock - 4;
     const needed = Math.ceil((length - inline) / per);
-    const taken: number[] = [];
+    const headAt = this.at(index, RecordWords.payloadBlock);
+    const note = this.note;
+    note[BLOCK_RECORD] = index;
     for (let i = 0; i < needed; i++) {
       const block = this.freeBlocks.pop();
       if (block === QUEUE_EMPTY) {
-        for (const b of taken) this.freeBlocks.pushPatiently(b);
+        this.freePayload(index);
         return false;
       }
-      taken.push(block);
+      note[BLOCK] = block; // (no call between the pop's return and this store)
+      mem.write(this.blockWords, block * this.wordsPerBlock, mem.read(this.words, headAt));
+      mem.write(this.words, headAt, block);
+      note[BLOCK] = -1;
     }
-    let from = inline;
-    for (let i = 0; i < needed; i++) {
-      const block = taken[i];
-      const next = i + 1 < needed ? taken[i + 1] : NO_BLOCK;
-      mem.write(this.blockWords, block * this.wordsPerBlock, next);
+    let block = mem.read(this.words, headAt);
+    for (let from = inline; from < length; from += per) {
       const chunk = Math.min(per, length - from);
       this.blockBytes.set(source.subarray(from, from + chunk), block * this.bytesPerBlock + 4);
-      from += chunk;
+      block = mem.read(this.blockWords, block * this.wordsPerBlock);
     }
-    mem.write(this.words, this.at(index, RecordWords.payloadBlock), taken[0]);
     return true;
   }
 
@@ -714,10 +752,19 @@ export class TaskTable {
       mem.store(this.words, blockAt, NO_BLOCK); // spec: FreeClearRecord
       return;
     }
-    mem.write(this.words, blockAt, NO_BLOCK);
+    // One block at a time, unlinked from the head of the chain and then given back: the rest stays
+    // reachable from the record, so a throw or a death between two frees strands none and frees none
+    // twice. The block in hand is noted (`[BLOCK]`), and `published` reset so that a repair can tell
+    // whether its push got as far as publishing.
+    const note = this.note;
+    note[BLOCK_RECORD] = index;
     while (block !== NO_BLOCK) {
       const next = mem.read(this.blockWords, block * this.wordsPerBlock);
+      note[BLOCK] = block;
+      mem.write(this.words, blockAt, next);
+      this.freeBlocks.published = QUEUE_EMPTY;
       this.freeBlocks.pushPatiently(block);
+      note[BLOCK] = -1;
       block = next;
     }
   }

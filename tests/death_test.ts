@@ -35,6 +35,15 @@ async function fullCapacity(pool: DeathPool, what: string): Promise<void> {
   assert(all.every((b) => b), `${what}: a record was stranded (the barrier tasks were not all in flight at once)`);
 }
 
+/** Every overflow block is back in the free list (a test's look inside: the block queue's two ends). */
+function assertAllBlocksFree(pool: DeathPool, what: string): void {
+  const layout = layoutOf(pool);
+  const words = new Int32Array((pool as unknown as { buffer: SharedArrayBuffer }).buffer, layout.freeBlocks, 32);
+  // InjectorWords: tail at word 0, head at word 16 (a cache line apart).
+  const queued = (words[0] - words[16]) | 0;
+  assertEquals(queued, layout.shape.blocks, `${what}: free overflow blocks`);
+}
+
 /**
  * One death: a fresh pool of one worker, `dying` submitted (it makes its worker die), then bystanders
  * (after `delayMs`, so that the worker finds them in the injector after its task). Returns how the dying
@@ -58,6 +67,7 @@ async function oneDeath(
     );
     assertEquals(pool.stats().workerCrashes, 1, `${what}: deaths`);
     await fullCapacity(pool, what);
+    assertAllBlocksFree(pool, what);
     return settled;
   } finally {
     await within(pool.terminate(), 10_000, `${what}: terminate`);
@@ -118,6 +128,29 @@ test(
     for (const k of ks) {
       const what = `task records, death at access ${k} of ${total}`;
       const settled = await oneDeath(what, (pool, layout) => pool.run("dieInJoins", layout.records, k, 6));
+      assertEquals(settled, "crashed", `${what}: the dying task`);
+    }
+  },
+  300_000,
+);
+
+test(
+  "a worker that dies at any access to the block free list in fork-join with large arguments: no block is stranded",
+  async () => {
+    // Each fork's 3,000-byte arguments take overflow blocks, which are linked into its record as they are
+    // taken and unlinked one at a time as they are freed; the block in hand is noted.
+    const probe = await Pool.create<typeof tasks>(TASKS, { workers: 1, taskCapacity: CAPACITY });
+    let total: number;
+    try {
+      total = await within(probe.run("accessesInPaddedJoins", layoutOf(probe).freeBlocks, 5), 10_000, "the count");
+    } finally {
+      await within(probe.terminate(), 10_000, "terminate");
+    }
+    assert(total > 50, `fib(5)'s joins made only ${total} accesses to the block free list`);
+    const ks = Array.from({ length: total }, (_, k) => k).filter((k) => k < 40 || k % 7 === 0);
+    for (const k of ks) {
+      const what = `block free list, death at access ${k} of ${total}`;
+      const settled = await oneDeath(what, (pool, layout) => pool.run("dieInPaddedJoins", layout.freeBlocks, k, 5));
       assertEquals(settled, "crashed", `${what}: the dying task`);
     }
   },
