@@ -417,6 +417,33 @@ export const RUNS: readonly Run[] = [
     expect: ["NoOverlap", "ReadsOwnData"],
   },
   { name: "Injector", module: "Injector.tla", cfg: "Injector.cfg", kind: "real" },
+  // Kill anywhere, the deques: a thread dies at any step and the main thread repairs its deque.
+  { name: "ChaseLevDeath", module: "ChaseLevDeath.tla", cfg: "ChaseLevDeath.cfg", kind: "real" },
+  {
+    name: "DequeRecoverySkipped",
+    module: "ChaseLevDeath.tla",
+    mutant: "DequeRecoverySkipped",
+    cfg: "mutants/DequeRecoverySkipped.cfg",
+    kind: "mutant",
+    expect: ["IndexBounds", "Conservation", "AllTaken", "AllReturned"],
+  },
+  {
+    name: "DequeRecoveryDropsWonTask",
+    module: "ChaseLevDeath.tla",
+    mutant: "DequeRecoveryDropsWonTask",
+    cfg: "mutants/DequeRecoveryDropsWonTask.cfg",
+    kind: "mutant",
+    // Taken once (by the dead pop), so conservation holds: only its never being returned shows.
+    expect: ["AllReturned"],
+  },
+  {
+    name: "DequeRecoveryLosesClaimed",
+    module: "ChaseLevDeath.tla",
+    mutant: "DequeRecoveryLosesClaimed",
+    cfg: "mutants/DequeRecoveryLosesClaimed.cfg",
+    kind: "mutant",
+    expect: ["Conservation", "AllTaken", "AllReturned"],
+  },
   // Kill anywhere, the queue: a thread dies at any step and the main thread recovers it.
   { name: "InjectorDeath", module: "InjectorDeath.tla", cfg: "InjectorDeath.cfg", kind: "real" },
   {

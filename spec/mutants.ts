@@ -483,6 +483,38 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       replace: "       THEN l' = [l EXCEPT ![t].pc = \"ReclaimCas\", ![t].j = 0]   \\* BUG: was ReclaimReadRecord (named?)\n",
     }],
   },
+  // ---- ChaseLevDeath.tla (lib/deque.ts notes, lib/recovery.ts) ----
+  {
+    name: "DequeRecoverySkipped",
+    base: "ChaseLevDeath.tla",
+    bug: "the replacement starts on a dead owner's deque without the repair of the operation it died in",
+    patches: [
+      { find: "       IN CASE Popping(i) ->\n", replace: "       IN CASE FALSE ->   \\* BUG: no repair (was Popping(i))\n" },
+      { find: "            [] PopTaken(i) ->\n", replace: "            [] FALSE ->   \\* BUG: (was PopTaken(i))\n" },
+      { find: "            [] Receiving(i) ->\n", replace: "            [] FALSE ->   \\* BUG: (was Receiving(i))\n" },
+    ],
+  },
+  {
+    name: "DequeRecoveryDropsWonTask",
+    base: "ChaseLevDeath.tla",
+    bug: "the repair of a pop that won the last task restores bottom but does not push the task back",
+    patches: [{
+      find: "                 /\\ slot' = [slot EXCEPT ![i][Slot(b + 1)] = loc[i].v]\n" +
+        "                 /\\ bottom' = [bottom EXCEPT ![i] = b + 2]\n" +
+        "                 /\\ taken' = [taken EXCEPT ![loc[i].v] = @ - 1]\n",
+      replace: "                 /\\ bottom' = [bottom EXCEPT ![i] = b + 1]   \\* BUG: the won task is dropped\n" +
+        "                 /\\ UNCHANGED <<slot, taken>>\n",
+    }],
+  },
+  {
+    name: "DequeRecoveryLosesClaimed",
+    base: "ChaseLevDeath.tla",
+    bug: "the repair of a steal-half publishes the tasks written but not the one claimed and not yet written",
+    patches: [{
+      find: "           written == IF loc[i].pc = \"HalfWriteDst\" THEN g + 1 ELSE g\n",
+      replace: "           written == g   \\* BUG: the claimed task is not counted\n",
+    }],
+  },
   // ---- InjectorDeath.tla (lib/injector.ts notes, lib/recovery.ts) ----
   {
     name: "DeathRecoverySkipped",
