@@ -110,26 +110,42 @@ test("a worker that dies at any access to its own deque in fork-join: its task i
   }
 });
 
+/**
+ * Deaths swept over the accesses a fork-join task makes to one region: `count` (a task of the fixture)
+ * tells how many it makes without dying; each access of the first `dense`, then every `stride`-th, gets a
+ * real worker that dies there running `die`. The dying task was running: it must reject as crashed.
+ */
+async function sweepJoins(
+  what: string,
+  region: "records" | "freeBlocks",
+  count: "accessesInJoins" | "accessesInPaddedJoins",
+  die: "dieInJoins" | "dieInPaddedJoins",
+  n: number,
+  dense: number,
+  stride: number,
+): Promise<void> {
+  const probe = await Pool.create<typeof tasks>(TASKS, { workers: 1, taskCapacity: CAPACITY });
+  let total: number;
+  try {
+    total = await within(probe.run(count, layoutOf(probe)[region], n), 10_000, `${what}: the count`);
+  } finally {
+    await within(probe.terminate(), 10_000, "terminate");
+  }
+  assert(total > dense, `${what}: fib(${n})'s joins made only ${total} accesses`);
+  for (let k = 0; k < total; k++) {
+    if (k >= dense && k % stride !== 0) continue;
+    const at = `${what}, death at access ${k} of ${total}`;
+    const settled = await oneDeath(at, (pool, layout) => pool.run(die, layout[region], k, n));
+    assertEquals(settled, "crashed", `${at}: the dying task`);
+  }
+}
+
 test(
   "a worker that dies at any access to the task records in fork-join: every task settles once, no record is stranded",
   async () => {
     // Covers the steps between the queue operations: a task taken and not yet claimed, a fork placed or
-    // popped back, a record taken from the free list, a task finished and not yet reported. Every access
-    // of the first 48, then every 11th (a real worker per death: about 80 deaths).
-    const probe = await Pool.create<typeof tasks>(TASKS, { workers: 1, taskCapacity: CAPACITY });
-    let total: number;
-    try {
-      total = await within(probe.run("accessesInJoins", layoutOf(probe).records, 6), 10_000, "the count");
-    } finally {
-      await within(probe.terminate(), 10_000, "terminate");
-    }
-    assert(total > 100, `fib(6)'s joins made only ${total} accesses to the records`);
-    const ks = Array.from({ length: total }, (_, k) => k).filter((k) => k < 48 || k % 11 === 0);
-    for (const k of ks) {
-      const what = `task records, death at access ${k} of ${total}`;
-      const settled = await oneDeath(what, (pool, layout) => pool.run("dieInJoins", layout.records, k, 6));
-      assertEquals(settled, "crashed", `${what}: the dying task`);
-    }
+    // popped back, a record taken from the free list, a task finished and not yet reported (about 80 deaths).
+    await sweepJoins("task records", "records", "accessesInJoins", "dieInJoins", 6, 48, 11);
   },
   300_000,
 );
@@ -139,20 +155,7 @@ test(
   async () => {
     // Each fork's 3,000-byte arguments take overflow blocks, which are linked into its record as they are
     // taken and unlinked one at a time as they are freed; the block in hand is noted.
-    const probe = await Pool.create<typeof tasks>(TASKS, { workers: 1, taskCapacity: CAPACITY });
-    let total: number;
-    try {
-      total = await within(probe.run("accessesInPaddedJoins", layoutOf(probe).freeBlocks, 5), 10_000, "the count");
-    } finally {
-      await within(probe.terminate(), 10_000, "terminate");
-    }
-    assert(total > 50, `fib(5)'s joins made only ${total} accesses to the block free list`);
-    const ks = Array.from({ length: total }, (_, k) => k).filter((k) => k < 40 || k % 7 === 0);
-    for (const k of ks) {
-      const what = `block free list, death at access ${k} of ${total}`;
-      const settled = await oneDeath(what, (pool, layout) => pool.run("dieInPaddedJoins", layout.freeBlocks, k, 5));
-      assertEquals(settled, "crashed", `${what}: the dying task`);
-    }
+    await sweepJoins("block free list", "freeBlocks", "accessesInPaddedJoins", "dieInPaddedJoins", 5, 40, 7);
   },
   300_000,
 );
