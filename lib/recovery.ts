@@ -26,6 +26,9 @@
  *   and `moving` marks): back to the injector; a fork it was placing, or had popped back and not yet
  *   released (`pushing`, `consuming`), and an orphan it finished and had not yet freed (`freeing`): freed;
  *   a record it was taking from the free list or giving back (its table's notes): back to the list;
+ * - a payload's overflow blocks: linked into its record's chain as they are taken and unlinked one at a
+ *   time as they are freed, so they go with the record; the one in hand (its table's notes) goes back to
+ *   the free list if it is in neither;
  * - a task it finished and had not yet reported (DONE, its completion not queued or its latch not set):
  *   reported by the caller (`unreported`), or its latch set here;
  * - its deque: left to its replacement (and to thieves meanwhile); if the worker died inside a pop,
@@ -33,11 +36,10 @@
  *   if it is still below it);
  * - its sleep registration: uncounted (`Sleep.forget`).
  *
- * Limits: a worker dies where its runtime checks for interrupts (at a call or a loop's back edge; a stack
- * overflow surfaces at the same calls), and the operations above note every claim before such a point.
- * - a payload's overflow blocks: linked into its record's chain as they are taken and unlinked one at a
- *   time as they are freed, so they go with the record; the one in hand (its table's notes) goes back to
- *   the free list if it is in neither.
+ * Assumed: a worker dies where its runtime checks for interrupts (at a call or a loop's back edge, where
+ * a stack overflow surfaces too), and every note above is written before such a point follows the claim
+ * it records. Specified: spec/InjectorDeath.tla (the queues), spec/ChaseLevDeath.tla (the deques); the
+ * rest is tested by killing real workers (tests/death_test.ts).
  *
  * Threads: the thread that created the pool.
  *
