@@ -125,6 +125,12 @@ export interface PoolStats {
   workerCrashes: number;
   /** Workers terminated to force the abort of a task (`force: true`) and replaced; not in `workerCrashes`. */
   forcedKills: number;
+  /**
+   * Of those deaths (crashes and forced kills), the ones that caught a worker inside one of the pool's own
+   * steps, which recovery completed from the worker's notes. A forced kill never lands there (the kill
+   * guard); a crash may (out of memory in the pool's code, a thread terminated from outside).
+   */
+  deathsInSteps: number;
   /** Reports of a task that had settled already, or of a record freed already (ignored; 0 when all is well). */
   duplicateReports: number;
   /**
@@ -752,6 +758,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       queued: this.injector.length + inDeques + this.submitter.backlogLength,
       workerCrashes: this.crashes,
       forcedKills: this.forcedKills,
+      deathsInSteps: this.deathsInSteps,
       duplicateReports: ledger.duplicateSettles + this.table.duplicateReleases,
       payloadArena: { bytes: this.table.slabs.used, resets: this.table.slabs.resets },
       ...(this.metrics === undefined ? {} : { metrics: this.metrics.stats() }),
@@ -1042,12 +1049,14 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     return this.nextDirected;
   }
 
+  /** Deaths that caught a worker inside one of the pool's own steps (see PoolStats.deathsInSteps). */
+  private deathsInSteps = 0;
   private nextDirected = 0;
 
   /** Repairs what dead worker `index` held (recovery.ts), then lets the backlog in. */
   private recover(index: number, cause: unknown): void {
     const layout = this.layout;
-    const { unreported } = recoverDeadWorker(
+    const { unreported, inStep } = recoverDeadWorker(
       {
         table: this.table,
         ledger: this.ledger,
@@ -1077,6 +1086,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       index,
       cause,
     );
+    if (inStep) this.deathsInSteps++;
     // Freed records may let the backlog in.
     this.reader.drain();
     // Tasks it finished whose completion was not in the queue just drained (it died before the push):

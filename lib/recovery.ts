@@ -56,7 +56,7 @@ import { Settled, type TaskLedger } from "./ledger.ts";
 import { encodeOutcome } from "./outcome.ts";
 import type { Sleep } from "./sleep.ts";
 import { ORPHANED, orphanLatch, SET, setLatch, UNSET } from "./latch.ts";
-import { Origin, Outcome, RecordWords, TaskFlags, TaskState, type TaskTable } from "./task.ts";
+import { Origin, Outcome, RecordWords, tableNotesInStep, TaskFlags, TaskState, type TaskTable } from "./task.ts";
 
 /** What one repair did, for the pool's stats and the tests. */
 export interface Recovered {
@@ -76,6 +76,11 @@ export interface Recovered {
    * is drained (a report is idempotent: a second one of the same task frees nothing).
    */
   unreported: number[];
+  /**
+   * Whether the worker died inside one of the pool's own steps: some note of a step under way was set
+   * (a queue or deque operation, a mark, a table note), which this repair completed.
+   */
+  inStep: boolean;
 }
 
 /** The shared state and main-thread state a repair works on. */
@@ -121,7 +126,15 @@ export interface RecoveryScope {
 export function recoverDeadWorker(scope: RecoveryScope, dead: number, cause: unknown): Recovered {
   const { table, ledger } = scope;
   const reason = toError(cause);
-  const recovered: Recovered = { rejected: 0, forksFailed: 0, orphaned: 0, freed: 0, reclaimed: 0, unreported: [] };
+  const recovered: Recovered = {
+    rejected: 0,
+    forksFailed: 0,
+    orphaned: 0,
+    freed: 0,
+    reclaimed: 0,
+    unreported: [],
+    inStep: inStep(scope),
+  };
   // First the operations it died in the middle of: a claimed queue position holds up every thread behind
   // it, and a task a half-done operation took must be where the scan below (and the threads) can find it.
   if (completeCutOperations(scope)) scope.sleep.newWork();
@@ -279,6 +292,13 @@ function completeCutOperations(scope: RecoveryScope): boolean {
   const freeing = take(MarkWords.freeing);
   if (freeing !== -1 && stateOf(table, freeing) === TaskState.DONE) table.releaseHandle(freeing);
   return repaired;
+}
+
+/** Whether any of the dead worker's notes says a step was under way (read before they are completed). */
+function inStep(scope: RecoveryScope): boolean {
+  for (const { region, notes } of scope.queues) if (new Injector(region, notes).cutShort) return true;
+  if (new Deque(scope.deque, scope.dequeNotes).cutShort) return true;
+  return scope.marks.some((m) => m !== -1) || tableNotesInStep(scope.tableNotes);
 }
 
 /** The state of the record `handle` names, or -1 if the handle is stale (the record was reused). */

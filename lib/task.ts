@@ -169,6 +169,17 @@ const BLOCK_RECORD = 3;
 /** How many. */
 export const TABLE_NOTE_WORDS = 4;
 
+/**
+ * Whether a table's notes (see `TaskTable.note`) say a step is under way: a record or a block in hand.
+ * (`[BLOCK_RECORD]` only qualifies `[BLOCK]`, and keeps its last value.)
+ *
+ * @param notes A worker's table notes (layout.ts NoteWords.table).
+ * @returns `true` if a step is under way.
+ */
+export function tableNotesInStep(notes: Int32Array): boolean {
+  return notes[ALLOCATING] !== -1 || notes[RELEASING] !== -1 || notes[BLOCK] !== -1;
+}
+
 const NO_BLOCK = -1;
 /** A `payloadBlock` word at or below this names slab `SLAB_REF - word` (see slabs.ts) instead of a block. */
 const SLAB_REF = -2;

@@ -99,6 +99,12 @@ export async function forcedChurn(PoolClass: typeof Pool, rounds: number): Promi
       }
     }
     if (failures === 0) {
+      // Recovery would repair a kill that landed inside a pool step (kill anywhere), so nothing stranded
+      // no longer shows the guard worked: the deaths recovery found inside a step do.
+      const inSteps = pool.stats().deathsInSteps;
+      if (inSteps !== 0) fail("the guard", new Error(`${inSteps} forced kills landed inside the pool's own steps`));
+    }
+    if (failures === 0) {
       try {
         if (!await fullCapacity(pool, 64)) fail("after the kills", new Error("a record was stranded"));
       } catch (error) {

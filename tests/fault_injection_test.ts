@@ -172,7 +172,10 @@ test(
         if (kind === "exit" && exits >= 3) continue; // a few crashes a round: each costs a thread start
         // A task on a worker that another task's exit kills rejects with WorkerCrashedError, whatever it was
         // (ResourceLimitError, its subclass, if the worker ran out of memory).
-        const crashed = (e: unknown) => ["WorkerCrashedError", "ResourceLimitError"].includes((e as Error)?.name);
+        // A scope whose part ran on that worker rejects with an AggregateError that holds it.
+        const crashed = (e: unknown): boolean =>
+          ["WorkerCrashedError", "ResourceLimitError"].includes((e as Error)?.name) ||
+          ((e as Error)?.name === "AggregateError" && (e as AggregateError).errors.some(crashed));
         const expect = (p: Promise<unknown>, ok: (v: unknown) => boolean, err: (e: unknown) => boolean) => {
           checks.push(p.then(
             (v) => {
