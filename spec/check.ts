@@ -781,6 +781,11 @@ function runTlc(
     "-cp",
     jar,
     "tlc2.TLC",
+    // Liveness is checked once, on the complete state graph: TLC's periodic checks during the search hung
+    // now and then (about one run in four of a mutant whose liveness violation a periodic check found:
+    // the main thread ended, a worker waited on the state queue for ever, TLC never exited).
+    "-lncheck",
+    "final",
     "-workers",
     String(workers),
     "-metadir",
