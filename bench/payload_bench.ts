@@ -25,7 +25,9 @@
  * benchmark goes on; filch's pool options are printed.
  *
  * Run: `node bench/payload_bench.ts`, `deno run -A bench/payload_bench.ts`, `bun bench/payload_bench.ts`.
- * A number sets the rounds (default 3); `--quick` drops 16 MiB; `--blocks=N` creates filch's pool with
+ * A number sets the rounds (default 3); `--quick` drops 16 MiB; `--from=N` drops sizes below N bytes;
+ * `--only=a,b` runs only the contenders whose names start with one of those (`--only=filch,bare`, say:
+ * piscina's ratio then reads n/a); `--blocks=N` creates filch's pool with
  * `blocks: N` (overflow blocks of its shared buffer); `--worker-threads-bare` adds, on Deno, a bare loop on
  * node:worker_threads beside the web Worker's; `--json` prints one JSON line per cell
  * ({@link PayloadBenchRow}) and nothing else on stdout.
@@ -315,8 +317,10 @@ export async function benchPayloads(
   filchOptions: PoolOptions = { workers: WORKERS },
   maxBytes = Infinity,
   onRow: (row: PayloadBenchRow) => void = () => {},
+  minBytes = 0,
+  only: readonly string[] = [],
 ): Promise<PayloadBenchRow[]> {
-  const makers: [string, () => Contender | Promise<Contender>][] = [
+  let makers: [string, () => Contender | Promise<Contender>][] = [
     ["filch", () => filch(filchOptions)],
     ["filch, move()", () => filchMove(filchOptions)],
     ["bare postMessage loop", () => bareLoop(bareApi, "bare postMessage loop")],
@@ -331,6 +335,7 @@ export async function benchPayloads(
   if (bareApi !== threadApi && extraBare === true) {
     makers.splice(2, 0, [`bare loop, ${threadApi}`, () => bareLoop(threadApi, `bare loop, ${threadApi}`)]);
   }
+  if (only.length > 0) makers = makers.filter(([name]) => only.some((prefix) => name.startsWith(prefix)));
   const contenders: Contender[] = [];
   const skipped = new Map<string, string>();
   const small = new Uint8Array(KiB).fill(0x5a);
@@ -357,7 +362,7 @@ export async function benchPayloads(
   const dropped = new Map<Contender, string>();
   const rows: PayloadBenchRow[] = [];
   const empty = summarize([NaN]);
-  for (const cell of CELLS.filter((c) => c.bytes <= maxBytes)) {
+  for (const cell of CELLS.filter((c) => c.bytes <= maxBytes && c.bytes >= minBytes)) {
     // Non-zero bytes, made once per size and reused by every argument burst.
     const payload = new Uint8Array(cell.bytes);
     for (let i = 0; i < payload.length; i++) payload[i] = (i % 251) + 1;
@@ -492,6 +497,8 @@ if (import.meta.main ?? argv[1]?.endsWith("payload_bench.ts")) {
   const blocks = args.find((a) => a.startsWith("--blocks="));
   const filchOptions: PoolOptions = { workers: WORKERS, ...(blocks ? { blocks: Number(blocks.slice(9)) } : {}) };
   const maxBytes = args.includes("--quick") ? MiB : Infinity;
+  const minBytes = Number(args.find((a) => a.startsWith("--from="))?.slice(7) ?? 0);
+  const only = args.find((a) => a.startsWith("--only="))?.slice(7).split(",").filter((s) => s !== "") ?? [];
   const log = json ? () => {} : console.log;
   log(
     `Payload benchmark, ${runtimeName()}, ${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${
@@ -503,10 +510,17 @@ if (import.meta.main ?? argv[1]?.endsWith("payload_bench.ts")) {
       `of payload; nothing transferred (structured clone)`,
   );
   log(`filch options: ${JSON.stringify(filchOptions)}; bare loop threads: ${bareApi}`);
-  const rows = await benchPayloads(rounds, filchOptions, maxBytes, (row) => {
-    if (json) console.log(JSON.stringify(row));
-    else printRow(row);
-  });
+  const rows = await benchPayloads(
+    rounds,
+    filchOptions,
+    maxBytes,
+    (row) => {
+      if (json) console.log(JSON.stringify(row));
+      else printRow(row);
+    },
+    minBytes,
+    only,
+  );
   if (!json) {
     console.log(
       "\n| direction | size | tasks | filch, MB/s | filch, move(), MB/s | bare loop, MB/s | piscina, MB/s | filch ÷ bare (≥ 1) | filch ÷ piscina (≥ 2) | move() ÷ bare |",

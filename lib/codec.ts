@@ -68,6 +68,12 @@
  * - The encoder allocates nothing per call for primitives other than big bigints, nor for arrays and plain
  *   objects, once its scratch is large enough (a Map or Set costs its iterator). Its scratch only grows
  *   during a call; one above 1 MiB is replaced by a fresh small one by {@link Encoder.trim}.
+ * - With `deferFrom` (the pool's encoders), a run of at least that many bytes is not copied into the
+ *   scratch but read straight from the caller's buffer by `copyTo` (one copy into shared memory instead of
+ *   two), and only where nothing read after it can run user code: the encoding's root is that view or
+ *   buffer, or a root array (read once, element by element, before anything is encoded) of primitives,
+ *   views of the standard kinds and ArrayBuffers. So the bytes sent are the bytes as they were read, as
+ *   without it; a buffer detached or shrunk before `copyTo` (which no user code can do in between) throws.
  * - `decode` allocates the values it returns and nothing else on its common path: a short Latin-1 string
  *   that it decoded recently (an object key, typically) comes from a small per-thread intern table.
  *
@@ -310,6 +316,14 @@ export interface EncoderOptions {
    * TypeError whose message ends with `refuse` (why it cannot be moved there, and what to do).
    */
   moves?: "transfer" | "copy" | { refuse: string };
+  /**
+   * Runs of raw bytes (a typed array's, an ArrayBuffer's) at least this long are not copied into the
+   * scratch when nothing can run user code between their reading and the copy out: in an encoding whose
+   * root is a typed array, a DataView or an ArrayBuffer, or a short array of primitives and those. Then
+   * {@link Encoder.copyTo} copies them straight from the caller's buffer, so that a large payload is copied
+   * once on its way into shared memory instead of twice. Default: never (`Infinity`).
+   */
+  deferFrom?: number;
 }
 
 /** The largest scratch an Encoder keeps when its thread idles (see {@link Encoder.trim}). */
@@ -322,6 +336,40 @@ const RETAINED_CAPACITY = 1 << 20;
  * byte by byte, a megabyte took 3 to 4 times as long (bench/payload_bench.ts).
  */
 const ALIGN_FROM = 256;
+
+/** A root array longer than this is encoded as it is read, never with deferred runs (see `deferFrom`). */
+const SNAPSHOT_MAX = 64;
+
+/** The prototypes of the views whose `buffer`, `byteOffset` and lengths are the intrinsic getters. */
+const PLAIN_VIEW_PROTOTYPES: ReadonlySet<object> = new Set<object>([
+  ...VIEW_CONSTRUCTORS.filter((c) => c !== undefined).map((c) => c.prototype as object),
+  // Node's Buffer subclasses Uint8Array without redefining them.
+  ...(typeof (globalThis as { Buffer?: { prototype: object } }).Buffer === "function"
+    ? [(globalThis as unknown as { Buffer: { prototype: object } }).Buffer.prototype]
+    : []),
+]);
+
+/** `ArrayBuffer.prototype.byteLength`'s getter: throws for anything but an ordinary ArrayBuffer, runs no user code. */
+const arrayBufferByteLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, "byteLength")!.get as (
+  this: unknown,
+) => number;
+
+/**
+ * Whether reading `value` for encoding runs no user code: a primitive, a view of a standard kind (not a
+ * subclass that could redefine its getters, Node's Buffer excepted), or an ordinary ArrayBuffer. Runs no
+ * user code itself (no property read, no trap: a Proxy is neither a view nor an ArrayBuffer here).
+ */
+function readsInert(value: unknown): boolean {
+  if (typeof value !== "object") return typeof value !== "function" && typeof value !== "symbol";
+  if (value === null) return true;
+  if (ArrayBuffer.isView(value)) return PLAIN_VIEW_PROTOTYPES.has(Object.getPrototypeOf(value));
+  try {
+    arrayBufferByteLength.call(value);
+  } catch {
+    return false;
+  }
+  return Object.getPrototypeOf(value) === ArrayBuffer.prototype;
+}
 
 /**
  * Encodes values into a reusable scratch buffer. One per thread: it is not safe to share between threads.
@@ -354,6 +402,20 @@ export class Encoder {
   moves: "transfer" | "copy" | { refuse: string };
   /** The buffers marked by `move()` that the last encoding refers to, in index order (`moves: "transfer"`). */
   readonly moved: ArrayBuffer[] = [];
+  /** See {@link EncoderOptions.deferFrom}. */
+  private readonly deferFrom: number;
+  /** Whether this encoding may defer runs (nothing read after them can run user code). */
+  private deferring = false;
+  /** The deferred runs of the last encoding: views of the caller's bytes, in order. */
+  private readonly deferred: Uint8Array[] = [];
+  /** Where each deferred run goes: the scratch position it is inserted at. */
+  private readonly deferredAt: number[] = [];
+  /** Each deferred run's length when it was read (a buffer detached or shrunk since is caught). */
+  private readonly deferredLengths: number[] = [];
+  /** The deferred runs' bytes in all. */
+  private deferredBytes = 0;
+  /** A root array's elements, read once each (see {@link Encoder.array}). */
+  private readonly items: unknown[] = [];
   private root = "value";
   // The path from the root to the current value, by depth, in four arrays that `extendPath` lengthens
   // together (kept dense, so that the engine stores them as plain packed arrays).
@@ -387,8 +449,16 @@ export class Encoder {
    * ```
    */
   constructor(options: EncoderOptions = {}) {
-    const { shareBuffer, initialCapacity = 256, moves = "copy" } = options;
+    const { shareBuffer, initialCapacity = 256, moves = "copy", deferFrom = Infinity } = options;
     this.moves = moves;
+    if (typeof deferFrom !== "number" || !(deferFrom >= ALIGN_FROM)) {
+      throw new RangeError(
+        `Cannot create encoder as 'deferFrom' must be a number of bytes of at least ${ALIGN_FROM}: received ${
+          String(deferFrom)
+        }`,
+      );
+    }
+    this.deferFrom = deferFrom;
     if (shareBuffer !== undefined && typeof shareBuffer !== "function") {
       throw new TypeError(
         `Cannot create encoder as 'shareBuffer' must be a function: received ${describeType(shareBuffer)}`,
@@ -443,13 +513,29 @@ export class Encoder {
       this.pos = 0;
       this.root = path;
       if (this.moved.length !== 0) this.moved.length = 0;
+      if (this.deferredBytes !== 0 || this.deferred.length !== 0) this.forgetDeferred();
+      // A root view or buffer is read last: its run may be deferred (see `array` for a root array).
+      this.deferring = this.deferFrom !== Infinity && typeof value === "object" && value !== null &&
+        !Array.isArray(value) && readsInert(value);
       this.value(value, 0);
+    } catch (error) {
+      this.forgetDeferred();
+      throw error;
     } finally {
       this.encoding = false;
+      this.deferring = false;
       if (this.deepest >= 0) this.release();
     }
-    this.written = this.pos;
-    return this.pos;
+    this.written = this.pos + this.deferredBytes;
+    return this.written;
+  }
+
+  /** Drops the deferred runs (and the references to the caller's buffers). */
+  private forgetDeferred(): void {
+    this.deferred.length = 0;
+    this.deferredAt.length = 0;
+    this.deferredLengths.length = 0;
+    this.deferredBytes = 0;
   }
 
   /**
@@ -484,6 +570,7 @@ export class Encoder {
     this.written = 0;
     this.pos = 0;
     if (this.moved.length !== 0) this.moved.length = 0;
+    if (this.deferredBytes !== 0 || this.deferred.length !== 0) this.forgetDeferred();
     this.ensure(6);
     this.out[this.pos++] = TAG_ARRAY;
     this.varint(n);
@@ -506,7 +593,8 @@ export class Encoder {
 
   /**
    * The owning thread only. The last encoding: a view of the scratch buffer, valid until the next
-   * `encode`. Each read makes a new view object; {@link Encoder.copyTo} copies without one.
+   * `encode`; or, when it deferred runs (see {@link EncoderOptions.deferFrom}), a fresh copy of it. Each
+   * read makes a new view object; {@link Encoder.copyTo} copies without one.
    *
    * @returns The bytes of the last successful encoding (empty if the last call threw).
    *
@@ -519,7 +607,33 @@ export class Encoder {
    * ```
    */
   get bytes(): Uint8Array {
-    return this.out.subarray(0, this.written);
+    if (this.deferred.length === 0) return this.out.subarray(0, this.written);
+    const bytes = new Uint8Array(this.written);
+    this.copyTo(bytes, 0);
+    return bytes;
+  }
+
+  /**
+   * The owning thread only. A copy of the last encoding that the caller may keep (one copy, whether or
+   * not runs were deferred).
+   *
+   * @returns A new array of the encoding's bytes.
+   *
+   * @example Usage
+   * ```ts
+   * import { Encoder } from "./codec.ts";
+   * const encoder = new Encoder({ deferFrom: 256 });
+   * encoder.encode(new Uint8Array(1000).fill(7));
+   * const kept = encoder.snapshot();
+   * encoder.encode(1);
+   * console.log(kept.length, kept[kept.length - 1]); // 1011 7
+   * ```
+   */
+  snapshot(): Uint8Array<ArrayBuffer> {
+    if (this.deferred.length === 0) return new Uint8Array(this.out.subarray(0, this.written));
+    const bytes = new Uint8Array(this.written);
+    this.copyTo(bytes, 0);
+    return bytes;
   }
 
   /**
@@ -541,11 +655,13 @@ export class Encoder {
 
   /**
    * The owning thread only. Copies the last encoding into `target` at `offset`, without allocating (the
-   * pool's path into its payload area; `target` may be a view on a SharedArrayBuffer).
+   * pool's path into its payload area; `target` may be a view on a SharedArrayBuffer). Deferred runs are
+   * copied here, straight from the caller's buffers.
    *
    * @param target Where to copy.
    * @param offset The index in `target` of the first byte.
    * @throws {RangeError} If the encoding does not fit in `target` at `offset`.
+   * @throws {Error} If a buffer whose bytes were deferred was detached or shrunk since the encoding.
    *
    * @example Usage
    * ```ts
@@ -567,6 +683,30 @@ export class Encoder {
       );
     }
     const out = this.out;
+    const deferred = this.deferred;
+    if (deferred.length !== 0) {
+      // Scratch up to each run's place, the run from the caller's buffer, and so on; then the rest.
+      let from = 0;
+      let at = offset;
+      for (let k = 0; k < deferred.length; k++) {
+        const run = deferred[k];
+        if (run.length !== this.deferredLengths[k]) {
+          throw new Error(
+            `Cannot copy encoding as a buffer of ${
+              this.deferredLengths[k]
+            } bytes it refers to now holds ${run.length}: it was detached or shrunk after encoding`,
+          );
+        }
+        const cut = this.deferredAt[k];
+        target.set(out.subarray(from, cut), at);
+        at += cut - from;
+        target.set(run, at);
+        at += run.length;
+        from = cut;
+      }
+      target.set(out.subarray(from, this.pos), at);
+      return;
+    }
     if (n <= 64) {
       for (let i = 0; i < n; i++) target[offset + i] = out[i];
     } else {
@@ -588,6 +728,7 @@ export class Encoder {
    */
   reset(): void {
     this.encoding = false;
+    this.deferring = false;
     this.release();
   }
 
@@ -601,10 +742,11 @@ export class Encoder {
   }
 
   /**
-   * Gives back a scratch buffer that grew past 1 MiB, for a fresh small one. The pool calls it when its
-   * thread runs out of work (a worker before it sleeps, the main thread when no task is pending): a
-   * burst of large payloads reuses one scratch (a fresh one per call cost a large allocation and growth
-   * copies, 10 times the encoding itself for 1 MiB), and an idle thread does not keep it.
+   * Gives back a scratch buffer that grew past 1 MiB, for a fresh small one, and forgets the caller's
+   * buffers a deferred encoding refers to. The pool calls it when its thread runs out of work (a worker
+   * before it sleeps, the main thread when no task is pending): a burst of large payloads reuses one
+   * scratch (a fresh one per call cost a large allocation and growth copies, 10 times the encoding itself
+   * for 1 MiB), and an idle thread keeps neither it nor the caller's data alive.
    *
    * @example Usage
    * ```ts
@@ -616,10 +758,14 @@ export class Encoder {
    * ```
    */
   trim(): void {
-    if (this.encoding || this.out.length <= RETAINED_CAPACITY) return;
+    if (this.encoding) return;
+    const deferred = this.deferred.length !== 0;
+    if (!deferred && this.out.length <= RETAINED_CAPACITY) return;
     // The last encoding goes with it.
     this.pos = 0;
     this.written = 0;
+    if (deferred) this.forgetDeferred();
+    if (this.out.length <= RETAINED_CAPACITY) return;
     this.out = new Uint8Array(this.initialCapacity);
     this.outView = new DataView(this.out.buffer);
   }
@@ -881,6 +1027,28 @@ export class Encoder {
     this.varint(n);
     const child = depth + 1;
     this.segmentKinds[child] = SEGMENT_INDEX;
+    if (depth === 0 && n <= SNAPSHOT_MAX && this.deferFrom !== Infinity) {
+      // A task's argument list: each element read once, up front (an index getter is user code), so that
+      // if all are inert, nothing read after a deferred run can run user code and change its bytes.
+      const items = this.items;
+      let inert = true;
+      for (let i = 0; i < n; i++) {
+        const item = value[i];
+        items[i] = item;
+        if (inert && !readsInert(item)) inert = false;
+      }
+      this.deferring = inert;
+      try {
+        for (let i = 0; i < n; i++) {
+          this.segmentKeys[child] = i;
+          this.value(items[i], child);
+        }
+      } finally {
+        this.deferring = false;
+        items.length = 0;
+      }
+      return;
+    }
     for (let i = 0; i < n; i++) {
       this.segmentKeys[child] = i;
       this.value(value[i], child);
@@ -968,7 +1136,7 @@ export class Encoder {
       return;
     }
     const n = value.byteLength;
-    this.ensure(14 + n);
+    this.ensure(2);
     this.out[this.pos++] = TAG_VIEW;
     this.out[this.pos++] = kind;
     this.bytesFrom(buffer, value.byteOffset, n);
@@ -985,23 +1153,33 @@ export class Encoder {
       return;
     }
     const n = value.byteLength;
-    this.ensure(13 + n);
+    this.ensure(1);
     this.out[this.pos++] = TAG_ARRAY_BUFFER;
     this.bytesFrom(value, 0, n);
   }
 
   /**
    * Writes a varint length, the alignment padding of a long run (see {@link ALIGN_FROM}), and `n` bytes of
-   * `buffer` from `offset`; the caller has ensured the room (n + 12).
+   * `buffer` from `offset`, or notes them as a deferred run (see {@link EncoderOptions.deferFrom}).
    */
   private bytesFrom(buffer: ArrayBufferLike, offset: number, n: number): void {
+    const defer = this.deferring && n >= this.deferFrom;
+    this.ensure(12 + (defer ? 0 : n));
     this.varint(n);
     const source = new Uint8Array(buffer, offset, n);
     const out = this.out;
     let pos = this.pos;
     if (n >= ALIGN_FROM) {
-      // Zeros up to a multiple of 8 from the encoding's start (the scratch's byte 0).
-      for (let pad = -pos & 7; pad > 0; pad--) out[pos++] = 0;
+      // Zeros up to a multiple of 8 from the encoding's start (deferred runs count: they are in it).
+      for (let pad = -(pos + this.deferredBytes) & 7; pad > 0; pad--) out[pos++] = 0;
+    }
+    if (defer) {
+      this.deferred.push(source);
+      this.deferredAt.push(pos);
+      this.deferredLengths.push(n);
+      this.deferredBytes += n;
+      this.pos = pos;
+      return;
     }
     if (n <= 32) {
       for (let i = 0; i < n; i++) out[pos + i] = source[i];

@@ -495,7 +495,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     let bytes: Uint8Array;
     try {
       // Runs the arguments' getters: user code.
-      bytes = this.submitter.encode(args, { refuse: BROADCAST_MOVE_REFUSAL }).bytes.slice();
+      bytes = this.submitter.encode(args, { refuse: BROADCAST_MOVE_REFUSAL }).snapshot();
     } catch (error) {
       return Promise.reject(error);
     }

@@ -25,6 +25,7 @@ import type { Injector } from "./injector.ts";
 import type { Entry, TaskLedger } from "./ledger.ts";
 import type { TaskStamps } from "./metrics.ts";
 import type { Sleep } from "./sleep.ts";
+import { SLAB_FROM } from "./slabs.ts";
 import { NO_RECORD, Origin, RecordWords, TaskFlags, TaskState, type TaskTable } from "./task.ts";
 
 /**
@@ -70,7 +71,8 @@ export class Submitter {
     this.ledger = ledger;
     this.shareBuffer = shareBuffer;
 
-    this.encoder = new Encoder({ shareBuffer });
+    // Large arguments are copied once, from the caller's buffer into their slab (see EncoderOptions.deferFrom).
+    this.encoder = new Encoder({ shareBuffer, deferFrom: SLAB_FROM });
   }
 
   /**
@@ -84,7 +86,7 @@ export class Submitter {
    * @throws {TypeError} If an argument cannot cross threads (the message names its path).
    */
   encode(args: unknown[], moves: Encoder["moves"] = "transfer"): Encoder {
-    const encoder = this.encoding ? new Encoder({ shareBuffer: this.shareBuffer }) : this.encoder;
+    const encoder = this.encoding ? new Encoder({ shareBuffer: this.shareBuffer, deferFrom: SLAB_FROM }) : this.encoder;
     encoder.moves = moves;
     const outer = !this.encoding;
     this.encoding = true;
@@ -107,7 +109,7 @@ export class Submitter {
     if (this.backlogHead === this.backlog.length && this.place(entry, encoder)) return;
     // Out of records or blocks: it waits in the backlog, which the completion reader feeds as records free
     // (settling completions here, at the caller's depth, could be cut short by a stack overflow).
-    const bytes = encoder.bytes.slice();
+    const bytes = encoder.snapshot();
     entry.bytes = bytes;
     this.backlog[this.backlog.length] = entry; // an index store, not a call: it cannot be cut short
     this.stage = 2;

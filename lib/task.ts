@@ -616,13 +616,14 @@ export class TaskTable {
   }
 
   /**
-   * The record's owner. Stores `source` as the payload: inline, then in blocks.
+   * The record's owner. Stores `source` as the payload: inline, then in blocks; or in one slab.
    *
    * @param index The record index.
-   * @param source The encoded bytes.
+   * @param source The encoded bytes, or the encoder holding them (whose deferred runs, see codec.ts, are
+   * then copied straight from the caller's buffers into the slab: one copy for a large payload).
    * @returns `true`, or `false` if there are not enough free blocks (nothing is written then).
    */
-  writePayload(index: number, source: Uint8Array): boolean {
+  writePayload(index: number, source: Uint8Array | Encoder): boolean {
     const length = source.length;
     const inline = this.inlineBytes;
     const start = this.at(index, RECORD_HEADER_WORDS) * 4;
@@ -630,23 +631,28 @@ export class TaskTable {
     if (length > inline) {
       // Large (or out of blocks): one slab, one bulk copy, decoded in place. Else (or out of slabs): blocks.
       const large = length >= SLAB_FROM;
-      if (large || !this.writeBlocks(index, source)) {
+      if (!large && !(source instanceof Uint8Array)) source = source.bytes;
+      if (large || !this.writeBlocks(index, source as Uint8Array)) {
         const slab = this.takeSlab(length);
         if (slab !== NO_SLAB) {
-          this.slabs.bytes(slab).set(source);
+          const bytes = this.slabs.bytes(slab);
+          if (source instanceof Uint8Array) bytes.set(source);
+          else source.copyTo(bytes, 0);
           mem.write(this.words, this.at(index, RecordWords.payloadBlock), SLAB_REF - slab); // spec: RecordNameSlab
           mem.write(this.words, this.at(index, RecordWords.payloadLength), length);
           return true;
         }
+        if (!(source instanceof Uint8Array)) source = source.bytes;
         if (!large || !this.writeBlocks(index, source)) return false;
       }
     }
+    const bytes = source instanceof Uint8Array ? source : source.bytes;
     const head = length < inline ? length : inline;
     if (head <= 64) {
-      const bytes = this.bytes;
-      for (let i = 0; i < head; i++) bytes[start + i] = source[i];
+      const target = this.bytes;
+      for (let i = 0; i < head; i++) target[start + i] = bytes[i];
     } else {
-      this.bytes.set(source.subarray(0, head), start);
+      this.bytes.set(bytes.subarray(0, head), start);
     }
     mem.write(this.words, this.at(index, RecordWords.payloadLength), length);
     return true;
@@ -705,7 +711,7 @@ export class TaskTable {
    */
   writeEncoded(index: number, encoder: Encoder): boolean {
     const length = encoder.length;
-    if (length > this.inlineBytes) return this.writePayload(index, encoder.bytes);
+    if (length > this.inlineBytes) return this.writePayload(index, encoder);
     this.freePayload(index);
     encoder.copyTo(this.bytes, this.at(index, RECORD_HEADER_WORDS) * 4);
     mem.write(this.words, this.at(index, RecordWords.payloadLength), length);

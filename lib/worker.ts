@@ -37,6 +37,7 @@ import { latchIsSet, orphanLatch, SET, setLatch, UNSET, waitLatch } from "./latc
 import { WorkerGuard } from "./kill_guard.ts";
 import { ControlWords, MARK_WORDS, MarkWords, notesOf, NoteWords, type PoolLayout, StatusWords } from "./layout.ts";
 import { IDLE_POSTED, IDLE_STOPPING, Sleep } from "./sleep.ts";
+import { SLAB_FROM } from "./slabs.ts";
 import {
   asyncForkError,
   BUILTIN_TASKS,
@@ -287,7 +288,8 @@ export class WorkerLoop implements ForkJoinHost {
       this.post({ type: "buffer", id, buffer });
     });
     for (const [id, sab] of setup.buffers) this.addBuffer(id, sab);
-    this.encoder = new Encoder({ shareBuffer: this.buffers.share, moves: FORK_MOVE_REFUSAL });
+    // A large result (or fork argument) is copied once, into its slab (see EncoderOptions.deferFrom).
+    this.encoder = new Encoder({ shareBuffer: this.buffers.share, moves: FORK_MOVE_REFUSAL, deferFrom: SLAB_FROM });
     this.random = (index * 0x9e3779b1 + 1) | 0;
     this.mailAt = this.statusAt + StatusWords.mail;
     this.broadcastEncoder = new Encoder({ shareBuffer: this.buffers.share });
@@ -527,7 +529,7 @@ export class WorkerLoop implements ForkJoinHost {
     const report = (failed: boolean, value: unknown) => {
       const encoder = this.broadcastEncoder;
       const outcome = encodeOutcome(encoder, value, failed);
-      this.post({ type: "broadcast-result", id, bytes: encoder.bytes.slice(), failed: outcome === Outcome.ERROR });
+      this.post({ type: "broadcast-result", id, bytes: encoder.snapshot(), failed: outcome === Outcome.ERROR });
     };
     let result: unknown;
     let then: unknown;
@@ -1141,7 +1143,7 @@ export class WorkerLoop implements ForkJoinHost {
       // No free blocks: queued tasks' arguments may hold them all, and waiting for them could deadlock
       // (the main thread places more arguments as blocks free up). The payload goes by message instead;
       // the main thread settles the task when both the completion and the message have arrived.
-      this.post({ type: "payload", handle, bytes: encoder.bytes.slice() });
+      this.post({ type: "payload", handle, bytes: encoder.snapshot() });
       mem.write(table.words, table.at(index, RecordWords.payloadLength), PAYLOAD_BY_MESSAGE);
     }
     mem.write(table.words, table.at(index, RecordWords.outcome), outcome);
@@ -1174,7 +1176,7 @@ export class WorkerLoop implements ForkJoinHost {
     const table = this.table;
     const index = table.indexOf(handle);
     const encoder = this.encoder;
-    const bytes = encoder.bytes.slice();
+    const bytes = encoder.snapshot();
     const moved = [...encoder.moved];
     try {
       this.post({ type: "payload", handle, bytes, moved }, [bytes.buffer, ...moved]);
@@ -1190,7 +1192,7 @@ export class WorkerLoop implements ForkJoinHost {
       );
       encoder.moves = FORK_MOVE_REFUSAL;
       if (!table.writeEncoded(index, encoder)) {
-        this.post({ type: "payload", handle, bytes: encoder.bytes.slice() });
+        this.post({ type: "payload", handle, bytes: encoder.snapshot() });
         mem.write(table.words, table.at(index, RecordWords.payloadLength), PAYLOAD_BY_MESSAGE);
       }
       return Outcome.ERROR;

@@ -101,7 +101,7 @@ export function bootWorker(): void {
       // that is not an Error (Bun's ResolveMessage, BuildMessage) keeps its name, message and position.
       const encoder = new Encoder();
       encodeOutcome(encoder, error, true);
-      port.post({ type: "load-error", bytes: encoder.bytes.slice() });
+      port.post({ type: "load-error", bytes: encoder.snapshot() });
       return;
     }
     const [names, functions] = taskFunctions(module);

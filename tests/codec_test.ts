@@ -292,6 +292,93 @@ test(`encodeArgs writes the same bytes as encode(args, "args"), and says when ev
   assert(message.startsWith("Cannot encode value as 'args[1]' is a function"), message);
 });
 
+/** A typed array (or ArrayBuffer) of 256 to 3,000 bytes, often at an odd offset: a run a deferring encoder defers. */
+const longBinary = fc.tuple(
+  fc.integer({ min: 256, max: 3000 }),
+  fc.integer({ min: 0, max: 7 }),
+  fc.integer({ min: 0, max: 255 }),
+  fc.constantFrom("u8", "f64", "dv", "ab"),
+).map(([n, pad, seed, kind]) => {
+  const buffer = new ArrayBuffer(pad + n + 8);
+  const bytes = new Uint8Array(buffer, pad, n);
+  for (let i = 0; i < n; i++) bytes[i] = (i * 7 + seed) & 255;
+  if (kind === "ab") return bytes.slice().buffer;
+  if (kind === "dv") return new DataView(buffer, pad, n);
+  if (kind === "f64") return new Float64Array(buffer.slice(0, 8 * Math.floor(n / 8)));
+  return bytes;
+});
+
+test(`with deferFrom, copyTo, bytes and snapshot give the bytes of an encoder without it (seed ${SEED})`, () => {
+  const deferring = new Encoder({ initialCapacity: 16, deferFrom: 256 });
+  const plain = new Encoder({ initialCapacity: 16 });
+  const argument = fc.oneof(longBinary, longBinary, number, anyString, fc.constant(undefined), anyValue);
+  fc.assert(
+    fc.property(
+      fc.oneof(fc.array(argument, { maxLength: 6 }), longBinary, anyValue),
+      fc.integer({ min: 0, max: 15 }),
+      (value, offset) => {
+        const n = deferring.encode(value);
+        assertEquals(n, plain.encode(value), "length");
+        const expected = [...plain.bytes];
+        const target = new Uint8Array(new SharedArrayBuffer(offset + n + 3));
+        deferring.copyTo(target, offset);
+        assertEquals([...target.subarray(offset, offset + n)], expected, "copyTo");
+        assertEquals([...deferring.bytes], expected, "bytes");
+        assertEquals([...deferring.snapshot()], expected, "snapshot");
+      },
+    ),
+    { seed: SEED, numRuns: RUNS },
+  );
+});
+
+test("a deferred run is read at copyTo (one copy), only where nothing read after it runs user code", () => {
+  const encoder = new Encoder({ deferFrom: 1024 });
+  const big = new Uint8Array(4096).fill(1);
+  // Deferred: the bytes are read at the copy, not at the encoding.
+  for (const value of [big, [big, 2, "three", new Float64Array(200)], big.buffer]) {
+    const n = encoder.encode(value);
+    big.fill(9);
+    const out = decode(encoder.snapshot(), 0, n) as unknown;
+    const bytes = new Uint8Array(
+      Array.isArray(out) ? out[0] : ArrayBuffer.isView(out) ? out.buffer : out as ArrayBuffer,
+    );
+    assertEquals(bytes[0], 9, "read at the copy");
+    big.fill(1);
+  }
+  // Not deferred: a getter read after the run could change its bytes, so they are copied as they are read.
+  const withGetter = [big, {
+    get later() {
+      big.fill(5);
+      return 1;
+    },
+  }];
+  let n = encoder.encode(withGetter);
+  const [first] = decode(encoder.snapshot(), 0, n) as [Uint8Array];
+  assertEquals(first[0], 1, "copied before the getter ran");
+  assertEquals(big[0], 5, "the getter ran");
+  big.fill(1);
+  // A subclass could redefine `buffer` or `byteOffset`: not deferred either.
+  class Sub extends Uint8Array {}
+  n = encoder.encode([new Sub(big)]);
+  big.fill(3);
+  assertEquals((decode(encoder.snapshot(), 0, n) as [Uint8Array])[0][0], 1, "a subclass's bytes copied at once");
+  // A deferred buffer detached before the copy: a named error, not a short or shifted copy.
+  const doomed = new Uint8Array(4096);
+  n = encoder.encode([doomed]);
+  doomed.buffer.transfer();
+  let message = "";
+  try {
+    encoder.copyTo(new Uint8Array(n), 0);
+  } catch (error) {
+    message = (error as Error).message;
+  }
+  assert(message.startsWith("Cannot copy encoding as a buffer of 4096 bytes it refers to now holds 0"), message);
+  // trim forgets the caller's buffers.
+  encoder.encode(big);
+  encoder.trim();
+  assertEquals(encoder.length, 0, "trim drops a deferred encoding");
+});
+
 test(`encoding is deterministic and every proper prefix of an encoding throws (seed ${SEED})`, () => {
   const encoder = new Encoder();
   fc.assert(

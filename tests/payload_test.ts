@@ -276,10 +276,55 @@ test("move() marks made by another copy of filch are honoured (one mark set per 
   }
 });
 
+/**
+ * Large arguments copied once, straight from the caller's buffers (codec.ts, `deferFrom`): several runs of
+ * odd lengths and offsets in one task; a getter after a large argument that rewrites it (the bytes sent
+ * are those read before it ran); and one buffer rewritten between submissions, many of which wait in the
+ * backlog of a small arena (each task gets the bytes of its call). Returns the wrong ones.
+ */
+async function deferredArgs(PoolClass: typeof Pool): Promise<number> {
+  return await withPool(PoolClass, { payloadMemory: MiB }, async (pool) => {
+    let wrong = 0;
+    const odd = bytesOf(70_001, 1);
+    const shifted = bytesOf(100_003 + 3, 2).subarray(3);
+    const floats = new Float64Array(20_000).map((_, i) => i / 4);
+    const back = await pool.run("echoArgs", odd, 7, shifted, "x", floats, bytesOf(40_000, 3).buffer) as unknown[];
+    if (!intact(back[0], 70_001, 1) || back[1] !== 7 || back[3] !== "x") wrong++;
+    const shiftedBack = back[2] as Uint8Array;
+    if (!(shiftedBack instanceof Uint8Array) || shiftedBack.some((b, i) => b !== expectedByte(i + 3, 2))) wrong++;
+    const floatsBack = back[4] as Float64Array;
+    if (!(floatsBack instanceof Float64Array) || floatsBack.some((x, i) => x !== i / 4)) wrong++;
+    if (!(back[5] instanceof ArrayBuffer) || !intact(new Uint8Array(back[5]), 40_000, 3)) wrong++;
+    const big = bytesOf(300 * KiB, 4);
+    const rewriter = {
+      get later() {
+        big.fill(0);
+        return 1;
+      },
+    };
+    const [sent] = await pool.run("echoArgs", big, rewriter) as [Uint8Array];
+    if (!intact(sent, 300 * KiB, 4)) wrong++;
+    const reused = new Uint8Array(256 * KiB);
+    const echoes: Promise<unknown>[] = [];
+    for (let k = 0; k < 24; k++) {
+      reused.fill(k);
+      echoes.push(pool.run("echo", reused));
+    }
+    const results = await within(Promise.all(echoes), 30_000, "24 echoes of one rewritten buffer");
+    wrong += results.filter((bytes, k) => !(bytes instanceof Uint8Array) || bytes.some((b) => b !== k)).length;
+    return wrong;
+  });
+}
+
+test("large arguments copied straight from the caller's buffers arrive as they were at the call", async () => {
+  assertEquals(await deferredArgs(Pool), 0, "arguments that arrived wrong");
+});
+
 const SCENARIOS: Record<PayloadMutant["caughtBy"], (PoolClass: typeof Pool) => Promise<number>> = {
   everySize,
   steadyStream,
   smallArena,
+  deferredArgs,
 };
 
 test("the payload scenarios catch every payload mutant (tests/mutants/mutants.ts, PAYLOAD_MUTANTS)", async () => {

@@ -375,7 +375,7 @@ export interface PoolMutant {
 
 /** A bug of the large-payload transport, and the scenario of `tests/payload_test.ts` that catches it. */
 export interface PayloadMutant extends Omit<PoolMutant, "caughtBy"> {
-  caughtBy: "everySize" | "steadyStream" | "smallArena";
+  caughtBy: "everySize" | "steadyStream" | "smallArena" | "deferredArgs";
 }
 
 /** The payload mutants: each is caught by a scenario of tests/payload_test.ts. */
@@ -407,6 +407,28 @@ export const PAYLOAD_MUTANTS: readonly PayloadMutant[] = [
     bug: "the decoder does not skip the alignment padding of a long run of bytes: it reads them shifted",
     patches: [{ find: "      this.pos += pad;\n", replace: "      void pad; // BUG: padding read as data\n" }],
     caughtBy: "everySize",
+  },
+  {
+    name: "defer_padding_ignores_deferred",
+    module: "codec.ts",
+    bug: "a long run's alignment padding is counted from the scratch, not the encoding: after a deferred run of " +
+      "odd length, the next run is padded wrongly and decodes shifted",
+    patches: [{
+      find: "      for (let pad = -(pos + this.deferredBytes) & 7; pad > 0; pad--) out[pos++] = 0;\n",
+      replace: "      for (let pad = -pos & 7; pad > 0; pad--) out[pos++] = 0; // BUG: deferred bytes not counted\n",
+    }],
+    caughtBy: "deferredArgs",
+  },
+  {
+    name: "defer_despite_getters",
+    module: "codec.ts",
+    bug: "runs are deferred whatever follows them: a getter read after a large argument rewrites its bytes " +
+      "before they are copied",
+    patches: [{
+      find: "  if (value === null) return true;\n  if (ArrayBuffer.isView(value))",
+      replace: "  return true; // BUG: every object counted inert\n  if (ArrayBuffer.isView(value))",
+    }],
+    caughtBy: "deferredArgs",
   },
 ];
 
