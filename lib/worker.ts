@@ -1143,7 +1143,9 @@ export class WorkerLoop implements ForkJoinHost {
       // No free blocks: queued tasks' arguments may hold them all, and waiting for them could deadlock
       // (the main thread places more arguments as blocks free up). The payload goes by message instead;
       // the main thread settles the task when both the completion and the message have arrived.
-      this.post({ type: "payload", handle, bytes: encoder.snapshot() });
+      // A copy of our own, transferred: the message does not copy it twice more (structured clone).
+      const bytes = encoder.snapshot();
+      this.post({ type: "payload", handle, bytes }, [bytes.buffer]);
       mem.write(table.words, table.at(index, RecordWords.payloadLength), PAYLOAD_BY_MESSAGE);
     }
     mem.write(table.words, table.at(index, RecordWords.outcome), outcome);
