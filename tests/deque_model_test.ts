@@ -108,6 +108,8 @@ class Lengths implements fc.Command<Model, Real> {
   run(m: Model, r: Real): void {
     assertEquals(r.victim.length, m.victim.length, "victim length is exact when quiescent");
     assertEquals(r.mineStealer.length, m.mine.length, "dst length is exact when quiescent");
+    assertEquals(r.mine.ownLength(), m.mine.length, "the owner's length is exact when quiescent");
+    assertEquals(r.mine.length, m.mine.length, "the owner handle's length too");
   }
   toString(): string {
     return "lengths";

@@ -537,7 +537,7 @@ export const JOIN_MUTANTS: readonly JoinMutant[] = [
     module: "worker.ts",
     bug: "a join never forks a b of primitive arguments: idle workers find nothing to steal",
     patches: [{
-      find: "    if (this.stealers.length !== 1 && this.deque.length < LAZY_DEQUE_DEPTH) return false;\n",
+      find: "    if (this.stealers.length !== 1 && this.deque.ownLength() < LAZY_DEQUE_DEPTH) return false;\n",
       replace:
         "    if (LAZY_DEQUE_DEPTH < 0) return false; // BUG: the deque is not asked: kept inline whenever its arguments allow\n",
     }],
@@ -548,7 +548,7 @@ export const JOIN_MUTANTS: readonly JoinMutant[] = [
     module: "worker.ts",
     bug: "a join forks every b, even on a pool of one worker where nobody can steal it (the eager join)",
     patches: [{
-      find: "    if (this.stealers.length !== 1 && this.deque.length < LAZY_DEQUE_DEPTH) return false;\n",
+      find: "    if (this.stealers.length !== 1 && this.deque.ownLength() < LAZY_DEQUE_DEPTH) return false;\n",
       replace: "    if (LAZY_DEQUE_DEPTH > 0) return false; // BUG: never kept inline\n",
     }],
     caughtBy: "nothingForkedOnOne",
