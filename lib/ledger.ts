@@ -35,8 +35,10 @@ export interface Entry {
   readonly resolve: ((value: unknown) => void) | undefined;
   /** The promise's reject (undefined for spawn: errors go to onError). */
   readonly reject: ((error: unknown) => void) | undefined;
-  /** The encoded arguments, kept only while the entry waits in the backlog. */
-  bytes: Uint8Array | undefined;
+  /** While the entry waits in the backlog: where its encoded arguments are there (see backlog.ts). */
+  bytesAt: number;
+  /** While the entry waits in the backlog: how many bytes its encoded arguments take. */
+  bytesLength: number;
   /**
    * The buffers its arguments move (`move()`), taken from the caller at submission, until they are posted to
    * the worker that runs the task (see submission.ts); undefined for a task that moves none.
@@ -134,7 +136,8 @@ export class TaskLedger {
       handle: -1,
       resolve,
       reject,
-      bytes: undefined,
+      bytesAt: 0,
+      bytesLength: 0,
       moved: undefined,
       settled: false,
       control: undefined,
@@ -163,7 +166,6 @@ export class TaskLedger {
       return false;
     }
     entry.settled = true;
-    entry.bytes = undefined;
     this.pending--;
     this.completed++;
     entry.control?.detach();

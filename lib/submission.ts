@@ -2,8 +2,9 @@
  * The main thread's side of submission: encode a task's arguments, place it in a record and publish it
  * to the workers, or keep it in order in the backlog until a record frees up.
  *
- * What it owns: the main thread's encoder, the backlog, and placing (take a record, write the payload,
- * publish QUEUED, push the handle into the injector, wake a sleeping worker: spec `SubmitPushInjector`).
+ * What it owns: the main thread's encoder, the backlog (backlog.ts: the waiting tasks and their bytes),
+ * and placing (take a record, write the payload, publish QUEUED, push the handle into the injector, wake a
+ * sleeping worker: spec `SubmitPushInjector`).
  * A task whose arguments move buffers (`move()`, see move.ts) is not pushed: it is posted, with its
  * buffers, to one worker (flag DIRECTED, its `worker` word naming that worker), which runs it.
  *
@@ -21,6 +22,7 @@
 
 import { mem } from "./atomics.ts";
 import { Encoder } from "./codec.ts";
+import { Backlog } from "./backlog.ts";
 import type { Injector } from "./injector.ts";
 import type { Entry, TaskLedger } from "./ledger.ts";
 import type { TaskStamps } from "./metrics.ts";
@@ -41,8 +43,7 @@ import { NO_RECORD, Origin, RecordWords, TaskFlags, TaskState, type TaskTable } 
 export class Submitter {
   private readonly encoder: Encoder;
   private encoding = false;
-  private readonly backlog: Entry[] = [];
-  private backlogHead = 0;
+  private readonly backlog = new Backlog();
 
   private readonly table: TaskTable;
   private readonly injector: Injector;
@@ -106,12 +107,10 @@ export class Submitter {
    */
   enqueue(entry: Entry, encoder: Encoder): void {
     this.stage = 0;
-    if (this.backlogHead === this.backlog.length && this.place(entry, encoder)) return;
+    if (this.backlog.length === 0 && this.place(entry, encoder)) return;
     // Out of records or blocks: it waits in the backlog, which the completion reader feeds as records free
     // (settling completions here, at the caller's depth, could be cut short by a stack overflow).
-    const bytes = encoder.snapshot();
-    entry.bytes = bytes;
-    this.backlog[this.backlog.length] = entry; // an index store, not a call: it cannot be cut short
+    this.backlog.push(entry, encoder); // committed by its last step, an index store
     this.stage = 2;
   }
 
@@ -136,38 +135,27 @@ export class Submitter {
   /** Places backlog entries, oldest first, while records are free. */
   feed(): void {
     const backlog = this.backlog;
-    while (this.backlogHead < backlog.length) {
-      const entry = backlog[this.backlogHead];
-      if (entry.settled) {
-        this.backlogHead++;
-        continue;
-      }
-      if (!this.place(entry, entry.bytes!)) break;
-      entry.bytes = undefined;
-      this.backlogHead++;
-    }
-    if (this.backlogHead === backlog.length && this.backlogHead > 0) {
-      backlog.length = 0;
-      this.backlogHead = 0;
+    for (let entry = backlog.first(); entry !== undefined; entry = backlog.first()) {
+      if (!entry.settled && !this.place(entry, backlog.bytesOf(entry))) break;
+      backlog.shift();
     }
     // Nothing pending: a scratch buffer grown by large arguments is not kept (see Encoder.trim).
     if (this.ledger.pending === 0) this.encoder.trim();
   }
 
   /** The entries waiting for a record, in order. */
-  *waiting(): Iterable<Entry> {
-    for (let i = this.backlogHead; i < this.backlog.length; i++) yield this.backlog[i];
+  waiting(): Iterable<Entry> {
+    return this.backlog.waiting();
   }
 
   /** How many entries wait for a record. */
   get backlogLength(): number {
-    return this.backlog.length - this.backlogHead;
+    return this.backlog.length;
   }
 
   /** Forgets the backlog (its entries were settled by terminate). */
   clear(): void {
-    this.backlog.length = 0;
-    this.backlogHead = 0;
+    this.backlog.clear();
   }
 
   /** Takes a record, writes the payload, publishes the task to the injector. */

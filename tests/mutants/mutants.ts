@@ -555,8 +555,37 @@ export const JOIN_MUTANTS: readonly JoinMutant[] = [
   },
 ];
 
+/** A bug of the submission backlog (lib/backlog.ts), caught by tests/backlog_test.ts's model check. */
+export interface BacklogMutant {
+  name: string;
+  module: "backlog.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/** The backlog's mutants. */
+export const BACKLOG_MUTANTS: readonly BacklogMutant[] = [
+  {
+    name: "backlog_moves_bytes_keeps_base",
+    module: "backlog.ts",
+    bug: "moving the live bytes to the buffer's front does not update where position 0 is: every waiting " +
+      "entry's bytes are read from the wrong place",
+    patches: [{ find: "    this.base = this.start;\n", replace: "    // BUG: base not moved with the bytes\n" }],
+  },
+  {
+    name: "backlog_leave_frees_all",
+    module: "backlog.ts",
+    bug: "an entry that leaves releases every byte up to the end, those of the entries still waiting too: " +
+      "a compaction then overwrites them",
+    patches: [{
+      find: "    this.start = entry.bytesAt + entry.bytesLength;\n",
+      replace: "    this.start = this.end; // BUG: frees the bytes of the entries still waiting\n",
+    }],
+  },
+];
+
 /** Writes a copy of `lib/` with `mutant` applied; returns the `file:` URL of the copy's `pool.ts`. */
-export function materializePoolMutant(mutant: PoolMutant | ForceMutant | JoinMutant): URL {
+export function materializePoolMutant(mutant: PoolMutant | ForceMutant | JoinMutant | BacklogMutant): URL {
   // A directory of its own, removed by removePoolMutant: another suite's removeMaterializedMutants (Bun
   // runs test files side by side in one process) must not delete a copy whose workers are still starting.
   const own = mkdtempSync(join(tmpdir(), "filch-pool-mutant-"));

@@ -1,0 +1,137 @@
+/**
+ * The submission backlog: the tasks submitted while no record (or no room for their arguments) was free,
+ * in submission order, each with a copy of its encoded arguments, until the submitter places them.
+ *
+ * What it owns: the waiting entries, and one growable byte buffer that holds their encodings back to back,
+ * as a queue of bytes (appended at the tail, released from the head as entries leave). A burst of tiny
+ * tasks beyond the pool's records used to give each waiting task an ArrayBuffer of its own (a copy of a
+ * few bytes): on V8 that allocation cost 0.1 to 1.5 µs a task, varying with the collector, in a submission
+ * whose whole cost on the main thread is about 2 µs. Here a task's bytes cost a copy into a buffer that
+ * is reused from burst to burst.
+ *
+ * Invariants:
+ * - Entries leave in the order they came (submission order); only the oldest can leave.
+ * - An entry's bytes are the `bytesLength` bytes at logical position `bytesAt` (see {@link Backlog.bytesOf}),
+ *   copied when it was pushed: later changes to the caller's values do not reach them.
+ * - Logical positions only grow while entries wait: `base <= start <= end`, where `base` is the logical
+ *   position of the buffer's byte 0, `start` the oldest byte still needed, `end` the next free one. Moving
+ *   the live bytes to the buffer's front (when it grows or compacts) changes `base`, never a position.
+ * - A push is committed by its last step, an index store: cut short before it (a stack overflow), it leaves
+ *   at most unreferenced bytes past the entries, reclaimed when the backlog empties.
+ * - Emptied, the backlog starts again at position 0, and gives back a buffer grown past 1 MiB.
+ *
+ * Threads: the thread that created the pool (the submitter's).
+ *
+ * @module
+ */
+
+import type { Encoder } from "./codec.ts";
+import type { Entry } from "./ledger.ts";
+
+/** The buffer's first size, bytes. */
+const INITIAL_BYTES = 64 * 1024;
+/** An emptied backlog keeps a buffer up to this size, and replaces a larger one. */
+const RETAINED_BYTES = 1 << 20;
+
+/**
+ * The tasks waiting for a record, oldest first, and their encoded arguments.
+ *
+ * @example Usage
+ * ```ts ignore
+ * backlog.push(entry, encoder); // no record was free
+ * // …later, as records free up:
+ * for (let entry = backlog.first(); entry !== undefined; entry = backlog.first()) {
+ *   if (!place(entry, backlog.bytesOf(entry))) break;
+ *   backlog.shift();
+ * }
+ * ```
+ */
+export class Backlog {
+  private readonly entries: Entry[] = [];
+  private head = 0;
+  private buffer = new Uint8Array(INITIAL_BYTES);
+  /** Logical position of `buffer[0]`. */
+  private base = 0;
+  /** Logical position of the oldest byte still needed (the head entry's). */
+  private start = 0;
+  /** Logical position of the next free byte. */
+  private end = 0;
+
+  /** How many entries wait. */
+  get length(): number {
+    return this.entries.length - this.head;
+  }
+
+  /**
+   * Appends `entry` with a copy of the encoder's last encoding. May run no user code.
+   *
+   * @param entry The task's entry (its `bytesAt` and `bytesLength` are set here).
+   * @param encoder The encoder holding its arguments.
+   */
+  push(entry: Entry, encoder: Encoder): void {
+    const n = encoder.length;
+    this.reserve(n);
+    const at = this.end;
+    encoder.copyTo(this.buffer, at - this.base);
+    entry.bytesAt = at;
+    entry.bytesLength = n;
+    this.end = at + n;
+    this.entries[this.entries.length] = entry; // an index store, not a call: it cannot be cut short
+  }
+
+  /** The oldest waiting entry, or undefined. */
+  first(): Entry | undefined {
+    return this.head < this.entries.length ? this.entries[this.head] : undefined;
+  }
+
+  /**
+   * The bytes of a waiting entry: a view of the buffer, valid until the next push.
+   *
+   * @param entry An entry of this backlog that has not left it.
+   * @returns Its encoded arguments.
+   */
+  bytesOf(entry: Entry): Uint8Array {
+    const from = entry.bytesAt - this.base;
+    return this.buffer.subarray(from, from + entry.bytesLength);
+  }
+
+  /** Removes the oldest entry (placed, or settled while it waited); an emptied backlog starts over. */
+  shift(): void {
+    const entry = this.entries[this.head++];
+    this.start = entry.bytesAt + entry.bytesLength;
+    if (this.head === this.entries.length) this.clear();
+  }
+
+  /** The waiting entries, oldest first. */
+  *waiting(): Iterable<Entry> {
+    for (let i = this.head; i < this.entries.length; i++) yield this.entries[i];
+  }
+
+  /** Forgets every entry and byte (after terminate settled them, or once the last one left). */
+  clear(): void {
+    this.entries.length = 0;
+    this.head = 0;
+    this.base = 0;
+    this.start = 0;
+    this.end = 0;
+    if (this.buffer.length > RETAINED_BYTES) this.buffer = new Uint8Array(INITIAL_BYTES);
+  }
+
+  /** Makes room for `n` more bytes at the end: compacts the live bytes to the front, or grows. */
+  private reserve(n: number): void {
+    const buffer = this.buffer;
+    if (this.end - this.base + n <= buffer.length) return;
+    const live = this.end - this.start;
+    const from = this.start - this.base;
+    if (live + n <= buffer.length >> 1) {
+      buffer.copyWithin(0, from, from + live);
+    } else {
+      let size = buffer.length * 2;
+      while (size < live + n) size *= 2;
+      const next = new Uint8Array(size);
+      next.set(buffer.subarray(from, from + live));
+      this.buffer = next;
+    }
+    this.base = this.start;
+  }
+}

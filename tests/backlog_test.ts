@@ -1,0 +1,132 @@
+/**
+ * The submission backlog (lib/backlog.ts) against a model: entries leave in the order they came, each
+ * with exactly the bytes it was pushed with, across the buffer's growth and compaction, with settled
+ * entries skipped and the backlog emptied and reused; and its mutants (tests/mutants/mutants.ts,
+ * BACKLOG_MUTANTS) fail the same check.
+ */
+import fc from "fast-check";
+import { Backlog } from "../lib/backlog.ts";
+import { decode, Encoder } from "../lib/codec.ts";
+import type { Entry } from "../lib/ledger.ts";
+import { BACKLOG_MUTANTS, materializePoolMutant, removePoolMutant } from "./mutants/mutants.ts";
+import { assert, test } from "./_test.ts";
+
+const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env ?? {};
+const SEED = Number(env.FILCH_SEED ?? 20261124);
+const RUNS = Number(env.FILCH_BACKLOG_RUNS ?? 500);
+
+/** An entry as the ledger makes it (only the fields the backlog reads and writes matter). */
+function entryOf(seq: number): Entry {
+  return {
+    seq,
+    task: "t",
+    taskId: 0,
+    handle: -1,
+    resolve: undefined,
+    reject: undefined,
+    bytesAt: 0,
+    bytesLength: 0,
+    moved: undefined,
+    settled: false,
+    control: undefined,
+    submittedAt: 0,
+  };
+}
+
+/** A step: push a value of this many bytes (a string), settle the entry at this index, or let the oldest leave. */
+type Step = { push: number } | { settle: number } | { leave: true };
+
+const steps = fc.array(
+  fc.oneof(
+    { weight: 5, arbitrary: fc.integer({ min: 0, max: 3000 }).map((n) => ({ push: n })) },
+    { weight: 2, arbitrary: fc.integer({ min: 0, max: 40_000 }).map((n) => ({ push: n })) },
+    { weight: 1, arbitrary: fc.nat(64).map((i) => ({ settle: i })) },
+    { weight: 5, arbitrary: fc.constant({ leave: true as const }) },
+  ),
+  { maxLength: 200 },
+);
+
+/**
+ * Runs `steps` on a backlog made by `BacklogClass` and on a model; returns what differed first, or
+ * undefined if nothing did. Each pushed value is a string that names its entry, so a byte from another
+ * entry or a shifted view decodes to the wrong string (or does not decode).
+ */
+function differs(BacklogClass: typeof Backlog, plan: Step[]): string | undefined {
+  const backlog = new BacklogClass();
+  const encoder = new Encoder();
+  const model: { entry: Entry; value: string }[] = [];
+  let seq = 0;
+  const check = (): string | undefined => {
+    if (backlog.length !== model.length) return `length ${backlog.length}, model ${model.length}`;
+    const waiting = [...backlog.waiting()];
+    for (let i = 0; i < model.length; i++) {
+      if (waiting[i] !== model[i].entry) return `entry ${i} is not the model's`;
+      const bytes = backlog.bytesOf(model[i].entry);
+      let value: unknown;
+      try {
+        value = decode(bytes, 0, bytes.length);
+      } catch (error) {
+        return `entry ${i}'s bytes do not decode: ${(error as Error).message}`;
+      }
+      if (value !== model[i].value) return `entry ${i}'s bytes hold another value`;
+    }
+    return undefined;
+  };
+  for (const step of plan) {
+    if ("push" in step) {
+      const value = `#${seq}:` + "x".repeat(step.push);
+      encoder.encode(value);
+      const entry = entryOf(seq++);
+      backlog.push(entry, encoder);
+      model.push({ entry, value });
+    } else if ("settle" in step) {
+      if (model.length > 0) model[step.settle % model.length].entry.settled = true;
+    } else {
+      // As the submitter feeds it: settled entries leave unplaced, then one placed entry leaves.
+      while (backlog.first()?.settled === true) {
+        backlog.shift();
+        model.shift();
+      }
+      if (backlog.first() !== undefined) {
+        if (backlog.first() !== model[0].entry) return "the oldest entry is not the model's";
+        backlog.shift();
+        model.shift();
+      }
+    }
+    const problem = check();
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}
+
+test(`waiting entries keep their order and their bytes through growth, compaction and reuse (seed ${SEED})`, () => {
+  fc.assert(
+    fc.property(steps, (plan) => {
+      const problem = differs(Backlog, plan);
+      if (problem !== undefined) throw new Error(problem);
+    }),
+    { seed: SEED, numRuns: RUNS },
+  );
+});
+
+test("the backlog check catches every backlog mutant (tests/mutants/mutants.ts, BACKLOG_MUTANTS)", async () => {
+  for (const mutant of BACKLOG_MUTANTS) {
+    const url = materializePoolMutant(mutant);
+    try {
+      const { Backlog: MutantBacklog } = await import(new URL("backlog.ts", url).href) as { Backlog: typeof Backlog };
+      let caught: string | undefined;
+      try {
+        fc.assert(
+          fc.property(steps, (plan) => differs(MutantBacklog, plan) === undefined),
+          { seed: SEED, numRuns: RUNS },
+        );
+      } catch (error) {
+        caught = (error as Error).message.split("\n")[0];
+      }
+      console.log(`  backlog mutant '${mutant.name}': ${caught ?? "NOT caught"}`);
+      assert(caught !== undefined, `backlog mutant '${mutant.name}' not caught`);
+    } finally {
+      removePoolMutant(url);
+    }
+  }
+});
