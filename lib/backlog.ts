@@ -11,7 +11,7 @@
  *
  * Invariants:
  * - Entries leave in the order they came (submission order); only the oldest can leave.
- * - An entry's bytes are the `bytesLength` bytes at logical position `bytesAt` (see {@link Backlog.bytesOf}),
+ * - An entry's bytes are the `bytesLength` bytes at logical position `bytesAt` (see {@link Backlog.offsetOf}),
  *   copied when it was pushed: later changes to the caller's values do not reach them.
  * - Logical positions only grow while entries wait: `base <= start <= end`, where `base` is the logical
  *   position of the buffer's byte 0, `start` the oldest byte still needed, `end` the next free one. Moving
@@ -41,7 +41,7 @@ const RETAINED_BYTES = 1 << 20;
  * backlog.push(entry, encoder); // no record was free
  * // …later, as records free up:
  * for (let entry = backlog.first(); entry !== undefined; entry = backlog.first()) {
- *   if (!place(entry, backlog.bytesOf(entry))) break;
+ *   if (!place(entry, backlog.bytes, backlog.offsetOf(entry), entry.bytesLength)) break;
  *   backlog.shift();
  * }
  * ```
@@ -84,15 +84,20 @@ export class Backlog {
     return this.head < this.entries.length ? this.entries[this.head] : undefined;
   }
 
+  /** The buffer the waiting entries' bytes are in (replaced when it grows: read it after a push). */
+  get bytes(): Uint8Array {
+    return this.buffer;
+  }
+
   /**
-   * The bytes of a waiting entry: a view of the buffer, valid until the next push.
+   * Where a waiting entry's bytes start in {@link Backlog.bytes} (valid until the next push); there are
+   * `entry.bytesLength` of them.
    *
    * @param entry An entry of this backlog that has not left it.
-   * @returns Its encoded arguments.
+   * @returns The index of its first byte.
    */
-  bytesOf(entry: Entry): Uint8Array {
-    const from = entry.bytesAt - this.base;
-    return this.buffer.subarray(from, from + entry.bytesLength);
+  offsetOf(entry: Entry): number {
+    return entry.bytesAt - this.base;
   }
 
   /** Removes the oldest entry (placed, or settled while it waited); an emptied backlog starts over. */

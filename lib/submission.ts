@@ -136,7 +136,7 @@ export class Submitter {
   feed(): void {
     const backlog = this.backlog;
     for (let entry = backlog.first(); entry !== undefined; entry = backlog.first()) {
-      if (!entry.settled && !this.place(entry, backlog.bytesOf(entry))) break;
+      if (!entry.settled && !this.place(entry, backlog)) break;
       backlog.shift();
     }
     // Nothing pending: a scratch buffer grown by large arguments is not kept (see Encoder.trim).
@@ -158,14 +158,14 @@ export class Submitter {
     this.backlog.clear();
   }
 
-  /** Takes a record, writes the payload, publishes the task to the injector. */
-  private place(entry: Entry, payload: Uint8Array | Encoder): boolean {
+  /** Takes a record, writes the payload (the encoder's, or the entry's in the backlog), publishes the task. */
+  private place(entry: Entry, payload: Encoder | Backlog): boolean {
     const table = this.table;
     const handle = table.allocate();
     if (handle === NO_RECORD) return false;
     const index = table.indexOf(handle);
-    const written = payload instanceof Uint8Array
-      ? table.writePayload(index, payload)
+    const written = payload instanceof Backlog
+      ? table.writeRange(index, payload.bytes, payload.offsetOf(entry), entry.bytesLength)
       : table.writeEncoded(index, payload);
     if (!written) {
       table.release(index);

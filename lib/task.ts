@@ -658,6 +658,30 @@ export class TaskTable {
     return true;
   }
 
+  /**
+   * The record's owner. Stores `length` bytes of `bytes` from `from` as the payload: copied straight into
+   * the record when they fit inline (no view made), else as {@link TaskTable.writePayload} does.
+   *
+   * @param index The record index.
+   * @param bytes The buffer holding the encoding.
+   * @param from Its first byte's index.
+   * @param length Its length.
+   * @returns `true`, or `false` if there are not enough free blocks (nothing is written then).
+   */
+  writeRange(index: number, bytes: Uint8Array, from: number, length: number): boolean {
+    if (length > this.inlineBytes) return this.writePayload(index, bytes.subarray(from, from + length));
+    this.freePayload(index);
+    const target = this.bytes;
+    const start = this.at(index, RECORD_HEADER_WORDS) * 4;
+    if (length <= 64) {
+      for (let i = 0; i < length; i++) target[start + i] = bytes[from + i];
+    } else {
+      target.set(bytes.subarray(from, from + length), start);
+    }
+    mem.write(this.words, this.at(index, RecordWords.payloadLength), length);
+    return true;
+  }
+
   /** A slab for `length` bytes; the main thread resets the arena (if nothing is in it) before giving up. */
   private takeSlab(length: number): number {
     const slab = this.slabs.take(length);

@@ -61,7 +61,8 @@ function differs(BacklogClass: typeof Backlog, plan: Step[]): string | undefined
     const waiting = [...backlog.waiting()];
     for (let i = 0; i < model.length; i++) {
       if (waiting[i] !== model[i].entry) return `entry ${i} is not the model's`;
-      const bytes = backlog.bytesOf(model[i].entry);
+      const from = backlog.offsetOf(model[i].entry);
+      const bytes = backlog.bytes.subarray(from, from + model[i].entry.bytesLength);
       let value: unknown;
       try {
         value = decode(bytes, 0, bytes.length);
