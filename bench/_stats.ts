@@ -12,6 +12,27 @@ export interface Summary {
 }
 
 /**
+ * A full garbage collection, where the runtime offers one (Bun.gc; V8's gc, exposed at run time through
+ * node:v8 and node:vm on Node and Deno); undefined where it does not. A benchmark that calls it before each
+ * timed burst starts every contender from a collected heap, so that no burst pays for another's garbage.
+ */
+export const collectGarbage: (() => void) | undefined = await (async () => {
+  const bun = (globalThis as { Bun?: { gc(force: boolean): void } }).Bun;
+  if (bun !== undefined) return () => bun.gc(true);
+  const exposed = (globalThis as { gc?: () => void }).gc;
+  if (typeof exposed === "function") return exposed;
+  try {
+    const v8 = await import("node:v8");
+    const vm = await import("node:vm");
+    v8.setFlagsFromString("--expose-gc");
+    const gc = vm.runInNewContext("gc") as unknown;
+    return typeof gc === "function" ? gc as () => void : undefined;
+  } catch {
+    return undefined;
+  }
+})();
+
+/**
  * Summarizes samples as median, min and max.
  *
  * @param samples One number per run.

@@ -6,11 +6,14 @@
  * results are medians with the range.
  *
  * Run: `node bench/pool_bench.ts`, `deno run -A bench/pool_bench.ts`, `bun bench/pool_bench.ts`
- * (`--json` for machine-readable lines; a number sets the rounds, default 5).
+ * (`--json` for machine-readable lines; a number sets the rounds, default 5; `--warmup=N` untimed bursts
+ * per contender first, default 1; `--gc` collects garbage before each timed burst, see `collectGarbage`;
+ * `--only=a,b` runs the contenders whose names start with one of those). Each line gives the median with
+ * the range, and the spread of the rounds both ways: (max − min) ÷ median and (q3 − q1) ÷ median.
  */
 import { Pool } from "../lib/pool.ts";
 import { startThread, threadApi, type ThreadHandle } from "../lib/runtime/thread.ts";
-import { format, runtimeName, summarize, type Summary } from "./_stats.ts";
+import { collectGarbage, format, runtimeName, summarize, type Summary } from "./_stats.ts";
 import type * as tasks from "./tasks.ts";
 
 const WORKERS = 2;
@@ -193,8 +196,15 @@ export interface PoolBenchRow {
  * @param rounds Rounds per contender (after one warm-up round).
  * @returns One row per contender.
  */
-export async function benchPools(rounds = 5): Promise<PoolBenchRow[]> {
-  const makers: [string, () => Contender | Promise<Contender>][] = [
+export async function benchPools(
+  rounds = 5,
+  options: { warmup?: number; gc?: boolean; only?: readonly string[] } = {},
+): Promise<PoolBenchRow[]> {
+  const { warmup = 1, gc = false, only = [] } = options;
+  if (gc && collectGarbage === undefined) {
+    throw new Error("Cannot collect garbage before each burst as this runtime offers no way to: drop --gc");
+  }
+  let makers: [string, () => Contender | Promise<Contender>][] = [
     ["filch", filch],
     ["bare postMessage loop", bareLoop],
     ["piscina", piscina],
@@ -202,6 +212,7 @@ export async function benchPools(rounds = 5): Promise<PoolBenchRow[]> {
     ["workerpool", workerpool],
     ["poolifier", poolifier],
   ];
+  if (only.length > 0) makers = makers.filter(([name]) => only.some((prefix) => name.startsWith(prefix)));
   const contenders: Contender[] = [];
   const rows: PoolBenchRow[] = [];
   for (const [name, make] of makers) {
@@ -230,12 +241,14 @@ export async function benchPools(rounds = 5): Promise<PoolBenchRow[]> {
       });
     }
   }
+  for (let w = 1; w < warmup; w++) for (const c of contenders) await c.burst(TASKS);
   const throughput = contenders.map(() => [] as number[]);
   const latency = contenders.map(() => [] as number[]);
   for (let r = 0; r < rounds; r++) {
     for (let c = 0; c < contenders.length; c++) {
       const k = (c + r) % contenders.length; // rotate the order each round
       console.error(`round ${r}: ${contenders[k].name}`);
+      if (gc) collectGarbage!();
       throughput[k].push(TASKS / (await contenders[k].burst(TASKS)) * 1000);
       latency[k].push((await contenders[k].sequential(ROUND_TRIPS)) * 1000 / ROUND_TRIPS);
     }
@@ -256,10 +269,19 @@ export async function benchPools(rounds = 5): Promise<PoolBenchRow[]> {
   return rows;
 }
 
+/** A summary's spread: (max − min) ÷ median and (q3 − q1) ÷ median, in percent. */
+function spread(s: Summary): string {
+  return `${((s.max - s.min) / s.median * 100).toFixed(0)}% (range), ${
+    ((s.q3 - s.q1) / s.median * 100).toFixed(0)
+  }% (IQR)`;
+}
+
 const argv = (globalThis as { process?: { argv: string[] } }).process?.argv ?? [];
 if (import.meta.main ?? argv[1]?.endsWith("pool_bench.ts")) {
   const rounds = Number(argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 5);
-  const rows = await benchPools(rounds);
+  const warmup = Number(argv.find((a) => a.startsWith("--warmup="))?.slice(9) ?? 1);
+  const only = argv.find((a) => a.startsWith("--only="))?.slice(7).split(",").filter((s) => s !== "") ?? [];
+  const rows = await benchPools(rounds, { warmup, gc: argv.includes("--gc"), only });
   const filchRow = rows.find((r) => r.name === "filch");
   for (const row of rows) {
     if (argv.includes("--json")) console.log(JSON.stringify(row));
@@ -268,8 +290,8 @@ if (import.meta.main ?? argv[1]?.endsWith("pool_bench.ts")) {
       console.log(
         `${row.runtime.padEnd(14)} ${row.name.padEnd(22)} ${format(row.tasksPerSecond, 0).padEnd(28)} tasks/s  ` +
           `round trip ${format(row.roundTripMicros, 1)} µs  filch/this ${
-            (filchRow!.tasksPerSecond.median / row.tasksPerSecond.median).toFixed(2)
-          }`,
+            filchRow === undefined ? "n/a" : (filchRow.tasksPerSecond.median / row.tasksPerSecond.median).toFixed(2)
+          }  spread ${spread(row.tasksPerSecond)}`,
       );
     }
   }
