@@ -27,7 +27,10 @@
  * Run: `node bench/payload_bench.ts`, `deno run -A bench/payload_bench.ts`, `bun bench/payload_bench.ts`.
  * A number sets the rounds (default 3); `--quick` drops 16 MiB; `--from=N` drops sizes below N bytes;
  * `--only=a,b` runs only the contenders whose names start with one of those (`--only=filch,bare`, say:
- * piscina's ratio then reads n/a); `--blocks=N` creates filch's pool with
+ * piscina's ratio then reads n/a); `--gc` collects garbage before each timed burst (`collectGarbage` in
+ * _stats.ts: at these sizes whether a burst's buffers come from recycled memory or from fresh pages, which
+ * cost a page fault each on this VM, otherwise depends on which contender's garbage was collected when);
+ * `--blocks=N` creates filch's pool with
  * `blocks: N` (overflow blocks of its shared buffer); `--worker-threads-bare` adds, on Deno, a bare loop on
  * node:worker_threads beside the web Worker's; `--json` prints one JSON line per cell
  * ({@link PayloadBenchRow}) and nothing else on stdout.
@@ -36,7 +39,7 @@ import { cpus } from "node:os";
 import { move } from "../lib/move.ts";
 import { Pool, type PoolOptions } from "../lib/pool.ts";
 import { startThread, threadApi, type ThreadHandle } from "../lib/runtime/thread.ts";
-import { format, runtimeName, summarize, type Summary } from "./_stats.ts";
+import { collectGarbage, format, runtimeName, summarize, type Summary } from "./_stats.ts";
 import type * as tasks from "./tasks.ts";
 
 const WORKERS = 2;
@@ -319,7 +322,11 @@ export async function benchPayloads(
   onRow: (row: PayloadBenchRow) => void = () => {},
   minBytes = 0,
   only: readonly string[] = [],
+  gc = false,
 ): Promise<PayloadBenchRow[]> {
+  if (gc && collectGarbage === undefined) {
+    throw new Error("Cannot collect garbage before each burst as this runtime offers no way to: drop --gc");
+  }
   let makers: [string, () => Contender | Promise<Contender>][] = [
     ["filch", () => filch(filchOptions)],
     ["filch, move()", () => filchMove(filchOptions)],
@@ -391,6 +398,7 @@ export async function benchPayloads(
           const c = live[(k + r) % live.length]; // rotate the order each round
           if (failed.has(c)) continue;
           console.error(`${direction} ${label(cell.bytes)}, round ${r}: ${c.name}`);
+          if (gc) collectGarbage!();
           ms.get(c)![r] = (await attempt(c, cell.tasks)) ?? NaN;
         }
       }
@@ -509,7 +517,10 @@ if (import.meta.main ?? argv[1]?.endsWith("payload_bench.ts")) {
     `${WORKERS} workers per pool, ${rounds} rounds, contenders interleaved; median (min–max); MB = 10^6 bytes ` +
       `of payload; nothing transferred (structured clone)`,
   );
-  log(`filch options: ${JSON.stringify(filchOptions)}; bare loop threads: ${bareApi}`);
+  log(
+    `filch options: ${JSON.stringify(filchOptions)}; bare loop threads: ${bareApi}; garbage collected before ` +
+      `each burst: ${args.includes("--gc") ? "yes" : "no"}`,
+  );
   const rows = await benchPayloads(
     rounds,
     filchOptions,
@@ -520,6 +531,7 @@ if (import.meta.main ?? argv[1]?.endsWith("payload_bench.ts")) {
     },
     minBytes,
     only,
+    args.includes("--gc"),
   );
   if (!json) {
     console.log(
