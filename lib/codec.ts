@@ -324,6 +324,14 @@ export interface EncoderOptions {
    * once on its way into shared memory instead of twice. Default: never (`Infinity`).
    */
   deferFrom?: number;
+  /**
+   * With `moves: "transfer"`: a typed array, DataView or ArrayBuffer of at least this many bytes, not
+   * marked by `move()`, is copied into a new ArrayBuffer of exactly its bytes when it is read, and that copy
+   * is moved (listed in {@link Encoder.moved}, to be sent in a transfer list): the receiver then takes the
+   * bytes as they are, without a copy of its own, and the caller keeps its buffer. A worker sets it for its
+   * results, so that the main thread does not copy a large result. Default: never (`Infinity`).
+   */
+  transferFrom?: number;
 }
 
 /** The largest scratch an Encoder keeps when its thread idles (see {@link Encoder.trim}). */
@@ -404,6 +412,8 @@ export class Encoder {
   readonly moved: ArrayBuffer[] = [];
   /** See {@link EncoderOptions.deferFrom}. */
   private readonly deferFrom: number;
+  /** See {@link EncoderOptions.transferFrom}. */
+  private readonly transferFrom: number;
   /** Whether this encoding may defer runs (nothing read after them can run user code). */
   private deferring = false;
   /** The deferred runs of the last encoding: views of the caller's bytes, in order. */
@@ -449,7 +459,8 @@ export class Encoder {
    * ```
    */
   constructor(options: EncoderOptions = {}) {
-    const { shareBuffer, initialCapacity = 256, moves = "copy", deferFrom = Infinity } = options;
+    const { shareBuffer, initialCapacity = 256, moves = "copy", deferFrom = Infinity, transferFrom = Infinity } =
+      options;
     this.moves = moves;
     if (typeof deferFrom !== "number" || !(deferFrom >= ALIGN_FROM)) {
       throw new RangeError(
@@ -459,6 +470,14 @@ export class Encoder {
       );
     }
     this.deferFrom = deferFrom;
+    if (typeof transferFrom !== "number" || !(transferFrom >= 1)) {
+      throw new RangeError(
+        `Cannot create encoder as 'transferFrom' must be a number of bytes of at least 1: received ${
+          String(transferFrom)
+        }`,
+      );
+    }
+    this.transferFrom = transferFrom;
     if (shareBuffer !== undefined && typeof shareBuffer !== "function") {
       throw new TypeError(
         `Cannot create encoder as 'shareBuffer' must be a function: received ${describeType(shareBuffer)}`,
@@ -1136,6 +1155,17 @@ export class Encoder {
       return;
     }
     const n = value.byteLength;
+    if (n >= this.transferFrom && this.moves === "transfer") {
+      // A copy of exactly its bytes, moved: the receiver's view of it is what a copy would have given.
+      const index = this.moved.push(new Uint8Array(buffer, value.byteOffset, n).slice().buffer) - 1;
+      this.ensure(17);
+      this.out[this.pos++] = TAG_MOVED_VIEW;
+      this.out[this.pos++] = kind;
+      this.varint(index);
+      this.varint(0);
+      this.varint(kind === DATA_VIEW_KIND ? n : (value as Uint8Array).length);
+      return;
+    }
     this.ensure(2);
     this.out[this.pos++] = TAG_VIEW;
     this.out[this.pos++] = kind;
@@ -1153,6 +1183,15 @@ export class Encoder {
       return;
     }
     const n = value.byteLength;
+    if (n >= this.transferFrom && this.moves === "transfer") {
+      // A copy, moved (see EncoderOptions.transferFrom); a resizable buffer's copy is fixed-length, as
+      // a copied one arrives.
+      const index = this.moved.push(value.slice(0)) - 1;
+      this.ensure(6);
+      this.out[this.pos++] = TAG_MOVED_BUFFER;
+      this.varint(index);
+      return;
+    }
     this.ensure(1);
     this.out[this.pos++] = TAG_ARRAY_BUFFER;
     this.bytesFrom(value, 0, n);

@@ -54,7 +54,9 @@ export interface PoolOptions {
    * The most bytes of shared memory for large payloads (arguments and results from 8 to 32 KiB up, by
    * runtime, each copied whole into a slab of a growable arena): an integer from 0 to 2^30 (default 128
    * MiB). The arena grows as payloads need it and is kept for reuse, never shrunk; one payload larger than
-   * this (and than the blocks) is refused with a RangeError. 0 keeps every payload in blocks.
+   * this (and than the blocks) is refused with a RangeError. 0 keeps every payload in blocks. A submitted
+   * task's result with a typed array or ArrayBuffer of 64 KiB or more does not use it: the worker copies
+   * those bytes into a buffer of their own and transfers it (no copy on the main thread).
    */
   payloadMemory?: number;
   /**

@@ -80,13 +80,16 @@ async function everySize(PoolClass: typeof Pool): Promise<number> {
   });
 }
 
-/** Ten waves of 16 echoes of 256 KiB: 1 if the arena grew more than twice its size after the first wave. */
+/**
+ * Ten waves of 16 echoes of 48 KiB (both ways through slabs: a result from 64 KiB on is transferred): 1 if
+ * the arena grew more than twice its size after the first wave.
+ */
 async function steadyStream(PoolClass: typeof Pool): Promise<number> {
   return await withPool(PoolClass, {}, async (pool) => {
     let afterFirst = 0;
     for (let wave = 0; wave < 10; wave++) {
-      const echoes = await Promise.all(Array.from({ length: 16 }, (_, i) => pool.run("echo", bytesOf(256 * KiB, i))));
-      assert(echoes.every((bytes, i) => intact(bytes, 256 * KiB, i)), "every echo intact");
+      const echoes = await Promise.all(Array.from({ length: 16 }, (_, i) => pool.run("echo", bytesOf(48 * KiB, i))));
+      assert(echoes.every((bytes, i) => intact(bytes, 48 * KiB, i)), "every echo intact");
       if (wave === 0) afterFirst = pool.stats().payloadArena.bytes;
     }
     const last = pool.stats().payloadArena.bytes;
@@ -136,6 +139,36 @@ test("in a small arena mixed sizes in flight stay intact, and a payload that fit
   assertEquals(await smallArena(Pool), 0, "payloads that arrived wrong");
 });
 
+/**
+ * Large results, which a worker copies and transfers (worker.ts, RESULT_TRANSFER_FROM): each arrives as
+ * exactly its bytes on a buffer of its own, and the task keeps its own buffer (three calls return the same
+ * one). Returns the wrong ones (a task that found its buffer taken counts as one).
+ */
+async function transferredResults(PoolClass: typeof Pool): Promise<number> {
+  return await withPool(PoolClass, { workers: 1 }, async (pool) => {
+    let wrong = 0;
+    for (const n of [64 * KiB - 1, 64 * KiB, 3 * MiB]) {
+      for (let call = 0; call < 3; call++) {
+        const bytes = await pool.run("returnKept", n, 9).catch(() => undefined) as Uint8Array | undefined;
+        if (!intact(bytes, n, 9) || bytes!.byteOffset !== 0 || bytes!.buffer.byteLength !== n) wrong++;
+      }
+    }
+    // A Float64Array, a DataView and an ArrayBuffer in one result.
+    const [floats, view, buffer] = await pool.run(
+      "echo",
+      [new Float64Array(40_000).map((_, i) => i), new DataView(bytesOf(300_000, 3).buffer), bytesOf(300_000, 4).buffer],
+    ) as [Float64Array, DataView, ArrayBuffer];
+    if (!(floats instanceof Float64Array) || floats.some((x, i) => x !== i)) wrong++;
+    if (!(view instanceof DataView) || !intact(new Uint8Array(view.buffer), 300_000, 3)) wrong++;
+    if (!(buffer instanceof ArrayBuffer) || !intact(new Uint8Array(buffer), 300_000, 4)) wrong++;
+    return wrong;
+  });
+}
+
+test("a large result is transferred as a copy: exactly its bytes on a buffer of its own; the task keeps its own", async () => {
+  assertEquals(await transferredResults(Pool), 0, "results that arrived wrong");
+});
+
 test("fork-join passes large arrays between workers: a forked sort of 2^20 doubles", async () => {
   await withPool(Pool, {}, async (pool) => {
     const data = new Float64Array(2 ** 20).map((_, i) => ((i * 7919) % 1_000_003) / 7);
@@ -146,12 +179,14 @@ test("fork-join passes large arrays between workers: a forked sort of 2^20 doubl
 });
 
 test("a payload beyond payloadMemory and the blocks is a RangeError naming payloadMemory; 0 keeps blocks only", async () => {
-  await withPool(Pool, { payloadMemory: 64 * KiB }, async (pool) => {
+  await withPool(Pool, { payloadMemory: 32 * KiB, blocks: 16, blockBytes: 128 }, async (pool) => {
     const args = await assertRejects(pool.run("echo", new Uint8Array(5 * MiB))) as Error;
     assert(args instanceof RangeError && args.message.includes("'payloadMemory'"), String(args));
-    const result = await assertRejects(pool.run("makeBytes", 5 * MiB, 0)) as Error;
+    const result = await assertRejects(pool.run("makeBytes", 40 * KiB, 0)) as Error;
     assert(result instanceof RangeError && result.message.includes("result"), String(result));
-    assert(intact(await pool.run("echo", bytesOf(60 * KiB, 5)), 60 * KiB, 5), "still serving, from the arena");
+    assert(intact(await pool.run("echo", bytesOf(30 * KiB, 5)), 30 * KiB, 5), "still serving, from the arena");
+    // A result from 64 KiB on is copied on the worker and transferred: shared memory's limits do not apply.
+    assert(intact(await pool.run("makeBytes", 5 * MiB, 8), 5 * MiB, 8), "a 5 MiB result, transferred");
   });
   await withPool(Pool, { payloadMemory: 0 }, async (pool) => {
     assert(intact(await pool.run("echo", bytesOf(70_000, 6)), 70_000, 6), "a 70 kB payload in blocks");
@@ -325,6 +360,7 @@ const SCENARIOS: Record<PayloadMutant["caughtBy"], (PoolClass: typeof Pool) => P
   steadyStream,
   smallArena,
   deferredArgs,
+  transferredResults,
 };
 
 test("the payload scenarios catch every payload mutant (tests/mutants/mutants.ts, PAYLOAD_MUTANTS)", async () => {

@@ -375,7 +375,7 @@ export interface PoolMutant {
 
 /** A bug of the large-payload transport, and the scenario of `tests/payload_test.ts` that catches it. */
 export interface PayloadMutant extends Omit<PoolMutant, "caughtBy"> {
-  caughtBy: "everySize" | "steadyStream" | "smallArena" | "deferredArgs";
+  caughtBy: "everySize" | "steadyStream" | "smallArena" | "deferredArgs" | "transferredResults";
 }
 
 /** The payload mutants: each is caught by a scenario of tests/payload_test.ts. */
@@ -429,6 +429,17 @@ export const PAYLOAD_MUTANTS: readonly PayloadMutant[] = [
       replace: "  return true; // BUG: every object counted inert\n  if (ArrayBuffer.isView(value))",
     }],
     caughtBy: "deferredArgs",
+  },
+  {
+    name: "transfer_takes_the_original",
+    module: "codec.ts",
+    bug: "a large result's own buffer is transferred, not a copy of its bytes: the task's buffer is detached " +
+      "under it, and a view at an offset arrives as the wrong bytes",
+    patches: [{
+      find: "      const index = this.moved.push(new Uint8Array(buffer, value.byteOffset, n).slice().buffer) - 1;\n",
+      replace: "      const index = this.moved.push(buffer as ArrayBuffer) - 1; // BUG: the original, not a copy\n",
+    }],
+    caughtBy: "transferredResults",
   },
 ];
 
