@@ -395,11 +395,12 @@ export class Deque {
   }
 
   /**
-   * Owner only, between its operations. How many tasks the deque holds, as {@link Deque.length}, for a
-   * third of its cost: bottom is read plainly (the owner is its only writer, so it reads its own last
-   * store), top is loaded (thieves move it). A lazy join asks it at every join (worker.ts, keepsInline).
+   * Owner only, between its operations. How many tasks the deque holds, as {@link Deque.length} counts
+   * them, without its getter and its clamp to the capacity (the owner's own deque never holds more): a
+   * lazy join asks it at every join (worker.ts, keepsInline). Two atomic loads, as every access of this
+   * file (tests/facade_rule_test.ts): the owner's own bottom, and top, which thieves move.
    *
-   * @returns The number of tasks, from 0 to the capacity (stale by any steal after the load of top).
+   * @returns The number of tasks, from 0 (stale by any steal after the load of top).
    *
    * @example Usage
    * ```ts
@@ -413,9 +414,9 @@ export class Deque {
    */
   ownLength(): number {
     const words = this.words;
-    // spec: LengthRead (ChaseLevTrace.tla): a load of top, and the owner's read of its own bottom.
+    // spec: LengthRead (ChaseLevTrace.tla): two loads that change nothing.
     const t = mem.load(words, DequeWords.top);
-    const size = (mem.read(words, DequeWords.bottom) - t) | 0;
+    const size = (mem.load(words, DequeWords.bottom) - t) | 0;
     return size < 0 ? 0 : size;
   }
 }

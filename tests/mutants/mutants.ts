@@ -116,7 +116,7 @@ export const ALL_MUTANTS: readonly Mutant[] = [
     bug: "indices wrap at 3 bits (sign-extended, compared by wrapping difference): a full deque of 4 reads " +
       "as size -4, so push overwrites a live slot and steal sees empty",
     patches: [
-      { find: ") | 0", replace: ") << 29 >> 29", count: 22 },
+      { find: ") | 0", replace: ") << 29 >> 29", count: 23 },
       // The initial indices too, so that every stored index is a 3-bit one.
       { find: "DequeWords.top, initialIndex);", replace: "DequeWords.top, initialIndex << 29 >> 29);" },
       { find: "DequeWords.bottom, initialIndex);", replace: "DequeWords.bottom, initialIndex << 29 >> 29);" },
