@@ -393,32 +393,6 @@ export class Deque {
   get length(): number {
     return approximateLength(this.words, this.capacity);
   }
-
-  /**
-   * Owner only, between its operations. How many tasks the deque holds, as {@link Deque.length} counts
-   * them, without its getter and its clamp to the capacity (the owner's own deque never holds more): a
-   * lazy join asks it at every join (worker.ts, keepsInline). Two atomic loads, as every access of this
-   * file (tests/facade_rule_test.ts): the owner's own bottom, and top, which thieves move.
-   *
-   * @returns The number of tasks, from 0 (stale by any steal after the load of top).
-   *
-   * @example Usage
-   * ```ts
-   * import { Deque, initDeque } from "./deque.ts";
-   * const region = { buffer: new SharedArrayBuffer(1024), byteOffset: 0, capacity: 4 };
-   * initDeque(region);
-   * const owner = new Deque(region);
-   * owner.push(5);
-   * console.log(owner.ownLength()); // 1
-   * ```
-   */
-  ownLength(): number {
-    const words = this.words;
-    // spec: LengthRead (ChaseLevTrace.tla): two loads that change nothing.
-    const t = mem.load(words, DequeWords.top);
-    const size = (mem.load(words, DequeWords.bottom) - t) | 0;
-    return size < 0 ? 0 : size;
-  }
 }
 
 /**

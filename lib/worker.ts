@@ -908,8 +908,8 @@ export class WorkerLoop implements ForkJoinHost {
    */
   private keepsInline(args: unknown[]): boolean {
     // The deque first: a join that must fork anyway (a shallow deque, a thief about) does not scan its
-    // arguments twice, here and in encoding them. Its load of top is `LengthRead` in ChaseLevTrace.tla.
-    if (this.stealers.length !== 1 && this.deque.ownLength() < LAZY_DEQUE_DEPTH) return false;
+    // arguments twice, here and in encoding them. Its two loads are `LengthRead` in ChaseLevTrace.tla.
+    if (this.stealers.length !== 1 && this.deque.length < LAZY_DEQUE_DEPTH) return false;
     for (let i = 0; i < args.length; i++) {
       const v = args[i];
       const type = typeof v;

@@ -96,8 +96,8 @@ Match(e) ==
     /\ e[2] = 2 \/ WordIn(top, bottom, slot, a) = Logged(e, e[6])
     /\ WordIn(top', bottom', slot', a) = Logged(e, e[7])
 
-\* Deque.ownLength (lib/deque.ts), as a lazy join calls it (keepsInline in lib/worker.ts), and
-\* Deque.length: the owner, between two of its operations, loads its own deque's top or bottom. It writes nothing and decides
+\* approximateLength (lib/deque.ts), as a lazy join calls it (keepsInline in lib/worker.ts): the owner,
+\* between two of its operations, loads its own deque's top or bottom. It writes nothing and decides
 \* nothing in ChaseLev (a join that keeps b inline touches no deque), so it is not an action of the spec
 \* (spec/README.md): a load that must see the word's value in the state it is taken in, and changes no
 \* variable. It does not match a load by a thread inside an operation, of another deque, or of a slot.
