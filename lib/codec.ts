@@ -364,19 +364,22 @@ const arrayBufferByteLength = Object.getOwnPropertyDescriptor(ArrayBuffer.protot
 
 /**
  * Whether reading `value` for encoding runs no user code: a primitive, a view of a standard kind (not a
- * subclass that could redefine its getters, Node's Buffer excepted), or an ordinary ArrayBuffer. Runs no
- * user code itself (no property read, no trap: a Proxy is neither a view nor an ArrayBuffer here).
+ * subclass that could redefine its getters, Node's Buffer excepted), or an ordinary ArrayBuffer. Reads no
+ * property; a Proxy's prototype trap may run (as encoding it runs it), and one posing as an ArrayBuffer
+ * fails the brand check. Throws nothing for a plain object (the common argument): the brand check, which
+ * throws for anything but an ArrayBuffer, runs only for what claims ArrayBuffer's prototype.
  */
 function readsInert(value: unknown): boolean {
   if (typeof value !== "object") return typeof value !== "function" && typeof value !== "symbol";
   if (value === null) return true;
   if (ArrayBuffer.isView(value)) return PLAIN_VIEW_PROTOTYPES.has(Object.getPrototypeOf(value));
+  if (Object.getPrototypeOf(value) !== ArrayBuffer.prototype) return false;
   try {
     arrayBufferByteLength.call(value);
+    return true;
   } catch {
     return false;
   }
-  return Object.getPrototypeOf(value) === ArrayBuffer.prototype;
 }
 
 /**
@@ -414,7 +417,10 @@ export class Encoder {
   private readonly deferFrom: number;
   /** See {@link EncoderOptions.transferFrom}. */
   private readonly transferFrom: number;
-  /** Whether this encoding may defer runs (nothing read after them can run user code). */
+  /**
+   * Whether the root argument list being written may defer its runs (every element inert, see `array`).
+   * A root view or buffer may always: nothing is read after it.
+   */
   private deferring = false;
   /** The deferred runs of the last encoding: views of the caller's bytes, in order. */
   private readonly deferred: Uint8Array[] = [];
@@ -533,9 +539,6 @@ export class Encoder {
       this.root = path;
       if (this.moved.length !== 0) this.moved.length = 0;
       if (this.deferredBytes !== 0 || this.deferred.length !== 0) this.forgetDeferred();
-      // A root view or buffer is read last: its run may be deferred (see `array` for a root array).
-      this.deferring = this.deferFrom !== Infinity && typeof value === "object" && value !== null &&
-        !Array.isArray(value) && readsInert(value);
       this.value(value, 0);
     } catch (error) {
       this.forgetDeferred();
@@ -626,10 +629,7 @@ export class Encoder {
    * ```
    */
   get bytes(): Uint8Array {
-    if (this.deferred.length === 0) return this.out.subarray(0, this.written);
-    const bytes = new Uint8Array(this.written);
-    this.copyTo(bytes, 0);
-    return bytes;
+    return this.deferred.length === 0 ? this.out.subarray(0, this.written) : this.snapshot();
   }
 
   /**
@@ -1169,7 +1169,7 @@ export class Encoder {
     this.ensure(2);
     this.out[this.pos++] = TAG_VIEW;
     this.out[this.pos++] = kind;
-    this.bytesFrom(buffer, value.byteOffset, n);
+    this.bytesFrom(buffer, value.byteOffset, n, depth === 0 || this.deferring);
   }
 
   /** Writes an ordinary ArrayBuffer: a copy of its bytes. */
@@ -1194,15 +1194,16 @@ export class Encoder {
     }
     this.ensure(1);
     this.out[this.pos++] = TAG_ARRAY_BUFFER;
-    this.bytesFrom(value, 0, n);
+    this.bytesFrom(value, 0, n, depth === 0 || this.deferring);
   }
 
   /**
    * Writes a varint length, the alignment padding of a long run (see {@link ALIGN_FROM}), and `n` bytes of
-   * `buffer` from `offset`, or notes them as a deferred run (see {@link EncoderOptions.deferFrom}).
+   * `buffer` from `offset`, or notes them as a deferred run (see {@link EncoderOptions.deferFrom}) when
+   * `mayDefer` (nothing read after them can run user code).
    */
-  private bytesFrom(buffer: ArrayBufferLike, offset: number, n: number): void {
-    const defer = this.deferring && n >= this.deferFrom;
+  private bytesFrom(buffer: ArrayBufferLike, offset: number, n: number, mayDefer: boolean): void {
+    const defer = mayDefer && n >= this.deferFrom;
     this.ensure(12 + (defer ? 0 : n));
     this.varint(n);
     const source = new Uint8Array(buffer, offset, n);

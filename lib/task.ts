@@ -646,16 +646,19 @@ export class TaskTable {
         if (!large || !this.writeBlocks(index, source)) return false;
       }
     }
-    const bytes = source instanceof Uint8Array ? source : source.bytes;
-    const head = length < inline ? length : inline;
-    if (head <= 64) {
-      const target = this.bytes;
-      for (let i = 0; i < head; i++) target[start + i] = bytes[i];
-    } else {
-      this.bytes.set(bytes.subarray(0, head), start);
-    }
+    this.copyInline(start, source instanceof Uint8Array ? source : source.bytes, 0, length < inline ? length : inline);
     mem.write(this.words, this.at(index, RecordWords.payloadLength), length);
     return true;
+  }
+
+  /** Copies `n` bytes of `bytes` from `from` into the records' bytes at `start`: by element when short. */
+  private copyInline(start: number, bytes: Uint8Array, from: number, n: number): void {
+    const target = this.bytes;
+    if (n <= 64) {
+      for (let i = 0; i < n; i++) target[start + i] = bytes[from + i];
+    } else {
+      target.set(bytes.subarray(from, from + n), start);
+    }
   }
 
   /**
@@ -671,13 +674,7 @@ export class TaskTable {
   writeRange(index: number, bytes: Uint8Array, from: number, length: number): boolean {
     if (length > this.inlineBytes) return this.writePayload(index, bytes.subarray(from, from + length));
     this.freePayload(index);
-    const target = this.bytes;
-    const start = this.at(index, RECORD_HEADER_WORDS) * 4;
-    if (length <= 64) {
-      for (let i = 0; i < length; i++) target[start + i] = bytes[from + i];
-    } else {
-      target.set(bytes.subarray(from, from + length), start);
-    }
+    this.copyInline(this.at(index, RECORD_HEADER_WORDS) * 4, bytes, from, length);
     mem.write(this.words, this.at(index, RecordWords.payloadLength), length);
     return true;
   }
