@@ -66,7 +66,8 @@ if (metrics === undefined || metrics.runTime.count === 0) failed.push("metrics")
 const forced = await pool.with({ timeout: 20, force: true }).run("spin", 60_000).then(() => "resolved", (e) => e.name);
 for (let i = 0; i < 500 && pool.stats().forcedKills === 0; i++) await new Promise((r) => setTimeout(r, 20));
 if (forced !== "TimeoutError" || pool.stats().forcedKills !== 1) failed.push("force");
-// A 1 MiB argument and result: slabs of the growable payload arena.
+// A 1 MiB argument (copied once into a slab of the growable payload arena) and result (copied on the
+// worker and transferred).
 const total = await pool.run("total", new Uint8Array(1 << 20).fill(3));
 const filled = await pool.run("fill", 1 << 20);
 if (total !== 3 << 20 || !filled.every((x) => x === 7) || pool.stats().payloadArena.bytes === 0) failed.push("payload");
