@@ -518,8 +518,8 @@ const SCENARIOS = ["pool", "stress", "sleep"] as const;
 const ATTEMPTS = 5;
 /**
  * Sleep runs a sleep mutant gets. The race `sleep_skips_final_check` needs (a post between a worker's
- * getSleepy and its final check) happened in about two sleep runs of three here: 8 runs miss it with a
- * chance of about 1 in 6,000.
+ * getSleepy and its final check) happened in the first sleep run, three times of three, once the steering of
+ * tests/_trace_pool.ts waited long enough for a sleepy worker; 8 runs are the margin for a slower machine.
  */
 const SLEEP_ATTEMPTS = 8;
 

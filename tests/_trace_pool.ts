@@ -63,12 +63,16 @@ try {
       // often lands while a worker is on its way to sleep (between getSleepy and fallAsleep's check).
       const pause = ++waves % 5 === 0 ? pauseMs : (waves * 7) % 6;
       if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
-      // Steering toward a race: after a short pause, wait (up to 10 ms) until a worker is sleepy and not
+      // Steering toward a race: after a short pause, wait (up to 100 ms) until a worker is sleepy and not
       // yet counted as sleeping (the JEC odd, fewer sleepers than workers), then submit at once, so that the
       // post often lands between its announcement and its final check. The test's own peek at the counters
-      // word, with Atomics directly: not a step of the pool, and not recorded.
+      // word, with Atomics directly: not a step of the pool, and not recorded. A traced worker takes 5–95 ms
+      // to get sleepy here (64 spin rounds of recorded searches, then its dozes): with a 10 ms wait, from
+      // when the spin rounds grew from 16 to 64, 1–5 waves of 16 found one, and 8 runs of the
+      // sleep_skips_final_check mutant once went uncaught in CI; with 100 ms, 15–16 of 16 did, and the mutant
+      // was caught in the first run, three times of three.
       if (sleepWord !== null && waves % 5 !== 0) {
-        const until = Date.now() + 10;
+        const until = Date.now() + 100;
         for (;;) {
           const c = Atomics.load(sleepWord, 0);
           if ((((c >> 10) & 1) === 1 && (c & 0x3ff) < shape.workers) || Date.now() > until) break;
