@@ -1007,6 +1007,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     mem.store(this.control, ControlWords.lifecycle, 1); // spec: StopStoreLifecycle
     this.sleep.wakeAll();
     await this.workforce.stop(graceful ? STOP_GRACE_MS : undefined);
+    this.submitter.dispose();
     this.ledger.releaseProcess();
   }
 

@@ -27,8 +27,15 @@ import type { Injector } from "./injector.ts";
 import type { Entry, TaskLedger } from "./ledger.ts";
 import type { TaskStamps } from "./metrics.ts";
 import type { Sleep } from "./sleep.ts";
+import { backgroundTimeout } from "./runtime/timer.ts";
 import { SLAB_FROM } from "./slabs.ts";
 import { NO_RECORD, Origin, RecordWords, TaskFlags, TaskState, type TaskTable } from "./task.ts";
+
+/**
+ * How long the pool must stay idle before a backlog buffer grown past 1 MiB is given back (ms): back to
+ * back bursts reuse it (see backlog.ts), and an idle pool holds no more than 1 MiB of it for long.
+ */
+const BACKLOG_TRIM_MS = 1_000;
 
 /**
  * Places submitted tasks in shared memory, in order.
@@ -139,8 +146,30 @@ export class Submitter {
       if (!entry.settled && !this.place(entry, backlog)) break;
       backlog.shift();
     }
-    // Nothing pending: a scratch buffer grown by large arguments is not kept (see Encoder.trim).
-    if (this.ledger.pending === 0) this.encoder.trim();
+    if (this.ledger.pending === 0) {
+      // Nothing pending: a scratch buffer grown by large arguments is not kept (see Encoder.trim).
+      this.encoder.trim();
+      // A grown backlog buffer is kept for the next burst, and given back if none comes soon.
+      if (backlog.trimmable && this.cancelTrim === undefined) {
+        this.cancelTrim = backgroundTimeout(() => this.trimIfIdle(), BACKLOG_TRIM_MS);
+      }
+    }
+  }
+
+  /** Cancels the pending trim of the backlog's buffer, if any. */
+  private cancelTrim: (() => void) | undefined = undefined;
+
+  /** The backlog trim's timer: gives the buffer back if the pool is idle now, else waits for its next idle. */
+  private trimIfIdle(): void {
+    this.cancelTrim = undefined;
+    if (this.ledger.pending === 0) this.backlog.trim();
+  }
+
+  /** The pool stopped: gives back the backlog's buffer and cancels its trim timer. */
+  dispose(): void {
+    this.cancelTrim?.();
+    this.cancelTrim = undefined;
+    this.backlog.trim();
   }
 
   /** The entries waiting for a record, in order. */

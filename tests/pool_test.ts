@@ -333,6 +333,32 @@ test("bad input: without SharedArrayBuffer, creation says how to enable cross-or
   }
 });
 
+test("a backlog buffer grown by a burst is reused by the next burst, and given back once the pool idles", async () => {
+  const pool = await create({ workers: 2 });
+  // The backlog is private: reached for this check only.
+  const backlogBytes = () =>
+    (pool as unknown as { submitter: { backlog: { bytes: Uint8Array } } }).submitter.backlog.bytes;
+  try {
+    const input = "x".repeat(2_000);
+    const burst = async () => {
+      // 6,000 arguments of 2 KB: beyond the 4,096 records and the 4 MiB of blocks, most wait in the backlog.
+      const outputs = await Promise.all(Array.from({ length: 6_000 }, () => pool.run("echo", input)));
+      assert(outputs.every((s) => s === input), "every result arrived intact");
+    };
+    await burst();
+    const grown = backlogBytes();
+    assert(grown.length > 1 << 20, `the backlog buffer grew past 1 MiB: ${grown.length} bytes`);
+    await burst();
+    assert(backlogBytes() === grown, "the next burst did not reuse the grown backlog buffer");
+    // Idle now: the pool's trim timer (1 s) gives it back.
+    const until = Date.now() + 15_000;
+    while (backlogBytes().length > 1 << 20 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    assert(backlogBytes().length <= 1 << 20, `an idle pool kept ${backlogBytes().length} bytes of backlog buffer`);
+  } finally {
+    await pool.close();
+  }
+});
+
 test("an idle open pool lets the process exit (its worker threads are unref'd, on Deno too)", async () => {
   const { spawnSync } = await import("node:child_process");
   const script = `

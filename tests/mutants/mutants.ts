@@ -593,6 +593,15 @@ export const BACKLOG_MUTANTS: readonly BacklogMutant[] = [
       replace: "    this.start = this.end; // BUG: frees the bytes of the entries still waiting\n",
     }],
   },
+  {
+    name: "backlog_trim_while_waiting",
+    module: "backlog.ts",
+    bug: "a trim gives back a grown buffer while entries wait in it: their bytes are lost",
+    patches: [{
+      find: "    return this.head === this.entries.length && this.buffer.length > RETAINED_BYTES;\n",
+      replace: "    return this.buffer.length > RETAINED_BYTES; // BUG: entries may wait\n",
+    }],
+  },
 ];
 
 /** Writes a copy of `lib/` with `mutant` applied; returns the `file:` URL of the copy's `pool.ts`. */
