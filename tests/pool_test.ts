@@ -7,7 +7,8 @@ import { PoolClosedError, PoolTerminatedError, TaskNotFoundError, WorkerCrashedE
 import { Pool, type PoolOptions } from "../lib/pool.ts";
 import { runtimeFamily } from "../lib/runtime/thread.ts";
 import type * as tasks from "./fixtures/tasks.ts";
-import { assert, assertEquals, assertRejects, runtime, test } from "./_test.ts";
+import { runScript } from "./_child.ts";
+import { assert, assertEquals, assertRejects, test } from "./_test.ts";
 
 const TASKS = new URL("./fixtures/tasks.ts", import.meta.url);
 
@@ -359,22 +360,13 @@ test("a backlog buffer grown by a burst is reused by the next burst, and given b
   }
 });
 
-test("an idle open pool lets the process exit (its worker threads are unref'd, on Deno too)", async () => {
-  const { spawnSync } = await import("node:child_process");
+test("an idle open pool lets the process exit (its worker threads are unref'd, on Deno too)", () => {
   const script = `
     const { Pool } = await import(${JSON.stringify(new URL("../lib/pool.ts", import.meta.url).href)});
     const pool = await Pool.create(new URL(${JSON.stringify(TASKS.href)}), { workers: 2 });
     console.log("result " + String(await pool.run("add", 20, 22)));`;
-  const { mkdtempSync, writeFileSync } = await import("node:fs");
-  const { tmpdir } = await import("node:os");
-  const { join } = await import("node:path");
-  const file = join(mkdtempSync(join(tmpdir(), "filch-exit-")), "idle_pool.mjs");
-  writeFileSync(file, script);
-  const exe = (globalThis as { process: { execPath: string } }).process.execPath;
   const started = Date.now();
-  const args = runtime === "deno" ? ["run", "-A", file] : [file];
-  const env = { ...(globalThis as { process: { env: Record<string, string> } }).process.env, NO_COLOR: "1" };
-  const child = spawnSync(exe, args, { encoding: "utf8", timeout: 20_000, env });
+  const child = runScript(script, 20_000);
   assert(child.stdout.includes("result 42"), `the task ran: ${child.stdout} ${child.stderr}`);
   assert(child.status === 0 && Date.now() - started < 20_000, `exited by itself: status ${child.status}`);
 });

@@ -14,7 +14,7 @@ import {
 } from "../lib/errors.ts";
 import { Pool, type PoolOptions } from "../lib/pool.ts";
 import type * as hostile from "./fixtures/hostile_tasks.ts";
-import { spawnSync } from "node:child_process";
+import { runScript } from "./_child.ts";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -105,16 +105,8 @@ test("an onError that throws: its error is an unhandled rejection, later tasks s
 
 /** Runs `script` as a module in a child process of this runtime; returns its stdout and stderr. */
 function runChild(script: string, timeoutMs: number): string {
-  const file = join(mkdtempSync(join(tmpdir(), "filch-child-")), "child.mjs");
-  writeFileSync(file, script);
-  const process = (globalThis as unknown as { process: { execPath: string; env: Record<string, string> } }).process;
-  const args = runtime === "deno" ? ["run", "-A", file] : [file];
-  const child = spawnSync(process.execPath, args, {
-    encoding: "utf8",
-    timeout: timeoutMs,
-    env: { ...process.env, NO_COLOR: "1" },
-  });
-  if (child.error !== undefined) throw new Error(`the child failed to run or timed out: ${child.error.message}`);
+  const child = runScript(script, timeoutMs);
+  if (child.error !== undefined) throw new Error(`the child failed to run or timed out: ${child.error}`);
   return `${child.stdout}\n${child.stderr}`;
 }
 

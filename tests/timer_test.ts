@@ -3,7 +3,8 @@
  * (the pool's idle trim of its backlog buffer relies on it: an idle pool must let its program exit).
  */
 import { backgroundTimeout } from "../lib/runtime/timer.ts";
-import { assert, runtime, test } from "./_test.ts";
+import { runScript } from "./_child.ts";
+import { assert, test } from "./_test.ts";
 
 test("a background timeout fires after its delay; a cancelled one never fires", async () => {
   let fired = 0;
@@ -19,24 +20,15 @@ test("a background timeout fires after its delay; a cancelled one never fires", 
   assert(cancelledFired === 0, "a cancelled timeout fired");
 });
 
-test("a background timeout does not keep the process alive (a 60 s one: the process ends at once)", async () => {
-  const { spawnSync } = await import("node:child_process");
-  const { mkdtempSync, writeFileSync } = await import("node:fs");
-  const { tmpdir } = await import("node:os");
-  const { join } = await import("node:path");
+test("a background timeout does not keep the process alive (a 60 s one: the process ends at once)", () => {
   const script = `
     const { backgroundTimeout } = await import(${
     JSON.stringify(new URL("../lib/runtime/timer.ts", import.meta.url).href)
   });
     backgroundTimeout(() => console.log("fired"), 60_000);
     console.log("armed");`;
-  const file = join(mkdtempSync(join(tmpdir(), "filch-timer-")), "background_timeout.mjs");
-  writeFileSync(file, script);
-  const exe = (globalThis as { process: { execPath: string } }).process.execPath;
-  const args = runtime === "deno" ? ["run", "-A", file] : [file];
-  const env = { ...(globalThis as { process: { env: Record<string, string> } }).process.env, NO_COLOR: "1" };
   // Kept alive by the timer, the child would run 60 s: the 20 s limit ends it with a signal, status null.
-  const child = spawnSync(exe, args, { encoding: "utf8", timeout: 20_000, env });
+  const child = runScript(script, 20_000);
   assert(child.stdout.includes("armed"), `the script ran: ${child.stdout} ${child.stderr}`);
   assert(
     child.status === 0 && !child.stdout.includes("fired"),
