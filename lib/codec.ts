@@ -1064,7 +1064,9 @@ export class Encoder {
         }
       } finally {
         this.deferring = false;
-        items.length = 0;
+        // Emptied slot by slot, not by `length = 0`, which gives the backing store up: it was regrown by
+        // every task (about 150 bytes of garbage each on V8).
+        for (let i = 0; i < n; i++) items[i] = undefined;
       }
       return;
     }

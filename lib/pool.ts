@@ -853,9 +853,8 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     options: ResolvedRunOptions | undefined,
   ): Entry | undefined {
     if (this.submitting !== undefined) this.repairSubmission();
-    const fail = (error: unknown) => (reject !== undefined ? reject(error) : this.ledger.report(error, task));
     if (this.state !== PoolState.OPEN) {
-      fail(this.closedError(task));
+      this.refuse(task, reject, this.closedError(task));
       return undefined;
     }
     // Aborted already: nothing is submitted; `run` rejects with the reason (as fetch does), `spawn` was
@@ -865,7 +864,9 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       return undefined;
     }
     if (!this.ledger.hasRoom()) {
-      fail(
+      this.refuse(
+        task,
+        reject,
         new QueueFullError(
           `Cannot run task '${task}' as the pool's queue is full: ${this.ledger.pending} tasks pending, at most ${this.ledger.maxPending} (workers + maxQueue): await pool.waitForRoom() first, or raise maxQueue`,
         ),
@@ -874,24 +875,26 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     }
     const taskId = this.taskIds.get(task);
     if (taskId === undefined) {
-      fail(new TaskNotFoundError(String(task), this.taskNames));
+      this.refuse(task, reject, new TaskNotFoundError(String(task), this.taskNames));
       return undefined;
     }
     let encoder: Encoder;
     try {
       encoder = this.submitter.encode(args); // runs the arguments' getters: user code
     } catch (error) {
-      fail(error);
+      this.refuse(task, reject, error);
       return undefined;
     }
     // A getter may have closed or terminated the pool meanwhile.
     if (this.state !== PoolState.OPEN) {
-      fail(this.closedError(task));
+      this.refuse(task, reject, this.closedError(task));
       return undefined;
     }
     const length = encoder.length;
     if (length > this.table.maxPayloadBytes()) {
-      fail(
+      this.refuse(
+        task,
+        reject,
         new RangeError(
           `Cannot run task '${task}' as its arguments encode to ${length} bytes and the pool holds at most ${this.table.maxPayloadBytes()}: pass large data in a SharedArrayBuffer, or raise 'payloadMemory'`,
         ),
@@ -905,7 +908,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
         moved = detach(encoder.moved);
       } catch (error) {
         // A getter detached one after it was encoded, or it cannot be transferred (a Wasm memory's).
-        fail(error);
+        this.refuse(task, reject, error);
         return undefined;
       }
     }
@@ -964,6 +967,12 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     submitter.stage = 2;
     this.submitting = undefined;
     this.reader.arm();
+  }
+
+  /** Refuses a submission: `run` rejects with `error`; a `spawn`'s error is reported (see TaskLedger.report). */
+  private refuse(task: string, reject: ((error: unknown) => void) | undefined, error: unknown): void {
+    if (reject !== undefined) reject(error);
+    else this.ledger.report(error, task);
   }
 
   /** The error of a submission the pool's state refuses. */

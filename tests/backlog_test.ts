@@ -1,9 +1,10 @@
 /**
  * The submission backlog (lib/backlog.ts) against a model: entries leave in the order they came, each
  * with exactly the bytes it was pushed with, across the buffer's growth and compaction, with settled
- * entries skipped, trims asked for at any time, and the backlog emptied and reused; and its mutants
+ * entries skipped, trims asked for at any time, the ring of entries wrapped and grown (from 2 slots), the
+ * backlog emptied and reused, and no slot holding an entry that left; and its mutants
  * (tests/mutants/mutants.ts, BACKLOG_MUTANTS) fail the same check. Also: an emptied backlog keeps its
- * grown buffer until a trim gives it back.
+ * grown buffer and ring until a trim gives them back.
  */
 import fc from "fast-check";
 import { Backlog } from "../lib/backlog.ts";
@@ -59,12 +60,14 @@ const steps = fc.array(
  * entry or a shifted view decodes to the wrong string (or does not decode).
  */
 function differs(BacklogClass: typeof Backlog, plan: Step[]): string | undefined {
-  const backlog = new BacklogClass();
+  // Two slots: a few pushes wrap and grow the ring.
+  const backlog = new BacklogClass(2);
   const encoder = new Encoder();
   const model: { entry: Entry; value: string }[] = [];
   let seq = 0;
   const check = (): string | undefined => {
     if (backlog.length !== model.length) return `length ${backlog.length}, model ${model.length}`;
+    if (backlog.held !== model.length) return `${backlog.held} slots hold an entry, ${model.length} entries wait`;
     const waiting = [...backlog.waiting()];
     for (let i = 0; i < model.length; i++) {
       if (waiting[i] !== model[i].entry) return `entry ${i} is not the model's`;
@@ -141,6 +144,22 @@ test("an emptied backlog keeps its grown buffer for the next burst, until a trim
   backlog.shift();
   backlog.trim();
   assert(backlog.bytes.length === first.length && !backlog.trimmable, "the trim kept a buffer past 1 MiB");
+});
+
+test("an emptied backlog keeps its grown ring of entries for the next burst, until a trim gives it back", () => {
+  const backlog = new Backlog(2);
+  const encoder = new Encoder();
+  encoder.encode(1);
+  for (let i = 0; i < 70_000; i++) backlog.push(entryOf(i), encoder);
+  const grown = backlog.slots;
+  assert(grown >= 70_000, `the ring grew to ${grown} slots for 70,000 entries`);
+  backlog.trim(); // entries wait in it
+  assert(backlog.slots === grown && backlog.length === 70_000, "a trim with entries waiting gave their ring back");
+  while (backlog.first() !== undefined) backlog.shift();
+  assert(backlog.held === 0, `emptied, the ring still holds ${backlog.held} entries that left`);
+  assert(backlog.slots === grown && backlog.trimmable, "emptied, the backlog gave its ring back before any trim");
+  backlog.trim();
+  assert(backlog.slots === 2 && !backlog.trimmable, `the trim kept a ring of ${backlog.slots} slots`);
 });
 
 test("the backlog check catches every backlog mutant (tests/mutants/mutants.ts, BACKLOG_MUTANTS)", async () => {

@@ -594,12 +594,34 @@ export const BACKLOG_MUTANTS: readonly BacklogMutant[] = [
     }],
   },
   {
+    name: "backlog_ring_grows_from_slot_zero",
+    module: "backlog.ts",
+    bug: "the ring, grown, copies its entries from slot 0 rather than from the oldest: once it has wrapped, " +
+      "entries are placed out of order, twice or never",
+    patches: [{
+      find: "    for (let i = 0; i < this.count; i++) next[i] = ring[(this.head + i) & (ring.length - 1)];\n",
+      replace: "    for (let i = 0; i < this.count; i++) next[i] = ring[i]; // BUG: ignores where the oldest is\n",
+    }],
+  },
+  {
+    name: "backlog_shift_keeps_entry",
+    module: "backlog.ts",
+    bug: "an entry that leaves stays in its slot: the backlog keeps every placed entry (and its promise's " +
+      "resolving functions) alive until the slot is reused",
+    patches: [{
+      find: "    ring[this.head] = undefined;\n",
+      replace: "    // BUG: the slot keeps the entry\n",
+    }],
+  },
+  {
     name: "backlog_trim_while_waiting",
     module: "backlog.ts",
     bug: "a trim gives back a grown buffer while entries wait in it: their bytes are lost",
     patches: [{
-      find: "    return this.head === this.entries.length && this.buffer.length > RETAINED_BYTES;\n",
-      replace: "    return this.buffer.length > RETAINED_BYTES; // BUG: entries may wait\n",
+      find:
+        "    return this.count === 0 && (this.buffer.length > RETAINED_BYTES || this.ring.length > RETAINED_ENTRIES);\n",
+      replace:
+        "    return this.buffer.length > RETAINED_BYTES || this.ring.length > RETAINED_ENTRIES; // BUG: entries may wait\n",
     }],
   },
 ];
