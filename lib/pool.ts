@@ -4,9 +4,12 @@
  * What it owns: the lifecycle state ({@link PoolState}) and the wiring of the parts, each of which states
  * its own invariants:
  * - `ledger.ts`: who waits for each task, and the one step that settles it (exactly once);
+ * - `admission.ts`: the checks that may refuse a submission, its entry, and the completion of one a throw
+ *   cut short;
  * - `submission.ts`: encoding arguments and placing tasks in shared memory, in order (the backlog);
  * - `completion.ts`: reading finished tasks and freeing their records (once per generation);
  * - `workforce.ts`: starting threads (creation cannot hang), noticing deaths on every runtime;
+ * - `worker_deaths.ts`: handling a death (counting it, the repair, the replacement);
  * - `recovery.ts`: what becomes of everything a dead worker held.
  *
  * The re-entrancy rule: no user code runs while the pool's state is half-updated. The only user code the
@@ -28,37 +31,34 @@
  * @module
  */
 
+import { Admission } from "./admission.ts";
 import { mem } from "./atomics.ts";
 import { BufferRegistry } from "./buffers.ts";
 import { Broadcaster } from "./broadcast.ts";
 import { Canceller } from "./cancellation.ts";
 import { Killer } from "./kill_guard.ts";
-import { Encoder } from "./codec.ts";
 import { CompletionReader } from "./completion.ts";
 import { initDeque, Stealer } from "./deque.ts";
-import { PoolClosedError, PoolTerminatedError, QueueFullError, TaskNotFoundError, toError } from "./errors.ts";
+import { PoolTerminatedError, TaskNotFoundError } from "./errors.ts";
 import { initInjector, Injector } from "./injector.ts";
 import { DEFAULT_MAP_CONCURRENCY, type MapInputs, type MapOptions, mapTasks } from "./map.ts";
 import { epochMs, type MetricsStats, metricsTable, PoolMetrics, TaskStamps } from "./metrics.ts";
-import { ControlWords, MARK_WORDS, notesOf, NoteWords, type PoolLayout, poolLayout, StatusWords } from "./layout.ts";
+import { ControlWords, type PoolLayout, poolLayout, StatusWords } from "./layout.ts";
 import { type Entry, Settled, TaskLedger } from "./ledger.ts";
 import {
   type AbortSignalLike,
   hrefOf,
   type PoolOptions,
-  type ResolvedRunOptions,
   resolveOptions,
   resolveRunOptions,
   type RunOptions,
-  signalAborted,
   signalReason,
 } from "./options.ts";
-import { detach } from "./move.ts";
-import { recoverDeadWorker } from "./recovery.ts";
 import { Sleep } from "./sleep.ts";
 import { Submitter } from "./submission.ts";
-import { RecordWords, TABLE_NOTE_WORDS, TaskState, TaskTable } from "./task.ts";
+import { TaskTable } from "./task.ts";
 import { Workforce } from "./workforce.ts";
+import { WorkerDeaths } from "./worker_deaths.ts";
 
 export type { AbortSignalLike, PoolOptions, RunOptions } from "./options.ts";
 export type { MapInputs, MapOptions } from "./map.ts";
@@ -223,12 +223,9 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   private readonly metrics: PoolMetrics | undefined;
   private readonly broadcaster: Broadcaster;
   /** The main thread's encoder for errors written into records during crash recovery. */
-  private readonly recoveryEncoder: Encoder;
-  private readonly taskIds = new Map<string, number>();
-  private taskNames: readonly string[] = [];
+  private readonly deaths: WorkerDeaths;
+  private readonly admission: Admission;
   private state: PoolStateName = PoolState.OPEN;
-  private crashes = 0;
-  private forcedKills = 0;
   private closing: Promise<void> | undefined;
   private stopped: Promise<void> | undefined;
 
@@ -260,7 +257,6 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     this.buffers = new BufferRegistry(this.control, ControlWords.nextBufferId, (id, sab) => {
       this.workforce.share(id, sab);
     });
-    this.recoveryEncoder = new Encoder({ shareBuffer: this.buffers.share });
     this.submitter = new Submitter(this.table, this.injector, this.sleep, this.ledger, this.buffers.share);
     this.killer = new Killer(this.status, this.table, (worker, cause) => this.workforce.kill(worker, cause));
     this.canceller = new Canceller(
@@ -302,10 +298,21 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       }
       this.submitter.stamps = new TaskStamps(buffer, layout);
     }
+    this.admission = new Admission(
+      {
+        ledger: this.ledger,
+        submitter: this.submitter,
+        reader: this.reader,
+        canceller: this.canceller,
+        table: this.table,
+        injector: this.injector,
+        sleep: this.sleep,
+        metrics: this.metrics,
+      },
+      () => this.state,
+    );
     // Each drain runs from the event loop, at a shallow depth: there, complete a submission cut short.
-    this.reader.beforeDrain = () => {
-      if (this.submitting !== undefined) this.repairSubmission();
-    };
+    this.reader.beforeDrain = () => this.admission.repairIfCut();
     this.workforce = new Workforce(
       {
         name: options.name,
@@ -315,7 +322,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
         workerUrl: options.workerUrl,
       },
       {
-        died: (index, cause, forced) => this.workerDied(index, cause, forced),
+        died: (index, cause, forced) => this.deaths.died(index, cause, forced),
         buffer: (id, sab) => {
           this.buffers.add(id, sab);
           this.reader.bufferArrived();
@@ -332,6 +339,21 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
         arena: this.arena,
         metrics: this.metrics === undefined ? undefined : { since, histograms: this.metrics.histograms },
       }),
+    );
+    this.deaths = new WorkerDeaths(
+      {
+        buffer,
+        layout,
+        table: this.table,
+        ledger: this.ledger,
+        sleep: this.sleep,
+        injector: this.injector,
+        reader: this.reader,
+        broadcaster: this.broadcaster,
+        workforce: this.workforce,
+        shareBuffer: this.buffers.share,
+      },
+      () => this.state,
     );
   }
 
@@ -372,8 +394,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     try {
       const workers = resolved.shape.workers;
       const names = await Promise.all(Array.from({ length: workers }, (_, i) => pool.workforce.start(i)));
-      pool.taskNames = names[0];
-      names[0].forEach((name, id) => pool.taskIds.set(name, id));
+      pool.admission.setTasks(names[0]);
     } catch (error) {
       pool.state = PoolState.TERMINATED;
       void pool.stopWorkers(false);
@@ -403,7 +424,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    */
   run<K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): Promise<TaskResult<M, K>> {
     return new Promise((resolve, reject) => {
-      this.submit(task, args, resolve as (value: unknown) => void, reject);
+      this.admission.submit(task, args, resolve as (value: unknown) => void, reject);
     });
   }
 
@@ -421,7 +442,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   spawn<K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): void {
-    this.submit(task, args, undefined, undefined);
+    this.admission.submit(task, args, undefined, undefined);
   }
 
   /**
@@ -462,7 +483,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
           fail(new TypeError(`Cannot run task '${task}' as argsList[${i}] must be an array of arguments`));
           continue;
         }
-        this.submit(task, args, (value) => {
+        this.admission.submit(task, args, (value) => {
           results[i] = value as TaskResult<M, K>;
           if (--left === 0 && !failed) resolve(results);
         }, fail);
@@ -488,10 +509,10 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   broadcast<K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): Promise<TaskResult<M, K>[]> {
-    if (this.submitting !== undefined) this.repairSubmission();
-    if (this.state !== PoolState.OPEN) return Promise.reject(this.closedError(task));
-    const taskId = this.taskIds.get(task);
-    if (taskId === undefined) return Promise.reject(new TaskNotFoundError(String(task), this.taskNames));
+    this.admission.repairIfCut();
+    if (this.state !== PoolState.OPEN) return Promise.reject(this.admission.closedError(task));
+    const taskId = this.admission.taskId(task);
+    if (taskId === undefined) return Promise.reject(new TaskNotFoundError(String(task), this.admission.taskNames));
     let bytes: Uint8Array;
     try {
       // Runs the arguments' getters: user code.
@@ -500,7 +521,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       return Promise.reject(error);
     }
     // A getter may have closed or terminated the pool meanwhile.
-    if (this.state !== PoolState.OPEN) return Promise.reject(this.closedError(task));
+    if (this.state !== PoolState.OPEN) return Promise.reject(this.admission.closedError(task));
     const entries: Entry[] = [];
     const parts = this.stealers.map(() =>
       new Promise<TaskResult<M, K>>((resolve, reject) => {
@@ -534,10 +555,10 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     return {
       run: <K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): Promise<TaskResult<M, K>> =>
         new Promise((resolve, reject) => {
-          this.submit(task, args, resolve as (value: unknown) => void, reject, resolved);
+          this.admission.submit(task, args, resolve as (value: unknown) => void, reject, resolved);
         }),
       spawn: <K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): void => {
-        this.submit(task, args, undefined, undefined, resolved);
+        this.admission.submit(task, args, undefined, undefined, resolved);
       },
     };
   }
@@ -603,7 +624,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       if (!this.ledger.hasRoom()) return this.ledger.waitForRoom().then(() => run(input, stop));
       return new Promise((resolve, reject) => {
         let entry: Entry | undefined = undefined;
-        entry = this.submit(task, [input], (value) => {
+        entry = this.admission.submit(task, [input], (value) => {
           inFlight.delete(entry!);
           resolve(value as TaskResult<M, K>);
         }, (error) => {
@@ -646,7 +667,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   drain(): Promise<void> {
-    if (this.submitting !== undefined) this.repairSubmission();
+    this.admission.repairIfCut();
     return this.ledger.drain();
   }
 
@@ -667,7 +688,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   close(options: CloseOptions = {}): Promise<void> {
-    if (this.submitting !== undefined) this.repairSubmission();
+    this.admission.repairIfCut();
     const timeout = options?.timeout;
     if (timeout !== undefined && (typeof timeout !== "number" || !(timeout >= 0))) {
       return Promise.reject(
@@ -705,7 +726,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   terminate(): Promise<void> {
-    if (this.submitting !== undefined) this.repairSubmission();
+    this.admission.repairIfCut();
     if (this.state === PoolState.TERMINATED || this.state === PoolState.CLOSED) {
       return this.stopped ?? this.closing ?? Promise.resolve();
     }
@@ -756,9 +777,9 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       completed: ledger.completed,
       pending: ledger.pending,
       queued: this.injector.length + inDeques + this.submitter.backlogLength,
-      workerCrashes: this.crashes,
-      forcedKills: this.forcedKills,
-      deathsInSteps: this.deathsInSteps,
+      workerCrashes: this.deaths.crashes,
+      forcedKills: this.deaths.forcedKills,
+      deathsInSteps: this.deaths.deathsInSteps,
       duplicateReports: ledger.duplicateSettles + this.table.duplicateReleases,
       payloadArena: { bytes: this.table.slabs.used, resets: this.table.slabs.resets },
       ...(this.metrics === undefined ? {} : { metrics: this.metrics.stats() }),
@@ -812,172 +833,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
 
   /** The task names the module exports, sorted. */
   get tasks(): readonly string[] {
-    return this.taskNames;
-  }
-
-  // ---- submission ----
-
-  /**
-   * Records a task and places it (or queues it in the backlog); `resolve` undefined for a spawn. Returns
-   * its entry, or undefined if it was refused (its promise rejected, or its error reported).
-   */
-  private submit(
-    task: string,
-    args: unknown[],
-    resolve: ((value: unknown) => void) | undefined,
-    reject: ((error: unknown) => void) | undefined,
-    options?: ResolvedRunOptions,
-  ): Entry | undefined {
-    try {
-      return this.submitSteps(task, args, resolve, reject, options);
-    } catch (error) {
-      // A throw from the pool's own steps (a stack overflow: the call came at the edge of the stack).
-      // Published and the workers told, the task runs and settles its promise (or reports to onError);
-      // else `run` rejects, `spawn` throws, and the pool's next call completes what was cut short (see
-      // repairSubmission).
-      const entry = this.submitting;
-      if (entry !== undefined && this.submitter.stage === 2) {
-        this.submitting = undefined;
-        return entry;
-      }
-      throw error;
-    }
-  }
-
-  /** {@link Pool.submit}'s work. */
-  private submitSteps(
-    task: string,
-    args: unknown[],
-    resolve: ((value: unknown) => void) | undefined,
-    reject: ((error: unknown) => void) | undefined,
-    options: ResolvedRunOptions | undefined,
-  ): Entry | undefined {
-    if (this.submitting !== undefined) this.repairSubmission();
-    if (this.state !== PoolState.OPEN) {
-      this.refuse(task, reject, this.closedError(task));
-      return undefined;
-    }
-    // Aborted already: nothing is submitted; `run` rejects with the reason (as fetch does), `spawn` was
-    // asked not to run and reports nothing.
-    if (options?.signal !== undefined && signalAborted(options.signal)) {
-      reject?.(signalReason(options.signal));
-      return undefined;
-    }
-    if (!this.ledger.hasRoom()) {
-      this.refuse(
-        task,
-        reject,
-        new QueueFullError(
-          `Cannot run task '${task}' as the pool's queue is full: ${this.ledger.pending} tasks pending, at most ${this.ledger.maxPending} (workers + maxQueue): await pool.waitForRoom() first, or raise maxQueue`,
-        ),
-      );
-      return undefined;
-    }
-    const taskId = this.taskIds.get(task);
-    if (taskId === undefined) {
-      this.refuse(task, reject, new TaskNotFoundError(String(task), this.taskNames));
-      return undefined;
-    }
-    let encoder: Encoder;
-    try {
-      encoder = this.submitter.encode(args); // runs the arguments' getters: user code
-    } catch (error) {
-      this.refuse(task, reject, error);
-      return undefined;
-    }
-    // A getter may have closed or terminated the pool meanwhile.
-    if (this.state !== PoolState.OPEN) {
-      this.refuse(task, reject, this.closedError(task));
-      return undefined;
-    }
-    const length = encoder.length;
-    if (length > this.table.maxPayloadBytes()) {
-      this.refuse(
-        task,
-        reject,
-        new RangeError(
-          `Cannot run task '${task}' as its arguments encode to ${length} bytes and the pool holds at most ${this.table.maxPayloadBytes()}: pass large data in a SharedArrayBuffer, or raise 'payloadMemory'`,
-        ),
-      );
-      return undefined;
-    }
-    // Buffers marked by move(): taken from the caller now (detached), once nothing can refuse the task.
-    let moved: ArrayBuffer[] | undefined;
-    if (encoder.moved.length !== 0) {
-      try {
-        moved = detach(encoder.moved);
-      } catch (error) {
-        // A getter detached one after it was encoded, or it cannot be transferred (a Wasm memory's).
-        this.refuse(task, reject, error);
-        return undefined;
-      }
-    }
-    const entry = this.ledger.open(task, taskId, resolve, reject);
-    entry.moved = moved;
-    if (this.metrics !== undefined) entry.submittedAt = this.metrics.submitClock();
-    if (options !== undefined) this.canceller.control(entry, options);
-    // Noted (a plain store) until done: a throw cut short below is completed by repairSubmission.
-    this.submitting = entry;
-    this.submitter.stage = 0;
-    // Armed before the task is published: the completion that settles it must find the reader waiting.
-    this.reader.arm();
-    this.submitter.enqueue(entry, encoder);
-    this.submitting = undefined;
-    // After the task is enqueued (a getter may have aborted the signal meanwhile: it is cancelled now).
-    if (options !== undefined) this.canceller.begin(entry);
-    return entry;
-  }
-
-  /** The submission in progress, until it is done; left set by a throw that cut it short. */
-  private submitting: Entry | undefined;
-
-  /**
-   * Completes a submission a throw cut short (its caller saw the throw: `run` rejected with it, `spawn`
-   * threw it). Not published: its record, if it had one, is freed and its entry settled (a no-op for the
-   * promise, which the throw rejected; the ledger's count comes back). Published: the workers are told, if
-   * that step was the one cut short. Runs at the start of the pool's calls and of each completion drain.
-   */
-  private repairSubmission(): void {
-    const entry = this.submitting!;
-    const submitter = this.submitter;
-    const table = this.table;
-    // A push that claimed its position is published by the queue's own repair: then it was published.
-    this.injector.repair();
-    if (submitter.stage === 0 && entry.handle !== -1 && this.injector.published === entry.handle) {
-      submitter.stage = 1;
-    }
-    if (submitter.stage === 1) this.sleep.newWork();
-    if (submitter.stage === 0) {
-      if (entry.handle !== -1) {
-        const index = table.indexOf(entry.handle);
-        if (this.ledger.placed[index] === entry) this.ledger.placed[index] = undefined;
-        table.releaseHandle(entry.handle);
-      }
-      // A record allocated and not yet named by the entry: marked cached by us, in no cache.
-      table.flushCache();
-      table.reclaimCachedBy(-1);
-      table.reclaimSlabsOf(-1);
-      table.repairCut();
-      this.ledger.settle(
-        entry,
-        Settled.ERROR,
-        new RangeError(`Cannot run task '${entry.task}' as its submission was cut short (a stack overflow)`),
-      );
-    }
-    submitter.stage = 2;
-    this.submitting = undefined;
-    this.reader.arm();
-  }
-
-  /** Refuses a submission: `run` rejects with `error`; a `spawn`'s error is reported (see TaskLedger.report). */
-  private refuse(task: string, reject: ((error: unknown) => void) | undefined, error: unknown): void {
-    if (reject !== undefined) reject(error);
-    else this.ledger.report(error, task);
-  }
-
-  /** The error of a submission the pool's state refuses. */
-  private closedError(task: string): Error {
-    return new PoolClosedError(`Cannot run task '${task}' as the pool is ${this.state}: create a new pool`);
+    return this.admission.taskNames;
   }
 
   // ---- lifecycle ----
@@ -1020,30 +876,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     this.ledger.releaseProcess();
   }
 
-  // ---- crashes ----
-
-  /** A worker died after it was ready: repair what it held, then start its replacement on its deque. */
-  private workerDied(index: number, cause: unknown, forced: boolean): void {
-    if (this.state === PoolState.CLOSED || this.state === PoolState.TERMINATED) return;
-    if (forced) this.forcedKills++;
-    else this.crashes++;
-    this.broadcaster.workerDied(index, toError(cause));
-    try {
-      this.recover(index, cause);
-    } catch (error) {
-      // A repair that fails (a queue it cannot push to: a bug, see injector.ts) is reported, never lost.
-      this.ledger.report(error, `(recovery of worker ${index})`);
-    }
-    this.workforce.start(index).then(
-      () => this.sleep.newWork(),
-      // A replacement that close() or terminate() stopped while it loaded failed as it should: no report.
-      (error) => {
-        if (this.state === PoolState.OPEN || this.state === PoolState.CLOSING) {
-          this.ledger.report(error, "(worker replacement)");
-        }
-      },
-    );
-  }
+  // ---- directed tasks ----
 
   /** The next worker a task that moves buffers is posted to: live ones in turn (any, if none is). */
   private pickWorker(): number {
@@ -1059,57 +892,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     return this.nextDirected;
   }
 
-  /** Deaths that caught a worker inside one of the pool's own steps (see PoolStats.deathsInSteps). */
-  private deathsInSteps = 0;
   private nextDirected = 0;
-
-  /** Repairs what dead worker `index` held (recovery.ts), then lets the backlog in. */
-  private recover(index: number, cause: unknown): void {
-    const layout = this.layout;
-    const { unreported, inStep } = recoverDeadWorker(
-      {
-        table: this.table,
-        ledger: this.ledger,
-        sleep: this.sleep,
-        encoder: this.recoveryEncoder,
-        deque: {
-          buffer: this.buffer,
-          byteOffset: layout.deques + index * layout.dequeBytes,
-          capacity: layout.shape.dequeCapacity,
-        },
-        dequeNotes: notesOf(this.buffer, layout, index, NoteWords.deque),
-        marks: notesOf(this.buffer, layout, index, NoteWords.marks, MARK_WORDS),
-        tableNotes: notesOf(this.buffer, layout, index, NoteWords.table, TABLE_NOTE_WORDS),
-        injector: this.injector,
-        queues: ([
-          ["injector", layout.injector, layout.shape.taskCapacity, NoteWords.injector],
-          ["completions", layout.completions, layout.shape.taskCapacity, NoteWords.completions],
-          ["freeRecords", layout.freeRecords, layout.shape.taskCapacity, NoteWords.freeRecords],
-          ["freeBlocks", layout.freeBlocks, layout.shape.blocks, NoteWords.freeBlocks],
-        ] as const).map(([role, byteOffset, capacity, at]) => ({
-          role,
-          region: { buffer: this.buffer, byteOffset, capacity },
-          notes: notesOf(this.buffer, layout, index, at),
-        })),
-        isDead: (worker) => worker >= 0 && this.workforce.isDead(worker),
-      },
-      index,
-      cause,
-    );
-    if (inStep) this.deathsInSteps++;
-    // Freed records may let the backlog in.
-    this.reader.drain();
-    // Tasks it finished whose completion was not in the queue just drained (it died before the push):
-    // still DONE and current. (One whose completion is deferred is reported again: harmless.)
-    for (const handle of unreported) {
-      if (!this.table.isCurrent(handle)) continue;
-      const index = this.table.indexOf(handle);
-      if (mem.load(this.table.words, this.table.at(index, RecordWords.state)) === TaskState.DONE) {
-        this.reader.report(handle);
-      }
-    }
-    this.reader.arm();
-  }
 }
 
 /**

@@ -1,0 +1,284 @@
+/**
+ * The main thread's admission of a submission: the checks that may refuse it, its entry in the ledger, and
+ * its steps into shared memory, noted until done so that a throw that cuts them short strands nothing.
+ *
+ * What it owns: the task names and ids of the pool's module, the submission in progress (`submitting`),
+ * and its repair. The checks, in order: the pool is open; the caller's signal is not aborted (`run` rejects
+ * with its reason, `spawn` reports nothing); the pool has room (`maxQueue`); the task exists; the arguments
+ * encode (getters run here: user code); the pool is still open (a getter may have closed it); the payload
+ * fits; the moved buffers detach. A refusal rejects the `run` (or reports the `spawn`'s error) and records
+ * nothing.
+ *
+ * Invariants:
+ * - Every admitted submission has one entry, and its promise settles exactly once (ledger.ts): by its
+ *   result, or, cut short before it was published, by the repair (a no-op for a promise its caller's
+ *   throw rejected; the ledger's count comes back).
+ * - A submission cut short (a stack overflow: `run` called at the edge of the stack) is completed before
+ *   anything else the pool does ({@link Admission.repairIfCut} at the start of each of the pool's calls
+ *   and of each completion drain): not published, its record and cache are given back and its entry
+ *   settled; published and the workers not yet told, they are told.
+ * - No user code runs between the second state check and the end of the steps.
+ *
+ * Threads: the thread that created the pool.
+ *
+ * @module
+ */
+
+import type { Canceller } from "./cancellation.ts";
+import type { Encoder } from "./codec.ts";
+import type { CompletionReader } from "./completion.ts";
+import { PoolClosedError, QueueFullError, TaskNotFoundError } from "./errors.ts";
+import type { Injector } from "./injector.ts";
+import { type Entry, Settled, type TaskLedger } from "./ledger.ts";
+import type { PoolMetrics } from "./metrics.ts";
+import { detach } from "./move.ts";
+import { type ResolvedRunOptions, signalAborted, signalReason } from "./options.ts";
+import type { PoolStateName } from "./pool.ts";
+import type { Sleep } from "./sleep.ts";
+import type { Submitter } from "./submission.ts";
+import type { TaskTable } from "./task.ts";
+
+/** What admission works with: the pool's parts. */
+export interface AdmissionParts {
+  readonly ledger: TaskLedger;
+  readonly submitter: Submitter;
+  readonly reader: CompletionReader;
+  readonly canceller: Canceller;
+  readonly table: TaskTable;
+  readonly injector: Injector;
+  readonly sleep: Sleep;
+  readonly metrics: PoolMetrics | undefined;
+}
+
+/**
+ * Admits submissions into the pool, and completes one a throw cut short.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const admission = new Admission(parts, () => pool.lifecycle);
+ * admission.setTasks(["add", "mul"]);
+ * new Promise((resolve, reject) => admission.submit("add", [1, 2], resolve, reject));
+ * ```
+ */
+export class Admission {
+  private readonly ledger: TaskLedger;
+  private readonly submitter: Submitter;
+  private readonly reader: CompletionReader;
+  private readonly canceller: Canceller;
+  private readonly table: TaskTable;
+  private readonly injector: Injector;
+  private readonly sleep: Sleep;
+  private readonly metrics: PoolMetrics | undefined;
+  private readonly state: () => PoolStateName;
+  private readonly taskIds = new Map<string, number>();
+  private names: readonly string[] = [];
+
+  /**
+   * @param parts The pool's parts.
+   * @param state The pool's lifecycle state now.
+   */
+  constructor(parts: AdmissionParts, state: () => PoolStateName) {
+    this.ledger = parts.ledger;
+    this.submitter = parts.submitter;
+    this.reader = parts.reader;
+    this.canceller = parts.canceller;
+    this.table = parts.table;
+    this.injector = parts.injector;
+    this.sleep = parts.sleep;
+    this.metrics = parts.metrics;
+    this.state = state;
+  }
+
+  /**
+   * The module's task names, sorted (a task's id is its index), once its workers loaded it.
+   *
+   * @param names The names.
+   */
+  setTasks(names: readonly string[]): void {
+    this.names = names;
+    names.forEach((name, id) => this.taskIds.set(name, id));
+  }
+
+  /** The module's task names, sorted. */
+  get taskNames(): readonly string[] {
+    return this.names;
+  }
+
+  /**
+   * A task's id, or undefined if the module exports no such function.
+   *
+   * @param task The task's name.
+   * @returns Its index in {@link Admission.taskNames}.
+   */
+  taskId(task: string): number | undefined {
+    return this.taskIds.get(task);
+  }
+
+  /** Completes a submission a throw cut short, if there is one (see {@link Admission.repair}). */
+  repairIfCut(): void {
+    if (this.submitting !== undefined) this.repair();
+  }
+
+  /**
+   * Records a task and places it (or queues it in the backlog); `resolve` undefined for a spawn. Returns
+   * its entry, or undefined if it was refused (its promise rejected, or its error reported).
+   */
+  submit(
+    task: string,
+    args: unknown[],
+    resolve: ((value: unknown) => void) | undefined,
+    reject: ((error: unknown) => void) | undefined,
+    options?: ResolvedRunOptions,
+  ): Entry | undefined {
+    try {
+      return this.submitSteps(task, args, resolve, reject, options);
+    } catch (error) {
+      // A throw from the pool's own steps (a stack overflow: the call came at the edge of the stack).
+      // Published and the workers told, the task runs and settles its promise (or reports to onError);
+      // else `run` rejects, `spawn` throws, and the pool's next call completes what was cut short (see
+      // Admission.repair).
+      const entry = this.submitting;
+      if (entry !== undefined && this.submitter.stage === 2) {
+        this.submitting = undefined;
+        return entry;
+      }
+      throw error;
+    }
+  }
+
+  /** {@link Admission.submit}'s work. */
+  private submitSteps(
+    task: string,
+    args: unknown[],
+    resolve: ((value: unknown) => void) | undefined,
+    reject: ((error: unknown) => void) | undefined,
+    options: ResolvedRunOptions | undefined,
+  ): Entry | undefined {
+    if (this.submitting !== undefined) this.repair();
+    if (this.state() !== "open") {
+      this.refuse(task, reject, this.closedError(task));
+      return undefined;
+    }
+    // Aborted already: nothing is submitted; `run` rejects with the reason (as fetch does), `spawn` was
+    // asked not to run and reports nothing.
+    if (options?.signal !== undefined && signalAborted(options.signal)) {
+      reject?.(signalReason(options.signal));
+      return undefined;
+    }
+    if (!this.ledger.hasRoom()) {
+      this.refuse(
+        task,
+        reject,
+        new QueueFullError(
+          `Cannot run task '${task}' as the pool's queue is full: ${this.ledger.pending} tasks pending, at most ${this.ledger.maxPending} (workers + maxQueue): await pool.waitForRoom() first, or raise maxQueue`,
+        ),
+      );
+      return undefined;
+    }
+    const taskId = this.taskIds.get(task);
+    if (taskId === undefined) {
+      this.refuse(task, reject, new TaskNotFoundError(String(task), this.names));
+      return undefined;
+    }
+    let encoder: Encoder;
+    try {
+      encoder = this.submitter.encode(args); // runs the arguments' getters: user code
+    } catch (error) {
+      this.refuse(task, reject, error);
+      return undefined;
+    }
+    // A getter may have closed or terminated the pool meanwhile.
+    if (this.state() !== "open") {
+      this.refuse(task, reject, this.closedError(task));
+      return undefined;
+    }
+    const length = encoder.length;
+    if (length > this.table.maxPayloadBytes()) {
+      this.refuse(
+        task,
+        reject,
+        new RangeError(
+          `Cannot run task '${task}' as its arguments encode to ${length} bytes and the pool holds at most ${this.table.maxPayloadBytes()}: pass large data in a SharedArrayBuffer, or raise 'payloadMemory'`,
+        ),
+      );
+      return undefined;
+    }
+    // Buffers marked by move(): taken from the caller now (detached), once nothing can refuse the task.
+    let moved: ArrayBuffer[] | undefined;
+    if (encoder.moved.length !== 0) {
+      try {
+        moved = detach(encoder.moved);
+      } catch (error) {
+        // A getter detached one after it was encoded, or it cannot be transferred (a Wasm memory's).
+        this.refuse(task, reject, error);
+        return undefined;
+      }
+    }
+    const entry = this.ledger.open(task, taskId, resolve, reject);
+    entry.moved = moved;
+    if (this.metrics !== undefined) entry.submittedAt = this.metrics.submitClock();
+    if (options !== undefined) this.canceller.control(entry, options);
+    // Noted (a plain store) until done: a throw cut short below is completed by repair.
+    this.submitting = entry;
+    this.submitter.stage = 0;
+    // Armed before the task is published: the completion that settles it must find the reader waiting.
+    this.reader.arm();
+    this.submitter.enqueue(entry, encoder);
+    this.submitting = undefined;
+    // After the task is enqueued (a getter may have aborted the signal meanwhile: it is cancelled now).
+    if (options !== undefined) this.canceller.begin(entry);
+    return entry;
+  }
+
+  /** The submission in progress, until it is done; left set by a throw that cut it short. */
+  private submitting: Entry | undefined;
+
+  /**
+   * Completes a submission a throw cut short (its caller saw the throw: `run` rejected with it, `spawn`
+   * threw it). Not published: its record, if it had one, is freed and its entry settled (a no-op for the
+   * promise, which the throw rejected; the ledger's count comes back). Published: the workers are told, if
+   * that step was the one cut short. Runs at the start of the pool's calls and of each completion drain.
+   */
+  private repair(): void {
+    const entry = this.submitting!;
+    const submitter = this.submitter;
+    const table = this.table;
+    // A push that claimed its position is published by the queue's own repair: then it was published.
+    this.injector.repair();
+    if (submitter.stage === 0 && entry.handle !== -1 && this.injector.published === entry.handle) {
+      submitter.stage = 1;
+    }
+    if (submitter.stage === 1) this.sleep.newWork();
+    if (submitter.stage === 0) {
+      if (entry.handle !== -1) {
+        const index = table.indexOf(entry.handle);
+        if (this.ledger.placed[index] === entry) this.ledger.placed[index] = undefined;
+        table.releaseHandle(entry.handle);
+      }
+      // A record allocated and not yet named by the entry: marked cached by us, in no cache.
+      table.flushCache();
+      table.reclaimCachedBy(-1);
+      table.reclaimSlabsOf(-1);
+      table.repairCut();
+      this.ledger.settle(
+        entry,
+        Settled.ERROR,
+        new RangeError(`Cannot run task '${entry.task}' as its submission was cut short (a stack overflow)`),
+      );
+    }
+    submitter.stage = 2;
+    this.submitting = undefined;
+    this.reader.arm();
+  }
+
+  /** Refuses a submission: `run` rejects with `error`; a `spawn`'s error is reported (see TaskLedger.report). */
+  refuse(task: string, reject: ((error: unknown) => void) | undefined, error: unknown): void {
+    if (reject !== undefined) reject(error);
+    else this.ledger.report(error, task);
+  }
+
+  /** The error of a submission the pool's state refuses. */
+  closedError(task: string): Error {
+    return new PoolClosedError(`Cannot run task '${task}' as the pool is ${this.state()}: create a new pool`);
+  }
+}

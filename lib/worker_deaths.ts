@@ -1,0 +1,171 @@
+/**
+ * What the main thread does when a worker dies after it was ready: count the death, fail what the worker
+ * held of a broadcast, repair everything it held in shared memory (recovery.ts), settle the tasks it
+ * finished whose completions it never queued, and start its replacement on the same deque.
+ *
+ * What it owns: the death counters ({@link WorkerDeaths.crashes}, {@link WorkerDeaths.forcedKills},
+ * {@link WorkerDeaths.deathsInSteps}) and the encoder recovery encodes its errors with.
+ *
+ * Invariants:
+ * - A death is handled once (the workforce reports each thread's once), and not after the pool closed or
+ *   terminated (then nothing it held is pending, or terminate settled it).
+ * - Its replacement starts only after the repair: two threads never own one deque (workforce.ts).
+ * - Nothing is lost: a repair that throws (a bug) is reported through the ledger, a replacement that cannot
+ *   start is reported while the pool is open or closing.
+ *
+ * Threads: the thread that created the pool.
+ *
+ * @module
+ */
+
+import { mem } from "./atomics.ts";
+import type { Broadcaster } from "./broadcast.ts";
+import { Encoder } from "./codec.ts";
+import type { CompletionReader } from "./completion.ts";
+import { toError } from "./errors.ts";
+import type { Injector } from "./injector.ts";
+import { MARK_WORDS, notesOf, NoteWords, type PoolLayout } from "./layout.ts";
+import type { TaskLedger } from "./ledger.ts";
+import type { PoolStateName } from "./pool.ts";
+import { recoverDeadWorker } from "./recovery.ts";
+import type { Sleep } from "./sleep.ts";
+import { RecordWords, TABLE_NOTE_WORDS, TaskState, type TaskTable } from "./task.ts";
+import type { Workforce } from "./workforce.ts";
+
+/** What the handling of a death works with: the pool's parts. */
+export interface WorkerDeathsParts {
+  readonly buffer: SharedArrayBuffer;
+  readonly layout: PoolLayout;
+  readonly table: TaskTable;
+  readonly ledger: TaskLedger;
+  readonly sleep: Sleep;
+  readonly injector: Injector;
+  readonly reader: CompletionReader;
+  readonly broadcaster: Broadcaster;
+  readonly workforce: Workforce;
+  /** Registers a SharedArrayBuffer passed by reference (recovery encodes errors). */
+  readonly shareBuffer: (buffer: SharedArrayBuffer) => number;
+}
+
+/**
+ * Handles the deaths of the pool's workers.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const deaths = new WorkerDeaths(parts, () => pool.lifecycle);
+ * // the workforce's `died` event:
+ * deaths.died(0, new Error("out of memory"), false);
+ * console.log(deaths.crashes); // 1
+ * ```
+ */
+export class WorkerDeaths {
+  /** Workers that died of themselves (an uncaught error, an exit, out of memory). */
+  crashes = 0;
+  /** Workers the pool terminated to force an abort (`force: true`). */
+  forcedKills = 0;
+  private readonly buffer: SharedArrayBuffer;
+  private readonly layout: PoolLayout;
+  private readonly table: TaskTable;
+  private readonly ledger: TaskLedger;
+  private readonly sleep: Sleep;
+  private readonly injector: Injector;
+  private readonly reader: CompletionReader;
+  private readonly broadcaster: Broadcaster;
+  private readonly workforce: Workforce;
+  private readonly encoder: Encoder;
+  private readonly state: () => PoolStateName;
+
+  /**
+   * @param parts The pool's parts.
+   * @param state The pool's lifecycle state now.
+   */
+  constructor(parts: WorkerDeathsParts, state: () => PoolStateName) {
+    this.buffer = parts.buffer;
+    this.layout = parts.layout;
+    this.table = parts.table;
+    this.ledger = parts.ledger;
+    this.sleep = parts.sleep;
+    this.injector = parts.injector;
+    this.reader = parts.reader;
+    this.broadcaster = parts.broadcaster;
+    this.workforce = parts.workforce;
+    this.encoder = new Encoder({ shareBuffer: parts.shareBuffer });
+    this.state = state;
+  }
+
+  /** A worker died after it was ready: repair what it held, then start its replacement on its deque. */
+  died(index: number, cause: unknown, forced: boolean): void {
+    const state = this.state();
+    if (state === "closed" || state === "terminated") return;
+    if (forced) this.forcedKills++;
+    else this.crashes++;
+    this.broadcaster.workerDied(index, toError(cause));
+    try {
+      this.recover(index, cause);
+    } catch (error) {
+      // A repair that fails (a queue it cannot push to: a bug, see injector.ts) is reported, never lost.
+      this.ledger.report(error, `(recovery of worker ${index})`);
+    }
+    this.workforce.start(index).then(
+      () => this.sleep.newWork(),
+      // A replacement that close() or terminate() stopped while it loaded failed as it should: no report.
+      (error) => {
+        const state = this.state();
+        if (state === "open" || state === "closing") {
+          this.ledger.report(error, "(worker replacement)");
+        }
+      },
+    );
+  }
+
+  /** Deaths that caught a worker inside one of the pool's own steps (see PoolStats.deathsInSteps). */
+  deathsInSteps = 0;
+
+  /** Repairs what dead worker `index` held (recovery.ts), then lets the backlog in. */
+  private recover(index: number, cause: unknown): void {
+    const layout = this.layout;
+    const { unreported, inStep } = recoverDeadWorker(
+      {
+        table: this.table,
+        ledger: this.ledger,
+        sleep: this.sleep,
+        encoder: this.encoder,
+        deque: {
+          buffer: this.buffer,
+          byteOffset: layout.deques + index * layout.dequeBytes,
+          capacity: layout.shape.dequeCapacity,
+        },
+        dequeNotes: notesOf(this.buffer, layout, index, NoteWords.deque),
+        marks: notesOf(this.buffer, layout, index, NoteWords.marks, MARK_WORDS),
+        tableNotes: notesOf(this.buffer, layout, index, NoteWords.table, TABLE_NOTE_WORDS),
+        injector: this.injector,
+        queues: ([
+          ["injector", layout.injector, layout.shape.taskCapacity, NoteWords.injector],
+          ["completions", layout.completions, layout.shape.taskCapacity, NoteWords.completions],
+          ["freeRecords", layout.freeRecords, layout.shape.taskCapacity, NoteWords.freeRecords],
+          ["freeBlocks", layout.freeBlocks, layout.shape.blocks, NoteWords.freeBlocks],
+        ] as const).map(([role, byteOffset, capacity, at]) => ({
+          role,
+          region: { buffer: this.buffer, byteOffset, capacity },
+          notes: notesOf(this.buffer, layout, index, at),
+        })),
+        isDead: (worker) => worker >= 0 && this.workforce.isDead(worker),
+      },
+      index,
+      cause,
+    );
+    if (inStep) this.deathsInSteps++;
+    // Freed records may let the backlog in.
+    this.reader.drain();
+    // Tasks it finished whose completion was not in the queue just drained (it died before the push):
+    // still DONE and current. (One whose completion is deferred is reported again: harmless.)
+    for (const handle of unreported) {
+      if (!this.table.isCurrent(handle)) continue;
+      const index = this.table.indexOf(handle);
+      if (mem.load(this.table.words, this.table.at(index, RecordWords.state)) === TaskState.DONE) {
+        this.reader.report(handle);
+      }
+    }
+    this.reader.arm();
+  }
+}
