@@ -10,7 +10,15 @@
  * per contender first, default 1; `--gc` collects garbage before each timed burst, see `collectGarbage`;
  * `--only=a,b` runs the contenders whose names start with one of those). Each line gives the median with
  * the range, and the spread of the rounds both ways: (max − min) ÷ median and (q3 − q1) ÷ median.
+ *
+ * `--processes=P`: each contender runs in processes of its own, one after another (never two at once),
+ * in P passes with the order rotated each pass; each process starts its contender, runs the warm-up
+ * bursts, then rounds ÷ P timed rounds (rounded up). In one process the contenders share a heap: a burst
+ * may pay for the garbage of the one before it, or find a heap already grown by it (on V8, filch's bursts
+ * of 100k tasks ran about twice as fast in a grown heap as in a freshly collected one).
  */
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { Pool } from "../lib/pool.ts";
 import { startThread, threadApi, type ThreadHandle } from "../lib/runtime/thread.ts";
 import { collectGarbage, format, runtimeName, summarize, type Summary } from "./_stats.ts";
@@ -187,7 +195,74 @@ export interface PoolBenchRow {
   name: string;
   tasksPerSecond: Summary;
   roundTripMicros: Summary;
+  /** Each round's figures, in the order they ran. */
+  samples?: { tasksPerSecond: number[]; roundTripMicros: number[] };
   error?: string;
+}
+
+/** The contenders' names, in the order they start. */
+const CONTENDERS = ["filch", "bare postMessage loop", "piscina", "tinypool", "workerpool", "poolifier"];
+
+/**
+ * Runs every contender that starts on this runtime in processes of its own: `passes` passes, each running
+ * one process per contender in turn (the order rotated each pass), each process `rounds ÷ passes` rounds
+ * (rounded up) after `warmup` bursts.
+ *
+ * @param rounds Rounds per contender in all.
+ * @param passes Processes per contender.
+ * @returns One row per contender, its samples from every pass.
+ */
+export function benchPoolsInProcesses(
+  rounds: number,
+  passes: number,
+  options: { warmup?: number; gc?: boolean; only?: readonly string[] } = {},
+): PoolBenchRow[] {
+  const { warmup = 1, gc = false, only = [] } = options;
+  const names = only.length > 0 ? CONTENDERS.filter((name) => only.some((p) => name.startsWith(p))) : CONTENDERS;
+  const perPass = Math.ceil(rounds / passes);
+  const process = (globalThis as unknown as { process: { execPath: string; env: Record<string, string> } }).process;
+  const script = fileURLToPath(import.meta.url);
+  const prefix = "Deno" in globalThis ? ["run", "-A"] : [];
+  const rows = new Map<string, PoolBenchRow>();
+  for (let pass = 0; pass < passes; pass++) {
+    for (let c = 0; c < names.length; c++) {
+      const name = names[(c + pass) % names.length];
+      console.error(`pass ${pass}: ${name} in a process of its own`);
+      const args = [...prefix, script, String(perPass), `--warmup=${warmup}`, `--only=${name}`, "--json"];
+      if (gc) args.push("--gc");
+      // A process's rounds take seconds; 10 minutes means it hung.
+      const child = spawnSync(process.execPath, args, { encoding: "utf8", timeout: 600_000, env: process.env });
+      const line = (child.stdout ?? "").split("\n").find((l) => l.startsWith("{"));
+      const row = line === undefined ? undefined : JSON.parse(line) as PoolBenchRow;
+      if (row === undefined || row.samples === undefined) {
+        const why = row?.error ??
+          `its process ended with ${child.error?.message ?? `status ${child.status}`}: ${
+            (child.stderr ?? "").trim().split("\n").at(-1)
+          }`;
+        rows.set(name, { ...(rows.get(name) ?? emptyRow(name)), error: why });
+        continue;
+      }
+      const sofar = rows.get(name);
+      const samples = sofar?.samples ?? { tasksPerSecond: [], roundTripMicros: [] };
+      samples.tasksPerSecond.push(...row.samples.tasksPerSecond);
+      samples.roundTripMicros.push(...row.samples.roundTripMicros);
+      rows.set(name, {
+        runtime: row.runtime,
+        name,
+        tasksPerSecond: summarize(samples.tasksPerSecond),
+        roundTripMicros: summarize(samples.roundTripMicros),
+        samples,
+        ...(sofar?.error === undefined ? {} : { error: sofar.error }),
+      });
+    }
+  }
+  return names.filter((name) => rows.has(name)).map((name) => rows.get(name)!);
+}
+
+/** A row for a contender that did not run. */
+function emptyRow(name: string): PoolBenchRow {
+  const empty = summarize([NaN]);
+  return { runtime: runtimeName(), name, tasksPerSecond: empty, roundTripMicros: empty };
 }
 
 /**
@@ -204,14 +279,15 @@ export async function benchPools(
   if (gc && collectGarbage === undefined) {
     throw new Error("Cannot collect garbage before each burst as this runtime offers no way to: drop --gc");
   }
-  let makers: [string, () => Contender | Promise<Contender>][] = [
-    ["filch", filch],
-    ["bare postMessage loop", bareLoop],
-    ["piscina", piscina],
-    ["tinypool", tinypool],
-    ["workerpool", workerpool],
-    ["poolifier", poolifier],
-  ];
+  const make: Record<string, () => Contender | Promise<Contender>> = {
+    "filch": filch,
+    "bare postMessage loop": bareLoop,
+    "piscina": piscina,
+    "tinypool": tinypool,
+    "workerpool": workerpool,
+    "poolifier": poolifier,
+  };
+  let makers = CONTENDERS.map((name) => [name, make[name]] as const);
   if (only.length > 0) makers = makers.filter(([name]) => only.some((prefix) => name.startsWith(prefix)));
   const contenders: Contender[] = [];
   const rows: PoolBenchRow[] = [];
@@ -259,6 +335,7 @@ export async function benchPools(
       name: contenders[c].name,
       tasksPerSecond: summarize(throughput[c]),
       roundTripMicros: summarize(latency[c]),
+      samples: { tasksPerSecond: throughput[c], roundTripMicros: latency[c] },
     });
     // A peer's shutdown has been seen to hang with no handle left (Node then exits with code 13): bound it.
     console.error(`closing ${contenders[c].name} …`);
@@ -281,12 +358,15 @@ if (import.meta.main ?? argv[1]?.endsWith("pool_bench.ts")) {
   const rounds = Number(argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 5);
   const warmup = Number(argv.find((a) => a.startsWith("--warmup="))?.slice(9) ?? 1);
   const only = argv.find((a) => a.startsWith("--only="))?.slice(7).split(",").filter((s) => s !== "") ?? [];
-  const rows = await benchPools(rounds, { warmup, gc: argv.includes("--gc"), only });
+  const processes = Number(argv.find((a) => a.startsWith("--processes="))?.slice(12) ?? 0);
+  const options = { warmup, gc: argv.includes("--gc"), only };
+  const rows = processes > 0 ? benchPoolsInProcesses(rounds, processes, options) : await benchPools(rounds, options);
   const filchRow = rows.find((r) => r.name === "filch");
   for (const row of rows) {
     if (argv.includes("--json")) console.log(JSON.stringify(row));
-    else if (row.error) console.log(`${row.runtime.padEnd(14)} ${row.name.padEnd(22)} did not run: ${row.error}`);
-    else {
+    else if (row.error && row.samples === undefined) {
+      console.log(`${row.runtime.padEnd(14)} ${row.name.padEnd(22)} did not run: ${row.error}`);
+    } else {
       console.log(
         `${row.runtime.padEnd(14)} ${row.name.padEnd(22)} ${format(row.tasksPerSecond, 0).padEnd(28)} tasks/s  ` +
           `round trip ${format(row.roundTripMicros, 1)} µs  filch/this ${
