@@ -34,8 +34,19 @@
  * `blocks: N` (overflow blocks of its shared buffer); `--worker-threads-bare` adds, on Deno, a bare loop on
  * node:worker_threads beside the web Worker's; `--json` prints one JSON line per cell
  * ({@link PayloadBenchRow}) and nothing else on stdout.
+ *
+ * `--processes=P`: each contender runs in processes of its own, one after another (never two at once), in
+ * P passes with the order rotated each pass; each process runs every cell for its contender, rounds ÷ P
+ * timed rounds each (rounded up), after the cell's warm-up burst. In one process the contenders share a
+ * heap, so a burst may pay for the garbage of the one before it or find a heap grown by it: on Bun, with
+ * `--gc`, filch's ratio to the bare loop went from 0.64–0.75 interleaved to 1.2–1.3 with the two in
+ * processes apart (1 KiB arguments), and from 1.1–1.6 to 0.5 (1 MiB results). The ratios then
+ * pair the k-th round of one pass's process of filch with the k-th round of the same pass's process of
+ * the other contender: run close in time, not side by side.
  */
+import { spawnSync } from "node:child_process";
 import { cpus } from "node:os";
+import { fileURLToPath } from "node:url";
 import { move } from "../lib/move.ts";
 import { Pool, type PoolOptions } from "../lib/pool.ts";
 import { startThread, threadApi, type ThreadHandle } from "../lib/runtime/thread.ts";
@@ -53,6 +64,17 @@ const CELLS: { bytes: number; tasks: number }[] = [
   { bytes: MiB, tasks: 48 },
   { bytes: 16 * MiB, tasks: 4 },
 ];
+/** The contenders, in the order they start (the second bare loop only with `--worker-threads-bare`, on Deno). */
+const CONTENDERS = [
+  "filch",
+  "filch, move()",
+  "bare postMessage loop",
+  "piscina",
+  "tinypool",
+  "workerpool",
+  "poolifier",
+];
+
 /** A burst that takes longer than this is abandoned, and its contender dropped for the rest of the run. */
 const BURST_TIMEOUT_MS = 60_000;
 
@@ -284,6 +306,8 @@ export interface PayloadContenderResult {
   megabytesPerSecond: Summary;
   /** Why it has no numbers here: it failed this cell (the error's first line), or did not start at all. */
   error?: string;
+  /** Each round's tasks/s, in the order they ran (NaN for a round it failed). */
+  samples?: number[];
 }
 
 /** One cell of the payload benchmark: a size and a direction, every contender. */
@@ -323,26 +347,30 @@ export async function benchPayloads(
   minBytes = 0,
   only: readonly string[] = [],
   gc = false,
+  exact = false,
 ): Promise<PayloadBenchRow[]> {
   if (gc && collectGarbage === undefined) {
     throw new Error("Cannot collect garbage before each burst as this runtime offers no way to: drop --gc");
   }
-  let makers: [string, () => Contender | Promise<Contender>][] = [
-    ["filch", () => filch(filchOptions)],
-    ["filch, move()", () => filchMove(filchOptions)],
-    ["bare postMessage loop", () => bareLoop(bareApi, "bare postMessage loop")],
-    ["piscina", () => piscinaLike("piscina")],
-    ["tinypool", () => piscinaLike("tinypool")],
-    ["workerpool", workerpool],
-    ["poolifier", poolifier],
-  ];
+  const make: Record<string, () => Contender | Promise<Contender>> = {
+    "filch": () => filch(filchOptions),
+    "filch, move()": () => filchMove(filchOptions),
+    "bare postMessage loop": () => bareLoop(bareApi, "bare postMessage loop"),
+    "piscina": () => piscinaLike("piscina"),
+    "tinypool": () => piscinaLike("tinypool"),
+    "workerpool": workerpool,
+    "poolifier": poolifier,
+  };
+  let makers = CONTENDERS.map((name) => [name, make[name]] as [string, () => Contender | Promise<Contender>]);
   // Deno's node:worker_threads copies bytes at 5 to 14 MB/s: a row of its own only when asked (it took
   // most of a 9-minute run).
   const extraBare = (globalThis as { process?: { argv: string[] } }).process?.argv.includes("--worker-threads-bare");
   if (bareApi !== threadApi && extraBare === true) {
     makers.splice(2, 0, [`bare loop, ${threadApi}`, () => bareLoop(threadApi, `bare loop, ${threadApi}`)]);
   }
-  if (only.length > 0) makers = makers.filter(([name]) => only.some((prefix) => name.startsWith(prefix)));
+  if (only.length > 0) {
+    makers = makers.filter(([name]) => only.some((prefix) => exact ? name === prefix : name.startsWith(prefix)));
+  }
   const contenders: Contender[] = [];
   const skipped = new Map<string, string>();
   const small = new Uint8Array(KiB).fill(0x5a);
@@ -410,6 +438,7 @@ export async function benchPayloads(
           name: c.name,
           tasksPerSecond: summarize(rates),
           megabytesPerSecond: summarize(rates.map((rate) => rate * cell.bytes / 1e6)),
+          samples: rates,
         };
       });
       for (const [name, error] of skipped) {
@@ -449,6 +478,119 @@ export async function benchPayloads(
       new Promise<void>((resolve) => (timer = setTimeout(resolve, 3000))),
     ]);
     clearTimeout(timer);
+  }
+  return rows;
+}
+
+/**
+ * Runs every contender in processes of its own (see the module doc, `--processes`): `passes` passes, each
+ * running one process per contender in turn (the order rotated each pass), each process every cell for
+ * its contender, `rounds ÷ passes` rounds (rounded up).
+ *
+ * @param rounds Rounds per cell and contender in all.
+ * @param passes Processes per contender.
+ * @param childArgs Arguments every process gets besides its rounds and contender (`--gc`, `--quick`, …).
+ * @param onRow Called with each cell's row once every pass has run.
+ * @returns One row per cell.
+ */
+export function benchPayloadsInProcesses(
+  rounds: number,
+  passes: number,
+  childArgs: readonly string[],
+  onRow: (row: PayloadBenchRow) => void = () => {},
+): PayloadBenchRow[] {
+  const extraBare = childArgs.includes("--worker-threads-bare") && bareApi !== threadApi;
+  const names = extraBare ? [...CONTENDERS.slice(0, 3), `bare loop, ${threadApi}`, ...CONTENDERS.slice(3)] : CONTENDERS;
+  const only = childArgs.find((a) => a.startsWith("--only="))?.slice(7).split(",").filter((x) => x !== "") ?? [];
+  const chosen = only.length > 0 ? names.filter((name) => only.some((prefix) => name.startsWith(prefix))) : names;
+  const passOn = childArgs.filter((a) => !a.startsWith("--only=") && a !== "--json");
+  const perPass = Math.ceil(rounds / passes);
+  const process = (globalThis as unknown as { process: { execPath: string; env: Record<string, string> } }).process;
+  const script = fileURLToPath(import.meta.url);
+  const prefix = "Deno" in globalThis ? ["run", "-A"] : [];
+  /** Each cell's row as the first process that ran it gave it, then every contender's samples, by pass. */
+  const cells = new Map<string, PayloadBenchRow>();
+  const samples = new Map<string, Map<string, number[][]>>();
+  const errors = new Map<string, Map<string, string>>();
+  /** A process that printed no row (it crashed, or hung): its contender's samples miss that pass. */
+  const processErrors = new Map<string, string>();
+  for (let pass = 0; pass < passes; pass++) {
+    for (let c = 0; c < chosen.length; c++) {
+      const name = chosen[(c + pass) % chosen.length];
+      console.error(`pass ${pass}: ${name} in a process of its own`);
+      const args = [...prefix, script, String(perPass), `--contender=${name}`, "--json", ...passOn];
+      // A process's cells take seconds to minutes (Deno's 16 MiB cells the longest); 20 minutes means it hung.
+      const child = spawnSync(process.execPath, args, { encoding: "utf8", timeout: 1_200_000, env: process.env });
+      const rows = (child.stdout ?? "").split("\n").filter((l) => l.startsWith("{")).map((l) =>
+        JSON.parse(l) as PayloadBenchRow
+      );
+      if (rows.length === 0) {
+        const why = `its process ended with ${child.error?.message ?? `status ${child.status}`}: ${
+          (child.stderr ?? "").trim().split("\n").at(-1)
+        }`;
+        console.error(`FAILED ${name}, pass ${pass}: ${why}`);
+        processErrors.set(name, why);
+        continue;
+      }
+      for (const row of rows) {
+        const key = `${row.direction} ${row.bytes}`;
+        if (!cells.has(key)) {
+          cells.set(key, row);
+          samples.set(key, new Map());
+          errors.set(key, new Map());
+        }
+        const result = row.contenders.find((r) => r.name === name);
+        if (result?.error !== undefined || result?.samples === undefined) {
+          errors.get(key)!.set(name, result?.error ?? "no result");
+          continue;
+        }
+        const byPass = samples.get(key)!.get(name) ?? [];
+        byPass[pass] = result.samples;
+        samples.get(key)!.set(name, byPass);
+      }
+    }
+  }
+  const rows: PayloadBenchRow[] = [];
+  for (const [key, first] of cells) {
+    const got = samples.get(key)!;
+    const failed = errors.get(key)!;
+    const empty = summarize([NaN]);
+    const results: PayloadContenderResult[] = chosen.map((name) => {
+      const flat = (got.get(name) ?? []).flat();
+      const error = failed.get(name) ?? (flat.length === 0 ? processErrors.get(name) ?? "no result" : undefined);
+      if (error !== undefined) return { name, tasksPerSecond: empty, megabytesPerSecond: empty, error };
+      return {
+        name,
+        tasksPerSecond: summarize(flat),
+        megabytesPerSecond: summarize(flat.map((rate) => rate * first.bytes / 1e6)),
+        samples: flat,
+      };
+    });
+    /** `of`'s rate ÷ `name`'s, the k-th round of a pass against the k-th of the same pass, summarized. */
+    const ratio = (name: string, of = "filch"): Summary | undefined => {
+      const a = got.get(of);
+      const b = got.get(name);
+      if (a === undefined || b === undefined || failed.has(of) || failed.has(name)) return undefined;
+      const pairs: number[] = [];
+      for (let pass = 0; pass < passes; pass++) {
+        const x = a[pass] ?? [];
+        const y = b[pass] ?? [];
+        for (let k = 0; k < Math.min(x.length, y.length); k++) {
+          if (Number.isFinite(x[k]) && Number.isFinite(y[k])) pairs.push(x[k] / y[k]);
+        }
+      }
+      return pairs.length === 0 ? undefined : summarize(pairs);
+    };
+    const row: PayloadBenchRow = {
+      ...first,
+      rounds: perPass * passes,
+      contenders: results,
+      filchOverBare: ratio("bare postMessage loop"),
+      filchOverPiscina: ratio("piscina"),
+      moveOverBare: ratio("bare postMessage loop", "filch, move()"),
+    };
+    rows.push(row);
+    onRow(row);
   }
   return rows;
 }
@@ -507,6 +649,9 @@ if (import.meta.main ?? argv[1]?.endsWith("payload_bench.ts")) {
   const maxBytes = args.includes("--quick") ? MiB : Infinity;
   const minBytes = Number(args.find((a) => a.startsWith("--from="))?.slice(7) ?? 0);
   const only = args.find((a) => a.startsWith("--only="))?.slice(7).split(",").filter((s) => s !== "") ?? [];
+  // One contender by its exact name: a process of `--processes` runs one.
+  const contender = args.find((a) => a.startsWith("--contender="))?.slice(12);
+  const processes = Number(args.find((a) => a.startsWith("--processes="))?.slice(12) ?? 0);
   const log = json ? () => {} : console.log;
   log(
     `Payload benchmark, ${runtimeName()}, ${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${
@@ -514,25 +659,36 @@ if (import.meta.main ?? argv[1]?.endsWith("payload_bench.ts")) {
     }`,
   );
   log(
-    `${WORKERS} workers per pool, ${rounds} rounds, contenders interleaved; median (min–max); MB = 10^6 bytes ` +
+    `${WORKERS} workers per pool, ${rounds} rounds, ${
+      processes > 0 ? `each contender in ${processes} processes of its own` : "contenders interleaved"
+    }; median (min–max); MB = 10^6 bytes ` +
       `of payload; nothing transferred (structured clone)`,
   );
   log(
     `filch options: ${JSON.stringify(filchOptions)}; bare loop threads: ${bareApi}; garbage collected before ` +
       `each burst: ${args.includes("--gc") ? "yes" : "no"}`,
   );
-  const rows = await benchPayloads(
-    rounds,
-    filchOptions,
-    maxBytes,
-    (row) => {
-      if (json) console.log(JSON.stringify(row));
-      else printRow(row);
-    },
-    minBytes,
-    only,
-    args.includes("--gc"),
-  );
+  const onRow = (row: PayloadBenchRow) => {
+    if (json) console.log(JSON.stringify(row));
+    else printRow(row);
+  };
+  const rows = processes > 0
+    ? benchPayloadsInProcesses(
+      rounds,
+      processes,
+      args.filter((a) => !/^\d+$/.test(a) && !a.startsWith("--processes=")),
+      onRow,
+    )
+    : await benchPayloads(
+      rounds,
+      filchOptions,
+      maxBytes,
+      onRow,
+      minBytes,
+      contender === undefined ? only : [contender],
+      args.includes("--gc"),
+      contender !== undefined,
+    );
   if (!json) {
     console.log(
       "\n| direction | size | tasks | filch, MB/s | filch, move(), MB/s | bare loop, MB/s | piscina, MB/s | filch ÷ bare (≥ 1) | filch ÷ piscina (≥ 2) | move() ÷ bare |",
