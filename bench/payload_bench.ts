@@ -12,8 +12,8 @@
  *
  * Each cell (a size and a direction) submits its tasks at once and awaits them all (a burst); the count is
  * scaled by the size so that a burst moves some 32–64 MiB (capped at 20,000 tasks for the small sizes), and
- * printed. Every contender gets one untimed warm-up burst (an eighth of the tasks) per cell, then the rounds,
- * contenders interleaved (the order rotates each round). Results are medians with the range (min–max) of
+ * printed. Every contender gets one untimed warm-up burst (an eighth of the tasks; see `--warmup`) per
+ * cell, then the rounds, contenders interleaved (the order rotates each round). Results are medians with the range (min–max) of
  * tasks/s and MB/s (10^6 bytes of payload a second), and filch ÷ bare loop and filch ÷ piscina, computed
  * per round and then medianed. The goals: filch ≥ 1× the bare loop and ≥ 2× piscina at every size.
  *
@@ -25,7 +25,8 @@
  * benchmark goes on; filch's pool options are printed.
  *
  * Run: `node bench/payload_bench.ts`, `deno run -A bench/payload_bench.ts`, `bun bench/payload_bench.ts`.
- * A number sets the rounds (default 3); `--quick` drops 16 MiB; `--from=N` drops sizes below N bytes;
+ * A number sets the rounds (default 3); `--warmup=N` runs N untimed bursts of a cell's full size per
+ * contender before its rounds (default: one of an eighth of the tasks); `--quick` drops 16 MiB; `--from=N` drops sizes below N bytes;
  * `--only=a,b` runs only the contenders whose names start with one of those (`--only=filch,bare`, say:
  * piscina's ratio then reads n/a); `--gc` collects garbage before each timed burst (`collectGarbage` in
  * _stats.ts: at these sizes whether a burst's buffers come from recycled memory or from fresh pages, which
@@ -37,7 +38,7 @@
  *
  * `--processes=P`: each contender runs in processes of its own, one after another (never two at once), in
  * P passes with the order rotated each pass; each process runs every cell for its contender, rounds ÷ P
- * timed rounds each (rounded up), after the cell's warm-up burst. In one process the contenders share a
+ * timed rounds each (rounded up), after the cell's warm-up. In one process the contenders share a
  * heap, so a burst may pay for the garbage of the one before it or find a heap grown by it: on Bun, with
  * `--gc`, filch's ratio to the bare loop went from 0.64–0.75 interleaved to 1.2–1.3 with the two in
  * processes apart (1 KiB arguments), and from 1.1–1.6 to 0.5 (1 MiB results). The ratios then
@@ -348,6 +349,7 @@ export async function benchPayloads(
   only: readonly string[] = [],
   gc = false,
   exact = false,
+  warmup?: number,
 ): Promise<PayloadBenchRow[]> {
   if (gc && collectGarbage === undefined) {
     throw new Error("Cannot collect garbage before each burst as this runtime offers no way to: drop --gc");
@@ -419,7 +421,10 @@ export async function benchPayloads(
       const live = contenders.filter((c) => !dropped.has(c));
       for (const c of dropped.keys()) failed.set(c, dropped.get(c)!);
       console.error(`${direction} ${label(cell.bytes)} × ${cell.tasks}: warm-up`);
-      for (const c of live) await attempt(c, Math.ceil(cell.tasks / 8));
+      for (const c of live) {
+        if (warmup === undefined) await attempt(c, Math.ceil(cell.tasks / 8));
+        else for (let w = 0; w < warmup && !failed.has(c); w++) await attempt(c, cell.tasks);
+      }
       const ms = new Map<Contender, number[]>(contenders.map((c) => [c, new Array<number>(rounds).fill(NaN)]));
       for (let r = 0; r < rounds; r++) {
         for (let k = 0; k < live.length; k++) {
@@ -652,6 +657,8 @@ if (import.meta.main ?? argv[1]?.endsWith("payload_bench.ts")) {
   // One contender by its exact name: a process of `--processes` runs one.
   const contender = args.find((a) => a.startsWith("--contender="))?.slice(12);
   const processes = Number(args.find((a) => a.startsWith("--processes="))?.slice(12) ?? 0);
+  const warmupArg = args.find((a) => a.startsWith("--warmup="))?.slice(9);
+  const warmup = warmupArg === undefined ? undefined : Number(warmupArg);
   const log = json ? () => {} : console.log;
   log(
     `Payload benchmark, ${runtimeName()}, ${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${
@@ -688,6 +695,7 @@ if (import.meta.main ?? argv[1]?.endsWith("payload_bench.ts")) {
       contender === undefined ? only : [contender],
       args.includes("--gc"),
       contender !== undefined,
+      warmup,
     );
   if (!json) {
     console.log(
