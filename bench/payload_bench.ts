@@ -466,9 +466,7 @@ export async function benchPayloads(
         rounds,
         filchOptions,
         contenders: results,
-        filchOverBare: ratio("bare postMessage loop"),
-        filchOverPiscina: ratio("piscina"),
-        moveOverBare: ratio("bare postMessage loop", "filch, move()"),
+        ...goalRatios(ratio),
       };
       rows.push(row);
       onRow(row);
@@ -590,14 +588,23 @@ export function benchPayloadsInProcesses(
       ...first,
       rounds: perPass * passes,
       contenders: results,
-      filchOverBare: ratio("bare postMessage loop"),
-      filchOverPiscina: ratio("piscina"),
-      moveOverBare: ratio("bare postMessage loop", "filch, move()"),
+      ...goalRatios(ratio),
     };
     rows.push(row);
     onRow(row);
   }
   return rows;
+}
+
+/** A row's three ratios, from `ratio(name, of)`: `of`'s rate ÷ `name`'s (`of` is filch by default). */
+function goalRatios(
+  ratio: (name: string, of?: string) => Summary | undefined,
+): Pick<PayloadBenchRow, "filchOverBare" | "filchOverPiscina" | "moveOverBare"> {
+  return {
+    filchOverBare: ratio("bare postMessage loop"),
+    filchOverPiscina: ratio("piscina"),
+    moveOverBare: ratio("bare postMessage loop", "filch, move()"),
+  };
 }
 
 /** A size as 64 B, 1 KiB, 64 KiB, 1 MiB, 16 MiB. */
