@@ -13,9 +13,9 @@
  * Each cell (a size and a direction) submits its tasks at once and awaits them all (a burst); the count is
  * scaled by the size so that a burst moves some 32–64 MiB (capped at 20,000 tasks for the small sizes), and
  * printed. Every contender gets one untimed warm-up burst (an eighth of the tasks; see `--warmup`) per
- * cell, then the rounds, contenders interleaved (the order rotates each round). Results are medians with the range (min–max) of
- * tasks/s and MB/s (10^6 bytes of payload a second), and filch ÷ bare loop and filch ÷ piscina, computed
- * per round and then medianed. The goals: filch ≥ 1× the bare loop and ≥ 2× piscina at every size.
+ * cell, then the rounds, contenders interleaved (the order rotates each round). Results are medians with
+ * the range (min–max) of tasks/s and MB/s (10^6 bytes of payload a second), and filch ÷ bare loop and filch
+ * ÷ piscina, computed per round and then medianed. The goals: filch ≥ 1× the bare loop and ≥ 2× piscina at every size.
  *
  * For fairness the bare loop and the peers move bytes by plain structured clone (no transfer list, no
  * `Piscina.move`), as filch copies them. One more contender, "filch, move()", shows what the zero-copy path
@@ -26,8 +26,8 @@
  *
  * Run: `node bench/payload_bench.ts`, `deno run -A bench/payload_bench.ts`, `bun bench/payload_bench.ts`.
  * A number sets the rounds (default 3); `--warmup=N` runs N untimed bursts of a cell's full size per
- * contender before its rounds (default: one of an eighth of the tasks); `--quick` drops 16 MiB; `--from=N` drops sizes below N bytes;
- * `--only=a,b` runs only the contenders whose names start with one of those (`--only=filch,bare`, say:
+ * contender before its rounds (default: one of an eighth of the tasks); `--quick` drops 16 MiB; `--from=N`
+ * drops sizes below N bytes; `--only=a,b` runs only the contenders whose names start with one of those (`--only=filch,bare`, say:
  * piscina's ratio then reads n/a); `--gc` collects garbage before each timed burst (`collectGarbage` in
  * _stats.ts: at these sizes whether a burst's buffers come from recycled memory or from fresh pages, which
  * cost a page fault each on this VM, otherwise depends on which contender's garbage was collected when);
@@ -45,12 +45,12 @@
  * pair the k-th round of one pass's process of filch with the k-th round of the same pass's process of
  * the other contender: run close in time, not side by side.
  */
-import { spawnSync } from "node:child_process";
 import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
 import { move } from "../lib/move.ts";
 import { Pool, type PoolOptions } from "../lib/pool.ts";
 import { startThread, threadApi, type ThreadHandle } from "../lib/runtime/thread.ts";
+import { runApart } from "./_apart.ts";
 import { collectGarbage, format, runtimeName, summarize, type Summary } from "./_stats.ts";
 import type * as tasks from "./tasks.ts";
 
@@ -508,51 +508,38 @@ export function benchPayloadsInProcesses(
   const chosen = only.length > 0 ? names.filter((name) => only.some((prefix) => name.startsWith(prefix))) : names;
   const passOn = childArgs.filter((a) => !a.startsWith("--only=") && a !== "--json");
   const perPass = Math.ceil(rounds / passes);
-  const process = (globalThis as unknown as { process: { execPath: string; env: Record<string, string> } }).process;
-  const script = fileURLToPath(import.meta.url);
-  const prefix = "Deno" in globalThis ? ["run", "-A"] : [];
   /** Each cell's row as the first process that ran it gave it, then every contender's samples, by pass. */
   const cells = new Map<string, PayloadBenchRow>();
   const samples = new Map<string, Map<string, number[][]>>();
   const errors = new Map<string, Map<string, string>>();
   /** A process that printed no row (it crashed, or hung): its contender's samples miss that pass. */
   const processErrors = new Map<string, string>();
-  for (let pass = 0; pass < passes; pass++) {
-    for (let c = 0; c < chosen.length; c++) {
-      const name = chosen[(c + pass) % chosen.length];
-      console.error(`pass ${pass}: ${name} in a process of its own`);
-      const args = [...prefix, script, String(perPass), `--contender=${name}`, "--json", ...passOn];
-      // A process's cells take seconds to minutes (Deno's 16 MiB cells the longest); 20 minutes means it hung.
-      const child = spawnSync(process.execPath, args, { encoding: "utf8", timeout: 1_200_000, env: process.env });
-      const rows = (child.stdout ?? "").split("\n").filter((l) => l.startsWith("{")).map((l) =>
-        JSON.parse(l) as PayloadBenchRow
-      );
-      if (rows.length === 0) {
-        const why = `its process ended with ${child.error?.message ?? `status ${child.status}`}: ${
-          (child.stderr ?? "").trim().split("\n").at(-1)
-        }`;
-        console.error(`FAILED ${name}, pass ${pass}: ${why}`);
-        processErrors.set(name, why);
+  const argsOf = (name: string) => [String(perPass), `--contender=${name}`, "--json", ...passOn];
+  // A process's cells take seconds to minutes (Deno's 16 MiB cells the longest); 20 minutes means it hung.
+  runApart<PayloadBenchRow>(fileURLToPath(import.meta.url), chosen, passes, argsOf, 1_200_000, (run) => {
+    const { name, pass } = run;
+    if (run.error !== undefined) {
+      console.error(`FAILED ${name}, pass ${pass}: ${run.error}`);
+      processErrors.set(name, run.error);
+      return;
+    }
+    for (const row of run.rows) {
+      const key = `${row.direction} ${row.bytes}`;
+      if (!cells.has(key)) {
+        cells.set(key, row);
+        samples.set(key, new Map());
+        errors.set(key, new Map());
+      }
+      const result = row.contenders.find((r) => r.name === name);
+      if (result?.error !== undefined || result?.samples === undefined) {
+        errors.get(key)!.set(name, result?.error ?? "no result");
         continue;
       }
-      for (const row of rows) {
-        const key = `${row.direction} ${row.bytes}`;
-        if (!cells.has(key)) {
-          cells.set(key, row);
-          samples.set(key, new Map());
-          errors.set(key, new Map());
-        }
-        const result = row.contenders.find((r) => r.name === name);
-        if (result?.error !== undefined || result?.samples === undefined) {
-          errors.get(key)!.set(name, result?.error ?? "no result");
-          continue;
-        }
-        const byPass = samples.get(key)!.get(name) ?? [];
-        byPass[pass] = result.samples;
-        samples.get(key)!.set(name, byPass);
-      }
+      const byPass = samples.get(key)!.get(name) ?? [];
+      byPass[pass] = result.samples;
+      samples.get(key)!.set(name, byPass);
     }
-  }
+  });
   const rows: PayloadBenchRow[] = [];
   for (const [key, first] of cells) {
     const got = samples.get(key)!;

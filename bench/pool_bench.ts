@@ -17,10 +17,10 @@
  * may pay for the garbage of the one before it, or find a heap already grown by it (on V8, filch's bursts
  * of 100k tasks ran about twice as fast in a grown heap as in a freshly collected one).
  */
-import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Pool } from "../lib/pool.ts";
 import { startThread, threadApi, type ThreadHandle } from "../lib/runtime/thread.ts";
+import { runApart } from "./_apart.ts";
 import { collectGarbage, format, runtimeName, summarize, type Summary } from "./_stats.ts";
 import type * as tasks from "./tasks.ts";
 
@@ -220,27 +220,22 @@ export function benchPoolsInProcesses(
   const { warmup = 1, gc = false, only = [] } = options;
   const names = only.length > 0 ? CONTENDERS.filter((name) => only.some((p) => name.startsWith(p))) : CONTENDERS;
   const perPass = Math.ceil(rounds / passes);
-  const process = (globalThis as unknown as { process: { execPath: string; env: Record<string, string> } }).process;
-  const script = fileURLToPath(import.meta.url);
-  const prefix = "Deno" in globalThis ? ["run", "-A"] : [];
   const rows = new Map<string, PoolBenchRow>();
-  for (let pass = 0; pass < passes; pass++) {
-    for (let c = 0; c < names.length; c++) {
-      const name = names[(c + pass) % names.length];
-      console.error(`pass ${pass}: ${name} in a process of its own`);
-      const args = [...prefix, script, String(perPass), `--warmup=${warmup}`, `--only=${name}`, "--json"];
-      if (gc) args.push("--gc");
-      // A process's rounds take seconds; 10 minutes means it hung.
-      const child = spawnSync(process.execPath, args, { encoding: "utf8", timeout: 600_000, env: process.env });
-      const line = (child.stdout ?? "").split("\n").find((l) => l.startsWith("{"));
-      const row = line === undefined ? undefined : JSON.parse(line) as PoolBenchRow;
+  const argsOf = (name: string) => {
+    const args = [String(perPass), `--warmup=${warmup}`, `--only=${name}`, "--json"];
+    return gc ? [...args, "--gc"] : args;
+  };
+  // A process's rounds take seconds; 10 minutes means it hung.
+  runApart<PoolBenchRow>(
+    fileURLToPath(import.meta.url),
+    names,
+    passes,
+    argsOf,
+    600_000,
+    ({ name, rows: [row], error }) => {
       if (row === undefined || row.samples === undefined) {
-        const why = row?.error ??
-          `its process ended with ${child.error?.message ?? `status ${child.status}`}: ${
-            (child.stderr ?? "").trim().split("\n").at(-1)
-          }`;
-        rows.set(name, { ...(rows.get(name) ?? emptyRow(name)), error: why });
-        continue;
+        rows.set(name, { ...(rows.get(name) ?? emptyRow(name)), error: row?.error ?? error });
+        return;
       }
       const sofar = rows.get(name);
       const samples = sofar?.samples ?? { tasksPerSecond: [], roundTripMicros: [] };
@@ -254,8 +249,8 @@ export function benchPoolsInProcesses(
         samples,
         ...(sofar?.error === undefined ? {} : { error: sofar.error }),
       });
-    }
-  }
+    },
+  );
   return names.filter((name) => rows.has(name)).map((name) => rows.get(name)!);
 }
 
