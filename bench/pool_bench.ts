@@ -2,13 +2,18 @@
  * Pool benchmark: 100k tiny tasks (a + b) submitted at once and awaited, and one-at-a-time round-trip
  * latency, on 2 workers, for filch and, side by side in the same process, its peers: piscina, tinypool,
  * workerpool and poolifier (where they run) and a bare postMessage loop (2 workers, round robin, no
- * promises: the floor of the message-per-task design). Contenders run interleaved, several rounds each;
- * results are medians with the range.
+ * promises: the floor of the message-per-task design). Two more rows bound filch's from either side:
+ * "filch runMany", the same tasks through filch's batch form (one call, one promise; the argument arrays
+ * are built inside the timed burst, as `run`'s are); and "promises alone", no workers and no messages: a
+ * promise per task, each resolved with `i + 1` from a macrotask after the burst is submitted, awaited with
+ * `Promise.all`: what a one-promise-per-task API costs on this runtime before any pool work, and how much
+ * its rounds spread. Contenders run interleaved, several rounds each; results are medians with the range.
  *
  * Run: `node bench/pool_bench.ts`, `deno run -A bench/pool_bench.ts`, `bun bench/pool_bench.ts`
  * (`--json` for machine-readable lines; a number sets the rounds, default 5; `--warmup=N` untimed bursts
  * per contender first, default 1; `--gc` collects garbage before each timed burst, see `collectGarbage`;
- * `--only=a,b` runs the contenders whose names start with one of those). Each line gives the median with
+ * `--only=a,b` runs the contenders named so, or whose names start with one of those where none is named
+ * exactly: `--only=filch` is filch alone, `--only=filch,filch runMany` both, `--only=pro` the promises). Each line gives the median with
  * the range, and the spread of the rounds both ways: (max − min) ÷ median and (q3 − q1) ÷ median.
  *
  * `--processes=P`: each contender runs in processes of its own, one after another (never two at once),
@@ -71,6 +76,69 @@ async function filch(): Promise<Contender> {
     burst: (n) => checkedBurst(n, (i) => pool.run("add", i, 1)),
     sequential: (n) => sequentialRuns(n, (i) => pool.run("add", i, 1)),
     close: () => pool.close(),
+  };
+}
+
+async function filchRunMany(): Promise<Contender> {
+  const pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: WORKERS });
+  const check = (results: number[], n: number) => {
+    let bad = 0;
+    for (let i = 0; i < n; i++) if (results[i] !== i + 1) bad++;
+    if (bad > 0) throw new Error(`Cannot trust the benchmark as ${bad} results were wrong`);
+  };
+  return {
+    name: "filch runMany",
+    burst: async (n) => {
+      let results: number[] = [];
+      const ms = await timed(async () => {
+        const argsList = new Array<[number, number]>(n);
+        for (let i = 0; i < n; i++) argsList[i] = [i, 1];
+        results = await pool.runMany("add", argsList);
+      });
+      check(results, n);
+      return ms;
+    },
+    sequential: (n) => sequentialRuns(n, async (i) => (await pool.runMany("add", [[i, 1]]))[0]),
+    close: () => pool.close(),
+  };
+}
+
+/**
+ * No pool: a promise per task, resolved with `i + 1` from one macrotask (a MessageChannel message, on every
+ * runtime) that runs after the burst's synchronous submission loop, and awaited with `Promise.all` like the
+ * pools' bursts. Its rounds are the floor of one-promise-per-task on the runtime: promises, their
+ * resolving functions and `Promise.all`'s reactions, and the collector that moves them.
+ */
+function promisesAlone(): Contender {
+  const channel = new MessageChannel();
+  let resolvers: ((value: number) => void)[] = [];
+  let values: number[] = [];
+  let posted = false;
+  channel.port2.onmessage = () => {
+    posted = false;
+    const [batch, results] = [resolvers, values];
+    resolvers = [];
+    values = [];
+    for (let k = 0; k < batch.length; k++) batch[k](results[k]);
+  };
+  const run = (i: number) =>
+    new Promise<number>((resolve) => {
+      resolvers.push(resolve);
+      values.push(i + 1);
+      if (!posted) {
+        posted = true;
+        channel.port1.postMessage(0);
+      }
+    });
+  return {
+    name: "promises alone",
+    burst: (n) => checkedBurst(n, run),
+    sequential: (n) => sequentialRuns(n, run),
+    close: () => {
+      channel.port1.close();
+      channel.port2.close();
+      return Promise.resolve();
+    },
   };
 }
 
@@ -201,7 +269,16 @@ export interface PoolBenchRow {
 }
 
 /** The contenders' names, in the order they start. */
-const CONTENDERS = ["filch", "bare postMessage loop", "piscina", "tinypool", "workerpool", "poolifier"];
+const CONTENDERS = [
+  "filch",
+  "filch runMany",
+  "bare postMessage loop",
+  "promises alone",
+  "piscina",
+  "tinypool",
+  "workerpool",
+  "poolifier",
+];
 
 /**
  * Runs every contender that starts on this runtime in processes of its own: `passes` passes, each running
@@ -218,7 +295,7 @@ export function benchPoolsInProcesses(
   options: { warmup?: number; gc?: boolean; only?: readonly string[] } = {},
 ): PoolBenchRow[] {
   const { warmup = 1, gc = false, only = [] } = options;
-  const names = only.length > 0 ? CONTENDERS.filter((name) => only.some((p) => name.startsWith(p))) : CONTENDERS;
+  const names = selected(CONTENDERS, only);
   const perPass = Math.ceil(rounds / passes);
   const rows = new Map<string, PoolBenchRow>();
   const argsOf = (name: string) => {
@@ -254,6 +331,15 @@ export function benchPoolsInProcesses(
   return names.filter((name) => rows.has(name)).map((name) => rows.get(name)!);
 }
 
+/**
+ * The contenders `only` selects: each item names one exactly or, if it names none exactly, every one whose
+ * name starts with it (so that `filch` is filch alone, not filch and "filch runMany"). All if `only` is empty.
+ */
+function selected(names: readonly string[], only: readonly string[]): string[] {
+  if (only.length === 0) return [...names];
+  return names.filter((name) => only.some((item) => item === name || (!names.includes(item) && name.startsWith(item))));
+}
+
 /** A row for a contender that did not run. */
 function emptyRow(name: string): PoolBenchRow {
   const empty = summarize([NaN]);
@@ -276,14 +362,15 @@ export async function benchPools(
   }
   const make: Record<string, () => Contender | Promise<Contender>> = {
     "filch": filch,
+    "filch runMany": filchRunMany,
     "bare postMessage loop": bareLoop,
+    "promises alone": promisesAlone,
     "piscina": piscina,
     "tinypool": tinypool,
     "workerpool": workerpool,
     "poolifier": poolifier,
   };
-  let makers = CONTENDERS.map((name) => [name, make[name]] as const);
-  if (only.length > 0) makers = makers.filter(([name]) => only.some((prefix) => name.startsWith(prefix)));
+  const makers = selected(CONTENDERS, only).map((name) => [name, make[name]] as const);
   const contenders: Contender[] = [];
   const rows: PoolBenchRow[] = [];
   for (const [name, make] of makers) {
