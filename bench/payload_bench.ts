@@ -20,9 +20,10 @@
  * For fairness the bare loop and the peers move bytes by plain structured clone (no transfer list, no
  * `Piscina.move`), as filch copies them, and every contender keeps a burst's results until the burst ends
  * (the pools' `Promise.all`; the bare loop in an array): on Bun, a bare loop that dropped each result as it
- * came moved 64 KiB results at 1,678 MB/s, and 324 MB/s keeping them, as the pools must. One more contender, "filch, move()", shows what the zero-copy path
- * gives: each argument task gets its own copy of the bytes (one copy by the caller), moved to the worker;
- * each result is moved back; its ratio to the bare loop is the last column. If a pool rejects a size (filch with a RangeError naming the
+ * came moved 64 KiB results at 1,678 MB/s, and 324 MB/s keeping them, as the pools must. One more
+ * contender, "filch, move()", shows what the zero-copy path gives: each argument task gets its own copy of
+ * the bytes (one copy by the caller), moved to the worker; each result is moved back; its ratio to the bare
+ * loop is the last column. If a pool rejects a size (filch with a RangeError naming the
  * bytes its pool holds, say), the cell records that contender as failed with the error's message and the
  * benchmark goes on; filch's pool options are printed.
  *

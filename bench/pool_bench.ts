@@ -13,8 +13,9 @@
  * (`--json` for machine-readable lines; a number sets the rounds, default 5; `--warmup=N` untimed bursts
  * per contender first, default 1; `--gc` collects garbage before each timed burst, see `collectGarbage`;
  * `--only=a,b` runs the contenders named so, or whose names start with one of those where none is named
- * exactly: `--only=filch` is filch alone, `--only=filch,filch runMany` both, `--only=pro` the promises). Each line gives the median with
- * the range, and the spread of the rounds both ways: (max − min) ÷ median and (q3 − q1) ÷ median.
+ * exactly: `--only=filch` is filch alone, `--only=filch,filch runMany` both, `--only=pro` the promises).
+ * Each line gives the median with the range, and the spread of the rounds both ways: (max − min) ÷ median
+ * and (q3 − q1) ÷ median.
  *
  * `--processes=P`: each contender runs in processes of its own, one after another (never two at once),
  * in P passes with the order rotated each pass; each process starts its contender, runs the warm-up
@@ -50,11 +51,18 @@ async function timed(body: () => Promise<void>): Promise<number> {
 }
 
 async function checkedBurst(n: number, run: (i: number) => Promise<unknown>): Promise<number> {
-  let bad = 0;
-  const ms = await timed(async () => {
+  return await checkedBatch(n, (n) => {
     const all = new Array<Promise<unknown>>(n);
     for (let i = 0; i < n; i++) all[i] = run(i);
-    const results = await Promise.all(all);
+    return Promise.all(all);
+  });
+}
+
+/** Times `batch` of `n` tasks (result `i` must be `i + 1`), checking its results inside the timed span. */
+async function checkedBatch(n: number, batch: (n: number) => Promise<unknown[]>): Promise<number> {
+  let bad = 0;
+  const ms = await timed(async () => {
+    const results = await batch(n);
     for (let i = 0; i < n; i++) if (results[i] !== i + 1) bad++;
   });
   if (bad > 0) throw new Error(`Cannot trust the benchmark as ${bad} results were wrong`);
@@ -81,23 +89,14 @@ async function filch(): Promise<Contender> {
 
 async function filchRunMany(): Promise<Contender> {
   const pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: WORKERS });
-  const check = (results: number[], n: number) => {
-    let bad = 0;
-    for (let i = 0; i < n; i++) if (results[i] !== i + 1) bad++;
-    if (bad > 0) throw new Error(`Cannot trust the benchmark as ${bad} results were wrong`);
-  };
   return {
     name: "filch runMany",
-    burst: async (n) => {
-      let results: number[] = [];
-      const ms = await timed(async () => {
+    burst: (n) =>
+      checkedBatch(n, (n) => {
         const argsList = new Array<[number, number]>(n);
         for (let i = 0; i < n; i++) argsList[i] = [i, 1];
-        results = await pool.runMany("add", argsList);
-      });
-      check(results, n);
-      return ms;
-    },
+        return pool.runMany("add", argsList);
+      }),
     sequential: (n) => sequentialRuns(n, async (i) => (await pool.runMany("add", [[i, 1]]))[0]),
     close: () => pool.close(),
   };
