@@ -121,7 +121,9 @@ export class Admission {
 
   /**
    * Records a task and places it (or queues it in the backlog); `resolve` undefined for a spawn. Returns
-   * its entry, or undefined if it was refused (its promise rejected, or its error reported).
+   * its entry, or undefined if it was refused (its promise rejected, or its error reported). With
+   * `builtinId`, the record runs that built-in task (a batch's chunk, batch.ts) with `args`, and `task`
+   * only names it in errors.
    */
   submit(
     task: string,
@@ -129,9 +131,10 @@ export class Admission {
     resolve: ((value: unknown) => void) | undefined,
     reject: ((error: unknown) => void) | undefined,
     options?: ResolvedRunOptions,
+    builtinId?: number,
   ): Entry | undefined {
     try {
-      return this.submitSteps(task, args, resolve, reject, options);
+      return this.submitSteps(task, args, resolve, reject, options, builtinId);
     } catch (error) {
       // A throw from the pool's own steps (a stack overflow: the call came at the edge of the stack).
       // Published and the workers told, the task runs and settles its promise (or reports to onError);
@@ -153,6 +156,7 @@ export class Admission {
     resolve: ((value: unknown) => void) | undefined,
     reject: ((error: unknown) => void) | undefined,
     options: ResolvedRunOptions | undefined,
+    builtinId: number | undefined,
   ): Entry | undefined {
     if (this.submitting !== undefined) this.repair();
     if (this.state() !== "open") {
@@ -175,7 +179,7 @@ export class Admission {
       );
       return undefined;
     }
-    const taskId = this.taskIds.get(task);
+    const taskId = builtinId ?? this.taskIds.get(task);
     if (taskId === undefined) {
       this.refuse(task, reject, new TaskNotFoundError(String(task), this.names));
       return undefined;

@@ -33,6 +33,7 @@
 
 import { Admission } from "./admission.ts";
 import { mem } from "./atomics.ts";
+import { chunkTaskId, submitBatch } from "./batch.ts";
 import { BufferRegistry } from "./buffers.ts";
 import { Broadcaster } from "./broadcast.ts";
 import { Canceller } from "./cancellation.ts";
@@ -447,8 +448,12 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
 
   /**
    * Runs task `task` once for each argument list, in one call: the results in the same order. Like
-   * `Promise.all` of as many `run` calls (rejects with the first error; every task still settles once),
-   * without a promise per task.
+   * `Promise.all` of as many `run` calls (rejects with the first error; every task still runs at most
+   * once and settles), without a promise per task. A long batch of tiny tasks travels in chunks: up to 64
+   * consecutive argument lists of small primitives (numbers, booleans, null, undefined, bigints, strings
+   * of up to 256 characters) share one record, and a worker runs them one after another (it awaits the
+   * promises they return before the chunk finishes). A chunk counts as one task in `stats()` and the
+   * metrics, and its tasks share one `currentTask().id`. Other argument lists go one by one, as with `run`.
    *
    * @param task The name of a function the task module exports.
    * @param argsList The arguments of each task.
@@ -466,29 +471,13 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
         `Cannot run tasks as 'argsList' must be an array of argument arrays: received ${typeof argsList}`,
       );
     }
-    const n = argsList.length;
-    const results = new Array<TaskResult<M, K>>(n);
-    if (n === 0) return Promise.resolve(results);
-    return new Promise((resolve, reject) => {
-      let left = n;
-      let failed = false;
-      const fail = (error: unknown) => {
-        if (failed) return;
-        failed = true;
-        reject(error);
-      };
-      for (let i = 0; i < n; i++) {
-        const args = argsList[i];
-        if (!Array.isArray(args)) {
-          fail(new TypeError(`Cannot run task '${task}' as argsList[${i}] must be an array of arguments`));
-          continue;
-        }
-        this.admission.submit(task, args, (value) => {
-          results[i] = value as TaskResult<M, K>;
-          if (--left === 0 && !failed) resolve(results);
-        }, fail);
-      }
-    });
+    const admission = this.admission;
+    const taskId = admission.taskId(task);
+    const chunkId = chunkTaskId(admission.taskNames.length);
+    return submitBatch(task, taskId, argsList, this.stealers.length, {
+      one: (args, resolve, reject) => admission.submit(task, args, resolve, reject),
+      chunk: (flat, resolve, reject) => admission.submit(task, flat, resolve, reject, undefined, chunkId),
+    }) as Promise<TaskResult<M, K>[]>;
   }
 
   /**

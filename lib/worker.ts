@@ -40,7 +40,6 @@ import { IDLE_POSTED, IDLE_STOPPING, Sleep } from "./sleep.ts";
 import { SLAB_FROM } from "./slabs.ts";
 import {
   asyncForkError,
-  BUILTIN_TASKS,
   callInline,
   type ForkJoinHost,
   isThenable,
@@ -48,6 +47,7 @@ import {
   type TaskFunction as ForkFunction,
 } from "./join.ts";
 import { encodeOutcome } from "./outcome.ts";
+import { BUILTINS } from "./batch.ts";
 import { epochMs, TaskRecorder } from "./metrics.ts";
 import {
   NO_RECORD,
@@ -295,7 +295,7 @@ export class WorkerLoop implements ForkJoinHost {
     this.sleep = new Sleep(buffer, layout.sleep, workers);
     this.table = new TaskTable(buffer, layout, index, setup.arena);
     this.functions = [...functions];
-    for (const [name, fn] of Object.entries(BUILTIN_TASKS)) {
+    for (const [name, fn] of Object.entries(BUILTINS)) {
       this.builtinIds.set(name, this.functions.length);
       this.functions.push(fn as TaskFunction);
     }

@@ -1,0 +1,293 @@
+/**
+ * Batches (`pool.runMany`): many tasks of one function in one call, and the chunks that carry them.
+ *
+ * What it owns: how a batch is cut into submissions (the main thread's {@link submitBatch}), the chunk
+ * task that runs a chunk's tasks on a worker ({@link runChunk}), and the order of the built-in tasks every
+ * worker registers after the module's own exports ({@link BUILTINS}), from which the main thread knows the
+ * chunk task's id ({@link chunkTaskId}).
+ *
+ * Why chunks: a tiny task costs the main thread far more than the worker (an entry, a record, a queue
+ * push, a completion, a promise callback); a chunk of up to {@link MAX_CHUNK} tasks pays those once. A
+ * chunk holds consecutive argument lists of one length whose arguments are all primitives (numbers,
+ * booleans, null, undefined, bigints, strings of up to {@link MAX_CHUNK_STRING} characters), flattened
+ * into one argument list: `[taskId, arity, count, ...arguments]`. Any other argument list (an object or a
+ * long string in it, more than {@link MAX_CHUNK_ARITY} arguments, not an array) is submitted on its own,
+ * exactly as `run` would submit it. Chunks are cut only when the batch is long enough that every worker
+ * gets at least {@link CHUNKS_PER_WORKER} of them, so that a batch of few, long tasks is spread as before.
+ *
+ * Invariants:
+ * - Each argument list is read once (its length, then each argument), in order; a getter on it is user
+ *   code and runs once. What was read is what is sent: a list submitted on its own is a copy of the values
+ *   read, not the caller's array read again. A chunk's arguments are primitives, so encoding it runs no
+ *   user code.
+ * - Each task runs at most once, and the batch's promise settles once: with every result in input order
+ *   once every submission resolved, or with the first error (a chunk's first error, or a single task's,
+ *   or a refusal). A chunk runs every one of its tasks even when one throws, and finishes only once every
+ *   promise its tasks returned has settled, so that no task of a chunk still runs once its record is done.
+ * - A chunk is one task to the pool: one record, one entry in `stats()` (submitted, completed), one run
+ *   and wait time in the metrics, one `currentTask().id` for the tasks it runs; its results share one
+ *   payload (the pool's `payloadMemory` bounds them together; typed arrays of 64 KiB or more travel
+ *   apart, transferred). A worker that dies running a chunk rejects the batch with `WorkerCrashedError`;
+ *   that chunk's tasks after the one that was running never run.
+ *
+ * Threads: {@link submitBatch} on the thread that created the pool; {@link runChunk} on a worker.
+ *
+ * @module
+ */
+
+import { BUILTIN_TASKS, currentHost, type TaskFunction } from "./join.ts";
+
+/** The most tasks in one chunk. */
+export const MAX_CHUNK = 64;
+/** The most arguments a task may take to go in a chunk. */
+export const MAX_CHUNK_ARITY = 8;
+/** The longest string argument that goes in a chunk (in UTF-16 units); a longer one goes on its own. */
+export const MAX_CHUNK_STRING = 256;
+/** Chunks are cut only when each worker gets at least this many of them. */
+export const CHUNKS_PER_WORKER = 8;
+
+/**
+ * Runs a chunk of tasks on a worker: `count` calls of task `taskId`, the i-th with the `arity` arguments
+ * from `flat[i * arity]` on. Returns their results in order, or a promise of them if any task returned a
+ * thenable (adopted as the worker adopts a task's: its `then` read once). Every task runs even when one
+ * throws; the chunk then throws the first error (by index for throws, by time for rejections, a throw
+ * first), after every returned promise has settled.
+ *
+ * @param taskId The task function's id.
+ * @param arity How many arguments each task takes.
+ * @param count How many tasks.
+ * @param flat The tasks' arguments, one after another.
+ * @returns The results, or a promise of them.
+ *
+ * @example Usage
+ * ```ts ignore
+ * // On a worker, from a record that the main thread's submitBatch filled: add(1, 2), add(3, 4).
+ * runChunk(addId, 2, 2, 1, 2, 3, 4); // [3, 7]
+ * ```
+ */
+export function runChunk(taskId: number, arity: number, count: number, ...flat: unknown[]): unknown {
+  const fn = currentHost()!.task(taskId);
+  const results = new Array<unknown>(count);
+  let failed = false;
+  let error: unknown;
+  let pending: Promise<void>[] | undefined;
+  for (let i = 0, at = 0; i < count; i++, at += arity) {
+    let result: unknown;
+    let then: unknown;
+    try {
+      result = arity === 1
+        ? fn(flat[at])
+        : arity === 2
+        ? fn(flat[at], flat[at + 1])
+        : arity === 0
+        ? fn()
+        : fn(...flat.slice(at, at + arity));
+      // Read once, here, as the worker reads a task's: a getter on `then` is user code and may throw.
+      if (result !== null && (typeof result === "object" || typeof result === "function")) {
+        then = (result as { then?: unknown }).then;
+      }
+    } catch (thrown) {
+      if (!failed) {
+        failed = true;
+        error = thrown;
+      }
+      continue;
+    }
+    if (typeof then !== "function") {
+      results[i] = result;
+      continue;
+    }
+    const index = i;
+    // Adopted through a real promise: its `then` may throw, call back twice or call both (the first wins).
+    (pending ??= []).push(
+      new Promise((resolve, reject) => (then as (res: unknown, rej: unknown) => unknown).call(result, resolve, reject))
+        .then(
+          (value) => {
+            results[index] = value;
+          },
+          (rejection) => {
+            if (!failed) {
+              failed = true;
+              error = rejection;
+            }
+          },
+        ),
+    );
+  }
+  const finish = () => {
+    if (failed) throw error;
+    return results;
+  };
+  return pending === undefined ? finish() : Promise.all(pending).then(finish);
+}
+
+/**
+ * The built-in tasks, in the order every worker registers them after the module's own exports: a
+ * built-in's id is the module's export count plus its index here.
+ */
+export const BUILTINS: Readonly<Record<string, TaskFunction>> = Object.freeze({
+  ...BUILTIN_TASKS,
+  runChunk: runChunk as TaskFunction,
+});
+
+/**
+ * The chunk task's id in a pool whose module exports `moduleTasks` functions.
+ *
+ * @param moduleTasks How many task functions the module exports.
+ * @returns The id of {@link runChunk} on every worker of that pool.
+ *
+ * @example Usage
+ * ```ts
+ * import { BUILTINS, chunkTaskId } from "./batch.ts";
+ * console.log(chunkTaskId(3) === 3 + Object.keys(BUILTINS).indexOf("runChunk")); // true
+ * ```
+ */
+export function chunkTaskId(moduleTasks: number): number {
+  return moduleTasks + CHUNK_INDEX;
+}
+
+const CHUNK_INDEX = Object.keys(BUILTINS).indexOf("runChunk");
+
+/** How {@link submitBatch} submits: one task as `run` would, or one chunk (arguments for {@link runChunk}). */
+export interface BatchSubmitter {
+  /** Submits one task with `args`; a refusal calls `reject`. May throw (a submission cut short). */
+  one(args: unknown[], resolve: (value: unknown) => void, reject: (error: unknown) => void): void;
+  /** Submits a chunk; `resolve` receives its results array. A refusal calls `reject`. May throw. */
+  chunk(flat: unknown[], resolve: (value: unknown) => void, reject: (error: unknown) => void): void;
+}
+
+/**
+ * Submits a batch: each argument list of `argsList` as one task, consecutive ones of primitives in chunks
+ * (see the module doc). Resolves with the results in input order, or rejects with the first error.
+ *
+ * @param task The task's name (for error messages).
+ * @param taskId The task's id, or undefined if the module exports no such function (then nothing is
+ * chunked, and each submission is refused as `run`'s would be).
+ * @param argsList The argument lists.
+ * @param workers How many workers the pool has.
+ * @param submit How to submit one task or one chunk.
+ * @returns The results, in the order of `argsList`.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const sums = await submitBatch("add", addId, [[1, 2], [3, 4]], 2, submitter); // [3, 7]
+ * ```
+ */
+export function submitBatch(
+  task: string,
+  taskId: number | undefined,
+  argsList: readonly unknown[],
+  workers: number,
+  submit: BatchSubmitter,
+): Promise<unknown[]> {
+  const n = argsList.length;
+  const results = new Array<unknown>(n);
+  if (n === 0) return Promise.resolve(results);
+  const limit = taskId === undefined ? 1 : Math.min(MAX_CHUNK, Math.floor(n / (workers * CHUNKS_PER_WORKER)));
+  return new Promise((resolve, reject) => {
+    // Submissions not yet resolved, plus one for the loop below, so that the batch cannot resolve before
+    // every argument list was submitted.
+    let left = 1;
+    let failed = false;
+    const fail = (error: unknown) => {
+      if (failed) return;
+      failed = true;
+      reject(error);
+    };
+    const done = () => {
+      if (--left === 0 && !failed) resolve(results);
+    };
+    let flat: unknown[] = [];
+    let base = 0;
+    let count = 0;
+    let arity = -1;
+    const flush = () => {
+      if (count === 0) return;
+      const from = base;
+      const many = count;
+      flat[2] = many;
+      const chunk = flat;
+      flat = [];
+      count = 0;
+      left++;
+      submit.chunk(chunk, (values) => {
+        const got = values as unknown[];
+        for (let j = 0; j < many; j++) results[from + j] = got[j];
+        done();
+      }, fail);
+    };
+    const one = (i: number, args: unknown[]) => {
+      left++;
+      submit.one(args, (value) => {
+        results[i] = value;
+        done();
+      }, fail);
+    };
+    try {
+      for (let i = 0; i < n; i++) {
+        const args = argsList[i];
+        if (!Array.isArray(args)) {
+          flush();
+          fail(new TypeError(`Cannot run task '${task}' as argsList[${i}] must be an array of arguments`));
+          continue;
+        }
+        if (limit <= 1) {
+          one(i, args);
+          continue;
+        }
+        const length = args.length;
+        if (length > MAX_CHUNK_ARITY) {
+          flush();
+          one(i, args);
+          continue;
+        }
+        if (count === limit || (count !== 0 && length !== arity)) flush();
+        if (count === 0) {
+          base = i;
+          arity = length;
+          flat.push(taskId, length, 0);
+        }
+        // Read once, into the chunk: what goes on is these values (a getter on the list runs here only).
+        const start = flat.length;
+        let j = 0;
+        for (; j < length; j++) {
+          const value = args[j];
+          flat.push(value);
+          if (!chunkable(value)) break;
+        }
+        if (j < length) {
+          // Not for a chunk: on its own, with the values read (the rest read now, once).
+          const values = flat.splice(start);
+          for (j++; j < length; j++) values.push(args[j]);
+          if (count === 0) flat = [];
+          flush();
+          one(i, values);
+          continue;
+        }
+        count++;
+      }
+      flush();
+    } catch (error) {
+      // A getter's throw, or a submission cut short (a stack overflow): the batch fails with it; what was
+      // submitted runs and settles on its own.
+      fail(error);
+      return;
+    }
+    done();
+  });
+}
+
+/** Whether an argument may go in a chunk: a primitive that encodes small and runs no code. */
+function chunkable(value: unknown): boolean {
+  switch (typeof value) {
+    case "number":
+    case "boolean":
+    case "undefined":
+    case "bigint":
+      return true;
+    case "string":
+      return (value as string).length <= MAX_CHUNK_STRING;
+    default:
+      return value === null;
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * Batches (`pool.runMany`, lib/batch.ts): tiny tasks travel in chunks, and cutting a batch into chunks
+ * keeps what `Promise.all` of as many `run` calls promises: results in input order, each task run once,
+ * one settlement of the batch with the first error, whatever the tasks return or throw, and each argument
+ * list read once.
+ *
+ * @module
+ */
+import { MAX_CHUNK } from "../lib/batch.ts";
+import { WorkerCrashedError } from "../lib/errors.ts";
+import type { Pool } from "../lib/pool.ts";
+import { withTerminatedPool } from "./_pool.ts";
+import type * as tasks from "./fixtures/batch_tasks.ts";
+import { assert, assertEquals, assertRejects, test, within } from "./_test.ts";
+
+const moduleUrl = new URL("./fixtures/batch_tasks.ts", import.meta.url);
+
+/** A pool of 2 workers whose tasks count their runs into `started` and `finished` (by task index). */
+async function withCounters(
+  n: number,
+  body: (pool: Pool<typeof tasks>, started: Int32Array, finished: Int32Array) => Promise<void>,
+): Promise<void> {
+  await withTerminatedPool<typeof tasks>(moduleUrl, { workers: 2 }, async (pool) => {
+    const started = new Int32Array(new SharedArrayBuffer(4 * n));
+    const finished = new Int32Array(new SharedArrayBuffer(4 * n));
+    await within(pool.broadcast("install", started, finished), 10_000, "install the counters");
+    await body(pool, started, finished);
+  });
+}
+
+/** The indices whose count is not 1, as a short string for a message ("" if none). */
+function notOnce(counts: Int32Array): string {
+  const bad: string[] = [];
+  counts.forEach((c, i) => {
+    if (c !== 1 && bad.length < 5) bad.push(`${i} ran ${c} times`);
+  });
+  return bad.join(", ");
+}
+
+test("runMany of tiny tasks runs them in chunks: one submission per chunk of up to 64, results in input order", async () => {
+  await withCounters(0, async (pool) => {
+    const n = 100_000;
+    const before = pool.stats().submitted;
+    const sums = await within(
+      pool.runMany("add", Array.from({ length: n }, (_, i): [number, number] => [i, 1])),
+      60_000,
+      "100k",
+    );
+    const submissions = pool.stats().submitted - before;
+    assertEquals(sums.length, n);
+    assert(sums.every((v, i) => v === i + 1), "every result in input order");
+    assertEquals(submissions, Math.ceil(n / MAX_CHUNK), "one submission per full chunk");
+    // A short batch is not cut: its few tasks may be long, and each worker should get some.
+    const few = pool.stats().submitted;
+    assertEquals(await within(pool.runMany("add", [[1, 2], [3, 4], [5, 6]]), 10_000, "3 tasks"), [3, 7, 11]);
+    assertEquals(pool.stats().submitted - few, 3, "a batch shorter than 8 chunks a worker goes task by task");
+  });
+});
+
+test("every task of a chunked batch runs once when some throw: the batch rejects once, with the first error", async () => {
+  const n = 5_000;
+  await withCounters(n, async (pool, started) => {
+    const error = await within(
+      assertRejects(pool.runMany("mark", Array.from({ length: n }, (_, i): [number, number, number] => [i, 97, 50]))),
+      60_000,
+      "a batch with failures",
+    );
+    assert(error instanceof RangeError && /^task \d+ fails$/.test(error.message), String(error));
+    await within(pool.drain(), 30_000, "drain");
+    assertEquals(notOnce(started), "", "each task ran exactly once");
+    assertEquals(pool.stats().pending, 0, "every chunk settled");
+  });
+});
+
+test("a chunk finishes only once every promise and thenable of its tasks settled; hostile thenables settle once", async () => {
+  const n = 2_000;
+  await withCounters(n, async (pool, started, finished) => {
+    const error = await within(
+      assertRejects(pool.runMany("markAsync", Array.from({ length: n }, (_, i): [number] => [i]))),
+      60_000,
+      "an async batch",
+    );
+    assert(error instanceof Error && /^task \d+('s then getter throws| rejects)$/.test(error.message), String(error));
+    await within(pool.drain(), 30_000, "drain");
+    // A chunk that finished at its first rejection would let drain() resolve with timers still pending.
+    assertEquals(notOnce(started), "", "each task ran exactly once");
+    assertEquals(notOnce(finished), "", "each task's promise settled before its chunk finished");
+    // Without failures: the resolved values, in order.
+    const ok = Array.from({ length: 400 }, (_, i): [number] => [i * 4 + (i % 2) * 2]);
+    const values = await within(pool.runMany("markAsync", ok), 30_000, "an async batch that succeeds");
+    assertEquals(values, ok.map(([i]) => i), "each promise's or thenable's first value");
+  });
+});
+
+test("argument lists that are not all small primitives go on their own: objects, long strings, symbols, other arities", async () => {
+  await withCounters(0, async (pool) => {
+    const long = "x".repeat(300);
+    const kinds: unknown[][] = [[1, 2], [null, undefined], [true, 5n], [{ v: 1 }], [long], [], ["s", 1, 2], [[1]]];
+    const argsList = Array.from({ length: 4_000 }, (_, i) => kinds[i % kinds.length]);
+    const before = pool.stats().submitted;
+    const described = await within(pool.runMany("describe", argsList), 60_000, "a mixed batch");
+    const expected = argsList.map((args) =>
+      `${args.length}:` +
+      args.map((a) => typeof a === "object" && a !== null ? `object ${JSON.stringify(a)}` : `${typeof a} ${String(a)}`)
+        .join(",")
+    );
+    assertEquals(described, expected, "every result, in input order");
+    // Of each 8 lists, the 3 of two primitives in a row share a chunk; those with an object, a long string or
+    // an array go alone, and the lists of 0 and 3 arguments break the chunk (one arity a chunk): 6 a round.
+    assertEquals(pool.stats().submitted - before, (argsList.length / kinds.length) * 6, "submissions");
+    const symbol = await within(
+      assertRejects(pool.runMany("describe", Array.from({ length: 1_000 }, (_, i) => i === 500 ? [Symbol("s")] : [i]))),
+      30_000,
+      "a batch with a symbol",
+    );
+    assert(symbol instanceof TypeError, `a symbol cannot cross threads: ${String(symbol)}`);
+    await within(pool.drain(), 30_000, "drain");
+    assertEquals(pool.stats().pending, 0, "every submission settled");
+  });
+});
+
+test("each argument list of a batch is read once: a getter runs once whether its list is chunked or not", async () => {
+  await withCounters(0, async (pool) => {
+    let primitiveReads = 0;
+    let objectReads = 0;
+    const argsList: unknown[][] = Array.from({ length: 2_000 }, (_, i) => [i, 1]);
+    argsList[100] = Object.defineProperty([0, 1], 0, { get: () => (primitiveReads++, 41), enumerable: true });
+    argsList[200] = Object.defineProperty([0, 1], 0, { get: () => (objectReads++, { a: 1 }), enumerable: true });
+    const results = await within(pool.runMany("describe", argsList), 30_000, "a batch with getters");
+    assertEquals(results[100], "2:number 41,number 1");
+    assertEquals(results[200], 'object {"a":1},number 1'.replace(/^/, "2:"));
+    assertEquals([primitiveReads, objectReads], [1, 1], "each getter ran once");
+  });
+});
+
+test("a worker that dies running a chunk rejects the batch once with WorkerCrashedError; the pool goes on", async () => {
+  const n = 2_000;
+  await withCounters(n, async (pool, started) => {
+    const error = await within(
+      assertRejects(pool.runMany("dieAt", Array.from({ length: n }, (_, i): [number, number] => [i, 1_000]))),
+      60_000,
+      "a batch whose worker dies",
+    );
+    assert(error instanceof WorkerCrashedError, `WorkerCrashedError, received ${String(error)}`);
+    await within(pool.drain(), 30_000, "drain");
+    assert(started.every((c) => c <= 1), `no task ran twice: ${notOnce(started)}`);
+    assertEquals(pool.stats().workerCrashes, 1, "one crash");
+    assertEquals(pool.stats().pending, 0, "every chunk settled");
+    const sums = await within(
+      pool.runMany("add", Array.from({ length: 1_000 }, (_, i): [number, number] => [i, 1])),
+      30_000,
+      "after",
+    );
+    assert(sums.every((v, i) => v === i + 1), "the replacement serves the next batch");
+  });
+});
