@@ -45,7 +45,7 @@ export async function packTarball(dir: string): Promise<string> {
 /**
  * What every consumer's main checks of this wave's API, from the installed package (JavaScript that is
  * also TypeScript, run after the fib with `pool` open): a run with an aborted signal rejects with an
- * AbortError, `map` and `runMany` return their results in order, `broadcast` runs on both workers,
+ * AbortError, `map` and `runMany` return their results in order (a long `runMany` in chunks), `broadcast` runs on both workers,
  * `currentTask()` answers inside a task, and `metrics` record. It sets `features` to the list of checks
  * that failed ("" when all passed).
  */
@@ -59,6 +59,10 @@ const mapped = [];
 for await (const v of pool.map("inc", [1, 2, 3], { concurrency: 2 })) mapped.push(v);
 if (mapped.join() !== "2,3,4") failed.push("map");
 if ((await pool.runMany("add", [[1, 2], [3, 4]])).join() !== "3,7") failed.push("runMany");
+// A long batch of tiny tasks travels in chunks (of up to 64): far fewer submissions than tasks.
+const submittedBefore = pool.stats().submitted;
+const summed = await pool.runMany("sum", Array.from({ length: 2048 }, (_, i) => [i, 1]));
+if (summed.some((v, i) => v !== i + 1) || pool.stats().submitted - submittedBefore > 64) failed.push("runMany chunks");
 if ((await pool.broadcast("whoAmI")).join() !== "0,1") failed.push("broadcast");
 const metrics = pool.stats().metrics;
 if (metrics === undefined || metrics.runTime.count === 0) failed.push("metrics");
@@ -92,6 +96,11 @@ export function add(a: number, b: number): number {
 }
 export function inc(n: number): number {
   return n + 1;
+}
+export function sum(...xs: number[]): number {
+  let s = 0;
+  for (const x of xs) s += x;
+  return s;
 }
 export function spin(ms: number): number {
   const end = Date.now() + ms;
@@ -140,7 +149,10 @@ console.log("RESULT " + JSON.stringify({ ok: sums.every((v, i) => v === i + 1), 
  * annotations (one source for both).
  */
 export function consumerJsTasks(specifier: string): string {
-  const js = consumerFiles(specifier)["tasks.ts"].replaceAll(": number", "").replaceAll(": Uint8Array", "");
+  const js = consumerFiles(specifier)["tasks.ts"].replaceAll(": number[]", "").replaceAll(": number", "").replaceAll(
+    ": Uint8Array",
+    "",
+  );
   if (/\w: \w/.test(js)) throw new Error("Cannot make the JavaScript task module as an annotation is left in it");
   return js;
 }
