@@ -18,7 +18,8 @@
  * Invariants:
  * - Each argument list is read once (its length, then each argument), in order; a getter on it is user
  *   code and runs once. What was read is what is sent: a list submitted on its own is a copy of the values
- *   read, not the caller's array read again. A chunk's arguments are primitives, so encoding it runs no
+ *   read, not the caller's array read again (a list this module never reads, in a batch too short to cut or
+  of more than {@link MAX_CHUNK_ARITY} arguments, goes as the caller's array, read by the encoder alone). A chunk's arguments are primitives, so encoding it runs no
  *   user code.
  * - Each task runs at most once, and the batch's promise settles once: with every result in input order
  *   once every submission resolved, or with the first error (a chunk's first error, or a single task's,
@@ -36,6 +37,7 @@
  */
 
 import { BUILTIN_TASKS, currentHost, type TaskFunction } from "./join.ts";
+import { adopt, thenOf } from "./thenable.ts";
 
 /** The most tasks in one chunk. */
 export const MAX_CHUNK = 64;
@@ -83,9 +85,7 @@ export function runChunk(taskId: number, arity: number, count: number, ...flat: 
         ? fn()
         : fn(...flat.slice(at, at + arity));
       // Read once, here, as the worker reads a task's: a getter on `then` is user code and may throw.
-      if (result !== null && (typeof result === "object" || typeof result === "function")) {
-        then = (result as { then?: unknown }).then;
-      }
+      then = thenOf(result);
     } catch (thrown) {
       if (!failed) {
         failed = true;
@@ -100,18 +100,17 @@ export function runChunk(taskId: number, arity: number, count: number, ...flat: 
     const index = i;
     // Adopted through a real promise: its `then` may throw, call back twice or call both (the first wins).
     (pending ??= []).push(
-      new Promise((resolve, reject) => (then as (res: unknown, rej: unknown) => unknown).call(result, resolve, reject))
-        .then(
-          (value) => {
-            results[index] = value;
-          },
-          (rejection) => {
-            if (!failed) {
-              failed = true;
-              error = rejection;
-            }
-          },
-        ),
+      adopt(result, then).then(
+        (value) => {
+          results[index] = value;
+        },
+        (rejection) => {
+          if (!failed) {
+            failed = true;
+            error = rejection;
+          }
+        },
+      ),
     );
   }
   const finish = () => {

@@ -48,6 +48,7 @@ import {
 } from "./join.ts";
 import { encodeOutcome } from "./outcome.ts";
 import { BUILTINS } from "./batch.ts";
+import { adopt, thenOf } from "./thenable.ts";
 import { epochMs, TaskRecorder } from "./metrics.ts";
 import {
   NO_RECORD,
@@ -561,9 +562,7 @@ export class WorkerLoop implements ForkJoinHost {
     try {
       const args = decode(bytes, 0, bytes.length, this.buffers.resolve) as unknown[];
       result = this.functions[taskId](...args);
-      if (result !== null && (typeof result === "object" || typeof result === "function")) {
-        then = (result as { then?: unknown }).then;
-      }
+      then = thenOf(result);
     } catch (error) {
       report(true, error);
       return;
@@ -576,17 +575,16 @@ export class WorkerLoop implements ForkJoinHost {
     }
     // Pending like an async task's: the loop then sleeps with waitAsync, so that this promise can settle.
     this.pendingAsync++;
-    new Promise((resolve, reject) => (then as (res: unknown, rej: unknown) => unknown).call(result, resolve, reject))
-      .then(
-        (value) => {
-          this.pendingAsync--;
-          report(false, value);
-        },
-        (error) => {
-          this.pendingAsync--;
-          report(true, error);
-        },
-      );
+    adopt(result, then).then(
+      (value) => {
+        this.pendingAsync--;
+        report(false, value);
+      },
+      (error) => {
+        this.pendingAsync--;
+        report(true, error);
+      },
+    );
   }
 
   private stopping(): boolean {
@@ -771,9 +769,7 @@ export class WorkerLoop implements ForkJoinHost {
     try {
       result = fn(...(args as unknown[]));
       // Read once, here: a getter on `then` is user code and may throw (the task then fails).
-      if (result !== null && (typeof result === "object" || typeof result === "function")) {
-        then = (result as { then?: unknown }).then;
-      }
+      then = thenOf(result);
     } catch (error) {
       this.guard.enter();
       this.finish(handle, Outcome.ERROR, error);
@@ -791,11 +787,10 @@ export class WorkerLoop implements ForkJoinHost {
     // A thenable is adopted through a real promise: its `then` may throw (a rejection), call back twice
     // or call both callbacks (the first call wins); the task finishes exactly once either way.
     this.pendingAsync++;
-    new Promise((resolve, reject) => (then as (res: unknown, rej: unknown) => unknown).call(result, resolve, reject))
-      .then(
-        (value) => this.settleAsync(handle, Outcome.VALUE, value),
-        (error) => this.settleAsync(handle, Outcome.ERROR, error),
-      );
+    adopt(result, then).then(
+      (value) => this.settleAsync(handle, Outcome.VALUE, value),
+      (error) => this.settleAsync(handle, Outcome.ERROR, error),
+    );
     return undefined;
   }
 
