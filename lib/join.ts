@@ -501,7 +501,7 @@ function mapPiece(lo: number, hi: number, array: { [i: number]: number }, fn: Ta
   for (let i = lo; i < hi; i++) array[i] = f(array[i], i) as number;
 }
 
-/** Calls `fn(...args)`; returns `[true, result]` or `[false, what it threw]`. */
+/** Throws a RangeError naming `what` unless `start <= end` are integers and `grain` a positive integer. */
 function checkRange(what: string, start: number, end: number, grain: number): void {
   if (!Number.isInteger(start) || !Number.isInteger(end) || start > end) {
     throw new RangeError(

@@ -7,7 +7,7 @@
  * @module
  */
 import { MAX_CHUNK } from "../lib/batch.ts";
-import { WorkerCrashedError } from "../lib/errors.ts";
+import { PoolClosedError, PoolTerminatedError, WorkerCrashedError } from "../lib/errors.ts";
 import type { Pool } from "../lib/pool.ts";
 import { withTerminatedPool } from "./_pool.ts";
 import type * as tasks from "./fixtures/batch_tasks.ts";
@@ -150,5 +150,60 @@ test("a worker that dies running a chunk rejects the batch once with WorkerCrash
       "after",
     );
     assert(sums.every((v, i) => v === i + 1), "the replacement serves the next batch");
+  });
+});
+
+/**
+ * A batch whose argument list has a getter that closes or terminates the pool: `n` lists of `mark(i)`, the
+ * one at `at` with a getter for its first value that calls `end(pool)`.
+ */
+function batchEndingAt(n: number, at: number, end: () => unknown): unknown[][] {
+  const argsList: unknown[][] = Array.from({ length: n }, (_, i) => [i, n + 1, n]);
+  argsList[at] = Object.defineProperty([0, n + 1, n], 0, { get: () => (end(), at), enumerable: true });
+  return argsList;
+}
+
+test("a getter that closes the pool midway through a batch: the batch rejects once with PoolClosedError; what was submitted runs once, the rest never", async () => {
+  const n = 2_000;
+  const at = 500;
+  await withCounters(n, async (pool, started) => {
+    let closing: Promise<void> | undefined;
+    let settlements = 0;
+    const batch = pool.runMany(
+      "mark",
+      batchEndingAt(n, at, () => (closing ??= pool.close())) as [number, number, number][],
+    );
+    batch.then(() => settlements++, () => settlements++);
+    const error = await within(assertRejects(batch), 30_000, "a batch whose getter closes the pool");
+    assert(error instanceof PoolClosedError, `PoolClosedError, received ${String(error)}`);
+    assert(closing !== undefined, "the getter ran");
+    await within(closing, 30_000, "close");
+    // Chunks of 64 (2,000 lists, 2 workers): those before the getter's chunk were submitted before close.
+    const submitted = Math.floor(at / MAX_CHUNK) * MAX_CHUNK;
+    const ranOnce = started.subarray(0, submitted);
+    assert(ranOnce.every((c) => c === 1), `what was submitted before close ran once: ${notOnce(ranOnce)}`);
+    assert(started.subarray(submitted).every((c) => c === 0), "nothing refused ran");
+    assertEquals(pool.stats().pending, 0, "every submission settled");
+    assertEquals(settlements, 1, "the batch settled once");
+  });
+});
+
+test("a getter that terminates the pool midway through a batch: the batch rejects once, with PoolTerminatedError (the chunks in flight fail first); no task runs twice", async () => {
+  const n = 2_000;
+  const at = 500;
+  await withCounters(n, async (pool, started) => {
+    let terminating: Promise<void> | undefined;
+    let settlements = 0;
+    const batch = pool.runMany(
+      "mark",
+      batchEndingAt(n, at, () => (terminating ??= pool.terminate())) as [number, number, number][],
+    );
+    batch.then(() => settlements++, () => settlements++);
+    const error = await within(assertRejects(batch), 30_000, "a batch whose getter terminates the pool");
+    assert(error instanceof PoolTerminatedError, `PoolTerminatedError, received ${String(error)}`);
+    assert(terminating !== undefined, "the getter ran");
+    await within(terminating, 30_000, "terminate");
+    assert(started.every((c) => c <= 1), `no task ran twice: ${notOnce(started)}`);
+    assertEquals(settlements, 1, "the batch settled once");
   });
 });
