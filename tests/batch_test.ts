@@ -154,56 +154,50 @@ test("a worker that dies running a chunk rejects the batch once with WorkerCrash
 });
 
 /**
- * A batch whose argument list has a getter that closes or terminates the pool: `n` lists of `mark(i)`, the
- * one at `at` with a getter for its first value that calls `end(pool)`.
+ * Runs a batch of `n` lists of `mark(i)` whose list `at` has a getter (for its first value) that calls
+ * `end` once (closing or terminating the pool); waits for the batch to reject and for `end`'s promise.
+ * Returns the batch's error and how many times the batch settled, counted until the caller asks.
  */
-function batchEndingAt(n: number, at: number, end: () => unknown): unknown[][] {
-  const argsList: unknown[][] = Array.from({ length: n }, (_, i) => [i, n + 1, n]);
-  argsList[at] = Object.defineProperty([0, n + 1, n], 0, { get: () => (end(), at), enumerable: true });
-  return argsList;
+async function batchEndedByGetter(
+  pool: Pool<typeof tasks>,
+  n: number,
+  at: number,
+  end: () => Promise<void>,
+): Promise<{ error: unknown; settlements: () => number }> {
+  const argsList: [number, number, number][] = Array.from({ length: n }, (_, i) => [i, n + 1, n]);
+  let ending: Promise<void> | undefined;
+  argsList[at] = Object.defineProperty([0, n + 1, n], 0, { get: () => (ending ??= end(), at), enumerable: true });
+  let settlements = 0;
+  const batch = pool.runMany("mark", argsList);
+  batch.then(() => settlements++, () => settlements++);
+  const error = await within(assertRejects(batch), 30_000, "a batch whose getter ends the pool");
+  assert(ending !== undefined, "the getter ran");
+  await within(ending, 30_000, "the pool's end");
+  return { error, settlements: () => settlements };
 }
 
 test("a getter that closes the pool midway through a batch: the batch rejects once with PoolClosedError; what was submitted runs once, the rest never", async () => {
   const n = 2_000;
   const at = 500;
   await withCounters(n, async (pool, started) => {
-    let closing: Promise<void> | undefined;
-    let settlements = 0;
-    const batch = pool.runMany(
-      "mark",
-      batchEndingAt(n, at, () => (closing ??= pool.close())) as [number, number, number][],
-    );
-    batch.then(() => settlements++, () => settlements++);
-    const error = await within(assertRejects(batch), 30_000, "a batch whose getter closes the pool");
+    const { error, settlements } = await batchEndedByGetter(pool, n, at, () => pool.close());
     assert(error instanceof PoolClosedError, `PoolClosedError, received ${String(error)}`);
-    assert(closing !== undefined, "the getter ran");
-    await within(closing, 30_000, "close");
     // Chunks of 64 (2,000 lists, 2 workers): those before the getter's chunk were submitted before close.
     const submitted = Math.floor(at / MAX_CHUNK) * MAX_CHUNK;
     const ranOnce = started.subarray(0, submitted);
     assert(ranOnce.every((c) => c === 1), `what was submitted before close ran once: ${notOnce(ranOnce)}`);
     assert(started.subarray(submitted).every((c) => c === 0), "nothing refused ran");
     assertEquals(pool.stats().pending, 0, "every submission settled");
-    assertEquals(settlements, 1, "the batch settled once");
+    assertEquals(settlements(), 1, "the batch settled once");
   });
 });
 
 test("a getter that terminates the pool midway through a batch: the batch rejects once, with PoolTerminatedError (the chunks in flight fail first); no task runs twice", async () => {
   const n = 2_000;
-  const at = 500;
   await withCounters(n, async (pool, started) => {
-    let terminating: Promise<void> | undefined;
-    let settlements = 0;
-    const batch = pool.runMany(
-      "mark",
-      batchEndingAt(n, at, () => (terminating ??= pool.terminate())) as [number, number, number][],
-    );
-    batch.then(() => settlements++, () => settlements++);
-    const error = await within(assertRejects(batch), 30_000, "a batch whose getter terminates the pool");
+    const { error, settlements } = await batchEndedByGetter(pool, n, 500, () => pool.terminate());
     assert(error instanceof PoolTerminatedError, `PoolTerminatedError, received ${String(error)}`);
-    assert(terminating !== undefined, "the getter ran");
-    await within(terminating, 30_000, "terminate");
     assert(started.every((c) => c <= 1), `no task ran twice: ${notOnce(started)}`);
-    assertEquals(settlements, 1, "the batch settled once");
+    assertEquals(settlements(), 1, "the batch settled once");
   });
 });
