@@ -10,7 +10,7 @@
  * push, a completion, a promise callback); a chunk of up to {@link MAX_CHUNK} tasks pays those once. A
  * chunk holds consecutive argument lists of one length whose arguments are all primitives (numbers,
  * booleans, null, undefined, bigints, strings of up to {@link MAX_CHUNK_STRING} characters), flattened
- * into one argument list: `[taskId, arity, count, ...arguments]`. Any other argument list (an object or a
+ * into one argument list: `[taskId, arity, count, outcomes, ...arguments]` (see {@link runChunk}). Any other argument list (an object or a
  * long string in it, more than {@link MAX_CHUNK_ARITY} arguments, not an array) is submitted on its own,
  * exactly as `run` would submit it. Chunks are cut only when the batch is long enough that every worker
  * gets at least {@link CHUNKS_PER_WORKER} of them, so that a batch of few, long tasks is spread as before.
@@ -50,28 +50,46 @@ export const CHUNKS_PER_WORKER = 8;
 
 /**
  * Runs a chunk of tasks on a worker: `count` calls of task `taskId`, the i-th with the `arity` arguments
- * from `flat[i * arity]` on. Returns their results in order, or a promise of them if any task returned a
- * thenable (adopted as the worker adopts a task's: its `then` read once). Every task runs even when one
- * throws; the chunk then throws the first error (by index for throws, by time for rejections, a throw
- * first), after every returned promise has settled.
+ * from `flat[i * arity]` on. Every task runs even when one throws, and the chunk finishes only after every
+ * promise its tasks returned has settled (each thenable adopted as the worker adopts a task's: its `then`
+ * read once). What it returns depends on `outcomes`:
+ * - 0 (`runMany`): the results in order, or a promise of them if any task returned a thenable; if a task
+ *   failed, the chunk throws the first error (by index for throws, by time for rejections, a throw first).
+ * - 1 (`map`, which yields every result before the first failure): `[errorAt, error, results]`, where
+ *   `errorAt` is the smallest index of a task that threw or rejected (-1 if none) and `error` what it threw;
+ *   `results` holds the other tasks' results. It throws only if that array cannot be sent.
  *
  * @param taskId The task function's id.
  * @param arity How many arguments each task takes.
  * @param count How many tasks.
+ * @param outcomes 0 or 1, as above.
  * @param flat The tasks' arguments, one after another.
- * @returns The results, or a promise of them.
+ * @returns The results (or the outcomes), or a promise of them.
  *
  * @example Usage
  * ```ts ignore
  * // On a worker, from a record that the main thread's submitBatch filled: add(1, 2), add(3, 4).
- * runChunk(addId, 2, 2, 1, 2, 3, 4); // [3, 7]
+ * runChunk(addId, 2, 2, 0, 1, 2, 3, 4); // [3, 7]
  * ```
  */
-export function runChunk(taskId: number, arity: number, count: number, ...flat: unknown[]): unknown {
+export function runChunk(taskId: number, arity: number, count: number, outcomes: number, ...flat: unknown[]): unknown {
   const fn = currentHost()!.task(taskId);
   const results = new Array<unknown>(count);
   let failed = false;
   let error: unknown;
+  // outcomes: the smallest failing index and its error, whatever the order in which the failures came.
+  let errorAt = -1;
+  let indexed: unknown;
+  const failAt = (index: number, thrown: unknown) => {
+    if (!failed) {
+      failed = true;
+      error = thrown;
+    }
+    if (errorAt === -1 || index < errorAt) {
+      errorAt = index;
+      indexed = thrown;
+    }
+  };
   let pending: Promise<void>[] | undefined;
   for (let i = 0, at = 0; i < count; i++, at += arity) {
     let result: unknown;
@@ -87,10 +105,7 @@ export function runChunk(taskId: number, arity: number, count: number, ...flat: 
       // Read once, here, as the worker reads a task's: a getter on `then` is user code and may throw.
       then = thenOf(result);
     } catch (thrown) {
-      if (!failed) {
-        failed = true;
-        error = thrown;
-      }
+      failAt(i, thrown);
       continue;
     }
     if (typeof then !== "function") {
@@ -104,16 +119,12 @@ export function runChunk(taskId: number, arity: number, count: number, ...flat: 
         (value) => {
           results[index] = value;
         },
-        (rejection) => {
-          if (!failed) {
-            failed = true;
-            error = rejection;
-          }
-        },
+        (rejection) => failAt(index, rejection),
       ),
     );
   }
   const finish = () => {
+    if (outcomes === 1) return [errorAt, indexed, results];
     if (failed) throw error;
     return results;
   };
@@ -146,6 +157,45 @@ export function chunkTaskId(moduleTasks: number): number {
 }
 
 const CHUNK_INDEX = Object.keys(BUILTINS).indexOf("runChunk");
+
+/**
+ * The largest chunk `pool.map` sends with a window of `concurrency` tasks on `workers` workers: small
+ * enough that the window holds {@link CHUNKS_PER_WORKER} chunks for each worker (a few long tasks stay
+ * spread over the workers), at most {@link MAX_CHUNK}. Below 2, the map sends no chunks.
+ *
+ * @param concurrency The map's bound on tasks in flight.
+ * @param workers How many workers the pool has.
+ * @returns The most inputs in one of the map's chunks.
+ *
+ * @example Usage
+ * ```ts
+ * import { mapChunkLimit } from "./batch.ts";
+ * console.log(mapChunkLimit(256, 2), mapChunkLimit(8, 2)); // 16 0
+ * ```
+ */
+export function mapChunkLimit(concurrency: number, workers: number): number {
+  return Math.min(MAX_CHUNK, Math.floor(concurrency / (workers * CHUNKS_PER_WORKER)));
+}
+
+/**
+ * A map's chunk: the arguments of {@link runChunk} for one-argument tasks of `taskId` over `inputs`, with
+ * outcomes (so that the map can yield every result before the first failure).
+ *
+ * @param taskId The task function's id.
+ * @param inputs The inputs, each {@link chunkable}.
+ * @returns `[taskId, 1, inputs.length, 1, ...inputs]`.
+ *
+ * @example Usage
+ * ```ts
+ * import { mapChunkArgs } from "./batch.ts";
+ * console.log(mapChunkArgs(5, [1, 2])); // [5, 1, 2, 1, 1, 2]
+ * ```
+ */
+export function mapChunkArgs(taskId: number, inputs: readonly unknown[]): unknown[] {
+  const flat: unknown[] = [taskId, 1, inputs.length, 1];
+  for (let i = 0; i < inputs.length; i++) flat.push(inputs[i]);
+  return flat;
+}
 
 /** How {@link submitBatch} submits: one task as `run` would, or one chunk (arguments for {@link runChunk}). */
 export interface BatchSubmitter {
@@ -244,7 +294,7 @@ export function submitBatch(
         if (count === 0) {
           base = i;
           arity = length;
-          flat.push(taskId, length, 0);
+          flat.push(taskId, length, 0, 0);
         }
         // Read once, into the chunk: what goes on is these values (a getter on the list runs here only).
         const start = flat.length;
@@ -276,8 +326,20 @@ export function submitBatch(
   });
 }
 
-/** Whether an argument may go in a chunk: a primitive that encodes small and runs no code. */
-function chunkable(value: unknown): boolean {
+/**
+ * Whether an argument may go in a chunk: a primitive that encodes small and runs no code.
+ *
+ * @param value An argument.
+ * @returns Whether it is a number, boolean, undefined, null, bigint or a string of at most
+ * {@link MAX_CHUNK_STRING} characters.
+ *
+ * @example Usage
+ * ```ts
+ * import { chunkable } from "./batch.ts";
+ * console.log(chunkable(1), chunkable("a"), chunkable({})); // true true false
+ * ```
+ */
+export function chunkable(value: unknown): boolean {
   switch (typeof value) {
     case "number":
     case "boolean":

@@ -13,6 +13,10 @@
  *   first: by the consumer (`break`, `return`), by a task's error (thrown from the iteration), or by the
  *   caller's signal. Then the tasks still in flight are aborted (queued ones never run), and the input
  *   iterator is closed (`return()`).
+ * - With {@link MapChunks} (`pool.map` for a task of the module), consecutive inputs of a synchronous
+ *   iterable that fit go in chunks of up to `limit`, each one submission (lib/batch.ts): a chunk counts as
+ *   its inputs in the window, and its results are yielded as if its tasks had run one by one: every
+ *   result before the first failing input, then that input's error.
  *
  * Threads: the thread that created the pool.
  *
@@ -40,6 +44,22 @@ interface Done<R> {
   value: R | unknown;
 }
 
+/**
+ * How a map may send several inputs as one chunk (see `pool.map`): consecutive inputs that fit, from a
+ * synchronous iterable.
+ */
+export interface MapChunks<T, R> {
+  /** The most inputs in one chunk: at least 2. */
+  limit: number;
+  /** Whether `input` may go in a chunk. */
+  fits(input: T): boolean;
+  /**
+   * Submits a chunk of `inputs`; `signal` aborts it. Resolves with `[errorAt, error, results]`: the smallest
+   * index of an input whose task failed (-1 if none) and what it threw, and the other tasks' results.
+   */
+  run(inputs: T[], signal: AbortSignalLike): Promise<[number, unknown, R[]]>;
+}
+
 /** The default bound on tasks in flight: enough to keep workers busy with tiny tasks. */
 export const DEFAULT_MAP_CONCURRENCY = 256;
 
@@ -51,6 +71,8 @@ export const DEFAULT_MAP_CONCURRENCY = 256;
  * @param concurrency The most tasks in flight.
  * @param ordered Yield in input order (else as they finish).
  * @param signal The caller's signal, if any.
+ * @param chunks How to send inputs in chunks, if the caller can (only a synchronous iterable's inputs go
+ * in chunks: an asynchronous one's arrive one at a time, and holding one back for a chunk would delay it).
  * @returns The results, as an async generator.
  *
  * @example Usage
@@ -68,6 +90,7 @@ export async function* mapTasks<T, R>(
   concurrency: number,
   ordered: boolean,
   signal: AbortSignalLike | undefined,
+  chunks?: MapChunks<T, R>,
 ): AsyncGenerator<R, void, undefined> {
   const stop = new AbortController();
   // Results by input index (ordered) or in order of arrival (unordered), and a wake-up for the consumer.
@@ -96,17 +119,17 @@ export async function* mapTasks<T, R>(
     for (;;) {
       signal?.throwIfAborted();
       // Fill the window: in order, counted from the oldest result not yet yielded.
-      while (!exhausted && started - yielded < concurrency) {
-        const next = syncIterator !== undefined ? syncIterator.next() : await asyncIterator!.next();
-        if (next.done) {
-          exhausted = true;
-          break;
+      if (chunks !== undefined && syncIterator !== undefined) {
+        fillInChunks(chunks, syncIterator);
+      } else {
+        while (!exhausted && started - yielded < concurrency) {
+          const next = syncIterator !== undefined ? syncIterator.next() : await asyncIterator!.next();
+          if (next.done) {
+            exhausted = true;
+            break;
+          }
+          submitOne(next.value);
         }
-        const index = started++;
-        run(next.value, stop.signal).then(
-          (value) => settled(index, { ok: true, value }),
-          (error) => settled(index, { ok: false, value: error }),
-        );
       }
       if (yielded === started) {
         finished = true;
@@ -128,6 +151,69 @@ export async function* mapTasks<T, R>(
         else await asyncIterator!.return?.();
       }
     }
+  }
+
+  function submitOne(input: T): void {
+    const index = started++;
+    run(input, stop.signal).then(
+      (value) => settled(index, { ok: true, value }),
+      (error) => settled(index, { ok: false, value: error }),
+    );
+  }
+
+  /**
+   * Fills the window from a synchronous iterator, consecutive inputs that fit in chunks, the others one by
+   * one. An input pulled counts against the window at once, so that a chunk never overfills it; a chunk
+   * is begun only while a whole one fits (a window refilled one result at a time would send chunks of
+   * one), so chunks fall short only where the inputs end or one does not fit. If the iterator throws, the inputs held for a chunk are not submitted (the map ends with that
+   * error).
+   */
+  function fillInChunks(chunks: MapChunks<T, R>, iterator: Iterator<T>): void {
+    const held: T[] = [];
+    while (!exhausted) {
+      const room = concurrency - (started - yielded) - held.length;
+      if (room <= 0 || (held.length === 0 && room < chunks.limit)) break;
+      const next = iterator.next();
+      if (next.done) {
+        exhausted = true;
+        break;
+      }
+      if (chunks.fits(next.value)) {
+        held.push(next.value);
+        if (held.length === chunks.limit) submitChunk(chunks, held);
+      } else {
+        submitChunk(chunks, held);
+        submitOne(next.value);
+      }
+    }
+    submitChunk(chunks, held);
+  }
+
+  /** Submits the inputs held (and empties `held`): a chunk, or one task for a single input. */
+  function submitChunk(chunks: MapChunks<T, R>, held: T[]): void {
+    if (held.length < 2) {
+      if (held.length === 1) submitOne(held.pop()!);
+      return;
+    }
+    const base = started;
+    const count = held.length;
+    started += count;
+    chunks.run(held.splice(0), stop.signal).then(
+      ([errorAt, error, values]) => {
+        // In input order: the results before the first failure, then that failure. The tasks after it
+        // ran, but the iteration ends at the failure, so they settle with it (never yielded).
+        for (let k = 0; k < count; k++) {
+          settled(
+            base + k,
+            errorAt === -1 || k < errorAt ? { ok: true, value: values[k] } : { ok: false, value: error },
+          );
+        }
+      },
+      (error) => {
+        // The chunk as a whole failed (refused, aborted, its worker died, its results not sendable).
+        for (let k = 0; k < count; k++) settled(base + k, { ok: false, value: error });
+      },
+    );
   }
 
   function settled(index: number, done: Done<R>): void {

@@ -33,7 +33,7 @@
 
 import { Admission } from "./admission.ts";
 import { mem } from "./atomics.ts";
-import { chunkTaskId, submitBatch } from "./batch.ts";
+import { chunkable, chunkTaskId, mapChunkArgs, mapChunkLimit, submitBatch } from "./batch.ts";
 import { BufferRegistry } from "./buffers.ts";
 import { Broadcaster } from "./broadcast.ts";
 import { Canceller } from "./cancellation.ts";
@@ -42,7 +42,7 @@ import { CompletionReader } from "./completion.ts";
 import { initDeque, Stealer } from "./deque.ts";
 import { PoolTerminatedError, TaskNotFoundError } from "./errors.ts";
 import { initInjector, Injector } from "./injector.ts";
-import { DEFAULT_MAP_CONCURRENCY, type MapInputs, type MapOptions, mapTasks } from "./map.ts";
+import { DEFAULT_MAP_CONCURRENCY, type MapChunks, type MapInputs, type MapOptions, mapTasks } from "./map.ts";
 import { epochMs, type MetricsStats, metricsTable, PoolMetrics, TaskStamps } from "./metrics.ts";
 import { ControlWords, type PoolLayout, poolLayout, StatusWords } from "./layout.ts";
 import { type Entry, Settled, TaskLedger } from "./ledger.ts";
@@ -603,27 +603,46 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     // task (a listener per task made the map ~2.5x slower than batched runs).
     const inFlight = new Set<Entry>();
     let listening = false;
-    const run = (input: unknown, stop: AbortSignalLike): Promise<TaskResult<M, K>> => {
+    // One task (its argument list), or one chunk with `builtinId` (the chunk task's arguments).
+    const submit = (args: unknown[], stop: AbortSignalLike, builtinId?: number): Promise<unknown> => {
       if (!listening) {
         listening = true;
         stop.addEventListener("abort", () => {
           for (const entry of inFlight) this.canceller.cancel(entry, signalReason(stop), false);
         }, { once: true });
       }
-      if (!this.ledger.hasRoom()) return this.ledger.waitForRoom().then(() => run(input, stop));
+      if (!this.ledger.hasRoom()) return this.ledger.waitForRoom().then(() => submit(args, stop, builtinId));
       return new Promise((resolve, reject) => {
         let entry: Entry | undefined = undefined;
-        entry = this.admission.submit(task, [input], (value) => {
-          inFlight.delete(entry!);
-          resolve(value as TaskResult<M, K>);
-        }, (error) => {
-          if (entry !== undefined) inFlight.delete(entry);
-          reject(error);
-        });
+        entry = this.admission.submit(
+          task,
+          args,
+          (value) => {
+            inFlight.delete(entry!);
+            resolve(value);
+          },
+          (error) => {
+            if (entry !== undefined) inFlight.delete(entry);
+            reject(error);
+          },
+          undefined,
+          builtinId,
+        );
         if (entry !== undefined && !entry.settled) inFlight.add(entry);
       });
     };
-    return mapTasks(inputs, run, concurrency, ordered, signal);
+    const run = (input: unknown, stop: AbortSignalLike) => submit([input], stop) as Promise<TaskResult<M, K>>;
+    // Tiny inputs go in chunks, as runMany's do (lib/batch.ts), when the window is wide enough.
+    const taskId = this.admission.taskId(task);
+    const limit = mapChunkLimit(concurrency, this.stealers.length);
+    const chunkId = chunkTaskId(this.admission.taskNames.length);
+    const chunks: MapChunks<unknown, TaskResult<M, K>> | undefined = taskId === undefined || limit < 2 ? undefined : {
+      limit,
+      fits: chunkable,
+      run: (chunk, stop) =>
+        submit(mapChunkArgs(taskId, chunk), stop, chunkId) as Promise<[number, unknown, TaskResult<M, K>[]]>,
+    };
+    return mapTasks(inputs, run, concurrency, ordered, signal, chunks);
   }
 
   /**

@@ -45,8 +45,8 @@ export async function packTarball(dir: string): Promise<string> {
 /**
  * What every consumer's main checks of this wave's API, from the installed package (JavaScript that is
  * also TypeScript, run after the fib with `pool` open): a run with an aborted signal rejects with an
- * AbortError, `map` and `runMany` return their results in order (a long `runMany` in chunks), `broadcast` runs on both workers,
- * `currentTask()` answers inside a task, and `metrics` record. It sets `features` to the list of checks
+ * AbortError, `map` and `runMany` return their results in order (a long `runMany` and a long `map` in
+ * chunks), `broadcast` runs on both workers, `currentTask()` answers inside a task, and `metrics` record. It sets `features` to the list of checks
  * that failed ("" when all passed).
  */
 export const CONSUMER_FEATURES = `const failed = [];
@@ -63,6 +63,11 @@ if ((await pool.runMany("add", [[1, 2], [3, 4]])).join() !== "3,7") failed.push(
 const submittedBefore = pool.stats().submitted;
 const summed = await pool.runMany("sum", Array.from({ length: 2048 }, (_, i) => [i, 1]));
 if (summed.some((v, i) => v !== i + 1) || pool.stats().submitted - submittedBefore > 64) failed.push("runMany chunks");
+// So does a long map of tiny inputs (in chunks of 16 with the default window on 2 workers).
+const mapBefore = pool.stats().submitted;
+const incremented = [];
+for await (const v of pool.map("inc", Array.from({ length: 2048 }, (_, i) => i))) incremented.push(v);
+if (incremented.some((v, i) => v !== i + 1) || pool.stats().submitted - mapBefore > 128) failed.push("map chunks");
 if ((await pool.broadcast("whoAmI")).join() !== "0,1") failed.push("broadcast");
 const metrics = pool.stats().metrics;
 if (metrics === undefined || metrics.runTime.count === 0) failed.push("metrics");

@@ -182,3 +182,18 @@ export async function within<T>(promise: Promise<T>, ms: number, what: string): 
     clearTimeout(timer);
   }
 }
+
+/**
+ * Every value of an async iterable, in order (a pool's `map`).
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { collect } from "./_test.ts";
+ * const squares = await collect(pool.map("square", [1, 2])); // [1, 4]
+ * ```
+ */
+export async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const value of iterable) out.push(value);
+  return out;
+}

@@ -7,7 +7,7 @@
 import { Pool, type PoolOptions } from "../lib/pool.ts";
 import { withTerminatedPool } from "./_pool.ts";
 import type * as tasks from "./fixtures/stream_tasks.ts";
-import { assert, assertEquals, assertRejects, assertThrows, test, within } from "./_test.ts";
+import { assert, assertEquals, assertRejects, assertThrows, collect, test, within } from "./_test.ts";
 
 const moduleUrl = new URL("./fixtures/stream_tasks.ts", import.meta.url);
 
@@ -17,12 +17,6 @@ function withPool(options: PoolOptions, body: (pool: Pool<typeof tasks>) => void
 
 function probe(): Int32Array {
   return new Int32Array(new SharedArrayBuffer(16));
-}
-
-async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const value of iterable) out.push(value);
-  return out;
 }
 
 test("maxQueue: a submission beyond workers + maxQueue pending rejects with QueueFullError; waitForRoom waits for room", async () => {

@@ -2,17 +2,18 @@
  * Batches (`pool.runMany`, lib/batch.ts): tiny tasks travel in chunks, and cutting a batch into chunks
  * keeps what `Promise.all` of as many `run` calls promises: results in input order, each task run once,
  * one settlement of the batch with the first error, whatever the tasks return or throw, and each argument
- * list read once.
+ * list read once. `pool.map` sends tiny inputs of a synchronous iterable in chunks too, and yields as if
+ * its tasks ran one by one: every result before the first failing input, then that input's error.
  *
  * @module
  */
-import { MAX_CHUNK } from "../lib/batch.ts";
+import { mapChunkLimit, MAX_CHUNK } from "../lib/batch.ts";
 import { PoolClosedError, PoolTerminatedError, WorkerCrashedError } from "../lib/errors.ts";
 import type { Pool } from "../lib/pool.ts";
 import { withTerminatedPool } from "./_pool.ts";
 import type * as tasks from "./fixtures/batch_tasks.ts";
 import { describe } from "./fixtures/batch_tasks.ts";
-import { assert, assertEquals, assertRejects, test, within } from "./_test.ts";
+import { assert, assertEquals, assertRejects, collect, test, within } from "./_test.ts";
 
 const moduleUrl = new URL("./fixtures/batch_tasks.ts", import.meta.url);
 
@@ -199,5 +200,116 @@ test("a getter that terminates the pool midway through a batch: the batch reject
     assert(error instanceof PoolTerminatedError, `PoolTerminatedError, received ${String(error)}`);
     assert(started.every((c) => c <= 1), `no task ran twice: ${notOnce(started)}`);
     assertEquals(settlements(), 1, "the batch settled once");
+  });
+});
+
+test("map of tiny inputs sends whole chunks: one submission per chunk, results in input order", async () => {
+  await withCounters(0, async (pool) => {
+    const limit = mapChunkLimit(256, 2); // the default concurrency, 2 workers
+    assertEquals(limit, 16);
+    const n = 10_000; // a multiple of the limit: every chunk whole, the last included
+    const before = pool.stats().submitted;
+    const out = await within(collect(pool.map("describe", Array.from({ length: n }, (_, i) => i))), 30_000, "map");
+    assertEquals(out.length, n);
+    assert(out.every((v, i) => v === `1:number ${i}`), "every result in input order");
+    assertEquals(pool.stats().submitted - before, n / limit, "one submission per chunk, no short ones");
+    const unordered = await within(
+      collect(pool.map("describe", Array.from({ length: 1_000 }, (_, i) => i), { ordered: false })),
+      30_000,
+      "unordered",
+    );
+    assertEquals(
+      [...unordered].sort(),
+      Array.from({ length: 1_000 }, (_, i) => `1:number ${i}`).sort(),
+      "unordered: every input once",
+    );
+  });
+});
+
+test("map sends one by one what does not fit a chunk: objects and long strings between tiny inputs, async iterables, narrow windows", async () => {
+  await withCounters(0, async (pool) => {
+    const inputs: unknown[] = Array.from({ length: 1_000 }, (_, i) => i);
+    inputs[10] = { a: 1 };
+    inputs[500] = "x".repeat(300);
+    const out = await within(collect(pool.map("describe", inputs as number[])), 30_000, "mixed");
+    assertEquals(out, inputs.map((v) => describe(v)), "every result in input order");
+    async function* slowly() {
+      for (let i = 0; i < 100; i++) yield i;
+    }
+    let before = pool.stats().submitted;
+    assertEquals((await within(collect(pool.map("describe", slowly())), 30_000, "async")).length, 100);
+    assertEquals(pool.stats().submitted - before, 100, "an async iterable's inputs go one by one");
+    before = pool.stats().submitted;
+    const narrow = Array.from({ length: 100 }, (_, i) => i);
+    assertEquals(
+      (await within(collect(pool.map("describe", narrow, { concurrency: 31 })), 30_000, "narrow")).length,
+      100,
+    );
+    assertEquals(pool.stats().submitted - before, 100, "a window of fewer than 32 sends no chunks on 2 workers");
+  });
+});
+
+test("map over chunks yields every result before the first failing input, then its error; no task runs twice", async () => {
+  const n = 5_000;
+  await withCounters(n, async (pool, started) => {
+    const seen: number[] = [];
+    const error = await within(
+      assertRejects((async () => {
+        for await (const v of pool.map("markOne", Array.from({ length: n }, (_, i) => i))) seen.push(v);
+      })()),
+      30_000,
+      "a failing map",
+    );
+    assertEquals((error as Error).message, "input 777 fails");
+    assertEquals(seen, Array.from({ length: 777 }, (_, i) => i * 2), "every result before input 777, in order");
+    await within(pool.drain(), 30_000, "drain");
+    assert(started.every((c) => c <= 1), `no task ran twice: ${notOnce(started)}`);
+    assert(started.subarray(0, 778).every((c) => c === 1), "every input up to the failing one ran");
+  });
+});
+
+test("a chunk's first failure is by input, not by time: a later rejection at a smaller index wins over an earlier throw", async () => {
+  await withCounters(32, async (pool) => {
+    const before = pool.stats().submitted;
+    const seen: unknown[] = [];
+    const error = await within(
+      assertRejects((async () => {
+        for await (const v of pool.map("failLate", Array.from({ length: 32 }, (_, i) => i))) {
+          seen.push(v);
+        }
+      })()),
+      30_000,
+      "a map whose chunk fails twice",
+    );
+    assertEquals(pool.stats().submitted - before, 2, "two chunks of 16: inputs 5 and 9 in the first");
+    assertEquals((error as Error).message, "input 5 rejects");
+    assertEquals(seen, [0, 1, 2, 3, 4]);
+  });
+});
+
+test("map over chunks ends on break: what is in flight is aborted, no task runs twice, the inputs are closed", async () => {
+  const n = 100_000;
+  await withCounters(n, async (pool, started) => {
+    let closed = false;
+    let pulled = 0;
+    function* inputs() {
+      try {
+        for (let i = 0; i < n; i++) {
+          pulled++;
+          yield i;
+        }
+      } finally {
+        closed = true;
+      }
+    }
+    let seen = 0;
+    for await (const _ of pool.map("markOne", inputs())) {
+      if (++seen === 100) break;
+    }
+    assert(closed, "the input generator was closed");
+    assert(pulled <= 100 + 256, `inputs pulled only as the window had room: ${pulled}`);
+    await within(pool.drain(), 30_000, "drain");
+    assert(started.every((c) => c <= 1), `no task ran twice: ${notOnce(started)}`);
+    assertEquals(pool.stats().pending, 0, "every chunk settled");
   });
 });
