@@ -14,9 +14,10 @@
  *   caller's signal. Then the tasks still in flight are aborted (queued ones never run), and the input
  *   iterator is closed (`return()`).
  * - With {@link MapChunks} (`pool.map` for a task of the module), consecutive inputs of a synchronous
- *   iterable that fit go in chunks of up to `limit`, each one submission (lib/batch.ts): a chunk counts as
- *   its inputs in the window, and its results are yielded as if its tasks had run one by one: every
- *   result before the first failing input, then that input's error.
+ *   iterable that fit go in chunks of up to `limit`, each one submission (lib/batch.ts), from the second
+ *   window on, and not the last few: a chunk counts as its inputs in the window, and its results are
+ *   yielded as if its tasks had run one by one: every result before the first failing input, then that
+ *   input's error.
  *
  * Threads: the thread that created the pool.
  *
@@ -119,7 +120,9 @@ export async function* mapTasks<T, R>(
     for (;;) {
       signal?.throwIfAborted();
       // Fill the window: in order, counted from the oldest result not yet yielded.
-      if (chunks !== undefined && syncIterator !== undefined) {
+      // The first window goes one by one, as without chunks: a map of fewer inputs than that is not cut
+      // (its few tasks may be long, and each worker should get some), as runMany leaves a short batch.
+      if (chunks !== undefined && syncIterator !== undefined && started >= concurrency) {
         fillInChunks(chunks, syncIterator);
       } else {
         while (!exhausted && started - yielded < concurrency) {
@@ -165,8 +168,9 @@ export async function* mapTasks<T, R>(
    * Fills the window from a synchronous iterator, consecutive inputs that fit in chunks, the others one by
    * one. An input pulled counts against the window at once, so that a chunk never overfills it; a chunk
    * is begun only while a whole one fits (a window refilled one result at a time would send chunks of
-   * one), so chunks fall short only where the inputs end or one does not fit. If the iterator throws, the inputs held for a chunk are not submitted (the map ends with that
-   * error).
+   * one), so chunks fall short only before an input that does not fit. The inputs held when the iterator
+   * ends go one by one: the map's last tasks spread over the workers. If the iterator throws, the inputs
+   * held for a chunk are not submitted (the map ends with that error).
    */
   function fillInChunks(chunks: MapChunks<T, R>, iterator: Iterator<T>): void {
     const held: T[] = [];
@@ -176,6 +180,7 @@ export async function* mapTasks<T, R>(
       const next = iterator.next();
       if (next.done) {
         exhausted = true;
+        for (const input of held.splice(0)) submitOne(input);
         break;
       }
       if (chunks.fits(next.value)) {

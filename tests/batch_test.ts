@@ -207,12 +207,14 @@ test("map of tiny inputs sends whole chunks: one submission per chunk, results i
   await withCounters(0, async (pool) => {
     const limit = mapChunkLimit(256, 2); // the default concurrency, 2 workers
     assertEquals(limit, 16);
-    const n = 10_000; // a multiple of the limit: every chunk whole, the last included
+    // The first window (256) goes one by one; then chunks; 10,000 - 256 is a multiple of 16, so every
+    // chunk is whole and nothing is held at the end.
+    const n = 10_000;
     const before = pool.stats().submitted;
     const out = await within(collect(pool.map("describe", Array.from({ length: n }, (_, i) => i))), 30_000, "map");
     assertEquals(out.length, n);
     assert(out.every((v, i) => v === `1:number ${i}`), "every result in input order");
-    assertEquals(pool.stats().submitted - before, n / limit, "one submission per chunk, no short ones");
+    assertEquals(pool.stats().submitted - before, 256 + (n - 256) / limit, "one submission per chunk, no short ones");
     const unordered = await within(
       collect(pool.map("describe", Array.from({ length: 1_000 }, (_, i) => i), { ordered: false })),
       30_000,
@@ -231,12 +233,20 @@ test("map sends one by one what does not fit a chunk: objects and long strings b
     const inputs: unknown[] = Array.from({ length: 1_000 }, (_, i) => i);
     inputs[10] = { a: 1 };
     inputs[500] = "x".repeat(300);
+    inputs[600] = { b: [2] };
     const out = await within(collect(pool.map("describe", inputs as number[])), 30_000, "mixed");
     assertEquals(out, inputs.map((v) => describe(v)), "every result in input order");
+    let before = pool.stats().submitted;
+    assertEquals((await within(collect(pool.map("describe", [1, 2, 3])), 30_000, "short")).length, 3);
+    assertEquals(pool.stats().submitted - before, 3, "a map within its first window goes one by one");
+    before = pool.stats().submitted;
+    const tail = Array.from({ length: 256 + 16 + 5 }, (_, i) => i);
+    assertEquals((await within(collect(pool.map("describe", tail)), 30_000, "a tail")).length, tail.length);
+    assertEquals(pool.stats().submitted - before, 256 + 1 + 5, "a chunk after the first window; the last 5 one by one");
     async function* slowly() {
       for (let i = 0; i < 100; i++) yield i;
     }
-    let before = pool.stats().submitted;
+    before = pool.stats().submitted;
     assertEquals((await within(collect(pool.map("describe", slowly())), 30_000, "async")).length, 100);
     assertEquals(pool.stats().submitted - before, 100, "an async iterable's inputs go one by one");
     before = pool.stats().submitted;
@@ -269,21 +279,21 @@ test("map over chunks yields every result before the first failing input, then i
 });
 
 test("a chunk's first failure is by input, not by time: a later rejection at a smaller index wins over an earlier throw", async () => {
-  await withCounters(32, async (pool) => {
+  const n = 1_024;
+  await withCounters(n, async (pool) => {
     const before = pool.stats().submitted;
     const seen: unknown[] = [];
     const error = await within(
       assertRejects((async () => {
-        for await (const v of pool.map("failLate", Array.from({ length: 32 }, (_, i) => i))) {
-          seen.push(v);
-        }
+        for await (const v of pool.map("failLate", Array.from({ length: n }, (_, i) => i))) seen.push(v);
       })()),
       30_000,
       "a map whose chunk fails twice",
     );
-    assertEquals(pool.stats().submitted - before, 2, "two chunks of 16: inputs 5 and 9 in the first");
-    assertEquals((error as Error).message, "input 5 rejects");
-    assertEquals(seen, [0, 1, 2, 3, 4]);
+    // 256 one by one, then chunks of 16 from 256 on: inputs 995 and 999 share the chunk of 992-1007.
+    assert(pool.stats().submitted - before <= 256 + (n - 256) / 16, "the inputs after the first window went in chunks");
+    assertEquals((error as Error).message, "input 995 rejects");
+    assertEquals(seen, Array.from({ length: 995 }, (_, i) => i));
   });
 });
 
@@ -302,12 +312,14 @@ test("map over chunks ends on break: what is in flight is aborted, no task runs 
         closed = true;
       }
     }
+    const before = pool.stats().submitted;
     let seen = 0;
     for await (const _ of pool.map("markOne", inputs())) {
-      if (++seen === 100) break;
+      if (++seen === 700) break; // (before input 777, which fails)
     }
     assert(closed, "the input generator was closed");
-    assert(pulled <= 100 + 256, `inputs pulled only as the window had room: ${pulled}`);
+    assert(pulled <= 700 + 256, `inputs pulled only as the window had room: ${pulled}`);
+    assert(pool.stats().submitted - before < pulled, "inputs went in chunks before the break");
     await within(pool.drain(), 30_000, "drain");
     assert(started.every((c) => c <= 1), `no task ran twice: ${notOnce(started)}`);
     assertEquals(pool.stats().pending, 0, "every chunk settled");
