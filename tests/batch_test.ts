@@ -259,17 +259,27 @@ test("map sends one by one what does not fit a chunk: objects and long strings b
   });
 });
 
+/** Maps `task` over the inputs 0 to n - 1, which must fail: the error, and the results yielded before it. */
+async function failingMap(
+  pool: Pool<typeof tasks>,
+  task: "markOne" | "failLate",
+  n: number,
+): Promise<{ error: unknown; seen: unknown[] }> {
+  const seen: unknown[] = [];
+  const error = await within(
+    assertRejects((async () => {
+      for await (const v of pool.map(task, Array.from({ length: n }, (_, i) => i))) seen.push(v);
+    })()),
+    30_000,
+    `a failing map of ${task}`,
+  );
+  return { error, seen };
+}
+
 test("map over chunks yields every result before the first failing input, then its error; no task runs twice", async () => {
   const n = 5_000;
   await withCounters(n, async (pool, started) => {
-    const seen: number[] = [];
-    const error = await within(
-      assertRejects((async () => {
-        for await (const v of pool.map("markOne", Array.from({ length: n }, (_, i) => i))) seen.push(v);
-      })()),
-      30_000,
-      "a failing map",
-    );
+    const { error, seen } = await failingMap(pool, "markOne", n);
     assertEquals((error as Error).message, "input 777 fails");
     assertEquals(seen, Array.from({ length: 777 }, (_, i) => i * 2), "every result before input 777, in order");
     await within(pool.drain(), 30_000, "drain");
@@ -282,14 +292,7 @@ test("a chunk's first failure is by input, not by time: a later rejection at a s
   const n = 1_024;
   await withCounters(n, async (pool) => {
     const before = pool.stats().submitted;
-    const seen: unknown[] = [];
-    const error = await within(
-      assertRejects((async () => {
-        for await (const v of pool.map("failLate", Array.from({ length: n }, (_, i) => i))) seen.push(v);
-      })()),
-      30_000,
-      "a map whose chunk fails twice",
-    );
+    const { error, seen } = await failingMap(pool, "failLate", n);
     // 256 one by one, then chunks of 16 from 256 on: inputs 995 and 999 share the chunk of 992-1007.
     assert(pool.stats().submitted - before <= 256 + (n - 256) / 16, "the inputs after the first window went in chunks");
     assertEquals((error as Error).message, "input 995 rejects");
