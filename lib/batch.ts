@@ -1,26 +1,29 @@
 /**
- * Batches (`pool.runMany`): many tasks of one function in one call, and the chunks that carry them.
+ * Batches (`pool.runMany`): many tasks of one function in one call, and the chunks that carry them (for
+ * `pool.map` too).
  *
  * What it owns: how a batch is cut into submissions (the main thread's {@link submitBatch}), the chunk
  * task that runs a chunk's tasks on a worker ({@link runChunk}), and the order of the built-in tasks every
  * worker registers after the module's own exports ({@link BUILTINS}), from which the main thread knows the
- * chunk task's id ({@link chunkTaskId}).
+ * chunk task's id ({@link chunkTaskId}); for `pool.map` (lib/map.ts cuts its window), the size of its
+ * chunks ({@link mapChunkLimit}) and their arguments ({@link mapChunkArgs}).
  *
  * Why chunks: a tiny task costs the main thread far more than the worker (an entry, a record, a queue
  * push, a completion, a promise callback); a chunk of up to {@link MAX_CHUNK} tasks pays those once. A
  * chunk holds consecutive argument lists of one length whose arguments are all primitives (numbers,
  * booleans, null, undefined, bigints, strings of up to {@link MAX_CHUNK_STRING} characters), flattened
- * into one argument list: `[taskId, arity, count, outcomes, ...arguments]` (see {@link runChunk}). Any other argument list (an object or a
- * long string in it, more than {@link MAX_CHUNK_ARITY} arguments, not an array) is submitted on its own,
- * exactly as `run` would submit it. Chunks are cut only when the batch is long enough that every worker
- * gets at least {@link CHUNKS_PER_WORKER} of them, so that a batch of few, long tasks is spread as before.
+ * into one argument list: `[taskId, arity, count, outcomes, ...arguments]` (see {@link runChunk}). Any
+ * other argument list (an object or a long string in it, more than {@link MAX_CHUNK_ARITY} arguments, not
+ * an array) is submitted on its own, exactly as `run` would submit it. Chunks are cut only when the batch
+ * is long enough that every worker gets at least {@link CHUNKS_PER_WORKER} of them, so that a batch of
+ * few, long tasks is spread as before.
  *
  * Invariants:
  * - Each argument list is read once (its length, then each argument), in order; a getter on it is user
  *   code and runs once. What was read is what is sent: a list submitted on its own is a copy of the values
- *   read, not the caller's array read again (a list this module never reads, in a batch too short to cut or
-  of more than {@link MAX_CHUNK_ARITY} arguments, goes as the caller's array, read by the encoder alone). A chunk's arguments are primitives, so encoding it runs no
- *   user code.
+ *   read, not the caller's array read again (a list this module never reads, in a batch too short to cut
+ *   or of more than {@link MAX_CHUNK_ARITY} arguments, goes as the caller's array, read by the encoder
+ *   alone). A chunk's arguments are primitives, so encoding it runs no user code.
  * - Each task runs at most once, and the batch's promise settles once: with every result in input order
  *   once every submission resolved, or with the first error (a chunk's first error, or a single task's,
  *   or a refusal). A chunk runs every one of its tasks even when one throws, and finishes only once every

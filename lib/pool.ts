@@ -33,7 +33,7 @@
 
 import { Admission } from "./admission.ts";
 import { mem } from "./atomics.ts";
-import { chunkable, chunkTaskId, mapChunkArgs, mapChunkLimit, submitBatch } from "./batch.ts";
+import { chunkTaskId, submitBatch } from "./batch.ts";
 import { BufferRegistry } from "./buffers.ts";
 import { Broadcaster } from "./broadcast.ts";
 import { Canceller } from "./cancellation.ts";
@@ -42,19 +42,11 @@ import { CompletionReader } from "./completion.ts";
 import { initDeque, Stealer } from "./deque.ts";
 import { PoolTerminatedError, TaskNotFoundError } from "./errors.ts";
 import { initInjector, Injector } from "./injector.ts";
-import { DEFAULT_MAP_CONCURRENCY, type MapChunks, type MapInputs, type MapOptions, mapTasks } from "./map.ts";
+import { type MapInputs, type MapOptions, startMap } from "./map.ts";
 import { epochMs, type MetricsStats, metricsTable, PoolMetrics, TaskStamps } from "./metrics.ts";
 import { ControlWords, type PoolLayout, poolLayout, StatusWords } from "./layout.ts";
 import { type Entry, Settled, TaskLedger } from "./ledger.ts";
-import {
-  type AbortSignalLike,
-  hrefOf,
-  type PoolOptions,
-  resolveOptions,
-  resolveRunOptions,
-  type RunOptions,
-  signalReason,
-} from "./options.ts";
+import { hrefOf, type PoolOptions, resolveOptions, resolveRunOptions, type RunOptions } from "./options.ts";
 import { Sleep } from "./sleep.ts";
 import { Submitter } from "./submission.ts";
 import { TaskTable } from "./task.ts";
@@ -557,7 +549,9 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * results: in input order (default) or as they finish. Inputs are pulled only as the window has room,
    * so an endless or asynchronous iterable streams in flat memory; with `maxQueue`, submissions wait for
    * room. A task's error ends the iteration (thrown from it); so do `break` and the signal. Then the tasks
-   * still in flight are aborted (queued ones never run) and the inputs are closed.
+   * still in flight are aborted (queued ones never run) and the inputs are closed. Past the first window,
+   * consecutive small primitive inputs of a synchronous iterable go in chunks (lib/batch.ts), one
+   * submission each; results and errors come as if each task had run alone.
    *
    * @param task The name of a task of one argument.
    * @param inputs The arguments: an iterable or an async iterable.
@@ -576,73 +570,21 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     inputs: MapInputs<TaskArgs<M, K>[0]>,
     options: MapOptions = {},
   ): AsyncGenerator<TaskResult<M, K>, void, undefined> {
-    if (options === null || typeof options !== "object") {
-      throw new TypeError(
-        `Cannot map as its options must be an object: received ${options === null ? "null" : typeof options}`,
-      );
-    }
-    const concurrency = options.concurrency ?? DEFAULT_MAP_CONCURRENCY;
-    if (typeof concurrency !== "number" || !Number.isInteger(concurrency) || concurrency < 1) {
-      throw new (typeof concurrency === "number" ? RangeError : TypeError)(
-        `Cannot map as 'concurrency' must be an integer from 1: received ${String(concurrency)}`,
-      );
-    }
-    const ordered = options.ordered ?? true;
-    if (typeof ordered !== "boolean") {
-      throw new TypeError(`Cannot map as 'ordered' must be a boolean: received ${typeof ordered}`);
-    }
-    const { signal } = resolveRunOptions({ signal: options.signal });
-    const iterable = inputs as unknown as Record<symbol, unknown> | null;
-    if (
-      iterable === null || typeof iterable !== "object" && typeof iterable !== "string" ||
-      typeof iterable[Symbol.iterator] !== "function" && typeof iterable[Symbol.asyncIterator] !== "function"
-    ) {
-      throw new TypeError(`Cannot map as 'inputs' must be an iterable or an async iterable: received ${typeof inputs}`);
-    }
-    // The tasks in flight, so that the map's end aborts them: one listener for the whole map, not one per
-    // task (a listener per task made the map ~2.5x slower than batched runs).
-    const inFlight = new Set<Entry>();
-    let listening = false;
-    // One task (its argument list), or one chunk with `builtinId` (the chunk task's arguments).
-    const submit = (args: unknown[], stop: AbortSignalLike, builtinId?: number): Promise<unknown> => {
-      if (!listening) {
-        listening = true;
-        stop.addEventListener("abort", () => {
-          for (const entry of inFlight) this.canceller.cancel(entry, signalReason(stop), false);
-        }, { once: true });
-      }
-      if (!this.ledger.hasRoom()) return this.ledger.waitForRoom().then(() => submit(args, stop, builtinId));
-      return new Promise((resolve, reject) => {
-        let entry: Entry | undefined = undefined;
-        entry = this.admission.submit(
-          task,
-          args,
-          (value) => {
-            inFlight.delete(entry!);
-            resolve(value);
-          },
-          (error) => {
-            if (entry !== undefined) inFlight.delete(entry);
-            reject(error);
-          },
-          undefined,
-          builtinId,
-        );
-        if (entry !== undefined && !entry.settled) inFlight.add(entry);
-      });
-    };
-    const run = (input: unknown, stop: AbortSignalLike) => submit([input], stop) as Promise<TaskResult<M, K>>;
-    // Tiny inputs go in chunks, as runMany's do (lib/batch.ts), when the window is wide enough.
-    const taskId = this.admission.taskId(task);
-    const limit = mapChunkLimit(concurrency, this.stealers.length);
-    const chunkId = chunkTaskId(this.admission.taskNames.length);
-    const chunks: MapChunks<unknown, TaskResult<M, K>> | undefined = taskId === undefined || limit < 2 ? undefined : {
-      limit,
-      fits: chunkable,
-      run: (chunk, stop) =>
-        submit(mapChunkArgs(taskId, chunk), stop, chunkId) as Promise<[number, unknown, TaskResult<M, K>[]]>,
-    };
-    return mapTasks(inputs, run, concurrency, ordered, signal, chunks);
+    const admission = this.admission;
+    return startMap<TaskArgs<M, K>[0], TaskResult<M, K>>(
+      {
+        submit: (args, resolve, reject, builtinId) =>
+          admission.submit(task, args, resolve, reject, undefined, builtinId),
+        cancel: (entry, reason) => this.canceller.cancel(entry, reason, false),
+        hasRoom: () => this.ledger.hasRoom(),
+        waitForRoom: () => this.ledger.waitForRoom(),
+        taskId: admission.taskId(task),
+        chunkId: chunkTaskId(admission.taskNames.length),
+        workers: this.stealers.length,
+      },
+      inputs,
+      options,
+    );
   }
 
   /**
