@@ -90,9 +90,9 @@ const features = failed.join();
 
 /**
  * The consumer project every consumer test writes, importing filch as `specifier`: a task module with
- * `add`, `inc`, `whoAmI` (a worker's index, through `currentTask()`) and a fork-join `fib`, and a
- * `main.ts` that runs 10k tasks, fib(30) on 2 workers and {@link CONSUMER_FEATURES}, and prints
- * `RESULT {ok, fib, steals, features}`.
+ * `add`, `inc`, `whoAmI` (a worker's index, through `currentTask()`), a fork-join `fib` and a join that
+ * ends only if its b is stolen, and a `main.ts` that runs 10k tasks, fib(30) and that join on 2 workers
+ * and {@link CONSUMER_FEATURES}, and prints `RESULT {ok, fib, waited, steals, features}`.
  */
 export function consumerFiles(specifier: string): { "tasks.ts": string; "main.ts": string } {
   return {
@@ -137,15 +137,28 @@ export function fib(n: number): number {
   const [x, y] = join(() => fib(n - 1), fib, n - 2);
   return x + y;
 }
+// a waits (up to 30 s) for b to raise a flag, so the join ends only if another worker steals b while a
+// waits: "ok" or "not-equal" means stolen, "timed-out" that it never was. (Whether fib's pieces are
+// stolen depends on timing, as a busy machine can finish fib on one worker before the other wakes.)
+export function stolenWhileWaiting() {
+  const flag = new Int32Array(new SharedArrayBuffer(4));
+  const [waited] = join(() => Atomics.wait(flag, 0, 0, 30_000), raise, flag);
+  return waited;
+}
+export function raise(flag: Int32Array) {
+  Atomics.store(flag, 0, 1);
+  Atomics.notify(flag, 0);
+}
 `,
     "main.ts": `import { move, Pool } from "${specifier}";
 import type * as tasks from "./tasks.ts";
 const pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: 2, metrics: true });
 const sums = await Promise.all(Array.from({ length: 10_000 }, (_, i) => pool.run("add", i, 1)));
 const fib = await pool.run("fib", 30);
+const waited = await pool.run("stolenWhileWaiting");
 const steals = pool.stats().workers.reduce((sum, w) => sum + w.successfulSteals, 0);
 ${CONSUMER_FEATURES}await pool.close();
-console.log("RESULT " + JSON.stringify({ ok: sums.every((v, i) => v === i + 1), fib, steals, features }));
+console.log("RESULT " + JSON.stringify({ ok: sums.every((v, i) => v === i + 1), fib, waited, steals, features }));
 `,
   };
 }
@@ -155,17 +168,15 @@ console.log("RESULT " + JSON.stringify({ ok: sums.every((v, i) => v === i + 1), 
  * annotations (one source for both).
  */
 export function consumerJsTasks(specifier: string): string {
-  const js = consumerFiles(specifier)["tasks.ts"].replaceAll(": number[]", "").replaceAll(": number", "").replaceAll(
-    ": Uint8Array",
-    "",
-  );
+  const js = consumerFiles(specifier)["tasks.ts"].replaceAll(": number[]", "").replaceAll(": number", "")
+    .replaceAll(": Uint8Array", "").replaceAll(": Int32Array", "");
   if (/\w: \w/.test(js)) throw new Error("Cannot make the JavaScript task module as an annotation is left in it");
   return js;
 }
 
 /**
- * Asserts that a consumer's `main.ts` ran: exit 0, every task's result right, fib(30), steals, and every
- * check of {@link CONSUMER_FEATURES}.
+ * Asserts that a consumer's `main.ts` ran: exit 0, every task's result right, fib(30), a piece stolen and
+ * counted, and every check of {@link CONSUMER_FEATURES}.
  */
 export function assertConsumerRan(what: string, run: { code: number; output: string }): void {
   const line = run.output.split("\n").find((l) => l.startsWith("RESULT "));
@@ -173,6 +184,7 @@ export function assertConsumerRan(what: string, run: { code: number; output: str
   const result = JSON.parse(line.slice("RESULT ".length)) as {
     ok: boolean;
     fib: number;
+    waited: string;
     steals: number;
     features: string;
   };
@@ -183,5 +195,6 @@ export function assertConsumerRan(what: string, run: { code: number; output: str
     `${what}: the checks of abort, map, runMany, broadcast, metrics and force that failed`,
   );
   assertEquals(result.fib, 832040, `${what}: fib(30)`);
-  assert(result.steals > 0, `${what}: no steals in a fork-join fib(30) on 2 workers: ${line}`);
+  assert(result.waited !== "timed-out", `${what}: a join's b was never stolen while its a waited: ${line}`);
+  assert(result.steals > 0, `${what}: no steals counted after a stolen piece: ${line}`);
 }

@@ -33,9 +33,10 @@ try {
   const pool = await Pool.create(new URL("./tasks.js", import.meta.url), { workers: 2, metrics: true });
   const sums = await Promise.all(Array.from({ length: 10_000 }, (_, i) => pool.run("add", i, 1)));
   const fib = await pool.run("fib", 30);
+  const waited = await pool.run("stolenWhileWaiting");
   const steals = pool.stats().workers.reduce((sum, w) => sum + w.successfulSteals, 0);
 ${CONSUMER_FEATURES}  await pool.close();
-  globalThis.__result = { ok: sums.every((v, i) => v === i + 1), fib, steals, features };
+  globalThis.__result = { ok: sums.every((v, i) => v === i + 1), fib, waited, steals, features };
 } catch (error) {
   globalThis.__result = { error: (error && error.name) + ": " + (error && error.message) };
 }
@@ -201,13 +202,16 @@ try {
         const result = await runPage(served.url, join(dir, profile));
         const error = String(result.error ?? "");
         const ok = isolated
-          ? result.ok === true && result.fib === 832040 && (result.steals as number) > 0 && result.features === ""
+          ? result.ok === true && result.fib === 832040 && result.waited !== "timed-out" &&
+            (result.steals as number) > 0 && result.features === ""
           : error.includes("Cross-Origin-Opener-Policy") && error.includes("Cross-Origin-Embedder-Policy");
         console.log(
           ok
             ? `ok: ${what}: ${
               isolated
-                ? `10k tasks, fib(30), ${String(result.steals)} steals; abort, map, runMany, broadcast, metrics`
+                ? `10k tasks, fib(30), ${
+                  String(result.steals)
+                } steals (a waiting join's b stolen); abort, map, runMany, broadcast, metrics`
                 : error.slice(0, 110) + "…"
             }`
             : `FAILED: ${what}: ${JSON.stringify(result)}`,

@@ -27,9 +27,10 @@ const JS_MAIN = `import { move, Pool } from "filch";
 const pool = await Pool.create(new URL("./tasks.mjs", import.meta.url), { workers: 2, metrics: true });
 const sums = await Promise.all(Array.from({ length: 10_000 }, (_, i) => pool.run("add", i, 1)));
 const fib = await pool.run("fib", 30);
+const waited = await pool.run("stolenWhileWaiting");
 const steals = pool.stats().workers.reduce((sum, w) => sum + w.successfulSteals, 0);
 ${CONSUMER_FEATURES}await pool.close();
-console.log("RESULT " + JSON.stringify({ ok: sums.every((v, i) => v === i + 1), fib, steals, features }));
+console.log("RESULT " + JSON.stringify({ ok: sums.every((v, i) => v === i + 1), fib, waited, steals, features }));
 `;
 
 test(
