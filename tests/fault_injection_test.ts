@@ -30,6 +30,17 @@ const ROUNDS = Number(env.FILCH_FAULT_ROUNDS ?? 10);
 const FIRST = Number(env.FILCH_FAULT_FIRST_ROUND ?? 0);
 
 /** xorshift32: the suite's only randomness, so a seed replays a round exactly (up to thread timing). */
+/**
+ * Whether `e` says the task's worker died under it: a task on a worker that another task's exit (or a kill
+ * from outside) kills rejects with WorkerCrashedError, whatever it was (ResourceLimitError, its subclass,
+ * if the worker ran out of memory); a scope whose part ran on that worker rejects with an AggregateError
+ * that holds it.
+ */
+function crashed(e: unknown): boolean {
+  return ["WorkerCrashedError", "ResourceLimitError"].includes((e as Error)?.name) ||
+    ((e as Error)?.name === "AggregateError" && (e as AggregateError).errors.some(crashed));
+}
+
 function random(seed: number): () => number {
   let x = seed | 0 || 1;
   return () => {
@@ -139,6 +150,7 @@ test(
       let retrySettled = 0;
       let retries = 0;
       const retryPromises: Promise<unknown>[] = [];
+      const wrongRetries: string[] = [];
       const pool: Pool<typeof hostile> = await Pool.create<typeof hostile>(TASKS, {
         workers: 2,
         taskCapacity,
@@ -146,7 +158,22 @@ test(
         // A handler that submits again (a retry), as applications do.
         onError: () => {
           retries++;
-          if (pool.lifecycle === "open") retryPromises.push(pool.run("add", 1, 1).then(() => retrySettled++));
+          // A retry settles once like any task: with its result, or with a crash if its own worker dies
+          // under it (a kill from outside, another task's exit), which is a right outcome too.
+          if (pool.lifecycle === "open") {
+            retryPromises.push(
+              pool.run("add", 1, 1).then(
+                (v) => {
+                  retrySettled++;
+                  if (v !== 2) wrongRetries.push(`round ${round}: a retry resolved with ${String(v)}`);
+                },
+                (e) => {
+                  retrySettled++;
+                  if (!crashed(e)) wrongRetries.push(`round ${round}: a retry rejected with ${String(e)}`);
+                },
+              ),
+            );
+          }
         },
       });
       const n = 40 + Math.floor(rand() * 80);
@@ -170,12 +197,6 @@ test(
       for (let i = 0; i < n; i++) {
         const kind: Kind | "oom" = i === oom ? "oom" : KINDS[Math.floor(rand() * KINDS.length)];
         if (kind === "exit" && exits >= 3) continue; // a few crashes a round: each costs a thread start
-        // A task on a worker that another task's exit kills rejects with WorkerCrashedError, whatever it was
-        // (ResourceLimitError, its subclass, if the worker ran out of memory).
-        // A scope whose part ran on that worker rejects with an AggregateError that holds it.
-        const crashed = (e: unknown): boolean =>
-          ["WorkerCrashedError", "ResourceLimitError"].includes((e as Error)?.name) ||
-          ((e as Error)?.name === "AggregateError" && (e as AggregateError).errors.some(crashed));
         const expect = (p: Promise<unknown>, ok: (v: unknown) => boolean, err: (e: unknown) => boolean) => {
           checks.push(p.then(
             (v) => {
@@ -250,6 +271,7 @@ test(
         );
       }
       assertEquals(retrySettled, retryPromises.length, `round ${round}: retries settled`);
+      assertEquals(wrongRetries, [], `round ${round}: retries' outcomes`);
       // Capacity intact: once the work left over from crashes (orphaned forks) has run, every record is
       // free again (none leaked), and a full-capacity burst runs.
       await quiescent(pool, 20_000, `round ${round}: every record free`);
