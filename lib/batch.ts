@@ -78,16 +78,12 @@ export const CHUNKS_PER_WORKER = 8;
 export function runChunk(taskId: number, arity: number, count: number, outcomes: number, ...flat: unknown[]): unknown {
   const fn = currentHost()!.task(taskId);
   const results = new Array<unknown>(count);
-  let failed = false;
+  // The first failure to come (runMany's error), and the one of the smallest index (map's outcomes).
   let error: unknown;
-  // outcomes: the smallest failing index and its error, whatever the order in which the failures came.
   let errorAt = -1;
   let indexed: unknown;
   const failAt = (index: number, thrown: unknown) => {
-    if (!failed) {
-      failed = true;
-      error = thrown;
-    }
+    if (errorAt === -1) error = thrown;
     if (errorAt === -1 || index < errorAt) {
       errorAt = index;
       indexed = thrown;
@@ -128,7 +124,7 @@ export function runChunk(taskId: number, arity: number, count: number, outcomes:
   }
   const finish = () => {
     if (outcomes === 1) return [errorAt, indexed, results];
-    if (failed) throw error;
+    if (errorAt !== -1) throw error;
     return results;
   };
   return pending === undefined ? finish() : Promise.all(pending).then(finish);

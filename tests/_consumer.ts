@@ -46,10 +46,10 @@ export async function packTarball(dir: string): Promise<string> {
  * What every consumer's main checks of this wave's API, from the installed package (JavaScript that is
  * also TypeScript, run after the fib with `pool` open): a run with an aborted signal rejects with an
  * AbortError, `map` and `runMany` return their results in order (a long `runMany` and a long `map` in
- * chunks), `broadcast` runs on both workers, `currentTask()` answers inside a task, and `metrics` record. It sets `features` to the list of checks
- * that failed ("" when all passed).
+ * chunks), `broadcast` runs on both workers, `currentTask()` answers inside a task, and `metrics` record.
+ * It sets `features` to the list of checks that failed ("" when all passed).
  */
-export const CONSUMER_FEATURES = `const failed = [];
+const CONSUMER_FEATURES = `const failed = [];
 const controller = new AbortController();
 controller.abort();
 if (!(await pool.with({ signal: controller.signal }).run("add", 1, 2).then(() => false, (e) => e.name === "AbortError"))) {
@@ -87,6 +87,21 @@ const bumped = await pool.run("bump", move(moving));
 if (moving.length !== 0 || bumped.length !== 1 << 16 || bumped[0] !== 2) failed.push("move");
 const features = failed.join();
 `;
+
+/**
+ * What every consumer's main runs with `pool` open (2 workers, metrics on; JavaScript that is also
+ * TypeScript): 10k tasks, fib(30), a join that ends only if its b is stolen, the steals counted, and
+ * {@link CONSUMER_FEATURES}. It leaves what {@link CONSUMER_RESULT} reports.
+ */
+export const CONSUMER_RUN =
+  `const sums = await Promise.all(Array.from({ length: 10_000 }, (_, i) => pool.run("add", i, 1)));
+const fib = await pool.run("fib", 30);
+const waited = await pool.run("stolenWhileWaiting");
+const steals = pool.stats().workers.reduce((sum, w) => sum + w.successfulSteals, 0);
+${CONSUMER_FEATURES}`;
+
+/** What a consumer's main reports after {@link CONSUMER_RUN}: the object {@link assertConsumerRan} reads. */
+export const CONSUMER_RESULT = "{ ok: sums.every((v, i) => v === i + 1), fib, waited, steals, features }";
 
 /**
  * The consumer project every consumer test writes, importing filch as `specifier`: a task module with
@@ -153,12 +168,8 @@ export function raise(flag: Int32Array) {
     "main.ts": `import { move, Pool } from "${specifier}";
 import type * as tasks from "./tasks.ts";
 const pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: 2, metrics: true });
-const sums = await Promise.all(Array.from({ length: 10_000 }, (_, i) => pool.run("add", i, 1)));
-const fib = await pool.run("fib", 30);
-const waited = await pool.run("stolenWhileWaiting");
-const steals = pool.stats().workers.reduce((sum, w) => sum + w.successfulSteals, 0);
-${CONSUMER_FEATURES}await pool.close();
-console.log("RESULT " + JSON.stringify({ ok: sums.every((v, i) => v === i + 1), fib, waited, steals, features }));
+${CONSUMER_RUN}await pool.close();
+console.log("RESULT " + JSON.stringify(${CONSUMER_RESULT}));
 `,
   };
 }

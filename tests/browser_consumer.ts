@@ -20,7 +20,7 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { extname, join, normalize } from "node:path";
 import process from "node:process";
-import { CONSUMER_FEATURES, consumerJsTasks, packTarball, runCommand } from "./_consumer.ts";
+import { CONSUMER_RESULT, CONSUMER_RUN, consumerJsTasks, packTarball, runCommand } from "./_consumer.ts";
 
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const DEADLINE_MS = 90_000;
@@ -31,12 +31,8 @@ const main = (specifier: string) =>
   `import { move, Pool } from "${specifier}";
 try {
   const pool = await Pool.create(new URL("./tasks.js", import.meta.url), { workers: 2, metrics: true });
-  const sums = await Promise.all(Array.from({ length: 10_000 }, (_, i) => pool.run("add", i, 1)));
-  const fib = await pool.run("fib", 30);
-  const waited = await pool.run("stolenWhileWaiting");
-  const steals = pool.stats().workers.reduce((sum, w) => sum + w.successfulSteals, 0);
-${CONSUMER_FEATURES}  await pool.close();
-  globalThis.__result = { ok: sums.every((v, i) => v === i + 1), fib, waited, steals, features };
+${CONSUMER_RUN}  await pool.close();
+  globalThis.__result = ${CONSUMER_RESULT};
 } catch (error) {
   globalThis.__result = { error: (error && error.name) + ": " + (error && error.message) };
 }
