@@ -30,7 +30,7 @@
  */
 
 // For its effect only: boots a pool thread started from the task module (a Bun single-file executable).
-import "./lib/task_entry.ts";
+import "./lib/worker/task_entry.ts";
 
 export {
   type AbortSignalLike,
@@ -55,8 +55,8 @@ export {
   type WorkerMetrics,
   type WorkerStats,
 } from "./lib/pool.ts";
-export { currentTask, type TaskContext } from "./lib/task_context.ts";
-export { move } from "./lib/move.ts";
+export { currentTask, type TaskContext } from "./lib/forkjoin/task_context.ts";
+export { move } from "./lib/codec/move.ts";
 export {
   join,
   parallelFor,
@@ -65,7 +65,7 @@ export {
   type Scope,
   scope,
   type TaskFunction,
-} from "./lib/join.ts";
+} from "./lib/forkjoin/join.ts";
 export {
   ForkJoinProtocolError,
   ModuleLoadError,
@@ -77,5 +77,5 @@ export {
   WorkerCrashedError,
 } from "./lib/errors.ts";
 export type { ResourceLimits } from "./lib/options.ts";
-export { Deque, type DequeRegion, EMPTY, initDeque, MAX_TASK_VALUE, RETRY, Stealer } from "./lib/deque.ts";
-export { dequeRegionBytes, MAX_DEQUE_CAPACITY, MIN_DEQUE_CAPACITY } from "./lib/layout.ts";
+export { Deque, type DequeRegion, EMPTY, initDeque, MAX_TASK_VALUE, RETRY, Stealer } from "./lib/protocol/deque.ts";
+export { dequeRegionBytes, MAX_DEQUE_CAPACITY, MIN_DEQUE_CAPACITY } from "./lib/protocol/layout.ts";

@@ -1,6 +1,6 @@
 /**
  * Backlog benchmark: back-to-back bursts of tasks whose arguments overflow the pool's records and blocks,
- * so that most of each burst waits in the submission backlog (lib/backlog.ts) — filch alone, no peers
+ * so that most of each burst waits in the submission backlog (lib/producer/backlog.ts) — filch alone, no peers
  * between its bursts. It measures what the backlog's buffer costs from one burst to the next: kept, it is
  * reused; given back, each burst grows it again in fresh pages (see backlog.ts and submission.ts).
  *

@@ -11,7 +11,7 @@
  * Run: `deno run -A bench/codec_bench.ts`, `bun bench/codec_bench.ts`, `node bench/codec_bench.ts`.
  * Prints a table: median (min–max) over the runs.
  */
-import { decode, Encoder } from "../lib/codec.ts";
+import { decode, Encoder } from "../lib/codec/codec.ts";
 import { format, runtimeName, summarize, type Summary } from "./_stats.ts";
 
 const RUNS = 21;

@@ -3,7 +3,7 @@
  * shipped deque (every access through the `mem` facade) and for the same source with each `mem.` call
  * rewritten to a direct `Atomics.` call, side by side in one run, alternating, several runs each.
  *
- * The direct variant is generated at run time from lib/deque.ts (text replacement into a temp file), so
+ * The direct variant is generated at run time from lib/protocol/deque.ts (text replacement into a temp file), so
  * the two differ in nothing but the indirection.
  *
  * Run: `deno run -A bench/deque_bench.ts`, `bun bench/deque_bench.ts`, `node bench/deque_bench.ts`.
@@ -13,22 +13,22 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import * as facade from "../lib/deque.ts";
-import { dequeRegionBytes } from "../lib/layout.ts";
+import * as facade from "../lib/protocol/deque.ts";
+import { dequeRegionBytes } from "../lib/protocol/layout.ts";
 import { format, runtimeName, summarize, type Summary } from "./_stats.ts";
 
 type DequeModule = typeof facade;
 
-/** Writes lib/deque.ts with `mem.x(` → `Atomics.x(` to a temp dir and imports it. */
+/** Writes lib/protocol/deque.ts with `mem.x(` → `Atomics.x(` to a temp dir and imports it. */
 async function loadDirectVariant(): Promise<DequeModule> {
-  const source = readFileSync(fileURLToPath(new URL("../lib/deque.ts", import.meta.url).href), "utf8");
-  const layoutUrl = new URL("../lib/layout.ts", import.meta.url).href;
+  const source = readFileSync(fileURLToPath(new URL("../lib/protocol/deque.ts", import.meta.url).href), "utf8");
+  const layoutUrl = new URL("../lib/protocol/layout.ts", import.meta.url).href;
   const direct = source
     .replace(/^import \{ mem \} from "\.\/atomics\.ts";$/m, "")
     .replace(/from "\.\/layout\.ts"/, `from "${layoutUrl}"`)
     .replaceAll("mem.", "Atomics.");
   if (direct.includes("mem.") || !direct.includes("Atomics.compareExchange")) {
-    throw new Error("Cannot build the direct-Atomics variant: lib/deque.ts no longer has the expected shape");
+    throw new Error("Cannot build the direct-Atomics variant: lib/protocol/deque.ts no longer has the expected shape");
   }
   const dir = mkdtempSync(join(tmpdir(), "filch-bench-"));
   const path = join(dir, "deque_direct.ts");

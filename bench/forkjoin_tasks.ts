@@ -5,7 +5,7 @@
  * @module
  */
 import { fib, fibSequential } from "../examples/fib/tasks.ts";
-import { mem } from "../lib/atomics.ts";
+import { mem } from "../lib/protocol/atomics.ts";
 
 export * from "../examples/fib/tasks.ts";
 export * from "../examples/sort/tasks.ts";

@@ -25,7 +25,7 @@
  * `--json` prints one JSON line (bench/all.ts); a number sets the rounds (default 30); `--workers=N` the
  * workers of every pool (default 2).
  */
-import { poolLayout } from "../lib/layout.ts";
+import { poolLayout } from "../lib/protocol/layout.ts";
 import { epochMs, histogramBytes, PoolMetrics, TaskRecorder, TaskStamps } from "../lib/metrics.ts";
 import { Pool } from "../lib/pool.ts";
 import { medianInterval, summarize, type Summary } from "./_stats.ts";

@@ -50,7 +50,7 @@
  */
 import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
-import { move } from "../lib/move.ts";
+import { move } from "../lib/codec/move.ts";
 import { Pool, type PoolOptions } from "../lib/pool.ts";
 import { startThread, threadApi, type ThreadHandle } from "../lib/runtime/thread.ts";
 import { runApart } from "./_apart.ts";

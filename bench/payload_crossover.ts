@@ -1,5 +1,5 @@
 /**
- * Where large payloads should leave the block chain for a slab (lib/slabs.ts `SLAB_FROM`), per runtime:
+ * Where large payloads should leave the block chain for a slab (lib/record/slabs.ts `SLAB_FROM`), per runtime:
  * the throughput of bursts of echo tasks with a Uint8Array argument (it crosses twice) of 256 B to 64 KiB,
  * on a pool that keeps every payload in blocks (`payloadMemory: 0`) against one that puts every payload past
  * the record into a slab. The second pool runs a copy of lib/ with `SLAB_FROM` lowered to 200 bytes and the
@@ -31,7 +31,7 @@ function slabFirstCopy(dir: string): { pool: string; tasks: string } {
     .replace(/^export const SLAB_FROM: number = .*$/m, "export const SLAB_FROM: number = 200;")
     .replace(/^const MIN_SLAB = .*$/m, "const MIN_SLAB = 1024;");
   if (patched === source || !patched.includes("SLAB_FROM: number = 200;") || !patched.includes("MIN_SLAB = 1024;")) {
-    throw new Error("Cannot patch lib/slabs.ts: its SLAB_FROM or MIN_SLAB line changed; update this benchmark");
+    throw new Error("Cannot patch lib/record/slabs.ts: its SLAB_FROM or MIN_SLAB line changed; update this benchmark");
   }
   writeFileSync(file, patched);
   writeFileSync(join(dir, "package.json"), '{ "type": "module" }\n');

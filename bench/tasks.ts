@@ -1,5 +1,5 @@
 /** The task module of the pool benchmarks and the demo. */
-import { move } from "../lib/move.ts";
+import { move } from "../lib/codec/move.ts";
 
 /** The tiny task of the throughput and latency benchmarks. */
 export function add(a: number, b: number): number {

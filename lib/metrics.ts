@@ -36,9 +36,9 @@
  * @module
  */
 
-import { mem } from "./atomics.ts";
-import { type PoolLayout, StatusWords } from "./layout.ts";
-import { RecordWords } from "./task.ts";
+import { mem } from "./protocol/atomics.ts";
+import { type PoolLayout, StatusWords } from "./protocol/layout.ts";
+import { RecordWords } from "./record/task.ts";
 
 /**
  * Milliseconds since the Unix epoch, with sub-millisecond precision: the same clock on every thread

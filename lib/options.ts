@@ -10,8 +10,8 @@
  * @module
  */
 
-import type { ErrorClasses } from "./codec.ts";
-import type { PoolShape } from "./layout.ts";
+import type { ErrorClasses } from "./codec/codec.ts";
+import type { PoolShape } from "./protocol/layout.ts";
 
 /**
  * Memory limits of a worker thread's JavaScript heap, in MB (node:worker_threads' `resourceLimits`).

@@ -31,47 +31,34 @@
  * @module
  */
 
-import { Admission } from "./admission.ts";
-import { mem } from "./atomics.ts";
-import { chunkTaskId, submitBatch } from "./batch.ts";
-import { BufferRegistry } from "./buffers.ts";
-import { Broadcaster } from "./broadcast.ts";
-import { Canceller } from "./cancellation.ts";
-import { Killer } from "./kill_guard.ts";
-import { CompletionReader } from "./completion.ts";
-import { initDeque, Stealer } from "./deque.ts";
+import { Admission } from "./producer/admission.ts";
+import { mem } from "./protocol/atomics.ts";
+import { chunkTaskId, submitBatch } from "./producer/batch.ts";
+import { BufferRegistry } from "./codec/buffers.ts";
+import { Broadcaster } from "./producer/broadcast.ts";
+import { Canceller } from "./producer/cancellation.ts";
+import { Killer } from "./protocol/kill_guard.ts";
+import { CompletionReader } from "./producer/completion.ts";
+import { initDeque, Stealer } from "./protocol/deque.ts";
 import { PoolTerminatedError, TaskNotFoundError } from "./errors.ts";
-import { initInjector, Injector } from "./injector.ts";
-import { type MapInputs, type MapOptions, startMap } from "./map.ts";
+import { initInjector, Injector } from "./protocol/injector.ts";
+import { type MapInputs, type MapOptions, startMap } from "./producer/map.ts";
 import { epochMs, type MetricsStats, metricsTable, PoolMetrics, TaskStamps } from "./metrics.ts";
-import { ControlWords, type PoolLayout, poolLayout, StatusWords } from "./layout.ts";
-import { type Entry, Settled, TaskLedger } from "./ledger.ts";
+import { ControlWords, type PoolLayout, poolLayout, StatusWords } from "./protocol/layout.ts";
+import { type Entry, Settled, TaskLedger } from "./producer/ledger.ts";
 import { hrefOf, type PoolOptions, resolveOptions, resolveRunOptions, type RunOptions } from "./options.ts";
-import { Sleep } from "./sleep.ts";
-import { Submitter } from "./submission.ts";
-import { TaskTable } from "./task.ts";
-import { Workforce } from "./workforce.ts";
-import { WorkerDeaths } from "./worker_deaths.ts";
+import { Sleep } from "./protocol/sleep.ts";
+import { Submitter } from "./producer/submission.ts";
+import { TaskTable } from "./record/task.ts";
+import { Workforce } from "./owner/workforce.ts";
+import { WorkerDeaths } from "./owner/worker_deaths.ts";
 
+import { PoolState, type PoolStateName } from "./lifecycle.ts";
+
+export { PoolState, type PoolStateName } from "./lifecycle.ts";
 export type { AbortSignalLike, PoolOptions, RunOptions } from "./options.ts";
-export type { MapInputs, MapOptions } from "./map.ts";
+export type { MapInputs, MapOptions } from "./producer/map.ts";
 export type { HistogramSummary, MetricsStats, WorkerMetrics } from "./metrics.ts";
-
-/** The pool's lifecycle. */
-export const PoolState: Readonly<{ OPEN: "open"; CLOSING: "closing"; CLOSED: "closed"; TERMINATED: "terminated" }> =
-  Object.freeze({
-    /** Accepting tasks. */
-    OPEN: "open",
-    /** `close()` called: refusing new tasks, letting submitted ones settle. */
-    CLOSING: "closing",
-    /** Closed: workers exited. */
-    CLOSED: "closed",
-    /** Terminated: unsettled tasks rejected, workers stopped. */
-    TERMINATED: "terminated",
-  });
-
-/** One of the {@link PoolState} values. */
-export type PoolStateName = (typeof PoolState)[keyof typeof PoolState];
 
 /** Options of {@link Pool.close}. */
 export interface CloseOptions {
@@ -251,7 +238,11 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       this.workforce.share(id, sab);
     });
     this.submitter = new Submitter(this.table, this.injector, this.sleep, this.ledger, this.buffers.share);
-    this.killer = new Killer(this.status, this.table, (worker, cause) => this.workforce.kill(worker, cause));
+    this.killer = new Killer(
+      this.status,
+      (handle, worker) => this.table.runsOn(handle, worker),
+      (worker, cause) => this.workforce.kill(worker, cause),
+    );
     this.canceller = new Canceller(
       this.table,
       this.ledger,
@@ -550,7 +541,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * so an endless or asynchronous iterable streams in flat memory; with `maxQueue`, submissions wait for
    * room. A task's error ends the iteration (thrown from it); so do `break` and the signal. Then the tasks
    * still in flight are aborted (queued ones never run) and the inputs are closed. Past the first window,
-   * consecutive small primitive inputs of a synchronous iterable go in chunks (lib/batch.ts), one
+   * consecutive small primitive inputs of a synchronous iterable go in chunks (lib/producer/batch.ts), one
    * submission each; results and errors come as if each task had run alone.
    *
    * @param task The name of a task of one argument.

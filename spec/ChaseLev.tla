@@ -1,12 +1,12 @@
 ----------------------------- MODULE ChaseLev -----------------------------
 (***************************************************************************)
-(* The fixed-capacity Chase-Lev deque of lib/deque.ts: push and pop by the *)
+(* The fixed-capacity Chase-Lev deque of lib/protocol/deque.ts: push and pop by the *)
 (* owner, steal and steal-half by thieves, one action per shared-memory    *)
 (* access, each named after the `// spec: Name` comment on that access.    *)
 (* JavaScript's Atomics are sequentially consistent, so an interleaving of *)
 (* these actions is exactly what the code can do.                          *)
 (*                                                                          *)
-(* code: lib/deque.ts                                                       *)
+(* code: lib/protocol/deque.ts                                              *)
 (*                                                                          *)
 (* Threads. Every thread owns one deque (indexed by the thread). Owner     *)
 (* pushes tasks 1..Pushes into its deque and pops it; each thief pops its  *)
@@ -71,7 +71,7 @@ vars == <<top, bottom, slot, loc, pushed, taken, ret, obs, returned>>
 \* not explore both (every transition is still checked against every property of steps).
 View == <<top, bottom, slot, loc, pushed, taken, obs, returned>>
 
-\* What the code returns, besides a task (a value 0..Pushes): the constants of lib/deque.ts.
+\* What the code returns, besides a task (a value 0..Pushes): the constants of lib/protocol/deque.ts.
 EMPTY == -1
 RETRY == -2
 
@@ -381,7 +381,7 @@ HalfPublishDst(i) ==
     /\ Book(i)
 
 -----------------------------------------------------------------------------
-\* The actions, one per `// spec: Name` in lib/deque.ts. tests/spec_names_test.ts reads this
+\* The actions, one per `// spec: Name` in lib/protocol/deque.ts. tests/spec_names_test.ts reads this
 \* definition: every operator called in it is an action and must be named in the code, and back.
 Step(i) ==
     \/ PushReadBottom(i) \/ PushReadTop(i) \/ PushWriteSlot(i) \/ PushPublishBottom(i)

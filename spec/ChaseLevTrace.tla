@@ -1,6 +1,6 @@
 --------------------------- MODULE ChaseLevTrace ---------------------------
 (***************************************************************************)
-(* Trace validation of lib/deque.ts (Cirstea, Kuppe, Loillier, Merz,       *)
+(* Trace validation of lib/protocol/deque.ts (Cirstea, Kuppe, Loillier, Merz, *)
 (* "Validating Traces of Distributed Programs Against TLA+                 *)
 (* Specifications", 2024): is a recorded run of the real pool a behaviour  *)
 (* of ChaseLev?                                                            *)
@@ -54,7 +54,7 @@ TraceInit ==
 
 \* The word thread i's step accesses, as <<kind, deque, word, slot>>: read off its program counter
 \* before the step (and, for the first access of an operation, the one after: which operation began,
-\* on which victim). One row per `// spec:` access of lib/deque.ts.
+\* on which victim). One row per `// spec:` access of lib/protocol/deque.ts.
 Acc(i) ==
     LET p == loc[i].pc
         v == loc[i].vic
@@ -96,7 +96,7 @@ Match(e) ==
     /\ e[2] = 2 \/ WordIn(top, bottom, slot, a) = Logged(e, e[6])
     /\ WordIn(top', bottom', slot', a) = Logged(e, e[7])
 
-\* approximateLength (lib/deque.ts), as a lazy join calls it (keepsInline in lib/worker.ts): the owner,
+\* approximateLength (lib/protocol/deque.ts), as a lazy join calls it (keepsInline in lib/worker/loop.ts): the owner,
 \* between two of its operations, loads its own deque's top or bottom. It writes nothing and decides
 \* nothing in ChaseLev (a join that keeps b inline touches no deque), so it is not an action of the spec
 \* (spec/README.md): a load that must see the word's value in the state it is taken in, and changes no

@@ -1,13 +1,13 @@
 ----------------------------- MODULE Injector -----------------------------
 (***************************************************************************)
-(* The bounded multi-producer multi-consumer queue of lib/injector.ts      *)
+(* The bounded multi-producer multi-consumer queue of lib/protocol/injector.ts *)
 (* (Vyukov's bounded MPMC queue: the injector, the free lists and the      *)
 (* completion queue): push, pushPatiently, pop and length, one action per  *)
 (* shared-memory access, each named after the `// spec: Name` comment on   *)
 (* that access. JavaScript's Atomics are sequentially consistent, so an    *)
 (* interleaving of these actions is exactly what the code can do.          *)
 (*                                                                         *)
-(* code: lib/injector.ts                                                   *)
+(* code: lib/protocol/injector.ts                                          *)
 (*                                                                         *)
 (* Threads. Producers push their own values: producer i's k-th value is    *)
 (* <<i, k>>, so that the checks can tell who pushed what and in which      *)
@@ -290,7 +290,7 @@ LengthReadTail(i) ==
     /\ Book(i)
 
 -----------------------------------------------------------------------------
-\* The actions, one per `// spec: Name` in lib/injector.ts. tests/spec_names_test.ts reads this
+\* The actions, one per `// spec: Name` in lib/protocol/injector.ts. tests/spec_names_test.ts reads this
 \* definition: every operator called in it is an action and must be named in the code, and back.
 Step(i) ==
     \/ PushReadTail(i) \/ PushReadSeq(i) \/ PushCasTail(i) \/ PushWriteValue(i) \/ PushPublishSeq(i)

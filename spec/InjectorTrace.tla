@@ -1,6 +1,6 @@
 --------------------------- MODULE InjectorTrace ---------------------------
 (***************************************************************************)
-(* Trace validation of lib/injector.ts: is a recorded run of the real      *)
+(* Trace validation of lib/protocol/injector.ts: is a recorded run of the real *)
 (* pool, restricted to one of its queues (the injector, the free list of   *)
 (* task records, the completion queue), a behaviour of Injector?           *)
 (*                                                                          *)

@@ -1,6 +1,6 @@
 ----------------------------- MODULE KillGuard -----------------------------
 (***************************************************************************)
-(* The forced-kill handshake of lib/kill_guard.ts: the main thread may     *)
+(* The forced-kill handshake of lib/protocol/kill_guard.ts: the main thread may *)
 (* terminate a worker thread (to force the abort of a task that ignores    *)
 (* its signal) only while that worker is outside the pool's own            *)
 (* shared-memory steps -- in task code, at an await, or in a wait -- since *)
@@ -8,7 +8,7 @@
 (* else. One action per shared-memory access, named after the             *)
 (* `// spec: Name` comment on it.                                          *)
 (*                                                                          *)
-(* code: lib/kill_guard.ts                                                  *)
+(* code: lib/protocol/kill_guard.ts                                         *)
 (*                                                                          *)
 (* Words. Two per worker, both accessed with Atomics, which are            *)
 (* sequentially consistent: every run is an interleaving of single         *)

@@ -1,14 +1,14 @@
 ------------------------------- MODULE Slabs -------------------------------
 (***************************************************************************)
-(* The slab table of lib/slabs.ts: large payloads, each in one slab of a   *)
+(* The slab table of lib/record/slabs.ts: large payloads, each in one slab of a *)
 (* shared arena, taken, handed on through a task record, read, given back, *)
 (* the arena reset when nothing is held, and a dead worker's slabs         *)
 (* reclaimed. One action per shared-memory access of the slab words and of *)
 (* a record's reference to its slab, named after the `// spec: Name`       *)
 (* comment on it.                                                          *)
 (*                                                                          *)
-(* code: lib/slabs.ts                                                       *)
-(* code: lib/task.ts                                                        *)
+(* code: lib/record/slabs.ts                                                *)
+(* code: lib/record/task.ts                                                 *)
 (*                                                                          *)
 (* Words. Per slot: its state, offset and size; the arena's top. The cap   *)
 (* word is stored once, before any thread starts, and never again: it is   *)
@@ -286,7 +286,7 @@ BytesReadSize(t) ==
     /\ UNCHANGED slabVars /\ UNCHANGED payVars /\ UNCHANGED envVars
 
 -----------------------------------------------------------------------------
-(* The record's reference (lib/task.ts): named by writePayload, cleared by *)
+(* The record's reference (lib/record/task.ts): named by writePayload, cleared by *)
 (* freePayload after the give-back.                                        *)
 
 RecordNameSlab(t) ==
@@ -402,7 +402,7 @@ ReclaimReadState(t) ==
        ELSE ReclaimNext(t)
     /\ UNCHANGED slabVars /\ UNCHANGED payVars /\ UNCHANGED envVars
 
-\* named(slot): each record's reference, in turn (lib/task.ts, reclaimSlabsOf).
+\* named(slot): each record's reference, in turn (lib/record/task.ts, reclaimSlabsOf).
 ReclaimReadRecord(t) ==
     /\ At(t, "ReclaimReadRecord")
     /\ IF rec[l[t].j] = l[t].i

@@ -1,17 +1,17 @@
 ----------------------------- MODULE SleepWake -----------------------------
 (***************************************************************************)
-(* The sleep/wake protocol of lib/sleep.ts (Rayon's jobs event counter), *)
-(* with the parts of the worker loop (lib/worker.ts) and of submission and *)
+(* The sleep/wake protocol of lib/protocol/sleep.ts (Rayon's jobs event counter), *)
+(* with the parts of the worker loop (lib/worker/loop.ts) and of submission and *)
 (* completion (lib/pool.ts) that touch it: one action per shared-memory    *)
 (* access, each named after the `// spec: Name` comment on that access.    *)
 (* JavaScript's Atomics are sequentially consistent, so an interleaving of *)
 (* these actions is exactly what the code can do.                          *)
 (*                                                                          *)
-(* code: lib/sleep.ts                                                       *)
-(* code: lib/worker.ts                                                      *)
+(* code: lib/protocol/sleep.ts                                              *)
+(* code: lib/worker/loop.ts                                                 *)
 (* code: lib/pool.ts                                                        *)
-(* code: lib/completion.ts                                                  *)
-(* code: lib/submission.ts                                                  *)
+(* code: lib/producer/completion.ts                                         *)
+(* code: lib/producer/submission.ts                                         *)
 (*                                                                          *)
 (* Threads. Workers run the loop: pop their own deque, pop the injector    *)
 (* (moving a batch along into their deque, then newWork), steal half of    *)
@@ -118,7 +118,7 @@ Go(t, p) == pc' = [pc EXCEPT ![t] = p]
 GoFresh(t, p) == /\ pc' = [pc EXCEPT ![t] = p] /\ loc' = [loc EXCEPT ![t] = Fresh]
 
 -----------------------------------------------------------------------------
-(* The worker loop (lib/worker.ts run / findWork).                         *)
+(* The worker loop (lib/worker/loop.ts run / findWork).                    *)
 
 \* `while (!this.stopping())`: the lifecycle word, read at the top of every round.
 LoopReadLifecycle(w) ==
@@ -207,7 +207,7 @@ Doze(w) ==
     /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
 
 -----------------------------------------------------------------------------
-(* Running a task ends with finish() (lib/worker.ts): push the completion, *)
+(* Running a task ends with finish() (lib/worker/loop.ts): push the completion, *)
 (* then wake the main thread if it said it waits.                          *)
 
 FinishPushCompletion(w) ==
@@ -235,7 +235,7 @@ FinishNotifyMain(w) ==
     /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, loc, posted, ran, settled>>
 
 -----------------------------------------------------------------------------
-(* getSleepy, the late search, fallAsleep, sleep (lib/sleep.ts).          *)
+(* getSleepy, the late search, fallAsleep, sleep (lib/protocol/sleep.ts). *)
 
 GetSleepyLoad(w) ==
     /\ pc[w] \in {"Idle", "GetSleepyLoad"}
@@ -318,7 +318,7 @@ AwakenUncount(w) ==
     /\ UNCHANGED <<wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
 
 -----------------------------------------------------------------------------
-(* newWork, wakeAll and wake (lib/sleep.ts): any thread.                   *)
+(* newWork, wakeAll and wake (lib/protocol/sleep.ts): any thread.          *)
 
 \* After the JEC is even: wake one sleeper if the count says there is one, else return.
 AfterBump(t, c) ==
@@ -485,7 +485,7 @@ StopStoreLifecycle(t) ==
     /\ UNCHANGED <<counters, wstate, inj, dq, comp, mainWaiting, mwait, loc, posted, ran, settled>>
 
 -----------------------------------------------------------------------------
-\* The actions, one per `// spec: Name` in lib/sleep.ts, lib/worker.ts and lib/pool.ts.
+\* The actions, one per `// spec: Name` in lib/protocol/sleep.ts, lib/worker/loop.ts and lib/pool.ts.
 \* tests/spec_names_test.ts reads this definition.
 Step(t) ==
     \/ LoopReadLifecycle(t) \/ FindPopOwn(t) \/ FindPopInjector(t) \/ BatchPopInjector(t)

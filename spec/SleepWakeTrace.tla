@@ -1,7 +1,7 @@
 --------------------------- MODULE SleepWakeTrace ---------------------------
 (***************************************************************************)
-(* Trace validation of the sleep/wake protocol (lib/sleep.ts, with the     *)
-(* worker loop of lib/worker.ts and the main thread's submission and       *)
+(* Trace validation of the sleep/wake protocol (lib/protocol/sleep.ts, with the *)
+(* worker loop of lib/worker/loop.ts and the main thread's submission and  *)
 (* completion reading): is a recorded run of the real pool a behaviour of  *)
 (* SleepWake?                                                              *)
 (*                                                                          *)

@@ -40,7 +40,7 @@ export class PatchError extends Error {}
 
 /** Every mutant spec, by name. */
 export const SPEC_MUTANTS: readonly SpecMutant[] = [
-  // ---- ChaseLev.tla (lib/deque.ts) ----
+  // ---- ChaseLev.tla (lib/protocol/deque.ts) ----
   {
     name: "PopWithoutCas",
     base: "ChaseLev.tla",
@@ -150,7 +150,7 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       replace: "\\* BUG: the assumption is dropped, so the configurations may make the words too narrow.\n",
     }],
   },
-  // ---- SleepWake.tla (lib/sleep.ts, lib/worker.ts, lib/pool.ts) ----
+  // ---- SleepWake.tla (lib/protocol/sleep.ts, lib/worker/loop.ts, lib/pool.ts) ----
   {
     name: "SkipFinalCheck",
     base: "SleepWake.tla",
@@ -180,7 +180,7 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       replace: "\\* BUG: no ASSUME CountersWideEnough: the configurations choose fields too narrow for the model.\n",
     }],
   },
-  // ---- Lifecycle.tla (lib/worker.ts, lib/pool.ts) ----
+  // ---- Lifecycle.tla (lib/worker/loop.ts, lib/pool.ts) ----
   {
     name: "LatchSetNoNotify",
     base: "Lifecycle.tla",
@@ -273,7 +273,7 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       replace: "              /\\ runs' = [runs EXCEPT ![Child] = @ + 1]  \\* BUG: runs b inline though task 1 was aborted\n",
     }],
   },
-  // ---- Injector.tla (lib/injector.ts) ----
+  // ---- Injector.tla (lib/protocol/injector.ts) ----
   {
     name: "PublishBeforeWrite",
     base: "Injector.tla",
@@ -359,7 +359,7 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       replace: "\\* BUG: the assumption is dropped, so the configurations may make the words too narrow.\n",
     }],
   },
-  // ---- KillGuard.tla (lib/kill_guard.ts) ----
+  // ---- KillGuard.tla (lib/protocol/kill_guard.ts) ----
   {
     name: "KillIgnoresGuard",
     base: "KillGuard.tla",
@@ -416,7 +416,7 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       replace: "    /\\ epoch' = epoch   \\* BUG: was mine; the request is never taken back\n",
     }],
   },
-  // ---- Slabs.tla (lib/slabs.ts, lib/task.ts) ----
+  // ---- Slabs.tla (lib/record/slabs.ts, lib/record/task.ts) ----
   {
     name: "TakeSkipsRecheck",
     base: "Slabs.tla",
@@ -483,7 +483,7 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       replace: "       THEN l' = [l EXCEPT ![t].pc = \"ReclaimCas\", ![t].j = 0]   \\* BUG: was ReclaimReadRecord (named?)\n",
     }],
   },
-  // ---- ChaseLevDeath.tla (lib/deque.ts notes, lib/recovery.ts) ----
+  // ---- ChaseLevDeath.tla (lib/protocol/deque.ts notes, lib/owner/recovery.ts) ----
   {
     name: "DequeRecoverySkipped",
     base: "ChaseLevDeath.tla",
@@ -515,7 +515,7 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       replace: "           written == g   \\* BUG: the claimed task is not counted\n",
     }],
   },
-  // ---- InjectorDeath.tla (lib/injector.ts notes, lib/recovery.ts) ----
+  // ---- InjectorDeath.tla (lib/protocol/injector.ts notes, lib/owner/recovery.ts) ----
   {
     name: "DeathRecoverySkipped",
     base: "InjectorDeath.tla",

@@ -81,7 +81,7 @@ const MAX_RECORDS = 60_000;
 
 // The record kinds' names: the harness's facade function names, then the operation record (Kind).
 const KIND_NAMES: readonly string[] = [...FN_NAMES, "op"];
-const LINE = 16; // int32 words per cache line (lib/layout.ts CACHE_LINE_WORDS)
+const LINE = 16; // int32 words per cache line (lib/protocol/layout.ts CACHE_LINE_WORDS)
 
 function tlaTuple(values: readonly (number | string)[]): string {
   return `<<${values.join(", ")}>>`;

@@ -3,7 +3,7 @@
  * `shared[0]` through the decoded view when the value has one (to show the view is shared memory, not a
  * copy), encodes the value again right after it, and reports where.
  */
-import { decode, Encoder } from "../lib/codec.ts";
+import { decode, Encoder } from "../lib/codec/codec.ts";
 import { parentPort } from "../lib/runtime/thread.ts";
 
 /** What the main thread sends: the payload buffer, the shared-buffer registry, and where the value is. */

@@ -3,8 +3,8 @@
  * threads move `tasks` ids through deques in one SharedArrayBuffer; afterwards every id's take count
  * must be exactly 1.
  */
-import { initDeque } from "../lib/deque.ts";
-import { dequeRegionBytes, roundUpToLine } from "../lib/layout.ts";
+import { initDeque } from "../lib/protocol/deque.ts";
+import { dequeRegionBytes, roundUpToLine } from "../lib/protocol/layout.ts";
 import { startThread } from "../lib/runtime/thread.ts";
 import type { StressReport, StressSetup } from "./_stress_worker.ts";
 

@@ -3,7 +3,7 @@
  * half from random deques (the owner's or another thief's) into their own deque and drain it. Every task
  * taken adds 1 to its id's counter, so the main thread can check that each id was taken exactly once.
  */
-import { Deque, EMPTY, RETRY, Stealer } from "../lib/deque.ts";
+import { Deque, EMPTY, RETRY, Stealer } from "../lib/protocol/deque.ts";
 import { parentPort } from "../lib/runtime/thread.ts";
 
 export interface StressSetup {

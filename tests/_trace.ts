@@ -35,7 +35,7 @@
  */
 
 import { getEnvironmentData, threadId } from "node:worker_threads";
-import type { Int32View, SharedMemory } from "../lib/atomics.ts";
+import type { Int32View, SharedMemory } from "../lib/protocol/atomics.ts";
 import { Fn } from "./lincheck/protocol.ts";
 
 /** The environment-data keys of a traced run: the trace buffer, and the root URL of the `lib/` under test. */
@@ -399,7 +399,7 @@ export async function traceThisThread(root: string, role: "setup" | "run"): Prom
       `Cannot trace this thread as environment data has no trace buffer ('${TRACE_KEY}'): run it from tests/_trace_run.ts`,
     );
   }
-  const facade = await import(new URL("lib/atomics.ts", root).href) as {
+  const facade = await import(new URL("lib/protocol/atomics.ts", root).href) as {
     atomicsBinding: Readonly<SharedMemory>;
     installSharedMemory(binding: SharedMemory): () => void;
   };

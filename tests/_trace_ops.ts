@@ -21,11 +21,11 @@ type Method = (this: { words: Int32Array }, ...args: never[]) => unknown;
  * @param binding This thread's tracing binding.
  */
 export async function recordOperations(root: string, binding: TracingBinding): Promise<void> {
-  const dq = await import(new URL("lib/deque.ts", root).href) as {
+  const dq = await import(new URL("lib/protocol/deque.ts", root).href) as {
     Deque: { prototype: Record<string, Method> };
     Stealer: { prototype: Record<string, Method> };
   };
-  const iq = await import(new URL("lib/injector.ts", root).href) as { Injector: { prototype: object } };
+  const iq = await import(new URL("lib/protocol/injector.ts", root).href) as { Injector: { prototype: object } };
   const regionOf = (self: { words: Int32Array }) => self.words.byteOffset / 4;
   const wrap = (
     proto: Record<string, Method>,

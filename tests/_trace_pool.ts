@@ -8,7 +8,7 @@
  * @module
  */
 import { parentPort, workerData } from "node:worker_threads";
-import type { PoolShape } from "../lib/layout.ts";
+import type { PoolShape } from "../lib/protocol/layout.ts";
 import { traceThisThread } from "./_trace.ts";
 
 const { root, shape, fib, tiny, wave, pauseMs } = workerData as {
@@ -39,7 +39,7 @@ try {
   // The pool's counters word (its buffer is private: reached for the steering below only).
   const buffer = (pool as unknown as { buffer?: SharedArrayBuffer }).buffer;
   const sleepWord = wave > 0 && buffer instanceof SharedArrayBuffer
-    ? new Int32Array(buffer, (await import(new URL("lib/layout.ts", root).href)).poolLayout(shape).sleep, 1)
+    ? new Int32Array(buffer, (await import(new URL("lib/protocol/layout.ts", root).href)).poolLayout(shape).sleep, 1)
     : null;
   const expected = (n: number): number => (n < 2 ? n : expected(n - 1) + expected(n - 2));
   const jobs: Promise<unknown>[] = [];

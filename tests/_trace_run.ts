@@ -26,7 +26,7 @@
 import { writeFileSync } from "node:fs";
 import process from "node:process";
 import { setEnvironmentData, Worker } from "node:worker_threads";
-import type { PoolLayout, PoolShape } from "../lib/layout.ts";
+import type { PoolLayout, PoolShape } from "../lib/protocol/layout.ts";
 import { armTrace, createTrace, OPS_KEY, readTrace, ROOT_KEY, TRACE_KEY } from "./_trace.ts";
 
 function option(name: string, fallback: string): string {
@@ -53,7 +53,7 @@ const out = option("out", "");
 if (out === "") throw new Error("Cannot run _trace_run.ts as '--out FILE' is missing: give the trace's path");
 const root = option("root", new URL("../", import.meta.url).href);
 const deadlineMs = Number(option("deadline", "10000"));
-const layoutModule = await import(new URL("lib/layout.ts", root).href) as {
+const layoutModule = await import(new URL("lib/protocol/layout.ts", root).href) as {
   poolLayout(s: PoolShape): PoolLayout;
   dequeRegionBytes(capacity: number): number;
   injectorRegionBytes(capacity: number): number;
@@ -123,8 +123,8 @@ if (scenario === "pool") {
   buffer = new SharedArrayBuffer(bytes);
   // Indices start just below zero, so every run crosses the word's wrap from -1 to 0 (the masks and the
   // wrapping differences on negative words).
-  const { initDeque } = await import(new URL("lib/deque.ts", root).href);
-  const { initInjector } = await import(new URL("lib/injector.ts", root).href);
+  const { initDeque } = await import(new URL("lib/protocol/deque.ts", root).href);
+  const { initInjector } = await import(new URL("lib/protocol/injector.ts", root).href);
   for (let d = 0; d < stressThreads; d++) {
     initDeque({ buffer, byteOffset: d * dequeBytes, capacity: dequeCapacity }, -300);
   }

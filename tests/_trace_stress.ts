@@ -45,13 +45,13 @@ interface QueueLike {
 
 const s = workerData as Setup;
 await traceThisThread(s.root, "run");
-const dq = await import(new URL("lib/deque.ts", s.root).href) as {
+const dq = await import(new URL("lib/protocol/deque.ts", s.root).href) as {
   Deque: new (r: object) => DequeLike;
   Stealer: new (r: object) => StealerLike;
   EMPTY: number;
   RETRY: number;
 };
-const iq = await import(new URL("lib/injector.ts", s.root).href) as {
+const iq = await import(new URL("lib/protocol/injector.ts", s.root).href) as {
   Injector: new (r: object) => QueueLike;
   QUEUE_EMPTY: number;
 };

@@ -1,5 +1,5 @@
 /**
- * The submission backlog (lib/backlog.ts) against a model: entries leave in the order they came, each
+ * The submission backlog (lib/producer/backlog.ts) against a model: entries leave in the order they came, each
  * with exactly the bytes it was pushed with, across the buffer's growth and compaction, with settled
  * entries skipped, trims asked for at any time, the ring of entries wrapped and grown (from 2 slots), the
  * backlog emptied and reused, and no slot holding an entry that left; and its mutants
@@ -7,9 +7,9 @@
  * grown buffer and ring until a trim gives them back.
  */
 import fc from "fast-check";
-import { Backlog } from "../lib/backlog.ts";
-import { decode, Encoder } from "../lib/codec.ts";
-import type { Entry } from "../lib/ledger.ts";
+import { Backlog } from "../lib/producer/backlog.ts";
+import { decode, Encoder } from "../lib/codec/codec.ts";
+import type { Entry } from "../lib/producer/ledger.ts";
 import { BACKLOG_MUTANTS, materializePoolMutant, removePoolMutant } from "./mutants/mutants.ts";
 import { assert, test } from "./_test.ts";
 

@@ -1,5 +1,5 @@
 /**
- * Batches (`pool.runMany`, lib/batch.ts): tiny tasks travel in chunks, and cutting a batch into chunks
+ * Batches (`pool.runMany`, lib/producer/batch.ts): tiny tasks travel in chunks, and cutting a batch into chunks
  * keeps what `Promise.all` of as many `run` calls promises: results in input order, each task run once,
  * one settlement of the batch with the first error, whatever the tasks return or throw, and each argument
  * list read once. `pool.map` sends tiny inputs of a synchronous iterable in chunks too, and yields as if
@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { mapChunkLimit, MAX_CHUNK } from "../lib/batch.ts";
+import { mapChunkLimit, MAX_CHUNK } from "../lib/producer/batch.ts";
 import { PoolClosedError, PoolTerminatedError, WorkerCrashedError } from "../lib/errors.ts";
 import type { Pool } from "../lib/pool.ts";
 import { withTerminatedPool } from "./_pool.ts";

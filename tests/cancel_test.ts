@@ -295,7 +295,7 @@ test("an aborted spawn reports nothing to onError; a spawn's timeout is reported
 });
 
 test("currentTask(): undefined outside a task; inside, the worker, the submission id, and a fork shares its task's id", async () => {
-  const { currentTask } = await import("../lib/task_context.ts");
+  const { currentTask } = await import("../lib/forkjoin/task_context.ts");
   assertEquals(currentTask(), undefined, "the main thread is not a task");
   await withPool({ workers: 2 }, async (pool) => {
     const first = await within(pool.run("context"), 10_000, "context");

@@ -8,7 +8,7 @@
 import fc from "fast-check";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { decode, Encoder, MAX_DEPTH } from "../lib/codec.ts";
+import { decode, Encoder, MAX_DEPTH } from "../lib/codec/codec.ts";
 import { startThread } from "../lib/runtime/thread.ts";
 import type { CodecEchoReply, CodecEchoRequest } from "./_codec_worker.ts";
 import { assert, assertEquals, assertThrows, test } from "./_test.ts";
@@ -432,7 +432,7 @@ test("small integers take one byte, strings two bytes of header and one per Lati
 });
 
 test("the format table in codec.ts's module doc names the tag each kind is encoded with", () => {
-  const source = readFileSync(fileURLToPath(new URL("../lib/codec.ts", import.meta.url).href), "utf8");
+  const source = readFileSync(fileURLToPath(new URL("../lib/codec/codec.ts", import.meta.url).href), "utf8");
   const tableRows = source.split("\n").filter((line) => /^ \* \| 0x/.test(line)).join("\n");
   const sab = new SharedArrayBuffer(8);
   const encoder = new Encoder({ shareBuffer: () => 0 });

@@ -38,7 +38,7 @@ test("deno publish --dry-run warns of one thing only: the import of the user's t
   assertEquals(output.match(/warning\[/g)?.length ?? 0, warnings.length, `a warning not parsed:\n${output}`);
   // No specifier can name a module the user writes: every pool thread imports it by the URL it was given.
   assertEquals(warnings, [
-    "unanalyzable-dynamic-import at lib/worker_boot.ts: module = await import(setup.moduleUrl);",
+    "unanalyzable-dynamic-import at lib/worker/boot.ts: module = await import(setup.moduleUrl);",
   ], output);
 });
 

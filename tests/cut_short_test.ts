@@ -9,10 +9,10 @@
  * the structure is then repaired and drained by its owner and by a second handle (a thief, another
  * thread's queue handle). The drained values must be exactly the ones not returned.
  */
-import { atomicsBinding, installSharedMemory, type SharedMemory } from "../lib/atomics.ts";
-import * as shippedDeque from "../lib/deque.ts";
-import * as shippedQueue from "../lib/injector.ts";
-import { dequeRegionBytes, injectorRegionBytes } from "../lib/layout.ts";
+import { atomicsBinding, installSharedMemory, type SharedMemory } from "../lib/protocol/atomics.ts";
+import * as shippedDeque from "../lib/protocol/deque.ts";
+import * as shippedQueue from "../lib/protocol/injector.ts";
+import { dequeRegionBytes, injectorRegionBytes } from "../lib/protocol/layout.ts";
 import { CUT_MUTANTS, materializeMutant, removeMaterializedMutants } from "./mutants/mutants.ts";
 import { assert, assertEquals, test } from "./_test.ts";
 

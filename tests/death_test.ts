@@ -9,7 +9,7 @@
  * must (the dying task with its value if it had finished, or a WorkerCrashedError if it was running; the
  * others with their values), the death is counted, and a full-capacity burst runs afterwards.
  */
-import type { PoolLayout } from "../lib/layout.ts";
+import type { PoolLayout } from "../lib/protocol/layout.ts";
 import { Pool } from "../mod.ts";
 import { settledAs } from "./_force.ts";
 import { assert, assertEquals, test, within } from "./_test.ts";

@@ -1,6 +1,6 @@
 /** Bad input to the deque throws a RangeError (or TypeError) that names the value and the rule. */
-import { Deque, initDeque, Stealer } from "../lib/deque.ts";
-import { dequeRegionBytes } from "../lib/layout.ts";
+import { Deque, initDeque, Stealer } from "../lib/protocol/deque.ts";
+import { dequeRegionBytes } from "../lib/protocol/layout.ts";
 import { assertThrows, test } from "./_test.ts";
 
 const buffer = new SharedArrayBuffer(8192);

@@ -3,8 +3,8 @@
  * against a plain-array model, with indices started anywhere in int32 (near 2^31 to cross the wrap).
  */
 import fc from "fast-check";
-import { Deque, EMPTY, initDeque, MAX_TASK_VALUE, RETRY, Stealer } from "../lib/deque.ts";
-import { dequeRegionBytes } from "../lib/layout.ts";
+import { Deque, EMPTY, initDeque, MAX_TASK_VALUE, RETRY, Stealer } from "../lib/protocol/deque.ts";
+import { dequeRegionBytes } from "../lib/protocol/layout.ts";
 import { assert, assertEquals, test } from "./_test.ts";
 
 const SEED = Number(readEnv("FILCH_SEED") ?? 20261121);

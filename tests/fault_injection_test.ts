@@ -13,7 +13,7 @@
  * Workers are also killed from outside at random moments (about half the rounds, one or two kills):
  * terminated by the main thread wherever they are, inside the pool's own steps included (a queue or deque
  * operation, a fork being placed or joined), as the runtime or an out-of-memory kill can; the pool
- * completes what they were doing from their notes in shared memory (lib/recovery.ts). Not on Deno, which
+ * completes what they were doing from their notes in shared memory (lib/owner/recovery.ts). Not on Deno, which
  * prints SKIPPED for them: there `terminate()` does not stop a thread that is running JavaScript (it
  * reports the exit at once and the thread runs on, denoland/deno#35657), so the pool would recover a
  * worker that is still at work.

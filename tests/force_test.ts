@@ -1,7 +1,7 @@
 /**
  * Forced aborts (`pool.with({ signal, force: true })`): a running task that ignores its abort has its
  * worker terminated and replaced, only while that worker is outside the pool's own steps (the kill guard,
- * lib/kill_guard.ts and spec/KillGuard.tla); every other task still settles once, with its value or a
+ * lib/protocol/kill_guard.ts and spec/KillGuard.tla); every other task still settles once, with its value or a
  * WorkerCrashedError, and no record is stranded.
  *
  * A hang is a failure: every wait on the pool goes through {@link within}.

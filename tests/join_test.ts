@@ -1,5 +1,5 @@
 /**
- * Fork-join inside tasks (`lib/join.ts`) through a real pool, on each runtime: each parallel helper
+ * Fork-join inside tasks (`lib/forkjoin/join.ts`) through a real pool, on each runtime: each parallel helper
  * against its sequential version on random inputs and grains (fast-check), scope results and errors,
  * joins nested 20 and 500 deep, the error order of joins whose branches throw (stolen or not), a pool of
  * one worker (no deadlock), and `close()` / `terminate()` while joins are in flight.
@@ -263,7 +263,7 @@ test("b sees its arguments as they were at the fork, whether it was stolen or po
 });
 
 /**
- * The lazy join's scenarios (lib/worker.ts `keepsInline`), each on a pool of the class given (the shipped
+ * The lazy join's scenarios (lib/worker/loop.ts `keepsInline`), each on a pool of the class given (the shipped
  * one, or a mutant's); each returns what it found wrong, empty if nothing.
  */
 const LAZY_SCENARIOS: Record<JoinMutant["caughtBy"], (PoolClass: typeof Pool) => Promise<string[]>> = {

@@ -1,6 +1,6 @@
 /**
  * The suite must catch every known deque bug of DESIGN.md. Each mutant (tests/mutants/mutants.ts) is a
- * patched copy of lib/deque.ts run under the same controlled scheduler; the random mode hunts it from
+ * patched copy of lib/protocol/deque.ts run under the same controlled scheduler; the random mode hunts it from
  * several seeds, and the test prints which oracle caught it and after how many interleavings. Replay is
  * tested too: a fast-check (seed, path) and a recorded counterexample must fail again on their mutant.
  */

@@ -1,5 +1,5 @@
 /**
- * The bounded MPMC queue (`lib/injector.ts`, shipped unchanged) under the controlled scheduler: the
+ * The bounded MPMC queue (`lib/protocol/injector.ts`, shipped unchanged) under the controlled scheduler: the
  * random mode (fast-check scenarios and schedules, every oracle of tests/lincheck/queue_oracles.ts), the
  * systematic mode (every schedule with at most two preemptions of small named scenarios), the queue's
  * mutants (each must be caught, and the test says by which oracle and after how many interleavings),
@@ -33,7 +33,7 @@ const HUNT_RUNS = 20_000;
 const shared = startQueueHarness(true);
 
 test(
-  "queue random mode: generated scenarios under generated interleavings satisfy every oracle on lib/injector.ts",
+  "queue random mode: generated scenarios under generated interleavings satisfy every oracle on lib/protocol/injector.ts",
   async () => {
     const { seed, runs, path, mutant } = queueConfig();
     const variant = queueVariantOf(mutant);
@@ -195,7 +195,7 @@ test(
       );
       console.log(
         `lincheck queue replay [${runtime}]: ${QUEUE_RECORDED.length} recorded counterexamples fail again on their ` +
-          `mutants and pass on lib/injector.ts`,
+          `mutants and pass on lib/protocol/injector.ts`,
       );
     } finally {
       await harness.close();

@@ -1,6 +1,6 @@
 /**
  * Random mode of the linearizability suite: fast-check generates scenarios (one owner, two or three
- * thieves, two to six operations each, capacity 2 or 4) and schedules, and the shipped `lib/deque.ts`
+ * thieves, two to six operations each, capacity 2 or 4) and schedules, and the shipped `lib/protocol/deque.ts`
  * runs each under the controlled scheduler with every oracle checked (see tests/lincheck/README.md).
  *
  * Counts and the seed are printed. Replay a failure with the printed FILCH_LINCHECK_SEED and
@@ -19,7 +19,7 @@ import {
 import { runtime, test } from "./_test.ts";
 
 test(
-  "random mode: generated scenarios under generated interleavings satisfy every oracle on lib/deque.ts",
+  "random mode: generated scenarios under generated interleavings satisfy every oracle on lib/protocol/deque.ts",
   async () => {
     const { seed, runs, path, mutant } = config();
     const variant = variantOf(mutant);

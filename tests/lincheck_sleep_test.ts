@@ -1,7 +1,7 @@
 /**
  * The sleep/wake protocol (the worker loop's path to sleep: `Sleep.idle`, then `sleep`; posters'
  * `newWork` and `wakeAll`) and the join latch (`setLatch` against `latchIsSet` / `waitLatch`), the shipped
- * `lib/sleep.ts` and `lib/latch.ts`, under controlled interleavings with blocking waits modelled (see
+ * `lib/protocol/sleep.ts` and `lib/protocol/latch.ts`, under controlled interleavings with blocking waits modelled (see
  * tests/lincheck/README.md, "Sleep/wake and the latch"). Random mode, systematic mode, every mutant caught
  * with its minimal counterexample, and the recorded counterexamples replayed.
  *

@@ -1,5 +1,5 @@
 /**
- * Large payloads (lib/slabs.ts, lib/task.ts, the codec's aligned runs): arguments and results of every size
+ * Large payloads (lib/record/slabs.ts, lib/record/task.ts, the codec's aligned runs): arguments and results of every size
  * cross intact, alone and many at once, submitted and forked; slabs are reused; a small arena that a
  * payload fits nowhere in is reset once nothing holds a slab; limits and bad options are named errors.
  * Each scenario counts what went wrong, so that the same scenario also shows that it catches the payload
@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { WorkerCrashedError } from "../lib/errors.ts";
-import { move } from "../lib/move.ts";
+import { move } from "../lib/codec/move.ts";
 import { Pool, type PoolOptions } from "../lib/pool.ts";
 import type * as tasks from "./fixtures/payload_tasks.ts";
 import { materializePoolMutant, PAYLOAD_MUTANTS, type PayloadMutant, removePoolMutant } from "./mutants/mutants.ts";
@@ -302,7 +302,9 @@ test("move() marks made by another copy of filch are honoured (one mark set per 
   const dir = mkdtempSync(join(tmpdir(), "filch-move-copy-"));
   try {
     cpSync(fileURLToPath(new URL("../lib", import.meta.url)), join(dir, "lib"), { recursive: true });
-    const other = await import(pathToFileURL(join(dir, "lib", "move.ts")).href) as typeof import("../lib/move.ts");
+    const other = await import(
+      pathToFileURL(join(dir, "lib", "move.ts")).href
+    ) as typeof import("../lib/codec/move.ts");
     assert(other.move !== move, "a second copy");
     await withPool(Pool, {}, async (pool) => {
       const bytes = new Uint8Array(16);

@@ -4,8 +4,8 @@
  * already stored AWAKE to wake it, and it died before it uncounted itself). The protocol itself is
  * model-checked (spec/SleepWake.tla); these are single-thread checks of the bookkeeping around it.
  */
-import { sleepRegionBytes, SleepWords } from "../lib/layout.ts";
-import { AWAKE, Sleep, SLEEPING } from "../lib/sleep.ts";
+import { sleepRegionBytes, SleepWords } from "../lib/protocol/layout.ts";
+import { AWAKE, Sleep, SLEEPING } from "../lib/protocol/sleep.ts";
 import { assertEquals, test } from "./_test.ts";
 
 function fresh(workers: number): Sleep {

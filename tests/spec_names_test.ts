@@ -6,7 +6,7 @@
  * - A code name is a line comment `// spec: Name` that ends its line (so prose that quotes the
  *   convention, like "`// spec: Name`" in a doc comment, is not one). Each name appears once per file:
  *   one action per shared-memory access.
- * - A spec that mirrors code says which files, in a comment: `code: lib/deque.ts` (several allowed).
+ * - A spec that mirrors code says which files, in a comment: `code: lib/protocol/deque.ts` (several allowed).
  *   Specs without it (the abstract AtomicDeque.tla) and spec/mutants/ are not checked.
  * - The actions of a spec are the operators called in its definition of `Step` (a thread's step, the
  *   disjunction of its actions), or of `Next` if it has no `Step`. Helpers, invariants and properties
@@ -164,9 +164,15 @@ test("every // spec: name in lib/ is an action of a spec in spec/, and every act
   const problems = checkNames(code, specs, codeFiles);
   assert(problems.length === 0, `spec and code are out of step:\n  ${problems.join("\n  ")}`);
   const chaseLev = specs.find((s) => s.file === "spec/ChaseLev.tla");
-  assert(chaseLev !== undefined && chaseLev.mirrors.includes("lib/deque.ts"), "spec/ChaseLev.tla mirrors lib/deque.ts");
+  assert(
+    chaseLev !== undefined && chaseLev.mirrors.includes("lib/protocol/deque.ts"),
+    "spec/ChaseLev.tla mirrors lib/protocol/deque.ts",
+  );
   assert(chaseLev.actions.length === 24, `ChaseLev has the 24 deque actions: found ${chaseLev.actions.length}`);
-  assert(code.filter((c) => c.file === "lib/deque.ts").length === 24, "lib/deque.ts names 24 actions");
+  assert(
+    code.filter((c) => c.file === "lib/protocol/deque.ts").length === 24,
+    "lib/protocol/deque.ts names 24 actions",
+  );
 });
 
 const syntheticSpec = `---- MODULE Toy ----

@@ -19,7 +19,7 @@ function taskModuleWithOwnCopy(): { dir: string; url: URL } {
   writeFileSync(join(dir, "package.json"), '{ "type": "module" }\n');
   writeFileSync(
     join(dir, "tasks.ts"),
-    `import { join } from "./lib/join.ts";
+    `import { join } from "./lib/forkjoin/join.ts";
 export function fib(n: number): number {
   if (n < 15) {
     let a = 0, b = 1;

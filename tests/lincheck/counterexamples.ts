@@ -82,7 +82,7 @@ export const RECORDED: readonly Recorded[] = [
   },
 ];
 
-/** A recorded failing run of the queue (`lib/injector.ts`). */
+/** A recorded failing run of the queue (`lib/protocol/injector.ts`). */
 export interface QueueRecorded {
   mutant: string;
   /** The oracle that must fail on replay. */

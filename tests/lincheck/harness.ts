@@ -13,7 +13,7 @@
  * @module
  */
 
-import { DequeWords } from "../../lib/layout.ts";
+import { DequeWords } from "../../lib/protocol/layout.ts";
 import { startThread, type ThreadHandle } from "../../lib/runtime/thread.ts";
 import {
   Block,
@@ -114,7 +114,7 @@ interface Region {
 /** Options of {@link Harness.start}. */
 export interface HarnessOptions {
   /**
-   * The modules a run may use: the first is the shipped one (`lib/deque.ts`, or `lib/injector.ts` for the
+   * The modules a run may use: the first is the shipped one (`lib/protocol/deque.ts`, or `lib/protocol/injector.ts` for the
    * queue harness), the rest its mutants.
    */
   variants: URL[];

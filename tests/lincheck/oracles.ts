@@ -21,11 +21,11 @@
  *    of another thread that took a task (only such an operation moves `top` under it).
  *
  * Advisory (counted and printed, not failing), for runs that pass: two stricter stealHalf models.
- * - atomic: stealHalf moves its k oldest in ONE step. `lib/deque.ts` claims one task per compare-exchange,
+ * - atomic: stealHalf moves its k oldest in ONE step. `lib/protocol/deque.ts` claims one task per compare-exchange,
  *   so the owner can observe the batch half-taken: found by the stress mode (capacity 4, prefill 4: a
  *   thief has claimed 102 of [102, 103]; the owner pushes 105, 106, 107 and its push of 108 sees the
  *   deque full — full only if 103 is still there while 102 is gone).
- * - half bound: atomic and k <= ceil(size / 2). `lib/deque.ts` computes "half" from its first, possibly
+ * - half bound: atomic and k <= ceil(size / 2). `lib/protocol/deque.ts` computes "half" from its first, possibly
  *   stale, reads, so when the owner pops meanwhile a stealHalf can take every task left (found by the
  *   random mode: prefill 4, the owner pops 3 and pushes 1, the thief moves both remaining tasks).
  * Neither loses or duplicates a task, so neither fails the suite; they are reported so that the deque's

@@ -23,7 +23,7 @@
  * cannot swallow (it has no try/catch) and the worker's run loop recognises.
  *
  * The harness itself uses `Atomics` directly (it is test code, not `lib/`); the code under test only
- * ever reaches shared memory through `lib/atomics.ts`'s `mem`, which the worker routes through its gate.
+ * ever reaches shared memory through `lib/protocol/atomics.ts`'s `mem`, which the worker routes through its gate.
  *
  * @module
  */
@@ -54,7 +54,7 @@ export const Global = Object.freeze({
   EPOCH: 0,
   /** 1: leave the loop (after the next EPOCH bump). */
   SHUTDOWN: 1,
-  /** Which loaded deque module (0 = lib/deque.ts, then the mutants) this run uses. */
+  /** Which loaded deque module (0 = lib/protocol/deque.ts, then the mutants) this run uses. */
   VARIANT: 2,
   /** The victim's capacity for this run (destinations use the same). */
   CAPACITY: 3,
@@ -107,7 +107,7 @@ export const OpCode = Object.freeze({
   POP: 2,
   STEAL: 3,
   STEAL_HALF: 4,
-  /** The queue's operations (`lib/injector.ts`), on region 0: push, pushPatiently, pop. */
+  /** The queue's operations (`lib/protocol/injector.ts`), on region 0: push, pushPatiently, pop. */
   QUEUE_PUSH: 5,
   QUEUE_PUSH_PATIENTLY: 6,
   QUEUE_POP: 7,

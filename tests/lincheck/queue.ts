@@ -1,5 +1,5 @@
 /**
- * The queue under the controlled scheduler: scenarios of `lib/injector.ts` (the bounded MPMC queue),
+ * The queue under the controlled scheduler: scenarios of `lib/protocol/injector.ts` (the bounded MPMC queue),
  * their fast-check arbitraries, one run of a scenario (on the same reusable simulated threads as the
  * deque's), and the run's table and ndjson trace.
  *
@@ -19,8 +19,8 @@
  */
 
 import fc from "fast-check";
-import { atomicsBinding, installSharedMemory } from "../../lib/atomics.ts";
-import { InjectorWords } from "../../lib/layout.ts";
+import { atomicsBinding, installSharedMemory } from "../../lib/protocol/atomics.ts";
+import { InjectorWords } from "../../lib/protocol/layout.ts";
 import type { Access, Harness } from "./harness.ts";
 import { FN_NAMES, Global, OpCode, REGION_BYTES, regionOffset, State } from "./protocol.ts";
 import { describeAccess } from "./report.ts";
@@ -145,7 +145,7 @@ export function queueWordName(capacity: number): (region: number, word: number) 
 const LOAD = FN_NAMES.indexOf("load");
 
 /**
- * Runs `scenario` with queue module `variant` (0: `lib/injector.ts`) under `choose`, synchronously.
+ * Runs `scenario` with queue module `variant` (0: `lib/protocol/injector.ts`) under `choose`, synchronously.
  *
  * @param maxSteps The step bound; past it the run is aborted (and reported as such).
  */

@@ -34,7 +34,7 @@
  * @module
  */
 
-import { InjectorWords } from "../../lib/layout.ts";
+import { InjectorWords } from "../../lib/protocol/layout.ts";
 import { FN_NAMES } from "./protocol.ts";
 import {
   describeQueueOp,

@@ -1,6 +1,6 @@
 /**
  * The queue suite's runners, shared by `tests/lincheck_queue_test.ts` and `replay_queue.ts`: the harness
- * with `lib/injector.ts` and its mutants loaded, the random mode's property, the mutant hunt, the
+ * with `lib/protocol/injector.ts` and its mutants loaded, the random mode's property, the mutant hunt, the
  * minimizer and the failure report, and the small named scenarios of the systematic mode.
  *
  * Environment (read by the tests only; see tests/lincheck/README.md): `FILCH_LINCHECK_SEED` (shared with
@@ -74,7 +74,7 @@ export function queueVariantOf(mutant: string | undefined): number {
   return i + 1;
 }
 
-/** Starts a harness with `lib/injector.ts` as variant 0 and every queue mutant after it. */
+/** Starts a harness with `lib/protocol/injector.ts` as variant 0 and every queue mutant after it. */
 export async function startQueueHarness(withMutants: boolean): Promise<Harness> {
   const variants = [SHIPPED_QUEUE, ...(withMutants ? QUEUE_MUTANTS.map(materializeMutant) : [])];
   return await Harness.start({ variants, onClose: withMutants ? removeMaterializedMutants : undefined });

@@ -74,7 +74,7 @@ function byFirst(a: HistoryOp, b: HistoryOp): number {
 }
 
 /**
- * The TLA+ action names of a deque module, by source line: every shared access in `lib/deque.ts` carries
+ * The TLA+ action names of a deque module, by source line: every shared access in `lib/protocol/deque.ts` carries
  * a `// spec: Name` comment (a mutant's changed lines may not).
  */
 export function specActions(module: URL): Map<number, string> {

@@ -3,8 +3,8 @@
  * operations per run, stopping at a gate before every shared-memory access so that the controller decides the order.
  *
  * Set-up (one message): the buffer, this thread's number, and the URLs of the modules to load
- * (`lib/deque.ts` or `lib/injector.ts` first, then their mutants). It installs its gate as the facade binding of
- * `lib/atomics.ts` — the same module instance the modules under test import — and then never reads another
+ * (`lib/protocol/deque.ts` or `lib/protocol/injector.ts` first, then their mutants). It installs its gate as the facade binding of
+ * `lib/protocol/atomics.ts` — the same module instance the modules under test import — and then never reads another
  * message: it loops on the EPOCH word (see `protocol.ts`).
  *
  * Everything here that is not the code under test (bookkeeping, results) uses `Atomics` directly, so it
@@ -13,8 +13,13 @@
  * @module
  */
 
-import { installSharedMemory, type Int32View, type SharedMemory, type WaitAsyncResult } from "../../lib/atomics.ts";
-import { DequeWords } from "../../lib/layout.ts";
+import {
+  installSharedMemory,
+  type Int32View,
+  type SharedMemory,
+  type WaitAsyncResult,
+} from "../../lib/protocol/atomics.ts";
+import { DequeWords } from "../../lib/protocol/layout.ts";
 import { parentPort } from "../../lib/runtime/thread.ts";
 import {
   ABORT_MESSAGE,

@@ -1,6 +1,6 @@
 /**
- * The sleep/latch harness: the shipped `lib/sleep.ts` (the worker loop's path to sleep, `Sleep.idle`,
- * then `sleep`; posters' `newWork` and `wakeAll`) and `lib/latch.ts` (`setLatch` against `latchIsSet` /
+ * The sleep/latch harness: the shipped `lib/protocol/sleep.ts` (the worker loop's path to sleep, `Sleep.idle`,
+ * then `sleep`; posters' `newWork` and `wakeAll`) and `lib/protocol/latch.ts` (`setLatch` against `latchIsSet` /
  * `waitLatch`) under controlled interleavings, with `Atomics.wait` modelled as blocking (futex
  * semantics: compare and block in one step; woken by a notify on the word; a timed wait may time out when
  * the schedule says so). Controller, scenarios, schedules, oracles, systematic search and reports; the
@@ -11,7 +11,7 @@
 
 import fc from "fast-check";
 import { readFileSync } from "node:fs";
-import { SleepWords } from "../../lib/layout.ts";
+import { SleepWords } from "../../lib/protocol/layout.ts";
 import { startThread, type ThreadHandle } from "../../lib/runtime/thread.ts";
 import { Fn, FN_NAMES } from "./protocol.ts";
 import {

@@ -1,7 +1,7 @@
 /**
  * The sleep/latch harness's shared-memory layout: where the controller (`sleep_harness.ts`, the test's
  * main thread) and each simulated thread (a Worker running `sleep_thread.ts`) keep their words, and where
- * the code under test (`lib/sleep.ts`, `lib/latch.ts`) finds its own. Both sides import this file.
+ * the code under test (`lib/protocol/sleep.ts`, `lib/protocol/latch.ts`) finds its own. Both sides import this file.
  *
  * The hand-shake is the deque harness's (`protocol.ts`) with blocking waits added. A simulated thread
  * parks before every facade call; the controller releases one at a time. A released `wait` compares the
@@ -49,7 +49,7 @@ export const SState = Object.freeze({
 export const SGlobal = Object.freeze({
   EPOCH: 0,
   SHUTDOWN: 1,
-  /** Which loaded module pair (0 = the shipped lib/sleep.ts and lib/latch.ts, then the mutants). */
+  /** Which loaded module pair (0 = the shipped lib/protocol/sleep.ts and lib/protocol/latch.ts, then the mutants). */
   VARIANT: 2,
   /** How many sleep workers the Sleep handle serves in this run. */
   WORKERS: 3,
@@ -105,7 +105,7 @@ export const Role = Object.freeze({
   JOINER: 4,
 });
 
-/** Byte offset of the sleep region (`lib/layout.ts`'s SleepWords) in the harness's buffer. */
+/** Byte offset of the sleep region (`lib/protocol/layout.ts`'s SleepWords) in the harness's buffer. */
 export const SLEEP_REGION_BYTES = 8192;
 /** Byte offset of the work words ({@link Work}). */
 export const WORK_BYTES = 12288;

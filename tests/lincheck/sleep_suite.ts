@@ -1,5 +1,5 @@
 /**
- * Starts the sleep/latch harness with the shipped `lib/sleep.ts` and `lib/latch.ts` as variant 0 and each
+ * Starts the sleep/latch harness with the shipped `lib/protocol/sleep.ts` and `lib/protocol/latch.ts` as variant 0 and each
  * sleep/latch mutant after it (in `SLEEP_MUTANTS` order): a mutant of one module runs with the other
  * module shipped.
  *

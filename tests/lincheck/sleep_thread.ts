@@ -16,7 +16,7 @@ import {
   mem,
   type SharedMemory,
   type WaitAsyncResult,
-} from "../../lib/atomics.ts";
+} from "../../lib/protocol/atomics.ts";
 import { parentPort } from "../../lib/runtime/thread.ts";
 import { ABORT_MESSAGE, Fn } from "./protocol.ts";
 import {

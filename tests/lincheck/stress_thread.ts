@@ -8,7 +8,7 @@
  */
 
 import { parentPort } from "../../lib/runtime/thread.ts";
-import { DequeWords } from "../../lib/layout.ts";
+import { DequeWords } from "../../lib/protocol/layout.ts";
 import { OpCode } from "./protocol.ts";
 import { StressLayout, type StressSetup } from "./stress.ts";
 

@@ -8,7 +8,7 @@
  * - `FILCH_LINCHECK_RUNS`  random-mode interleavings (default 40,000; the long run uses 100,000+).
  * - `FILCH_LINCHECK_PATH`  with a seed: replay one run (fast-check's counterexample path) and stop.
  * - `FILCH_LINCHECK_OUT`   where failing traces (ndjson) go (default `<tmp>/filch-lincheck`).
- * - `FILCH_LINCHECK_MUTANT`  run the random mode on this mutant instead of lib/deque.ts (to see a failure
+ * - `FILCH_LINCHECK_MUTANT`  run the random mode on this mutant instead of lib/protocol/deque.ts (to see a failure
  *   report, or to reproduce one).
  * - `FILCH_LINCHECK_STRESS_ROUNDS`  stress-mode rounds (default 3,000).
  *

@@ -16,7 +16,7 @@
  *   caller's signal. Then the tasks still in flight are aborted (queued ones never run), and the input
  *   iterator is closed (`return()`).
  * - With {@link MapChunks} (`pool.map` for a task of the module), consecutive inputs of a synchronous
- *   iterable that fit go in chunks of up to `limit`, each one submission (lib/batch.ts), from the second
+ *   iterable that fit go in chunks of up to `limit`, each one submission (lib/producer/batch.ts), from the second
  *   window on, and not the last few: a chunk counts as its inputs in the window, and its results are
  *   yielded as if its tasks had run one by one: every result before the first failing input, then that
  *   input's error.
@@ -28,7 +28,7 @@
 
 import { chunkable, mapChunkArgs, mapChunkLimit } from "./batch.ts";
 import type { Entry } from "./ledger.ts";
-import { type AbortSignalLike, resolveRunOptions, signalReason } from "./options.ts";
+import { type AbortSignalLike, resolveRunOptions, signalReason } from "../options.ts";
 
 /** Options of `pool.map`. */
 export interface MapOptions {

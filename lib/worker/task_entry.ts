@@ -11,8 +11,8 @@
  * @module
  */
 
-import { TASK_ENTRY_MARK } from "./runtime/thread.ts";
-import { bootWorker } from "./worker_boot.ts";
+import { TASK_ENTRY_MARK } from "../runtime/thread.ts";
+import { bootWorker } from "./boot.ts";
 
 const argv = (globalThis as { process?: { argv?: unknown } }).process?.argv;
 // Not awaited: the task module that imported us is still being evaluated, and the pool's set-up message

@@ -21,10 +21,10 @@
  * @module
  */
 
-import { mem } from "./atomics.ts";
-import { decode, type ErrorClasses } from "./codec.ts";
-import { crashError, PoolTerminatedError, type WorkerCrashedError } from "./errors.ts";
-import { StatusWords } from "./layout.ts";
+import { mem } from "../protocol/atomics.ts";
+import { decode, type ErrorClasses } from "../codec/codec.ts";
+import { crashError, PoolTerminatedError, type WorkerCrashedError } from "../errors.ts";
+import { StatusWords } from "../protocol/layout.ts";
 import { type Entry, Settled, type TaskLedger } from "./ledger.ts";
 
 /** What a broadcast part's message carries to its worker. */

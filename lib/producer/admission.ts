@@ -25,18 +25,18 @@
  */
 
 import type { Canceller } from "./cancellation.ts";
-import type { Encoder } from "./codec.ts";
+import type { Encoder } from "../codec/codec.ts";
 import type { CompletionReader } from "./completion.ts";
-import { PoolClosedError, QueueFullError, TaskNotFoundError } from "./errors.ts";
-import type { Injector } from "./injector.ts";
+import { PoolClosedError, QueueFullError, TaskNotFoundError } from "../errors.ts";
+import type { Injector } from "../protocol/injector.ts";
 import { type Entry, Settled, type TaskLedger } from "./ledger.ts";
-import type { PoolMetrics } from "./metrics.ts";
-import { detach } from "./move.ts";
-import { type ResolvedRunOptions, signalAborted, signalReason } from "./options.ts";
-import type { PoolStateName } from "./pool.ts";
-import type { Sleep } from "./sleep.ts";
+import type { PoolMetrics } from "../metrics.ts";
+import { detach } from "../codec/move.ts";
+import { type ResolvedRunOptions, signalAborted, signalReason } from "../options.ts";
+import type { PoolStateName } from "../lifecycle.ts";
+import type { Sleep } from "../protocol/sleep.ts";
 import type { Submitter } from "./submission.ts";
-import type { TaskTable } from "./task.ts";
+import type { TaskTable } from "../record/task.ts";
 
 /** What admission works with: the pool's parts. */
 export interface AdmissionParts {

@@ -35,7 +35,7 @@
  * @module
  */
 
-import type { Encoder } from "./codec.ts";
+import type { Encoder } from "../codec/codec.ts";
 import type { Entry } from "./ledger.ts";
 
 /** The buffer's first size, bytes. */

@@ -16,7 +16,14 @@
  * @module
  */
 
-import { SLAB_REGION_BYTES } from "./slabs.ts";
+/** Slab slots: at most this many large payloads are in flight at once (more fall back to blocks or wait). */
+export const SLAB_SLOTS = 256;
+/** Words per slab slot (see `record/slabs.ts`). */
+export const SLAB_SLOT_WORDS = 4;
+/** Words of the slab region before its first slot: the arena's top, its cap, and the count of resets. */
+export const SLAB_HEADER_WORDS = 16;
+/** The slab region's bytes in the pool's buffer (the slab table of `record/slabs.ts`). */
+export const SLAB_REGION_BYTES: number = (SLAB_HEADER_WORDS + SLAB_SLOTS * SLAB_SLOT_WORDS) * 4;
 
 /** Bytes in a cache line on the machines filch targets (x86-64, arm64). */
 export const CACHE_LINE_BYTES = 64;

@@ -13,7 +13,7 @@
  * @module
  */
 
-import { mem } from "./atomics.ts";
+import { mem } from "../protocol/atomics.ts";
 
 /** Thrown by {@link BufferRegistry.resolve} for an id whose buffer has not arrived on this thread yet. */
 export class MissingBuffer {

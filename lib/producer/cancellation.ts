@@ -26,10 +26,10 @@
  * @module
  */
 
-import { mem } from "./atomics.ts";
+import { mem } from "../protocol/atomics.ts";
 import { type Entry, type EntryControl, Settled, type TaskLedger } from "./ledger.ts";
-import { type ResolvedRunOptions, signalAborted, signalReason } from "./options.ts";
-import { RecordWords, TaskFlags, TaskState, type TaskTable } from "./task.ts";
+import { type ResolvedRunOptions, signalAborted, signalReason } from "../options.ts";
+import { RecordWords, TaskFlags, TaskState, type TaskTable } from "../record/task.ts";
 
 /** How long one wait for a task's start lasts before it looks again (a bound on a stale waiter's life). */
 const START_WAIT_MS = 1000;

@@ -20,16 +20,16 @@
  * @module
  */
 
-import { mem } from "./atomics.ts";
-import { Encoder } from "./codec.ts";
+import { mem } from "../protocol/atomics.ts";
+import { Encoder } from "../codec/codec.ts";
 import { Backlog } from "./backlog.ts";
-import type { Injector } from "./injector.ts";
+import type { Injector } from "../protocol/injector.ts";
 import type { Entry, TaskLedger } from "./ledger.ts";
-import type { TaskStamps } from "./metrics.ts";
-import type { Sleep } from "./sleep.ts";
-import { backgroundTimeout } from "./runtime/timer.ts";
-import { SLAB_FROM } from "./slabs.ts";
-import { NO_RECORD, Origin, RecordWords, TaskFlags, TaskState, type TaskTable } from "./task.ts";
+import type { TaskStamps } from "../metrics.ts";
+import type { Sleep } from "../protocol/sleep.ts";
+import { backgroundTimeout } from "../runtime/timer.ts";
+import { SLAB_FROM } from "../record/slabs.ts";
+import { NO_RECORD, Origin, RecordWords, TaskFlags, TaskState, type TaskTable } from "../record/task.ts";
 
 /**
  * How long the pool must stay idle before a backlog buffer grown past 1 MiB is given back (ms): back to

@@ -28,28 +28,30 @@
  * @module
  */
 
-import { mem } from "./atomics.ts";
-import { BufferRegistry, MissingBuffer } from "./buffers.ts";
-import { decode, Encoder } from "./codec.ts";
-import { Deque, EMPTY, RETRY, Stealer } from "./deque.ts";
-import { Injector, QUEUE_EMPTY } from "./injector.ts";
-import { latchIsSet, orphanLatch, SET, setLatch, UNSET, waitLatch } from "./latch.ts";
-import { WorkerGuard } from "./kill_guard.ts";
-import { ControlWords, MARK_WORDS, MarkWords, notesOf, NoteWords, type PoolLayout, StatusWords } from "./layout.ts";
-import { IDLE_POSTED, IDLE_STOPPING, Sleep } from "./sleep.ts";
-import { SLAB_FROM } from "./slabs.ts";
+import { mem } from "../protocol/atomics.ts";
+import { BufferRegistry, MissingBuffer } from "../codec/buffers.ts";
+import { decode, Encoder } from "../codec/codec.ts";
+import { Deque, EMPTY, RETRY, Stealer } from "../protocol/deque.ts";
+import { Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
+import { latchIsSet, orphanLatch, SET, setLatch, UNSET, waitLatch } from "../protocol/latch.ts";
+import { WorkerGuard } from "../protocol/kill_guard.ts";
 import {
-  asyncForkError,
-  callInline,
-  type ForkJoinHost,
-  isThenable,
-  setForkJoinHost,
-  type TaskFunction as ForkFunction,
-} from "./join.ts";
-import { encodeOutcome } from "./outcome.ts";
-import { BUILTINS } from "./batch.ts";
+  ControlWords,
+  MARK_WORDS,
+  MarkWords,
+  notesOf,
+  NoteWords,
+  type PoolLayout,
+  StatusWords,
+} from "../protocol/layout.ts";
+import { IDLE_POSTED, IDLE_STOPPING, Sleep } from "../protocol/sleep.ts";
+import { SLAB_FROM } from "../record/slabs.ts";
+import { asyncForkError, callInline, isThenable } from "../forkjoin/join.ts";
+import { type ForkJoinHost, setForkJoinHost, type TaskFunction as ForkFunction } from "../forkjoin/host.ts";
+import { encodeOutcome } from "../codec/outcome.ts";
+import { BUILTINS } from "./chunk.ts";
 import { adopt, thenOf } from "./thenable.ts";
-import { epochMs, TaskRecorder } from "./metrics.ts";
+import { epochMs, TaskRecorder } from "../metrics.ts";
 import {
   NO_RECORD,
   Origin,
@@ -59,8 +61,8 @@ import {
   TaskFlags,
   TaskState,
   TaskTable,
-} from "./task.ts";
-import { type PollingSignal, pollingSignal, type TaskContext } from "./task_context.ts";
+} from "../record/task.ts";
+import { type PollingSignal, pollingSignal, type TaskContext } from "../forkjoin/task_context.ts";
 
 /** What the pool sends a new worker thread. */
 export interface WorkerSetup {

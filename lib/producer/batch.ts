@@ -2,17 +2,16 @@
  * Batches (`pool.runMany`): many tasks of one function in one call, and the chunks that carry them (for
  * `pool.map` too).
  *
- * What it owns: how a batch is cut into submissions (the main thread's {@link submitBatch}), the chunk
- * task that runs a chunk's tasks on a worker ({@link runChunk}), and the order of the built-in tasks every
- * worker registers after the module's own exports ({@link BUILTINS}), from which the main thread knows the
- * chunk task's id ({@link chunkTaskId}); for `pool.map` (lib/map.ts cuts its window), the size of its
- * chunks ({@link mapChunkLimit}) and their arguments ({@link mapChunkArgs}).
+ * What it owns: how a batch is cut into submissions ({@link submitBatch}), the chunk task's id
+ * ({@link chunkTaskId}: the worker side, `worker/chunk.ts`, runs a chunk and registers it after the
+ * module's own exports); for `pool.map` (`producer/map.ts` cuts its window), the size of its chunks
+ * ({@link mapChunkLimit}) and their arguments ({@link mapChunkArgs}).
  *
  * Why chunks: a tiny task costs the main thread far more than the worker (an entry, a record, a queue
  * push, a completion, a promise callback); a chunk of up to {@link MAX_CHUNK} tasks pays those once. A
  * chunk holds consecutive argument lists of one length whose arguments are all primitives (numbers,
  * booleans, null, undefined, bigints, strings of up to {@link MAX_CHUNK_STRING} characters), flattened
- * into one argument list: `[taskId, arity, count, outcomes, ...arguments]` (see {@link runChunk}). Any
+ * into one argument list: `[taskId, arity, count, outcomes, ...arguments]` (see `runChunk` (`worker/chunk.ts`)). Any
  * other argument list (an object or a long string in it, more than {@link MAX_CHUNK_ARITY} arguments, not
  * an array) is submitted on its own, exactly as `run` would submit it. Chunks are cut only when the batch
  * is long enough that every worker gets at least {@link CHUNKS_PER_WORKER} of them, so that a batch of
@@ -34,13 +33,12 @@
  *   apart, transferred). A worker that dies running a chunk rejects the batch with `WorkerCrashedError`;
  *   that chunk's tasks after the one that was running never run.
  *
- * Threads: {@link submitBatch} on the thread that created the pool; {@link runChunk} on a worker.
+ * Threads: {@link submitBatch} on a producer's thread (the thread that created the pool).
  *
  * @module
  */
 
-import { BUILTIN_TASKS, currentHost, type TaskFunction } from "./join.ts";
-import { adopt, thenOf } from "./thenable.ts";
+import { BUILTIN_TASKS } from "../forkjoin/join.ts";
 
 /** The most tasks in one chunk. */
 export const MAX_CHUNK = 64;
@@ -52,102 +50,15 @@ export const MAX_CHUNK_STRING = 256;
 export const CHUNKS_PER_WORKER = 8;
 
 /**
- * Runs a chunk of tasks on a worker: `count` calls of task `taskId`, the i-th with the `arity` arguments
- * from `flat[i * arity]` on. Every task runs even when one throws, and the chunk finishes only after every
- * promise its tasks returned has settled (each thenable adopted as the worker adopts a task's: its `then`
- * read once). What it returns depends on `outcomes`:
- * - 0 (`runMany`): the results in order, or a promise of them if any task returned a thenable; if a task
- *   failed, the chunk throws the first error (by index for throws, by time for rejections, a throw first).
- * - 1 (`map`, which yields every result before the first failure): `[errorAt, error, results]`, where
- *   `errorAt` is the smallest index of a task that threw or rejected (-1 if none) and `error` what it threw;
- *   `results` holds the other tasks' results. It throws only if that array cannot be sent.
- *
- * @param taskId The task function's id.
- * @param arity How many arguments each task takes.
- * @param count How many tasks.
- * @param outcomes 0 or 1, as above.
- * @param flat The tasks' arguments, one after another.
- * @returns The results (or the outcomes), or a promise of them.
- *
- * @example Usage
- * ```ts ignore
- * // On a worker, from a record that the main thread's submitBatch filled: add(1, 2), add(3, 4).
- * runChunk(addId, 2, 2, 0, 1, 2, 3, 4); // [3, 7]
- * ```
- */
-export function runChunk(taskId: number, arity: number, count: number, outcomes: number, ...flat: unknown[]): unknown {
-  const fn = currentHost()!.task(taskId);
-  const results = new Array<unknown>(count);
-  // The first failure to come (runMany's error), and the one of the smallest index (map's outcomes).
-  let error: unknown;
-  let errorAt = -1;
-  let indexed: unknown;
-  const failAt = (index: number, thrown: unknown) => {
-    if (errorAt === -1) error = thrown;
-    if (errorAt === -1 || index < errorAt) {
-      errorAt = index;
-      indexed = thrown;
-    }
-  };
-  let pending: Promise<void>[] | undefined;
-  for (let i = 0, at = 0; i < count; i++, at += arity) {
-    let result: unknown;
-    let then: unknown;
-    try {
-      result = arity === 1
-        ? fn(flat[at])
-        : arity === 2
-        ? fn(flat[at], flat[at + 1])
-        : arity === 0
-        ? fn()
-        : fn(...flat.slice(at, at + arity));
-      // Read once, here, as the worker reads a task's: a getter on `then` is user code and may throw.
-      then = thenOf(result);
-    } catch (thrown) {
-      failAt(i, thrown);
-      continue;
-    }
-    if (typeof then !== "function") {
-      results[i] = result;
-      continue;
-    }
-    const index = i;
-    // Adopted through a real promise: its `then` may throw, call back twice or call both (the first wins).
-    (pending ??= []).push(
-      adopt(result, then).then(
-        (value) => {
-          results[index] = value;
-        },
-        (rejection) => failAt(index, rejection),
-      ),
-    );
-  }
-  const finish = () => {
-    if (outcomes === 1) return [errorAt, indexed, results];
-    if (errorAt !== -1) throw error;
-    return results;
-  };
-  return pending === undefined ? finish() : Promise.all(pending).then(finish);
-}
-
-/**
- * The built-in tasks, in the order every worker registers them after the module's own exports: a
- * built-in's id is the module's export count plus its index here.
- */
-export const BUILTINS: Readonly<Record<string, TaskFunction>> = Object.freeze({
-  ...BUILTIN_TASKS,
-  runChunk: runChunk as TaskFunction,
-});
-
-/**
  * The chunk task's id in a pool whose module exports `moduleTasks` functions.
  *
  * @param moduleTasks How many task functions the module exports.
- * @returns The id of {@link runChunk} on every worker of that pool.
+ * @returns The id of `runChunk` (`worker/chunk.ts`) on every worker of that pool.
  *
  * @example Usage
  * ```ts
- * import { BUILTINS, chunkTaskId } from "./batch.ts";
+ * import { chunkTaskId } from "./batch.ts";
+ * import { BUILTINS } from "../worker/chunk.ts";
  * console.log(chunkTaskId(3) === 3 + Object.keys(BUILTINS).indexOf("runChunk")); // true
  * ```
  */
@@ -155,7 +66,8 @@ export function chunkTaskId(moduleTasks: number): number {
   return moduleTasks + CHUNK_INDEX;
 }
 
-const CHUNK_INDEX = Object.keys(BUILTINS).indexOf("runChunk");
+/** The chunk task registers right after the loops' built-ins (`worker/chunk.ts`, `BUILTINS`). */
+const CHUNK_INDEX = Object.keys(BUILTIN_TASKS).length;
 
 /**
  * The largest chunk `pool.map` sends with a window of `concurrency` tasks on `workers` workers: small
@@ -177,7 +89,7 @@ export function mapChunkLimit(concurrency: number, workers: number): number {
 }
 
 /**
- * A map's chunk: the arguments of {@link runChunk} for one-argument tasks of `taskId` over `inputs`, with
+ * A map's chunk: the arguments of `runChunk` (`worker/chunk.ts`) for one-argument tasks of `taskId` over `inputs`, with
  * outcomes (so that the map can yield every result before the first failure).
  *
  * @param taskId The task function's id.
@@ -196,7 +108,7 @@ export function mapChunkArgs(taskId: number, inputs: readonly unknown[]): unknow
   return flat;
 }
 
-/** How {@link submitBatch} submits: one task as `run` would, or one chunk (arguments for {@link runChunk}). */
+/** How {@link submitBatch} submits: one task as `run` would, or one chunk (arguments for `runChunk` (`worker/chunk.ts`)). */
 export interface BatchSubmitter {
   /** Submits one task with `args`; a refusal calls `reject`. May throw (a submission cut short). */
   one(args: unknown[], resolve: (value: unknown) => void, reject: (error: unknown) => void): void;

@@ -36,7 +36,7 @@ const marks: WeakSet<ArrayBuffer> = ((globalThis as { [MARKS]?: WeakSet<ArrayBuf
  * @example Usage
  * ```ts ignore
  * import { move, Pool } from "filch";
- * const pool = await Pool.create(new URL("./tasks.ts", import.meta.url));
+ * const pool = await Pool.create(new URL("../tasks.ts", import.meta.url));
  * const pixels = new Uint8Array(64 << 20);
  * const result = await pool.run("blur", move(pixels)); // no copy; pixels.length is now 0
  * // in tasks.ts: export function blur(p: Uint8Array) { ...; return move(p); }

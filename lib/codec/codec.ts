@@ -102,7 +102,7 @@
  * @module
  */
 
-import { isError } from "./errors.ts";
+import { isError } from "../errors.ts";
 import { isMarkedForMove } from "./move.ts";
 
 /**

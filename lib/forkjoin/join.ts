@@ -28,116 +28,19 @@
  * @module
  */
 
-import { ForkJoinProtocolError } from "./errors.ts";
-import type { TaskContext } from "./task_context.ts";
+import { currentHost, type ForkJoinHost, type TaskFunction } from "./host.ts";
 
-/** A function of the pool's task module. */
-// deno-lint-ignore no-explicit-any
-export type TaskFunction = (...args: any[]) => unknown;
-
-/** What a worker provides to fork-join code running on it. */
-export interface ForkJoinHost {
-  /**
-   * Forks `fn(...args)` onto this worker's deque; returns its handle, or -1 if it must run inline. A
-   * `lazy` fork (join's b, which its caller runs right after a) may also be declined when no thief could
-   * want it; a scope's spawns are never lazy (declined, they would run one after another).
-   */
-  fork(fn: TaskFunction, args: unknown[], lazy?: boolean): number;
-  /**
-   * Runs a forked function that {@link ForkJoinHost.fork} did not fork (-1), inline, as part of the task
-   * that called join or spawn: not if that task was aborted (throws the reason, as a fork of it would not
-   * run either); otherwise as {@link callInline} does.
-   */
-  inline(fn: TaskFunction, args: unknown[]): unknown;
-  /**
-   * Waits for the forked task `handle`: runs it inline if it is still on top of this worker's deque,
-   * else helps with other work until its latch is set. Returns its value, or throws its error (always
-   * after it has settled).
-   */
-  joinForked(handle: number): unknown;
-  /** The function registered under a built-in name (used by the loops to fork their own pieces). */
-  builtin(name: string): TaskFunction;
-  /** The id of an exported task function, so it can travel as an argument; throws a TypeError if not one. */
-  taskId(fn: TaskFunction): number;
-  /** The task function of an id. */
-  task(id: number): TaskFunction;
-  /** The task running synchronously on this thread now, or undefined between tasks (see task_context.ts). */
-  context(): TaskContext | undefined;
-}
+export type { TaskFunction } from "./host.ts";
 
 /** A task function, or its id once it has crossed threads as an argument of a forked piece. */
 type TaskRef = TaskFunction | number;
 
 function resolve(ref: TaskRef): TaskFunction {
-  return typeof ref === "number" ? host!.task(ref) : ref;
+  return typeof ref === "number" ? currentHost()!.task(ref) : ref;
 }
 
 function portable(ref: TaskRef): number {
-  return typeof ref === "number" ? ref : host!.taskId(ref);
-}
-
-let host: ForkJoinHost | undefined;
-
-/**
- * The version of the {@link ForkJoinHost} interface: a copy of filch finds the host another copy
- * installed (see {@link currentHost}) only if they speak the same one.
- */
-const FORK_JOIN_PROTOCOL = 3; // 2: the host answers `context()`; 3: `lazy` forks, `inline`, `extra` spread
-
-/** Where a thread's host is registered for every copy of filch loaded in it (one realm, one thread). */
-const HOST_KEY = Symbol.for("filch.forkJoinHost");
-
-/** What the registry holds: one object per thread, shared by every copy of filch loaded in it. */
-interface RegisteredHost {
-  protocol: number;
-  host: ForkJoinHost | undefined;
-}
-
-/**
- * This thread's registry entry: made by the first copy of filch to load, found by the others. A plain
- * object read by property, so that a copy with no host of its own (the main thread's, where joins run
- * inline) pays one load per join, not a lookup on the global object.
- */
-const registered: RegisteredHost = (() => {
-  const registry = globalThis as unknown as Record<symbol, RegisteredHost | undefined>;
-  return registry[HOST_KEY] ??= { protocol: FORK_JOIN_PROTOCOL, host: undefined };
-})();
-
-/**
- * Installs the fork-join host of the current thread (the worker loop does this once), for this copy of
- * filch and, through a global registry, for any other copy the task module may have imported (a relative
- * path beside an `npm:` one, a bundled task module).
- *
- * @param h The host, or undefined to remove it.
- */
-export function setForkJoinHost(h: ForkJoinHost | undefined): void {
-  host = h;
-  registered.protocol = FORK_JOIN_PROTOCOL;
-  registered.host = h;
-}
-
-/**
- * This thread's fork-join host: the one this copy installed, else one another copy of filch installed
- * (found in the registry, then kept), else none (not a pool thread: everything runs inline).
- *
- * @returns The host, or undefined outside a pool thread.
- * @throws {ForkJoinProtocolError} If the other copy speaks another protocol: running inline would hide it.
- *
- * @example Usage
- * ```ts
- * import { currentHost } from "./join.ts";
- * console.log(currentHost()); // undefined: this is not a pool thread
- * ```
- */
-export function currentHost(): ForkJoinHost | undefined {
-  if (host !== undefined) return host;
-  const found = registered.host;
-  if (found === undefined) return undefined;
-  if (registered.protocol !== FORK_JOIN_PROTOCOL) {
-    throw new ForkJoinProtocolError(FORK_JOIN_PROTOCOL, registered.protocol);
-  }
-  host = found;
-  return host;
+  return typeof ref === "number" ? ref : currentHost()!.taskId(ref);
 }
 
 /**

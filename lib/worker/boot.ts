@@ -17,10 +17,10 @@
  * @module
  */
 
-import { Encoder } from "./codec.ts";
-import { encodeOutcome } from "./outcome.ts";
-import { parentPort } from "./runtime/thread.ts";
-import { WorkerLoop, type WorkerSetup } from "./worker.ts";
+import { Encoder } from "../codec/codec.ts";
+import { encodeOutcome } from "../codec/outcome.ts";
+import { parentPort } from "../runtime/thread.ts";
+import { WorkerLoop, type WorkerSetup } from "./loop.ts";
 
 /**
  * The task functions of a module, by sorted export name.
@@ -30,7 +30,7 @@ import { WorkerLoop, type WorkerSetup } from "./worker.ts";
  *
  * @example Usage
  * ```ts
- * import { taskFunctions } from "./worker_boot.ts";
+ * import { taskFunctions } from "./boot.ts";
  * console.log(taskFunctions({ b() {}, a() {}, c: 1 })[0]); // ["a", "b"]
  * ```
  */
@@ -47,7 +47,7 @@ let booted = false;
  *
  * @example Usage
  * ```ts ignore
- * import { bootWorker } from "./worker_boot.ts";
+ * import { bootWorker } from "./boot.ts";
  * bootWorker(); // in a pool thread only
  * ```
  */

@@ -37,16 +37,15 @@
  * @module
  */
 
-import { mem } from "./atomics.ts";
+import { mem } from "../protocol/atomics.ts";
+import { SLAB_HEADER_WORDS, SLAB_SLOT_WORDS, SLAB_SLOTS } from "../protocol/layout.ts";
 
-/** Slab slots: at most this many large payloads are in flight at once (more fall back to blocks or wait). */
-export const SLAB_SLOTS = 256;
+export { SLAB_REGION_BYTES, SLAB_SLOTS } from "../protocol/layout.ts";
+
 /** Words per slot. */
-const SLOT_WORDS = 4;
+const SLOT_WORDS = SLAB_SLOT_WORDS;
 /** Words before the first slot: the arena's top, its cap, and the count of resets. */
-const HEADER_WORDS = 16;
-/** The slab region's bytes in the pool's buffer (see layout.ts). */
-export const SLAB_REGION_BYTES = (HEADER_WORDS + SLAB_SLOTS * SLOT_WORDS) * 4;
+const HEADER_WORDS = SLAB_HEADER_WORDS;
 
 /**
  * Payloads of at least this many bytes go to a slab (smaller ones to the record and its blocks), per

@@ -20,11 +20,11 @@
  * @module
  */
 
-import { decode } from "./codec.ts";
-import { ModuleLoadError, toError } from "./errors.ts";
-import type { ResourceLimits } from "./options.ts";
-import { inBunExecutable, startThread, TASK_ENTRY_MARK, type ThreadHandle } from "./runtime/thread.ts";
-import type { WorkerSetup } from "./worker.ts";
+import { decode } from "../codec/codec.ts";
+import { ModuleLoadError, toError } from "../errors.ts";
+import type { ResourceLimits } from "../options.ts";
+import { inBunExecutable, startThread, TASK_ENTRY_MARK, type ThreadHandle } from "../runtime/thread.ts";
+import type { WorkerSetup } from "../worker/loop.ts";
 
 /** One worker index's thread. */
 interface Slot {
@@ -112,8 +112,8 @@ export class Workforce {
       : workerUrl !== undefined
       ? new URL(workerUrl)
       : import.meta.url.endsWith(".ts")
-      ? new URL("./worker_thread.ts", import.meta.url)
-      : new URL("./worker_thread.js", import.meta.url);
+      ? new URL("../worker/entry.ts", import.meta.url)
+      : new URL("../worker/entry.js", import.meta.url);
     const thread = startThread(
       url,
       `${name}-${index}`,
@@ -301,7 +301,7 @@ function messageOf(error: unknown): string {
 // or `/app/tasks.ts:2` above a code frame (Node's SyntaxError).
 const LOCATION = /((?:file:\/\/|https?:\/\/|\/)[^\s()'"]*?\.[cm]?[jt]sx?):\d+(?::\d+)?/g;
 // filch's own files, whose frames (the loader's caller) are not where a task module threw.
-const OWN_DIR = new URL("./", import.meta.url);
+const OWN_DIR = new URL("../", import.meta.url);
 
 /**
  * Where a task module's loader error points, as `path:line[:column]`: the first location in its stack (or

@@ -18,18 +18,18 @@
  * @module
  */
 
-import { mem } from "./atomics.ts";
-import type { Broadcaster } from "./broadcast.ts";
-import { Encoder } from "./codec.ts";
-import type { CompletionReader } from "./completion.ts";
-import { toError } from "./errors.ts";
-import type { Injector } from "./injector.ts";
-import { MARK_WORDS, notesOf, NoteWords, type PoolLayout } from "./layout.ts";
-import type { TaskLedger } from "./ledger.ts";
-import type { PoolStateName } from "./pool.ts";
+import { mem } from "../protocol/atomics.ts";
+import type { Broadcaster } from "../producer/broadcast.ts";
+import { Encoder } from "../codec/codec.ts";
+import type { CompletionReader } from "../producer/completion.ts";
+import { toError } from "../errors.ts";
+import type { Injector } from "../protocol/injector.ts";
+import { MARK_WORDS, notesOf, NoteWords, type PoolLayout } from "../protocol/layout.ts";
+import type { TaskLedger } from "../producer/ledger.ts";
+import type { PoolStateName } from "../lifecycle.ts";
 import { recoverDeadWorker } from "./recovery.ts";
-import type { Sleep } from "./sleep.ts";
-import { RecordWords, TABLE_NOTE_WORDS, TaskState, type TaskTable } from "./task.ts";
+import type { Sleep } from "../protocol/sleep.ts";
+import { RecordWords, TABLE_NOTE_WORDS, TaskState, type TaskTable } from "../record/task.ts";
 import type { Workforce } from "./workforce.ts";
 
 /** What the handling of a death works with: the pool's parts. */

@@ -35,7 +35,6 @@
 
 import { mem } from "./atomics.ts";
 import { StatusWords } from "./layout.ts";
-import { RecordWords, TaskState, type TaskTable } from "./task.ts";
 
 /** How often the main thread reads the guard of a worker it is killing, in ms. */
 const POLL_MS = 1;
@@ -142,25 +141,31 @@ export class WorkerGuard {
  *
  * @example Usage
  * ```ts ignore
- * const killer = new Killer(status, table, (worker, cause) => workforce.kill(worker, cause));
+ * const killer = new Killer(status, (handle, worker) => records.runsOn(handle, worker), (worker, cause) =>
+ *   workforce.kill(worker, cause));
  * killer.request(worker, handle, () => new Error("forced"));
  * ```
  */
 export class Killer {
   private readonly status: Int32Array;
-  private readonly table: TaskTable;
+  private readonly runsOn: (handle: number, worker: number) => boolean;
   private readonly terminate: (worker: number, cause: Error) => void;
   /** By worker: the kill under way (the epoch it moved from, the tasks that must end, why). */
   private readonly requests = new Map<number, KillRequest>();
 
   /**
    * @param status The workers' status lines.
-   * @param table The task records (to see whether a task still runs).
+   * @param runsOn Whether task `handle` is still running on `worker` (its record not yet finished, freed
+   * or reused): the task records' answer, so that this protocol needs only the status lines.
    * @param terminate Terminates a worker's thread and recovers it as a death with `cause`.
    */
-  constructor(status: Int32Array, table: TaskTable, terminate: (worker: number, cause: Error) => void) {
+  constructor(
+    status: Int32Array,
+    runsOn: (handle: number, worker: number) => boolean,
+    terminate: (worker: number, cause: Error) => void,
+  ) {
     this.status = status;
-    this.table = table;
+    this.runsOn = runsOn;
     this.terminate = terminate;
   }
 
@@ -211,15 +216,6 @@ export class Killer {
       return;
     }
     request.timer = setTimeout(() => this.attempt(worker, request), POLL_MS);
-  }
-
-  /** Whether task `handle` is still running on `worker` (its record not yet finished, freed or reused). */
-  private runsOn(handle: number, worker: number): boolean {
-    const table = this.table;
-    if (!table.isCurrent(handle)) return false;
-    const index = table.indexOf(handle);
-    return mem.load(table.words, table.at(index, RecordWords.state)) === TaskState.RUNNING &&
-      mem.load(table.words, table.at(index, RecordWords.worker)) === worker;
   }
 }
 

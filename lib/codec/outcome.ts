@@ -20,7 +20,7 @@
  */
 
 import type { Encoder } from "./codec.ts";
-import { toError } from "./errors.ts";
+import { toError } from "../errors.ts";
 
 /** What {@link encodeOutcome} wrote. */
 export const Encoded = Object.freeze({

@@ -42,10 +42,10 @@
  * @module
  */
 
-import { mem } from "./atomics.ts";
-import { decode, type Encoder, type ErrorClasses } from "./codec.ts";
-import { initInjector, Injector, QUEUE_EMPTY } from "./injector.ts";
-import { notesOf, NoteWords, type PoolLayout, RECORD_HEADER_WORDS } from "./layout.ts";
+import { mem } from "../protocol/atomics.ts";
+import { decode, type Encoder, type ErrorClasses } from "../codec/codec.ts";
+import { initInjector, Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
+import { notesOf, NoteWords, type PoolLayout, RECORD_HEADER_WORDS } from "../protocol/layout.ts";
 import { NO_SLAB, SLAB_FROM, SLAB_REGION_BYTES, SlabTable } from "./slabs.ts";
 
 /** Word offsets inside a record's header. */
@@ -189,8 +189,8 @@ const SLAB_REF = -2;
  *
  * @example Usage
  * ```ts
- * import { Encoder } from "./codec.ts";
- * import { poolLayout } from "./layout.ts";
+ * import { Encoder } from "../codec/codec.ts";
+ * import { poolLayout } from "../protocol/layout.ts";
  * import { TaskTable } from "./task.ts";
  * const layout = poolLayout({ workers: 1, dequeCapacity: 4, taskCapacity: 4, inlineBytes: 64, blockBytes: 128, blocks: 4 });
  * const buffer = new SharedArrayBuffer(layout.totalBytes);
@@ -373,6 +373,21 @@ export class TaskTable {
   isCurrent(handle: number): boolean {
     const index = handle & this.indexMask;
     return mem.load(this.words, this.at(index, RecordWords.generation)) === handle >>> this.indexBits;
+  }
+
+  /**
+   * Whether task `handle` is still running on `worker`: its record not yet finished, freed or reused
+   * (what the main thread's side of the kill handshake asks before and while it kills).
+   *
+   * @param handle A submitted task's handle.
+   * @param worker A worker index.
+   * @returns `true` if the record is current, RUNNING, and names `worker`.
+   */
+  runsOn(handle: number, worker: number): boolean {
+    if (!this.isCurrent(handle)) return false;
+    const index = handle & this.indexMask;
+    return mem.load(this.words, this.at(index, RecordWords.state)) === TaskState.RUNNING &&
+      mem.load(this.words, this.at(index, RecordWords.worker)) === worker;
   }
 
   /**

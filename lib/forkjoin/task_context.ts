@@ -16,36 +16,10 @@
  * @module
  */
 
-import { currentHost } from "./join.ts";
-import type { AbortSignalLike } from "./options.ts";
+import { currentHost, type TaskContext } from "./host.ts";
+import type { AbortSignalLike } from "../options.ts";
 
-/**
- * The task running now, as `currentTask()` describes it.
- *
- * @example Usage
- * ```ts
- * import type { TaskContext } from "./task_context.ts";
- * function describe(context: TaskContext): string {
- *   return `task ${context.id} on worker ${context.worker}`;
- * }
- * ```
- */
-export interface TaskContext {
-  /** The index of the worker running it (0 to workers - 1). */
-  readonly worker: number;
-  /**
-   * The submitted task's id: its submission number in its pool (0 for the first; wrapping at 2^31). A
-   * fork has the id of the task that (through any depth of forks) made it; -1 if none (see `signal`).
-   */
-  readonly id: number;
-  /**
-   * Aborted when the task's caller aborts it or its timeout passes (see `Pool.with`), with the caller's
-   * reason mapped to an `AbortError` or a `TimeoutError`. In synchronous code, read `aborted` or call
-   * `throwIfAborted()`: they check at once. In asynchronous code, listeners also fire. A fork made after
-   * its task's first `await` belongs to no task and gets a signal that never aborts.
-   */
-  readonly signal: AbortSignalLike;
-}
+export type { TaskContext } from "./host.ts";
 
 /**
  * The task running synchronously on this thread now: its worker, its id and its signal. Call it in the

@@ -23,13 +23,13 @@
  * @module
  */
 
-import { mem } from "./atomics.ts";
-import { type BufferRegistry, MissingBuffer } from "./buffers.ts";
-import { decode, type ErrorClasses } from "./codec.ts";
-import { type Injector, QUEUE_EMPTY } from "./injector.ts";
-import { ControlWords } from "./layout.ts";
+import { mem } from "../protocol/atomics.ts";
+import { type BufferRegistry, MissingBuffer } from "../codec/buffers.ts";
+import { decode, type ErrorClasses } from "../codec/codec.ts";
+import { type Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
+import { ControlWords } from "../protocol/layout.ts";
 import { Settled, type TaskLedger } from "./ledger.ts";
-import { Outcome, PAYLOAD_BY_MESSAGE, RecordWords, type TaskTable } from "./task.ts";
+import { Outcome, PAYLOAD_BY_MESSAGE, RecordWords, type TaskTable } from "../record/task.ts";
 
 /**
  * Reads the completion queue and settles finished tasks.

@@ -46,17 +46,25 @@
  * @module
  */
 
-import { mem } from "./atomics.ts";
-import type { Encoder } from "./codec.ts";
-import { Deque, repairAbandonedPop } from "./deque.ts";
-import { Injector, type InjectorRegion, QUEUE_EMPTY } from "./injector.ts";
-import { MarkWords } from "./layout.ts";
-import { crashError, toError, WorkerCrashedError } from "./errors.ts";
-import { Settled, type TaskLedger } from "./ledger.ts";
-import { encodeOutcome } from "./outcome.ts";
-import type { Sleep } from "./sleep.ts";
-import { ORPHANED, orphanLatch, SET, setLatch, UNSET } from "./latch.ts";
-import { Origin, Outcome, RecordWords, tableNotesInStep, TaskFlags, TaskState, type TaskTable } from "./task.ts";
+import { mem } from "../protocol/atomics.ts";
+import type { Encoder } from "../codec/codec.ts";
+import { Deque, repairAbandonedPop } from "../protocol/deque.ts";
+import { Injector, type InjectorRegion, QUEUE_EMPTY } from "../protocol/injector.ts";
+import { MarkWords } from "../protocol/layout.ts";
+import { crashError, toError, WorkerCrashedError } from "../errors.ts";
+import { Settled, type TaskLedger } from "../producer/ledger.ts";
+import { encodeOutcome } from "../codec/outcome.ts";
+import type { Sleep } from "../protocol/sleep.ts";
+import { ORPHANED, orphanLatch, SET, setLatch, UNSET } from "../protocol/latch.ts";
+import {
+  Origin,
+  Outcome,
+  RecordWords,
+  tableNotesInStep,
+  TaskFlags,
+  TaskState,
+  type TaskTable,
+} from "../record/task.ts";
 
 /** What one repair did, for the pool's stats and the tests. */
 export interface Recovered {
