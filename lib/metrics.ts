@@ -38,7 +38,7 @@
 
 import { mem } from "./protocol/atomics.ts";
 import { type PoolLayout, StatusWords } from "./protocol/layout.ts";
-import { RecordWords } from "./record/task.ts";
+import { submittedAtSlot } from "./record/fields.ts";
 
 /**
  * Milliseconds since the Unix epoch, with sub-millisecond precision: the same clock on every thread
@@ -248,7 +248,7 @@ export interface MetricsStats {
 
 /**
  * The main thread's side of a task's times: when it was submitted, written into its record's
- * {@link RecordWords.submittedAt} words (a float64 of {@link epochMs}) when the task is placed. A plain
+ * `submittedAt` words (`record/fields.ts`) (a float64 of {@link epochMs}) when the task is placed. A plain
  * write, like the payload's: the task's QUEUED store and injector push publish it to the worker that
  * starts it.
  *
@@ -268,12 +268,12 @@ export class TaskStamps {
    */
   constructor(buffer: SharedArrayBuffer, layout: PoolLayout) {
     this.f64 = recordFloats(buffer, layout);
-    this.recordWords = layout.recordBytes / 8;
+    this.recordWords = layout.recordBytes / 4;
   }
 
   /** The main thread placing record `index`'s task notes when it was submitted. */
   submitted(index: number, at: number): void {
-    this.f64[index * this.recordWords + RecordWords.submittedAt / 2] = at;
+    this.f64[submittedAtSlot(index, this.recordWords)] = at;
   }
 }
 
@@ -310,7 +310,7 @@ export class TaskRecorder {
    */
   constructor(buffer: SharedArrayBuffer, layout: PoolLayout, histograms: SharedArrayBuffer, worker: number) {
     this.f64 = recordFloats(buffer, layout);
-    this.recordWords = layout.recordBytes / 8;
+    this.recordWords = layout.recordBytes / 4;
     this.startedAt = new Float64Array(layout.shape.taskCapacity).fill(-1);
     [this.run, this.wait] = workerHistograms(histograms, worker);
   }
@@ -330,7 +330,7 @@ export class TaskRecorder {
     const started = noted >= 0 ? noted : at;
     this.startedAt[index] = -1;
     this.run.record(at - started);
-    this.wait.record(started - this.f64[index * this.recordWords + RecordWords.submittedAt / 2]);
+    this.wait.record(started - this.f64[submittedAtSlot(index, this.recordWords)]);
   }
 }
 

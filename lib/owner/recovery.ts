@@ -56,15 +56,7 @@ import { Settled, type TaskLedger } from "../producer/ledger.ts";
 import { encodeOutcome } from "../codec/outcome.ts";
 import type { Sleep } from "../protocol/sleep.ts";
 import { ORPHANED, orphanLatch, SET, setLatch, UNSET } from "../protocol/latch.ts";
-import {
-  Origin,
-  Outcome,
-  RecordWords,
-  tableNotesInStep,
-  TaskFlags,
-  TaskState,
-  type TaskTable,
-} from "../record/task.ts";
+import { Origin, Outcome, tableNotesInStep, TaskFlags, TaskState, type TaskTable } from "../record/task.ts";
 
 /** What one repair did, for the pool's stats and the tests. */
 export interface Recovered {
@@ -148,10 +140,10 @@ export function recoverDeadWorker(scope: RecoveryScope, dead: number, cause: unk
   if (completeCutOperations(scope)) scope.sleep.newWork();
   const capacity = table.indexMask + 1;
   for (let i = 0; i < capacity; i++) {
-    const state = mem.load(table.words, table.at(i, RecordWords.state));
+    const state = table.fields.loadState(i);
     if (state === TaskState.FREE || state === TaskState.CACHED) continue;
-    const origin = mem.load(table.words, table.at(i, RecordWords.origin));
-    const worker = mem.load(table.words, table.at(i, RecordWords.worker));
+    const origin = table.fields.loadOrigin(i);
+    const worker = table.fields.loadWorker(i);
     const handle = table.handleOf(i);
     if (origin === Origin.MAIN) {
       if (state === TaskState.DONE && worker === dead) {
@@ -162,7 +154,7 @@ export function recoverDeadWorker(scope: RecoveryScope, dead: number, cause: unk
       // caller cancelled meanwhile was settled then; only its record is left).
       if (
         (state === TaskState.QUEUED || state === TaskState.CANCELLED) && worker === dead &&
-        (mem.load(table.words, table.at(i, RecordWords.flags)) & TaskFlags.DIRECTED) !== 0
+        (table.fields.loadFlags(i) & TaskFlags.DIRECTED) !== 0
       ) {
         const entry = ledger.placed[i];
         if (entry !== undefined && entry.handle === handle) {
@@ -200,14 +192,14 @@ export function recoverDeadWorker(scope: RecoveryScope, dead: number, cause: unk
       if (table.releaseHandle(handle)) recovered.freed++;
       continue;
     }
-    const forker = mem.load(table.words, table.at(i, RecordWords.forker));
+    const forker = table.fields.loadForker(i);
     if (state === TaskState.DONE && worker === dead) {
       // A fork it finished, and perhaps had not published: it may have died between the DONE store and
       // setting the latch (UNSET: the joiner would wait for good), or before freeing an orphan's record
       // (ORPHANED). Nobody will join it (its forker is dead too) or it is an orphan: free the record.
       // UNSET: set the latch in its place (the outcome is written). SET: the joiner reads it as usual (it
       // may be reading it now, so it is not touched).
-      const latchAt = table.at(i, RecordWords.latch);
+      const latchAt = table.fields.latchWord(i);
       const latch = mem.load(table.words, latchAt);
       if (forker === dead || scope.isDead(forker) || latch === ORPHANED) {
         if (table.releaseHandle(handle)) recovered.freed++;
@@ -228,7 +220,7 @@ export function recoverDeadWorker(scope: RecoveryScope, dead: number, cause: unk
     }
     if (forker !== dead) continue;
     // A fork of the dead worker, queued somewhere, running elsewhere, or finished: nobody will join it.
-    const latchAt = table.at(i, RecordWords.latch);
+    const latchAt = table.fields.latchWord(i);
     const before = orphanLatch(table.words, latchAt);
     if (before === UNSET) recovered.orphaned++;
     else if (before === SET && table.releaseHandle(handle)) recovered.freed++;
@@ -312,7 +304,7 @@ function inStep(scope: RecoveryScope): boolean {
 /** The state of the record `handle` names, or -1 if the handle is stale (the record was reused). */
 function stateOf(table: TaskTable, handle: number): number {
   if (!table.isCurrent(handle)) return -1;
-  return mem.load(table.words, table.at(table.indexOf(handle), RecordWords.state));
+  return table.fields.loadState(table.indexOf(handle));
 }
 
 /** Writes a WorkerCrashedError as fork `i`'s outcome and sets its latch (or frees it if orphaned). */
@@ -331,11 +323,11 @@ function failFork(scope: RecoveryScope, i: number, handle: number, dead: number,
     encodeOutcome(encoder, short, true);
     table.writeEncoded(i, encoder);
   }
-  mem.store(table.words, table.at(i, RecordWords.outcome), Outcome.ERROR);
-  mem.store(table.words, table.at(i, RecordWords.state), TaskState.DONE);
+  table.fields.storeOutcome(i, Outcome.ERROR);
+  table.fields.storeState(i, TaskState.DONE);
   // The latch protocol's set, then wake, made for the dead worker: setLatch's two accesses are these
   // actions of Lifecycle.tla when the main thread makes them.
   // spec: DiedSetLatch
   // spec: DiedNotifyLatch
-  if (!setLatch(table.words, table.at(i, RecordWords.latch))) table.releaseHandle(handle);
+  if (!setLatch(table.words, table.fields.latchWord(i))) table.releaseHandle(handle);
 }

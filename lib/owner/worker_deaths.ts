@@ -18,7 +18,6 @@
  * @module
  */
 
-import { mem } from "../protocol/atomics.ts";
 import type { Broadcaster } from "../producer/broadcast.ts";
 import { Encoder } from "../codec/codec.ts";
 import type { CompletionReader } from "../producer/completion.ts";
@@ -29,7 +28,8 @@ import type { TaskLedger } from "../producer/ledger.ts";
 import type { PoolStateName } from "../lifecycle.ts";
 import { recoverDeadWorker } from "./recovery.ts";
 import type { Sleep } from "../protocol/sleep.ts";
-import { RecordWords, TABLE_NOTE_WORDS, TaskState, type TaskTable } from "../record/task.ts";
+import { TABLE_NOTE_WORDS, TaskState, type TaskTable } from "../record/task.ts";
+
 import type { Workforce } from "./workforce.ts";
 
 /** What the handling of a death works with: the pool's parts. */
@@ -162,7 +162,7 @@ export class WorkerDeaths {
     for (const handle of unreported) {
       if (!this.table.isCurrent(handle)) continue;
       const index = this.table.indexOf(handle);
-      if (mem.load(this.table.words, this.table.at(index, RecordWords.state)) === TaskState.DONE) {
+      if (this.table.fields.loadState(index) === TaskState.DONE) {
         this.reader.report(handle);
       }
     }

@@ -29,7 +29,7 @@
 import { mem } from "../protocol/atomics.ts";
 import { type Entry, type EntryControl, Settled, type TaskLedger } from "./ledger.ts";
 import { type ResolvedRunOptions, signalAborted, signalReason } from "../options.ts";
-import { RecordWords, TaskFlags, TaskState, type TaskTable } from "../record/task.ts";
+import { TaskFlags, TaskState, type TaskTable } from "../record/task.ts";
 
 /** How long one wait for a task's start lasts before it looks again (a bound on a stale waiter's life). */
 const START_WAIT_MS = 1000;
@@ -119,8 +119,8 @@ export class Canceller {
       const { table } = this;
       const index = table.indexOf(entry.handle);
       const flags = TaskFlags.ABORTED | (timedOut ? TaskFlags.TIMED_OUT : 0);
-      mem.or(table.words, table.at(index, RecordWords.flags), flags);
-      const worker = mem.load(table.words, table.at(index, RecordWords.worker));
+      table.fields.orFlags(index, flags);
+      const worker = table.fields.loadWorker(index);
       if (worker >= 0) {
         this.tell(worker, { type: "abort", handle: entry.handle });
         // Asked to force it: its worker is killed unless the task stops first (see kill_guard.ts).
@@ -162,7 +162,7 @@ export class Canceller {
     // Unsettled and placed: the record is this task's until the main thread frees it.
     const was = mem.compareExchange( // spec: CancelCasQueued
       table.words,
-      table.at(index, RecordWords.state),
+      table.fields.stateWord(index),
       TaskState.QUEUED,
       TaskState.CANCELLED,
     );
@@ -178,7 +178,7 @@ export class Canceller {
   private awaitStart(entry: Entry, handle: number): void {
     const { table } = this;
     if (entry.settled || entry.handle !== handle) return;
-    const stateAt = table.at(table.indexOf(handle), RecordWords.state);
+    const stateAt = table.fields.stateWord(table.indexOf(handle));
     const result = mem.waitAsync(table.words, stateAt, TaskState.QUEUED, START_WAIT_MS);
     const next = () => {
       if (entry.settled || entry.handle !== handle) return;

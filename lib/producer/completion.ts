@@ -29,7 +29,7 @@ import { decode, type ErrorClasses } from "../codec/codec.ts";
 import { type Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
 import { ControlWords } from "../protocol/layout.ts";
 import { Settled, type TaskLedger } from "./ledger.ts";
-import { Outcome, PAYLOAD_BY_MESSAGE, RecordWords, type TaskTable } from "../record/task.ts";
+import { Outcome, PAYLOAD_BY_MESSAGE, type TaskTable } from "../record/task.ts";
 
 /**
  * Reads the completion queue and settles finished tasks.
@@ -166,8 +166,7 @@ export class CompletionReader {
   /** Keeps a completion that cannot settle yet, where what it waits for will retry it. */
   private defer(handle: number): void {
     const table = this.table;
-    const byMessage =
-      mem.read(table.words, table.at(table.indexOf(handle), RecordWords.payloadLength)) === PAYLOAD_BY_MESSAGE;
+    const byMessage = table.fields.payloadLength(table.indexOf(handle)) === PAYLOAD_BY_MESSAGE;
     if (byMessage && !this.messagePayloads.has(handle)) this.awaitingPayload.add(handle);
     else this.deferred.push(handle);
   }
@@ -201,8 +200,8 @@ export class CompletionReader {
       return true;
     }
     // Plain reads: ordered by the completion-queue pop that handed us the handle.
-    const outcome = mem.read(table.words, table.at(index, RecordWords.outcome));
-    const byMessage = mem.read(table.words, table.at(index, RecordWords.payloadLength)) === PAYLOAD_BY_MESSAGE;
+    const outcome = table.fields.outcome(index);
+    const byMessage = table.fields.payloadLength(index) === PAYLOAD_BY_MESSAGE;
     const bytes = byMessage ? this.messagePayloads.get(handle) : undefined;
     if (byMessage && bytes === undefined) return false; // its message has not arrived yet
     let value: unknown;
@@ -220,7 +219,7 @@ export class CompletionReader {
     if (byMessage) {
       this.messagePayloads.delete(handle);
       this.movedPayloads.delete(handle);
-      mem.write(table.words, table.at(index, RecordWords.payloadLength), 0);
+      table.fields.setPayloadLength(index, 0);
     }
     table.releaseHandle(handle);
     this.ledger.settle(entry, how, value);

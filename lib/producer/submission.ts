@@ -20,7 +20,6 @@
  * @module
  */
 
-import { mem } from "../protocol/atomics.ts";
 import { Encoder } from "../codec/codec.ts";
 import { Backlog } from "./backlog.ts";
 import type { Injector } from "../protocol/injector.ts";
@@ -29,7 +28,7 @@ import type { TaskStamps } from "../metrics.ts";
 import type { Sleep } from "../protocol/sleep.ts";
 import { backgroundTimeout } from "../runtime/timer.ts";
 import { SLAB_FROM } from "../record/slabs.ts";
-import { NO_RECORD, Origin, RecordWords, TaskFlags, TaskState, type TaskTable } from "../record/task.ts";
+import { NO_RECORD, Origin, TaskFlags, TaskState, type TaskTable } from "../record/task.ts";
 
 /**
  * How long the pool must stay idle before a backlog buffer grown past 1 MiB is given back (ms): back to
@@ -200,24 +199,24 @@ export class Submitter {
       table.release(index);
       return false;
     }
-    mem.write(table.words, table.at(index, RecordWords.task), entry.taskId);
-    mem.write(table.words, table.at(index, RecordWords.origin), Origin.MAIN);
-    mem.write(table.words, table.at(index, RecordWords.id), entry.seq & 0x7fffffff);
+    table.fields.setTask(index, entry.taskId);
+    table.fields.setOrigin(index, Origin.MAIN);
+    table.fields.setId(index, entry.seq & 0x7fffffff);
     const control = entry.control;
     const moved = entry.moved;
     const target = moved === undefined ? -1 : this.pickWorker();
     if (control !== undefined || moved !== undefined) {
       const flags = (control?.watchStart ? TaskFlags.WATCH_START : 0) | (control?.force ? TaskFlags.FORCE : 0) |
         (moved !== undefined ? TaskFlags.DIRECTED : 0);
-      if (flags !== 0) mem.write(table.words, table.at(index, RecordWords.flags), flags);
+      if (flags !== 0) table.fields.setFlags(index, flags);
     }
     // Read by recovery if that worker dies first (published by the QUEUED store below).
-    if (target >= 0) mem.write(table.words, table.at(index, RecordWords.worker), target);
+    if (target >= 0) table.fields.setWorker(index, target);
     if (this.stamps !== undefined) this.stamps.submitted(index, entry.submittedAt);
     entry.handle = handle;
     this.ledger.placed[index] = entry;
     // Publishes the record (payload, task, id, flags, submission time) to the worker that pops the handle.
-    mem.store(table.words, table.at(index, RecordWords.state), TaskState.QUEUED);
+    table.fields.storeState(index, TaskState.QUEUED);
     if (moved !== undefined) {
       // Posted, not pushed: the buffers are in this message alone (detached here once it is sent).
       entry.moved = undefined;

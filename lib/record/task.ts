@@ -43,65 +43,13 @@
  */
 
 import { mem } from "../protocol/atomics.ts";
+import { RecordFields, RecordWords } from "./fields.ts";
+
+export { RecordFields, RecordWords, submittedAtSlot, TaskFlags } from "./fields.ts";
 import { decode, type Encoder, type ErrorClasses } from "../codec/codec.ts";
 import { initInjector, Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
 import { notesOf, NoteWords, type PoolLayout, RECORD_HEADER_WORDS } from "../protocol/layout.ts";
 import { NO_SLAB, SLAB_FROM, SLAB_REGION_BYTES, SlabTable } from "./slabs.ts";
-
-/** Word offsets inside a record's header. */
-export const RecordWords = Object.freeze({
-  /** {@link TaskState}. */
-  state: 0,
-  /** The generation of the handle that owns the record now. */
-  generation: 1,
-  /** The task function's index in the module's sorted export names. */
-  task: 2,
-  /** Payload length in bytes. */
-  payloadLength: 3,
-  /** First overflow block of the payload, or -1. */
-  payloadBlock: 4,
-  /** {@link Outcome} once DONE. */
-  outcome: 5,
-  /** The worker that ran (or runs) the task, or -1. */
-  worker: 6,
-  /** {@link Origin}: who waits for the result. */
-  origin: 7,
-  /** A forked subtask's latch (see `latch.ts`): its joiner waits on this word. */
-  latch: 8,
-  /** A forked subtask's forker: the worker that joins it (and so owns its result), or -1. */
-  forker: 9,
-  /**
-   * {@link TaskFlags}: a submitted task's cancellation, set by the main thread while the task runs; read by
-   * its worker (the task's signal) and by the workers of its forks. 0 from allocation.
-   */
-  flags: 10,
-  /** The record index of the submitted task a fork belongs to (whose flags cancel it), or -1. */
-  root: 11,
-  /** The submitted task's id (its submission number, as an int32); a fork carries its root's. */
-  id: 12,
-  /**
-   * With metrics: a submitted task's submission, a float64 of epoch ms over words 14 and 15, written by the
-   * main thread when it places the task (see metrics.ts).
-   */
-  submittedAt: 14,
-});
-
-/** Bits of a submitted task's {@link RecordWords.flags} word. */
-export const TaskFlags = Object.freeze({
-  /** Its caller aborted it (or a timeout did) while it ran: its signal and its forks' are aborted. */
-  ABORTED: 1,
-  /** The abort was a timeout (the signal's reason is a `TimeoutError`, not an `AbortError`). */
-  TIMED_OUT: 2,
-  /** The main thread waits for the task to start (a timeout counts from there): notify the state word. */
-  WATCH_START: 4,
-  /** Its caller asked for a forced abort (`force: true`): its worker lowers its kill guard while it runs. */
-  FORCE: 8,
-  /**
-   * Its arguments move buffers (`move()`): the task was posted to one worker (its `worker` word), which runs
-   * it; it is in no queue, so if that worker dies before starting it, recovery rejects it.
-   */
-  DIRECTED: 16,
-});
 
 /** Who submitted a task, and so how its completion is announced. */
 export const Origin = Object.freeze({
@@ -206,6 +154,8 @@ const SLAB_REF = -2;
 export class TaskTable {
   /** Int32 view of the record area. */
   readonly words: Int32Array;
+  /** The typed view of the records' fields (`fields.ts`): how code outside `record/` reaches them. */
+  readonly fields: RecordFields;
   /** Byte view of the record area. */
   readonly bytes: Uint8Array;
   /** Int32 view of the block area. */
@@ -283,6 +233,7 @@ export class TaskTable {
     this.cacheBound = cacheLimit(taskCapacity, workers);
     this.words = new Int32Array(buffer, layout.records, (taskCapacity * layout.recordBytes) / 4);
     this.bytes = new Uint8Array(buffer, layout.records, taskCapacity * layout.recordBytes);
+    this.fields = new RecordFields(this.words, layout.recordBytes / 4);
     this.blockWords = new Int32Array(buffer, layout.blockArea, (blocks * blockBytes) / 4);
     this.blockBytes = new Uint8Array(buffer, layout.blockArea, blocks * blockBytes);
     // A worker's notes in the pool's buffer (the main thread completes its operation if it dies in one).

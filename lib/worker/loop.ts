@@ -52,16 +52,7 @@ import { encodeOutcome } from "../codec/outcome.ts";
 import { BUILTINS } from "./chunk.ts";
 import { adopt, thenOf } from "./thenable.ts";
 import { epochMs, TaskRecorder } from "../metrics.ts";
-import {
-  NO_RECORD,
-  Origin,
-  Outcome,
-  PAYLOAD_BY_MESSAGE,
-  RecordWords,
-  TaskFlags,
-  TaskState,
-  TaskTable,
-} from "../record/task.ts";
+import { NO_RECORD, Origin, Outcome, PAYLOAD_BY_MESSAGE, TaskFlags, TaskState, TaskTable } from "../record/task.ts";
 import { type PollingSignal, pollingSignal, type TaskContext } from "../forkjoin/task_context.ts";
 
 /** What the pool sends a new worker thread. */
@@ -694,11 +685,11 @@ export class WorkerLoop implements ForkJoinHost {
     const table = this.table;
     const words = table.words;
     const index = table.indexOf(handle);
-    mem.store(words, table.at(index, RecordWords.worker), this.index);
+    table.fields.storeWorker(index, this.index);
     // A compare-exchange, not a store: the main thread cancels a queued task by its own compare-exchange
     // from QUEUED (CancelCasQueued, cancellation.ts), and exactly one of the two wins.
-    const stateAt = table.at(index, RecordWords.state);
-    const forked = mem.read(words, table.at(index, RecordWords.origin)) === Origin.FORK;
+    const stateAt = table.fields.stateWord(index);
+    const forked = table.fields.origin(index) === Origin.FORK;
     if (!claimed) {
       if (mem.compareExchange(words, stateAt, TaskState.QUEUED, TaskState.RUNNING) !== TaskState.QUEUED) { // spec: ExecCasRunning
         // CANCELLED: its caller aborted it while it waited, and forgot the record: ours to free, never run.
@@ -710,10 +701,10 @@ export class WorkerLoop implements ForkJoinHost {
     }
     // Claimed (RUNNING, ours): a death from here on is the running task's (the main thread rejects it).
     this.marks[MarkWords.held] = -1;
-    const root = forked ? mem.read(words, table.at(index, RecordWords.root)) : index;
+    const root = forked ? table.fields.root(index) : index;
     this.roots[this.runDepth - 1] = root;
     // One load of the flags that matter here: a submitted task's own, or a fork's root's.
-    const flags = root >= 0 ? mem.load(words, table.at(root, RecordWords.flags)) : 0;
+    const flags = root >= 0 ? table.fields.loadFlags(root) : 0;
     if (!claimed && !forked) {
       // A submitted task whose timeout counts from its start: the main thread waits on the state word.
       if ((flags & TaskFlags.WATCH_START) !== 0) mem.notify(words, stateAt);
@@ -741,7 +732,7 @@ export class WorkerLoop implements ForkJoinHost {
           this.running[this.runDepth - 1] = -1;
           if (this.moving !== -1) this.repairMoving();
           this.moving = this.marks[MarkWords.moving] = handle;
-          mem.store(table.words, table.at(index, RecordWords.state), TaskState.QUEUED);
+          table.fields.storeState(index, TaskState.QUEUED);
           this.injector.pushPatiently(handle);
           this.moving = this.marks[MarkWords.moving] = -1;
           this.sleep.newWork();
@@ -762,7 +753,7 @@ export class WorkerLoop implements ForkJoinHost {
       return undefined;
     }
     table.freePayload(index);
-    const fn = this.functions[mem.read(words, table.at(index, RecordWords.task))];
+    const fn = this.functions[table.fields.task(index)];
     // Asked to be forceable: from here to its finish, this worker is killable outside the pool's steps.
     if ((flags & TaskFlags.FORCE) !== 0 && !forked) this.guard.hold(handle);
     let result: unknown;
@@ -848,7 +839,7 @@ export class WorkerLoop implements ForkJoinHost {
     }
     return {
       worker: this.index,
-      id: mem.read(table.words, table.at(root, RecordWords.id)),
+      id: table.fields.id(root),
       signal: known.polling.signal,
     };
   }
@@ -869,7 +860,7 @@ export class WorkerLoop implements ForkJoinHost {
    * if it was not. One atomic load: pairs with the main thread's OR into the flags word.
    */
   private abortReason(root: number): unknown {
-    const flags = mem.load(this.table.words, this.table.at(root, RecordWords.flags));
+    const flags = this.table.fields.loadFlags(root);
     return (flags & TaskFlags.ABORTED) === 0 ? undefined : abortError(flags);
   }
 
@@ -954,19 +945,15 @@ export class WorkerLoop implements ForkJoinHost {
     // Plain writes: the record is ours until the deque push below publishes it (its store of bottom) to
     // the thief whose steal reads that bottom (or to ourselves when we pop it back). A racing scan by the
     // main thread reads FREE or QUEUED as state, and skips the record either way.
-    mem.write(table.words, table.at(index, RecordWords.task), taskId);
-    mem.write(table.words, table.at(index, RecordWords.origin), Origin.FORK);
-    mem.write(table.words, table.at(index, RecordWords.latch), UNSET);
-    mem.write(table.words, table.at(index, RecordWords.forker), this.index);
+    table.fields.setTask(index, taskId);
+    table.fields.setOrigin(index, Origin.FORK);
+    table.fields.initLatch(index, UNSET);
+    table.fields.setForker(index, this.index);
     // The submitted task this fork belongs to (its abort cancels the fork), and that task's id.
     const root = this.currentRoot();
-    mem.write(table.words, table.at(index, RecordWords.root), root);
-    mem.write(
-      table.words,
-      table.at(index, RecordWords.id),
-      root >= 0 ? mem.read(table.words, table.at(root, RecordWords.id)) : -1,
-    );
-    mem.write(table.words, table.at(index, RecordWords.state), TaskState.QUEUED);
+    table.fields.setRoot(index, root);
+    table.fields.setId(index, root >= 0 ? table.fields.id(root) : -1);
+    table.fields.setState(index, TaskState.QUEUED);
     // A push cut short published nothing (its one publishing store is its last step); one that returned
     // did, and the plain stores after it cannot be cut short: the fork is then outstanding.
     if (!this.deque.push(handle)) { // spec: ForkPushDeque
@@ -997,7 +984,7 @@ export class WorkerLoop implements ForkJoinHost {
   private awaitFork(handle: number): unknown {
     const table = this.table;
     const index = table.indexOf(handle);
-    const latchAt = table.at(index, RecordWords.latch);
+    const latchAt = table.fields.latchWord(index);
     // It stays outstanding until consumed: a wait cut short leaves it there for the repair.
     let idle = 0;
     while (!latchIsSet(table.words, latchAt)) {
@@ -1038,7 +1025,7 @@ export class WorkerLoop implements ForkJoinHost {
     // Ordered by the latch load that saw SET (the finisher wrote the outcome before its latch exchange).
     if (this.consuming !== -1) this.repairConsuming();
     this.consuming = this.marks[MarkWords.consuming] = handle;
-    const ok = mem.read(table.words, table.at(index, RecordWords.outcome)) === Outcome.VALUE;
+    const ok = table.fields.outcome(index) === Outcome.VALUE;
     this.forkedArgs[index] = undefined;
     const stash = this.stashed.get(index);
     let value: unknown;
@@ -1075,7 +1062,7 @@ export class WorkerLoop implements ForkJoinHost {
       const index = table.indexOf(handle);
       if (this.stashed.has(index) || !table.holdsBlocks(index)) continue;
       // The latch load that sees SET orders the finisher's payload writes before our reads.
-      if (!latchIsSet(table.words, table.at(index, RecordWords.latch))) continue;
+      if (!latchIsSet(table.words, table.fields.latchWord(index))) continue;
       this.stashed.set(index, table.takePayloadBytes(index));
     }
   }
@@ -1096,8 +1083,8 @@ export class WorkerLoop implements ForkJoinHost {
         throw error;
       }
     }
-    const fn = this.functions[mem.read(table.words, table.at(index, RecordWords.task))];
-    const root = mem.read(table.words, table.at(index, RecordWords.root));
+    const fn = this.functions[table.fields.task(index)];
+    const root = table.fields.root(index);
     this.forget(handle);
     table.release(index);
     this.consuming = this.marks[MarkWords.consuming] = -1;
@@ -1127,7 +1114,7 @@ export class WorkerLoop implements ForkJoinHost {
     const table = this.table;
     const index = table.indexOf(handle);
     const encoder = this.encoder;
-    const forked = mem.read(table.words, table.at(index, RecordWords.origin)) === Origin.FORK;
+    const forked = table.fields.origin(index) === Origin.FORK;
     // A submitted task's result may move buffers back (move()); a fork's is copied to its joiner.
     encoder.moves = forked ? "copy" : "transfer";
     // Never throws: a result that cannot cross threads fails the task with the reason, and an error that
@@ -1167,14 +1154,14 @@ export class WorkerLoop implements ForkJoinHost {
       // A copy of our own, transferred: the message does not copy it twice more (structured clone).
       const bytes = encoder.snapshot();
       this.post({ type: "payload", handle, bytes }, [bytes.buffer]);
-      mem.write(table.words, table.at(index, RecordWords.payloadLength), PAYLOAD_BY_MESSAGE);
+      table.fields.setPayloadLength(index, PAYLOAD_BY_MESSAGE);
     }
-    mem.write(table.words, table.at(index, RecordWords.outcome), outcome);
+    table.fields.setOutcome(index, outcome);
     this.bump(StatusWords.executed);
     if (this.finishing !== -1) this.repairFinishing();
     this.finishing = handle;
     // Publishes the payload and outcome written above to the thread that pops this completion.
-    mem.store(table.words, table.at(index, RecordWords.state), TaskState.DONE); // spec: FinishStoreDone
+    table.fields.storeState(index, TaskState.DONE); // spec: FinishStoreDone
     if (forked) {
       // Set, then wake: a joiner that checked the latch before this store waits on the word with the
       // value UNSET and is woken by the notify; one that checks after it sees SET and does not wait.
@@ -1203,7 +1190,7 @@ export class WorkerLoop implements ForkJoinHost {
     const moved = [...encoder.moved];
     try {
       this.post({ type: "payload", handle, bytes, moved }, [bytes.buffer, ...moved]);
-      mem.write(table.words, table.at(index, RecordWords.payloadLength), PAYLOAD_BY_MESSAGE);
+      table.fields.setPayloadLength(index, PAYLOAD_BY_MESSAGE);
       return outcome;
     } catch (error) {
       // Not sent (a DataCloneError: a Wasm memory's buffer, say): the task fails with why.
@@ -1216,7 +1203,7 @@ export class WorkerLoop implements ForkJoinHost {
       encoder.moves = FORK_MOVE_REFUSAL;
       if (!table.writeEncoded(index, encoder)) {
         this.post({ type: "payload", handle, bytes: encoder.snapshot() });
-        mem.write(table.words, table.at(index, RecordWords.payloadLength), PAYLOAD_BY_MESSAGE);
+        table.fields.setPayloadLength(index, PAYLOAD_BY_MESSAGE);
       }
       return Outcome.ERROR;
     }
@@ -1225,7 +1212,7 @@ export class WorkerLoop implements ForkJoinHost {
   /** Sets a finished fork's latch (its joiner goes on), or frees it if it is an orphan. */
   private publishFork(handle: number): void {
     const table = this.table;
-    if (!setLatch(table.words, table.at(table.indexOf(handle), RecordWords.latch))) {
+    if (!setLatch(table.words, table.fields.latchWord(table.indexOf(handle)))) {
       // The latch says SET now: a repair could no longer tell that this orphan is ours to free.
       if (this.freeing !== -1) this.repairFreeing();
       this.freeing = this.marks[MarkWords.freeing] = handle;
@@ -1278,7 +1265,7 @@ export class WorkerLoop implements ForkJoinHost {
   private current(handle: number, state: number): boolean {
     const table = this.table;
     return table.isCurrent(handle) &&
-      mem.load(table.words, table.at(table.indexOf(handle), RecordWords.state)) === state;
+      table.fields.loadState(table.indexOf(handle)) === state;
   }
 
   /** Whether `handle` is current and waits to be taken: QUEUED, or CANCELLED (to be freed by its taker). */
@@ -1340,7 +1327,7 @@ export class WorkerLoop implements ForkJoinHost {
     const handle = this.finishing;
     if (this.current(handle, TaskState.DONE)) {
       const table = this.table;
-      if (mem.read(table.words, table.at(table.indexOf(handle), RecordWords.origin)) === Origin.FORK) {
+      if (table.fields.origin(table.indexOf(handle)) === Origin.FORK) {
         this.publishFork(handle);
       } else if (this.completions.published !== handle) {
         this.completions.pushPatiently(handle);
@@ -1382,7 +1369,7 @@ export class WorkerLoop implements ForkJoinHost {
         continue;
       }
       if (!this.current(handle, TaskState.RUNNING)) continue;
-      if (mem.load(table.words, table.at(table.indexOf(handle), RecordWords.worker)) !== this.index) continue;
+      if (table.fields.loadWorker(table.indexOf(handle)) !== this.index) continue;
       this.finish(
         handle,
         Outcome.ERROR,
@@ -1397,7 +1384,7 @@ export class WorkerLoop implements ForkJoinHost {
       if (!table.isCurrent(handle)) continue;
       this.drop(handle);
       // Finished already: free it here; else whoever finishes it frees it.
-      const before = orphanLatch(table.words, table.at(table.indexOf(handle), RecordWords.latch));
+      const before = orphanLatch(table.words, table.fields.latchWord(table.indexOf(handle)));
       if (before === SET) table.releaseHandle(handle);
     }
     // Records freed above may have gone to our cache: give them to the shared list (the main thread's
