@@ -7,6 +7,8 @@
  * @module
  */
 
+import { nearestName } from "./nearest.ts";
+
 /**
  * A task was submitted after `close()` or `terminate()` began, or was still queued when `terminate()` ran.
  *
@@ -149,18 +151,23 @@ export function crashError(message: string, worker: number, cause?: unknown): Wo
 }
 
 /**
- * A task name that the pool's task module does not export as a function. `known` lists the names it does.
+ * A task name that the pool's task module does not export as a function. `known` lists the names it does,
+ * and `nearest` the one that was probably meant (a name in another case, or a few edits away), if any.
  *
  * @example Usage
  * ```ts
  * import { TaskNotFoundError } from "./errors.ts";
- * const error = new TaskNotFoundError("nope", ["add", "mul"]);
- * console.log(error.message); // Cannot run task 'nope' as the task module exports no such function: known tasks are 'add', 'mul'
+ * console.log(new TaskNotFoundError("ad", ["add", "mul"]).message);
+ * // Cannot run task 'ad' as the task module exports no such function: did you mean 'add'? Known tasks are 'add', 'mul'
+ * console.log(new TaskNotFoundError("nope", ["add", "mul"]).message);
+ * // Cannot run task 'nope' as the task module exports no such function: known tasks are 'add', 'mul'
  * ```
  */
 export class TaskNotFoundError extends Error {
   /** The task functions the module exports. */
   readonly known: readonly string[];
+  /** The known task nearest to the name asked for, if one is near enough to have been meant. */
+  readonly nearest: string | undefined;
   /**
    * Creates the error.
    *
@@ -168,13 +175,16 @@ export class TaskNotFoundError extends Error {
    * @param known The names the module exports.
    */
   constructor(task: string, known: readonly string[]) {
+    const nearest = nearestName(String(task), known);
+    const list = known.length === 0 ? "none" : known.map((k) => `'${k}'`).join(", ");
     super(
-      `Cannot run task '${task}' as the task module exports no such function: known tasks are ${
-        known.length === 0 ? "none" : known.map((k) => `'${k}'`).join(", ")
+      `Cannot run task '${task}' as the task module exports no such function: ${
+        nearest === undefined ? `known tasks are ${list}` : `did you mean '${nearest}'? Known tasks are ${list}`
       }`,
     );
     this.name = "TaskNotFoundError";
     this.known = known;
+    this.nearest = nearest;
   }
 }
 

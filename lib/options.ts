@@ -2,8 +2,14 @@
  * The pool's options: their defaults, and the checks that turn a bad option into an error that names the
  * option, the rule and the value received (never an internal name, never a raw TypeError).
  *
- * What it owns: {@link PoolOptions} and {@link resolveOptions}. The sizes' rules are those of `layout.ts`
- * (which checks them again, as the layout's own contract), stated here in the options' own words.
+ * What it owns: {@link PoolOptions} and {@link resolveOptions}, {@link RunOptions} and
+ * {@link resolveRunOptions}. The sizes' rules are those of `protocol/layout.ts` (which checks them again, as
+ * the layout's own contract), stated here in the options' own words.
+ *
+ * Strict keys: an options object with a key that is not an option of its call is refused with a
+ * `TypeError` that names the key, the call and the nearest option (`'worker'` … did you mean `'workers'`?),
+ * or the call the key belongs to (`timeout` given to `Pool.create` is a task's option, `pool.with`). A
+ * plain-JavaScript caller's typo would otherwise give the default without a word.
  *
  * Threads: any.
  *
@@ -11,6 +17,7 @@
  */
 
 import type { ErrorClasses } from "./codec/codec.ts";
+import { nearestName } from "./nearest.ts";
 import type { PoolShape } from "./protocol/layout.ts";
 
 /**
@@ -102,6 +109,65 @@ export interface PoolOptions {
   metrics?: boolean;
 }
 
+/** The options of `Pool.create`, as a tuple type (see {@link Listed}). */
+const POOL_KEYS = [
+  "workers",
+  "name",
+  "dequeCapacity",
+  "taskCapacity",
+  "inlineBytes",
+  "blockBytes",
+  "blocks",
+  "payloadMemory",
+  "onError",
+  "loadTimeout",
+  "resourceLimits",
+  "workerUrl",
+  "maxQueue",
+  "errorClasses",
+  "metrics",
+] as const satisfies readonly (keyof PoolOptions)[];
+/** Every option of `Pool.create` ({@link PoolOptions}): any other key is refused. */
+export const POOL_OPTION_KEYS: readonly (keyof PoolOptions)[] = Object.freeze(POOL_KEYS);
+
+/** The options of `pool.with()`, as a tuple type. */
+const RUN_KEYS = ["signal", "timeout", "queueTimeout", "force"] as const satisfies readonly (keyof RunOptions)[];
+/** Every option of `pool.with()` ({@link RunOptions}): any other key is refused. */
+export const RUN_OPTION_KEYS: readonly (keyof RunOptions)[] = Object.freeze(RUN_KEYS);
+
+/**
+ * Whether the key lists name every option of their interfaces: a key added to {@link PoolOptions} or
+ * {@link RunOptions} and not to its list fails to compile here (else the strict check would refuse it).
+ */
+type Listed<T, K extends readonly unknown[]> = Exclude<keyof T, K[number]> extends never ? true : never;
+const listedPool: Listed<PoolOptions, typeof POOL_KEYS> = true;
+const listedRun: Listed<RunOptions, typeof RUN_KEYS> = true;
+void listedPool, listedRun;
+
+/**
+ * Refuses an own enumerable key of `options` that is not in `known`, naming the call and the nearest
+ * known option, or the call the key belongs to.
+ */
+function checkKeys(
+  options: object,
+  known: readonly string[],
+  other: readonly string[],
+  cannot: string,
+  call: string,
+  otherCall: string,
+): void {
+  for (const key of Object.keys(options)) {
+    if (known.includes(key)) continue;
+    const near = nearestName(key, known);
+    const hint = other.includes(key)
+      ? `: it is an option of ${otherCall}, not of ${call}${near === undefined ? "" : ` (or did you mean '${near}'?)`}`
+      : near !== undefined
+      ? `: did you mean '${near}'?`
+      : `: the options of ${call} are ${known.map((k) => `'${k}'`).join(", ")}`;
+    throw new TypeError(`${cannot} as '${key}' is not an option${hint}`);
+  }
+}
+
 /** The options with their defaults applied and checked. */
 export interface ResolvedOptions {
   shape: PoolShape;
@@ -154,6 +220,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   if (options === null || typeof options !== "object" || Array.isArray(options)) {
     throw new TypeError(`Cannot create pool as 'options' must be an object: received ${describe(options)}`);
   }
+  checkKeys(options, POOL_OPTION_KEYS, RUN_OPTION_KEYS, "Cannot create pool", "Pool.create", "pool.with()");
   const o = options as PoolOptions;
   const workers = o.workers === undefined ? defaultWorkers() : o.workers;
   integer("workers", workers, 1, 1023, "an integer from 1 to 1023");
@@ -351,6 +418,7 @@ export function resolveRunOptions(options: unknown): ResolvedRunOptions {
   if (options === null || typeof options !== "object" || Array.isArray(options)) {
     throw new TypeError(`Cannot run task as its options must be an object: received ${describe(options)}`);
   }
+  checkKeys(options, RUN_OPTION_KEYS, POOL_OPTION_KEYS, "Cannot run task", "pool.with()", "Pool.create");
   const o = options as RunOptions;
   const signal = o.signal;
   if (signal !== undefined && !isAbortSignal(signal)) {
