@@ -38,7 +38,7 @@ type Tasks = typeof tasks;
 function eagerCopy(dir: string): string {
   const lib = join(dir, "lib");
   cpSync(fileURLToPath(new URL("../lib", import.meta.url)), lib, { recursive: true });
-  const file = join(lib, "worker.ts");
+  const file = join(lib, "worker", "loop.ts");
   const source = readFileSync(file, "utf8");
   const line = "    if (this.stealers.length !== 1 && this.deque.length < LAZY_DEQUE_DEPTH) return false;";
   if (!source.includes(line)) {

@@ -25,7 +25,7 @@ const rounds = Number(argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 5);
 function slabFirstCopy(dir: string): { pool: string; tasks: string } {
   const lib = join(dir, "lib");
   cpSync(fileURLToPath(new URL("../lib", import.meta.url)), lib, { recursive: true });
-  const file = join(lib, "slabs.ts");
+  const file = join(lib, "record", "slabs.ts");
   const source = readFileSync(file, "utf8");
   const patched = source
     .replace(/^export const SLAB_FROM: number = .*$/m, "export const SLAB_FROM: number = 200;")
