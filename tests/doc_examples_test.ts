@@ -10,7 +10,7 @@
  * A TypeScript or JavaScript block with none of these fails the first test, so nothing is skipped
  * silently; so does a `file=` block that no `run` block follows. Blocks of other languages (`sh`, tables of
  * output) are not programs. Imports of `filch`, `npm:filch`, `@filch/filch` and `jsr:@filch/filch` are
- * rewritten to this checkout's `mod.ts`. On Deno, programs are type-checked too (`deno run --check`). The
+ * rewritten to this checkout's `mod.ts`. On Deno, every program is type-checked too, by one `deno check`. The
  * module doc's example in `mod.ts` (two files in one `ts ignore` block) runs the same way.
  */
 import { spawn } from "node:child_process";
@@ -114,20 +114,20 @@ function markdownFiles(): { file: string; text: string }[] {
   return ["README.md", ...docs].map((file) => ({ file, text: readFileSync(join(root, file), "utf8") }));
 }
 
-/** Runs a program in a fresh directory; resolves with its exit code and output, or a hang's message. */
-function runProgram(program: Program): Promise<{ code: number | null; output: string }> {
+/** Writes a program into a fresh directory; returns the directory and the main file's name. */
+function writeProgram(program: Program): { dir: string; main: string } {
   const dir = mkdtempSync(join(tmpdir(), "filch-doc-"));
   writeFileSync(join(dir, "package.json"), '{ "type": "module" }\n');
   for (const module of program.modules) writeFileSync(join(dir, module.name), pointAtCheckout(module.text));
   const main = program.main.language.startsWith("j") || program.main.language === "mjs" ? "main.js" : "main.ts";
   writeFileSync(join(dir, main), pointAtCheckout(program.main.text));
-  const args = runtime === "deno"
-    ? ["run", "-A", "--check", `--config=${join(root, "deno.json")}`, main]
-    : runtime === "bun"
-    ? [main]
-    : [main];
+  return { dir, main };
+}
+
+/** Runs `args` with this runtime's executable in `cwd`; its exit code and output, or a hang's message. */
+function runHere(args: string[], cwd: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { cwd: dir, env: { ...process.env, NO_COLOR: "1" } });
+    const child = spawn(process.execPath, args, { cwd, env: { ...process.env, NO_COLOR: "1" } });
     let output = "";
     child.stdout.on("data", (chunk) => output += chunk);
     child.stderr.on("data", (chunk) => output += chunk);
@@ -137,10 +137,19 @@ function runProgram(program: Program): Promise<{ code: number | null; output: st
     }, PROGRAM_DEADLINE_MS);
     child.on("close", (code) => {
       clearTimeout(deadline);
-      rmSync(dir, { recursive: true, force: true });
       resolve({ code, output });
     });
   });
+}
+
+/** Runs a program in a fresh directory (type-checked apart: see the Deno-only test). */
+async function runProgram(program: Program): Promise<{ code: number | null; output: string }> {
+  const { dir, main } = writeProgram(program);
+  try {
+    return await runHere(runtime === "deno" ? ["run", "-A", "--no-check", main] : [main], dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /**
@@ -214,6 +223,27 @@ test("the doc-example check catches an unmarked block, a module without a progra
   ]]]);
   assertEquals(pointAtCheckout(programs[0].main.text), `import { Pool } from "${modUrl}";\n`);
 });
+
+if (runtime === "deno") {
+  // One `deno check` of every program at once: the library's types are checked once, not per program.
+  test("every program of the README, docs/ and mod.ts's module doc type-checks (deno check)", async () => {
+    const programs = all.flatMap((found) => found.programs);
+    const written = programs.map(writeProgram);
+    try {
+      const mains = written.map(({ dir, main }) => join(dir, main));
+      const { code, output } = await runHere(["check", `--config=${join(root, "deno.json")}`, ...mains], root);
+      if (code !== 0) {
+        const named = written.reduce(
+          (text, { dir }, i) => text.replaceAll(dir, `${programs[i].file}:${programs[i].line}`),
+          output,
+        );
+        throw new Error(`the examples do not type-check:\n${named}`);
+      }
+    } finally {
+      for (const { dir } of written) rmSync(dir, { recursive: true, force: true });
+    }
+  }, PROGRAM_DEADLINE_MS + 30_000);
+}
 
 for (const program of all.flatMap((found) => found.programs)) {
   if (!program.runtimes.includes(runtime)) continue;
