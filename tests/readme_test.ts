@@ -4,11 +4,14 @@
  * broken there. Every link and image of README.md and docs/*.md must be an absolute https URL, an anchor
  * of one of the file's own headings, or a relative link to a file that exists and that both packages ship
  * (package.json "files" and deno.json "publish.include"), with an anchor of that file's headings if it
- * names one. And the README's API section names every export of mod.ts.
+ * names one. And the README's API section names every export of mod.ts, and the keys of `stats()` and
+ * `stats().metrics` that a pool reports.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Pool } from "../mod.ts";
+import type * as tasks from "./fixtures/tasks.ts";
 import { assertEquals, test } from "./_test.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -157,3 +160,32 @@ test("the README's API section names every export of mod.ts", () => {
   assertEquals(missing, [], "exports of mod.ts the README's API section does not name");
   if (exported.length < 40) throw new Error(`only ${exported.length} exports parsed from mod.ts: the parse is broken`);
 });
+
+/** The names in a code span of the README that follows `after` (`{ a, b: { c }, d? }` gives a, b, c, d). */
+function namesAfter(readme: string, after: string): string[] {
+  const at = readme.indexOf(after);
+  if (at === -1) throw new Error(`the README has no '${after}'`);
+  const span = readme.slice(at + after.length).match(/`([^`]*)`/);
+  if (span === null) throw new Error(`the README has no code span after '${after}'`);
+  return [...new Set([...span[1].matchAll(/[A-Za-z_]\w*/g)].map((m) => m[0]))].sort();
+}
+
+test("the README names exactly the keys of stats(), a worker's stats, stats().metrics and a histogram", async () => {
+  const readme = read("README.md");
+  const pool = await Pool.create<typeof tasks>(new URL("./fixtures/tasks.ts", import.meta.url), {
+    workers: 1,
+    metrics: true,
+  });
+  try {
+    await pool.run("add", 1, 2);
+    const stats = pool.stats();
+    const metrics = stats.metrics!;
+    const keys = (...objects: object[]) => [...new Set(objects.flatMap((o) => Object.keys(o)))].sort();
+    assertEquals(namesAfter(readme, "**`stats()`** returns "), keys(stats, stats.payloadArena), "stats()");
+    assertEquals(namesAfter(readme, "each of `workers[i]` is\n"), keys(stats.workers[0]), "stats().workers[i]");
+    assertEquals(namesAfter(readme, "**`stats().metrics`** is "), keys(metrics, metrics.workers[0]), "metrics");
+    assertEquals(namesAfter(readme, "where `runTime` and `waitTime` are "), keys(metrics.runTime), "a histogram");
+  } finally {
+    await pool.terminate();
+  }
+}, 60_000);
