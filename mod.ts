@@ -7,12 +7,15 @@
  * memory — so a task costs a few atomic operations, not a message. Inside tasks, `join`, `scope`,
  * `parallelFor` and `parallelReduce` fork work that idle workers steal.
  *
- * Tasks are the exported functions of a module that every worker imports.
+ * Tasks are the exported functions of a module that every worker imports. The example imports `filch`, the
+ * npm package's name (npm, Bun, and Deno through `npm:filch`); from JSR, import `jsr:@filch/filch` (or the
+ * `@filch/filch` that `deno add jsr:@filch/filch` maps) instead. The README and `docs/` have complete
+ * programs for each feature, run as tests on Deno, Bun and Node.
  *
  * @example Usage
  * ```ts ignore
  * // tasks.ts
- * import { join } from "@filch/filch";
+ * import { join } from "filch";
  * export function fib(n: number): number {
  *   if (n < 20) return n < 2 ? n : fib(n - 1) + fib(n - 2);
  *   const [a, b] = join(() => fib(n - 1), fib, n - 2);
@@ -20,7 +23,7 @@
  * }
  *
  * // main.ts
- * import { Pool } from "@filch/filch";
+ * import { Pool } from "filch";
  * import type * as tasks from "./tasks.ts";
  * await using pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: 2 });
  * console.log(await pool.run("fib", 30)); // 832040
