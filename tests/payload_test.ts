@@ -303,7 +303,7 @@ test("move() marks made by another copy of filch are honoured (one mark set per 
   try {
     cpSync(fileURLToPath(new URL("../lib", import.meta.url)), join(dir, "lib"), { recursive: true });
     const other = await import(
-      pathToFileURL(join(dir, "lib", "move.ts")).href
+      pathToFileURL(join(dir, "lib", "codec", "move.ts")).href
     ) as typeof import("../lib/codec/move.ts");
     assert(other.move !== move, "a second copy");
     await withPool(Pool, {}, async (pool) => {
