@@ -1,6 +1,6 @@
 /**
  * What a lazy join saves and what it could cost: the shipped worker, whose `join` skips the deque when no
- * thief could want `b` (lib/worker/loop.ts `keepsInline`), against an eager copy of it that forks every `b` (a
+ * thief could want `b` (lib/worker/fork_join.ts `keepsInline`), against an eager copy of it that forks every `b` (a
  * patch of the shipped file, written to a temporary directory: `keepsInline` answers false), side by side
  * in one process, rounds interleaved, alternating which goes first:
  * 1. ns per join when nothing is stolen, `fib(25)` with a join at every level against the plain recursive
@@ -38,11 +38,13 @@ type Tasks = typeof tasks;
 function eagerCopy(dir: string): string {
   const lib = join(dir, "lib");
   cpSync(fileURLToPath(new URL("../lib", import.meta.url)), lib, { recursive: true });
-  const file = join(lib, "worker", "loop.ts");
+  const file = join(lib, "worker", "fork_join.ts");
   const source = readFileSync(file, "utf8");
-  const line = "    if (this.stealers.length !== 1 && this.deque.length < LAZY_DEQUE_DEPTH) return false;";
+  const line = "    if (this.workers !== 1 && this.deque.length < LAZY_DEQUE_DEPTH) return false;";
   if (!source.includes(line)) {
-    throw new Error("Cannot patch lib/worker/loop.ts: the first line of keepsInline changed; update this benchmark");
+    throw new Error(
+      "Cannot patch lib/worker/fork_join.ts: the first line of keepsInline changed; update this benchmark",
+    );
   }
   writeFileSync(file, source.replace(line, "    if (LAZY_DEQUE_DEPTH > 0) return false;"));
   writeFileSync(join(dir, "package.json"), '{ "type": "module" }\n');

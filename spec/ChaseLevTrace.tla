@@ -96,7 +96,7 @@ Match(e) ==
     /\ e[2] = 2 \/ WordIn(top, bottom, slot, a) = Logged(e, e[6])
     /\ WordIn(top', bottom', slot', a) = Logged(e, e[7])
 
-\* approximateLength (lib/protocol/deque.ts), as a lazy join calls it (keepsInline in lib/worker/loop.ts): the owner,
+\* approximateLength (lib/protocol/deque.ts), as a lazy join calls it (keepsInline in lib/worker/fork_join.ts): the owner,
 \* between two of its operations, loads its own deque's top or bottom. It writes nothing and decides
 \* nothing in ChaseLev (a join that keeps b inline touches no deque), so it is not an action of the spec
 \* (spec/README.md): a load that must see the word's value in the state it is taken in, and changes no

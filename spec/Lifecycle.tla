@@ -7,6 +7,10 @@
 (* that another thread observes, named after its `// spec: Name` comment.  *)
 (*                                                                          *)
 (* code: lib/worker/loop.ts                                                 *)
+(* code: lib/worker/search.ts                                               *)
+(* code: lib/worker/runner.ts                                               *)
+(* code: lib/worker/fork_join.ts                                            *)
+(* code: lib/worker/marks.ts                                                *)
 (* code: lib/pool.ts                                                        *)
 (* code: lib/producer/completion.ts                                         *)
 (* code: lib/producer/submission.ts                                         *)
@@ -475,7 +479,8 @@ StopStoreLifecycle(t) ==
     /\ UNCHANGED recVars
 
 -----------------------------------------------------------------------------
-\* The actions, one per `// spec: Name` in lib/worker/loop.ts and lib/pool.ts (some also actions of
+\* The actions, one per `// spec: Name` in lib/worker/ (loop.ts, search.ts, runner.ts, fork_join.ts, marks.ts)
+\* and lib/pool.ts (some also actions of
 \* SleepWake.tla: the same accesses, seen from the task's side). tests/spec_names_test.ts reads this.
 Step(t) ==
     \/ LoopReadLifecycle(t) \/ FindPopOwn(t) \/ FindPopInjector(t) \/ BatchPopInjector(t)

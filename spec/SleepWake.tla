@@ -9,6 +9,8 @@
 (*                                                                          *)
 (* code: lib/protocol/sleep.ts                                              *)
 (* code: lib/worker/loop.ts                                                 *)
+(* code: lib/worker/search.ts                                               *)
+(* code: lib/worker/marks.ts                                                *)
 (* code: lib/pool.ts                                                        *)
 (* code: lib/producer/completion.ts                                         *)
 (* code: lib/producer/submission.ts                                         *)
@@ -118,7 +120,7 @@ Go(t, p) == pc' = [pc EXCEPT ![t] = p]
 GoFresh(t, p) == /\ pc' = [pc EXCEPT ![t] = p] /\ loc' = [loc EXCEPT ![t] = Fresh]
 
 -----------------------------------------------------------------------------
-(* The worker loop (lib/worker/loop.ts run / findWork).                    *)
+(* The worker loop (lib/worker/loop.ts run, lib/worker/search.ts findWork). *)
 
 \* `while (!this.stopping())`: the lifecycle word, read at the top of every round.
 LoopReadLifecycle(w) ==
@@ -207,8 +209,9 @@ Doze(w) ==
     /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
 
 -----------------------------------------------------------------------------
-(* Running a task ends with finish() (lib/worker/loop.ts): push the completion, *)
-(* then wake the main thread if it said it waits.                          *)
+(* Running a task ends with finish() (lib/worker/runner.ts), whose last    *)
+(* step (lib/worker/marks.ts publishDone) pushes the completion, then     *)
+(* wakes the main thread if it said it waits.                              *)
 
 FinishPushCompletion(w) ==
     /\ pc[w] = "Run"
@@ -485,7 +488,8 @@ StopStoreLifecycle(t) ==
     /\ UNCHANGED <<counters, wstate, inj, dq, comp, mainWaiting, mwait, loc, posted, ran, settled>>
 
 -----------------------------------------------------------------------------
-\* The actions, one per `// spec: Name` in lib/protocol/sleep.ts, lib/worker/loop.ts and lib/pool.ts.
+\* The actions, one per `// spec: Name` in lib/protocol/sleep.ts, lib/worker/ (loop.ts, search.ts, marks.ts)
+\* and lib/pool.ts.
 \* tests/spec_names_test.ts reads this definition.
 Step(t) ==
     \/ LoopReadLifecycle(t) \/ FindPopOwn(t) \/ FindPopInjector(t) \/ BatchPopInjector(t)

@@ -27,7 +27,7 @@ const { join } = await import(new URL("mod.ts", root).href) as { join: Join };
 export function fib(n: number, cutoff: number): number {
   if (n <= cutoff || n < 2) return n < 2 ? n : fibLeaf(n - 1) + fibLeaf(n - 2);
   // b's arguments in an object: a join always forks such a b (a lazy join may keep a b of numbers inline,
-  // lib/worker/loop.ts `keepsInline`), so that every join reaches the deque whose accesses are validated.
+  // lib/worker/fork_join.ts `keepsInline`), so that every join reaches the deque whose accesses are validated.
   const [a, b] = join(() => fib(n - 1, cutoff), fibPiece, { n: n - 2, cutoff });
   return a + b;
 }

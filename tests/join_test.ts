@@ -263,7 +263,7 @@ test("b sees its arguments as they were at the fork, whether it was stolen or po
 });
 
 /**
- * The lazy join's scenarios (lib/worker/loop.ts `keepsInline`), each on a pool of the class given (the shipped
+ * The lazy join's scenarios (lib/worker/fork_join.ts `keepsInline`), each on a pool of the class given (the shipped
  * one, or a mutant's); each returns what it found wrong, empty if nothing.
  */
 const LAZY_SCENARIOS: Record<JoinMutant["caughtBy"], (PoolClass: typeof Pool) => Promise<string[]>> = {

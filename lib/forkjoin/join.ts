@@ -2,13 +2,13 @@
  * Fork-join inside tasks: `join`, `scope`, and the parallel loops built on them (Rayon's model).
  *
  * What it owns: the public fork-join API and its contract with the worker that runs the calling task
- * (the {@link ForkJoinHost}, implemented by `worker.ts`). A task calls `join(a, b, ...args)`:
+ * (the {@link ForkJoinHost}, implemented by `worker/fork_join.ts`). A task calls `join(a, b, ...args)`:
  * 1. `b` (an exported function of the pool's task module) and its arguments become a subtask record, and
  *    its handle is pushed on the calling worker's deque, where idle workers can steal it (oldest first:
  *    the largest pieces of a recursive split), unless no thief could want it (a pool of one worker, or a
  *    deque already holding older work for thieves) and its arguments are primitives or shared memory
  *    (which it would receive unchanged either way): then `b` runs inline after `a` (see `keepsInline` in
- *    `worker.ts`);
+ *    `worker/fork_join.ts`);
  * 2. `a` runs inline;
  * 3. the worker pops its deque: if it gets `b` back (nobody stole it), it runs `b` inline; otherwise it
  *    runs other tasks until `b`'s latch is set (the thief sets it, then notifies), and sleeps on the
@@ -344,7 +344,7 @@ export function parallelMapInPlace(
 /** The built-in tasks: every worker registers them under these names, after the module's own exports. */
 export const BUILTIN_TASKS: Readonly<Record<string, TaskFunction>> = Object.freeze({
   // `extra` spread, not one array: shared views and primitives only, so that a worker with no thief to
-  // offer the piece to may keep it inline (worker.ts, keepsInline; an array is an object it would copy).
+  // offer the piece to may keep it inline (worker/fork_join.ts, keepsInline; an array is an object it would copy).
   forRange: (start: number, end: number, grain: number, body: number, ...extra: unknown[]) =>
     forRange(start, end, grain, body, extra),
   reduceRange: (start: number, end: number, grain: number, map: number, combine: number, ...extra: unknown[]) =>

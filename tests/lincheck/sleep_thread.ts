@@ -263,7 +263,8 @@ function runProgram(setup: SleepThreadSetup, ctl: Int32Array, base: number, mod:
     return;
   }
   if (role !== Role.WORKER) throw new Error(`unknown role ${role}`);
-  // WorkerLoop.run without tasks, spinning and dozing: the search, then the path to sleep.
+  // WorkerLoop.run without tasks, spinning and dozing (lib/worker/search.ts, Search.idle): the search, then the
+  // path to sleep.
   const index = p1;
   const search = (): number => take(work);
   const stopping = (): boolean => mem.load(work, Work.STOP) !== 0;

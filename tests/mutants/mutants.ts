@@ -370,7 +370,12 @@ export function materializeMutant(mutant: Mutant): URL {
  */
 export interface PoolMutant {
   name: string;
-  module: "worker/loop.ts" | "protocol/kill_guard.ts" | "record/slabs.ts" | "codec/codec.ts";
+  module:
+    | "worker/runner.ts"
+    | "worker/fork_join.ts"
+    | "protocol/kill_guard.ts"
+    | "record/slabs.ts"
+    | "codec/codec.ts";
   bug: string;
   patches: Patch[];
   /** The scenario of `tests/cancel_test.ts` that catches it. */
@@ -468,7 +473,7 @@ export const FORCE_MUTANTS: readonly ForceMutant[] = [
   },
   {
     name: "join_keeps_guard_down",
-    module: "worker/loop.ts",
+    module: "worker/fork_join.ts",
     bug: "join does not raise the guard: a worker killed while in user code may be inside join's steps",
     patches: [{
       find: "  joinForked(handle: number): unknown {\n    this.guard.enter();\n",
@@ -481,7 +486,7 @@ export const FORCE_MUTANTS: readonly ForceMutant[] = [
 export const POOL_MUTANTS: readonly PoolMutant[] = [
   {
     name: "start_stores_running",
-    module: "worker/loop.ts",
+    module: "worker/runner.ts",
     bug: "a worker starts a task with a store of RUNNING, not a compare-exchange from QUEUED: a cancelled task runs",
     patches: [{
       find: "if (mem.compareExchange(words, stateAt, TaskState.QUEUED, TaskState.RUNNING) !== TaskState.QUEUED) {",
@@ -491,7 +496,7 @@ export const POOL_MUTANTS: readonly PoolMutant[] = [
   },
   {
     name: "thief_runs_aborted_fork",
-    module: "worker/loop.ts",
+    module: "worker/runner.ts",
     bug: "a worker starting a fork does not read its root's abort mark: a thief runs the fork of an aborted task",
     patches: [{
       find:
@@ -505,11 +510,11 @@ export const POOL_MUTANTS: readonly PoolMutant[] = [
   },
   {
     name: "joiner_runs_aborted_fork",
-    module: "worker/loop.ts",
+    module: "worker/fork_join.ts",
     bug: "a joiner that pops its fork back runs it although the task that made it was aborted",
     patches: [{
       find: "    // Cancelled with the task that made it: not run (as a thief would not run it).\n" +
-        "    const reason = root >= 0 ? this.abortReason(root) : undefined;\n",
+        "    const reason = root >= 0 ? this.signals.abortReason(root) : undefined;\n",
       replace: "    // Cancelled with the task that made it: not run (as a thief would not run it).\n" +
         "    const reason = undefined; // BUG: the root's abort mark is not read\n",
     }],
@@ -517,11 +522,11 @@ export const POOL_MUTANTS: readonly PoolMutant[] = [
   },
   {
     name: "kept_inline_runs_aborted",
-    module: "worker/loop.ts",
+    module: "worker/fork_join.ts",
     bug: "a join's b kept inline (never forked) runs although the task that made it was aborted",
     patches: [{
       find: "    // One load of the root's flags, as runInline makes for a fork popped back.\n" +
-        "    const reason = root >= 0 ? this.abortReason(root) : undefined;\n",
+        "    const reason = root >= 0 ? this.signals.abortReason(root) : undefined;\n",
       replace: "    // One load of the root's flags, as runInline makes for a fork popped back.\n" +
         "    const reason = undefined; // BUG: the root's abort mark is not read\n",
     }],
@@ -529,7 +534,7 @@ export const POOL_MUTANTS: readonly PoolMutant[] = [
   },
 ];
 
-/** A bug of the lazy join (lib/worker/loop.ts `keepsInline`), and the scenario of `tests/join_test.ts` that catches it. */
+/** A bug of the lazy join (lib/worker/fork_join.ts `keepsInline`), and the scenario of `tests/join_test.ts` that catches it. */
 export interface JoinMutant extends Omit<PoolMutant, "caughtBy"> {
   caughtBy: "snapshotKeptInline" | "stealsOnTwo" | "nothingForkedOnOne";
 }
@@ -538,7 +543,7 @@ export interface JoinMutant extends Omit<PoolMutant, "caughtBy"> {
 export const JOIN_MUTANTS: readonly JoinMutant[] = [
   {
     name: "kept_inline_takes_objects",
-    module: "worker/loop.ts",
+    module: "worker/fork_join.ts",
     bug: "a join keeps b inline even with an object argument: b sees what a did to it, not the value at the fork",
     patches: [{
       find:
@@ -549,10 +554,10 @@ export const JOIN_MUTANTS: readonly JoinMutant[] = [
   },
   {
     name: "join_never_forks",
-    module: "worker/loop.ts",
+    module: "worker/fork_join.ts",
     bug: "a join never forks a b of primitive arguments: idle workers find nothing to steal",
     patches: [{
-      find: "    if (this.stealers.length !== 1 && this.deque.length < LAZY_DEQUE_DEPTH) return false;\n",
+      find: "    if (this.workers !== 1 && this.deque.length < LAZY_DEQUE_DEPTH) return false;\n",
       replace:
         "    if (LAZY_DEQUE_DEPTH < 0) return false; // BUG: the deque is not asked: kept inline whenever its arguments allow\n",
     }],
@@ -560,10 +565,10 @@ export const JOIN_MUTANTS: readonly JoinMutant[] = [
   },
   {
     name: "join_always_forks",
-    module: "worker/loop.ts",
+    module: "worker/fork_join.ts",
     bug: "a join forks every b, even on a pool of one worker where nobody can steal it (the eager join)",
     patches: [{
-      find: "    if (this.stealers.length !== 1 && this.deque.length < LAZY_DEQUE_DEPTH) return false;\n",
+      find: "    if (this.workers !== 1 && this.deque.length < LAZY_DEQUE_DEPTH) return false;\n",
       replace: "    if (LAZY_DEQUE_DEPTH > 0) return false; // BUG: never kept inline\n",
     }],
     caughtBy: "nothingForkedOnOne",

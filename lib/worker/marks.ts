@@ -1,0 +1,371 @@
+/**
+ * The marks a worker keeps of its single steps in progress, their repairs when a step is cut short, and
+ * the last step of a finish, which the `finishing` mark covers: publishing DONE, then the fork's latch or
+ * the completion, then waking the main thread.
+ *
+ * Why marks. A stack overflow in a deep recursion (or any throw) can surface at any call inside the pool's
+ * own code that a task reached through `join`, `scope` or a loop: the user's code catches it and goes on,
+ * and the step it cut short would otherwise strand its record (a fork never joined, a nested task never
+ * finished, a task taken from a queue and never run). These marks are plain field stores, which cannot
+ * themselves overflow; each is checked before it is set (a step cut short must be completed before its
+ * mark is reused), and all of them at the top of the loop (see `cutShort`), where no join is in progress
+ * on this thread. Each is cleared only once its repair is done: cut short itself, a repair resumes next
+ * time.
+ *
+ * What it owns: the six single-step marks, each -1 when clear (all bits set) and a handle, which is
+ * non-negative, when set; and their copies in the pool's buffer (layout.ts NoteWords.marks, MarkWords),
+ * for the main thread if this thread dies (owner/recovery.ts): `held` until `start` has claimed the task
+ * (QUEUED to RUNNING), and `pushing`, `moving`, `consuming` and `freeing`. Those are set with the fields
+ * and cleared with them (or, where this thread repairs a mark itself, first: it takes over from the main
+ * thread). Plain element stores, not facade calls (see the deque's notes): a call could be where the
+ * thread dies. `finishing` has no copy: the main thread repairs a dead worker's finish from the record.
+ *
+ * The publishing step lives here, beside its repair (`repairFinishing` repeats it), so that neither needs
+ * the other's class. Its shared accesses are actions of spec/Lifecycle.tla (FinishStoreDone,
+ * FinishPushCompletion) and spec/SleepWake.tla (FinishPushCompletion, FinishReadMainWaiting,
+ * FinishTakeMainWaiting, FinishNotifyMain).
+ *
+ * Threads: made and used by its worker thread only.
+ *
+ * @module
+ */
+
+import { mem } from "../protocol/atomics.ts";
+import type { Deque } from "../protocol/deque.ts";
+import { type Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
+import { setLatch } from "../protocol/latch.ts";
+import { ControlWords, MarkWords } from "../protocol/layout.ts";
+import type { Sleep } from "../protocol/sleep.ts";
+import { Origin, TaskState, type TaskTable } from "../record/task.ts";
+import type { Forks } from "./forks.ts";
+import type { Runs } from "./runs.ts";
+
+/** A worker's marks of single steps in progress, and their repairs. */
+export class Marks {
+  /** The marks' copies in the pool's buffer, for the main thread if this thread dies (see the module doc). */
+  private readonly words: Int32Array;
+  /** A task taken from a queue and not yet registered by `execute` (see `Runs`), or -1. */
+  private held = -1;
+  /** A task moving from the injector into our deque (a batch, or one handed back), or -1. */
+  private moving = -1;
+  /** The fork being placed (allocated, not yet published by the deque push), or -1. */
+  private pushing = -1;
+  /** Our fork being consumed (popped back, or its result being read), not yet released, or -1. */
+  private consuming = -1;
+  /** The task being finished (DONE may be published, its completion or latch not yet), or -1. */
+  private finishing = -1;
+  /** A record we must free and have not finished freeing (an orphan we finished), or -1. */
+  private freeing = -1;
+  private readonly control: Int32Array;
+  private readonly table: TaskTable;
+  private readonly deque: Deque;
+  private readonly injector: Injector;
+  private readonly completions: Injector;
+  private readonly sleep: Sleep;
+  private readonly forks: Forks;
+  private readonly runs: Runs;
+
+  /**
+   * This thread.
+   *
+   * @param words This worker's marks in the pool's buffer, clear (-1).
+   * @param control The pool's control words (the main thread's waiting word).
+   * @param table The task records.
+   * @param deque Our deque.
+   * @param injector The injector.
+   * @param completions The completion queue.
+   * @param sleep The sleep protocol.
+   * @param forks Our forks not yet joined.
+   * @param runs The runs under way.
+   */
+  constructor(
+    words: Int32Array,
+    control: Int32Array,
+    table: TaskTable,
+    deque: Deque,
+    injector: Injector,
+    completions: Injector,
+    sleep: Sleep,
+    forks: Forks,
+    runs: Runs,
+  ) {
+    this.words = words;
+    this.control = control;
+    this.table = table;
+    this.deque = deque;
+    this.injector = injector;
+    this.completions = completions;
+    this.sleep = sleep;
+    this.forks = forks;
+    this.runs = runs;
+  }
+
+  // ---- Setting and clearing (each set after its stale mark, if any, was repaired) ----
+
+  /** This thread. Task `handle` was taken from a queue: held until `execute` registers it. */
+  hold(handle: number): void {
+    this.held = this.words[MarkWords.held] = handle;
+  }
+
+  /** This thread. The held task is registered as a run (see `Runs`); its shared mark stays until `claimed`. */
+  taken(): void {
+    this.held = -1;
+  }
+
+  /** This thread. The task taken was claimed (QUEUED to RUNNING) or found cancelled: not held any more. */
+  claimed(): void {
+    this.words[MarkWords.held] = -1;
+  }
+
+  /** This thread. Task `handle` is on its way from the injector into our deque. */
+  setMoving(handle: number): void {
+    this.moving = this.words[MarkWords.moving] = handle;
+  }
+
+  /** This thread. The task on its way arrived. */
+  clearMoving(): void {
+    this.moving = this.words[MarkWords.moving] = -1;
+  }
+
+  /** This thread. Before placing a fork: a fork cut short before its push is freed first. */
+  checkPushing(): void {
+    if (this.pushing !== -1) this.repairPushing();
+  }
+
+  /** This thread. Fork `handle` is ours alone until the deque push publishes it. */
+  setPushing(handle: number): void {
+    this.pushing = this.words[MarkWords.pushing] = handle;
+  }
+
+  /** This thread. The fork was published, or freed. */
+  clearPushing(): void {
+    this.pushing = this.words[MarkWords.pushing] = -1;
+  }
+
+  /** This thread. Before consuming our fork: a consume cut short is completed first. */
+  checkConsuming(): void {
+    if (this.consuming !== -1) this.repairConsuming();
+  }
+
+  /** This thread. Our fork `handle` is being consumed (popped back, or its result read). */
+  setConsuming(handle: number): void {
+    this.consuming = this.words[MarkWords.consuming] = handle;
+  }
+
+  /** This thread. The fork was consumed and its record released. */
+  clearConsuming(): void {
+    this.consuming = this.words[MarkWords.consuming] = -1;
+  }
+
+  /** This thread, before a search. A stale held or moving mark is completed first. */
+  checkSearch(): void {
+    // What the search returns is held until `execute` registers it.
+    if ((this.held & this.moving) !== -1) this.repair();
+  }
+
+  /** This thread, in a join's wait. (The tasks run there are user code, which may have been cut short.) */
+  checkJoin(): void {
+    if ((this.consuming & this.held) !== -1) this.repair();
+  }
+
+  /**
+   * This thread. Hands the task `handle` (record `index`), which the innermost run holds and cannot run
+   * yet, back to the injector: no longer ours to finish if cut short, but in hand until the push.
+   */
+  handBack(handle: number, index: number): void {
+    this.runs.handBack();
+    if (this.moving !== -1) this.repairMoving();
+    this.moving = this.words[MarkWords.moving] = handle;
+    this.table.fields.storeState(index, TaskState.QUEUED);
+    this.injector.pushPatiently(handle);
+    this.moving = this.words[MarkWords.moving] = -1;
+    this.sleep.newWork();
+  }
+
+  // ---- The publishing step of a finish ----
+
+  /**
+   * This thread. Publishes the finish of task `handle` (record `index`, whose outcome and payload are
+   * written): DONE, then a fork's latch (or its freeing, for an orphan) or a submitted task's completion.
+   */
+  publishDone(handle: number, index: number, forked: boolean): void {
+    const table = this.table;
+    if (this.finishing !== -1) this.repairFinishing();
+    this.finishing = handle;
+    // Publishes the payload and outcome written above to the thread that pops this completion.
+    table.fields.storeState(index, TaskState.DONE); // spec: FinishStoreDone
+    if (forked) {
+      // Set, then wake: a joiner that checked the latch before this store waits on the word with the
+      // value UNSET and is woken by the notify; one that checks after it sees SET and does not wait.
+      // If the forker died, the main thread orphaned the task: nobody will join it, the record is ours.
+      this.publishFork(handle);
+      return;
+    }
+    // Reset, so that a repair can tell whether this push got as far as publishing (see repairMarks).
+    this.completions.published = QUEUE_EMPTY;
+    this.completions.pushPatiently(handle); // spec: FinishPushCompletion
+    this.finishing = -1;
+    this.wakeMain();
+  }
+
+  /** Sets a finished fork's latch (its joiner goes on), or frees it if it is an orphan. */
+  private publishFork(handle: number): void {
+    const table = this.table;
+    if (!setLatch(table.words, table.fields.latchWord(table.indexOf(handle)))) {
+      // The latch says SET now: a repair could no longer tell that this orphan is ours to free.
+      if (this.freeing !== -1) this.repairFreeing();
+      this.freeing = this.words[MarkWords.freeing] = handle;
+      this.finishing = -1;
+      table.releaseHandle(handle);
+      this.freeing = this.words[MarkWords.freeing] = -1;
+      // The main thread may have tasks waiting for a record (its backlog) and no completion coming to
+      // tell it one is free: the orphan's forker was its task, already rejected. Tell it.
+      this.wakeMain();
+      return;
+    }
+    this.finishing = -1;
+  }
+
+  /** This thread. Wakes the main thread, only if it said it waits (it sets the word, then re-checks the queue). */
+  wakeMain(): void {
+    if (mem.load(this.control, ControlWords.mainWaiting) === 1) { // spec: FinishReadMainWaiting
+      if (mem.exchange(this.control, ControlWords.mainWaiting, 0) === 1) { // spec: FinishTakeMainWaiting
+        mem.notify(this.control, ControlWords.mainWaiting, 1); // spec: FinishNotifyMain
+      }
+    }
+  }
+
+  // ---- Repairs ----
+
+  /**
+   * This thread, at the top of the loop, where no join is in progress. Whether any step was cut short: a
+   * fork not joined, a run under way, a single step's mark, a shared structure's own step.
+   */
+  cutShort(): boolean {
+    return this.forks.any() || this.runs.cutShort() ||
+      this.marked() || this.deque.cutShort || this.injector.cutShort || this.completions.cutShort ||
+      this.table.cutShort;
+  }
+
+  /**
+   * Whether a single step's mark is set. Each mark is -1 when clear (all bits set) and a handle, which is
+   * non-negative, when set: their AND is -1 only if all are clear.
+   */
+  private marked(): boolean {
+    return (this.held & this.moving & this.pushing & this.consuming & this.finishing & this.freeing) !== -1;
+  }
+
+  /**
+   * This thread, at the top of the loop: completes every single step cut short, this thread taking over
+   * the held task from the main thread (see repairHeld).
+   */
+  repairAll(): void {
+    // This thread puts back what it held, not the main thread (see repairHeld).
+    this.words[MarkWords.held] = -1;
+    this.repair();
+  }
+
+  /**
+   * Completes the single steps a throw cut short (see the module doc). The shared structures first: a
+   * claimed queue position or a hidden deque task holds up other threads.
+   */
+  private repair(): void {
+    this.deque.repair();
+    this.injector.repair();
+    this.completions.repair();
+    if (this.table.repairCut() > 0) this.wakeMain();
+    if (this.freeing !== -1) this.repairFreeing();
+    if (this.pushing !== -1) this.repairPushing();
+    if (this.consuming !== -1) this.repairConsuming();
+    if (this.held !== -1) this.repairHeld();
+    if (this.moving !== -1) this.repairMoving();
+    if (this.finishing !== -1) this.repairFinishing();
+  }
+
+  /** This thread. Whether `handle` is still the record's current handle and the record is in `state`. */
+  current(handle: number, state: number): boolean {
+    const table = this.table;
+    return table.isCurrent(handle) &&
+      table.fields.loadState(table.indexOf(handle)) === state;
+  }
+
+  /** Whether `handle` is current and waits to be taken: QUEUED, or CANCELLED (to be freed by its taker). */
+  private queued(handle: number): boolean {
+    return this.current(handle, TaskState.QUEUED) || this.current(handle, TaskState.CANCELLED);
+  }
+
+  /**
+   * This thread. A run cut short before its first step (`handle` still waits to be taken) goes back to be
+   * run: into our deque, or the injector if it is full. Returns whether it did.
+   */
+  putBack(handle: number): boolean {
+    if (!this.queued(handle)) return false;
+    if (!this.deque.push(handle)) this.injector.pushPatiently(handle);
+    this.sleep.newWork();
+    return true;
+  }
+
+  /** A record ours to free (an orphan we finished): free it. */
+  private repairFreeing(): void {
+    this.words[MarkWords.freeing] = -1; // (this thread takes over from the main thread: see repairHeld)
+    this.forks.drop(this.freeing);
+    this.table.releaseHandle(this.freeing);
+    this.freeing = -1;
+  }
+
+  /** A fork cut short before its push published it: free its record. */
+  private repairPushing(): void {
+    // This thread frees it, not the main thread (see repairHeld).
+    this.words[MarkWords.pushing] = -1;
+    this.forks.drop(this.pushing);
+    this.table.releaseHandle(this.pushing);
+    this.pushing = -1;
+  }
+
+  /** Our fork, popped back or finished, cut short while consumed: forget it and free its record. */
+  private repairConsuming(): void {
+    this.words[MarkWords.consuming] = -1; // (this thread takes over from the main thread: see repairHeld)
+    this.forks.forget(this.consuming);
+    this.forks.drop(this.consuming);
+    this.table.releaseHandle(this.consuming);
+    this.consuming = -1;
+  }
+
+  /** A task taken and not started: back to our deque (we run it soon), or the injector if it is full. */
+  private repairHeld(): void {
+    const handle = this.held;
+    // This thread puts it back, not the main thread (were it to die before the push, it would be lost
+    // rather than run twice).
+    this.words[MarkWords.held] = -1;
+    // A CANCELLED one goes back too: whoever takes it next frees it.
+    if (this.queued(handle) && !this.deque.push(handle)) this.injector.pushPatiently(handle);
+    this.held = -1;
+    this.sleep.newWork();
+  }
+
+  /** A task on its way between the injector and our deque: into our deque, or back to the injector. */
+  private repairMoving(): void {
+    this.words[MarkWords.moving] = -1; // (this thread takes over from the main thread: see repairHeld)
+    if (!this.deque.push(this.moving)) this.injector.pushPatiently(this.moving);
+    this.moving = -1;
+    this.sleep.newWork();
+  }
+
+  /**
+   * A finish cut short after publishing DONE: publish it again (a latch set twice is still set; a
+   * completion is pushed again only if the queue's published mark says it did not get there).
+   */
+  private repairFinishing(): void {
+    const handle = this.finishing;
+    if (this.current(handle, TaskState.DONE)) {
+      const table = this.table;
+      if (table.fields.origin(table.indexOf(handle)) === Origin.FORK) {
+        this.publishFork(handle);
+      } else if (this.completions.published !== handle) {
+        this.completions.pushPatiently(handle);
+        this.wakeMain();
+      }
+    }
+    this.finishing = -1;
+  }
+}

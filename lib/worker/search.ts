@@ -1,0 +1,251 @@
+/**
+ * Where a worker finds work, and what it does when it finds none.
+ *
+ * The order of the search (`findWork`):
+ * 1. pop its own deque (newest first: the cache-warm end);
+ * 2. pop the injector (tasks from outside the workers), moving a batch along into its own deque so that
+ *    idle workers can steal from it (a burst submitted from the main thread spreads by stealing; Tokio's
+ *    move): a fair share of what is queued, at most half the deque;
+ * 3. steal half of a random other worker's deque (oldest first), trying each other worker once.
+ * The idle path (`idle`): spin a little, then doze (timed waits that no poster has to end, a few ms in
+ * all), then sleep by the protocol of protocol/sleep.ts (Rayon's: announce sleepy, search once more, sleep
+ * only if no work was posted meanwhile). A task found is held (see marks.ts) until `execute` registers it.
+ *
+ * What it owns: the idle rounds, the random state of victim choice, and whether the last search before
+ * sleeping saw mail. Its shared accesses are actions of spec/SleepWake.tla and spec/Lifecycle.tla
+ * (FindPopOwn, FindPopInjector, BatchPopInjector, BatchPushOwn, FindStealHalf, FindPopStolen).
+ *
+ * Threads: made and used by its worker thread only (the loop, and a join's wait, which helps).
+ *
+ * @module
+ */
+
+import { mem } from "../protocol/atomics.ts";
+import type { Encoder } from "../codec/codec.ts";
+import { type Deque, EMPTY, RETRY, type Stealer } from "../protocol/deque.ts";
+import { type Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
+import { ControlWords, StatusWords } from "../protocol/layout.ts";
+import { IDLE_POSTED, IDLE_STOPPING, type Sleep } from "../protocol/sleep.ts";
+import type { TaskTable } from "../record/task.ts";
+import type { Mail } from "./mail.ts";
+import type { Marks } from "./marks.ts";
+import type { WorkerStats } from "./stats.ts";
+
+/**
+ * Idle rounds that spin (each a search and 32 pause hints) before dozing. Long enough to catch the next
+ * task of a caller that awaits each one before it submits the next: a doze is a timed wait that no poster
+ * ends, and with the kernel's timer slack one of 50 µs lasted about 100, so with 16 rounds a one-at-a-time
+ * round trip took 100–105 µs on Node here, and 50–75 with 64 (bench: 7 × 2,000 sequential tasks, two
+ * interleaved runs); 256 rounds gained nothing more. Tiny-task bursts were no slower.
+ */
+export const SPIN_ROUNDS = 64;
+/** Idle rounds that doze (each a search and a timed wait of DOZE_MS) before sleeping: a few ms in all. */
+export const DOZE_ROUNDS = 40;
+/** One doze, in ms. */
+export const DOZE_MS = 0.05;
+/** The most tasks a worker moves from the injector into its deque at once. */
+const MAX_INJECTOR_BATCH = 64;
+
+/** {@link Search.idle}: search again (after a spin, a doze, a sleep, or work posted meanwhile). */
+export const SEARCH_AGAIN = -1;
+/** {@link Search.idle}: the pool is stopping. */
+export const SEARCH_STOP = IDLE_STOPPING;
+/** {@link Search.idle}: sleep, but asynchronously (async tasks are pending): see {@link Search.sleepAsync}. */
+export const SEARCH_SLEEP_ASYNC = -5;
+
+/** A worker's search for work and its idle path. */
+export class Search {
+  private readonly index: number;
+  private readonly control: Int32Array;
+  private readonly deque: Deque;
+  private readonly stealers: Stealer[];
+  private readonly injector: Injector;
+  private readonly sleep: Sleep;
+  private readonly table: TaskTable;
+  private readonly encoder: Encoder;
+  private readonly marks: Marks;
+  private readonly mail: Mail;
+  private readonly stats: WorkerStats;
+  private random: number;
+  /** Idle rounds since work was last found (spin, then doze, then sleep). */
+  private idleRounds = 0;
+  /** The last search before sleeping saw mail: do not sleep (see `idle`). */
+  private mailSeen = false;
+
+  /**
+   * This thread.
+   *
+   * @param index This worker's index.
+   * @param control The pool's control words (the lifecycle word).
+   * @param deque Our deque (owner handle).
+   * @param stealers Every worker's deque (stealer handles), ours included.
+   * @param injector The injector.
+   * @param sleep The sleep protocol.
+   * @param table The task records (our cached free records go back before we sleep).
+   * @param encoder The encoder of results and fork arguments (its scratch space is trimmed before we sleep).
+   * @param marks Our marks (what the search returns is held).
+   * @param mail Our mail (the last search before sleeping looks at it).
+   * @param stats Our counters.
+   */
+  constructor(
+    index: number,
+    control: Int32Array,
+    deque: Deque,
+    stealers: Stealer[],
+    injector: Injector,
+    sleep: Sleep,
+    table: TaskTable,
+    encoder: Encoder,
+    marks: Marks,
+    mail: Mail,
+    stats: WorkerStats,
+  ) {
+    this.index = index;
+    this.control = control;
+    this.deque = deque;
+    this.stealers = stealers;
+    this.injector = injector;
+    this.sleep = sleep;
+    this.table = table;
+    this.encoder = encoder;
+    this.marks = marks;
+    this.mail = mail;
+    this.stats = stats;
+    this.random = (index * 0x9e3779b1 + 1) | 0;
+  }
+
+  /** This thread. Whether the lifecycle word says stopping. */
+  stopping(): boolean {
+    return mem.load(this.control, ControlWords.lifecycle) !== 0;
+  }
+
+  /**
+   * This thread. Own deque (newest first); then the injector, taking a batch along into our deque (Tokio's
+   * move): a fair share of what is queued, at most half our deque, so that idle workers can steal from us;
+   * then half of a random other worker's deque. Returns a task, held, or -1.
+   */
+  findWork(): number {
+    const marks = this.marks;
+    // What it returns is held (see marks.ts) until `execute` registers it: a stale mark is completed first.
+    marks.checkSearch();
+    const own = this.deque.pop(); // spec: FindPopOwn
+    if (own !== EMPTY) {
+      marks.hold(own);
+      return own;
+    }
+    const injected = this.injector.pop(); // spec: FindPopInjector
+    if (injected !== QUEUE_EMPTY) {
+      marks.hold(injected);
+      const workers = this.stealers.length;
+      const want = Math.min((this.injector.length / workers) | 0, this.deque.capacity >> 1, MAX_INJECTOR_BATCH);
+      let moved = 0;
+      while (moved < want) {
+        const next = this.injector.pop(); // spec: BatchPopInjector
+        if (next === QUEUE_EMPTY) break;
+        marks.setMoving(next);
+        if (!this.deque.push(next)) { // spec: BatchPushOwn
+          this.injector.pushPatiently(next);
+          marks.clearMoving();
+          break;
+        }
+        marks.clearMoving();
+        moved++;
+      }
+      this.stats.bump(StatusWords.injectorPops, moved + 1);
+      // Work others could steal from us now: tell a sleeper, if there is one.
+      if (moved > 0) this.sleep.newWork();
+      return injected;
+    }
+    const workers = this.stealers.length;
+    if (workers > 1) {
+      let r = this.random;
+      r ^= r << 13;
+      r ^= r >>> 17;
+      r ^= r << 5;
+      this.random = r;
+      const start = (r >>> 0) % workers;
+      for (let k = 0; k < workers; k++) {
+        const victim = (start + k) % workers;
+        if (victim === this.index) continue;
+        this.stats.bump(StatusWords.stealAttempts);
+        let moved = this.stealers[victim].stealHalfInto(this.deque); // spec: FindStealHalf
+        if (moved === RETRY) moved = this.stealers[victim].stealHalfInto(this.deque);
+        if (moved > 0) {
+          this.stats.bump(StatusWords.successfulSteals);
+          this.stats.bump(StatusWords.stolen, moved);
+          if (moved > 1) this.sleep.newWork();
+          const mine = this.deque.pop(); // spec: FindPopStolen
+          if (mine !== EMPTY) {
+            marks.hold(mine);
+            return mine;
+          }
+        }
+      }
+    }
+    return -1;
+  }
+
+  /** This thread, from the loop. Work was found: the next idle round spins again. */
+  found(): void {
+    this.idleRounds = 0;
+  }
+
+  /**
+   * This thread, from the loop, after a search found nothing. One idle round: spin, doze or go to sleep.
+   * Returns a task the search before sleeping found (held), or SEARCH_AGAIN, SEARCH_STOP or
+   * SEARCH_SLEEP_ASYNC (the loop then yields to its event loop until {@link Search.sleepAsync} settles).
+   *
+   * @param pendingAsync Whether async tasks (or broadcast parts) are pending: their event loop must run,
+   * so the worker does not doze, and sleeps asynchronously.
+   */
+  idle(pendingAsync: boolean): number {
+    this.idleRounds++;
+    if (this.idleRounds <= SPIN_ROUNDS) {
+      for (let i = 0; i < 32; i++) mem.pause();
+      return SEARCH_AGAIN;
+    }
+    // Doze (timed waits nobody has to wake) before sleeping; not with async tasks pending, whose
+    // event loop must run: those workers go straight to sleepAsync.
+    if (this.idleRounds <= SPIN_ROUNDS + DOZE_ROUNDS && !pendingAsync) {
+      this.sleep.doze(this.index, DOZE_MS);
+      return SEARCH_AGAIN;
+    }
+    this.idleRounds = 0;
+    // Going to sleep: our cached free records go back to the shared list, where others can use them;
+    // the main thread may be waiting for records (its backlog), so it is told as for a completion.
+    if (this.table.flushCache() > 0) this.marks.wakeMain();
+    // And a scratch buffer grown by large payloads is not kept while we sleep.
+    this.encoder.trim();
+    this.mailSeen = false;
+    const late = this.sleep.idle(this.index, () => this.lastSearch(), () => this.stopping());
+    if (late >= 0) return late; // held by findWork
+    if (late === IDLE_STOPPING) return SEARCH_STOP;
+    if (late === IDLE_POSTED) return SEARCH_AGAIN;
+    if (this.mailSeen) {
+      // Mail came after the loop's check: counted as sleeping already, leave that state at once (a
+      // sleep of 0 ms, the protocol's timed-out sleep) and go read it.
+      this.sleep.sleep(this.index, 0);
+      return SEARCH_AGAIN;
+    }
+    this.stats.bump(StatusWords.sleeps);
+    if (pendingAsync) return SEARCH_SLEEP_ASYNC;
+    if (this.sleep.sleep(this.index)) this.stats.bump(StatusWords.wakes);
+    return SEARCH_AGAIN;
+  }
+
+  /** This thread. Sleeps with `Atomics.waitAsync`, so that pending promises can settle meanwhile. */
+  sleepAsync(): Promise<void> {
+    return this.sleep.sleepAsync(this.index).then((woken) => {
+      if (woken) this.stats.bump(StatusWords.wakes);
+    });
+  }
+
+  /** The search before sleeping (after announcing it): work, or mail, which must not wait for a wake. */
+  private lastSearch(): number {
+    if (this.mail.waiting()) {
+      this.mailSeen = true;
+      return -1;
+    }
+    return this.findWork();
+  }
+}
