@@ -1,13 +1,14 @@
 ----------------------------- MODULE Lifecycle -----------------------------
 (***************************************************************************)
-(* A task's life from submission to settlement (lib/pool.ts, lib/worker/loop.ts *)
+(* A task's life from submission to settlement (lib/producer/, lib/worker/loop.ts *)
 (* and lib/record/task.ts's record states), with fork-join latches (a stolen *)
 (* forked task finishing while its joiner waits on the latch), close,      *)
 (* terminate, and a worker that dies. One action per shared-memory access  *)
 (* that another thread observes, named after its `// spec: Name` comment.  *)
 (*                                                                          *)
 (* code: lib/worker/loop.ts                                                 *)
-(* code: lib/pool.ts                                                        *)
+(* code: lib/owner/owner.ts                                                 *)
+(* code: lib/producer/producer.ts                                           *)
 (* code: lib/producer/completion.ts                                         *)
 (* code: lib/producer/submission.ts                                         *)
 (* code: lib/owner/recovery.ts                                              *)
@@ -475,7 +476,7 @@ StopStoreLifecycle(t) ==
     /\ UNCHANGED recVars
 
 -----------------------------------------------------------------------------
-\* The actions, one per `// spec: Name` in lib/worker/loop.ts and lib/pool.ts (some also actions of
+\* The actions, one per `// spec: Name` in the files of the code: lines above (some also actions of
 \* SleepWake.tla: the same accesses, seen from the task's side). tests/spec_names_test.ts reads this.
 Step(t) ==
     \/ LoopReadLifecycle(t) \/ FindPopOwn(t) \/ FindPopInjector(t) \/ BatchPopInjector(t)
