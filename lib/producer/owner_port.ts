@@ -8,6 +8,13 @@
  * The pool's own producer, on the owner's thread, is given the owner itself (`lib/owner/owner.ts`); a
  * producer in another thread would be given one that forwards these calls to the owner by message.
  *
+ * What is not here, and why: whether a worker is dead (only {@link OwnerPort.pickWorker} needs it, and
+ * the owner answers that itself); broadcast (a message to every worker whose results come back by message
+ * to the owner: the owner's, see `lib/owner/broadcast.ts`); starting, replacing, closing (the owner's).
+ * Two things travel the other way, from the owner to the producer, because they reach the owner's thread
+ * by message: a SharedArrayBuffer a worker passes by reference, and a result payload that came by message
+ * (`Producer.bufferArrived`, `Producer.payloadArrived`).
+ *
  * Threads: the producer's (calls go from the producer to its owner).
  *
  * @module
