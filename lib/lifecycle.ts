@@ -2,7 +2,7 @@
  * The pool's lifecycle states: open, closing, closed, terminated.
  *
  * What it owns: the names of the states only. The state itself belongs to the owner (the thread that
- * started the workers, `pool.ts`), which moves it forward and never back; the producer side reads it to
+ * started the workers, `owner/owner.ts`), which moves it forward and never back; the producer side reads it to
  * refuse a submission once the pool began to close.
  *
  * Threads: any.

@@ -1,16 +1,13 @@
 /**
- * The pool's public face: create, run, spawn, drain, close, terminate, stats; and its lifecycle.
- *
- * What it owns: the lifecycle state ({@link PoolState}) and the wiring of the parts, each of which states
- * its own invariants:
- * - `ledger.ts`: who waits for each task, and the one step that settles it (exactly once);
- * - `admission.ts`: the checks that may refuse a submission, its entry, and the completion of one a throw
- *   cut short;
- * - `submission.ts`: encoding arguments and placing tasks in shared memory, in order (the backlog);
- * - `completion.ts`: reading finished tasks and freeing their records (once per generation);
- * - `workforce.ts`: starting threads (creation cannot hang), noticing deaths on every runtime;
- * - `worker_deaths.ts`: handling a death (counting it, the repair, the replacement);
- * - `recovery.ts`: what becomes of everything a dead worker held.
+ * The pool's public face: create, run, spawn, drain, close, terminate, stats. A thin facade: `Pool.create`
+ * resolves the options, assembles the parts (lib/assemble.ts) and starts the workers; each method goes to
+ * one of the two sides it is made of:
+ * - its producer (lib/producer/producer.ts), the side that submits: admission, placing, the ledger,
+ *   completions, backpressure, cancellation, map, batches, drain, its counters;
+ * - its owner (lib/owner/owner.ts), the side that holds the workers: starting them, deaths and repairs,
+ *   forced kills, broadcast, close, terminate and the lifecycle.
+ * The producer asks the owner to act through a port it defines (lib/producer/owner_port.ts), so that the
+ * same producer can run in a thread that did not start the workers.
  *
  * The re-entrancy rule: no user code runs while the pool's state is half-updated. The only user code the
  * pool calls is `onError` (deferred to a microtask by the ledger) and the getters of arguments, which run
@@ -31,29 +28,15 @@
  * @module
  */
 
-import { Admission } from "./producer/admission.ts";
-import { mem } from "./protocol/atomics.ts";
-import { chunkTaskId, submitBatch } from "./producer/batch.ts";
-import { BufferRegistry } from "./codec/buffers.ts";
-import { Broadcaster } from "./producer/broadcast.ts";
-import { Canceller } from "./producer/cancellation.ts";
-import { Killer } from "./protocol/kill_guard.ts";
-import { CompletionReader } from "./producer/completion.ts";
-import { initDeque, Stealer } from "./protocol/deque.ts";
-import { PoolTerminatedError, TaskNotFoundError } from "./errors.ts";
-import { initInjector, Injector } from "./protocol/injector.ts";
-import { type MapInputs, type MapOptions, startMap } from "./producer/map.ts";
-import { epochMs, type MetricsStats, metricsTable, PoolMetrics, TaskStamps } from "./metrics.ts";
-import { ControlWords, type PoolLayout, poolLayout, StatusWords } from "./protocol/layout.ts";
-import { type Entry, Settled, TaskLedger } from "./producer/ledger.ts";
-import { hrefOf, type PoolOptions, resolveOptions, resolveRunOptions, type RunOptions } from "./options.ts";
-import { Sleep } from "./protocol/sleep.ts";
-import { Submitter } from "./producer/submission.ts";
-import { TaskTable } from "./record/task.ts";
-import { Workforce } from "./owner/workforce.ts";
-import { WorkerDeaths } from "./owner/worker_deaths.ts";
+import { assemblePool } from "./assemble.ts";
+import type { MapInputs, MapOptions } from "./producer/map.ts";
+import type { MetricsStats } from "./metrics.ts";
+import type { PoolLayout } from "./protocol/layout.ts";
+import { hrefOf, type PoolOptions, resolveOptions, type RunOptions } from "./options.ts";
+import type { Owner } from "./owner/owner.ts";
+import type { Producer } from "./producer/producer.ts";
 
-import { PoolState, type PoolStateName } from "./lifecycle.ts";
+import type { PoolStateName } from "./lifecycle.ts";
 
 export { PoolState, type PoolStateName } from "./lifecycle.ts";
 export type { AbortSignalLike, PoolOptions, RunOptions } from "./options.ts";
@@ -183,162 +166,19 @@ export interface TaskRunner<M> {
  * ```
  */
 export class Pool<M extends object = Record<string, AnyFunction>> implements AsyncDisposable {
+  /** The side that submits: `run`, `spawn`, `map`, … go to it. */
+  private readonly producer: Producer;
+  /** The side that holds the workers: `broadcast`, `close`, `terminate`, the lifecycle. */
+  private readonly owner: Owner;
   private readonly layout: PoolLayout;
+  /** The shared buffer (tests and trace tools reach it; the pool itself reads it nowhere). */
   private readonly buffer: SharedArrayBuffer;
-  /** Large payloads' slabs (slabs.ts), or undefined with `payloadMemory: 0`. */
-  private readonly arena: SharedArrayBuffer | undefined;
-  private readonly control: Int32Array;
-  private readonly status: Int32Array;
-  private readonly injector: Injector;
-  private readonly sleep: Sleep;
-  private readonly table: TaskTable;
-  private readonly stealers: Stealer[];
-  private readonly buffers: BufferRegistry;
-  private readonly ledger: TaskLedger;
-  private readonly submitter: Submitter;
-  private readonly reader: CompletionReader;
-  private readonly workforce: Workforce;
-  private readonly canceller: Canceller;
-  private readonly killer: Killer;
-  private readonly metrics: PoolMetrics | undefined;
-  private readonly broadcaster: Broadcaster;
-  /** The main thread's encoder for errors written into records during crash recovery. */
-  private readonly deaths: WorkerDeaths;
-  private readonly admission: Admission;
-  private state: PoolStateName = PoolState.OPEN;
-  private closing: Promise<void> | undefined;
-  private stopped: Promise<void> | undefined;
 
-  private constructor(moduleUrl: string, options: ReturnType<typeof resolveOptions>) {
-    const shape = options.shape;
-    this.layout = poolLayout(shape);
-    const layout = this.layout;
-    this.buffer = new SharedArrayBuffer(layout.totalBytes);
-    const buffer = this.buffer;
-    this.control = new Int32Array(buffer, layout.control, 3 * 16);
-    this.status = new Int32Array(buffer, layout.status, shape.workers * StatusWords.count);
-    const region = (i: number) => ({
-      buffer,
-      byteOffset: layout.deques + i * layout.dequeBytes,
-      capacity: shape.dequeCapacity,
-    });
-    for (let i = 0; i < shape.workers; i++) initDeque(region(i));
-    this.stealers = Array.from({ length: shape.workers }, (_, i) => new Stealer(region(i)));
-    initInjector({ buffer, byteOffset: layout.injector, capacity: shape.taskCapacity });
-    initInjector({ buffer, byteOffset: layout.completions, capacity: shape.taskCapacity });
-    this.arena = payloadArena(options.payloadMemory);
-    TaskTable.init(buffer, layout, this.arena);
-    this.injector = new Injector({ buffer, byteOffset: layout.injector, capacity: shape.taskCapacity });
-    const completions = new Injector({ buffer, byteOffset: layout.completions, capacity: shape.taskCapacity });
-    this.sleep = new Sleep(buffer, layout.sleep, shape.workers);
-    this.table = new TaskTable(buffer, layout, -1, this.arena);
-    this.ledger = new TaskLedger(shape.taskCapacity, options.onError);
-    this.ledger.maxPending = options.maxPending;
-    this.buffers = new BufferRegistry(this.control, ControlWords.nextBufferId, (id, sab) => {
-      this.workforce.share(id, sab);
-    });
-    this.submitter = new Submitter(this.table, this.injector, this.sleep, this.ledger, this.buffers.share);
-    this.killer = new Killer(
-      this.status,
-      (handle, worker) => this.table.runsOn(handle, worker),
-      (worker, cause) => this.workforce.kill(worker, cause),
-    );
-    this.canceller = new Canceller(
-      this.table,
-      this.ledger,
-      (worker, message) => this.workforce.send(worker, message),
-      (worker, handle, task) =>
-        this.killer.request(
-          worker,
-          handle,
-          new Error(`worker ${worker} was terminated to force the abort of task '${task}' (force: true)`),
-        ),
-    );
-    this.submitter.placed = (entry) => this.canceller.placed(entry);
-    this.submitter.pickWorker = () => this.pickWorker();
-    this.submitter.direct = (worker, handle, moved) => {
-      // Counted before it is posted: the worker never sees its message without the count (it would not
-      // know to read its messages before sleeping).
-      mem.add(this.status, worker * StatusWords.count + StatusWords.mail, 1);
-      this.workforce.send(worker, { type: "directed", handle, moved }, moved);
-    };
-    this.reader = new CompletionReader(this.control, completions, this.table, this.ledger, this.buffers, () => {
-      if (this.state !== PoolState.TERMINATED) this.submitter.feed();
-    });
-    this.reader.errorClasses = options.errorClasses;
-    this.broadcaster = new Broadcaster(
-      this.ledger,
-      this.status,
-      (worker, message) => this.workforce.send(worker, message),
-      (worker) => this.workforce.isDead(worker),
-      this.buffers.resolve,
-    );
-    this.broadcaster.errorClasses = options.errorClasses;
-    const since = epochMs();
-    if (options.metrics) {
-      this.metrics = new PoolMetrics(shape.workers, this.status, since);
-      for (let i = 0; i < shape.workers; i++) {
-        mem.store(this.status, i * StatusWords.count + StatusWords.busySinceMs, -1);
-      }
-      this.submitter.stamps = new TaskStamps(buffer, layout);
-    }
-    this.admission = new Admission(
-      {
-        ledger: this.ledger,
-        submitter: this.submitter,
-        reader: this.reader,
-        canceller: this.canceller,
-        table: this.table,
-        injector: this.injector,
-        sleep: this.sleep,
-        metrics: this.metrics,
-      },
-      () => this.state,
-    );
-    // Each drain runs from the event loop, at a shallow depth: there, complete a submission cut short.
-    this.reader.beforeDrain = () => this.admission.repairIfCut();
-    this.workforce = new Workforce(
-      {
-        name: options.name,
-        moduleUrl,
-        loadTimeout: options.loadTimeout,
-        resourceLimits: options.resourceLimits,
-        workerUrl: options.workerUrl,
-      },
-      {
-        died: (index, cause, forced) => this.deaths.died(index, cause, forced),
-        buffer: (id, sab) => {
-          this.buffers.add(id, sab);
-          this.reader.bufferArrived();
-        },
-        payload: (handle, bytes, moved) => this.reader.payloadArrived(handle, bytes, moved),
-        broadcastResult: (id, bytes, failed) => this.broadcaster.result(id, bytes, failed),
-      },
-      (index) => ({
-        buffer,
-        layout,
-        index,
-        moduleUrl,
-        buffers: this.buffers.entries(),
-        arena: this.arena,
-        metrics: this.metrics === undefined ? undefined : { since, histograms: this.metrics.histograms },
-      }),
-    );
-    this.deaths = new WorkerDeaths(
-      {
-        buffer,
-        layout,
-        table: this.table,
-        ledger: this.ledger,
-        sleep: this.sleep,
-        injector: this.injector,
-        reader: this.reader,
-        broadcaster: this.broadcaster,
-        workforce: this.workforce,
-        shareBuffer: this.buffers.share,
-      },
-      () => this.state,
-    );
+  private constructor(owner: Owner, producer: Producer, layout: PoolLayout, buffer: SharedArrayBuffer) {
+    this.owner = owner;
+    this.producer = producer;
+    this.layout = layout;
+    this.buffer = buffer;
   }
 
   /**
@@ -373,18 +213,9 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       );
     }
     const moduleUrl = toModuleUrl(module);
-    const resolved = resolveOptions(options);
-    const pool = new Pool<M>(moduleUrl, resolved);
-    try {
-      const workers = resolved.shape.workers;
-      const names = await Promise.all(Array.from({ length: workers }, (_, i) => pool.workforce.start(i)));
-      pool.admission.setTasks(names[0]);
-    } catch (error) {
-      pool.state = PoolState.TERMINATED;
-      void pool.stopWorkers(false);
-      throw error;
-    }
-    return pool;
+    const { memory, owner, producer } = assemblePool(moduleUrl, resolveOptions(options));
+    await owner.start();
+    return new Pool<M>(owner, producer, memory.layout, memory.buffer);
   }
 
   /**
@@ -407,9 +238,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   run<K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): Promise<TaskResult<M, K>> {
-    return new Promise((resolve, reject) => {
-      this.admission.submit(task, args, resolve as (value: unknown) => void, reject);
-    });
+    return this.producer.run(task, args) as Promise<TaskResult<M, K>>;
   }
 
   /**
@@ -426,7 +255,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   spawn<K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): void {
-    this.admission.submit(task, args, undefined, undefined);
+    this.producer.spawn(task, args);
   }
 
   /**
@@ -449,18 +278,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   runMany<K extends TaskName<M>>(task: K, argsList: readonly TaskArgs<M, K>[]): Promise<TaskResult<M, K>[]> {
-    if (!Array.isArray(argsList)) {
-      throw new TypeError(
-        `Cannot run tasks as 'argsList' must be an array of argument arrays: received ${typeof argsList}`,
-      );
-    }
-    const admission = this.admission;
-    const taskId = admission.taskId(task);
-    const chunkId = chunkTaskId(admission.taskNames.length);
-    return submitBatch(task, taskId, argsList, this.stealers.length, {
-      one: (args, resolve, reject) => admission.submit(task, args, resolve, reject),
-      chunk: (flat, resolve, reject) => admission.submit(task, flat, resolve, reject, undefined, chunkId),
-    }) as Promise<TaskResult<M, K>[]>;
+    return this.producer.runMany(task, argsList) as Promise<TaskResult<M, K>[]>;
   }
 
   /**
@@ -481,29 +299,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   broadcast<K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): Promise<TaskResult<M, K>[]> {
-    this.admission.repairIfCut();
-    if (this.state !== PoolState.OPEN) return Promise.reject(this.admission.closedError(task));
-    const taskId = this.admission.taskId(task);
-    if (taskId === undefined) return Promise.reject(new TaskNotFoundError(String(task), this.admission.taskNames));
-    let bytes: Uint8Array;
-    try {
-      // Runs the arguments' getters: user code.
-      bytes = this.submitter.encode(args, { refuse: BROADCAST_MOVE_REFUSAL }).snapshot();
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    // A getter may have closed or terminated the pool meanwhile.
-    if (this.state !== PoolState.OPEN) return Promise.reject(this.admission.closedError(task));
-    const entries: Entry[] = [];
-    const parts = this.stealers.map(() =>
-      new Promise<TaskResult<M, K>>((resolve, reject) => {
-        entries.push(this.ledger.open(task, taskId, resolve as (value: unknown) => void, reject));
-      })
-    );
-    this.broadcaster.send(entries, taskId, bytes);
-    // Every worker, sleeping or about to: each one reads its messages before it sleeps again.
-    this.sleep.wakeAll();
-    return Promise.all(parts);
+    return this.owner.broadcast(task, args) as Promise<TaskResult<M, K>[]>;
   }
 
   /**
@@ -523,16 +319,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   with(options: RunOptions): TaskRunner<M> {
-    const resolved = resolveRunOptions(options);
-    return {
-      run: <K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): Promise<TaskResult<M, K>> =>
-        new Promise((resolve, reject) => {
-          this.admission.submit(task, args, resolve as (value: unknown) => void, reject, resolved);
-        }),
-      spawn: <K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): void => {
-        this.admission.submit(task, args, undefined, undefined, resolved);
-      },
-    };
+    return this.producer.with(options) as unknown as TaskRunner<M>;
   }
 
   /**
@@ -561,21 +348,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
     inputs: MapInputs<TaskArgs<M, K>[0]>,
     options: MapOptions = {},
   ): AsyncGenerator<TaskResult<M, K>, void, undefined> {
-    const admission = this.admission;
-    return startMap<TaskArgs<M, K>[0], TaskResult<M, K>>(
-      {
-        submit: (args, resolve, reject, builtinId) =>
-          admission.submit(task, args, resolve, reject, undefined, builtinId),
-        cancel: (entry, reason) => this.canceller.cancel(entry, reason, false),
-        hasRoom: () => this.ledger.hasRoom(),
-        waitForRoom: () => this.ledger.waitForRoom(),
-        taskId: admission.taskId(task),
-        chunkId: chunkTaskId(admission.taskNames.length),
-        workers: this.stealers.length,
-      },
-      inputs,
-      options,
-    );
+    return this.producer.map<TaskArgs<M, K>[0], TaskResult<M, K>>(task, inputs, options);
   }
 
   /**
@@ -593,7 +366,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   waitForRoom(): Promise<void> {
-    return this.ledger.waitForRoom();
+    return this.producer.waitForRoom();
   }
 
   /**
@@ -608,8 +381,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   drain(): Promise<void> {
-    this.admission.repairIfCut();
-    return this.ledger.drain();
+    return this.producer.drain();
   }
 
   /**
@@ -629,30 +401,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   close(options: CloseOptions = {}): Promise<void> {
-    this.admission.repairIfCut();
-    const timeout = options?.timeout;
-    if (timeout !== undefined && (typeof timeout !== "number" || !(timeout >= 0))) {
-      return Promise.reject(
-        new RangeError(`Cannot close pool as 'timeout' must be a non-negative number of ms: received ${timeout}`),
-      );
-    }
-    if (this.closing !== undefined) return this.closing;
-    if (this.state === PoolState.TERMINATED) return this.stopped ?? Promise.resolve();
-    this.state = PoolState.CLOSING;
-    this.closing = (async () => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const expired = timeout === undefined
-        ? undefined
-        : new Promise<"expired">((resolve) => (timer = setTimeout(() => resolve("expired"), timeout)));
-      const outcome = await Promise.race([this.ledger.drain(), ...(expired ? [expired] : [])]);
-      clearTimeout(timer);
-      if (outcome === "expired" && this.state === PoolState.CLOSING) {
-        this.terminateNow(`close() waited ${timeout} ms for it`);
-      }
-      if (this.state === PoolState.CLOSING) this.state = PoolState.CLOSED;
-      await this.stopWorkers(true);
-    })();
-    return this.closing;
+    return this.owner.close(options);
   }
 
   /**
@@ -667,12 +416,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   terminate(): Promise<void> {
-    this.admission.repairIfCut();
-    if (this.state === PoolState.TERMINATED || this.state === PoolState.CLOSED) {
-      return this.stopped ?? this.closing ?? Promise.resolve();
-    }
-    this.terminateNow("terminate() was called");
-    return this.stopped!;
+    return this.owner.terminate();
   }
 
   /**
@@ -696,34 +440,21 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   stats(): PoolStats {
-    const workers: WorkerStats[] = this.stealers.map((stealer, i) => {
-      const at = i * StatusWords.count;
-      const read = (field: number) => mem.load(this.status, at + field);
-      return {
-        executed: read(StatusWords.executed),
-        stolen: read(StatusWords.stolen),
-        stealAttempts: read(StatusWords.stealAttempts),
-        successfulSteals: read(StatusWords.successfulSteals),
-        injectorPops: read(StatusWords.injectorPops),
-        sleeps: read(StatusWords.sleeps),
-        wakes: read(StatusWords.wakes),
-        queued: stealer.length,
-      };
-    });
-    const inDeques = workers.reduce((sum, w) => sum + w.queued, 0);
-    const ledger = this.ledger;
+    const { workers, submitted, completed, pending, queued, duplicateReports, payloadArena, metrics } = this
+      .producer.stats();
+    const { workerCrashes, forcedKills, deathsInSteps } = this.owner.deathCounts;
     return {
       workers,
-      submitted: ledger.submitted,
-      completed: ledger.completed,
-      pending: ledger.pending,
-      queued: this.injector.length + inDeques + this.submitter.backlogLength,
-      workerCrashes: this.deaths.crashes,
-      forcedKills: this.deaths.forcedKills,
-      deathsInSteps: this.deaths.deathsInSteps,
-      duplicateReports: ledger.duplicateSettles + this.table.duplicateReleases,
-      payloadArena: { bytes: this.table.slabs.used, resets: this.table.slabs.resets },
-      ...(this.metrics === undefined ? {} : { metrics: this.metrics.stats() }),
+      submitted,
+      completed,
+      pending,
+      queued,
+      workerCrashes,
+      forcedKills,
+      deathsInSteps,
+      duplicateReports,
+      payloadArena,
+      ...(metrics === undefined ? {} : { metrics }),
     };
   }
 
@@ -740,10 +471,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    * ```
    */
   metricsTable(): string {
-    if (this.metrics === undefined) {
-      throw new TypeError("Cannot print metrics as the pool records none: create it with { metrics: true }");
-    }
-    return metricsTable(this.metrics.stats());
+    return this.producer.metricsTable();
   }
 
   /**
@@ -769,95 +497,14 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
 
   /** The pool's lifecycle state. */
   get lifecycle(): PoolStateName {
-    return this.state;
+    return this.owner.lifecycle;
   }
 
   /** The task names the module exports, sorted. */
   get tasks(): readonly string[] {
-    return this.admission.taskNames;
+    return this.producer.taskNames;
   }
-
-  // ---- lifecycle ----
-
-  /** Rejects every unsettled task with a PoolTerminatedError naming it, and stops the workers. */
-  private terminateNow(why: string): void {
-    this.state = PoolState.TERMINATED;
-    this.reader.stop();
-    this.broadcaster.terminate(why);
-    const unsettled = this.ledger.unsettled(this.submitter.waiting());
-    this.submitter.clear();
-    // One error per task (each names its task), without a stack: the stack would show terminate()'s
-    // internals, not the caller, and capturing 800k of them blocked the main thread for seconds.
-    const limits = Error as unknown as { stackTraceLimit?: number };
-    const stackTraceLimit = limits.stackTraceLimit;
-    limits.stackTraceLimit = 0;
-    try {
-      for (const entry of unsettled) { // spec: TerminateRejectAll
-        this.ledger.settle(
-          entry,
-          Settled.ERROR,
-          new PoolTerminatedError(
-            `Cannot finish task '${entry.task}' as the pool was terminated (${why}): submit it to another pool`,
-          ),
-        );
-      }
-    } finally {
-      limits.stackTraceLimit = stackTraceLimit;
-    }
-    this.stopped = this.stopWorkers(false);
-  }
-
-  /** Tells the workers to stop and waits for them (a graceful stop lets them finish first). */
-  private async stopWorkers(graceful: boolean): Promise<void> {
-    this.killer.stop();
-    mem.store(this.control, ControlWords.lifecycle, 1); // spec: StopStoreLifecycle
-    this.sleep.wakeAll();
-    await this.workforce.stop(graceful ? STOP_GRACE_MS : undefined);
-    this.submitter.dispose();
-    this.ledger.releaseProcess();
-  }
-
-  // ---- directed tasks ----
-
-  /** The next worker a task that moves buffers is posted to: live ones in turn (any, if none is). */
-  private pickWorker(): number {
-    const n = this.stealers.length;
-    for (let k = 0; k < n; k++) {
-      const worker = (this.nextDirected + k) % n;
-      if (!this.workforce.isDead(worker)) {
-        this.nextDirected = (worker + 1) % n;
-        return worker;
-      }
-    }
-    // Every worker is being replaced (killed, its death not yet handled): recovery rejects the task.
-    return this.nextDirected;
-  }
-
-  private nextDirected = 0;
 }
-
-/**
- * The growable arena of large payloads, up to `bytes` (none for 0).
- *
- * @throws {TypeError} If this runtime's SharedArrayBuffer cannot grow (the option then has to be 0).
- */
-function payloadArena(bytes: number): SharedArrayBuffer | undefined {
-  if (bytes === 0) return undefined;
-  const arena = new SharedArrayBuffer(0, { maxByteLength: bytes });
-  if (!arena.growable) {
-    throw new TypeError(
-      "Cannot create pool as this runtime's SharedArrayBuffer cannot grow (needed for large payloads): pass payloadMemory: 0 to keep every payload in blocks",
-    );
-  }
-  return arena;
-}
-
-/** Why a broadcast's arguments cannot move buffers (the end of the encoder's TypeError). */
-const BROADCAST_MOVE_REFUSAL =
-  "and a broadcast's arguments cannot be moved (every worker gets its own copy): pass it without move()";
-
-/** How long close() waits for workers to leave their loops before terminating their threads. */
-const STOP_GRACE_MS = 2000;
 
 function toModuleUrl(module: ModuleLocation): string {
   // A URL, another realm's URL, or any object with an href (typed structurally, so that a TypeScript

@@ -1,6 +1,6 @@
 ----------------------------- MODULE Lifecycle -----------------------------
 (***************************************************************************)
-(* A task's life from submission to settlement (lib/pool.ts, lib/worker/loop.ts *)
+(* A task's life from submission to settlement (lib/producer/, lib/worker/loop.ts *)
 (* and lib/record/task.ts's record states), with fork-join latches (a stolen *)
 (* forked task finishing while its joiner waits on the latch), close,      *)
 (* terminate, and a worker that dies. One action per shared-memory access  *)
@@ -11,7 +11,8 @@
 (* code: lib/worker/runner.ts                                               *)
 (* code: lib/worker/fork_join.ts                                            *)
 (* code: lib/worker/marks.ts                                                *)
-(* code: lib/pool.ts                                                        *)
+(* code: lib/owner/owner.ts                                                 *)
+(* code: lib/producer/producer.ts                                           *)
 (* code: lib/producer/completion.ts                                         *)
 (* code: lib/producer/submission.ts                                         *)
 (* code: lib/owner/recovery.ts                                              *)
@@ -479,8 +480,7 @@ StopStoreLifecycle(t) ==
     /\ UNCHANGED recVars
 
 -----------------------------------------------------------------------------
-\* The actions, one per `// spec: Name` in lib/worker/ (loop.ts, search.ts, runner.ts, fork_join.ts, marks.ts)
-\* and lib/pool.ts (some also actions of
+\* The actions, one per `// spec: Name` in the files of the code: lines above (some also actions of
 \* SleepWake.tla: the same accesses, seen from the task's side). tests/spec_names_test.ts reads this.
 Step(t) ==
     \/ LoopReadLifecycle(t) \/ FindPopOwn(t) \/ FindPopInjector(t) \/ BatchPopInjector(t)

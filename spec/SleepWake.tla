@@ -2,8 +2,9 @@
 (***************************************************************************)
 (* The sleep/wake protocol of lib/protocol/sleep.ts (Rayon's jobs event counter), *)
 (* with the parts of the worker loop (lib/worker/loop.ts) and of submission and *)
-(* completion (lib/pool.ts) that touch it: one action per shared-memory    *)
-(* access, each named after the `// spec: Name` comment on that access.    *)
+(* completion (lib/producer/), and of stopping (lib/owner/owner.ts), that  *)
+(* touch it: one action per shared-memory access, each named after the     *)
+(* `// spec: Name` comment on that access.                                 *)
 (* JavaScript's Atomics are sequentially consistent, so an interleaving of *)
 (* these actions is exactly what the code can do.                          *)
 (*                                                                          *)
@@ -11,7 +12,7 @@
 (* code: lib/worker/loop.ts                                                 *)
 (* code: lib/worker/search.ts                                               *)
 (* code: lib/worker/marks.ts                                                *)
-(* code: lib/pool.ts                                                        *)
+(* code: lib/owner/owner.ts                                                 *)
 (* code: lib/producer/completion.ts                                         *)
 (* code: lib/producer/submission.ts                                         *)
 (*                                                                          *)
@@ -402,12 +403,13 @@ WakeAllBump(t) ==
     /\ UNCHANGED <<wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
 
 -----------------------------------------------------------------------------
-(* The main thread (lib/pool.ts): submit, settle completions, close.       *)
+(* The main thread (lib/producer/, lib/owner/owner.ts): submit, settle     *)
+(* completions, close.                                                     *)
 
 \* After a drain, armCompletionWait unless already waiting or nothing is pending (main-local).
 MainNext(p, s, mw) == IF mw = "none" /\ p - s > 0 THEN "MainArm" ELSE "MainIdle"
 
-\* A submission (pool.ts submit) arms the completion wait first, then publishes: ledger.open (the task
+\* A submission (admission.ts submit) arms the completion wait first, then publishes: ledger.open (the task
 \* is pending from here; no shared access: a local step), reader.arm(), then place(). The main thread's
 \* loc.ret = "MainSubmit" marks an arm made for a submission: it counts that task as pending and goes on
 \* to the push.
@@ -488,8 +490,7 @@ StopStoreLifecycle(t) ==
     /\ UNCHANGED <<counters, wstate, inj, dq, comp, mainWaiting, mwait, loc, posted, ran, settled>>
 
 -----------------------------------------------------------------------------
-\* The actions, one per `// spec: Name` in lib/protocol/sleep.ts, lib/worker/ (loop.ts, search.ts, marks.ts)
-\* and lib/pool.ts.
+\* The actions, one per `// spec: Name` in the files of the code: lines above.
 \* tests/spec_names_test.ts reads this definition.
 Step(t) ==
     \/ LoopReadLifecycle(t) \/ FindPopOwn(t) \/ FindPopInjector(t) \/ BatchPopInjector(t)

@@ -150,7 +150,7 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       replace: "\\* BUG: the assumption is dropped, so the configurations may make the words too narrow.\n",
     }],
   },
-  // ---- SleepWake.tla (lib/protocol/sleep.ts, lib/worker/loop.ts, search.ts, marks.ts, lib/pool.ts) ----
+  // ---- SleepWake.tla (lib/protocol/sleep.ts, lib/worker/: loop.ts, search.ts, marks.ts; lib/producer/, lib/owner/owner.ts) ----
   {
     name: "SkipFinalCheck",
     base: "SleepWake.tla",
@@ -180,7 +180,7 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       replace: "\\* BUG: no ASSUME CountersWideEnough: the configurations choose fields too narrow for the model.\n",
     }],
   },
-  // ---- Lifecycle.tla (lib/worker/: loop.ts, search.ts, runner.ts, fork_join.ts, marks.ts; lib/pool.ts) ----
+  // ---- Lifecycle.tla (lib/worker/: loop.ts, search.ts, runner.ts, fork_join.ts, marks.ts; lib/producer/, lib/owner/owner.ts) ----
   {
     name: "LatchSetNoNotify",
     base: "Lifecycle.tla",

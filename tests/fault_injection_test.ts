@@ -60,7 +60,7 @@ const KILLS_FROM_OUTSIDE = !("Deno" in globalThis);
  * the pool itself calls only with the worker's kill guard down, is called here without looking at it.)
  */
 function killFromOutside(pool: Pool<typeof hostile>, index: number): void {
-  (pool as unknown as { workforce: { kill(i: number, cause: Error): void } }).workforce.kill(
+  (pool as unknown as { owner: { workforce: { kill(i: number, cause: Error): void } } }).owner.workforce.kill(
     index,
     new Error(`worker ${index} killed from outside by the fault-injection suite`),
   );
@@ -68,9 +68,10 @@ function killFromOutside(pool: Pool<typeof hostile>, index: number): void {
 
 /** Resolves once every task record is free (FREE, or CACHED by some thread): nothing leaked. */
 async function quiescent(pool: Pool<typeof hostile>, ms: number, what: string): Promise<void> {
-  const table =
-    (pool as unknown as { table: { words: Int32Array; at(i: number, f: number): number; indexMask: number } })
-      .table;
+  const table = (pool as unknown as {
+    producer: { table: { words: Int32Array; at(i: number, f: number): number; indexMask: number } };
+  })
+    .producer.table;
   const deadline = Date.now() + ms;
   for (;;) {
     let busy = 0;
@@ -88,9 +89,10 @@ async function quiescent(pool: Pool<typeof hostile>, ms: number, what: string): 
 
 /** Diagnostics for a failure: how many records are in each state, by state and worker word. */
 function census(pool: Pool<typeof hostile>): string {
-  const table =
-    (pool as unknown as { table: { words: Int32Array; at(i: number, f: number): number; indexMask: number } })
-      .table;
+  const table = (pool as unknown as {
+    producer: { table: { words: Int32Array; at(i: number, f: number): number; indexMask: number } };
+  })
+    .producer.table;
   const counts: Record<string, number> = {};
   for (let i = 0; i <= table.indexMask; i++) {
     const key = `${Atomics.load(table.words, table.at(i, 0))}/${Atomics.load(table.words, table.at(i, 6))}`;

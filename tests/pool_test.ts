@@ -338,7 +338,8 @@ test("a backlog buffer grown by a burst is reused by the next burst, and given b
   const pool = await create({ workers: 2 });
   // The backlog is private: reached for this check only.
   const backlogBytes = () =>
-    (pool as unknown as { submitter: { backlog: { bytes: Uint8Array } } }).submitter.backlog.bytes;
+    (pool as unknown as { producer: { submitter: { backlog: { bytes: Uint8Array } } } }).producer.submitter.backlog
+      .bytes;
   try {
     const input = "x".repeat(2_000);
     const burst = async () => {

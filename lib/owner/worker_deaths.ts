@@ -18,7 +18,7 @@
  * @module
  */
 
-import type { Broadcaster } from "../producer/broadcast.ts";
+import type { Broadcaster } from "./broadcast.ts";
 import { Encoder } from "../codec/codec.ts";
 import type { CompletionReader } from "../producer/completion.ts";
 import { toError } from "../errors.ts";

@@ -36,7 +36,7 @@ interface Slot {
   dead: boolean;
 }
 
-/** What the workforce tells the pool. */
+/** What the workforce tells its owner (lib/owner/owner.ts, which forwards each event to the part it is for). */
 export interface WorkforceEvents {
   /** A worker died after it was ready (called once per thread); `forced`: {@link Workforce.kill} killed it. */
   died(index: number, cause: unknown, forced: boolean): void;

@@ -19,7 +19,7 @@
  *   settled; published and the workers not yet told, they are told.
  * - No user code runs between the second state check and the end of the steps.
  *
- * Threads: the thread that created the pool.
+ * Threads: its producer's thread (for the pool's own producer, the thread that created the pool).
  *
  * @module
  */

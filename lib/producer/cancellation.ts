@@ -21,7 +21,7 @@
  *   platform's own getters and listened to through `EventTarget.prototype` (a subclass's overrides never
  *   run), and settling calls only the promise's native functions (see ledger.ts).
  *
- * Threads: the thread that created the pool.
+ * Threads: its producer's thread (for the pool's own producer, the thread that created the pool).
  *
  * @module
  */

@@ -18,7 +18,7 @@
  * - Reading completions never runs user code (the ledger defers `onError`), so {@link CompletionReader.drain}
  *   cannot be re-entered by the code it calls; a guard makes a nested call a no-op all the same.
  *
- * Threads: the thread that created the pool.
+ * Threads: its producer's thread (for the pool's own producer, the thread that created the pool).
  *
  * @module
  */
@@ -31,12 +31,20 @@ import { ControlWords } from "../protocol/layout.ts";
 import { Settled, type TaskLedger } from "./ledger.ts";
 import { Outcome, PAYLOAD_BY_MESSAGE, type TaskTable } from "../record/task.ts";
 
+/** What the reader calls on its producer: at the start of each drain, and after it freed records. */
+export interface CompletionHooks {
+  /** At the start of each drain, from the event loop at a shallow depth (a submission cut short is completed there). */
+  beforeDrain(): void;
+  /** After records were freed (backlog entries are placed). */
+  freed(): void;
+}
+
 /**
  * Reads the completion queue and settles finished tasks.
  *
  * @example Usage
  * ```ts ignore
- * const reader = new CompletionReader(control, completions, table, ledger, buffers, () => submitter.feed());
+ * const reader = new CompletionReader(control, completions, table, ledger, buffers, producer);
  * reader.arm(); // after a submission: wait for its completion
  * ```
  */
@@ -44,9 +52,7 @@ export class CompletionReader {
   private waiting = false;
   private draining = false;
   /** Error classes the pool's caller registered: results and errors are decoded with them. */
-  errorClasses: ErrorClasses | undefined = undefined;
-  /** Called at the start of each drain (the pool completes a submission cut short there). */
-  beforeDrain: () => void = () => {};
+  private readonly errorClasses: ErrorClasses | undefined;
   private stopped = false;
   /** Completions that named a shared buffer not arrived yet: retried at each drain. */
   private deferred: number[] = [];
@@ -62,14 +68,15 @@ export class CompletionReader {
   private readonly table: TaskTable;
   private readonly ledger: TaskLedger;
   private readonly buffers: BufferRegistry;
-  private readonly freed: () => void;
+  private readonly hooks: CompletionHooks;
   /**
    * @param control The pool's control words.
    * @param completions The completion queue.
    * @param table The task records.
    * @param ledger The submitted tasks.
    * @param buffers Shared buffers passed by reference.
-   * @param freed Called after records were freed (places backlog entries).
+   * @param hooks What runs before each drain and after records were freed (see {@link CompletionHooks}).
+   * @param errorClasses The error classes results and errors are decoded with (the pool's `errorClasses`).
    */
   constructor(
     control: Int32Array,
@@ -77,14 +84,16 @@ export class CompletionReader {
     table: TaskTable,
     ledger: TaskLedger,
     buffers: BufferRegistry,
-    freed: () => void,
+    hooks: CompletionHooks,
+    errorClasses?: ErrorClasses,
   ) {
     this.control = control;
     this.completions = completions;
     this.table = table;
     this.ledger = ledger;
     this.buffers = buffers;
-    this.freed = freed;
+    this.hooks = hooks;
+    this.errorClasses = errorClasses;
   }
 
   /** Waits for the next completion (once), unless nothing is pending or the pool stopped. */
@@ -114,7 +123,7 @@ export class CompletionReader {
   /** Settles every completion queued now (and deferred ones that can be), then lets the backlog in. */
   drain(): void {
     if (this.draining || this.stopped) return;
-    this.beforeDrain();
+    this.hooks.beforeDrain();
     this.draining = true;
     try {
       for (;;) {
@@ -130,7 +139,7 @@ export class CompletionReader {
     } finally {
       this.draining = false;
     }
-    this.freed();
+    this.hooks.freed();
   }
 
   /**
@@ -147,7 +156,7 @@ export class CompletionReader {
     // results by message quadratic: 20,000 moved results took seconds).
     if (this.stopped || !this.awaitingPayload.delete(handle)) return;
     if (!this.tryComplete(handle)) this.defer(handle);
-    this.freed();
+    this.hooks.freed();
   }
 
   /**
@@ -160,7 +169,7 @@ export class CompletionReader {
   report(handle: number): void {
     if (this.stopped) return;
     if (!this.tryComplete(handle)) this.defer(handle);
-    this.freed();
+    this.hooks.freed();
   }
 
   /** Keeps a completion that cannot settle yet, where what it waits for will retry it. */

@@ -16,7 +16,7 @@
  *   terminate the pool, or throw, without finding the pool half-updated. An `onError` that throws is
  *   reported as an unhandled rejection (the runtime's policy applies), and the pool carries on.
  *
- * Threads: the thread that created the pool (usually the main thread).
+ * Threads: its producer's thread (for the pool's own producer, the thread that created the pool).
  *
  * @module
  */
@@ -100,7 +100,7 @@ export class TaskLedger {
   private nextSeq = 0;
   private readonly drainWaiters: { upTo: number; remaining: number; resolve: () => void }[] = [];
   /** The most tasks pending at once (the pool's `workers + maxQueue`), or Infinity. */
-  maxPending = Infinity;
+  readonly maxPending: number;
   private roomWaiters: (() => void)[] = [];
   private keepAlive: ReturnType<typeof setInterval> | undefined;
   private readonly onError: ((error: unknown, task: string) => void) | undefined;
@@ -108,10 +108,16 @@ export class TaskLedger {
   /**
    * @param taskCapacity The number of task records (entries are placed by record index).
    * @param onError The pool's handler of errors of spawned tasks, if any.
+   * @param maxPending The most tasks pending at once (`workers + maxQueue`); Infinity: no limit.
    */
-  constructor(taskCapacity: number, onError: ((error: unknown, task: string) => void) | undefined) {
+  constructor(
+    taskCapacity: number,
+    onError: ((error: unknown, task: string) => void) | undefined,
+    maxPending = Infinity,
+  ) {
     this.placed = new Array(taskCapacity).fill(undefined);
     this.onError = onError;
+    this.maxPending = maxPending;
   }
 
   /**

@@ -21,7 +21,7 @@
  *   yielded as if its tasks had run one by one: every result before the first failing input, then that
  *   input's error.
  *
- * Threads: the thread that created the pool.
+ * Threads: its producer's thread (for the pool's own producer, the thread that created the pool).
  *
  * @module
  */

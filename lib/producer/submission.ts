@@ -15,7 +15,7 @@
  *   ({@link Submitter.encode}), and the outer one's bytes are consumed (placed or copied into the
  *   backlog) before anything else can run — settling never calls user code synchronously (see ledger.ts).
  *
- * Threads: the thread that created the pool.
+ * Threads: its producer's thread (for the pool's own producer, the thread that created the pool).
  *
  * @module
  */
@@ -35,6 +35,19 @@ import { NO_RECORD, Origin, TaskFlags, TaskState, type TaskTable } from "../reco
  * back bursts reuse it (see backlog.ts), and an idle pool holds no more than 1 MiB of it for long.
  */
 const BACKLOG_TRIM_MS = 1_000;
+
+/** What placing a task asks of the producer that owns the submitter. None of them runs user code. */
+export interface Placement {
+  /** Called after a task with a control (see cancellation.ts) is placed in its record. */
+  placed(entry: Entry): void;
+  /** The worker a task that moves buffers goes to (a live one, in turn). */
+  pickWorker(): number;
+  /**
+   * Posts a published DIRECTED task's handle and moved buffers to `worker` (its `mail` word counted first);
+   * the post is its last step, so a throw in it (a stack overflow) means nothing was sent.
+   */
+  direct(worker: number, handle: number, moved: ArrayBuffer[]): void;
+}
 
 /**
  * Places submitted tasks in shared memory, in order.
@@ -56,14 +69,17 @@ export class Submitter {
   private readonly sleep: Sleep;
   private readonly ledger: TaskLedger;
   private readonly shareBuffer: (buffer: SharedArrayBuffer) => number;
+  private readonly placement: Placement;
   /** With metrics: where a placed task's submission time goes (its worker records its wait from it). */
-  stamps: TaskStamps | undefined = undefined;
+  private readonly stamps: TaskStamps | undefined;
   /**
    * @param table The task records.
    * @param injector The queue workers take submitted tasks from.
    * @param sleep The sleep protocol (to wake a worker for new work).
    * @param ledger The submitted tasks (entries are placed by record index).
    * @param shareBuffer Registers a SharedArrayBuffer passed by reference; returns its id.
+   * @param placement What placing a task asks of its producer (see {@link Placement}).
+   * @param stamps With metrics: where a placed task's submission time goes.
    */
   constructor(
     table: TaskTable,
@@ -71,12 +87,16 @@ export class Submitter {
     sleep: Sleep,
     ledger: TaskLedger,
     shareBuffer: (buffer: SharedArrayBuffer) => number,
+    placement: Placement,
+    stamps?: TaskStamps,
   ) {
     this.table = table;
     this.injector = injector;
     this.sleep = sleep;
     this.ledger = ledger;
     this.shareBuffer = shareBuffer;
+    this.placement = placement;
+    this.stamps = stamps;
 
     // Large arguments are copied once, from the caller's buffer into their slab (see EncoderOptions.deferFrom).
     this.encoder = new Encoder({ shareBuffer, deferFrom: SLAB_FROM });
@@ -119,18 +139,6 @@ export class Submitter {
     this.backlog.push(entry, encoder); // committed by its last step, an index store
     this.stage = 2;
   }
-
-  /** Called after a task with a control (see cancellation.ts) is placed in its record. No user code. */
-  placed: (entry: Entry) => void = () => {};
-
-  /** The worker a task that moves buffers goes to (a live one, in turn). */
-  pickWorker: () => number = () => 0;
-
-  /**
-   * Posts a published DIRECTED task's handle and moved buffers to `worker` (its `mail` word counted first);
-   * the post is its last step, so a throw in it (a stack overflow) means nothing was sent. No user code.
-   */
-  direct: (worker: number, handle: number, moved: ArrayBuffer[]) => void = () => {};
 
   /**
    * How far the last `enqueue` got (the pool reads it after a throw cut it short): 0, not committed; 1,
@@ -204,7 +212,7 @@ export class Submitter {
     table.fields.setId(index, entry.seq & 0x7fffffff);
     const control = entry.control;
     const moved = entry.moved;
-    const target = moved === undefined ? -1 : this.pickWorker();
+    const target = moved === undefined ? -1 : this.placement.pickWorker();
     if (control !== undefined || moved !== undefined) {
       const flags = (control?.watchStart ? TaskFlags.WATCH_START : 0) | (control?.force ? TaskFlags.FORCE : 0) |
         (moved !== undefined ? TaskFlags.DIRECTED : 0);
@@ -220,19 +228,19 @@ export class Submitter {
     if (moved !== undefined) {
       // Posted, not pushed: the buffers are in this message alone (detached here once it is sent).
       entry.moved = undefined;
-      this.direct(target, handle, moved);
+      this.placement.direct(target, handle, moved);
       this.stage = 1;
       // The worker reads its messages before it sleeps again (as for a broadcast part).
       this.sleep.wakeAll();
       this.stage = 2;
-      if (control !== undefined) this.placed(entry);
+      if (control !== undefined) this.placement.placed(entry);
       return true;
     }
     this.injector.pushPatiently(handle); // spec: SubmitPushInjector
     this.stage = 1;
     this.sleep.newWork();
     this.stage = 2;
-    if (control !== undefined) this.placed(entry);
+    if (control !== undefined) this.placement.placed(entry);
     return true;
   }
 }

@@ -16,7 +16,13 @@
  *   with the death); its `mail` word starts at 0.
  * - No user code runs here: settling calls only the promise's native functions (see ledger.ts).
  *
- * Threads: the thread that created the pool (the worker's side is `WorkerLoop.broadcast`).
+ * Where it belongs: with the owner, not the producer. A broadcast is a message to every worker, and its
+ * results come back as messages, which only the thread holding the Worker objects receives; a worker's
+ * death, which only the owner notices, fails its part. So the owner broadcasts, and its parts are entries
+ * of the owner's own producer's ledger (drain, close and terminate see them as any task); a producer in
+ * another thread has no broadcast.
+ *
+ * Threads: the owner, the thread that started the workers (the worker's side is `WorkerLoop.broadcast`).
  *
  * @module
  */
@@ -25,7 +31,7 @@ import { mem } from "../protocol/atomics.ts";
 import { decode, type ErrorClasses } from "../codec/codec.ts";
 import { crashError, PoolTerminatedError, type WorkerCrashedError } from "../errors.ts";
 import { StatusWords } from "../protocol/layout.ts";
-import { type Entry, Settled, type TaskLedger } from "./ledger.ts";
+import { type Entry, Settled, type TaskLedger } from "../producer/ledger.ts";
 
 /** What a broadcast part's message carries to its worker. */
 export interface BroadcastMessage {
@@ -57,7 +63,7 @@ export class Broadcaster {
   private readonly isDead: (worker: number) => boolean;
   private readonly resolveBuffer: (id: number) => SharedArrayBuffer;
   /** Error classes the results are decoded with (the pool's `errorClasses`). */
-  errorClasses: ErrorClasses | undefined = undefined;
+  private readonly errorClasses: ErrorClasses | undefined;
 
   /**
    * @param ledger The submitted tasks (each part is an entry).
@@ -65,6 +71,7 @@ export class Broadcaster {
    * @param post Sends a message to a live worker.
    * @param isDead Whether a worker is dead and not yet replaced.
    * @param resolveBuffer Maps a shared-buffer id to its buffer.
+   * @param errorClasses The error classes results are decoded with (the pool's `errorClasses`).
    */
   constructor(
     ledger: TaskLedger,
@@ -72,12 +79,14 @@ export class Broadcaster {
     post: (worker: number, message: BroadcastMessage) => void,
     isDead: (worker: number) => boolean,
     resolveBuffer: (id: number) => SharedArrayBuffer,
+    errorClasses?: ErrorClasses,
   ) {
     this.ledger = ledger;
     this.status = status;
     this.post = post;
     this.isDead = isDead;
     this.resolveBuffer = resolveBuffer;
+    this.errorClasses = errorClasses;
   }
 
   /**

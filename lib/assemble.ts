@@ -1,0 +1,97 @@
+/**
+ * The pool assembled in one place: the shared memory set up from the resolved options, then the owner,
+ * which builds its producer and its own parts in dependency order (lib/owner/owner.ts). Every part is
+ * given its collaborators when it is built; none is assigned into afterwards.
+ *
+ * The order:
+ * 1. the shared memory: the buffer of `poolLayout(shape)`, each deque and both queues (injector,
+ *    completions) initialized, the payload arena, the task records' free lists, and with `metrics` the
+ *    workers' histograms and their `busySinceMs` words;
+ * 2. the owner ({@link Owner}): its producer (views, ledger, buffers, cancellation, submission, completion,
+ *    admission), its workforce, killer, broadcaster and the handling of deaths.
+ * No worker starts here: `Owner.start` starts them.
+ *
+ * Threads: the thread that creates the pool.
+ *
+ * @module
+ */
+
+import { initDeque } from "./protocol/deque.ts";
+import { initInjector } from "./protocol/injector.ts";
+import { epochMs, PoolMetrics } from "./metrics.ts";
+import { type PoolLayout, poolLayout, StatusWords } from "./protocol/layout.ts";
+import { mem } from "./protocol/atomics.ts";
+import type { ResolvedOptions } from "./options.ts";
+import { Owner, type OwnerMemory } from "./owner/owner.ts";
+import type { Producer } from "./producer/producer.ts";
+import { TaskTable } from "./record/task.ts";
+
+/** A pool's parts, assembled: its memory, its owner and the owner's producer. */
+export interface AssembledPool {
+  /** The shared memory. */
+  readonly memory: OwnerMemory;
+  /** The owner: workers, deaths, lifecycle. */
+  readonly owner: Owner;
+  /** The owner's producer: submission and completion. */
+  readonly producer: Producer;
+}
+
+/**
+ * Sets up a pool's shared memory and builds its parts; starts no worker.
+ *
+ * @param moduleUrl The task module's URL.
+ * @param options The pool's options, resolved.
+ * @returns The parts.
+ * @throws {TypeError} If `payloadMemory` is not 0 and this runtime's SharedArrayBuffer cannot grow.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const { owner, producer } = assemblePool(moduleUrl, resolveOptions({ workers: 2 }));
+ * await owner.start();
+ * ```
+ */
+export function assemblePool(moduleUrl: string, options: ResolvedOptions): AssembledPool {
+  const memory = sharedMemory(options);
+  const owner = new Owner(memory, moduleUrl, options);
+  return { memory, owner, producer: owner.producer };
+}
+
+/** Creates and initializes the pool's shared memory (step 1 above). */
+function sharedMemory(options: ResolvedOptions): OwnerMemory {
+  const shape = options.shape;
+  const layout: PoolLayout = poolLayout(shape);
+  const buffer = new SharedArrayBuffer(layout.totalBytes);
+  for (let i = 0; i < shape.workers; i++) {
+    initDeque({ buffer, byteOffset: layout.deques + i * layout.dequeBytes, capacity: shape.dequeCapacity });
+  }
+  initInjector({ buffer, byteOffset: layout.injector, capacity: shape.taskCapacity });
+  initInjector({ buffer, byteOffset: layout.completions, capacity: shape.taskCapacity });
+  const arena = payloadArena(options.payloadMemory);
+  TaskTable.init(buffer, layout, arena);
+  const since = epochMs();
+  let metrics: PoolMetrics | undefined;
+  if (options.metrics) {
+    const status = new Int32Array(buffer, layout.status, shape.workers * StatusWords.count);
+    metrics = new PoolMetrics(shape.workers, status, since);
+    for (let i = 0; i < shape.workers; i++) {
+      mem.store(status, i * StatusWords.count + StatusWords.busySinceMs, -1);
+    }
+  }
+  return { buffer, layout, arena, metrics, since };
+}
+
+/**
+ * The growable arena of large payloads, up to `bytes` (none for 0).
+ *
+ * @throws {TypeError} If this runtime's SharedArrayBuffer cannot grow (the option then has to be 0).
+ */
+function payloadArena(bytes: number): SharedArrayBuffer | undefined {
+  if (bytes === 0) return undefined;
+  const arena = new SharedArrayBuffer(0, { maxByteLength: bytes });
+  if (!arena.growable) {
+    throw new TypeError(
+      "Cannot create pool as this runtime's SharedArrayBuffer cannot grow (needed for large payloads): pass payloadMemory: 0 to keep every payload in blocks",
+    );
+  }
+  return arena;
+}

@@ -1,0 +1,333 @@
+/**
+ * The owner: the side of the pool that only the thread that started the workers can be. It starts them,
+ * notices their deaths and repairs what they held, replaces them, kills one to force an abort, broadcasts,
+ * and closes and terminates the pool; it holds the lifecycle state ({@link PoolState}) and moves it
+ * forward, never back.
+ *
+ * What it owns: the Worker objects (workforce.ts), the handling of deaths (worker_deaths.ts, recovery.ts),
+ * the killer (the main side of protocol/kill_guard.ts), the broadcasts in flight (broadcast.ts), the
+ * lifecycle, and its own producer (lib/producer/producer.ts), which it builds and serves as the producer's
+ * {@link OwnerPort}. Its parts are built in dependency order, each passed its collaborators: the producer
+ * (its port: this owner, which it calls only later), the workforce (its events: this owner, which forwards
+ * them to parts built by then: no worker starts before {@link Owner.start}), the killer, the broadcaster,
+ * the handling of deaths (given the workforce, built before it).
+ *
+ * Lifecycle: `close()` refuses new tasks, lets every submitted task settle, then stops the workers
+ * cooperatively (lifecycle word + wake all; Deno cannot terminate a thread blocked in `Atomics.wait`);
+ * with a `timeout`, tasks still unsettled then are terminated. `terminate()` rejects every unsettled task
+ * with a `PoolTerminatedError` naming it and stops the workers. Once closed or terminated, the state
+ * does not change again.
+ *
+ * Process lifetime: while tasks are pending a timer keeps the process alive (a pending `waitAsync` does
+ * not); an idle open pool lets the process exit (worker threads are unref'd; see `runtime/thread.ts`).
+ *
+ * Threads: the thread that created the pool (usually the main thread).
+ *
+ * @module
+ */
+
+import { Broadcaster } from "./broadcast.ts";
+import { mem } from "../protocol/atomics.ts";
+import { Killer } from "../protocol/kill_guard.ts";
+import { TaskNotFoundError } from "../errors.ts";
+import { ControlWords, StatusWords } from "../protocol/layout.ts";
+import type { Entry } from "../producer/ledger.ts";
+import type { ResolvedOptions } from "../options.ts";
+import type { OwnerPort } from "../producer/owner_port.ts";
+import { Producer, type ProducerMemory } from "../producer/producer.ts";
+import { Workforce, type WorkforceEvents } from "./workforce.ts";
+import { WorkerDeaths } from "./worker_deaths.ts";
+
+import { PoolState, type PoolStateName } from "../lifecycle.ts";
+
+/** The shared memory the owner set up: the producer's, and when the pool was created. */
+export interface OwnerMemory extends ProducerMemory {
+  /** When the pool was created (epoch ms), for the workers' metrics. */
+  readonly since: number;
+}
+
+/** Why a broadcast's arguments cannot move buffers (the end of the encoder's TypeError). */
+const BROADCAST_MOVE_REFUSAL =
+  "and a broadcast's arguments cannot be moved (every worker gets its own copy): pass it without move()";
+
+/** How long close() waits for workers to leave their loops before terminating their threads. */
+const STOP_GRACE_MS = 2000;
+
+/**
+ * The owner of a pool's workers, and of its lifecycle.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const owner = new Owner(memory, moduleUrl, options);
+ * await owner.start();
+ * await owner.producer.run("add", [1, 2]);
+ * await owner.close();
+ * ```
+ */
+export class Owner implements OwnerPort, WorkforceEvents {
+  /** The owner's own producer (the pool's `run`, `spawn`, … go to it). */
+  readonly producer: Producer;
+  private readonly workforce: Workforce;
+  private readonly killer: Killer;
+  private readonly broadcaster: Broadcaster;
+  private readonly deaths: WorkerDeaths;
+  private readonly control: Int32Array;
+  private readonly workers: number;
+  private current: PoolStateName = PoolState.OPEN;
+  private closing: Promise<void> | undefined;
+  private stopped: Promise<void> | undefined;
+  private nextDirected = 0;
+
+  /**
+   * Builds the owner's parts and its producer; starts no worker (see {@link Owner.start}).
+   *
+   * @param memory The shared memory, set up.
+   * @param moduleUrl The task module's URL.
+   * @param options The pool's options, resolved.
+   */
+  constructor(memory: OwnerMemory, moduleUrl: string, options: ResolvedOptions) {
+    const { buffer, layout, arena, metrics, since } = memory;
+    this.workers = layout.shape.workers;
+    this.control = new Int32Array(buffer, layout.control, 3 * 16);
+    const status = new Int32Array(buffer, layout.status, this.workers * StatusWords.count);
+    const producer = new Producer(memory, this, options);
+    this.producer = producer;
+    const workforce = new Workforce(
+      {
+        name: options.name,
+        moduleUrl,
+        loadTimeout: options.loadTimeout,
+        resourceLimits: options.resourceLimits,
+        workerUrl: options.workerUrl,
+      },
+      this,
+      (index) => ({
+        buffer,
+        layout,
+        index,
+        moduleUrl,
+        buffers: producer.buffers.entries(),
+        arena,
+        metrics: metrics === undefined ? undefined : { since, histograms: metrics.histograms },
+      }),
+    );
+    this.workforce = workforce;
+    this.killer = new Killer(
+      status,
+      (handle, worker) => producer.table.runsOn(handle, worker),
+      (worker, cause) => workforce.kill(worker, cause),
+    );
+    this.broadcaster = new Broadcaster(
+      producer.ledger,
+      status,
+      (worker, message) => workforce.send(worker, message),
+      (worker) => workforce.isDead(worker),
+      producer.buffers.resolve,
+      options.errorClasses,
+    );
+    this.deaths = new WorkerDeaths(
+      {
+        buffer,
+        layout,
+        table: producer.table,
+        ledger: producer.ledger,
+        sleep: producer.sleep,
+        injector: producer.injector,
+        reader: producer.reader,
+        broadcaster: this.broadcaster,
+        workforce,
+        shareBuffer: producer.buffers.share,
+      },
+      () => this.current,
+    );
+  }
+
+  /**
+   * Starts every worker and waits until each has loaded the task module; on a failure, stops them all.
+   *
+   * @returns Resolves when every worker is ready.
+   * @throws {ModuleLoadError} If a worker cannot load the module.
+   */
+  async start(): Promise<void> {
+    try {
+      const names = await Promise.all(Array.from({ length: this.workers }, (_, i) => this.workforce.start(i)));
+      this.producer.setTasks(names[0]);
+    } catch (error) {
+      this.current = PoolState.TERMINATED;
+      void this.stopWorkers(false);
+      throw error;
+    }
+  }
+
+  /** The pool's lifecycle state. */
+  get lifecycle(): PoolStateName {
+    return this.current;
+  }
+
+  /** Deaths counted so far: crashes, forced kills, and those that caught a worker inside a pool step. */
+  get deathCounts(): { workerCrashes: number; forcedKills: number; deathsInSteps: number } {
+    const deaths = this.deaths;
+    return { workerCrashes: deaths.crashes, forcedKills: deaths.forcedKills, deathsInSteps: deaths.deathsInSteps };
+  }
+
+  /**
+   * Runs `task` with `args` once on every worker (see `Pool.broadcast`). The owner's, not a producer's:
+   * parts go and results come back by message, and a worker's death fails its part (see broadcast.ts).
+   *
+   * @param task The task's name.
+   * @param args Its arguments (encoded once, sent to each worker).
+   * @returns The results, by worker index.
+   */
+  broadcast(task: string, args: unknown[]): Promise<unknown[]> {
+    const producer = this.producer;
+    producer.repairIfCut();
+    if (this.current !== PoolState.OPEN) return Promise.reject(producer.closedError(task));
+    const taskId = producer.taskId(task);
+    if (taskId === undefined) return Promise.reject(new TaskNotFoundError(String(task), producer.taskNames));
+    let bytes: Uint8Array;
+    try {
+      // Runs the arguments' getters: user code.
+      bytes = producer.encodeCopy(args, { refuse: BROADCAST_MOVE_REFUSAL });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    // A getter may have closed or terminated the pool meanwhile.
+    if (this.current !== PoolState.OPEN) return Promise.reject(producer.closedError(task));
+    const entries: Entry[] = [];
+    const ledger = producer.ledger;
+    const parts = Array.from({ length: this.workers }, () =>
+      new Promise<unknown>((resolve, reject) => {
+        entries.push(ledger.open(task, taskId, resolve, reject));
+      }));
+    this.broadcaster.send(entries, taskId, bytes);
+    // Every worker, sleeping or about to: each one reads its messages before it sleeps again.
+    producer.sleep.wakeAll();
+    return Promise.all(parts);
+  }
+
+  /**
+   * Closes the pool gracefully (see `Pool.close`).
+   *
+   * @param options `timeout`: the most ms to wait for submitted tasks (read after a cut submission's repair).
+   * @returns Resolves when the workers have exited (or were stopped).
+   * @throws {RangeError} (rejects) If `timeout` is not a non-negative number.
+   */
+  close(options: { timeout?: number }): Promise<void> {
+    this.producer.repairIfCut();
+    const timeout = options?.timeout;
+    if (timeout !== undefined && (typeof timeout !== "number" || !(timeout >= 0))) {
+      return Promise.reject(
+        new RangeError(`Cannot close pool as 'timeout' must be a non-negative number of ms: received ${timeout}`),
+      );
+    }
+    if (this.closing !== undefined) return this.closing;
+    if (this.current === PoolState.TERMINATED) return this.stopped ?? Promise.resolve();
+    this.current = PoolState.CLOSING;
+    this.closing = (async () => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const expired = timeout === undefined
+        ? undefined
+        : new Promise<"expired">((resolve) => (timer = setTimeout(() => resolve("expired"), timeout)));
+      const outcome = await Promise.race([this.producer.ledger.drain(), ...(expired ? [expired] : [])]);
+      clearTimeout(timer);
+      if (outcome === "expired" && this.current === PoolState.CLOSING) {
+        this.terminateNow(`close() waited ${timeout} ms for it`);
+      }
+      if (this.current === PoolState.CLOSING) this.current = PoolState.CLOSED;
+      await this.stopWorkers(true);
+    })();
+    return this.closing;
+  }
+
+  /**
+   * Stops the pool now (see `Pool.terminate`).
+   *
+   * @returns Resolves when the workers have been told to stop and terminated.
+   */
+  terminate(): Promise<void> {
+    this.producer.repairIfCut();
+    if (this.current === PoolState.TERMINATED || this.current === PoolState.CLOSED) {
+      return this.stopped ?? this.closing ?? Promise.resolve();
+    }
+    this.terminateNow("terminate() was called");
+    return this.stopped!;
+  }
+
+  // ---- the producer's port ----
+
+  /** The lifecycle state, as the producer reads it. */
+  state(): PoolStateName {
+    return this.current;
+  }
+
+  /** Posts a message to worker `worker` (if it is alive). */
+  post(worker: number, message: unknown, transfer?: ArrayBuffer[]): void {
+    this.workforce.send(worker, message, transfer);
+  }
+
+  /** Shares a SharedArrayBuffer with every worker. */
+  shareBuffer(id: number, buffer: SharedArrayBuffer): void {
+    this.workforce.share(id, buffer);
+  }
+
+  /** Kills `worker` once it is outside the pool's steps, unless task `handle` stops running there first. */
+  kill(worker: number, handle: number, cause: Error): void {
+    this.killer.request(worker, handle, cause);
+  }
+
+  /** The next worker a task that moves buffers is posted to: live ones in turn (any, if none is). */
+  pickWorker(): number {
+    const n = this.workers;
+    for (let k = 0; k < n; k++) {
+      const worker = (this.nextDirected + k) % n;
+      if (!this.workforce.isDead(worker)) {
+        this.nextDirected = (worker + 1) % n;
+        return worker;
+      }
+    }
+    // Every worker is being replaced (killed, its death not yet handled): recovery rejects the task.
+    return this.nextDirected;
+  }
+
+  // ---- the workforce's events ----
+
+  /** A worker died after it was ready: its death is handled (repair, replacement). */
+  died(index: number, cause: unknown, forced: boolean): void {
+    this.deaths.died(index, cause, forced);
+  }
+
+  /** A running worker passed a SharedArrayBuffer by reference: the producer registers it. */
+  buffer(id: number, buffer: SharedArrayBuffer): void {
+    this.producer.bufferArrived(id, buffer);
+  }
+
+  /** A result payload came by message: the producer that waits for it takes it. */
+  payload(handle: number, bytes: Uint8Array, moved: ArrayBuffer[] | undefined): void {
+    this.producer.payloadArrived(handle, bytes, moved);
+  }
+
+  /** A broadcast part finished on a worker. */
+  broadcastResult(id: number, bytes: Uint8Array, failed: boolean): void {
+    this.broadcaster.result(id, bytes, failed);
+  }
+
+  // ---- the end ----
+
+  /** Rejects every unsettled task with a `PoolTerminatedError` naming it, and stops the workers. */
+  private terminateNow(why: string): void {
+    this.current = PoolState.TERMINATED;
+    this.producer.stopReading();
+    this.broadcaster.terminate(why);
+    this.producer.rejectUnsettled(why);
+    this.stopped = this.stopWorkers(false);
+  }
+
+  /** Tells the workers to stop and waits for them (a graceful stop lets them finish first). */
+  private async stopWorkers(graceful: boolean): Promise<void> {
+    this.killer.stop();
+    mem.store(this.control, ControlWords.lifecycle, 1); // spec: StopStoreLifecycle
+    this.producer.sleep.wakeAll();
+    await this.workforce.stop(graceful ? STOP_GRACE_MS : undefined);
+    this.producer.dispose();
+  }
+}

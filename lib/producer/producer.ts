@@ -1,0 +1,550 @@
+/**
+ * A producer: the side of the pool that submits. It admits tasks, encodes and places them in shared
+ * memory (or keeps them in order in its backlog), keeps the ledger of what it waits for, reads its
+ * completions and settles them, applies backpressure (`maxQueue`), cancellation and deadlines, runs maps
+ * and batches, and drains its own tasks.
+ *
+ * What it needs, and all it needs (so that a producer need not be the thread that started the workers):
+ * - the pool's shared buffer, its layout and the payload arena ({@link ProducerMemory}), set up by the
+ *   owner before any producer is built; the producer makes its own views of them (task records, injector,
+ *   sleep words, deques to count, status lines);
+ * - its completion channel: the completion queue and the `mainWaiting` control word (completion.ts);
+ * - a way to ask the owner to act, {@link OwnerPort}: post a message to a worker (a cancellation, a
+ *   directed task whose buffers move), share a SharedArrayBuffer with every worker, request a forced kill,
+ *   pick a worker for a directed task, and read the lifecycle state. The port is an interface defined
+ *   here; this folder imports nothing of `lib/owner/` nor the runtime's threads.
+ * And two calls the other way, for what reaches the owner's thread by message on the producer's behalf:
+ * {@link Producer.bufferArrived} and {@link Producer.payloadArrived}.
+ *
+ * What it owns: its parts, built here in dependency order, each passed its collaborators:
+ * - `ledger.ts`: who waits for each task, and the one step that settles it (exactly once);
+ * - `admission.ts`: the checks that may refuse a submission, its entry, and the completion of one a throw
+ *   cut short;
+ * - `submission.ts`: encoding arguments and placing tasks in shared memory, in order (the backlog);
+ * - `completion.ts`: reading finished tasks and freeing their records (once per generation);
+ * - `cancellation.ts`: signals, timeouts and forced aborts;
+ * - the registry of SharedArrayBuffers passed by reference (codec/buffers.ts).
+ * Where two of them need each other (the completion reader drains, and a drain first completes a
+ * submission cut short, which admission holds), the producer stands between them: it is the reader's
+ * {@link CompletionHooks}, and a small {@link Placement} object is the submitter's.
+ *
+ * Broadcast is not here: its parts travel by message to every worker and come back by message, which
+ * only the owner receives, and a worker's death (the owner's to notice) fails its part; see
+ * `lib/owner/broadcast.ts`.
+ *
+ * The re-entrancy rule: no user code runs while the producer's state is half-updated. The only user code
+ * it calls is `onError` (deferred to a microtask by the ledger) and the getters of arguments, which run
+ * while arguments are encoded, before anything is recorded; the state is checked again after encoding,
+ * since a getter may have closed or terminated the pool.
+ *
+ * Threads: the producer's own thread (for the pool's own producer, the thread that created the pool).
+ *
+ * @module
+ */
+
+import { Admission } from "./admission.ts";
+import { mem } from "../protocol/atomics.ts";
+import { chunkTaskId, submitBatch } from "./batch.ts";
+import { BufferRegistry } from "../codec/buffers.ts";
+import { Canceller } from "./cancellation.ts";
+import { type CompletionHooks, CompletionReader } from "./completion.ts";
+import { Stealer } from "../protocol/deque.ts";
+import { PoolTerminatedError } from "../errors.ts";
+import type { Encoder } from "../codec/codec.ts";
+import { Injector } from "../protocol/injector.ts";
+import { type MapInputs, type MapOptions, startMap } from "./map.ts";
+import { type MetricsStats, metricsTable, type PoolMetrics, TaskStamps } from "../metrics.ts";
+import { ControlWords, type PoolLayout, StatusWords } from "../protocol/layout.ts";
+import { type Entry, Settled, TaskLedger } from "./ledger.ts";
+import { type ResolvedOptions, resolveRunOptions, type RunOptions } from "../options.ts";
+import type { OwnerPort } from "./owner_port.ts";
+import { Sleep } from "../protocol/sleep.ts";
+import { type Placement, Submitter } from "./submission.ts";
+import { TaskTable } from "../record/task.ts";
+
+/** The shared memory a producer works in, set up (initialized) by the owner before any producer is built. */
+export interface ProducerMemory {
+  /** The pool's buffer. */
+  readonly buffer: SharedArrayBuffer;
+  /** Where everything lives in it. */
+  readonly layout: PoolLayout;
+  /** The arena of large payloads (slabs.ts), or undefined with `payloadMemory: 0`. */
+  readonly arena: SharedArrayBuffer | undefined;
+  /** With the `metrics` option: the pool's metrics (the producer stamps submission times). */
+  readonly metrics: PoolMetrics | undefined;
+}
+
+/** The options a producer reads (the pool's, resolved). */
+export type ProducerOptions = Pick<ResolvedOptions, "onError" | "maxPending" | "errorClasses">;
+
+/** A worker's counters, read from its status line (the pool's `WorkerStats`). */
+export interface WorkerCounters {
+  /** Tasks run to completion. */
+  executed: number;
+  /** Tasks it obtained by stealing. */
+  stolen: number;
+  /** Steal calls it made. */
+  stealAttempts: number;
+  /** Steal calls that obtained work. */
+  successfulSteals: number;
+  /** Tasks it took from the injector. */
+  injectorPops: number;
+  /** Times it went to sleep. */
+  sleeps: number;
+  /** Times a poster woke it. */
+  wakes: number;
+  /** Tasks in its deque now (approximate). */
+  queued: number;
+}
+
+/** A producer's share of the pool's stats (the pool adds the owner's death counters). */
+export interface ProducerStats {
+  /** Per worker, by index. */
+  workers: WorkerCounters[];
+  /** Tasks submitted since creation. */
+  submitted: number;
+  /** Tasks settled. */
+  completed: number;
+  /** Submitted and not yet settled. */
+  pending: number;
+  /** Waiting to run: in the injector, in deques, or in this producer's backlog (approximate). */
+  queued: number;
+  /** Reports of a task that had settled already, or of a record freed already. */
+  duplicateReports: number;
+  /** The arena of large payloads: bytes handed out to slabs, and how often it was reset. */
+  payloadArena: { bytes: number; resets: number };
+  /** With the `metrics` option: run and wait times, per pool and per worker, and utilization. */
+  metrics?: MetricsStats;
+}
+
+/** A runner of tasks with options (the pool's `TaskRunner`, untyped). */
+export interface Runner {
+  /** As {@link Producer.run}, with the options. */
+  run(task: string, ...args: unknown[]): Promise<unknown>;
+  /** As {@link Producer.spawn}, with the options. */
+  spawn(task: string, ...args: unknown[]): void;
+}
+
+/**
+ * The submitting side of a pool: everything a thread that submits does, with no Worker object.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const producer = new Producer(memory, owner, options); // owner: an OwnerPort
+ * producer.setTasks(["add"]);
+ * console.log(await producer.run("add", [1, 2])); // 3
+ * ```
+ */
+export class Producer implements CompletionHooks {
+  /** The task records, as this thread sees them (the owner's recovery works on the same view). */
+  readonly table: TaskTable;
+  /** The queue workers take submitted tasks from. */
+  readonly injector: Injector;
+  /** The sleep words (to wake workers). */
+  readonly sleep: Sleep;
+  /** Who waits for each task submitted here. */
+  readonly ledger: TaskLedger;
+  /** Reads this producer's completions. */
+  readonly reader: CompletionReader;
+  /** The SharedArrayBuffers passed by reference, by id, as this thread knows them. */
+  readonly buffers: BufferRegistry;
+  private readonly status: Int32Array;
+  private readonly stealers: Stealer[];
+  private readonly metrics: PoolMetrics | undefined;
+  private readonly port: OwnerPort;
+  private readonly canceller: Canceller;
+  private readonly submitter: Submitter;
+  private readonly admission: Admission;
+
+  /**
+   * Builds the producer's parts. Calls nothing on `port` meanwhile (the owner may still be building).
+   *
+   * @param memory The shared memory, set up.
+   * @param port The owner, as the producer asks it to act.
+   * @param options `onError`, `maxPending`, `errorClasses`.
+   */
+  constructor(memory: ProducerMemory, port: OwnerPort, options: ProducerOptions) {
+    const { buffer, layout, arena } = memory;
+    const shape = layout.shape;
+    this.port = port;
+    this.metrics = memory.metrics;
+    const control = new Int32Array(buffer, layout.control, 3 * 16);
+    this.status = new Int32Array(buffer, layout.status, shape.workers * StatusWords.count);
+    this.stealers = Array.from(
+      { length: shape.workers },
+      (_, i) =>
+        new Stealer({ buffer, byteOffset: layout.deques + i * layout.dequeBytes, capacity: shape.dequeCapacity }),
+    );
+    this.injector = new Injector({ buffer, byteOffset: layout.injector, capacity: shape.taskCapacity });
+    const completions = new Injector({ buffer, byteOffset: layout.completions, capacity: shape.taskCapacity });
+    this.sleep = new Sleep(buffer, layout.sleep, shape.workers);
+    this.table = new TaskTable(buffer, layout, -1, arena);
+    this.ledger = new TaskLedger(shape.taskCapacity, options.onError, options.maxPending);
+    this.buffers = new BufferRegistry(control, ControlWords.nextBufferId, (id, sab) => port.shareBuffer(id, sab));
+    this.canceller = new Canceller(
+      this.table,
+      this.ledger,
+      (worker, message) => port.post(worker, message),
+      (worker, handle, task) =>
+        port.kill(
+          worker,
+          handle,
+          new Error(`worker ${worker} was terminated to force the abort of task '${task}' (force: true)`),
+        ),
+    );
+    this.submitter = new Submitter(
+      this.table,
+      this.injector,
+      this.sleep,
+      this.ledger,
+      this.buffers.share,
+      new Directions(this.canceller, this.status, port),
+      this.metrics === undefined ? undefined : new TaskStamps(buffer, layout),
+    );
+    this.reader = new CompletionReader(
+      control,
+      completions,
+      this.table,
+      this.ledger,
+      this.buffers,
+      this,
+      options.errorClasses,
+    );
+    this.admission = new Admission(
+      {
+        ledger: this.ledger,
+        submitter: this.submitter,
+        reader: this.reader,
+        canceller: this.canceller,
+        table: this.table,
+        injector: this.injector,
+        sleep: this.sleep,
+        metrics: this.metrics,
+      },
+      () => port.state(),
+    );
+  }
+
+  // ---- the completion reader's hooks ----
+
+  /** The reader's hook at the start of each drain (from the event loop, at a shallow depth). */
+  beforeDrain(): void {
+    this.admission.repairIfCut();
+  }
+
+  /** The reader's hook after it freed records: the backlog goes in (unless the pool was terminated). */
+  freed(): void {
+    if (this.port.state() !== "terminated") this.submitter.feed();
+  }
+
+  // ---- the module's tasks ----
+
+  /**
+   * The module's task names, sorted (a task's id is its index), once its workers loaded it.
+   *
+   * @param names The names.
+   */
+  setTasks(names: readonly string[]): void {
+    this.admission.setTasks(names);
+  }
+
+  /** The task names the module exports, sorted. */
+  get taskNames(): readonly string[] {
+    return this.admission.taskNames;
+  }
+
+  /**
+   * A task's id, or undefined if the module exports no such function.
+   *
+   * @param task The task's name.
+   * @returns Its index in {@link Producer.taskNames}.
+   */
+  taskId(task: string): number | undefined {
+    return this.admission.taskId(task);
+  }
+
+  // ---- submitting ----
+
+  /**
+   * Runs `task` with `args` on some worker (see `Pool.run`).
+   *
+   * @param task The task's name.
+   * @param args Its arguments.
+   * @returns Its result.
+   */
+  run(task: string, args: unknown[]): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      this.admission.submit(task, args, resolve, reject);
+    });
+  }
+
+  /**
+   * Runs `task` with `args`, its error reported to `onError` (see `Pool.spawn`).
+   *
+   * @param task The task's name.
+   * @param args Its arguments.
+   */
+  spawn(task: string, args: unknown[]): void {
+    this.admission.submit(task, args, undefined, undefined);
+  }
+
+  /**
+   * Runs `task` once for each argument list, small ones in chunks (see `Pool.runMany`).
+   *
+   * @param task The task's name.
+   * @param argsList The arguments of each task.
+   * @returns The results, in order.
+   * @throws {TypeError} If `argsList` is not an array (at the call).
+   */
+  runMany(task: string, argsList: readonly unknown[][]): Promise<unknown[]> {
+    if (!Array.isArray(argsList)) {
+      throw new TypeError(
+        `Cannot run tasks as 'argsList' must be an array of argument arrays: received ${typeof argsList}`,
+      );
+    }
+    const admission = this.admission;
+    const taskId = admission.taskId(task);
+    const chunkId = chunkTaskId(admission.taskNames.length);
+    return submitBatch(task, taskId, argsList, this.stealers.length, {
+      one: (args, resolve, reject) => admission.submit(task, args, resolve, reject),
+      chunk: (flat, resolve, reject) => admission.submit(task, flat, resolve, reject, undefined, chunkId),
+    });
+  }
+
+  /**
+   * A runner whose tasks have `options` (see `Pool.with`).
+   *
+   * @param options The tasks' options (read once, here).
+   * @returns The runner.
+   * @throws {TypeError} If `options` is not an object or `signal` is not an AbortSignal.
+   * @throws {RangeError} If a timeout is not a number of ms from 0 to 2^31 - 1.
+   */
+  with(options: RunOptions): Runner {
+    const resolved = resolveRunOptions(options);
+    return {
+      run: (task: string, ...args: unknown[]): Promise<unknown> =>
+        new Promise((resolve, reject) => {
+          this.admission.submit(task, args, resolve, reject, resolved);
+        }),
+      spawn: (task: string, ...args: unknown[]): void => {
+        this.admission.submit(task, args, undefined, undefined, resolved);
+      },
+    };
+  }
+
+  /**
+   * Runs `task` once for each input, at most `concurrency` at once (see `Pool.map`).
+   *
+   * @param task The name of a task of one argument.
+   * @param inputs The arguments.
+   * @param options `concurrency`, `ordered`, `signal`.
+   * @returns The results, as an async iterable.
+   * @throws {TypeError} If an option has the wrong type.
+   * @throws {RangeError} If `concurrency` is not an integer from 1.
+   */
+  map<T, R>(task: string, inputs: MapInputs<T>, options: MapOptions): AsyncGenerator<R, void, undefined> {
+    const admission = this.admission;
+    return startMap<T, R>(
+      {
+        submit: (args, resolve, reject, builtinId) =>
+          admission.submit(task, args, resolve, reject, undefined, builtinId),
+        cancel: (entry, reason) => this.canceller.cancel(entry, reason, false),
+        hasRoom: () => this.ledger.hasRoom(),
+        waitForRoom: () => this.ledger.waitForRoom(),
+        taskId: admission.taskId(task),
+        chunkId: chunkTaskId(admission.taskNames.length),
+        workers: this.stealers.length,
+      },
+      inputs,
+      options,
+    );
+  }
+
+  /**
+   * Resolves when another task can be taken without `QueueFullError`.
+   *
+   * @returns A promise that never rejects.
+   */
+  waitForRoom(): Promise<void> {
+    return this.ledger.waitForRoom();
+  }
+
+  /**
+   * Resolves when every task submitted here before this call has settled.
+   *
+   * @returns A promise that resolves (never rejects).
+   */
+  drain(): Promise<void> {
+    this.admission.repairIfCut();
+    return this.ledger.drain();
+  }
+
+  /** Completes a submission a throw cut short, if there is one (first thing in each of the pool's calls). */
+  repairIfCut(): void {
+    this.admission.repairIfCut();
+  }
+
+  /**
+   * The error of a submission the pool's state refuses.
+   *
+   * @param task The task's name.
+   * @returns A PoolClosedError naming the state.
+   */
+  closedError(task: string): Error {
+    return this.admission.closedError(task);
+  }
+
+  /**
+   * Encodes arguments into bytes of their own (a broadcast's, sent to each worker). Runs user code (getters).
+   *
+   * @param args The arguments.
+   * @param moves What to do with buffers marked by `move()` (see `EncoderOptions.moves`).
+   * @returns A copy of the encoded bytes.
+   * @throws {TypeError} If an argument cannot cross threads, or moves a buffer `moves` refuses.
+   */
+  encodeCopy(args: unknown[], moves: Encoder["moves"]): Uint8Array {
+    return this.submitter.encode(args, moves).snapshot();
+  }
+
+  // ---- what reaches the owner's thread for the producer ----
+
+  /**
+   * A worker passed SharedArrayBuffer `buffer`, registered as `id`, by reference (its completion may name it).
+   *
+   * @param id The buffer's id.
+   * @param buffer The buffer.
+   */
+  bufferArrived(id: number, buffer: SharedArrayBuffer): void {
+    this.buffers.add(id, buffer);
+    this.reader.bufferArrived();
+  }
+
+  /**
+   * A result payload came by message (it found no free blocks, or its result moved buffers).
+   *
+   * @param handle The task's handle.
+   * @param bytes Its encoded outcome.
+   * @param moved The buffers its result moved, if any.
+   */
+  payloadArrived(handle: number, bytes: Uint8Array, moved: ArrayBuffer[] | undefined): void {
+    this.reader.payloadArrived(handle, bytes, moved);
+  }
+
+  // ---- the end ----
+
+  /** Stops reading completions (the pool is being terminated). */
+  stopReading(): void {
+    this.reader.stop();
+  }
+
+  /**
+   * Rejects every task not yet settled with a PoolTerminatedError naming it, and forgets the backlog.
+   *
+   * @param why Why the pool was terminated (for the messages).
+   */
+  rejectUnsettled(why: string): void {
+    const unsettled = this.ledger.unsettled(this.submitter.waiting());
+    this.submitter.clear();
+    // One error per task (each names its task), without a stack: the stack would show terminate()'s
+    // internals, not the caller, and capturing 800k of them blocked the main thread for seconds.
+    const limits = Error as unknown as { stackTraceLimit?: number };
+    const stackTraceLimit = limits.stackTraceLimit;
+    limits.stackTraceLimit = 0;
+    try {
+      for (const entry of unsettled) { // spec: TerminateRejectAll
+        this.ledger.settle(
+          entry,
+          Settled.ERROR,
+          new PoolTerminatedError(
+            `Cannot finish task '${entry.task}' as the pool was terminated (${why}): submit it to another pool`,
+          ),
+        );
+      }
+    } finally {
+      limits.stackTraceLimit = stackTraceLimit;
+    }
+  }
+
+  /** The workers stopped: gives back the backlog's buffer and lets the process exit. */
+  dispose(): void {
+    this.submitter.dispose();
+    this.ledger.releaseProcess();
+  }
+
+  // ---- counters ----
+
+  /**
+   * This producer's counters, and the workers' (read from shared memory).
+   *
+   * @returns A snapshot.
+   */
+  stats(): ProducerStats {
+    const workers: WorkerCounters[] = this.stealers.map((stealer, i) => {
+      const at = i * StatusWords.count;
+      const read = (field: number) => mem.load(this.status, at + field);
+      return {
+        executed: read(StatusWords.executed),
+        stolen: read(StatusWords.stolen),
+        stealAttempts: read(StatusWords.stealAttempts),
+        successfulSteals: read(StatusWords.successfulSteals),
+        injectorPops: read(StatusWords.injectorPops),
+        sleeps: read(StatusWords.sleeps),
+        wakes: read(StatusWords.wakes),
+        queued: stealer.length,
+      };
+    });
+    const inDeques = workers.reduce((sum, w) => sum + w.queued, 0);
+    const ledger = this.ledger;
+    return {
+      workers,
+      submitted: ledger.submitted,
+      completed: ledger.completed,
+      pending: ledger.pending,
+      queued: this.injector.length + inDeques + this.submitter.backlogLength,
+      duplicateReports: ledger.duplicateSettles + this.table.duplicateReleases,
+      payloadArena: { bytes: this.table.slabs.used, resets: this.table.slabs.resets },
+      ...(this.metrics === undefined ? {} : { metrics: this.metrics.stats() }),
+    };
+  }
+
+  /**
+   * The task metrics as a printable table (see `Pool.metricsTable`).
+   *
+   * @returns The table.
+   * @throws {TypeError} If the pool was created without `metrics: true`.
+   */
+  metricsTable(): string {
+    if (this.metrics === undefined) {
+      throw new TypeError("Cannot print metrics as the pool records none: create it with { metrics: true }");
+    }
+    return metricsTable(this.metrics.stats());
+  }
+}
+
+/** The submitter's {@link Placement}: a controlled task's start, a directed task's worker and its post. */
+class Directions implements Placement {
+  private readonly canceller: Canceller;
+  private readonly status: Int32Array;
+  private readonly port: OwnerPort;
+
+  constructor(canceller: Canceller, status: Int32Array, port: OwnerPort) {
+    this.canceller = canceller;
+    this.status = status;
+    this.port = port;
+  }
+
+  placed(entry: Entry): void {
+    this.canceller.placed(entry);
+  }
+
+  pickWorker(): number {
+    return this.port.pickWorker();
+  }
+
+  direct(worker: number, handle: number, moved: ArrayBuffer[]): void {
+    // Counted before it is posted: the worker never sees its message without the count (it would not
+    // know to read its messages before sleeping).
+    mem.add(this.status, worker * StatusWords.count + StatusWords.mail, 1);
+    this.port.post(worker, { type: "directed", handle, moved }, moved);
+  }
+}
