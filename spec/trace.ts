@@ -487,7 +487,8 @@ function mutatedRoot(mutant: Mutant, into: string): string {
   copyFileSync(join(root, "mod.ts"), join(dir, "mod.ts"));
   // Node decides ESM vs CommonJS for a .ts file by the nearest package.json.
   writeFileSync(join(dir, "package.json"), '{ "type": "module" }\n');
-  const file = join(dir, "lib", mutant.module);
+  // The protocol mutants (tests/mutants/mutants.ts) name their module inside lib/protocol/.
+  const file = join(dir, "lib", "protocol", mutant.module);
   writeFileSync(file, applyPatches(readFileSync(file, "utf8"), mutant));
   return pathToFileURL(dir).href + "/";
 }

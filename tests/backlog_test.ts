@@ -166,7 +166,9 @@ test("the backlog check catches every backlog mutant (tests/mutants/mutants.ts, 
   for (const mutant of BACKLOG_MUTANTS) {
     const url = materializePoolMutant(mutant);
     try {
-      const { Backlog: MutantBacklog } = await import(new URL("producer/backlog.ts", url).href) as { Backlog: typeof Backlog };
+      const { Backlog: MutantBacklog } = await import(new URL("producer/backlog.ts", url).href) as {
+        Backlog: typeof Backlog;
+      };
       let caught: string | undefined;
       try {
         fc.assert(

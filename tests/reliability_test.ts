@@ -521,7 +521,7 @@ test("option errors name the option, its rule and the value as given (20)", asyn
 
 test("workerUrl: a pool started from an explicit worker entry (where a bundler put it) runs a fork-join task", async () => {
   // The entry a bundler would have emitted: here the package's own, named explicitly.
-  const workerUrl = new URL("../lib/worker/entry.ts", import.meta.url);
+  const workerUrl = new URL("../lib/worker_thread.ts", import.meta.url);
   const pool = await Pool.create<typeof import("./fixtures/join_tasks.ts")>(
     new URL("./fixtures/join_tasks.ts", import.meta.url),
     { workers: 2, workerUrl: { href: workerUrl.href } },

@@ -93,7 +93,7 @@ test("every documented option is accepted by its own call", () => {
     payloadMemory: 0,
     onError: () => {},
     loadTimeout: 1_000,
-    workerUrl: new URL("../lib/worker/entry.ts", import.meta.url).href,
+    workerUrl: new URL("../lib/worker_thread.ts", import.meta.url).href,
     maxQueue: 4,
     errorClasses: [RangeError],
     metrics: true,

@@ -37,6 +37,7 @@ import type { OwnerPort } from "../producer/owner_port.ts";
 import { Producer, type ProducerMemory } from "../producer/producer.ts";
 import { Workforce, type WorkforceEvents } from "./workforce.ts";
 import { WorkerDeaths } from "./worker_deaths.ts";
+import { defaultWorkerUrl } from "../worker_url.ts";
 
 import { PoolState, type PoolStateName } from "../lifecycle.ts";
 
@@ -98,7 +99,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
         moduleUrl,
         loadTimeout: options.loadTimeout,
         resourceLimits: options.resourceLimits,
-        workerUrl: options.workerUrl,
+        workerUrl: options.workerUrl ?? defaultWorkerUrl().href,
       },
       this,
       (index) => ({

@@ -58,8 +58,8 @@ export interface WorkforceOptions {
   loadTimeout: number;
   /** Heap limits of each worker thread, where the runtime has them. */
   resourceLimits: ResourceLimits | undefined;
-  /** The worker entry's URL, where a bundler moved it; undefined: the one beside this module. */
-  workerUrl: string | undefined;
+  /** The worker entry's absolute URL: the `workerUrl` option, or `defaultWorkerUrl()` (`worker_url.ts`). */
+  workerUrl: string;
 }
 
 /**
@@ -105,15 +105,10 @@ export class Workforce {
     const { name, moduleUrl, loadTimeout, resourceLimits, workerUrl } = this.options;
     // In a Bun single-file executable only the files named when compiling are worker entries, and ours
     // is not one: the thread starts from the task module, which boots it (task_entry.ts). Elsewhere the
-    // entry is written literally so that bundlers can see it (see DESIGN.md, wave 2, item 5).
+    // entry is the `workerUrl` option, or the one written literally beside it (`worker_url.ts`) so that
+    // bundlers can see it (see DESIGN.md, wave 2, item 5).
     const fromTaskModule = inBunExecutable(import.meta.url);
-    const url = fromTaskModule
-      ? new URL(moduleUrl)
-      : workerUrl !== undefined
-      ? new URL(workerUrl)
-      : import.meta.url.endsWith(".ts")
-      ? new URL("../worker/entry.ts", import.meta.url)
-      : new URL("../worker/entry.js", import.meta.url);
+    const url = fromTaskModule ? new URL(moduleUrl) : new URL(workerUrl);
     const thread = startThread(
       url,
       `${name}-${index}`,
