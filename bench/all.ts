@@ -1,5 +1,5 @@
 /**
- * Every benchmark on every runtime, tabulated for the README (`npm run bench`): the pool against its peers
+ * Every benchmark on every runtime, tabulated for docs/benchmarks.md (`npm run bench`): the pool against its peers
  * (throughput of 100k tiny tasks, one-at-a-time latency), the idle cost and memory of a pool, and the
  * deque micro-benchmark. Each runtime runs in its own process; every cell is a median with its range.
  *

@@ -1,6 +1,6 @@
 /**
  * Runs `forkjoin_bench.ts` on Deno, Bun and Node in turn (each in its own process), prints the tables for
- * the README, keeps the raw rows in `bench/forkjoin_results.json`, and draws `bench/forkjoin_chart.svg`:
+ * docs/benchmarks.md, keeps the raw rows in `bench/forkjoin_results.json`, and draws `bench/forkjoin_chart.svg`:
  * one panel per demo, sequential vs pool time (median, with a whisker from min to max) for each runtime.
  *
  * Run: `node bench/forkjoin_chart.ts` (a number sets the rounds, default 5). `--from-json` redraws the
@@ -188,7 +188,7 @@ demos.forEach((demo, d) => {
 parts.push(
   `<text x="${left}" y="${
     height - 12
-  }" font-size="11" fill="#444">speedup = sequential ÷ pool (medians of warm runs; cold runs in the README table); green: at least the goal of 1.85×; “busy n”: other processes used n cores meanwhile. Made by bench/forkjoin_chart.ts.</text>`,
+  }" font-size="11" fill="#444">speedup = sequential ÷ pool (medians of warm runs; cold runs in docs/benchmarks.md); green: at least the goal of 1.85×; “busy n”: other processes used n cores meanwhile. Made by bench/forkjoin_chart.ts.</text>`,
   `</svg>`,
 );
 writeFileSync(chartPath, parts.join("\n") + "\n");

@@ -84,7 +84,7 @@ export interface PoolOptions {
    * Where filch's worker entry is, when a bundler moved it (the package export `filch/worker`, as your
    * bundler emitted it: with Vite, `import workerUrl from "filch/worker?worker&url"`): a URL, anything with
    * an absolute URL in `href`, or an absolute URL string. Default: the entry beside filch's own module, which
-   * is right unbundled, on Node, Deno and Bun, and with the esbuild recipe of the README.
+   * is right unbundled, on Node, Deno and Bun, and with the esbuild recipe of docs/bundlers.md.
    */
   workerUrl?: string | { readonly href: string };
   /**
@@ -104,7 +104,7 @@ export interface PoolOptions {
    * Record each task's run time and wait time (histograms per pool and per worker) and each worker's
    * utilization: `stats().metrics` and `pool.metricsTable()`. Default false (it costs a clock read and
    * two histogram updates per task on the worker, and a clock read per 32 submissions on the main thread:
-   * see the README's benchmarks).
+   * see docs/benchmarks.md).
    */
   metrics?: boolean;
 }

@@ -1,7 +1,7 @@
 /**
  * filch in a real browser (step 4c of `npm test`), from the packed tarball: the unbundled npm build (the
  * tarball's files as they are, `dist/mod.js` imported by path), a project bundled with esbuild and one built
- * with Vite (each installing the tarball and its bundler from npm and following the README's recipe), each
+ * with Vite (each installing the tarball and its bundler from npm and following docs/bundlers.md's recipe), each
  * served over loopback with the cross-origin isolation headers (COOP `same-origin`, COEP `require-corp`) and
  * running 10k tasks and a fork-join fib that must steal, in headless Chromium (Debian's `chromium`, which
  * `.ci/run` installs when it is missing). The same page served without the
@@ -40,7 +40,7 @@ ${CONSUMER_RUN}  await pool.close();
 
 const PAGE = '<!doctype html><script type="module" src="./main.js"></script>\n';
 
-/** The esbuild the consumer installs, and the README's recipe: the task module and filch's worker entry
+/** The esbuild the consumer installs, and docs/bundlers.md's recipe: the task module and filch's worker entry
  * are entry points of their own (bundlers do not follow a worker's URL), flat in one output directory. */
 const ESBUILD = "0.28.2";
 const ESBUILD_RECIPE = [
@@ -55,7 +55,7 @@ const ESBUILD_RECIPE = [
 ] as const;
 
 /**
- * The Vite the consumer installs, and the README's recipe: filch's worker entry through Vite's worker
+ * The Vite the consumer installs, and docs/bundlers.md's recipe: filch's worker entry through Vite's worker
  * import (`?worker&url`) passed as `workerUrl`; the task module a build entry of its own whose exports are
  * kept, at a name the page can point at.
  */
@@ -230,7 +230,7 @@ try {
     await expect("unbundled npm build, cross-origin isolated", site, true, "profile-1");
     await expect("unbundled npm build, without the headers: the pool's error names them", site, false, "profile-2");
 
-    // esbuild: a project that installed the tarball and esbuild, bundled as the README's recipe says.
+    // esbuild: a project that installed the tarball and esbuild, bundled as docs/bundlers.md's recipe says.
     const project = join(dir, "esbuild");
     mkdirSync(project);
     writeFileSync(join(project, "package.json"), '{ "name": "consumer", "private": true, "type": "module" }\n');
@@ -247,9 +247,9 @@ try {
     const built = await runCommand(join(project, "node_modules", ".bin", "esbuild"), [...ESBUILD_RECIPE], project);
     if (built.code !== 0) throw new Error(`the esbuild recipe failed:\n${built.output.slice(-2000)}`);
     writeFileSync(join(project, "out", "index.html"), PAGE);
-    await expect("esbuild bundle (README recipe), cross-origin isolated", join(project, "out"), true, "profile-3");
+    await expect("esbuild bundle (docs/bundlers.md recipe), cross-origin isolated", join(project, "out"), true, "profile-3");
 
-    // Vite: a project that installed the tarball and Vite, built as the README's recipe says.
+    // Vite: a project that installed the tarball and Vite, built as docs/bundlers.md's recipe says.
     const vite = join(dir, "vite");
     mkdirSync(vite);
     writeFileSync(join(vite, "package.json"), '{ "name": "consumer", "private": true, "type": "module" }\n');
@@ -263,7 +263,7 @@ try {
     writeFileSync(join(vite, "index.html"), PAGE);
     const viteBuilt = await runCommand(join(vite, "node_modules", ".bin", "vite"), ["build"], vite);
     if (viteBuilt.code !== 0) throw new Error(`vite build failed:\n${viteBuilt.output.slice(-2000)}`);
-    await expect("Vite build (README recipe), cross-origin isolated", join(vite, "dist"), true, "profile-4");
+    await expect("Vite build (docs/bundlers.md recipe), cross-origin isolated", join(vite, "dist"), true, "profile-4");
 
     console.log(`browser (headless Chromium): ${passed} passed, ${failed} failed`);
     code = failed === 0 ? 0 : 1;

@@ -4,7 +4,7 @@
  *
  * Why: crash recovery (recovery.ts) repairs what a worker leaves when it dies in task code, at an await or
  * in a wait; a thread terminated from outside in the middle of a deque pop, a queue push or a record's
- * allocation could strand tasks and records that no repair finds (README, Known limits). So a kill is
+ * allocation could strand tasks and records that no repair finds (docs/reliability.md, Known limits). So a kill is
  * asked for, and lands only where recovery is sound.
  *
  * What it owns: two words of each worker's status line (see {@link StatusWords}):
