@@ -247,7 +247,12 @@ try {
     const built = await runCommand(join(project, "node_modules", ".bin", "esbuild"), [...ESBUILD_RECIPE], project);
     if (built.code !== 0) throw new Error(`the esbuild recipe failed:\n${built.output.slice(-2000)}`);
     writeFileSync(join(project, "out", "index.html"), PAGE);
-    await expect("esbuild bundle (docs/bundlers.md recipe), cross-origin isolated", join(project, "out"), true, "profile-3");
+    await expect(
+      "esbuild bundle (docs/bundlers.md recipe), cross-origin isolated",
+      join(project, "out"),
+      true,
+      "profile-3",
+    );
 
     // Vite: a project that installed the tarball and Vite, built as docs/bundlers.md's recipe says.
     const vite = join(dir, "vite");
