@@ -34,11 +34,12 @@ import type { MetricsStats } from "./metrics.ts";
 import type { PoolLayout } from "./protocol/layout.ts";
 import { hrefOf, type PoolOptions, resolveOptions, type RunOptions } from "./options.ts";
 import type { Owner } from "./owner/owner.ts";
-import type { Producer } from "./producer/producer.ts";
+import type { Producer, WorkerStats } from "./producer/producer.ts";
 
 import type { PoolStateName } from "./lifecycle.ts";
 
 export { PoolState, type PoolStateName } from "./lifecycle.ts";
+export type { WorkerStats } from "./producer/producer.ts";
 export type { AbortSignalLike, PoolOptions, RunOptions } from "./options.ts";
 export type { MapInputs, MapOptions } from "./producer/map.ts";
 export type { HistogramSummary, MetricsStats, WorkerMetrics } from "./metrics.ts";
@@ -52,26 +53,6 @@ export interface CloseOptions {
    */
   timeout?: number;
 }
-/** A worker's counters, as {@link Pool.stats} reports them. */
-export interface WorkerStats {
-  /** Tasks run to completion. */
-  executed: number;
-  /** Tasks it obtained by stealing. */
-  stolen: number;
-  /** Steal calls it made. */
-  stealAttempts: number;
-  /** Steal calls that obtained work. */
-  successfulSteals: number;
-  /** Tasks it took from the injector. */
-  injectorPops: number;
-  /** Times it went to sleep. */
-  sleeps: number;
-  /** Times a poster woke it. */
-  wakes: number;
-  /** Tasks in its deque now (approximate). */
-  queued: number;
-}
-
 /** What {@link Pool.stats} returns. */
 export interface PoolStats {
   /** Per worker, by index. */

@@ -77,8 +77,8 @@ export interface ProducerMemory {
 /** The options a producer reads (the pool's, resolved). */
 export type ProducerOptions = Pick<ResolvedOptions, "onError" | "maxPending" | "errorClasses">;
 
-/** A worker's counters, read from its status line (the pool's `WorkerStats`). */
-export interface WorkerCounters {
+/** A worker's counters, read from its status line, as `Pool.stats()` reports them. */
+export interface WorkerStats {
   /** Tasks run to completion. */
   executed: number;
   /** Tasks it obtained by stealing. */
@@ -100,7 +100,7 @@ export interface WorkerCounters {
 /** A producer's share of the pool's stats (the pool adds the owner's death counters). */
 export interface ProducerStats {
   /** Per worker, by index. */
-  workers: WorkerCounters[];
+  workers: WorkerStats[];
   /** Tasks submitted since creation. */
   submitted: number;
   /** Tasks settled. */
@@ -479,7 +479,7 @@ export class Producer implements CompletionHooks {
    * @returns A snapshot.
    */
   stats(): ProducerStats {
-    const workers: WorkerCounters[] = this.stealers.map((stealer, i) => {
+    const workers: WorkerStats[] = this.stealers.map((stealer, i) => {
       const at = i * StatusWords.count;
       const read = (field: number) => mem.load(this.status, at + field);
       return {
