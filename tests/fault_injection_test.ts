@@ -192,6 +192,8 @@ test(
         }, Math.floor(rand() * 30));
       }
       const settledCount = new Int32Array(n);
+      /** Each task's kind, for a hang's report (undefined: not submitted). */
+      const kinds: (Kind | "oom" | undefined)[] = new Array(n);
       const checks: Promise<void>[] = [];
       const wrong: string[] = [];
       let exits = 0;
@@ -199,6 +201,7 @@ test(
       for (let i = 0; i < n; i++) {
         const kind: Kind | "oom" = i === oom ? "oom" : KINDS[Math.floor(rand() * KINDS.length)];
         if (kind === "exit" && exits >= 3) continue; // a few crashes a round: each costs a thread start
+        kinds[i] = kind;
         const expect = (p: Promise<unknown>, ok: (v: unknown) => boolean, err: (e: unknown) => boolean) => {
           checks.push(p.then(
             (v) => {
@@ -262,7 +265,21 @@ test(
         figures.tasks++;
         if (rand() < 0.2) await new Promise((resolve) => setTimeout(resolve, Math.floor(rand() * 5)));
       }
-      await within(Promise.all(checks), 60_000, `round ${round}: every task`);
+      try {
+        await within(Promise.all(checks), 60_000, `round ${round}: every task`);
+      } catch (error) {
+        // A hang must say what hung: the tasks not settled (index and kind), the records by state and
+        // worker word, and the pool's counters.
+        const unsettled = kinds.flatMap((
+          kind,
+          i,
+        ) => (kind !== undefined && settledCount[i] === 0 ? [`${i} ${kind}`] : []));
+        throw new Error(
+          `${(error as Error).message}; unsettled: ${unsettled.join(", ")}; records: ${census(pool)}; stats: ${
+            JSON.stringify(pool.stats())
+          }`,
+        );
+      }
       assertEquals(wrong, [], `round ${round}: outcomes`);
       await within(pool.drain(), 30_000, `round ${round}: drain`);
       await within(Promise.all(retryPromises), 30_000, `round ${round}: retries`);
