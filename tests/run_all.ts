@@ -4,7 +4,9 @@
  * Steps, in order (each one's output is shown as it runs):
  * 1. static checks: `deno fmt --check`, `deno lint`, `deno check`, `tsc --noEmit`, `deno doc --lint`;
  * 2. the doc examples (`deno test --doc`);
- * 3. the test files under the three runners: `deno test`, `bun test`, `node --test` (Node 24);
+ * 3. the test files under the three runners: `deno test`, `bun test`, `node --test` (Node 24), then the
+ *    mutation run's fast groups (`tests/mutants/run.ts --fast`: every kept protocol mutant must be caught
+ *    by an ordinary test when applied to the real file);
  * 4. the npm build (`tsc -p tsconfig.build.json`) smoke-tested on the machine's own Node (20), and `deno
  *    compile` of a consumer project (SKIPPED where deno cannot fetch the runtime it embeds), and the packed
  *    npm build in headless Chromium (SKIPPED without Chromium, a failure under CI);
@@ -193,6 +195,28 @@ await step("deno doc --lint", join(bin, "deno"), ["doc", "--lint", "mod.ts"]);
     failed,
     ok,
     failures: ok ? undefined : failureReport(node.output, "node"),
+  });
+}
+
+// 3b. The mutation run's fast groups (tests/mutants/run.ts --fast): each kept protocol and backlog mutant
+// applied to the real file of a scratch copy must make an ordinary test fail. If a harness stopped covering
+// its module, its mutants would go uncaught here. The slow groups (pool-level scenarios) run with
+// `npm run mutants`.
+{
+  const mutation = await run(join(bin, "node"), [join(root, "tests", "mutants", "run.ts"), "--fast"]);
+  const score = /mutation score: (\d+) of (\d+) caught/.exec(mutation.output);
+  const caught = score ? Number(score[1]) : 0;
+  const total = score ? Number(score[2]) : 0;
+  const ok = mutation.code === 0 && score !== null && total > 0 && caught === total;
+  outcomes.push({
+    name: "mutation run (--fast, deno test)",
+    passed: caught,
+    failed: total - caught,
+    ok,
+    failures: ok
+      ? undefined
+      : mutation.output.split("\n").filter((l) => /NOT CAUGHT|ERROR|baseline/.test(l)).join("\n") ||
+        mutation.output.slice(-2000),
   });
 }
 

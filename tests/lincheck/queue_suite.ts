@@ -30,6 +30,7 @@ import { specActions, traceDir } from "./report.ts";
 import { scheduleArbitrary, scheduleChooser } from "./scenario.ts";
 import { config, env } from "./suite.ts";
 import { materializeMutant, QUEUE_MUTANTS, removeMaterializedMutants, SHIPPED_QUEUE } from "../mutants/mutants.ts";
+import { MUTATION_RUN } from "../mutants/mutation_run.ts";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -75,7 +76,9 @@ export function queueVariantOf(mutant: string | undefined): number {
 }
 
 /** Starts a harness with `lib/protocol/injector.ts` as variant 0 and every queue mutant after it. */
-export async function startQueueHarness(withMutants: boolean): Promise<Harness> {
+export async function startQueueHarness(wanted: boolean): Promise<Harness> {
+  // In the mutation run the shipped module itself carries the mutant: no others beside it.
+  const withMutants = wanted && !MUTATION_RUN;
   const variants = [SHIPPED_QUEUE, ...(withMutants ? QUEUE_MUTANTS.map(materializeMutant) : [])];
   return await Harness.start({ variants, onClose: withMutants ? removeMaterializedMutants : undefined });
 }

@@ -23,6 +23,7 @@ import { minimize } from "./minimize.ts";
 import { formatFailure, specActions, traceDir, writeTrace } from "./report.ts";
 import { type Scenario, scenarioArbitrary, scheduleArbitrary, scheduleChooser } from "./scenario.ts";
 import { materializeMutant, MUTANTS, removeMaterializedMutants, SHIPPED_DEQUE } from "../mutants/mutants.ts";
+import { MUTATION_RUN } from "../mutants/mutation_run.ts";
 
 /** The fixed CI seed. */
 export const DEFAULT_SEED = 20261121;
@@ -75,7 +76,9 @@ export function variantOf(mutant: string | undefined): number {
 }
 
 /** Starts a harness with the shipped deque as variant 0 and every mutant after it, in MUTANTS order. */
-export async function startHarness(withMutants: boolean): Promise<Harness> {
+export async function startHarness(wanted: boolean): Promise<Harness> {
+  // In the mutation run the shipped module itself carries the mutant: no others beside it.
+  const withMutants = wanted && !MUTATION_RUN;
   const variants = [SHIPPED_DEQUE, ...(withMutants ? MUTANTS.map(materializeMutant) : [])];
   return await Harness.start({ variants, onClose: withMutants ? removeMaterializedMutants : undefined });
 }

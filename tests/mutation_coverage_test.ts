@@ -1,0 +1,54 @@
+/**
+ * The mutation run covers what it must: every kept TypeScript mutant is in one of its groups, every module of
+ * the shared-memory protocols has mutants in a fast group (the part CI runs), and every group's checks
+ * exist. A protocol module whose harness stopped covering it would then show as uncaught mutants in CI's
+ * mutation run, not pass unnoticed (the pool-level tests do not see most protocol bugs: issue 32).
+ */
+import { readdirSync } from "node:fs";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import * as kept from "./mutants/mutants.ts";
+import { GROUPS } from "./mutants/run.ts";
+import { assert, assertEquals, test } from "./_test.ts";
+
+const root = fileURLToPath(new URL("../", import.meta.url));
+
+/**
+ * Protocol modules without mutants of their own, and why: the facade is what every mutant runs through
+ * (the harnesses install their own binding of it), and the layout holds only offsets and sizes.
+ */
+const EXEMPT: Record<string, string> = {
+  "atomics.ts": "the facade: the harnesses replace its binding",
+  "layout.ts": "offsets and sizes only",
+};
+
+test("every kept TypeScript mutant (every list exported by tests/mutants/mutants.ts) is in the mutation run", () => {
+  const lists = Object.entries(kept).filter(([, value]) =>
+    Array.isArray(value) && value.length > 0 && typeof value[0] === "object" && "patches" in value[0]
+  ) as [string, { name: string }[]][];
+  assert(lists.length >= 8, `the mutant lists were found: ${lists.map(([n]) => n).join(", ")}`);
+  const inRun = new Set(GROUPS.flatMap((g) => g.mutants.map((m) => m.name)));
+  const missing = lists.flatMap(([list, mutants]) =>
+    mutants.filter((m) => !inRun.has(m.name)).map((m) => `${list}: ${m.name}`)
+  );
+  assertEquals(missing, [], "mutants kept but never run by tests/mutants/run.ts (add them to a group)");
+});
+
+test("every protocol module of lib/protocol/ has mutants in a fast group of the mutation run (run by CI)", () => {
+  const modules = readdirSync(new URL("../lib/protocol/", import.meta.url)).filter((f) => f.endsWith(".ts"));
+  assert(modules.length >= 6, `lib/protocol/ was read: ${modules.join(", ")}`);
+  const covered = new Set(
+    GROUPS.filter((g) => g.fast).flatMap((g) => g.mutants.map((m) => m.file.replace(/^lib\/protocol\//, ""))),
+  );
+  const uncovered = modules.filter((m) => !(m in EXEMPT) && !covered.has(m));
+  assertEquals(uncovered, [], "protocol modules with no mutant in a fast group");
+});
+
+test("every check the mutation run names exists, and each group has mutants and checks", () => {
+  for (const group of GROUPS) {
+    assert(group.mutants.length > 0, `group ${group.name} has mutants`);
+    assert(group.checks.length > 0, `group ${group.name} has checks`);
+    for (const check of group.checks) assert(existsSync(root + check), `${group.name}: ${check} exists`);
+    for (const mutant of group.mutants) assert(existsSync(root + mutant.file), `${mutant.name}: ${mutant.file} exists`);
+  }
+});
