@@ -35,6 +35,11 @@ async function fullCapacity(pool: DeathPool, what: string): Promise<void> {
   assert(all.every((b) => b), `${what}: a record was stranded (the barrier tasks were not all in flight at once)`);
 }
 
+/** Resolves once word 0 of `flag` is set (polled every millisecond). */
+async function untilSet(flag: Int32Array): Promise<void> {
+  while (Atomics.load(flag, 0) === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+}
+
 /** Every overflow block is back in the free list (a test's look inside: the block queue's two ends). */
 function assertAllBlocksFree(pool: DeathPool, what: string): void {
   const layout = layoutOf(pool);
@@ -46,18 +51,19 @@ function assertAllBlocksFree(pool: DeathPool, what: string): void {
 
 /**
  * One death: a fresh pool of one worker, `dying` submitted (it makes its worker die), then bystanders
- * (after `delayMs`, so that the worker finds them in the injector after its task). Returns how the dying
- * task settled; checks the bystanders, the death count and the capacity.
+ * (once word 0 of `started` is set, if given: the dying task sets it when it runs, so that the worker finds
+ * the bystanders in the injector after its task, not moved into its deque in a batch with it). Returns how
+ * the dying task settled; checks the bystanders, the death count and the capacity.
  */
 async function oneDeath(
   what: string,
   dying: (pool: DeathPool, layout: PoolLayout) => Promise<unknown>,
-  delayMs = 0,
+  started?: Int32Array,
 ): Promise<string> {
   const pool = await Pool.create<typeof tasks>(TASKS, { workers: 1, taskCapacity: CAPACITY });
   try {
     const outcome = settledAs(dying(pool, layoutOf(pool)));
-    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    if (started !== undefined) await within(untilSet(started), 10_000, `${what}: the dying task's start`);
     const bystanders = Array.from({ length: 8 }, (_, i) => settledAs(pool.run("add", i, 1)));
     const settled = await within(outcome, 10_000, `${what}: the dying task`);
     assertEquals(
@@ -87,9 +93,17 @@ test("a worker that dies at any access of its completion push: the task it finis
 test("a worker that dies at any access of its injector pops: the task it was taking runs elsewhere, the queue is not held up", async () => {
   // The dying task spins 30 ms while the bystanders are queued; after it, the worker pops them from the
   // injector (a pop makes 5 accesses; the batch that follows reads the queue's length and pops more).
+  // The bystanders go in only once the dying task runs: queued with it, they could be moved into the
+  // worker's deque in one batch and run before its first injector access, and its death would come after
+  // the test had read the count (a Bun run failed so: "deaths: expected 1, received 0").
   for (let k = 0; k < 12; k++) {
     const what = `injector pop, death at access ${k}`;
-    const settled = await oneDeath(what, (pool, layout) => pool.run("dieAfter", layout.injector, k, 5, 30), 10);
+    const started = new Int32Array(new SharedArrayBuffer(4));
+    const settled = await oneDeath(
+      what,
+      (pool, layout) => pool.run("dieAfter", layout.injector, k, 5, 30, started),
+      started,
+    );
     assertEquals(settled, "ok:5", `${what}: the dying task`);
   }
 });
