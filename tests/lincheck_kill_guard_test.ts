@@ -57,6 +57,7 @@ const EXPECTED: Readonly<Record<string, readonly string[]>> = {
   killer_ignores_guard: ["never-killed-in-pool-step"],
   guard_reads_epoch_first: ["never-killed-in-pool-step"],
   enter_skips_epoch_check: ["never-killed-in-pool-step"],
+  enter_keeps_guard_down: ["guard-covers-pool-steps"],
   halt_skips_recheck: ["never-killed-in-pool-step"],
   halt_keeps_guard: ["killed-unless-withdrawn", "halted-worker-resumes"],
   withdraw_forgets_epoch: ["halted-worker-resumes", "withdraw-restores-epoch"],

@@ -459,8 +459,10 @@ export type ForceMutant = Omit<PoolMutant, "caughtBy">;
 /**
  * The kill-guard mutants: each lets a forced kill land inside one of the pool's own steps, which the
  * forced churn of tests/force_test.ts must notice (a stranded record or task). The Dekker order of the
- * handshake (a worker reading the epoch before it raises its guard) is not among them: its window is a
- * few instructions wide, which no test hits; TLC shows that bug (spec/mutants.ts, GuardReadsEpochFirst).
+ * handshake (a worker reading the epoch before it raises its guard, the main thread reading the guard before
+ * it moves the epoch) is not among them: its window is a few instructions wide, which no pool test hits; TLC
+ * shows those bugs (spec/mutants.ts, GuardReadsEpochFirst), and so does the interleaving harness on the
+ * module itself (KILL_GUARD_MUTANTS below, tests/lincheck_kill_guard_test.ts).
  */
 export const FORCE_MUTANTS: readonly ForceMutant[] = [
   {
@@ -767,9 +769,10 @@ export const SHIPPED_LATCH: URL = new URL("latch.ts", PROTOCOL);
 // ---------------------------------------------------------------------------------------------------------
 // The kill-guard mutants (lib/protocol/kill_guard.ts), run by tests/lincheck_kill_guard_test.ts under the
 // interleaving harness. Each side of the handshake gets its TLA+ counterparts (spec/mutants.ts, KillGuard.tla:
-// KillIgnoresGuard, GuardReadsEpochFirst, HaltSkipsRecheck, HaltKeepsGuard, WithdrawForgetsEpoch) and the two
-// bugs issue 32 names: the main thread reading the guard before it moves the epoch, and a worker raising its
-// guard without reading the epoch after. (FORCE_MUTANTS' kill_ignores_guard is the same bug as
+// KillIgnoresGuard, GuardReadsEpochFirst, HaltSkipsRecheck, HaltKeepsGuard, WithdrawForgetsEpoch), the two
+// bugs issue 32 names (the main thread reading the guard before it moves the epoch, a worker raising its guard
+// without reading the epoch after), and a worker that does not raise its guard at all (the one bug that
+// breaks guard-covers-pool-steps first). (FORCE_MUTANTS' kill_ignores_guard is the same bug as
 // killer_ignores_guard, built as a whole-pool copy for tests/force_test.ts.)
 
 /** The known kill-guard bugs, as patches to `lib/protocol/kill_guard.ts`. */
@@ -821,6 +824,16 @@ export const KILL_GUARD_MUTANTS: readonly Mutant[] = [
     patches: [{
       find: "    if (mem.load(this.status, this.epochAt) !== this.epoch) this.halt(); // spec: GuardReadEpoch\n",
       replace: "    // mutant: no look at the epoch after raising the guard\n",
+    }],
+  },
+  {
+    name: "enter_keeps_guard_down",
+    module: "kill_guard.ts",
+    bug: "the worker back from user code reads the epoch but does not raise its guard: its pool steps run with " +
+      "the guard down, killable (as FORCE_MUTANTS' join_keeps_guard_down, in the guard itself)",
+    patches: [{
+      find: "    mem.store(this.status, this.guardAt, 1); // spec: GuardRaise\n",
+      replace: "    // mutant: the guard is not raised\n",
     }],
   },
   {
