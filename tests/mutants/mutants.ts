@@ -769,10 +769,9 @@ export const SHIPPED_LATCH: URL = new URL("latch.ts", PROTOCOL);
 // ---------------------------------------------------------------------------------------------------------
 // The kill-guard mutants (lib/protocol/kill_guard.ts), run by tests/lincheck_kill_guard_test.ts under the
 // interleaving harness. Each side of the handshake gets its TLA+ counterparts (spec/mutants.ts, KillGuard.tla:
-// KillIgnoresGuard, GuardReadsEpochFirst, HaltSkipsRecheck, HaltKeepsGuard, WithdrawForgetsEpoch), the two
-// bugs issue 32 names (the main thread reading the guard before it moves the epoch, a worker raising its guard
-// without reading the epoch after), and a worker that does not raise its guard at all (the one bug that
-// breaks guard-covers-pool-steps first). (FORCE_MUTANTS' kill_ignores_guard is the same bug as
+// KillReadsGuardFirst, KillIgnoresGuard, GuardReadsEpochFirst, HaltSkipsRecheck, HaltKeepsGuard,
+// WithdrawForgetsEpoch), a worker raising its guard without reading the epoch after (issue 32), and a worker
+// that does not raise its guard at all (the one bug that breaks guard-covers-pool-steps first). (FORCE_MUTANTS' kill_ignores_guard is the same bug as
 // killer_ignores_guard, built as a whole-pool copy for tests/force_test.ts.)
 
 /** The known kill-guard bugs, as patches to `lib/protocol/kill_guard.ts`. */
@@ -781,7 +780,8 @@ export const KILL_GUARD_MUTANTS: readonly Mutant[] = [
     name: "killer_reads_guard_before_epoch",
     module: "kill_guard.ts",
     bug: "the main thread reads the guard (and decides) before it moves the epoch: Dekker's order swapped on the " +
-      "main side, so a worker that raises its guard in between reads the old epoch and enters a pool step",
+      "main side, so a worker that raises its guard in between reads the old epoch and enters a pool step " +
+      "(KillReadsGuardFirst.tla)",
     patches: [{
       find: "    mem.store(this.status, epochAt, (from + 1) | 0); // spec: KillBumpEpoch\n" +
         "    const request: KillRequest = { from, handles: [handle], cause, timer: undefined };\n" +
