@@ -337,6 +337,14 @@ export const RUNS: readonly Run[] = [
     expect: ["NeverKilledInPoolStep"],
   },
   {
+    name: "KillReadsGuardFirst",
+    module: "KillGuard.tla",
+    mutant: "KillReadsGuardFirst",
+    cfg: "mutants/KillGuardSafety.cfg",
+    kind: "mutant",
+    expect: ["NeverKilledInPoolStep"],
+  },
+  {
     name: "GuardReadsEpochFirst",
     module: "KillGuard.tla",
     mutant: "GuardReadsEpochFirst",

@@ -370,6 +370,42 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
     }],
   },
   {
+    name: "KillReadsGuardFirst",
+    base: "KillGuard.tla",
+    bug: "the main thread reads the guard, and decides, before it moves the epoch (Dekker's order swapped on the " +
+      "main side; the TypeScript mutant killer_reads_guard_before_epoch)",
+    patches: [
+      {
+        find: "KillBumpEpoch(t) ==\n" +
+          "    /\\ t = Main /\\ mpc = \"idle\" /\\ requests < MaxRequests\n" +
+          "    /\\ epoch' = epoch + 1\n" +
+          "    /\\ mpc' = \"poll\"\n" +
+          "    /\\ requests' = requests + 1\n" +
+          "    /\\ UNCHANGED <<guard, mine, wpc, alive, killed>>\n",
+        replace: "KillBumpEpoch(t) ==   \\* BUG: the request reads the guard first; the epoch moves in KillLateBump\n" +
+          "    /\\ t = Main /\\ mpc = \"idle\" /\\ requests < MaxRequests\n" +
+          "    /\\ mpc' = IF guard = 0 THEN \"decided\" ELSE \"late\"\n" +
+          "    /\\ requests' = requests + 1\n" +
+          "    /\\ UNCHANGED <<guard, epoch, mine, wpc, alive, killed>>\n\n" +
+          "\\* BUG: ... then moves the epoch, and acts on the guard it read before (later polls are in order)\n" +
+          "KillLateBump(t) ==\n" +
+          "    /\\ t = Main /\\ mpc \\in {\"decided\", \"late\"}\n" +
+          "    /\\ epoch' = epoch + 1\n" +
+          "    /\\ mpc' = IF mpc = \"decided\" THEN \"killed\" ELSE \"poll\"\n" +
+          "    /\\ killed' = (killed \\/ mpc = \"decided\")\n" +
+          "    /\\ UNCHANGED <<guard, mine, wpc, alive, requests>>\n",
+      },
+      {
+        find: "    \\/ KillBumpEpoch(t) \\/ KillReadGuard(t) \\/ KillWithdraw(t)\n",
+        replace: "    \\/ KillBumpEpoch(t) \\/ KillReadGuard(t) \\/ KillWithdraw(t) \\/ KillLateBump(t)   \\* BUG: one step more\n",
+      },
+      {
+        find: "    /\\ mpc \\in {\"idle\", \"poll\", \"killed\"}\n",
+        replace: "    /\\ mpc \\in {\"idle\", \"poll\", \"killed\", \"decided\", \"late\"}   \\* BUG (its states)\n",
+      },
+    ],
+  },
+  {
     name: "GuardReadsEpochFirst",
     base: "KillGuard.tla",
     bug: "the worker loads the epoch before it raises its guard (Dekker's order swapped)",

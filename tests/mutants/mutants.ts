@@ -27,7 +27,7 @@ export interface Patch {
 }
 
 /** The modules mutants patch. */
-export type MutatedModule = "deque.ts" | "injector.ts" | "sleep.ts" | "latch.ts";
+export type MutatedModule = "deque.ts" | "injector.ts" | "sleep.ts" | "latch.ts" | "kill_guard.ts";
 
 /** A known bug, as patches to one module of `lib/`. */
 export interface Mutant {
@@ -326,6 +326,7 @@ export const REWRITTEN_IMPORTS: Readonly<Record<MutatedModule, readonly string[]
   "injector.ts": ["atomics.ts", "layout.ts"],
   "sleep.ts": ["atomics.ts", "layout.ts"],
   "latch.ts": ["atomics.ts"],
+  "kill_guard.ts": ["atomics.ts", "layout.ts"],
 };
 
 /** Rewrites the module's relative imports to the real modules' absolute URLs; throws if they moved. */
@@ -458,8 +459,10 @@ export type ForceMutant = Omit<PoolMutant, "caughtBy">;
 /**
  * The kill-guard mutants: each lets a forced kill land inside one of the pool's own steps, which the
  * forced churn of tests/force_test.ts must notice (a stranded record or task). The Dekker order of the
- * handshake (a worker reading the epoch before it raises its guard) is not among them: its window is a
- * few instructions wide, which no test hits; TLC shows that bug (spec/mutants.ts, GuardReadsEpochFirst).
+ * handshake (a worker reading the epoch before it raises its guard, the main thread reading the guard before
+ * it moves the epoch) is not among them: its window is a few instructions wide, which no pool test hits; TLC
+ * shows those bugs (spec/mutants.ts, GuardReadsEpochFirst), and so does the interleaving harness on the
+ * module itself (KILL_GUARD_MUTANTS below, tests/lincheck_kill_guard_test.ts).
  */
 export const FORCE_MUTANTS: readonly ForceMutant[] = [
   {
@@ -762,3 +765,108 @@ export const SLEEP_MUTANTS: readonly Mutant[] = [
 /** The URLs of the shipped sleep and latch modules. */
 export const SHIPPED_SLEEP: URL = new URL("sleep.ts", PROTOCOL);
 export const SHIPPED_LATCH: URL = new URL("latch.ts", PROTOCOL);
+
+// ---------------------------------------------------------------------------------------------------------
+// The kill-guard mutants (lib/protocol/kill_guard.ts), run by tests/lincheck_kill_guard_test.ts under the
+// interleaving harness. Each side of the handshake gets its TLA+ counterparts (spec/mutants.ts, KillGuard.tla:
+// KillReadsGuardFirst, KillIgnoresGuard, GuardReadsEpochFirst, HaltSkipsRecheck, HaltKeepsGuard,
+// WithdrawForgetsEpoch), a worker raising its guard without reading the epoch after (issue 32), and a worker
+// that does not raise its guard at all (the one bug that breaks guard-covers-pool-steps first). (FORCE_MUTANTS' kill_ignores_guard is the same bug as
+// killer_ignores_guard, built as a whole-pool copy for tests/force_test.ts.)
+
+/** The known kill-guard bugs, as patches to `lib/protocol/kill_guard.ts`. */
+export const KILL_GUARD_MUTANTS: readonly Mutant[] = [
+  {
+    name: "killer_reads_guard_before_epoch",
+    module: "kill_guard.ts",
+    bug: "the main thread reads the guard (and decides) before it moves the epoch: Dekker's order swapped on the " +
+      "main side, so a worker that raises its guard in between reads the old epoch and enters a pool step " +
+      "(KillReadsGuardFirst.tla)",
+    patches: [{
+      find: "    mem.store(this.status, epochAt, (from + 1) | 0); // spec: KillBumpEpoch\n" +
+        "    const request: KillRequest = { from, handles: [handle], cause, timer: undefined };\n" +
+        "    this.requests.set(worker, request);\n" +
+        "    this.attempt(worker, request);\n",
+      replace: "    const request: KillRequest = { from, handles: [handle], cause, timer: undefined };\n" +
+        "    this.requests.set(worker, request);\n" +
+        "    this.attempt(worker, request); // mutant: the guard is read first ...\n" +
+        "    mem.store(this.status, epochAt, (from + 1) | 0); // ... and the epoch moved after\n",
+    }],
+  },
+  {
+    name: "killer_ignores_guard",
+    module: "kill_guard.ts",
+    bug: "the main thread terminates the worker without looking at the guard it reads (KillIgnoresGuard.tla)",
+    patches: [{
+      find: "    if (mem.load(this.status, at + StatusWords.guard) === 0) { // spec: KillReadGuard\n",
+      replace: "    if (mem.load(this.status, at + StatusWords.guard) !== 2) { // mutant: whatever the guard says\n",
+    }],
+  },
+  {
+    name: "guard_reads_epoch_first",
+    module: "kill_guard.ts",
+    bug: "the worker reads the epoch before it raises its guard: Dekker's order swapped on the worker side " +
+      "(GuardReadsEpochFirst.tla)",
+    patches: [{
+      find: "    mem.store(this.status, this.guardAt, 1); // spec: GuardRaise\n" +
+        "    if (mem.load(this.status, this.epochAt) !== this.epoch) this.halt(); // spec: GuardReadEpoch\n",
+      replace:
+        "    const moved = mem.load(this.status, this.epochAt) !== this.epoch; // mutant: the epoch first ...\n" +
+        "    mem.store(this.status, this.guardAt, 1); // ... then the guard\n" +
+        "    if (moved) this.halt();\n",
+    }],
+  },
+  {
+    name: "enter_skips_epoch_check",
+    module: "kill_guard.ts",
+    bug: "the worker raises its guard and goes into its pool step without reading the epoch: a kill decided while " +
+      "it was in user code lands in the step",
+    patches: [{
+      find: "    if (mem.load(this.status, this.epochAt) !== this.epoch) this.halt(); // spec: GuardReadEpoch\n",
+      replace: "    // mutant: no look at the epoch after raising the guard\n",
+    }],
+  },
+  {
+    name: "enter_keeps_guard_down",
+    module: "kill_guard.ts",
+    bug: "the worker back from user code reads the epoch but does not raise its guard: its pool steps run with " +
+      "the guard down, killable (as FORCE_MUTANTS' join_keeps_guard_down, in the guard itself)",
+    patches: [{
+      find: "    mem.store(this.status, this.guardAt, 1); // spec: GuardRaise\n",
+      replace: "    // mutant: the guard is not raised\n",
+    }],
+  },
+  {
+    name: "halt_skips_recheck",
+    module: "kill_guard.ts",
+    bug: "the worker leaving its halt raises its guard and goes on without reading the epoch again: a new request " +
+      "that saw the guard down meanwhile kills it in its pool step (HaltSkipsRecheck.tla)",
+    patches: [{
+      find: "      if (mem.load(status, epochAt) === epoch) return; // spec: HaltRecheckEpoch\n",
+      replace: "      return; // mutant: no second look at the epoch\n",
+    }],
+  },
+  {
+    name: "halt_keeps_guard",
+    module: "kill_guard.ts",
+    bug: "the halting worker does not lower its guard, so the main thread's poll never sees it down and the kill " +
+      "never comes (HaltKeepsGuard.tla)",
+    patches: [{
+      find: "      mem.store(status, guardAt, 0); // spec: HaltLower\n",
+      replace: "      // mutant: the guard stays up while halted\n",
+    }],
+  },
+  {
+    name: "withdraw_forgets_epoch",
+    module: "kill_guard.ts",
+    bug: "withdrawing a kill does not give the worker its epoch back, so a halted worker never resumes " +
+      "(WithdrawForgetsEpoch.tla)",
+    patches: [{
+      find: "      mem.store(this.status, at + StatusWords.epoch, request.from); // spec: KillWithdraw\n",
+      replace: "      // mutant: the epoch is left moved\n",
+    }],
+  },
+];
+
+/** The URL of the shipped kill guard. */
+export const SHIPPED_KILL_GUARD: URL = new URL("kill_guard.ts", PROTOCOL);
