@@ -31,6 +31,7 @@ import {
   rewriteImports,
   SHIPPED_KILL_GUARD,
 } from "../mutants/mutants.ts";
+import { MUTATION_RUN } from "../mutants/mutation_run.ts";
 import {
   KBlock,
   KBUFFER_BYTES,
@@ -162,7 +163,8 @@ export class KillGuardHarness {
     // shared one of materializeMutant is removed by whichever suite closes first.
     const dir = mkdtempSync(join(tmpdir(), "filch-kill-guard-mutants-"));
     writeFileSync(join(dir, "package.json"), '{ "type": "module" }\n');
-    const variants = [SHIPPED_KILL_GUARD, ...KILL_GUARD_MUTANTS.map((m) => writeMutant(dir, m))];
+    // In the mutation run the shipped module itself carries the mutant: no others beside it.
+    const variants = [SHIPPED_KILL_GUARD, ...(MUTATION_RUN ? [] : KILL_GUARD_MUTANTS).map((m) => writeMutant(dir, m))];
     const buffer = new SharedArrayBuffer(KBUFFER_BYTES);
     const threads: ThreadHandle[] = [];
     const ready: Promise<void>[] = [];
