@@ -23,7 +23,7 @@ const EXEMPT: Record<string, string> = {
 };
 
 test("every kept TypeScript mutant (every list exported by tests/mutants/mutants.ts) is in the mutation run", () => {
-  const lists = Object.entries(kept).filter(([, value]) =>
+  const lists = (Object.entries(kept) as [string, unknown][]).filter(([, value]) =>
     Array.isArray(value) && value.length > 0 && typeof value[0] === "object" && "patches" in value[0]
   ) as [string, { name: string }[]][];
   assert(lists.length >= 8, `the mutant lists were found: ${lists.map(([n]) => n).join(", ")}`);
