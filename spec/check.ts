@@ -204,6 +204,9 @@ export const RUNS: readonly Run[] = [
   },
   { name: "SleepWake", module: "SleepWake.tla", cfg: "SleepWake.cfg", kind: "real" },
   { name: "SleepWakeLiveness", module: "SleepWake.tla", cfg: "SleepWakeLiveness.cfg", kind: "real" },
+  // One worker: nothing passes only because a second worker is awake to find the work.
+  { name: "SleepWake1", module: "SleepWake.tla", cfg: "SleepWake1.cfg", kind: "real" },
+  { name: "SleepWakeLiveness1", module: "SleepWake.tla", cfg: "SleepWakeLiveness1.cfg", kind: "real" },
   {
     name: "SkipFinalCheck",
     module: "SleepWake.tla",
@@ -254,6 +257,9 @@ export const RUNS: readonly Run[] = [
     cfg: "LifecycleLivenessTerminate.cfg",
     kind: "real",
   },
+  // One worker: the joiner gets its subtask back itself; no thief is awake to run it.
+  { name: "Lifecycle1", module: "Lifecycle.tla", cfg: "Lifecycle1.cfg", kind: "real" },
+  { name: "LifecycleLiveness1", module: "Lifecycle.tla", cfg: "LifecycleLiveness1.cfg", kind: "real" },
   {
     name: "LatchSetNoNotify",
     module: "Lifecycle.tla",
@@ -372,6 +378,7 @@ export const RUNS: readonly Run[] = [
   },
   { name: "Slabs", module: "Slabs.tla", cfg: "Slabs.cfg", kind: "real" },
   { name: "SlabsReset", module: "Slabs.tla", cfg: "SlabsReset.cfg", kind: "real" },
+  { name: "Slabs1", module: "Slabs.tla", cfg: "Slabs1.cfg", kind: "real" },
   {
     // The bug Slabs.tla found in take (fixed by TakeRecheckSize): a reset remakes the slot smaller between
     // the size read and the claim, and the payload gets a slab too small for it.
@@ -446,6 +453,7 @@ export const RUNS: readonly Run[] = [
   },
   // Kill anywhere, the queue: a thread dies at any step and the main thread recovers it.
   { name: "InjectorDeath", module: "InjectorDeath.tla", cfg: "InjectorDeath.cfg", kind: "real" },
+  { name: "InjectorDeath1", module: "InjectorDeath.tla", cfg: "InjectorDeath1.cfg", kind: "real" },
   {
     // A dead thread's claimed position is never completed: the queue is stuck behind it.
     name: "DeathRecoverySkipped",
@@ -475,6 +483,9 @@ export const RUNS: readonly Run[] = [
   { name: "InjectorSplit", module: "Injector.tla", cfg: "InjectorSplit.cfg", kind: "real" },
   { name: "InjectorCap4", module: "Injector.tla", cfg: "InjectorCap4.cfg", kind: "real" },
   { name: "InjectorLiveness", module: "Injector.tla", cfg: "InjectorLiveness.cfg", kind: "real" },
+  // One producer and one consumer: a patient push on a full queue gets room from the one consumer alone.
+  { name: "Injector1", module: "Injector.tla", cfg: "Injector1.cfg", kind: "real" },
+  { name: "InjectorLiveness1", module: "Injector.tla", cfg: "InjectorLiveness1.cfg", kind: "real" },
   {
     name: "PublishBeforeWrite",
     module: "Injector.tla",
