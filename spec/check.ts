@@ -225,6 +225,15 @@ export const RUNS: readonly Run[] = [
     expect: ["NoLostWakeup"],
   },
   {
+    // Missed by the two-worker configurations: the worker left asleep is never the only one.
+    name: "PosterNeedsTwoSleepers",
+    module: "SleepWake.tla",
+    mutant: "PosterNeedsTwoSleepers",
+    cfg: "mutants/PosterNeedsTwoSleepers.cfg",
+    kind: "mutant",
+    expect: ["NoLostWakeup"],
+  },
+  {
     name: "SleepNarrowCounters_Sleepers",
     module: "SleepWake.tla",
     mutant: "SleepNarrowCounters",
@@ -260,6 +269,15 @@ export const RUNS: readonly Run[] = [
   // One worker: the joiner gets its subtask back itself; no thief is awake to run it.
   { name: "Lifecycle1", module: "Lifecycle.tla", cfg: "Lifecycle1.cfg", kind: "real" },
   { name: "LifecycleLiveness1", module: "Lifecycle.tla", cfg: "LifecycleLiveness1.cfg", kind: "real" },
+  {
+    // Missed by the two-worker configurations: the other worker always steals the subtask.
+    name: "JoinerWaitsForThief",
+    module: "Lifecycle.tla",
+    mutant: "JoinerWaitsForThief",
+    cfg: "mutants/JoinerWaitsForThief.cfg",
+    kind: "mutant",
+    expect: ["EveryTaskSettles", "PoolEnds"],
+  },
   {
     name: "LatchSetNoNotify",
     module: "Lifecycle.tla",
