@@ -204,6 +204,9 @@ export const RUNS: readonly Run[] = [
   },
   { name: "SleepWake", module: "SleepWake.tla", cfg: "SleepWake.cfg", kind: "real" },
   { name: "SleepWakeLiveness", module: "SleepWake.tla", cfg: "SleepWakeLiveness.cfg", kind: "real" },
+  // One worker: nothing passes only because a second worker is awake to find the work.
+  { name: "SleepWake1", module: "SleepWake.tla", cfg: "SleepWake1.cfg", kind: "real" },
+  { name: "SleepWakeLiveness1", module: "SleepWake.tla", cfg: "SleepWakeLiveness1.cfg", kind: "real" },
   {
     name: "SkipFinalCheck",
     module: "SleepWake.tla",
@@ -218,6 +221,15 @@ export const RUNS: readonly Run[] = [
     module: "SleepWake.tla",
     mutant: "PosterNoWake",
     cfg: "mutants/PosterNoWake.cfg",
+    kind: "mutant",
+    expect: ["NoLostWakeup"],
+  },
+  {
+    // Missed by the two-worker configurations: the worker left asleep is never the only one.
+    name: "PosterNeedsTwoSleepers",
+    module: "SleepWake.tla",
+    mutant: "PosterNeedsTwoSleepers",
+    cfg: "mutants/PosterNeedsTwoSleepers.cfg",
     kind: "mutant",
     expect: ["NoLostWakeup"],
   },
@@ -253,6 +265,18 @@ export const RUNS: readonly Run[] = [
     module: "Lifecycle.tla",
     cfg: "LifecycleLivenessTerminate.cfg",
     kind: "real",
+  },
+  // One worker: the joiner gets its subtask back itself; no thief is awake to run it.
+  { name: "Lifecycle1", module: "Lifecycle.tla", cfg: "Lifecycle1.cfg", kind: "real" },
+  { name: "LifecycleLiveness1", module: "Lifecycle.tla", cfg: "LifecycleLiveness1.cfg", kind: "real" },
+  {
+    // Missed by the two-worker configurations: the other worker always steals the subtask.
+    name: "JoinerWaitsForThief",
+    module: "Lifecycle.tla",
+    mutant: "JoinerWaitsForThief",
+    cfg: "mutants/JoinerWaitsForThief.cfg",
+    kind: "mutant",
+    expect: ["EveryTaskSettles", "PoolEnds"],
   },
   {
     name: "LatchSetNoNotify",
@@ -380,6 +404,7 @@ export const RUNS: readonly Run[] = [
   },
   { name: "Slabs", module: "Slabs.tla", cfg: "Slabs.cfg", kind: "real" },
   { name: "SlabsReset", module: "Slabs.tla", cfg: "SlabsReset.cfg", kind: "real" },
+  { name: "Slabs1", module: "Slabs.tla", cfg: "Slabs1.cfg", kind: "real" },
   {
     // The bug Slabs.tla found in take (fixed by TakeRecheckSize): a reset remakes the slot smaller between
     // the size read and the claim, and the payload gets a slab too small for it.
@@ -454,6 +479,7 @@ export const RUNS: readonly Run[] = [
   },
   // Kill anywhere, the queue: a thread dies at any step and the main thread recovers it.
   { name: "InjectorDeath", module: "InjectorDeath.tla", cfg: "InjectorDeath.cfg", kind: "real" },
+  { name: "InjectorDeath1", module: "InjectorDeath.tla", cfg: "InjectorDeath1.cfg", kind: "real" },
   {
     // A dead thread's claimed position is never completed: the queue is stuck behind it.
     name: "DeathRecoverySkipped",
@@ -483,6 +509,9 @@ export const RUNS: readonly Run[] = [
   { name: "InjectorSplit", module: "Injector.tla", cfg: "InjectorSplit.cfg", kind: "real" },
   { name: "InjectorCap4", module: "Injector.tla", cfg: "InjectorCap4.cfg", kind: "real" },
   { name: "InjectorLiveness", module: "Injector.tla", cfg: "InjectorLiveness.cfg", kind: "real" },
+  // One producer and one consumer: a patient push on a full queue gets room from the one consumer alone.
+  { name: "Injector1", module: "Injector.tla", cfg: "Injector1.cfg", kind: "real" },
+  { name: "InjectorLiveness1", module: "Injector.tla", cfg: "InjectorLiveness1.cfg", kind: "real" },
   {
     name: "PublishBeforeWrite",
     module: "Injector.tla",

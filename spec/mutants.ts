@@ -170,6 +170,17 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
     }],
   },
   {
+    // Safe only while a second worker is awake to find the task: caught with one worker (SleepWake1), not
+    // with two (SleepWake.cfg passes it: the worker a poster leaves asleep is never the only one).
+    name: "PosterNeedsTwoSleepers",
+    base: "SleepWake.tla",
+    bug: "a poster wakes a sleeper only when more than one sleeps",
+    patches: [{
+      find: "    IF Sleepers(c) = 0\n",
+      replace: "    IF Sleepers(c) <= 1                                 \\* BUG: was = 0; one sleeper is left asleep\n",
+    }],
+  },
+  {
     name: "SleepNarrowCounters",
     base: "SleepWake.tla",
     bug: "the counters word's fields too narrow: CountersWideEnough dropped, the configurations choose the fields",
@@ -189,6 +200,17 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       find: 'ELSE IF t \\in Workers /\\ pc[t] = "LatchBlocked" THEN "JoinRead"',
       replace: 'ELSE IF FALSE THEN "JoinRead" \\* BUG: no notify',
       count: 2,
+    }],
+  },
+  {
+    // Safe only while a second worker is awake to steal the subtask: caught with one worker, not with two.
+    name: "JoinerWaitsForThief",
+    base: "Lifecycle.tla",
+    bug: "a joiner whose subtask is not done waits on the latch without popping its own deque first, " +
+      "leaving the subtask to a thief",
+    patches: [{
+      find: '                    ELSE /\\ Go(w, "JoinPop") /\\ UNCHANGED <<joining, rstate, frees>>\n',
+      replace: '                    ELSE /\\ Go(w, "JoinStop") /\\ UNCHANGED <<joining, rstate, frees>>  \\* BUG: was JoinPop\n',
     }],
   },
   {

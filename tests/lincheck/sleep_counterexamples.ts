@@ -41,6 +41,14 @@ export const SLEEP_RECORDED: readonly SleepRecorded[] = [
     choices: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1],
   },
   {
+    // w0 sleeps counted (the count is 1); the poster posts, moves the JEC, and returns: it wakes only
+    // when more than one sleeps.
+    mutant: "poster_wakes_only_if_two_sleep",
+    oracle: "no-lost-wakeup",
+    scenario: ONE_POST,
+    choices: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1],
+  },
+  {
     // w0 counts itself while its word still says AWAKE; the poster sees 1 sleeper, finds no SLEEPING
     // word, gives up; w0 then stores SLEEPING and waits.
     mutant: "counted_before_sleeping",

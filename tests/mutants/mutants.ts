@@ -703,6 +703,16 @@ export const SLEEP_MUTANTS: readonly Mutant[] = [
     }],
   },
   {
+    // Safe only while a second worker is awake: with one worker, its only sleeper is never woken.
+    name: "poster_wakes_only_if_two_sleep",
+    module: "sleep.ts",
+    bug: "newWork wakes a sleeper only when more than one sleeps: a lone sleeper is left asleep",
+    patches: [{
+      find: "    if ((c & SLEEPERS_MASK) === 0) return false;\n",
+      replace: "    if ((c & SLEEPERS_MASK) <= 1) return false; // mutant: was === 0\n",
+    }],
+  },
+  {
     name: "counted_before_sleeping",
     module: "sleep.ts",
     bug: "fallAsleep counts itself before storing SLEEPING, so a poster that sees the count finds no word to wake",
