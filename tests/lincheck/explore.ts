@@ -12,11 +12,14 @@
  * (or, in the kill-guard harness, yielded: it is not offered then) is free. At each step the thread released
  * last comes first, so the first schedule is the one without preemptions.
  *
- * Owns only the search: the harness runs the schedule (calling the chooser once per free choice, in the
- * controller's thread) and judges the run.
+ * Also the schedules of the random mode and of replays in that encoding ({@link waitScheduleArbitrary},
+ * {@link waitScheduleChooser}, {@link waitReplayChooser}). The harness runs the schedule (calling the chooser
+ * once per free choice, in the controller's thread) and judges the run.
  *
  * @module
  */
+
+import fc from "fast-check";
 
 /** Picks the next step among `parked` threads, or (`timeout`) times out one of `timed`. */
 export type WaitChooser = (
@@ -119,4 +122,60 @@ export function exploreWaits<V>(
     if (stack.length === 0) break;
   }
   return { schedules, steps, failure };
+}
+
+/** Where a schedule has no choice left: the harness's default among `parked` (never a timeout). */
+export type Continuation = (parked: readonly number[], current: number) => number;
+
+/**
+ * The chooser of a generated schedule: entry `e` at step i means thread `e % threads`; with `e >= threads`,
+ * time out that thread's timed wait if it is in one. Otherwise that thread if it can run, else the next one
+ * after it that can. Past the end of the schedule: `rest`.
+ */
+export function waitScheduleChooser(threads: number, schedule: readonly number[], rest: Continuation): WaitChooser {
+  return (step, parked, timed, current) => {
+    if (step < schedule.length) {
+      const e = schedule[step];
+      const want = e % threads;
+      if (e >= threads && timed.includes(want)) return { thread: want, timeout: true };
+      for (let d = 0; d < threads; d++) {
+        if (parked.includes((want + d) % threads)) return { thread: (want + d) % threads, timeout: false };
+      }
+    }
+    return { thread: rest(parked, current), timeout: false };
+  };
+}
+
+/**
+ * A systematic schedule replayed exactly: per step, a thread to release (0..threads-1) or to time out
+ * (threads..2·threads-1); a choice that is impossible at its step throws. Past the end: `rest`.
+ */
+export function waitReplayChooser(threads: number, choices: readonly number[], rest: Continuation): WaitChooser {
+  return (step, parked, timed, current) => {
+    if (step >= choices.length) return { thread: rest(parked, current), timeout: false };
+    const c = choices[step];
+    const timeout = c >= threads;
+    const t = c % threads;
+    if (timeout ? !timed.includes(t) : !parked.includes(t)) {
+      throw new Error(`replay: choice ${c} impossible at step ${step}`);
+    }
+    return { thread: t, timeout };
+  };
+}
+
+/**
+ * Generated schedules for {@link waitScheduleChooser}: per-step choices (up to `maxLength`), or up to
+ * `maxSegments` segments of one thread, each 1..`maxSegment` steps long (its first step may be a timeout).
+ */
+export function waitScheduleArbitrary(
+  threads: number,
+  maxLength: number,
+  maxSegment: number,
+  maxSegments: number,
+): fc.Arbitrary<number[]> {
+  const perStep = fc.array(fc.nat({ max: 2 * threads - 1 }), { maxLength });
+  const segments = fc.array(fc.tuple(fc.nat({ max: 2 * threads - 1 }), fc.integer({ min: 1, max: maxSegment })), {
+    maxLength: maxSegments,
+  }).map((segs) => segs.flatMap(([e, length]) => [e, ...Array.from({ length: length - 1 }, () => e % threads)]));
+  return fc.oneof(perStep, segments);
 }

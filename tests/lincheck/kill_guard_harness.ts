@@ -44,7 +44,15 @@ import {
   KWORK_WORDS,
 } from "./kill_guard_protocol.ts";
 import type { KillGuardThreadSetup } from "./kill_guard_thread.ts";
-import { exploreWaits, type WaitChooser, type WaitExploration } from "./explore.ts";
+import {
+  type Continuation,
+  exploreWaits,
+  type WaitChooser,
+  type WaitExploration,
+  waitReplayChooser,
+  waitScheduleArbitrary,
+  waitScheduleChooser,
+} from "./explore.ts";
 import { Fn, FN_NAMES } from "./protocol.ts";
 import { sblockBase, SGlobal, SState } from "./sleep_protocol.ts";
 import {
@@ -53,8 +61,10 @@ import {
   closeGateThreads,
   type GateAccess,
   GateRun,
+  gateStateName,
   SpecActions,
   startGateThreads,
+  stepTable,
 } from "./wait_controller.ts";
 
 /** One run's work. */
@@ -339,20 +349,13 @@ export function describeKAccess(a: KAccess): string {
   return `${tag}${name} ${w} ${a.arg1} → ${a.result}`;
 }
 
-function stateName(st: number): string {
-  return Object.entries(SState).find(([, v]) => v === st)?.[0].toLowerCase() ?? `state ${st}`;
-}
+const stateName = gateStateName;
 
 /** The interleaving as a table: a column per thread, a row per step, then the end state. */
 export function formatKillTable(s: KillGuardScenario, exec: KExecution): string {
   const n = kThreadCount(s);
   const cols = Array.from({ length: n }, (_, t) => kThreadName(t));
-  const rows = exec.accesses.map((a) => cols.map((_, t) => (t === a.thread ? describeKAccess(a) : "")));
-  const widths = cols.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[], step: string) =>
-    `${step.padStart(4)} | ` + cells.map((c, i) => c.padEnd(widths[i])).join(" | ").trimEnd();
-  const out = [line(cols, "step"), "-".repeat(7 + widths.reduce((sum, w) => sum + w + 3, 0))];
-  rows.forEach((r, i) => out.push(line(r, String(i))));
+  const out = stepTable(cols, exec.accesses, describeKAccess);
   const end = exec.states.map((st, t) => {
     const b = exec.blocked.find((x) => x.thread === t);
     return `${kThreadName(t)} ${b ? `blocked on ${wordName(b.addr)}=${b.expected}` : stateName(st)}`;
@@ -460,42 +463,22 @@ export function checkKillExecution(s: KillGuardScenario, exec: KExecution): KVio
 // Schedules: random (fast-check) and systematic (bounded preemptions).
 
 /** Round robin after `current` among `parked`: the fair continuation past a schedule's end. */
-function roundRobin(parked: readonly number[], current: number): number {
+const roundRobin: Continuation = (parked, current) => {
   for (let d = 1; d <= 3; d++) if (parked.includes((current + d) % 3)) return (current + d) % 3;
   return parked[0];
-}
+};
 
 /**
- * The chooser of a schedule array: entry `e` at step i means thread `e % 3`; with `e >= 3`, time out that
- * thread's timed wait if it is in one. Otherwise that thread if it can run, else the next one that can.
- * Past the end: round robin, never a timeout.
+ * The chooser of a generated schedule ({@link waitScheduleChooser}, 3 threads): entry `e` at step i means
+ * thread `e % 3`, with `e >= 3` a timeout of its wait. Past the end: round robin, never a timeout.
  */
 export function killScheduleChooser(schedule: readonly number[]): KChooser {
-  return (step, parked, timed, current) => {
-    if (step < schedule.length) {
-      const e = schedule[step];
-      const want = e % 3;
-      if (e >= 3 && timed.includes(want)) return { thread: want, timeout: true };
-      for (let d = 0; d < 3; d++) {
-        if (parked.includes((want + d) % 3)) return { thread: (want + d) % 3, timeout: false };
-      }
-    }
-    return { thread: roundRobin(parked, current), timeout: false };
-  };
+  return waitScheduleChooser(3, schedule, roundRobin);
 }
 
-/** A systematic schedule replayed: per step, a thread to release (0–2) or to time out (3–5). */
+/** A systematic schedule replayed: per step, a thread to release (0–2) or to time out (3–5); then round robin. */
 export function killSystematicChooser(choices: readonly number[]): KChooser {
-  return (step, parked, timed, current) => {
-    if (step >= choices.length) return { thread: roundRobin(parked, current), timeout: false };
-    const c = choices[step];
-    const timeout = c >= 3;
-    const t = c % 3;
-    if (timeout ? !timed.includes(t) : !parked.includes(t)) {
-      throw new Error(`replay: choice ${c} impossible at step ${step}`);
-    }
-    return { thread: t, timeout };
-  };
+  return waitReplayChooser(3, choices, roundRobin);
 }
 
 /** Scenarios for the random mode. */
@@ -511,10 +494,7 @@ export function killScenarioArbitrary(): fc.Arbitrary<KillGuardScenario> {
 
 /** Schedules: per-step choices (0–5: a thread, or a timeout) or segments of one thread. */
 export function killScheduleArbitrary(): fc.Arbitrary<number[]> {
-  const perStep = fc.array(fc.nat({ max: 5 }), { maxLength: 120 });
-  const segments = fc.array(fc.tuple(fc.nat({ max: 5 }), fc.integer({ min: 1, max: 12 })), { maxLength: 16 })
-    .map((segs) => segs.flatMap(([e, length]) => [e, ...Array.from({ length: length - 1 }, () => e % 3)]));
-  return fc.oneof(perStep, segments);
+  return waitScheduleArbitrary(3, 120, 12, 16);
 }
 
 /** The outcome of exploring a scenario systematically (a failure's choices replay with {@link killSystematicChooser}). */

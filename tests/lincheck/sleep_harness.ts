@@ -27,15 +27,25 @@ import {
   WORK_WORDS,
 } from "./sleep_protocol.ts";
 import type { SleepThreadSetup } from "./sleep_thread.ts";
-import { exploreWaits, type WaitChooser, type WaitExploration } from "./explore.ts";
+import {
+  type Continuation,
+  exploreWaits,
+  type WaitChooser,
+  type WaitExploration,
+  waitReplayChooser,
+  waitScheduleArbitrary,
+  waitScheduleChooser,
+} from "./explore.ts";
 import {
   assignRole,
   type Blocked,
   closeGateThreads,
   type GateAccess,
   GateRun,
+  gateStateName,
   SpecActions,
   startGateThreads,
+  stepTable,
 } from "./wait_controller.ts";
 
 /** One run's work. */
@@ -305,12 +315,7 @@ export function describeSAccess(s: SleepScenario, a: SAccess): string {
 export function formatSleepTable(s: SleepScenario, exec: SExecution): string {
   const n = threadCount(s);
   const cols = Array.from({ length: n }, (_, t) => sThreadName(s, t));
-  const rows = exec.accesses.map((a) => cols.map((_, t) => (t === a.thread ? describeSAccess(s, a) : "")));
-  const widths = cols.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[], step: string) =>
-    `${step.padStart(4)} | ` + cells.map((c, i) => c.padEnd(widths[i])).join(" | ").trimEnd();
-  const out = [line(cols, "step"), "-".repeat(7 + widths.reduce((sum, w) => sum + w + 3, 0))];
-  rows.forEach((r, i) => out.push(line(r, String(i))));
+  const out = stepTable(cols, exec.accesses, (a) => describeSAccess(s, a));
   const end = exec.states.map((st, t) => {
     const b = exec.blocked.find((x) => x.thread === t);
     const what = b ? `blocked on ${sWordName(b.addr)}=${b.expected}${b.timed ? " (timed)" : ""}` : stateName(st);
@@ -323,9 +328,7 @@ export function formatSleepTable(s: SleepScenario, exec: SExecution): string {
   return out.join("\n");
 }
 
-function stateName(st: number): string {
-  return Object.entries(SState).find(([, v]) => v === st)?.[0].toLowerCase() ?? `state ${st}`;
-}
+const stateName = gateStateName;
 
 // ---------------------------------------------------------------------------------------------------------
 // Oracles.
@@ -433,36 +436,21 @@ function wordValue(exec: SExecution, addr: number): number | undefined {
 // ---------------------------------------------------------------------------------------------------------
 // Schedules: random (fast-check) and systematic (bounded preemptions).
 
+/** Past a schedule's end: the thread run last if it can go on, else the lowest that can. */
+const sameOrLowest: Continuation = (parked, current) => (parked.includes(current) ? current : parked[0]);
+
 /**
- * The chooser of a schedule array: entry `e` at step i means thread `e % 4`; with `e >= 4`, time out that
- * thread's timed wait if it is in one. Otherwise the thread runs if it is parked, else the next parked one
- * after it. Past the end: the thread run last if parked, else the lowest parked (never a timeout).
+ * The chooser of a generated schedule ({@link waitScheduleChooser}, 4 threads): entry `e` at step i means
+ * thread `e % 4`, with `e >= 4` a timeout of its wait; past the end, the thread run last if parked, else the
+ * lowest parked (never a timeout).
  */
 export function sleepScheduleChooser(schedule: readonly number[]): SChooser {
-  return (step, parked, timed, current) => {
-    if (step < schedule.length) {
-      const e = schedule[step];
-      const want = e % 4;
-      if (e >= 4 && timed.includes(want)) return { thread: want, timeout: true };
-      for (let d = 0; d < 4; d++) {
-        if (parked.includes((want + d) % 4)) return { thread: (want + d) % 4, timeout: false };
-      }
-    }
-    return { thread: parked.includes(current) ? current : parked[0], timeout: false };
-  };
+  return waitScheduleChooser(SMAX_THREADS, schedule, sameOrLowest);
 }
 
-/** A systematic schedule: per step, a thread to release (0–3) or a thread to time out (4–7). */
+/** A systematic schedule replayed: per step, a thread to release (0–3) or a thread to time out (4–7). */
 export function systematicChooser(choices: readonly number[]): SChooser {
-  return (step, parked, timed, current) => {
-    const c = step < choices.length ? choices[step] : (parked.includes(current) ? current : parked[0]);
-    const timeout = c >= 4;
-    const t = c % 4;
-    if (timeout ? !timed.includes(t) : !parked.includes(t)) {
-      throw new Error(`replay: choice ${c} impossible at step ${step}`);
-    }
-    return { thread: t, timeout };
-  };
+  return waitReplayChooser(SMAX_THREADS, choices, sameOrLowest);
 }
 
 /** Scenarios for the random mode: 1–3 workers, 1–2 posters of 1–2 items (at most 4 threads), maybe a stop; or the latch. */
@@ -485,10 +473,7 @@ export function sleepScenarioArbitrary(): fc.Arbitrary<SleepScenario> {
 
 /** Schedules: per-step choices (0–7: a thread, or a timeout) or segments of one thread. */
 export function sleepScheduleArbitrary(): fc.Arbitrary<number[]> {
-  const perStep = fc.array(fc.nat({ max: 7 }), { maxLength: 200 });
-  const segments = fc.array(fc.tuple(fc.nat({ max: 7 }), fc.integer({ min: 1, max: 16 })), { maxLength: 24 })
-    .map((segs) => segs.flatMap(([e, length]) => [e, ...Array.from({ length: length - 1 }, () => e % 4)]));
-  return fc.oneof(perStep, segments);
+  return waitScheduleArbitrary(SMAX_THREADS, 200, 16, 24);
 }
 
 /** The outcome of exploring a scenario systematically (a failure's choices replay with {@link systematicChooser}). */

@@ -6,6 +6,8 @@
  * starting a run, releasing one access (a notify modelled as a futex wake, a wait that blocks recorded),
  * timing a wait out, unwinding the threads left parked or blocked, and reading a thread's failure.
  *
+ * {@link awaitChange} serves the deque/injector harness's controller (`harness.ts`) too.
+ *
  * Called on the controller's thread only (the test's main thread), synchronously within a run.
  *
  * Invariant: after {@link GateRun.unwind} no thread of the run is PARKED or BLOCKED, so the next run starts
@@ -266,4 +268,27 @@ export class GateRun {
   private await(t: number, value: number): number {
     return awaitChange(this.ctl, sblockBase(t) + SBlock.STATE, value, this.label);
   }
+}
+
+/** A gate state's name in lower case (`parked`, `blocked`, `done`, …). */
+export function gateStateName(st: number): string {
+  return Object.entries(SState).find(([, v]) => v === st)?.[0].toLowerCase() ?? `state ${st}`;
+}
+
+/**
+ * A run's steps as a fixed-width table: a header of the thread names `cols`, a rule, then a row per step
+ * with the access described in its thread's column. The caller adds the end state.
+ */
+export function stepTable(
+  cols: readonly string[],
+  accesses: readonly GateAccess[],
+  describe: (a: GateAccess) => string,
+): string[] {
+  const rows = accesses.map((a) => cols.map((_, t) => (t === a.thread ? describe(a) : "")));
+  const widths = cols.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: readonly string[], step: string) =>
+    `${step.padStart(4)} | ` + cells.map((c, i) => c.padEnd(widths[i])).join(" | ").trimEnd();
+  const out = [line(cols, "step"), "-".repeat(7 + widths.reduce((sum, w) => sum + w + 3, 0))];
+  rows.forEach((r, i) => out.push(line(r, String(i))));
+  return out;
 }
