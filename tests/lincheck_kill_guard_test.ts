@@ -24,27 +24,16 @@ import {
   killScheduleArbitrary,
   killScheduleChooser,
   killSystematicChooser,
-  type KViolation,
 } from "./lincheck/kill_guard_harness.ts";
 import { Fn } from "./lincheck/protocol.ts";
 import { SState } from "./lincheck/sleep_protocol.ts";
-import { config, env } from "./lincheck/suite.ts";
+import { config, describeViolations, intEnv, mutantFromEnv } from "./lincheck/suite.ts";
 import { KILL_GUARD_MUTANTS } from "./mutants/mutants.ts";
 import { assert, assertEquals, runtime, test } from "./_test.ts";
 
-function intEnv(name: string, fallback: number): number {
-  const raw = env(name);
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) {
-    throw new RangeError(`Cannot read ${name} as it must be an integer: received ${raw}`);
-  }
-  return n;
-}
-
-const RUNS = intEnv("FILCH_LINCHECK_KILL_RUNS", 15_000);
-const HUNT = intEnv("FILCH_LINCHECK_KILL_HUNT", 10_000);
-const PREEMPTIONS = intEnv("FILCH_LINCHECK_KILL_PREEMPTIONS", 3);
+const RUNS = intEnv("FILCH_LINCHECK_KILL_RUNS", 15_000, 0);
+const HUNT = intEnv("FILCH_LINCHECK_KILL_HUNT", 10_000, 0);
+const PREEMPTIONS = intEnv("FILCH_LINCHECK_KILL_PREEMPTIONS", 3, 0);
 /** One harness (3 threads, the shipped module and every mutant loaded) for the whole file; the last test closes it. */
 const shared = KillGuardHarness.start();
 
@@ -63,9 +52,7 @@ const EXPECTED: Readonly<Record<string, readonly string[]>> = {
   withdraw_forgets_epoch: ["halted-worker-resumes", "withdraw-restores-epoch"],
 };
 
-function describe(v: KViolation[]): string {
-  return v.map((x) => `[${x.oracle}] ${x.detail}`).join("; ");
-}
+const describe = describeViolations;
 
 test(
   "kill-guard harness: a kill asked while the worker is in user code lands there; asked inside a pool step, it waits for the halt",
@@ -107,13 +94,7 @@ test(
 
 test("kill-guard random mode: generated scenarios under generated interleavings satisfy every oracle", async () => {
   const { seed, path } = config();
-  const mutant = env("FILCH_LINCHECK_KILL_MUTANT") || undefined;
-  const variant = mutant === undefined ? 0 : 1 + KILL_GUARD_MUTANTS.findIndex((m) => m.name === mutant);
-  if (mutant !== undefined && variant === 0) {
-    throw new RangeError(
-      `Cannot pick mutant as it must be one of ${KILL_GUARD_MUTANTS.map((m) => m.name).join(", ")}: received ${mutant}`,
-    );
-  }
+  const { mutant, variant } = mutantFromEnv("FILCH_LINCHECK_KILL_MUTANT", KILL_GUARD_MUTANTS);
   const h = await shared;
   const started = performance.now();
   let runs = 0;

@@ -24,36 +24,23 @@ import {
   sleepScenarioArbitrary,
   sleepScheduleArbitrary,
   sleepScheduleChooser,
-  type SViolation,
   systematicChooser,
 } from "./lincheck/sleep_harness.ts";
 import { SState } from "./lincheck/sleep_protocol.ts";
 import { SLEEP_RECORDED } from "./lincheck/sleep_counterexamples.ts";
-import { config, env } from "./lincheck/suite.ts";
+import { config, describeViolations, intEnv, mutantFromEnv } from "./lincheck/suite.ts";
 import { startSleepHarness } from "./lincheck/sleep_suite.ts";
 import { SLEEP_MUTANTS } from "./mutants/mutants.ts";
 import { assert, assertEquals, runtime, test } from "./_test.ts";
 
-function intEnv(name: string, fallback: number): number {
-  const raw = env(name);
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) {
-    throw new RangeError(`Cannot read ${name} as it must be an integer: received ${raw}`);
-  }
-  return n;
-}
-
-const RUNS = intEnv("FILCH_LINCHECK_SLEEP_RUNS", 15_000);
-const HUNT = intEnv("FILCH_LINCHECK_SLEEP_HUNT", 3000);
-const PREEMPTIONS = intEnv("FILCH_LINCHECK_SLEEP_PREEMPTIONS", 2);
-const LONG = intEnv("FILCH_LINCHECK_SLEEP_LONG", 0) === 1;
+const RUNS = intEnv("FILCH_LINCHECK_SLEEP_RUNS", 15_000, 0);
+const HUNT = intEnv("FILCH_LINCHECK_SLEEP_HUNT", 3000, 0);
+const PREEMPTIONS = intEnv("FILCH_LINCHECK_SLEEP_PREEMPTIONS", 2, 0);
+const LONG = intEnv("FILCH_LINCHECK_SLEEP_LONG", 0, 0) === 1;
 /** One harness (4 threads, the shipped modules and every mutant loaded) for the whole file; the last test closes it. */
 const shared = startSleepHarness();
 
-function describe(v: SViolation[]): string {
-  return v.map((x) => `[${x.oracle}] ${x.detail}`).join("; ");
-}
+const describe = describeViolations;
 
 test(
   "sleep harness: a wait blocks until a notify on its word; a timed wait times out only when the schedule says so",
@@ -89,15 +76,35 @@ test(
   60_000,
 );
 
+test(
+  "sleep harness: a run whose chooser throws unwinds its threads, so the next run starts clean",
+  async () => {
+    const h = await shared;
+    const s: SleepScenario = { kind: "sleep", workers: 1, posts: [1], stop: false };
+    // Step 0 releases the poster; step 1 asks to time out thread 3, which is in no wait: the replay throws
+    // with the worker and the poster parked before an access.
+    let threw = "";
+    try {
+      h.run(s, systematicChooser([1, 7]), 0);
+    } catch (error) {
+      threw = String(error);
+    }
+    assert(threw.includes("choice 7 impossible at step 1"), `the replay throws: ${threw || "it did not"}`);
+    // The same scenario again, run to its end by the default schedule: both threads start from their
+    // program's first access (none picks up where the thrown run left it), and every oracle holds.
+    const exec = h.run(s, sleepScheduleChooser([]), 0);
+    const baseline = h.run(s, sleepScheduleChooser([]), 0);
+    assertEquals(exec.accesses, baseline.accesses, "the run after the throw is the run of a clean harness");
+    assertEquals(exec.states, [SState.BLOCKED, SState.DONE], "the worker took the item and sleeps; the poster is done");
+    assertEquals(exec.taken[0], 1, "the worker took the one item");
+    assertEquals(checkSleepExecution(s, exec), [], "no oracle breaks");
+  },
+  60_000,
+);
+
 test("sleep random mode: generated scenarios under generated interleavings satisfy every oracle", async () => {
   const { seed, path } = config();
-  const mutant = env("FILCH_LINCHECK_SLEEP_MUTANT") || undefined;
-  const variant = mutant === undefined ? 0 : 1 + SLEEP_MUTANTS.findIndex((m) => m.name === mutant);
-  if (variant < 0 || (mutant !== undefined && variant === 0)) {
-    throw new RangeError(
-      `Cannot pick mutant as it must be one of ${SLEEP_MUTANTS.map((m) => m.name).join(", ")}: received ${mutant}`,
-    );
-  }
+  const { mutant, variant } = mutantFromEnv("FILCH_LINCHECK_SLEEP_MUTANT", SLEEP_MUTANTS);
   const h = await shared;
   const started = performance.now();
   let runs = 0;

@@ -33,6 +33,7 @@ import {
 } from "./protocol.ts";
 import { type Chooser, pushValue, type Scenario, thiefOpParts } from "./scenario.ts";
 import type { SimThreadSetup } from "./sim_thread.ts";
+import { awaitChange } from "./wait_controller.ts";
 
 /** One shared access, as the controller saw it. */
 export interface Access {
@@ -122,8 +123,8 @@ export interface HarnessOptions {
   onClose?: () => void;
 }
 
-const SPIN = 2000;
-const HANG_MS = 20_000;
+/** The controller's name in a hang's message. */
+const LABEL = "lincheck controller";
 
 /** The controller with its reusable simulated threads. */
 export class Harness {
@@ -349,7 +350,7 @@ export class Harness {
     Atomics.notify(ctl, Global.EPOCH);
 
     const states = new Array<number>(MAX_THREADS);
-    for (let t = 0; t < MAX_THREADS; t++) states[t] = awaitChange(ctl, blockBase(t) + Block.STATE, State.IDLE);
+    for (let t = 0; t < MAX_THREADS; t++) states[t] = awaitChange(ctl, blockBase(t) + Block.STATE, State.IDLE, LABEL);
 
     const accesses: Access[] = [];
     const first: number[][] = programs.map((p) => p.map(() => -1));
@@ -385,7 +386,7 @@ export class Harness {
         for (const t of runnable) {
           Atomics.store(ctl, blockBase(t) + Block.STATE, State.ABORT);
           Atomics.notify(ctl, blockBase(t) + Block.STATE);
-          states[t] = awaitChange(ctl, blockBase(t) + Block.STATE, State.ABORT);
+          states[t] = awaitChange(ctl, blockBase(t) + Block.STATE, State.ABORT, LABEL);
         }
         break;
       }
@@ -409,7 +410,7 @@ export class Harness {
       last[t][op] = step;
       Atomics.store(ctl, base + Block.STATE, State.GO);
       Atomics.notify(ctl, base + Block.STATE);
-      states[t] = awaitChange(ctl, base + Block.STATE, State.GO);
+      states[t] = awaitChange(ctl, base + Block.STATE, State.GO, LABEL);
       access.result = Atomics.load(ctl, base + Block.RESULT);
       accesses.push(access);
       if (writes(access)) lastWrite = step;
@@ -465,21 +466,6 @@ function writes(a: Access): boolean {
   if (a.fn === Fn.load || a.fn === Fn.wait || a.fn === Fn.waitAsync || a.fn === Fn.notify) return false;
   if (a.fn === Fn.compareExchange) return a.result === a.arg1;
   return true;
-}
-
-/** Waits (spin, then sleep) until `ctl[index] !== value`; returns the new value. */
-function awaitChange(ctl: Int32Array, index: number, value: number): number {
-  for (let i = 0; i < SPIN; i++) {
-    const s = Atomics.load(ctl, index);
-    if (s !== value) return s;
-  }
-  for (;;) {
-    const s = Atomics.load(ctl, index);
-    if (s !== value) return s;
-    if (Atomics.wait(ctl, index, value, HANG_MS) === "timed-out" && Atomics.load(ctl, index) === value) {
-      throw new Error(`lincheck controller: a simulated thread made no progress for ${HANG_MS} ms (word ${index})`);
-    }
-  }
 }
 
 /** Names a word for tables and traces: `V.top`, `V.bottom`, `V[2]`, `D1.bottom`, `D1[0]`. */

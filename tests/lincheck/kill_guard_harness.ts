@@ -19,7 +19,7 @@
 
 import fc from "fast-check";
 import { StatusWords } from "../../lib/protocol/layout.ts";
-import { startThread, type ThreadHandle } from "../../lib/runtime/thread.ts";
+import type { ThreadHandle } from "../../lib/runtime/thread.ts";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -44,8 +44,28 @@ import {
   KWORK_WORDS,
 } from "./kill_guard_protocol.ts";
 import type { KillGuardThreadSetup } from "./kill_guard_thread.ts";
+import {
+  type Continuation,
+  exploreWaits,
+  type WaitChooser,
+  type WaitExploration,
+  waitReplayChooser,
+  waitScheduleArbitrary,
+  waitScheduleChooser,
+} from "./explore.ts";
 import { Fn, FN_NAMES } from "./protocol.ts";
-import { SBlock, sblockBase, SGlobal, SState } from "./sleep_protocol.ts";
+import { sblockBase, SGlobal, SState } from "./sleep_protocol.ts";
+import {
+  assignRole,
+  type Blocked,
+  closeGateThreads,
+  type GateAccess,
+  GateRun,
+  gateStateName,
+  SpecActions,
+  startGateThreads,
+  stepTable,
+} from "./wait_controller.ts";
 
 /** One run's work. */
 export interface KillGuardScenario {
@@ -61,29 +81,8 @@ export interface KillGuardScenario {
   epoch: number;
 }
 
-/** One step the controller took. */
-export interface KAccess {
-  step: number;
-  thread: number;
-  /** `Fn` code, or -1 for "a timed wait timed out". */
-  fn: number;
-  addr: number;
-  arg1: number;
-  arg2: number;
-  result: number;
-  woke?: number[];
-  blocked?: boolean;
-  /** Trace mode: the `// spec:` action on the line of kill_guard.ts that made the access. */
-  action?: string;
-}
-
-interface Blocked {
-  thread: number;
-  addr: number;
-  expected: number;
-  timed: boolean;
-  seq: number;
-}
+/** One step the controller took (`action`, in trace mode: the `// spec:` action on the line of kill_guard.ts). */
+export type KAccess = GateAccess;
 
 /** Everything one run produced. */
 export interface KExecution {
@@ -103,15 +102,10 @@ export interface KExecution {
 }
 
 /** Picks the next step among `parked` (yields already filtered out), or times out a thread in `timed`. */
-export type KChooser = (
-  step: number,
-  parked: readonly number[],
-  timed: readonly number[],
-  current: number,
-) => { thread: number; timeout: boolean };
+export type KChooser = WaitChooser;
 
-const SPIN = 2000;
-const HANG_MS = 20_000;
+/** The controller's name in a hang's message. */
+const LABEL = "lincheck kill-guard controller";
 /** Steps per run before it is cut (and judged: a main thread still polling then breaks a liveness oracle). */
 export const KMAX_STEPS = 600;
 /** Steps the controller makes before the schedule's first choice: the worker's WorkerGuard constructor. */
@@ -145,7 +139,7 @@ export class KillGuardHarness {
   runs = 0;
   totalSteps = 0;
   private closed = false;
-  private readonly actions = new Map<string, Map<number, string>>();
+  private readonly actions = new SpecActions();
   /** Where the mutants were written. */
   private readonly dir: string;
 
@@ -166,21 +160,13 @@ export class KillGuardHarness {
     // In the mutation run the shipped module itself carries the mutant: no others beside it.
     const variants = [SHIPPED_KILL_GUARD, ...(MUTATION_RUN ? [] : KILL_GUARD_MUTANTS).map((m) => writeMutant(dir, m))];
     const buffer = new SharedArrayBuffer(KBUFFER_BYTES);
-    const threads: ThreadHandle[] = [];
-    const ready: Promise<void>[] = [];
-    for (let thread = 0; thread < 3; thread++) {
-      const handle = await startThread(new URL("./kill_guard_thread.ts", import.meta.url), `lincheck-kill-${thread}`);
-      threads.push(handle);
-      ready.push(
-        new Promise<void>((resolve, reject) => {
-          handle.onMessage(() => resolve());
-          handle.onError(reject);
-        }),
-      );
-      const setup: KillGuardThreadSetup = { buffer, thread, variants: variants.map((v) => v.href) };
-      handle.post(setup);
-    }
-    await Promise.all(ready);
+    const urls = variants.map((v) => v.href);
+    const threads = await startGateThreads(
+      new URL("./kill_guard_thread.ts", import.meta.url),
+      "lincheck-kill",
+      3,
+      (thread): KillGuardThreadSetup => ({ buffer, thread, variants: urls }),
+    );
     return new KillGuardHarness(buffer, threads, variants, dir);
   }
 
@@ -199,7 +185,6 @@ export class KillGuardHarness {
     // The worker's tasks run on it from the start (runsOn is true for each until it is settled).
     for (let h = 1; h <= scenario.requests; h++) Atomics.store(work, KWork.TASK + h, 1);
     for (let t = 0; t < 3; t++) {
-      const base = sblockBase(t);
       let role: number = KRole.NONE;
       let p1 = 0;
       let p2 = 0;
@@ -214,42 +199,24 @@ export class KillGuardHarness {
         role = KRole.SETTLER;
         for (const h of scenario.settle) p1 |= 1 << h;
       }
-      ctl.fill(0, base, base + SBlock.MSG);
-      Atomics.store(ctl, base + SBlock.ROLE, role);
-      Atomics.store(ctl, base + SBlock.PARAM1, p1);
-      Atomics.store(ctl, base + SBlock.PARAM2, p2);
-      Atomics.store(ctl, base + SBlock.STATE, SState.IDLE);
+      assignRole(ctl, t, role, p1, p2);
     }
     Atomics.store(ctl, SGlobal.VARIANT, variant);
     Atomics.store(ctl, KGlobal.HANDLES, scenario.requests);
     Atomics.store(ctl, SGlobal.TRACE, trace ? 1 : 0);
-    Atomics.add(ctl, SGlobal.EPOCH, 1);
-    Atomics.notify(ctl, SGlobal.EPOCH);
-    const states = new Array<number>(3);
-    for (let t = 0; t < 3; t++) states[t] = awaitChange(ctl, sblockBase(t) + SBlock.STATE, SState.IDLE);
+    const gate = new GateRun(ctl, 3, LABEL);
+    const action = trace ? (_file: number, line: number) => this.actionAt(variant, line) : undefined;
 
     const accesses: KAccess[] = [];
-    let blocked: Blocked[] = [];
-    let seq = 0;
     let current = -1;
     let step = 0;
     let aborted = false;
     let stalled = false;
     let lastWrite = -1;
     const polledSince: number[] = [];
-    const resume = (t: number, how: number): void => {
-      const base = sblockBase(t);
-      Atomics.store(ctl, base + SBlock.WAKE, how);
-      Atomics.store(ctl, base + SBlock.STATE, SState.RESUME);
-      Atomics.notify(ctl, base + SBlock.STATE);
-      states[t] = awaitChange(ctl, base + SBlock.STATE, SState.RESUME);
-      blocked = blocked.filter((b) => b.thread !== t);
-    };
     try {
       for (;;) {
-        let parked: number[] = [];
-        for (let t = 0; t < n; t++) if (states[t] === SState.PARKED) parked.push(t);
-        const timed = blocked.filter((b) => b.timed).map((b) => b.thread);
+        let parked = gate.parked(n);
         if (parked.length === 0) break;
         if (step >= maxSteps) {
           aborted = true;
@@ -270,50 +237,12 @@ export class KillGuardHarness {
         }
         const { thread: t, timeout } = forced
           ? { thread: 0, timeout: false }
-          : choose(step - KSETUP_STEPS, parked, timed, current);
+          : choose(step - KSETUP_STEPS, parked, gate.timed(), current);
         if (!forced && eager.length === 0) polledSince[t] = step;
-        if (timeout) {
-          const b = blocked.find((x) => x.thread === t);
-          if (b === undefined || !b.timed) throw new Error(`chooser timed out thread ${t}, which is in no timed wait`);
-          resume(t, 1);
-          accesses.push({ step, thread: t, fn: -1, addr: b.addr, arg1: b.expected, arg2: 1, result: 0 });
-        } else {
+        if (timeout) accesses.push(gate.timeOut(step, t));
+        else {
           if (!parked.includes(t)) throw new Error(`chooser picked thread ${t}, which is not runnable`);
-          const base = sblockBase(t);
-          const access: KAccess = {
-            step,
-            thread: t,
-            fn: Atomics.load(ctl, base + SBlock.FN),
-            addr: Atomics.load(ctl, base + SBlock.ADDR),
-            arg1: Atomics.load(ctl, base + SBlock.ARG1),
-            arg2: Atomics.load(ctl, base + SBlock.ARG2),
-            result: 0,
-          };
-          if (trace) access.action = this.actionAt(variant, ctl[base + SBlock.SITE_LINE]);
-          if (access.fn === Fn.notify) {
-            const count = access.arg1 < 0 ? Infinity : access.arg1;
-            const waking = blocked.filter((b) => b.addr === access.addr).sort((a, b) => a.seq - b.seq)
-              .slice(0, count === Infinity ? undefined : count).map((b) => b.thread);
-            for (const w of waking) resume(w, 0);
-            access.woke = waking;
-            Atomics.store(ctl, base + SBlock.NOTIFIED, waking.length);
-          }
-          Atomics.store(ctl, base + SBlock.STATE, SState.GO);
-          Atomics.notify(ctl, base + SBlock.STATE);
-          states[t] = awaitChange(ctl, base + SBlock.STATE, SState.GO);
-          access.result = Atomics.load(ctl, base + SBlock.RESULT);
-          if (access.fn === Fn.wait) {
-            access.blocked = states[t] === SState.BLOCKED;
-            if (access.blocked) {
-              blocked.push({
-                thread: t,
-                addr: access.addr,
-                expected: access.arg1,
-                timed: access.arg2 === 1,
-                seq: seq++,
-              });
-            }
-          }
+          const access = gate.release(step, t, action);
           accesses.push(access);
           if (access.fn !== Fn.load && access.fn !== Fn.wait) lastWrite = step;
         }
@@ -322,20 +251,14 @@ export class KillGuardHarness {
       }
     } catch (error) {
       // Leave every thread between runs (a chooser that throws, a hang), so that the next run starts clean.
-      for (let t = 0; t < n; t++) {
-        if (states[t] === SState.PARKED || states[t] === SState.BLOCKED) {
-          Atomics.store(ctl, sblockBase(t) + SBlock.STATE, SState.ABORT);
-          Atomics.notify(ctl, sblockBase(t) + SBlock.STATE);
-          awaitChange(ctl, sblockBase(t) + SBlock.STATE, SState.ABORT);
-        }
-      }
+      gate.unwind(n);
       throw error;
     }
 
     const exec: KExecution = {
       accesses,
-      states: states.slice(0, n),
-      blocked: blocked.map((b) => ({ ...b })),
+      states: gate.states.slice(0, n),
+      blocked: gate.blocked.map((b) => ({ ...b })),
       failures: [],
       aborted,
       stalled,
@@ -345,21 +268,10 @@ export class KillGuardHarness {
       killed: Atomics.load(work, KWork.KILLED),
       inPool: Atomics.load(work, KWork.INPOOL),
     };
+    gate.unwind(n);
     for (let t = 0; t < n; t++) {
-      if (states[t] === SState.PARKED || states[t] === SState.BLOCKED) {
-        const before = states[t];
-        Atomics.store(ctl, sblockBase(t) + SBlock.STATE, SState.ABORT);
-        Atomics.notify(ctl, sblockBase(t) + SBlock.STATE);
-        awaitChange(ctl, sblockBase(t) + SBlock.STATE, SState.ABORT);
-        states[t] = before;
-      }
-      if (states[t] === SState.FAILED) {
-        const base = sblockBase(t);
-        const len = Atomics.load(ctl, base + SBlock.MSG);
-        let text = "";
-        for (let i = 0; i < len; i++) text += String.fromCharCode(Atomics.load(ctl, base + SBlock.MSG + 1 + i));
-        exec.failures.push(`${kThreadName(t)}: ${text}`);
-      }
+      const failure = gate.failure(t);
+      if (failure !== undefined) exec.failures.push(`${kThreadName(t)}: ${failure}`);
     }
     this.runs++;
     this.totalSteps += step;
@@ -368,36 +280,14 @@ export class KillGuardHarness {
 
   /** The `// spec:` action named on `line` of the variant's kill_guard.ts. */
   private actionAt(variant: number, line: number): string | undefined {
-    if (line === 0) return undefined;
-    const url = this.variants[variant];
-    let map = this.actions.get(url.href);
-    if (map === undefined) {
-      map = new Map();
-      readFileSync(url, "utf8").split("\n").forEach((text, i) => {
-        const m = /\/\/\s*spec:\s*([A-Z]\w*)\s*$/.exec(text);
-        if (m) map!.set(i + 1, m[1]);
-      });
-      this.actions.set(url.href, map);
-    }
-    return map.get(line);
+    return line === 0 ? undefined : this.actions.at(this.variants[variant], line);
   }
 
   /** Asks every simulated thread to leave its loop, waits until it has, terminates the Workers. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const ctl = this.ctl;
-    for (let t = 0; t < 3; t++) Atomics.store(ctl, sblockBase(t) + SBlock.STATE, SState.IDLE);
-    Atomics.store(ctl, SGlobal.SHUTDOWN, 1);
-    Atomics.add(ctl, SGlobal.EPOCH, 1);
-    Atomics.notify(ctl, SGlobal.EPOCH);
-    const deadline = Date.now() + 5000;
-    for (let t = 0; t < 3; t++) {
-      while (Atomics.load(ctl, sblockBase(t) + SBlock.STATE) !== SState.EXITED && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 5));
-      }
-    }
-    for (const thread of this.threads) thread.terminate();
+    await closeGateThreads(this.ctl, this.threads);
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
@@ -413,21 +303,6 @@ function writeMutant(dir: string, mutant: Mutant): URL {
       `${mutant.bug}\n` + rewriteImports(applyPatches(source, mutant), mutant.module),
   );
   return pathToFileURL(file);
-}
-
-/** Waits (spin, then sleep) until `ctl[index] !== value`; returns the new value; throws after HANG_MS. */
-function awaitChange(ctl: Int32Array, index: number, value: number): number {
-  for (let i = 0; i < SPIN; i++) {
-    const s = Atomics.load(ctl, index);
-    if (s !== value) return s;
-  }
-  for (;;) {
-    const s = Atomics.load(ctl, index);
-    if (s !== value) return s;
-    if (Atomics.wait(ctl, index, value, HANG_MS) === "timed-out" && Atomics.load(ctl, index) === value) {
-      throw new Error(`lincheck kill-guard controller: a simulated thread made no progress for ${HANG_MS} ms`);
-    }
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -474,20 +349,13 @@ export function describeKAccess(a: KAccess): string {
   return `${tag}${name} ${w} ${a.arg1} → ${a.result}`;
 }
 
-function stateName(st: number): string {
-  return Object.entries(SState).find(([, v]) => v === st)?.[0].toLowerCase() ?? `state ${st}`;
-}
+const stateName = gateStateName;
 
 /** The interleaving as a table: a column per thread, a row per step, then the end state. */
 export function formatKillTable(s: KillGuardScenario, exec: KExecution): string {
   const n = kThreadCount(s);
   const cols = Array.from({ length: n }, (_, t) => kThreadName(t));
-  const rows = exec.accesses.map((a) => cols.map((_, t) => (t === a.thread ? describeKAccess(a) : "")));
-  const widths = cols.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[], step: string) =>
-    `${step.padStart(4)} | ` + cells.map((c, i) => c.padEnd(widths[i])).join(" | ").trimEnd();
-  const out = [line(cols, "step"), "-".repeat(7 + widths.reduce((sum, w) => sum + w + 3, 0))];
-  rows.forEach((r, i) => out.push(line(r, String(i))));
+  const out = stepTable(cols, exec.accesses, describeKAccess);
   const end = exec.states.map((st, t) => {
     const b = exec.blocked.find((x) => x.thread === t);
     return `${kThreadName(t)} ${b ? `blocked on ${wordName(b.addr)}=${b.expected}` : stateName(st)}`;
@@ -595,42 +463,22 @@ export function checkKillExecution(s: KillGuardScenario, exec: KExecution): KVio
 // Schedules: random (fast-check) and systematic (bounded preemptions).
 
 /** Round robin after `current` among `parked`: the fair continuation past a schedule's end. */
-function roundRobin(parked: readonly number[], current: number): number {
+const roundRobin: Continuation = (parked, current) => {
   for (let d = 1; d <= 3; d++) if (parked.includes((current + d) % 3)) return (current + d) % 3;
   return parked[0];
-}
+};
 
 /**
- * The chooser of a schedule array: entry `e` at step i means thread `e % 3`; with `e >= 3`, time out that
- * thread's timed wait if it is in one. Otherwise that thread if it can run, else the next one that can.
- * Past the end: round robin, never a timeout.
+ * The chooser of a generated schedule ({@link waitScheduleChooser}, 3 threads): entry `e` at step i means
+ * thread `e % 3`, with `e >= 3` a timeout of its wait. Past the end: round robin, never a timeout.
  */
 export function killScheduleChooser(schedule: readonly number[]): KChooser {
-  return (step, parked, timed, current) => {
-    if (step < schedule.length) {
-      const e = schedule[step];
-      const want = e % 3;
-      if (e >= 3 && timed.includes(want)) return { thread: want, timeout: true };
-      for (let d = 0; d < 3; d++) {
-        if (parked.includes((want + d) % 3)) return { thread: (want + d) % 3, timeout: false };
-      }
-    }
-    return { thread: roundRobin(parked, current), timeout: false };
-  };
+  return waitScheduleChooser(3, schedule, roundRobin);
 }
 
-/** A systematic schedule replayed: per step, a thread to release (0–2) or to time out (3–5). */
+/** A systematic schedule replayed: per step, a thread to release (0–2) or to time out (3–5); then round robin. */
 export function killSystematicChooser(choices: readonly number[]): KChooser {
-  return (step, parked, timed, current) => {
-    if (step >= choices.length) return { thread: roundRobin(parked, current), timeout: false };
-    const c = choices[step];
-    const timeout = c >= 3;
-    const t = c % 3;
-    if (timeout ? !timed.includes(t) : !parked.includes(t)) {
-      throw new Error(`replay: choice ${c} impossible at step ${step}`);
-    }
-    return { thread: t, timeout };
-  };
+  return waitReplayChooser(3, choices, roundRobin);
 }
 
 /** Scenarios for the random mode. */
@@ -646,24 +494,17 @@ export function killScenarioArbitrary(): fc.Arbitrary<KillGuardScenario> {
 
 /** Schedules: per-step choices (0–5: a thread, or a timeout) or segments of one thread. */
 export function killScheduleArbitrary(): fc.Arbitrary<number[]> {
-  const perStep = fc.array(fc.nat({ max: 5 }), { maxLength: 120 });
-  const segments = fc.array(fc.tuple(fc.nat({ max: 5 }), fc.integer({ min: 1, max: 12 })), { maxLength: 16 })
-    .map((segs) => segs.flatMap(([e, length]) => [e, ...Array.from({ length: length - 1 }, () => e % 3)]));
-  return fc.oneof(perStep, segments);
+  return waitScheduleArbitrary(3, 120, 12, 16);
 }
 
-/** The outcome of exploring a scenario systematically. */
-export interface KExploration {
-  schedules: number;
-  steps: number;
-  failure?: { choices: number[]; violations: KViolation[]; index: number; preemptions: number };
-}
+/** The outcome of exploring a scenario systematically (a failure's choices replay with {@link killSystematicChooser}). */
+export type KExploration = WaitExploration<KViolation>;
 
 /**
- * Every schedule of `scenario` with at most `maxPreemptions` preemptions (stateless depth-first search). A
- * preemption is releasing another thread while the one run last could go on, or timing out a wait; a
- * switch forced because the last thread blocked, finished or yielded is free. With `want`, only a run that
- * breaks every one of those oracles counts as the failure.
+ * Every schedule of `scenario` with at most `maxPreemptions` preemptions ({@link exploreWaits}, 3 threads
+ * wide: a choice 0–2 releases a thread, 3–5 times its wait out); the set-up steps are no choices. A yield
+ * is not offered while another thread can run, so a switch away from it is free. With `want`, only a run
+ * that breaks every one of those oracles counts as the failure.
  */
 export function exploreKill(
   harness: KillGuardHarness,
@@ -672,65 +513,14 @@ export function exploreKill(
   maxPreemptions: number,
   want?: readonly string[],
 ): KExploration {
-  const stack: { options: number[]; costs: number[]; next: number }[] = [];
-  let schedules = 0;
-  let steps = 0;
-  for (;;) {
-    const taken: number[] = [];
-    let preemptions = 0;
-    const choose: KChooser = (step, parked, timed, current) => {
-      let pick: number;
-      let cost: number;
-      if (step < stack.length) {
-        const f = stack[step];
-        pick = f.options[f.next];
-        cost = f.costs[f.next];
-      } else {
-        const options: number[] = [];
-        const costs: number[] = [];
-        const canContinue = parked.includes(current);
-        if (canContinue) {
-          options.push(current);
-          costs.push(0);
-        }
-        for (const t of parked) {
-          if (t === current) continue;
-          if (!canContinue) {
-            options.push(t);
-            costs.push(0);
-          } else if (preemptions < maxPreemptions) {
-            options.push(t);
-            costs.push(1);
-          }
-        }
-        if (preemptions < maxPreemptions) {
-          for (const t of timed) {
-            options.push(3 + t);
-            costs.push(1);
-          }
-        }
-        stack.push({ options, costs, next: 0 });
-        pick = options[0];
-        cost = costs[0];
-      }
-      preemptions += cost;
-      taken.push(pick);
-      return { thread: pick % 3, timeout: pick >= 3 };
-    };
+  return exploreWaits(3, maxPreemptions, (choose) => {
     const exec = harness.run(scenario, choose, variant);
-    schedules++;
-    steps += exec.steps;
-    stack.length = Math.min(stack.length, exec.steps - KSETUP_STEPS);
     const violations = checkKillExecution(scenario, exec);
     const broken = want === undefined
       ? violations.length > 0
       : want.every((o) => violations.some((v) => v.oracle === o));
-    if (broken) {
-      return { schedules, steps, failure: { choices: taken, violations, index: schedules, preemptions } };
-    }
-    while (stack.length > 0 && ++stack[stack.length - 1].next >= stack[stack.length - 1].options.length) stack.pop();
-    if (stack.length === 0) return { schedules, steps };
-  }
+    return { steps: exec.steps, violations, broken };
+  });
 }
 
 /** Small scenarios explored with every schedule of at most 3 preemptions (by default), named after the race. */

@@ -13,16 +13,11 @@
  * @module
  */
 
-import {
-  installSharedMemory,
-  type Int32View,
-  type SharedMemory,
-  type WaitAsyncResult,
-} from "../../lib/protocol/atomics.ts";
+import { installSharedMemory, type Int32View, type WaitAsyncResult } from "../../lib/protocol/atomics.ts";
+import { AbortRun, ParkingFacade } from "./gate_facade.ts";
 import { DequeWords } from "../../lib/protocol/layout.ts";
 import { parentPort } from "../../lib/runtime/thread.ts";
 import {
-  ABORT_MESSAGE,
   Block,
   blockBase,
   Fn,
@@ -75,18 +70,13 @@ port.onMessage(async (message) => {
   loop(setup, gate, modules);
 });
 
-class AbortRun extends Error {
-  constructor() {
-    super(ABORT_MESSAGE);
-  }
-}
-
 /** The facade binding: park, wait for GO, make the one access, publish its result. */
-class Gate implements SharedMemory {
+class Gate extends ParkingFacade {
   readonly ctl: Int32Array;
   readonly base: number;
 
   constructor(buffer: SharedArrayBuffer, thread: number) {
+    super();
     this.ctl = new Int32Array(buffer);
     this.base = blockBase(thread);
   }
@@ -117,38 +107,6 @@ class Gate implements SharedMemory {
     return result;
   }
 
-  load(view: Int32View, index: number): number {
-    this.park(Fn.load, view, index, 0, 0);
-    return this.done(Atomics.load(view, index));
-  }
-  store(view: Int32View, index: number, value: number): number {
-    this.park(Fn.store, view, index, value, 0);
-    return this.done(Atomics.store(view, index, value));
-  }
-  compareExchange(view: Int32View, index: number, expected: number, replacement: number): number {
-    this.park(Fn.compareExchange, view, index, expected, replacement);
-    return this.done(Atomics.compareExchange(view, index, expected, replacement));
-  }
-  add(view: Int32View, index: number, value: number): number {
-    this.park(Fn.add, view, index, value, 0);
-    return this.done(Atomics.add(view, index, value));
-  }
-  sub(view: Int32View, index: number, value: number): number {
-    this.park(Fn.sub, view, index, value, 0);
-    return this.done(Atomics.sub(view, index, value));
-  }
-  exchange(view: Int32View, index: number, value: number): number {
-    this.park(Fn.exchange, view, index, value, 0);
-    return this.done(Atomics.exchange(view, index, value));
-  }
-  or(view: Int32View, index: number, value: number): number {
-    this.park(Fn.or, view, index, value, 0);
-    return this.done(Atomics.or(view, index, value));
-  }
-  and(view: Int32View, index: number, value: number): number {
-    this.park(Fn.and, view, index, value, 0);
-    return this.done(Atomics.and(view, index, value));
-  }
   wait(view: Int32View, index: number, expected: number, _timeout?: number): "ok" | "not-equal" | "timed-out" {
     // Under the scheduler nothing may block: a wait is a check that never sleeps.
     this.park(Fn.wait, view, index, expected, 0);
@@ -165,15 +123,6 @@ class Gate implements SharedMemory {
   notify(view: Int32View, index: number, count?: number): number {
     this.park(Fn.notify, view, index, count ?? -1, 0);
     return this.done(Atomics.notify(view, index, count));
-  }
-  pause(): void {}
-  // The code under test: every access is a preemption point, so it must make no plain (unordered) access: one here
-  // would be a step the schedule cannot place. Refuse it loudly rather than run it unscheduled.
-  read(_view: Int32View, index: number): number {
-    throw new Error(`Cannot schedule a plain read of word ${index}: the code under test must use atomic loads only`);
-  }
-  write(_view: Int32View, index: number, _value: number): void {
-    throw new Error(`Cannot schedule a plain write of word ${index}: the code under test must use atomic stores only`);
   }
 }
 

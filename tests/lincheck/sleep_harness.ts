@@ -10,10 +10,9 @@
  */
 
 import fc from "fast-check";
-import { readFileSync } from "node:fs";
 import { SleepWords } from "../../lib/protocol/layout.ts";
-import { startThread, type ThreadHandle } from "../../lib/runtime/thread.ts";
-import { Fn, FN_NAMES } from "./protocol.ts";
+import type { ThreadHandle } from "../../lib/runtime/thread.ts";
+import { FN_NAMES } from "./protocol.ts";
 import {
   Role,
   SBlock,
@@ -28,6 +27,26 @@ import {
   WORK_WORDS,
 } from "./sleep_protocol.ts";
 import type { SleepThreadSetup } from "./sleep_thread.ts";
+import {
+  type Continuation,
+  exploreWaits,
+  type WaitChooser,
+  type WaitExploration,
+  waitReplayChooser,
+  waitScheduleArbitrary,
+  waitScheduleChooser,
+} from "./explore.ts";
+import {
+  assignRole,
+  type Blocked,
+  closeGateThreads,
+  type GateAccess,
+  GateRun,
+  gateStateName,
+  SpecActions,
+  startGateThreads,
+  stepTable,
+} from "./wait_controller.ts";
 
 /** One run's work. */
 export type SleepScenario =
@@ -37,30 +56,10 @@ export type SleepScenario =
   | { kind: "latch" };
 
 /** One step the controller took. */
-export interface SAccess {
-  step: number;
-  thread: number;
-  /** `Fn` code, or -1 for "a timed wait timed out". */
-  fn: number;
-  addr: number;
-  arg1: number;
-  arg2: number;
-  result: number;
-  /** A notify: the threads it woke. A wait: whether it blocked. */
-  woke?: number[];
-  blocked?: boolean;
-  /** Trace mode: the `// spec:` action on the line of lib/ that made the access. */
-  action?: string;
-}
+export type SAccess = GateAccess;
 
 /** A thread blocked in a wait. */
-export interface Blocked {
-  thread: number;
-  addr: number;
-  expected: number;
-  timed: boolean;
-  seq: number;
-}
+export type { Blocked };
 
 /** Everything one run produced. */
 export interface SExecution {
@@ -85,12 +84,7 @@ export interface SExecution {
 }
 
 /** Picks the next step: `thread` (release its access) or, with `timeout`, time out its timed wait. */
-export type SChooser = (
-  step: number,
-  parked: readonly number[],
-  timed: readonly number[],
-  current: number,
-) => { thread: number; timeout: boolean };
+export type SChooser = WaitChooser;
 
 /** A module pair the threads may run: variant 0 is the shipped code, the rest mutants. */
 export interface SVariant {
@@ -98,9 +92,8 @@ export interface SVariant {
   latch: URL;
 }
 
-const SPIN = 2000;
-/** A simulated thread that makes no progress this long fails the run (and the test) with a message. */
-const HANG_MS = 20_000;
+/** The controller's name in a hang's message. */
+const LABEL = "lincheck sleep controller";
 
 /** The number of simulated threads a scenario uses. */
 export function threadCount(s: SleepScenario): number {
@@ -117,7 +110,7 @@ export class SleepHarness {
   totalSteps = 0;
   private closed = false;
   private readonly onClose: (() => void) | undefined;
-  private readonly actions = new Map<string, Map<number, string>>();
+  private readonly actions = new SpecActions();
 
   private constructor(buffer: SharedArrayBuffer, threads: ThreadHandle[], variants: SVariant[], onClose?: () => void) {
     this.buffer = buffer;
@@ -130,25 +123,13 @@ export class SleepHarness {
   /** Starts the simulated threads, each loading every variant. */
   static async start(variants: SVariant[], onClose?: () => void): Promise<SleepHarness> {
     const buffer = new SharedArrayBuffer(SBUFFER_BYTES);
-    const threads: ThreadHandle[] = [];
-    const ready: Promise<void>[] = [];
-    for (let thread = 0; thread < SMAX_THREADS; thread++) {
-      const handle = await startThread(new URL("./sleep_thread.ts", import.meta.url), `lincheck-sleep-${thread}`);
-      threads.push(handle);
-      ready.push(
-        new Promise<void>((resolve, reject) => {
-          handle.onMessage(() => resolve());
-          handle.onError(reject);
-        }),
-      );
-      const setup: SleepThreadSetup = {
-        buffer,
-        thread,
-        variants: variants.map((v) => ({ sleep: v.sleep.href, latch: v.latch.href })),
-      };
-      handle.post(setup);
-    }
-    await Promise.all(ready);
+    const urls = variants.map((v) => ({ sleep: v.sleep.href, latch: v.latch.href }));
+    const threads = await startGateThreads(
+      new URL("./sleep_thread.ts", import.meta.url),
+      "lincheck-sleep",
+      SMAX_THREADS,
+      (thread): SleepThreadSetup => ({ buffer, thread, variants: urls }),
+    );
     return new SleepHarness(buffer, threads, variants, onClose);
   }
 
@@ -167,7 +148,6 @@ export class SleepHarness {
     new Int32Array(this.buffer, SLEEP_REGION_BYTES, (WORK_BYTES - SLEEP_REGION_BYTES) / 4).fill(0);
     new Int32Array(this.buffer, WORK_BYTES, WORK_WORDS).fill(0);
     for (let t = 0; t < SMAX_THREADS; t++) {
-      const base = sblockBase(t);
       let role: number = Role.NONE;
       let p1 = 0;
       let p2 = 0;
@@ -183,88 +163,39 @@ export class SleepHarness {
           p2 = scenario.stop && k === scenario.posts.length - 1 ? 1 : 0;
         }
       }
-      ctl.fill(0, base, base + SBlock.MSG);
-      Atomics.store(ctl, base + SBlock.ROLE, role);
-      Atomics.store(ctl, base + SBlock.PARAM1, p1);
-      Atomics.store(ctl, base + SBlock.PARAM2, p2);
-      Atomics.store(ctl, base + SBlock.STATE, SState.IDLE);
+      assignRole(ctl, t, role, p1, p2);
     }
     Atomics.store(ctl, SGlobal.VARIANT, variant);
     Atomics.store(ctl, SGlobal.WORKERS, workers);
     Atomics.store(ctl, SGlobal.TRACE, trace ? 1 : 0);
-    Atomics.add(ctl, SGlobal.EPOCH, 1);
-    Atomics.notify(ctl, SGlobal.EPOCH);
-    const states = new Array<number>(SMAX_THREADS);
-    for (let t = 0; t < SMAX_THREADS; t++) states[t] = awaitChange(ctl, sblockBase(t) + SBlock.STATE, SState.IDLE);
+    const gate = new GateRun(ctl, SMAX_THREADS, LABEL);
+    const action = trace ? (file: number, line: number) => this.actionAt(variant, file, line) : undefined;
 
     const accesses: SAccess[] = [];
-    let blocked: Blocked[] = [];
-    let seq = 0;
     let current = -1;
     let step = 0;
     let aborted = false;
-    const parked: number[] = [];
-    const timed: number[] = [];
-    const resume = (t: number, how: number): void => {
-      const base = sblockBase(t);
-      Atomics.store(ctl, base + SBlock.WAKE, how);
-      Atomics.store(ctl, base + SBlock.STATE, SState.RESUME);
-      Atomics.notify(ctl, base + SBlock.STATE);
-      states[t] = awaitChange(ctl, base + SBlock.STATE, SState.RESUME);
-      blocked = blocked.filter((b) => b.thread !== t);
-    };
-    for (;;) {
-      parked.length = 0;
-      timed.length = 0;
-      for (let t = 0; t < n; t++) if (states[t] === SState.PARKED) parked.push(t);
-      for (const b of blocked) if (b.timed) timed.push(b.thread);
-      if (parked.length === 0) break;
-      if (step >= maxSteps) {
-        aborted = true;
-        break;
-      }
-      const { thread: t, timeout } = choose(step, parked, timed, current);
-      if (timeout) {
-        const b = blocked.find((x) => x.thread === t);
-        if (b === undefined || !b.timed) throw new Error(`chooser timed out thread ${t}, which is in no timed wait`);
-        resume(t, 1);
-        accesses.push({ step, thread: t, fn: -1, addr: b.addr, arg1: b.expected, arg2: 1, result: 0 });
-      } else {
-        if (states[t] !== SState.PARKED) throw new Error(`chooser picked thread ${t}, which is not runnable`);
-        const base = sblockBase(t);
-        const access: SAccess = {
-          step,
-          thread: t,
-          fn: Atomics.load(ctl, base + SBlock.FN),
-          addr: Atomics.load(ctl, base + SBlock.ADDR),
-          arg1: Atomics.load(ctl, base + SBlock.ARG1),
-          arg2: Atomics.load(ctl, base + SBlock.ARG2),
-          result: 0,
-        };
-        if (trace) access.action = this.actionAt(variant, ctl[base + SBlock.SITE_FILE], ctl[base + SBlock.SITE_LINE]);
-        if (access.fn === Fn.notify) {
-          // Futex wake: the oldest waiters on this word first, up to count (-1: all).
-          const count = access.arg1 < 0 ? Infinity : access.arg1;
-          const waking = blocked.filter((b) => b.addr === access.addr).sort((a, b) => a.seq - b.seq)
-            .slice(0, count === Infinity ? undefined : count).map((b) => b.thread);
-          for (const w of waking) resume(w, 0);
-          access.woke = waking;
-          Atomics.store(ctl, base + SBlock.NOTIFIED, waking.length);
+    try {
+      for (;;) {
+        const parked = gate.parked(n);
+        if (parked.length === 0) break;
+        if (step >= maxSteps) {
+          aborted = true;
+          break;
         }
-        Atomics.store(ctl, base + SBlock.STATE, SState.GO);
-        Atomics.notify(ctl, base + SBlock.STATE);
-        states[t] = awaitChange(ctl, base + SBlock.STATE, SState.GO);
-        access.result = Atomics.load(ctl, base + SBlock.RESULT);
-        if (access.fn === Fn.wait) {
-          access.blocked = states[t] === SState.BLOCKED;
-          if (access.blocked) {
-            blocked.push({ thread: t, addr: access.addr, expected: access.arg1, timed: access.arg2 === 1, seq: seq++ });
-          }
+        const { thread: t, timeout } = choose(step, parked, gate.timed(), current);
+        if (timeout) accesses.push(gate.timeOut(step, t));
+        else {
+          if (gate.states[t] !== SState.PARKED) throw new Error(`chooser picked thread ${t}, which is not runnable`);
+          accesses.push(gate.release(step, t, action));
         }
-        accesses.push(access);
+        current = t;
+        step++;
       }
-      current = t;
-      step++;
+    } catch (error) {
+      // A chooser that throws (an impossible replay), a hang: leave no thread parked for the next run.
+      gate.unwind(n);
+      throw error;
     }
 
     // The end state, before unwinding.
@@ -272,8 +203,8 @@ export class SleepHarness {
     const work = new Int32Array(this.buffer, WORK_BYTES, WORK_WORDS);
     const exec: SExecution = {
       accesses,
-      states: states.slice(0, n),
-      blocked: blocked.map((b) => ({ ...b })),
+      states: gate.states.slice(0, n),
+      blocked: gate.blocked.map((b) => ({ ...b })),
       failures: [],
       aborted,
       steps: step,
@@ -287,21 +218,10 @@ export class SleepHarness {
       woke: Array.from({ length: n }, (_, t) => Atomics.load(ctl, sblockBase(t) + SBlock.WOKE)),
     };
     // Unwind whatever is still parked or blocked.
+    gate.unwind(n);
     for (let t = 0; t < n; t++) {
-      if (states[t] === SState.PARKED || states[t] === SState.BLOCKED) {
-        const before = states[t];
-        Atomics.store(ctl, sblockBase(t) + SBlock.STATE, SState.ABORT);
-        Atomics.notify(ctl, sblockBase(t) + SBlock.STATE);
-        awaitChange(ctl, sblockBase(t) + SBlock.STATE, SState.ABORT);
-        states[t] = before;
-      }
-      if (states[t] === SState.FAILED) {
-        const base = sblockBase(t);
-        const len = Atomics.load(ctl, base + SBlock.MSG);
-        let text = "";
-        for (let i = 0; i < len; i++) text += String.fromCharCode(Atomics.load(ctl, base + SBlock.MSG + 1 + i));
-        exec.failures.push(`${sThreadName(scenario, t)}: ${text}`);
-      }
+      const failure = gate.failure(t);
+      if (failure !== undefined) exec.failures.push(`${sThreadName(scenario, t)}: ${failure}`);
     }
     this.runs++;
     this.totalSteps += step;
@@ -311,53 +231,15 @@ export class SleepHarness {
   /** The `// spec:` action named on `line` of the variant's sleep (file 1) or latch (file 2) module. */
   private actionAt(variant: number, file: number, line: number): string | undefined {
     if (file === 0) return undefined;
-    const url = file === 1 ? this.variants[variant].sleep : this.variants[variant].latch;
-    let map = this.actions.get(url.href);
-    if (map === undefined) {
-      map = new Map();
-      readFileSync(url, "utf8").split("\n").forEach((text, i) => {
-        const m = /\/\/\s*spec:\s*([A-Z]\w*)\s*$/.exec(text);
-        if (m) map!.set(i + 1, m[1]);
-      });
-      this.actions.set(url.href, map);
-    }
-    return map.get(line);
+    return this.actions.at(file === 1 ? this.variants[variant].sleep : this.variants[variant].latch, line);
   }
 
   /** Asks every simulated thread to leave its loop, waits until it has, then terminates the Workers. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const ctl = this.ctl;
-    for (let t = 0; t < SMAX_THREADS; t++) Atomics.store(ctl, sblockBase(t) + SBlock.STATE, SState.IDLE);
-    Atomics.store(ctl, SGlobal.SHUTDOWN, 1);
-    Atomics.add(ctl, SGlobal.EPOCH, 1);
-    Atomics.notify(ctl, SGlobal.EPOCH);
-    const deadline = Date.now() + 5000;
-    for (let t = 0; t < SMAX_THREADS; t++) {
-      while (Atomics.load(ctl, sblockBase(t) + SBlock.STATE) !== SState.EXITED && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 5));
-      }
-    }
-    for (const thread of this.threads) thread.terminate();
+    await closeGateThreads(this.ctl, this.threads);
     this.onClose?.();
-  }
-}
-
-/** Waits (spin, then sleep) until `ctl[index] !== value`; returns the new value; throws after HANG_MS. */
-function awaitChange(ctl: Int32Array, index: number, value: number): number {
-  for (let i = 0; i < SPIN; i++) {
-    const s = Atomics.load(ctl, index);
-    if (s !== value) return s;
-  }
-  for (;;) {
-    const s = Atomics.load(ctl, index);
-    if (s !== value) return s;
-    if (Atomics.wait(ctl, index, value, HANG_MS) === "timed-out" && Atomics.load(ctl, index) === value) {
-      throw new Error(
-        `lincheck sleep controller: a simulated thread made no progress for ${HANG_MS} ms (word ${index})`,
-      );
-    }
   }
 }
 
@@ -433,12 +315,7 @@ export function describeSAccess(s: SleepScenario, a: SAccess): string {
 export function formatSleepTable(s: SleepScenario, exec: SExecution): string {
   const n = threadCount(s);
   const cols = Array.from({ length: n }, (_, t) => sThreadName(s, t));
-  const rows = exec.accesses.map((a) => cols.map((_, t) => (t === a.thread ? describeSAccess(s, a) : "")));
-  const widths = cols.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[], step: string) =>
-    `${step.padStart(4)} | ` + cells.map((c, i) => c.padEnd(widths[i])).join(" | ").trimEnd();
-  const out = [line(cols, "step"), "-".repeat(7 + widths.reduce((sum, w) => sum + w + 3, 0))];
-  rows.forEach((r, i) => out.push(line(r, String(i))));
+  const out = stepTable(cols, exec.accesses, (a) => describeSAccess(s, a));
   const end = exec.states.map((st, t) => {
     const b = exec.blocked.find((x) => x.thread === t);
     const what = b ? `blocked on ${sWordName(b.addr)}=${b.expected}${b.timed ? " (timed)" : ""}` : stateName(st);
@@ -451,9 +328,7 @@ export function formatSleepTable(s: SleepScenario, exec: SExecution): string {
   return out.join("\n");
 }
 
-function stateName(st: number): string {
-  return Object.entries(SState).find(([, v]) => v === st)?.[0].toLowerCase() ?? `state ${st}`;
-}
+const stateName = gateStateName;
 
 // ---------------------------------------------------------------------------------------------------------
 // Oracles.
@@ -561,36 +436,21 @@ function wordValue(exec: SExecution, addr: number): number | undefined {
 // ---------------------------------------------------------------------------------------------------------
 // Schedules: random (fast-check) and systematic (bounded preemptions).
 
+/** Past a schedule's end: the thread run last if it can go on, else the lowest that can. */
+const sameOrLowest: Continuation = (parked, current) => (parked.includes(current) ? current : parked[0]);
+
 /**
- * The chooser of a schedule array: entry `e` at step i means thread `e % 4`; with `e >= 4`, time out that
- * thread's timed wait if it is in one. Otherwise the thread runs if it is parked, else the next parked one
- * after it. Past the end: the thread run last if parked, else the lowest parked (never a timeout).
+ * The chooser of a generated schedule ({@link waitScheduleChooser}, 4 threads): entry `e` at step i means
+ * thread `e % 4`, with `e >= 4` a timeout of its wait; past the end, the thread run last if parked, else the
+ * lowest parked (never a timeout).
  */
 export function sleepScheduleChooser(schedule: readonly number[]): SChooser {
-  return (step, parked, timed, current) => {
-    if (step < schedule.length) {
-      const e = schedule[step];
-      const want = e % 4;
-      if (e >= 4 && timed.includes(want)) return { thread: want, timeout: true };
-      for (let d = 0; d < 4; d++) {
-        if (parked.includes((want + d) % 4)) return { thread: (want + d) % 4, timeout: false };
-      }
-    }
-    return { thread: parked.includes(current) ? current : parked[0], timeout: false };
-  };
+  return waitScheduleChooser(SMAX_THREADS, schedule, sameOrLowest);
 }
 
-/** A systematic schedule: per step, a thread to release (0–3) or a thread to time out (4–7). */
+/** A systematic schedule replayed: per step, a thread to release (0–3) or a thread to time out (4–7). */
 export function systematicChooser(choices: readonly number[]): SChooser {
-  return (step, parked, timed, current) => {
-    const c = step < choices.length ? choices[step] : (parked.includes(current) ? current : parked[0]);
-    const timeout = c >= 4;
-    const t = c % 4;
-    if (timeout ? !timed.includes(t) : !parked.includes(t)) {
-      throw new Error(`replay: choice ${c} impossible at step ${step}`);
-    }
-    return { thread: t, timeout };
-  };
+  return waitReplayChooser(SMAX_THREADS, choices, sameOrLowest);
 }
 
 /** Scenarios for the random mode: 1–3 workers, 1–2 posters of 1–2 items (at most 4 threads), maybe a stop; or the latch. */
@@ -613,24 +473,15 @@ export function sleepScenarioArbitrary(): fc.Arbitrary<SleepScenario> {
 
 /** Schedules: per-step choices (0–7: a thread, or a timeout) or segments of one thread. */
 export function sleepScheduleArbitrary(): fc.Arbitrary<number[]> {
-  const perStep = fc.array(fc.nat({ max: 7 }), { maxLength: 200 });
-  const segments = fc.array(fc.tuple(fc.nat({ max: 7 }), fc.integer({ min: 1, max: 16 })), { maxLength: 24 })
-    .map((segs) => segs.flatMap(([e, length]) => [e, ...Array.from({ length: length - 1 }, () => e % 4)]));
-  return fc.oneof(perStep, segments);
+  return waitScheduleArbitrary(SMAX_THREADS, 200, 16, 24);
 }
 
-/** The outcome of exploring a scenario systematically. */
-export interface SExploration {
-  schedules: number;
-  steps: number;
-  /** The first failing schedule (choices per step, replay with {@link systematicChooser}). */
-  failure?: { choices: number[]; violations: SViolation[]; index: number; preemptions: number };
-}
+/** The outcome of exploring a scenario systematically (a failure's choices replay with {@link systematicChooser}). */
+export type SExploration = WaitExploration<SViolation>;
 
 /**
- * Every schedule of `scenario` with at most `maxPreemptions` preemptions, by stateless depth-first search.
- * A preemption is releasing another thread while the one run last could continue, or timing out a wait
- * (the environment's choice); a switch forced because the last thread blocked or finished is free.
+ * Every schedule of `scenario` with at most `maxPreemptions` preemptions ({@link exploreWaits}, 4 threads
+ * wide): a choice 0–3 releases a thread, 4–7 times its wait out.
  */
 export function exploreSleep(
   harness: SleepHarness,
@@ -639,65 +490,11 @@ export function exploreSleep(
   maxPreemptions: number,
   stopAtFirst = true,
 ): SExploration {
-  const stack: { options: number[]; costs: number[]; next: number }[] = [];
-  let schedules = 0;
-  let steps = 0;
-  let failure: SExploration["failure"];
-  for (;;) {
-    const taken: number[] = [];
-    let preemptions = 0;
-    const choose: SChooser = (step, parked, timed, current) => {
-      let pick: number;
-      let cost: number;
-      if (step < stack.length) {
-        const f = stack[step];
-        pick = f.options[f.next];
-        cost = f.costs[f.next];
-      } else {
-        const options: number[] = [];
-        const costs: number[] = [];
-        const canContinue = parked.includes(current);
-        if (canContinue) {
-          options.push(current);
-          costs.push(0);
-        }
-        for (const t of parked) {
-          if (t === current) continue;
-          if (!canContinue) {
-            options.push(t);
-            costs.push(0);
-          } else if (preemptions < maxPreemptions) {
-            options.push(t);
-            costs.push(1);
-          }
-        }
-        if (preemptions < maxPreemptions) {
-          for (const t of timed) {
-            options.push(4 + t);
-            costs.push(1);
-          }
-        }
-        stack.push({ options, costs, next: 0 });
-        pick = options[0];
-        cost = costs[0];
-      }
-      preemptions += cost;
-      taken.push(pick);
-      return { thread: pick % 4, timeout: pick >= 4 };
-    };
+  return exploreWaits(SMAX_THREADS, maxPreemptions, (choose) => {
     const exec = harness.run(scenario, choose, variant);
-    schedules++;
-    steps += exec.steps;
-    stack.length = Math.min(stack.length, exec.steps);
     const violations = checkSleepExecution(scenario, exec);
-    if (violations.length > 0 && failure === undefined) {
-      failure = { choices: taken, violations, index: schedules, preemptions };
-      if (stopAtFirst) break;
-    }
-    while (stack.length > 0 && ++stack[stack.length - 1].next >= stack[stack.length - 1].options.length) stack.pop();
-    if (stack.length === 0) break;
-  }
-  return { schedules, steps, failure };
+    return { steps: exec.steps, violations, broken: violations.length > 0 };
+  }, stopAtFirst);
 }
 
 /** Small scenarios explored with every schedule of at most 2 preemptions, smallest first, named after the race. */

@@ -38,12 +38,41 @@ export function env(name: string): string | undefined {
   return g.process?.env[name];
 }
 
-function intEnv(name: string, fallback: number): number {
+/** An integer environment variable (at least `min`), or `fallback` when it is unset or empty. */
+export function intEnv(name: string, fallback: number, min = -Infinity): number {
   const raw = env(name);
   if (raw === undefined || raw === "") return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n)) throw new RangeError(`Cannot read ${name} as it must be an integer: received ${raw}`);
+  if (!Number.isInteger(n) || n < min) {
+    throw new RangeError(
+      `Cannot read ${name} as it must be an integer${min > -Infinity ? ` >= ${min}` : ""}: received ${raw}`,
+    );
+  }
   return n;
+}
+
+/**
+ * The mutant the environment variable `name` picks for a random-mode run, and its variant number in a
+ * harness that loads the shipped module (0) and then `mutants` in order; none set: the shipped module.
+ */
+export function mutantFromEnv(name: string, mutants: readonly { name: string }[]): {
+  mutant: string | undefined;
+  variant: number;
+} {
+  const mutant = env(name) || undefined;
+  if (mutant === undefined) return { mutant, variant: 0 };
+  const variant = 1 + mutants.findIndex((m) => m.name === mutant);
+  if (variant === 0) {
+    throw new RangeError(
+      `Cannot pick mutant as it must be one of ${mutants.map((m) => m.name).join(", ")}: received ${mutant}`,
+    );
+  }
+  return { mutant, variant };
+}
+
+/** Broken properties as one line: `[oracle] detail; [oracle] detail`. */
+export function describeViolations(v: readonly { oracle: string; detail: string }[]): string {
+  return v.map((x) => `[${x.oracle}] ${x.detail}`).join("; ");
 }
 
 /** The configuration in force. */
