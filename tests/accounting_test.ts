@@ -200,6 +200,28 @@ const SCENARIOS: Record<RecordMutant["caughtBy"], Scenario> = {
     }),
 
   /**
+   * Arguments that find no free overflow blocks: their placement fails and gives its record back, and the
+   * task waits in the backlog (8 blocks of 124 bytes; each 600-byte argument takes 5).
+   */
+  blocksExhausted: (PoolClass, _url, ms) =>
+    withPool<typeof hostile, string[]>(
+      PoolClass,
+      HOSTILE,
+      { workers: 2, inlineBytes: 64, blockBytes: 128, blocks: 8, payloadMemory: 0 },
+      async (pool) => {
+        const inputs = Array.from({ length: 40 }, (_, i) => String(i % 10).repeat(600));
+        const outputs = await within(
+          Promise.all(inputs.map((s) => pool.run("echo", s) as Promise<string>)),
+          30_000,
+          "echoes",
+        );
+        assertEquals(outputs.filter((s, i) => s !== inputs[i]).length, 0, "every large result intact");
+        await within(pool.drain(), 10_000, "drain");
+        return await idleAccountingProblems(pool, { ms });
+      },
+    ),
+
+  /**
    * At the record table: a handle kept across its record's release and reuses is never current again
    * (over enough reuses to pass a narrow generation), is refused by releaseHandle (the record stays with
    * its new task) and by runsOn (the kill guard's question), while the new handle is accepted.

@@ -392,6 +392,9 @@ test("results that find no free overflow blocks still arrive (by message), with 
     const inputs = Array.from({ length: 40 }, (_, i) => String(i % 10).repeat(600));
     const outputs = await Promise.all(inputs.map((s) => pool.run("echo", s) as Promise<string>));
     assert(outputs.every((s, i) => s === inputs[i]), "every large result arrived intact");
+    // The placements that found no blocks gave their records back; every block is free again.
+    await pool.drain();
+    await assertIdleAccounting(pool, "arguments holding every block");
   } finally {
     await pool.close();
   }

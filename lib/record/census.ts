@@ -9,14 +9,17 @@
  * The rules, for a pool at rest (no task queued, running or unsettled, and no record in a thread's hands):
  * - every record is free: FREE (in the shared free list, which then holds exactly those) or CACHED (in a
  *   thread's private cache, which counts as free: only its thread reuses it, and a worker empties its
- *   cache before it sleeps);
+ *   cache before it sleeps); the records marked cached by the main thread are exactly those in its cache;
  * - every overflow block is in the block free list, and every slab made is FREE;
  * - records allocated = records released, each counted by its thread (task.ts `TaskTable.accounting`), at
  *   another place than the generation bump;
  * - the generation advances summed over the records (each record's generation minus its initial 0, modulo
  *   the generation's range) = the records allocated, modulo that range: each allocation advanced exactly
- *   one generation. (Not kept when a worker was killed from outside inside `allocate` or `release`: the
- *   main thread returns such a record with neither count nor bump completed.)
+ *   one generation. (Not kept when a worker was killed from outside inside `allocate` or `release`, where
+ *   the main thread may return the record between the bump or the release and the dying thread's count;
+ *   nor, for releases, when a throw (a stack overflow) cuts a release short after its count, in the
+ *   payload's freeing, and the repair then releases the record again. An allocation's bump and count have
+ *   no call between them, so a throw leaves both done or neither.)
  *
  * Threads: the main thread (it reads the counts of every thread; see `TaskTable.accounting`). Exact only
  * while no thread allocates or frees; a reading made while one does is a snapshot of moving parts.
@@ -39,6 +42,8 @@ export interface RecordCensus {
   freeList: number;
   /** Records CACHED, by the thread whose cache holds them ("-1" the main thread). */
   cached: Record<string, number>;
+  /** Records in the main thread's private cache (its length: those CACHED by it should be exactly these). */
+  mainCache: number;
   /** Records neither FREE nor CACHED, by state name: in use. */
   inUse: Record<string, number>;
   /** Overflow blocks in the block free list, and in all. */
@@ -102,6 +107,7 @@ export function recordCensus(table: TaskTable): RecordCensus {
     free,
     freeList: table.freeRecords.length,
     cached,
+    mainCache: table.cachedHere,
     inUse,
     blocks: { free: table.freeBlocks.length, total: table.freeBlocks.capacity },
     slabs: table.slabs.census(),
@@ -130,6 +136,13 @@ export function idleAccountingErrors(census: RecordCensus, counts = true): strin
   if (inUse !== 0) errors.push(`${inUse} records in use: ${JSON.stringify(census.inUse)}`);
   if (census.freeList !== census.free) {
     errors.push(`the free list holds ${census.freeList} records, but ${census.free} are FREE`);
+  }
+  // A record marked cached by the main thread and in no cache is held by nobody (a worker's cache cannot be
+  // seen from here: it is empty once the worker sleeps, and reclaimed if it dies).
+  if ((census.cached["-1"] ?? 0) !== census.mainCache) {
+    errors.push(
+      `${census.cached["-1"] ?? 0} records marked cached by the main thread, but its cache holds ${census.mainCache}`,
+    );
   }
   if (census.blocks.free !== census.blocks.total) {
     errors.push(`${census.blocks.total - census.blocks.free} of ${census.blocks.total} overflow blocks not free`);

@@ -194,7 +194,10 @@ export class TaskTable {
   /**
    * Where this thread counts its allocations and releases (see {@link TaskTable.accounting}): a worker's
    * status line in the pool's buffer (so that the main thread can read it), or a private line for the
-   * main thread, at {@link TaskTable.countsAt}.
+   * main thread, at {@link TaskTable.countsAt}. This thread is their only writer, and a reader takes any
+   * recent value (the exact one once the pool is idle: the handovers that made it idle ordered the
+   * increments). Plain element increments, not facade calls, as the notes: a call is where a throw (a stack
+   * overflow) can cut a step short, and none may fall between an allocation's bump and its count.
    */
   private readonly counts: Int32Array;
   private readonly countsAt: number;
@@ -308,24 +311,15 @@ export class TaskTable {
     const genAt = this.at(index, RecordWords.generation);
     const generation = (mem.read(this.words, genAt) + 1) & this.generationMask;
     mem.write(this.words, genAt, generation);
+    // Counted apart from the bump (the accounting check, census.ts, compares the two), and with no call
+    // between them: a throw cut short at a call (a stack overflow) leaves both done or neither.
+    this.counts[this.countsAt + StatusWords.allocations]++;
     mem.write(this.words, this.at(index, RecordWords.payloadBlock), NO_BLOCK);
     mem.write(this.words, this.at(index, RecordWords.forker), -1);
     mem.write(this.words, this.at(index, RecordWords.flags), 0);
     mem.write(this.words, this.at(index, RecordWords.root), -1);
-    // Counted apart from the bump above: the accounting check (census.ts) compares the two.
-    this.count(StatusWords.allocations);
     this.busy = false;
     return ((generation << this.indexBits) | index) >>> 0;
-  }
-
-  /**
-   * This thread. Adds one to its count `field` (allocations or releases). This thread is the count's only
-   * writer, so a plain increment does; a reader takes any recent value, and the exact one once the pool is
-   * idle (the handovers that made it idle ordered the increments).
-   */
-  private count(field: number): void {
-    const at = this.countsAt + field;
-    mem.write(this.counts, at, mem.read(this.counts, at) + 1);
   }
 
   /**
@@ -402,7 +396,7 @@ export class TaskTable {
    * @param index The record index.
    */
   release(index: number): void {
-    this.count(StatusWords.releases);
+    this.counts[this.countsAt + StatusWords.releases]++; // (a plain increment: see `counts`)
     this.freePayload(index);
     if (this.cache.length < this.cacheBound) {
       this.busy = true;
@@ -498,6 +492,11 @@ export class TaskTable {
       this.freeRecords.pushPatiently(index);
     }
     this.note[RELEASING] = -1;
+  }
+
+  /** This thread, for tests and diagnostics: how many free records its private cache holds. */
+  get cachedHere(): number {
+    return this.cache.length;
   }
 
   /** Set while `allocate` or `release` moves a record between the cache and a caller. */

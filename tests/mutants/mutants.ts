@@ -647,7 +647,8 @@ export interface RecordMutant {
     | "producer/completion.ts"
     | "worker/runner.ts"
     | "worker/fork_join.ts"
-    | "owner/recovery.ts";
+    | "owner/recovery.ts"
+    | "producer/submission.ts";
   bug: string;
   patches: Patch[];
   /** The scenario of tests/accounting_test.ts that catches it. */
@@ -659,6 +660,7 @@ export interface RecordMutant {
     | "cancelWhileRunning"
     | "timeout"
     | "crash"
+    | "blocksExhausted"
     | "staleHandleTable"
     | "staleHandlePool";
 }
@@ -721,6 +723,17 @@ export const RECORD_MUTANTS: readonly RecordMutant[] = [
       replace: "    const index = handle & this.indexMask; // BUG: generation not compared\n",
     }],
     caughtBy: "staleHandleTable",
+  },
+  {
+    name: "completion_matches_index_only",
+    module: "producer/completion.ts",
+    bug: "a completion is matched to its task by record index, not by handle: a late report of a finished " +
+      "task settles the task that holds its record now",
+    patches: [{
+      find: "    if (entry === undefined || entry.handle !== handle) {\n",
+      replace: "    if (entry === undefined) { // BUG: the handle's generation is not compared\n",
+    }],
+    caughtBy: "staleHandlePool",
   },
   {
     name: "settle_keeps_record",
@@ -796,6 +809,16 @@ export const RECORD_MUTANTS: readonly RecordMutant[] = [
       replace: "      // BUG: the record of the task that was running is not freed\n",
     }],
     caughtBy: "crash",
+  },
+  {
+    name: "failed_placement_keeps_record",
+    module: "producer/submission.ts",
+    bug: "a submission whose arguments find no free blocks goes to the backlog without giving its record back",
+    patches: [{
+      find: "    if (!written) {\n      table.release(index);\n      return false;\n",
+      replace: "    if (!written) {\n      return false; // BUG: the record is not given back\n",
+    }],
+    caughtBy: "blocksExhausted",
   },
 ];
 
