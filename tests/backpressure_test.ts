@@ -6,6 +6,7 @@
  */
 import { Pool, type PoolOptions } from "../lib/pool.ts";
 import { withTerminatedPool } from "./_pool.ts";
+import { assertIdleAccounting } from "./_accounting.ts";
 import type * as tasks from "./fixtures/stream_tasks.ts";
 import { assert, assertEquals, assertRejects, assertThrows, collect, test, within } from "./_test.ts";
 
@@ -85,6 +86,8 @@ test("map yields every result in input order, from an array, a generator and an 
       }
     }
     assertEquals(await within(collect(pool.map("square", slowly())), 30_000, "async generator"), expected);
+    await within(pool.drain(), 10_000, "drain");
+    await assertIdleAccounting(pool, "maps of an array, a generator and an async generator");
   });
 });
 
@@ -133,6 +136,8 @@ test("map ends on break: tasks in flight are aborted (queued ones never run) and
     const ran = Atomics.load(p, 2);
     assert(ran >= 8, `every task of the first window ran: ${ran}`);
     assert(ran < pulled, `some pulled tasks were aborted before they ran: ${ran} of ${pulled} ran`);
+    // The aborted tasks' records: freed by the worker that took each cancelled handle.
+    await assertIdleAccounting(pool, "a map ended by break");
   });
 });
 
@@ -167,6 +172,7 @@ test("map ends on a task's error (thrown from the iteration) and on its signal (
     );
     assertEquals(aborted, reason, "the signal's reason");
     await within(pool.drain(), 10_000, "drain");
+    await assertIdleAccounting(pool, "maps ended by an error and by a signal");
   });
 });
 

@@ -11,6 +11,7 @@ import { mapChunkLimit, MAX_CHUNK } from "../lib/producer/batch.ts";
 import { PoolClosedError, PoolTerminatedError, WorkerCrashedError } from "../lib/errors.ts";
 import type { Pool } from "../lib/pool.ts";
 import { withTerminatedPool } from "./_pool.ts";
+import { assertIdleAccounting } from "./_accounting.ts";
 import type * as tasks from "./fixtures/batch_tasks.ts";
 import { describe } from "./fixtures/batch_tasks.ts";
 import { assert, assertEquals, assertRejects, collect, test, within } from "./_test.ts";
@@ -56,6 +57,8 @@ test("runMany of tiny tasks runs them in chunks: one submission per chunk of up 
     const few = pool.stats().submitted;
     assertEquals(await within(pool.runMany("add", [[1, 2], [3, 4], [5, 6]]), 10_000, "3 tasks"), [3, 7, 11]);
     assertEquals(pool.stats().submitted - few, 3, "a batch shorter than 8 chunks a worker goes task by task");
+    await within(pool.drain(), 30_000, "drain");
+    await assertIdleAccounting(pool, "runMany in chunks");
   });
 });
 
@@ -71,6 +74,7 @@ test("every task of a chunked batch runs once when some throw: the batch rejects
     await within(pool.drain(), 30_000, "drain");
     assertEquals(notOnce(started), "", "each task ran exactly once");
     assertEquals(pool.stats().pending, 0, "every chunk settled");
+    await assertIdleAccounting(pool, "a chunked batch with failures");
   });
 });
 
@@ -151,6 +155,8 @@ test("a worker that dies running a chunk rejects the batch once with WorkerCrash
       "after",
     );
     assert(sums.every((v, i) => v === i + 1), "the replacement serves the next batch");
+    await within(pool.drain(), 30_000, "drain");
+    await assertIdleAccounting(pool, "a worker died running a chunk");
   });
 });
 
@@ -225,6 +231,8 @@ test("map of tiny inputs sends whole chunks: one submission per chunk, results i
       Array.from({ length: 1_000 }, (_, i) => `1:number ${i}`).sort(),
       "unordered: every input once",
     );
+    await within(pool.drain(), 30_000, "drain");
+    await assertIdleAccounting(pool, "map in chunks");
   });
 });
 
@@ -285,6 +293,7 @@ test("map over chunks yields every result before the first failing input, then i
     await within(pool.drain(), 30_000, "drain");
     assert(started.every((c) => c <= 1), `no task ran twice: ${notOnce(started)}`);
     assert(started.subarray(0, 778).every((c) => c === 1), "every input up to the failing one ran");
+    await assertIdleAccounting(pool, "map over chunks ended by an error");
   });
 });
 
@@ -326,5 +335,6 @@ test("map over chunks ends on break: what is in flight is aborted, no task runs 
     await within(pool.drain(), 30_000, "drain");
     assert(started.every((c) => c <= 1), `no task ran twice: ${notOnce(started)}`);
     assertEquals(pool.stats().pending, 0, "every chunk settled");
+    await assertIdleAccounting(pool, "map over chunks ended by break (chunks in flight aborted)");
   });
 });

@@ -4,6 +4,7 @@
  */
 import { Pool } from "../lib/pool.ts";
 import type * as tasks from "./fixtures/cancel_tasks.ts";
+import { assertIdleAccounting } from "./_accounting.ts";
 import { assert, assertEquals, assertRejects, test, within } from "./_test.ts";
 
 const moduleUrl = new URL("./fixtures/cancel_tasks.ts", import.meta.url);
@@ -18,6 +19,9 @@ test("broadcast runs once on every worker and resolves with the results by worke
     const again = await within(pool.broadcast("whoAmI", "again"), 10_000, "a broadcast to sleepers");
     assertEquals(again.map((r) => r.worker), [0, 1, 2]);
     assertEquals(pool.stats().pending, 0);
+    // Parts travel by message: they hold no record, and none is left in use.
+    await within(pool.drain(), 10_000, "drain");
+    await assertIdleAccounting(pool, "broadcasts to awake and sleeping workers");
   } finally {
     await within(pool.close(), 10_000, "close");
   }
@@ -49,6 +53,8 @@ test("a busy worker takes its part after its task; tasks and broadcasts interlea
     );
     assertEquals(mixed.length, 202);
     assertEquals(Atomics.load(seen, 1), 200);
+    await within(pool.drain(), 10_000, "drain");
+    await assertIdleAccounting(pool, "tasks and broadcasts interleaved");
   } finally {
     await within(pool.close(), 10_000, "close");
   }
@@ -67,6 +73,8 @@ test("a part that throws rejects the broadcast; a part whose worker dies fails w
     const after = await within(pool.broadcast("whoAmI", "after"), 20_000, "after the crash");
     assertEquals(after.map((r) => r.worker), [0, 1]);
     assertEquals(pool.stats().workerCrashes, 1);
+    await within(pool.drain(), 10_000, "drain");
+    await assertIdleAccounting(pool, "broadcast parts that throw and crash");
   } finally {
     await within(pool.close(), 10_000, "close");
   }

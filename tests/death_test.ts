@@ -12,6 +12,7 @@
 import type { PoolLayout } from "../lib/protocol/layout.ts";
 import { Pool } from "../mod.ts";
 import { settledAs } from "./_force.ts";
+import { assertIdleAccounting } from "./_accounting.ts";
 import { assert, assertEquals, test, within } from "./_test.ts";
 import type * as tasks from "./fixtures/death_tasks.ts";
 
@@ -53,12 +54,16 @@ function assertAllBlocksFree(pool: DeathPool, what: string): void {
  * One death: a fresh pool of one worker, `dying` submitted (it makes its worker die), then bystanders
  * (once word 0 of `started` is set, if given: the dying task sets it when it runs, so that the worker finds
  * the bystanders in the injector after its task, not moved into its deque in a batch with it). Returns how
- * the dying task settled; checks the bystanders, the death count and the capacity.
+ * the dying task settled; checks the bystanders, the death count, the capacity and the idle accounting
+ * (tests/_accounting.ts), with the allocation counts and generations unless `counts` is false: a death
+ * inside `allocate` or `release` (the task records' and the block free list's sweeps) can fall between a
+ * record's generation bump or its recovery and the count of the dying thread.
  */
 async function oneDeath(
   what: string,
   dying: (pool: DeathPool, layout: PoolLayout) => Promise<unknown>,
   started?: Int32Array,
+  counts = true,
 ): Promise<string> {
   const pool = await Pool.create<typeof tasks>(TASKS, { workers: 1, taskCapacity: CAPACITY });
   try {
@@ -74,6 +79,8 @@ async function oneDeath(
     assertEquals(pool.stats().workerCrashes, 1, `${what}: deaths`);
     await fullCapacity(pool, what);
     assertAllBlocksFree(pool, what);
+    await within(pool.drain(), 10_000, `${what}: drain`);
+    await assertIdleAccounting(pool, what, { counts });
     return settled;
   } finally {
     await within(pool.terminate(), 10_000, `${what}: terminate`);
@@ -149,7 +156,7 @@ async function sweepJoins(
   for (let k = 0; k < total; k++) {
     if (k >= dense && k % stride !== 0) continue;
     const at = `${what}, death at access ${k} of ${total}`;
-    const settled = await oneDeath(at, (pool, layout) => pool.run(die, layout[region], k, n));
+    const settled = await oneDeath(at, (pool, layout) => pool.run(die, layout[region], k, n), undefined, false);
     assertEquals(settled, "crashed", `${at}: the dying task`);
   }
 }

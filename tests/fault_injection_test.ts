@@ -20,6 +20,7 @@
  */
 import { Pool } from "../lib/pool.ts";
 import type * as hostile from "./fixtures/hostile_tasks.ts";
+import { assertIdleAccounting } from "./_accounting.ts";
 import { assert, assertEquals, test, within } from "./_test.ts";
 
 const TASKS = new URL("./fixtures/hostile_tasks.ts", import.meta.url);
@@ -294,6 +295,10 @@ test(
       // Capacity intact: once the work left over from crashes (orphaned forks) has run, every record is
       // free again (none leaked), and a full-capacity burst runs.
       await quiescent(pool, 20_000, `round ${round}: every record free`);
+      // And accounted: blocks and slabs free, every FREE record in the free list, and (unless a worker was
+      // killed from outside, which can cut `allocate` or `release` short between a record's generation
+      // bump or recovery and its thread's count) each allocation advanced one generation.
+      await assertIdleAccounting(pool, `round ${round}`, { counts: !(KILLS_FROM_OUTSIDE && kills > 0) });
       const burst = taskCapacity;
       const sums = await within(
         Promise.all(Array.from({ length: burst }, (_, i) => pool.run("add", i, 1))),

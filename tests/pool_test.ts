@@ -8,6 +8,7 @@ import { Pool, type PoolOptions } from "../lib/pool.ts";
 import { runtimeFamily } from "../lib/runtime/thread.ts";
 import type * as tasks from "./fixtures/tasks.ts";
 import { runScript } from "./_child.ts";
+import { assertIdleAccounting } from "./_accounting.ts";
 import { assert, assertEquals, assertRejects, test } from "./_test.ts";
 
 const TASKS = new URL("./fixtures/tasks.ts", import.meta.url);
@@ -28,6 +29,8 @@ test("100k tasks all resolve to their correct results", async () => {
     assertEquals(stats.pending, 0, "pending after all settled");
     const executed = stats.workers.reduce((sum, w) => sum + w.executed, 0);
     assertEquals(executed, 100_000, "tasks executed across workers");
+    await pool.drain();
+    await assertIdleAccounting(pool, "100k tasks");
   } finally {
     await pool.close();
   }
@@ -128,6 +131,9 @@ test("payloads larger than a record travel in overflow blocks; larger than the p
     // From 64 KiB on, a result's bytes are transferred, not written to the pool's memory.
     assertEquals((await pool.run("bigResult", 100_000) as Float64Array).length, 100_000, "an 800 kB result");
     assertEquals(await pool.run("add", 2, 2), 4, "still serving");
+    // Every block back, the records of the refused results too.
+    await pool.drain();
+    await assertIdleAccounting(pool, "payloads in blocks");
   } finally {
     await pool.close();
   }
@@ -150,6 +156,8 @@ test("more submissions than records wait in order and all settle (taskCapacity 4
   try {
     const results = await Promise.all(Array.from({ length: 2000 }, (_, i) => pool.run("add", i, i)));
     assert(results.every((r, i) => r === 2 * i), "every result correct");
+    await pool.drain();
+    await assertIdleAccounting(pool, "2,000 tasks through 4 records");
   } finally {
     await pool.close();
   }
@@ -185,6 +193,7 @@ test("spawn reports a task's error to onError and drain waits for spawned tasks"
     assertEquals(errors.length, 1, "one error reported");
     assertEquals(errors[0][1], "fail", "the task's name");
     assertEquals((errors[0][0] as Error).message, "spawned", "the task's error");
+    await assertIdleAccounting(pool, "spawned tasks");
   } finally {
     await pool.close();
   }
@@ -248,6 +257,8 @@ test("a worker that dies while an async task is pending: that task rejects with 
     assertEquals(pool.stats().workerCrashes, 1, "stats count the crash once (its error and its exit are one death)");
     const results = await Promise.all(Array.from({ length: 1000 }, (_, i) => pool.run("add", i, 1)));
     assert(results.every((r, i) => r === i + 1), "the pool keeps serving after the replacement");
+    await pool.drain();
+    await assertIdleAccounting(pool, "a worker died with an async task pending");
   } finally {
     await pool.close();
   }
@@ -261,6 +272,8 @@ if (runtimeFamily === "node") {
       assert(error instanceof WorkerCrashedError, `WorkerCrashedError, received ${String(error)}`);
       assertEquals(error.name, "WorkerCrashedError", "an exit is not a resource limit");
       assertEquals(await pool.run("add", 1, 2), 3, "the pool keeps serving");
+      await pool.drain();
+      await assertIdleAccounting(pool, "a worker exited while running a task");
     } finally {
       await pool.close();
     }
@@ -379,6 +392,9 @@ test("results that find no free overflow blocks still arrive (by message), with 
     const inputs = Array.from({ length: 40 }, (_, i) => String(i % 10).repeat(600));
     const outputs = await Promise.all(inputs.map((s) => pool.run("echo", s) as Promise<string>));
     assert(outputs.every((s, i) => s === inputs[i]), "every large result arrived intact");
+    // The placements that found no blocks gave their records back; every block is free again.
+    await pool.drain();
+    await assertIdleAccounting(pool, "arguments holding every block");
   } finally {
     await pool.close();
   }

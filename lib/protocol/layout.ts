@@ -356,6 +356,14 @@ export const StatusWords = Object.freeze({
   guard: 11,
   /** Which thread of this index may take pool steps; moved on by the main thread to kill it (kill_guard.ts). */
   epoch: 12,
+  /**
+   * Task records this worker allocated (`TaskTable.allocate`), counted apart from the generation bump so
+   * that an accounting check can compare the two (lib/record/census.ts). Written by the worker only; a
+   * replacement goes on from its predecessor's count.
+   */
+  allocations: 13,
+  /** Task records this worker freed (`TaskTable.release`), for the same check. Written by the worker only. */
+  releases: 14,
   /** Words in the line. */
   count: CACHE_LINE_WORDS,
 });

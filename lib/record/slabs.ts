@@ -155,6 +155,23 @@ export class SlabTable {
   }
 
   /**
+   * For tests and diagnostics: how many slots hold a slab (made, not EMPTY) and how many of those are FREE.
+   * Exact only while no thread takes, gives or resets.
+   *
+   * @returns The counts.
+   */
+  census(): { made: number; free: number } {
+    let made = 0;
+    let free = 0;
+    for (let slot = 0; slot < SLAB_SLOTS; slot++) {
+      const state = mem.load(this.words, HEADER_WORDS + slot * SLOT_WORDS + SlotWords.state);
+      if (state !== SlabState.EMPTY) made++;
+      if (state === SlabState.FREE) free++;
+    }
+    return { made, free };
+  }
+
+  /**
    * Takes a slab of at least `n` bytes: a free one that fits, or a new one.
    *
    * @param n The payload's length.

@@ -48,7 +48,7 @@ import { RecordFields, RecordWords } from "./fields.ts";
 export { RecordFields, RecordWords, submittedAtSlot, TaskFlags } from "./fields.ts";
 import { decode, type Encoder, type ErrorClasses } from "../codec/codec.ts";
 import { initInjector, Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
-import { notesOf, NoteWords, type PoolLayout, RECORD_HEADER_WORDS } from "../protocol/layout.ts";
+import { notesOf, NoteWords, type PoolLayout, RECORD_HEADER_WORDS, StatusWords } from "../protocol/layout.ts";
 import { NO_SLAB, SLAB_FROM, SLAB_REGION_BYTES, SlabTable } from "./slabs.ts";
 
 /** Who submitted a task, and so how its completion is announced. */
@@ -191,6 +191,18 @@ export class TaskTable {
   private readonly cacheBound: number;
   /** Releases of a handle whose record was already free or reused: reports of a task made twice. */
   duplicateReleases = 0;
+  /**
+   * Where this thread counts its allocations and releases (see {@link TaskTable.accounting}): a worker's
+   * status line in the pool's buffer (so that the main thread can read it), or a private line for the
+   * main thread, at {@link TaskTable.countsAt}. This thread is their only writer, and a reader takes any
+   * recent value (the exact one once the pool is idle: the handovers that made it idle ordered the
+   * increments). Plain element increments, not facade calls, as the notes: a call is where a throw (a stack
+   * overflow) can cut a step short, and none may fall between an allocation's bump and its count.
+   */
+  private readonly counts: Int32Array;
+  private readonly countsAt: number;
+  /** Every worker's status line: their counts, summed by {@link TaskTable.accounting}. */
+  private readonly status: Int32Array;
 
   /**
    * Writes the initial state: every record and block free.
@@ -231,6 +243,9 @@ export class TaskTable {
     // (A worker's: the main thread's recovery of its predecessor, if any, is done.)
     this.note.fill(-1);
     this.cacheBound = cacheLimit(taskCapacity, workers);
+    this.status = new Int32Array(buffer, layout.status, workers * StatusWords.count);
+    this.counts = owner >= 0 ? this.status : new Int32Array(StatusWords.count);
+    this.countsAt = owner >= 0 ? owner * StatusWords.count : 0;
     this.words = new Int32Array(buffer, layout.records, (taskCapacity * layout.recordBytes) / 4);
     this.bytes = new Uint8Array(buffer, layout.records, taskCapacity * layout.recordBytes);
     this.fields = new RecordFields(this.words, layout.recordBytes / 4);
@@ -296,12 +311,46 @@ export class TaskTable {
     const genAt = this.at(index, RecordWords.generation);
     const generation = (mem.read(this.words, genAt) + 1) & this.generationMask;
     mem.write(this.words, genAt, generation);
+    // Counted apart from the bump (the accounting check, census.ts, compares the two), and with no call
+    // between them: a throw cut short at a call (a stack overflow) leaves both done or neither.
+    this.counts[this.countsAt + StatusWords.allocations]++;
     mem.write(this.words, this.at(index, RecordWords.payloadBlock), NO_BLOCK);
     mem.write(this.words, this.at(index, RecordWords.forker), -1);
     mem.write(this.words, this.at(index, RecordWords.flags), 0);
     mem.write(this.words, this.at(index, RecordWords.root), -1);
     this.busy = false;
     return ((generation << this.indexBits) | index) >>> 0;
+  }
+
+  /**
+   * The main thread, for tests and diagnostics. The allocations and releases every thread counted so far:
+   * its own and every worker's (a replacement goes on from its predecessor's counts). Exact only while no
+   * thread allocates or frees. When the pool is idle, each is the number of generation advances summed
+   * over the records (see census.ts), unless a worker died inside `allocate` or `release`.
+   *
+   * @returns The sums.
+   *
+   * @example Usage
+   * ```ts
+   * import { poolLayout } from "../protocol/layout.ts";
+   * import { TaskTable } from "./task.ts";
+   * const layout = poolLayout({ workers: 1, dequeCapacity: 4, taskCapacity: 4, inlineBytes: 64, blockBytes: 128, blocks: 4 });
+   * const buffer = new SharedArrayBuffer(layout.totalBytes);
+   * TaskTable.init(buffer, layout);
+   * const table = new TaskTable(buffer, layout);
+   * table.release(table.indexOf(table.allocate()));
+   * console.log(table.accounting()); // { allocations: 1, releases: 1 }
+   * ```
+   */
+  accounting(): { allocations: number; releases: number } {
+    let allocations = mem.read(this.counts, this.countsAt + StatusWords.allocations);
+    let releases = mem.read(this.counts, this.countsAt + StatusWords.releases);
+    if (this.owner >= 0) allocations = releases = 0; // (its own line is summed below with the others)
+    for (let at = 0; at < this.status.length; at += StatusWords.count) {
+      allocations += mem.load(this.status, at + StatusWords.allocations);
+      releases += mem.load(this.status, at + StatusWords.releases);
+    }
+    return { allocations, releases };
   }
 
   /**
@@ -347,6 +396,7 @@ export class TaskTable {
    * @param index The record index.
    */
   release(index: number): void {
+    this.counts[this.countsAt + StatusWords.releases]++; // (a plain increment: see `counts`)
     this.freePayload(index);
     if (this.cache.length < this.cacheBound) {
       this.busy = true;
@@ -442,6 +492,11 @@ export class TaskTable {
       this.freeRecords.pushPatiently(index);
     }
     this.note[RELEASING] = -1;
+  }
+
+  /** This thread, for tests and diagnostics: how many free records its private cache holds. */
+  get cachedHere(): number {
+    return this.cache.length;
   }
 
   /** Set while `allocate` or `release` moves a record between the cache and a caller. */

@@ -638,8 +638,197 @@ export const BACKLOG_MUTANTS: readonly BacklogMutant[] = [
   },
 ];
 
+/**
+ * A bug of the task records' accounting: a generation not advanced when a record is reused, or a record
+ * not returned on one of the paths that free it; caught by a scenario of tests/accounting_test.ts (the idle
+ * accounting oracle, lib/record/census.ts, or the stale-handle checks).
+ */
+export interface RecordMutant {
+  name: string;
+  module:
+    | "record/task.ts"
+    | "producer/completion.ts"
+    | "worker/runner.ts"
+    | "worker/fork_join.ts"
+    | "owner/recovery.ts"
+    | "producer/submission.ts";
+  bug: string;
+  patches: Patch[];
+  /** The scenario of tests/accounting_test.ts that catches it. */
+  caughtBy:
+    | "settle"
+    | "forks"
+    | "stolenFork"
+    | "cancelWhileQueued"
+    | "cancelWhileRunning"
+    | "timeout"
+    | "crash"
+    | "blocksExhausted"
+    | "staleHandleTable"
+    | "staleHandlePool";
+}
+
+/** The record mutants (issue 32): generations that do not advance, and records not returned, path by path. */
+export const RECORD_MUTANTS: readonly RecordMutant[] = [
+  {
+    name: "generation_not_advanced",
+    module: "record/task.ts",
+    bug: "allocate does not advance the record's generation: a stale handle names the record's next task",
+    patches: [{
+      find: "    const generation = (mem.read(this.words, genAt) + 1) & this.generationMask;\n",
+      replace: "    const generation = mem.read(this.words, genAt) & this.generationMask; // BUG: not advanced\n",
+    }],
+    caughtBy: "settle",
+  },
+  {
+    name: "generation_not_advanced_from_cache",
+    module: "record/task.ts",
+    bug: "a record reused from the thread's private cache keeps its generation (only one from the shared " +
+      "free list advances): the common duplicate, a record freed and taken again by the same thread",
+    patches: [
+      { find: "    let index: number;\n", replace: "    let index: number;\n    let reused = 0; // BUG\n" },
+      { find: "      index = this.cache.pop()!;\n", replace: "      index = this.cache.pop()!;\n      reused = 1;\n" },
+      {
+        find: "    const generation = (mem.read(this.words, genAt) + 1) & this.generationMask;\n",
+        replace: "    const generation = (mem.read(this.words, genAt) + 1 - reused) & this.generationMask;\n",
+      },
+    ],
+    caughtBy: "settle",
+  },
+  {
+    name: "generation_masked_to_one_bit",
+    module: "record/task.ts",
+    bug: "generations wrap at 2, not 2^(31 - indexBits): a handle is current again two reuses later",
+    patches: [{
+      find: "    this.generationMask = 2 ** (31 - this.indexBits) - 1;\n",
+      replace: "    this.generationMask = 1; // BUG: masked to one bit\n",
+    }],
+    caughtBy: "staleHandleTable",
+  },
+  {
+    name: "release_ignores_generation",
+    module: "record/task.ts",
+    bug: "releaseHandle does not compare generations: a late or duplicate report frees the record under the " +
+      "task that holds it next",
+    patches: [{
+      find: "    if (!this.isCurrent(handle) || state === TaskState.FREE || state === TaskState.CACHED) {\n",
+      replace: "    if (state === TaskState.FREE || state === TaskState.CACHED) { // BUG: generation not compared\n",
+    }],
+    caughtBy: "staleHandlePool",
+  },
+  {
+    name: "runs_on_ignores_generation",
+    module: "record/task.ts",
+    bug: "runsOn (the kill guard's question) does not compare generations: a forced kill aimed at a finished " +
+      "task kills the worker running the record's next task",
+    patches: [{
+      find: "    if (!this.isCurrent(handle)) return false;\n    const index = handle & this.indexMask;\n",
+      replace: "    const index = handle & this.indexMask; // BUG: generation not compared\n",
+    }],
+    caughtBy: "staleHandleTable",
+  },
+  {
+    name: "completion_matches_index_only",
+    module: "producer/completion.ts",
+    bug: "a completion is matched to its task by record index, not by handle: a late report of a finished " +
+      "task settles the task that holds its record now",
+    patches: [{
+      find: "    if (entry === undefined || entry.handle !== handle) {\n",
+      replace: "    if (entry === undefined) { // BUG: the handle's generation is not compared\n",
+    }],
+    caughtBy: "staleHandlePool",
+  },
+  {
+    name: "settle_keeps_record",
+    module: "producer/completion.ts",
+    bug: "the main thread settles a finished task without freeing its record",
+    patches: [{
+      find: "    table.releaseHandle(handle);\n    this.ledger.settle(entry, how, value);\n",
+      replace: "    this.ledger.settle(entry, how, value); // BUG: the record is not freed\n",
+    }],
+    caughtBy: "settle",
+  },
+  {
+    name: "late_completion_keeps_record",
+    module: "producer/completion.ts",
+    bug: "the completion of a task settled already (aborted or timed out while it ran) does not free its record",
+    patches: [{
+      find: "      this.movedPayloads.delete(handle);\n      table.releaseHandle(handle);\n      return true;\n",
+      replace: "      this.movedPayloads.delete(handle);\n      return true; // BUG: the record is not freed\n",
+    }],
+    caughtBy: "cancelWhileRunning",
+  },
+  {
+    name: "late_completion_keeps_record_timeout",
+    module: "producer/completion.ts",
+    bug: "as late_completion_keeps_record, seen through a timeout rather than an abort",
+    patches: [{
+      find: "      this.movedPayloads.delete(handle);\n      table.releaseHandle(handle);\n      return true;\n",
+      replace: "      this.movedPayloads.delete(handle);\n      return true; // BUG: the record is not freed\n",
+    }],
+    caughtBy: "timeout",
+  },
+  {
+    name: "cancelled_record_kept",
+    module: "worker/runner.ts",
+    bug: "the worker that takes a cancelled task's handle skips it without freeing its record",
+    patches: [{
+      find: "        this.mail.forgetMoved(handle);\n        table.release(index);\n        return undefined;\n",
+      replace: "        this.mail.forgetMoved(handle);\n        return undefined; // BUG: the record is not freed\n",
+    }],
+    caughtBy: "cancelWhileQueued",
+  },
+  {
+    name: "popped_fork_kept",
+    module: "worker/fork_join.ts",
+    bug: "a fork its joiner pops back and runs inline keeps its record",
+    patches: [{
+      find: "    const root = table.fields.root(index);\n    this.forks.forget(handle);\n    table.release(index);\n",
+      replace:
+        "    const root = table.fields.root(index);\n    this.forks.forget(handle); // BUG: the record is not freed\n",
+    }],
+    caughtBy: "forks",
+  },
+  {
+    name: "stolen_fork_kept",
+    module: "worker/fork_join.ts",
+    bug: "a fork a thief ran keeps its record once its joiner has read the result",
+    patches: [{
+      find:
+        "    } finally {\n      this.forks.forget(handle);\n      table.release(index);\n      marks.clearConsuming();\n",
+      replace:
+        "    } finally {\n      this.forks.forget(handle); // BUG: the record is not freed\n      marks.clearConsuming();\n",
+    }],
+    caughtBy: "stolenFork",
+  },
+  {
+    name: "crash_keeps_record",
+    module: "owner/recovery.ts",
+    bug: "the record of a task whose worker died while running it is not freed by recovery",
+    patches: [{
+      find:
+        "      // The dead thread can no longer touch the record (its arguments were freed when it decoded them).\n" +
+        "      if (table.releaseHandle(handle)) recovered.freed++;\n",
+      replace: "      // BUG: the record of the task that was running is not freed\n",
+    }],
+    caughtBy: "crash",
+  },
+  {
+    name: "failed_placement_keeps_record",
+    module: "producer/submission.ts",
+    bug: "a submission whose arguments find no free blocks goes to the backlog without giving its record back",
+    patches: [{
+      find: "    if (!written) {\n      table.release(index);\n      return false;\n",
+      replace: "    if (!written) {\n      return false; // BUG: the record is not given back\n",
+    }],
+    caughtBy: "blocksExhausted",
+  },
+];
+
 /** Writes a copy of `lib/` with `mutant` applied; returns the `file:` URL of the copy's `pool.ts`. */
-export function materializePoolMutant(mutant: PoolMutant | ForceMutant | JoinMutant | BacklogMutant): URL {
+export function materializePoolMutant(
+  mutant: PoolMutant | ForceMutant | JoinMutant | BacklogMutant | RecordMutant,
+): URL {
   // A directory of its own, removed by removePoolMutant: another suite's removeMaterializedMutants (Bun
   // runs test files side by side in one process) must not delete a copy whose workers are still starting.
   const own = mkdtempSync(join(tmpdir(), "filch-pool-mutant-"));
