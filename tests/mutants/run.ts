@@ -43,6 +43,7 @@ import {
   type Patch,
   PAYLOAD_MUTANTS,
   POOL_MUTANTS,
+  RECORD_MUTANTS,
   SLEEP_MUTANTS,
 } from "./mutants.ts";
 
@@ -101,6 +102,12 @@ export const GROUPS: readonly Group[] = [
   },
   { name: "cut", mutants: protocol(CUT_MUTANTS), checks: ["tests/cut_short_test.ts"], fast: true },
   { name: "backlog", mutants: pool(BACKLOG_MUTANTS), checks: ["tests/backlog_test.ts"], fast: true },
+  {
+    name: "record",
+    mutants: pool(RECORD_MUTANTS),
+    checks: ["tests/accounting_test.ts", "tests/cancel_test.ts", "tests/pool_test.ts"],
+    fast: false,
+  },
   { name: "pool", mutants: pool(POOL_MUTANTS), checks: ["tests/cancel_test.ts"], fast: false },
   { name: "join", mutants: pool(JOIN_MUTANTS), checks: ["tests/join_test.ts"], fast: false },
   { name: "payload", mutants: pool(PAYLOAD_MUTANTS), checks: ["tests/payload_test.ts"], fast: false },
