@@ -301,7 +301,18 @@ function inStep(scope: RecoveryScope): boolean {
   return scope.marks.some((m) => m !== -1) || tableNotesInStep(scope.tableNotes);
 }
 
-/** The state of the record `handle` names, or -1 if the handle is stale (the record was reused). */
+/**
+ * The state of the record `handle` names, or -1 if the handle is stale (the record was reused).
+ *
+ * No test reaches a stale mark here (issue 32): each mark names a record the dead worker held alone (a
+ * task taken and not yet claimed, or moved, which only its taker frees; a fork it was pushing or
+ * consuming; an orphan it was freeing), and a mark outlives its record's release only if the thread died
+ * between the release and the mark's clear, inside the pool's own step, where a forced kill waits for it
+ * to leave (spec/KillGuard.tla) and a task's own exit cannot land (only a fatal error at that instant,
+ * such as the heap running out, could); then another thread must reuse the record before recovery runs. For the pushing, consuming and freeing marks the check is also redundant:
+ * releaseHandle compares the generation itself. For held and moving it is not: a stale handle would be
+ * pushed to the injector and claim the record's next task when taken (execute's claim compares states).
+ */
 function stateOf(table: TaskTable, handle: number): number {
   if (!table.isCurrent(handle)) return -1;
   return table.fields.loadState(table.indexOf(handle));

@@ -160,6 +160,10 @@ export class WorkerDeaths {
     // Tasks it finished whose completion was not in the queue just drained (it died before the push):
     // still DONE and current. (One whose completion is deferred is reported again: harmless.)
     for (const handle of unreported) {
+      // Stale if the drain above settled it and fed the backlog its record. Without this check, the state
+      // read below would be the new task's, DONE only if a worker ran it in the instant since, and the
+      // report would then still be refused by report's own generation check (completion.ts `tryComplete`,
+      // counted in duplicateReports): no test tells the two apart (issue 32). Kept as the cheap filter.
       if (!this.table.isCurrent(handle)) continue;
       const index = this.table.indexOf(handle);
       if (this.table.fields.loadState(index) === TaskState.DONE) {

@@ -115,6 +115,10 @@ export class Forks {
   orphanAll(): void {
     const table = this.table;
     for (const handle of this.outstanding.splice(0)) {
+      // A guard no scenario reaches (issue 32): an outstanding fork's record is freed only by its joiner
+      // (us), which forgets the handle before it releases the record (fork_join.ts), or by the finisher
+      // or recovery once it is orphaned, which this thread does here after taking it out of the list, or
+      // recovery does once we are dead. Were it stale, orphanLatch below would orphan another task's fork.
       if (!table.isCurrent(handle)) continue;
       this.drop(handle);
       // Finished already: free it here; else whoever finishes it frees it.

@@ -138,8 +138,16 @@ export class Mail {
   }
 
   /**
-   * This thread. The next posted task whose record is still its own (a submission cut short may have
-   * freed one), or -1.
+   * This thread. The next posted task whose record is still its own, or -1.
+   *
+   * The generation check is a guard no scenario of the tests reaches (issue 32): a posted handle's record
+   * is freed before we take it only by the main thread's repair of a submission cut short before it was
+   * committed (admission.ts `repair`, stage 0), and the post is the submission's last call before its
+   * commit (submission.ts `place`: `direct`, then `stage = 1` with no call between), so that takes a throw
+   * out of the runtime's postMessage after it queued the message. (Recovery frees the directed tasks of a
+   * dead worker, whose thread takes no more messages; a cancelled one is freed by us when we take it.) A
+   * stale handle let through here would reach `Runner.execute`, whose claim (a compare-exchange of the
+   * state word) does not compare generations, and would run the task that holds the record now.
    */
   takeDirected(): number {
     while (this.directedIn.length !== 0) {

@@ -282,7 +282,19 @@ export class Marks {
     if (this.finishing !== -1) this.repairFinishing();
   }
 
-  /** This thread. Whether `handle` is still the record's current handle and the record is in `state`. */
+  /**
+   * This thread. Whether `handle` is still the record's current handle and the record is in `state`.
+   *
+   * The generation matters for a finish cut short after it was published (a stack overflow at a call
+   * after the completion push, `wakeMain`, or after a fork's latch was set): the main thread, or the
+   * fork's joiner, may have freed the record and reused it by the time the top of the loop repairs the
+   * run (Runner.repairInterrupted: `putBack`) or the finish (`repairFinishing`). Without it the stale
+   * handle would be put back and run (`Runner.execute` claims by the state alone) and take the record's
+   * new task, or set the latch of the fork that holds the record now. No test reaches it (issue 32): it
+   * takes an overflow landing at that one call, in a task run nested in a join's wait, and a reuse before
+   * the repair. A sweep of overflows across 400 join depths (three rounds, lanes of main-thread tasks
+   * queued meanwhile) ran 3 tasks nested in a join's wait in all, and left no run to repair.
+   */
   current(handle: number, state: number): boolean {
     const table = this.table;
     return table.isCurrent(handle) &&
