@@ -295,10 +295,13 @@ test(
       // Capacity intact: once the work left over from crashes (orphaned forks) has run, every record is
       // free again (none leaked), and a full-capacity burst runs.
       await quiescent(pool, 20_000, `round ${round}: every record free`);
-      // And accounted: blocks and slabs free, every FREE record in the free list, and (unless a worker was
-      // killed from outside, which can cut `allocate` or `release` short between a record's generation
-      // bump or recovery and its thread's count) each allocation advanced one generation.
-      await assertIdleAccounting(pool, `round ${round}`, { counts: !(KILLS_FROM_OUTSIDE && kills > 0) });
+      // And accounted: blocks and slabs free, every FREE record in the free list, and each allocation
+      // advanced one generation — unless a worker was killed from outside, or a stack overflow was thrown
+      // inside the pool's own code ("overflow": a join at the stack's limit), either of which can cut
+      // `allocate` or `release` short between a record's generation bump and its thread's counts (see
+      // lib/record/census.ts: the counts are exact only when no step is cut short).
+      const cutShort = (KILLS_FROM_OUTSIDE && kills > 0) || kinds.includes("overflow");
+      await assertIdleAccounting(pool, `round ${round}`, { counts: !cutShort });
       const burst = taskCapacity;
       const sums = await within(
         Promise.all(Array.from({ length: burst }, (_, i) => pool.run("add", i, 1))),
