@@ -110,7 +110,8 @@ test("map ends on break: tasks in flight are aborted (queued ones never run) and
     let pulled = 0;
     // The first window (8 tasks, sent one by one) runs freely; every input after it is gated: the first of
     // those to start holds the one worker until the test opens the gate, so that what was submitted behind
-    // it (refills go in chunks of 2 here) is still queued when the loop breaks, however slow the machine.
+    // it (refills go in chunks of 2 here: two of them before the fifth result is yielded) is still queued
+    // when the loop breaks, however slow the machine.
     function* inputs() {
       try {
         for (let n = 0; n < 1_000_000; n++) {
@@ -134,7 +135,8 @@ test("map ends on break: tasks in flight are aborted (queued ones never run) and
     assert(pulled > 8 && pulled <= 5 + 8, `inputs pulled only as the window had room: ${pulled}`);
     await within(pool.drain(), 10_000, "drain");
     const ran = Atomics.load(p, 2);
-    assert(ran >= 8, `every task of the first window ran: ${ran}`);
+    // The five yielded ran; the first window's others may have been aborted still queued at the break.
+    assert(ran >= 5, `the tasks whose results were yielded ran: ${ran}`);
     assert(ran < pulled, `some pulled tasks were aborted before they ran: ${ran} of ${pulled} ran`);
     // The aborted tasks' records: freed by the worker that took each cancelled handle.
     await assertIdleAccounting(pool, "a map ended by break");
