@@ -9,12 +9,18 @@ import { runtimeFamily } from "../lib/runtime/thread.ts";
 import type * as tasks from "./fixtures/tasks.ts";
 import { runScript } from "./_child.ts";
 import { assertIdleAccounting } from "./_accounting.ts";
-import { assert, assertEquals, assertRejects, test } from "./_test.ts";
+import { assert, assertEquals, assertRejects, test, within } from "./_test.ts";
 
 const TASKS = new URL("./fixtures/tasks.ts", import.meta.url);
 
 function create(options: PoolOptions = {}): Promise<Pool<typeof tasks>> {
   return Pool.create<typeof tasks>(TASKS, { workers: 2, ...options });
+}
+
+/** The end of a scenario that leaves the pool at rest: drained, and every record, block and slab free. */
+async function atRest(pool: Pool<typeof tasks>): Promise<void> {
+  await within(pool.drain(), 10_000, "drain at the end of the scenario");
+  await assertIdleAccounting(pool, "at the end of the scenario");
 }
 
 test("100k tasks all resolve to their correct results", async () => {
@@ -56,6 +62,7 @@ test(
       await Promise.all(all);
       assertEquals(settled, n, "settled");
       assertEquals(sum, (n * (n - 1)) / 2, "sum of results");
+      await atRest(pool);
     } finally {
       await pool.close();
     }
@@ -85,6 +92,7 @@ test("sync and async task functions both resolve; values of every codec kind rou
     assert(echoed.d instanceof Date && echoed.d.getTime() === 0, "Date");
     assert(echoed.t instanceof Float64Array && echoed.t[1] === 2, "Float64Array");
     assertEquals(echoed.b.length, 4, "array with undefined");
+    await atRest(pool);
   } finally {
     await pool.close();
   }
@@ -100,6 +108,7 @@ test("a task's thrown error rejects with its name, message, stack and cause, and
     assert(error.cause instanceof RangeError && error.cause.message === "the cause", "cause kept");
     assertEquals(await assertRejects(pool.run("failWithString", "plain")), "plain", "a thrown non-Error value");
     assertEquals(await pool.run("add", 1, 1), 2, "the pool still serves");
+    await atRest(pool);
   } finally {
     await pool.close();
   }
@@ -110,6 +119,7 @@ test("a result that cannot cross threads rejects with a TypeError naming the pat
   try {
     const error = await assertRejects(pool.run("returnsFunction")) as Error;
     assert(error instanceof TypeError && error.message.includes("'result'"), `received ${String(error)}`);
+    await atRest(pool);
   } finally {
     await pool.close();
   }
@@ -146,6 +156,7 @@ test("a SharedArrayBuffer argument is passed by reference: the worker reads and 
     assertEquals(await pool.run("sumShared", view), 20, "worker read the shared view");
     await pool.run("writeShared", view, 42);
     assertEquals(view[0], 42, "worker's write is visible to the caller");
+    await atRest(pool);
   } finally {
     await pool.close();
   }
@@ -177,6 +188,7 @@ test("several producers submitting at once all get their own results", async () 
     };
     const counts = await Promise.all([0, 1, 2, 3, 4].map(producer));
     assertEquals(counts, [500, 500, 500, 500, 500], "correct results per producer");
+    await atRest(pool);
   } finally {
     await pool.close();
   }
@@ -313,6 +325,7 @@ test("bad input: an unknown task rejects with TaskNotFoundError listing the know
     assert(error instanceof TaskNotFoundError, `TaskNotFoundError, received ${String(error)}`);
     assert(error.message.includes("'nope'") && error.message.includes("'add'"), error.message);
     assert(error.known.includes("echo"), "known lists the exports");
+    await atRest(pool);
   } finally {
     await pool.close();
   }
@@ -327,6 +340,7 @@ test("bad input: a non-encodable argument rejects with a TypeError naming its ty
     const symbol = await assertRejects(pool.run("echo", Symbol("s"))) as Error;
     assert(symbol instanceof TypeError && symbol.message.includes("symbol"), symbol.message);
     assertEquals(pool.stats().submitted, 0, "rejected arguments are never submitted");
+    await atRest(pool);
   } finally {
     await pool.close();
   }
@@ -369,6 +383,7 @@ test("a backlog buffer grown by a burst is reused by the next burst, and given b
     const until = Date.now() + 15_000;
     while (backlogBytes().length > 1 << 20 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
     assert(backlogBytes().length <= 1 << 20, `an idle pool kept ${backlogBytes().length} bytes of backlog buffer`);
+    await atRest(pool);
   } finally {
     await pool.close();
   }
