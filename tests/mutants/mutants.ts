@@ -638,6 +638,29 @@ export const BACKLOG_MUTANTS: readonly BacklogMutant[] = [
   },
 ];
 
+/** A bug of `pool.map` (lib/producer/map.ts), caught by tests/backpressure_test.ts in the mutation run. */
+export interface MapMutant {
+  name: string;
+  module: "producer/map.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/** The map's mutants. */
+export const MAP_MUTANTS: readonly MapMutant[] = [
+  {
+    name: "map_end_aborts_nothing",
+    module: "producer/map.ts",
+    bug: "a map that ends early (break, error, signal) does not abort its tasks in flight: those still " +
+      "queued run after the map has ended",
+    patches: [{
+      find:
+        '      stop.abort(signal?.aborted ? signal.reason : new DOMException("The map ended early", "AbortError"));\n',
+      replace: "      // BUG: nothing in flight is aborted\n",
+    }],
+  },
+];
+
 /**
  * A bug of the task records' accounting: a generation not advanced when a record is reused, or a record
  * not returned on one of the paths that free it; caught by a scenario of tests/accounting_test.ts (the idle

@@ -40,6 +40,7 @@ import {
   FORCE_MUTANTS,
   JOIN_MUTANTS,
   KILL_GUARD_MUTANTS,
+  MAP_MUTANTS,
   type Patch,
   PAYLOAD_MUTANTS,
   POOL_MUTANTS,
@@ -102,6 +103,7 @@ export const GROUPS: readonly Group[] = [
   },
   { name: "cut", mutants: protocol(CUT_MUTANTS), checks: ["tests/cut_short_test.ts"], fast: true },
   { name: "backlog", mutants: pool(BACKLOG_MUTANTS), checks: ["tests/backlog_test.ts"], fast: true },
+  { name: "map", mutants: pool(MAP_MUTANTS), checks: ["tests/backpressure_test.ts"], fast: true },
   {
     name: "record",
     mutants: pool(RECORD_MUTANTS),
