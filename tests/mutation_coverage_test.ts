@@ -8,7 +8,7 @@ import { readdirSync } from "node:fs";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import * as kept from "./mutants/mutants.ts";
-import { GROUPS } from "./mutants/run.ts";
+import { failedTests, GROUPS } from "./mutants/run.ts";
 import { assert, assertEquals, test } from "./_test.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
@@ -51,4 +51,40 @@ test("every check the mutation run names exists, and each group has mutants and 
     for (const check of group.checks) assert(existsSync(root + check), `${group.name}: ${check} exists`);
     for (const mutant of group.mutants) assert(existsSync(root + mutant.file), `${mutant.name}: ${mutant.file} exists`);
   }
+});
+
+test("the mutation run reads Deno's report: a named failed test, and an error no test caught", () => {
+  const named = [
+    "a ... ok (1ms)",
+    "",
+    " ERRORS ",
+    "",
+    "b fails => ./tests/x_test.ts:3:1",
+    "error: Error: nope",
+    "",
+    " FAILURES ",
+    "",
+    "b fails => ./tests/x_test.ts:3:1",
+    "",
+    "FAILED | 1 passed | 1 failed (5ms)",
+  ].join("\n");
+  assertEquals(failedTests(named), ["b fails"], "a named failure");
+  const uncaught = [
+    " ERRORS ",
+    "",
+    "./tests/force_test.ts (uncaught error)",
+    "error: (in promise) Error: a value was pushed twice",
+    "",
+    " FAILURES ",
+    "",
+    "./tests/force_test.ts (uncaught error)",
+    "",
+    "FAILED | 6 passed | 2 failed (12s)",
+  ].join("\n");
+  assertEquals(
+    failedTests(uncaught),
+    ["an error no test caught, while its tests ran: (in promise) Error: a value was pushed twice"],
+    "an uncaught error",
+  );
+  assertEquals(failedTests("ok | 3 passed | 0 failed (1s)"), [], "a pass names nothing");
 });

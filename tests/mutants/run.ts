@@ -14,7 +14,9 @@
  * - Before a group's mutants, its checks run once on the unmutated copy and must pass; otherwise the group's
  *   rows say "baseline failed" and count as not caught.
  * - Only a failing test counts: a run that exits non-zero without a test failure (a module that does not
- *   load, a crash) is reported as an error, not as caught. A check still running at its deadline is killed
+ *   load, a crash) is reported as an error, not as caught. An error that no test caught but that failed the
+ *   file's run (Deno's "(uncaught error)": a dangling promise rejected by the pool's own bug checks, say)
+ *   counts, and says so, only if some of the file's tests ran. A check still running at its deadline is killed
  *   and counted as caught by a hang (a test's own timeout would fail it in CI), and labelled so.
  * - The repository itself is never edited: the scratch copy lives in the system's temporary directory.
  *
@@ -135,8 +137,19 @@ export function failedTests(output: string): string[] {
     if (/^(FAILED|ok) \|/.test(line.trim())) break;
     const match = /^(.+?) => \S+$/.exec(line.trim());
     if (match) names.push(match[1]);
+    // An error no test caught (a dangling promise, an event handler) fails the file's run as a whole.
+    else if (/^\S+ \(uncaught error\)$/.test(line.trim())) names.push(`${UNCAUGHT}: ${uncaughtMessage(lines)}`);
   }
   return names;
+}
+
+/** How {@link failedTests} names an error that no test caught but that failed the run. */
+const UNCAUGHT = "an error no test caught, while its tests ran";
+
+/** The first `error:` line of Deno's ERRORS section (what an uncaught error said). */
+function uncaughtMessage(lines: string[]): string {
+  const start = lines.findIndex((line) => /^\s*ERRORS\s*$/.test(line));
+  return lines.slice(start + 1).find((line) => line.startsWith("error:"))?.slice(7).trim() ?? "(no message)";
 }
 
 function runCheck(copy: string, file: string): Promise<CheckRun> {
@@ -183,7 +196,11 @@ function runCheck(copy: string, file: string): Promise<CheckRun> {
         return resolve({ verdict: "pass", ms });
       }
       const failed = failedTests(output);
-      if (failed.length > 0) return resolve({ verdict: "fail", failed: failed[0], ms });
+      // An uncaught error counts only if tests ran: a module that does not load (0 passed) is no catch.
+      const passed = Number(/(\d+) passed \| \d+ failed/.exec(output)?.[1] ?? 0);
+      const named = failed.filter((name) => !name.startsWith(UNCAUGHT));
+      if (named.length > 0) return resolve({ verdict: "fail", failed: named[0], ms });
+      if (failed.length > 0 && passed > 0) return resolve({ verdict: "fail", failed: failed[0], ms });
       const tail = output.trim().split("\n").slice(-6).join("\n");
       resolve({ verdict: "error", ms, detail: `exit ${code} without a failed test:\n${tail}` });
     });
