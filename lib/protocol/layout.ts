@@ -80,7 +80,7 @@ export const MarkWords = Object.freeze({
   held: 0,
   /** A fork it is placing and has not yet published by its deque push. */
   pushing: 1,
-  /** A task it is moving from the injector into its deque (a batch), or back to the injector. */
+  /** A task it is handing back to the injector (one it holds and cannot run yet). */
   moving: 2,
   /** Its own fork that it popped back or whose result it reads, not yet released. */
   consuming: 3,

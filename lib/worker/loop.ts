@@ -3,7 +3,7 @@
  *
  * The parts, one concern a file, each owning its state (collaborators are passed to constructors, in the
  * order built below):
- * - search.ts: where work is found (own deque, injector batch, stealing) and the idle path (spin, doze,
+ * - search.ts: where work is found (own deque, the injector one task at a time, stealing) and the idle path (spin, doze,
  *   the sleep protocol of protocol/sleep.ts);
  * - runner.ts: claiming, running and finishing a task;
  * - fork_join.ts: the {@link ForkJoinHost} of forkjoin/join.ts (fork, lazy join, join's wait);

@@ -46,7 +46,7 @@ export class Marks {
   private readonly words: Int32Array;
   /** A task taken from a queue and not yet registered by `execute` (see `Runs`), or -1. */
   private held = -1;
-  /** A task moving from the injector into our deque (a batch, or one handed back), or -1. */
+  /** A task on its way back to the injector (handed back), or -1. */
   private moving = -1;
   /** The fork being placed (allocated, not yet published by the deque push), or -1. */
   private pushing = -1;
@@ -115,16 +115,6 @@ export class Marks {
   /** This thread. The task taken was claimed (QUEUED to RUNNING) or found cancelled: not held any more. */
   claimed(): void {
     this.words[MarkWords.held] = -1;
-  }
-
-  /** This thread. Task `handle` is on its way from the injector into our deque. */
-  setMoving(handle: number): void {
-    this.moving = this.words[MarkWords.moving] = handle;
-  }
-
-  /** This thread. The task on its way arrived. */
-  clearMoving(): void {
-    this.moving = this.words[MarkWords.moving] = -1;
   }
 
   /** This thread. Before placing a fork: a fork cut short before its push is freed first. */
@@ -355,7 +345,7 @@ export class Marks {
     this.sleep.newWork();
   }
 
-  /** A task on its way between the injector and our deque: into our deque, or back to the injector. */
+  /** A task on its way back to the injector (handed back): into our deque, or back to the injector. */
   private repairMoving(): void {
     this.words[MarkWords.moving] = -1; // (this thread takes over from the main thread: see repairHeld)
     if (!this.deque.push(this.moving)) this.injector.pushPatiently(this.moving);

@@ -3,9 +3,10 @@
  *
  * The order of the search (`findWork`):
  * 1. pop its own deque (newest first: the cache-warm end);
- * 2. pop the injector (tasks from outside the workers), moving a batch along into its own deque so that
- *    idle workers can steal from it (a burst submitted from the main thread spreads by stealing; Tokio's
- *    move): a fair share of what is queued, at most half the deque;
+ * 2. pop the injector (tasks from outside the workers), one task at a time, so that tasks from outside
+ *    start in the order they were submitted (a task starts after at most `workers - 1` tasks queued after
+ *    it: those other workers popped after it and started first; spec/Order.tla); while more are queued,
+ *    wake a sleeper to take the next;
  * 3. steal half of a random other worker's deque (oldest first), trying each other worker once.
  * The idle path (`idle`): spin a little, then doze (timed waits that no poster has to end, a few ms in
  * all), then sleep by the protocol of protocol/sleep.ts (Rayon's: announce sleepy, search once more, sleep
@@ -13,7 +14,7 @@
  *
  * What it owns: the idle rounds, the random state of victim choice, and whether the last search before
  * sleeping saw mail. Its shared accesses are actions of spec/SleepWake.tla and spec/Lifecycle.tla
- * (FindPopOwn, FindPopInjector, BatchPopInjector, BatchPushOwn, FindStealHalf, FindPopStolen).
+ * (FindPopOwn, FindPopInjector, FindInjectorLeft, FindStealHalf, FindPopStolen).
  *
  * Threads: made and used by its worker thread only (the loop, and a join's wait, which helps).
  *
@@ -43,8 +44,6 @@ export const SPIN_ROUNDS = 64;
 export const DOZE_ROUNDS = 40;
 /** One doze, in ms. */
 export const DOZE_MS = 0.05;
-/** The most tasks a worker moves from the injector into its deque at once. */
-const MAX_INJECTOR_BATCH = 64;
 
 /** {@link Search.idle}: search again (after a spin, a doze, a sleep, or work posted meanwhile). */
 export const SEARCH_AGAIN = -1;
@@ -120,9 +119,8 @@ export class Search {
   }
 
   /**
-   * This thread. Own deque (newest first); then the injector, taking a batch along into our deque (Tokio's
-   * move): a fair share of what is queued, at most half our deque, so that idle workers can steal from us;
-   * then half of a random other worker's deque. Returns a task, held, or -1.
+   * This thread. Own deque (newest first: our forks); then the injector's oldest task, one at a time (the
+   * submission order); then half of a random other worker's deque. Returns a task, held, or -1.
    */
   findWork(): number {
     const marks = this.marks;
@@ -136,24 +134,14 @@ export class Search {
     const injected = this.injector.pop(); // spec: FindPopInjector
     if (injected !== QUEUE_EMPTY) {
       marks.hold(injected);
-      const workers = this.stealers.length;
-      const want = Math.min((this.injector.length / workers) | 0, this.deque.capacity >> 1, MAX_INJECTOR_BATCH);
-      let moved = 0;
-      while (moved < want) {
-        const next = this.injector.pop(); // spec: BatchPopInjector
-        if (next === QUEUE_EMPTY) break;
-        marks.setMoving(next);
-        if (!this.deque.push(next)) { // spec: BatchPushOwn
-          this.injector.pushPatiently(next);
-          marks.clearMoving();
-          break;
-        }
-        marks.clearMoving();
-        moved++;
-      }
-      this.stats.bump(StatusWords.injectorPops, moved + 1);
-      // Work others could steal from us now: tell a sleeper, if there is one.
-      if (moved > 0) this.sleep.newWork();
+      this.stats.bump(StatusWords.injectorPops);
+      // One at a time, never a batch into our deque: the owner pops its deque newest first, so a moved
+      // batch ran in reverse, and while our deque held it the other workers took newer tasks from the
+      // injector (issue 30; spec/Order.tla's mutants). Taken one at a time, tasks from outside start in
+      // the order they were queued, give or take the workers between their pop and their start.
+      // More queued: wake a sleeper for the next one (each woken worker that takes one wakes the next
+      // while any remain), as a burst posted with one newWork (runMany's) wakes only one worker.
+      if (this.injector.length > 0) this.sleep.newWork(); // spec: FindInjectorLeft
       return injected;
     }
     const workers = this.stealers.length;
