@@ -662,6 +662,62 @@ export const MAP_MUTANTS: readonly MapMutant[] = [
 ];
 
 /**
+ * A bug of the order in which workers take tasks from outside (lib/worker/search.ts, issue 30), caught by
+ * tests/order_test.ts in the mutation run.
+ */
+export interface OrderMutant {
+  name: string;
+  module: "worker/search.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/** The order mutants: each moves a batch from the injector into the worker's deque, as the code once did. */
+export const ORDER_MUTANTS: readonly OrderMutant[] = [
+  {
+    name: "injector_batch_runs_newest_first",
+    module: "worker/search.ts",
+    bug: "a worker moves a batch from the injector into its own deque, which it pops newest first: each " +
+      "batch runs in reverse, and other workers take newer tasks from the injector meanwhile",
+    patches: [{
+      find: "      this.stats.bump(StatusWords.injectorPops);\n",
+      replace: "      // BUG: a batch moved into our deque, popped newest first\n" +
+        "      const want = Math.min((this.injector.length / this.stealers.length) | 0, this.deque.capacity >> 1, 64);\n" +
+        "      for (let moved = 0; moved < want; moved++) {\n" +
+        "        const next = this.injector.pop();\n" +
+        "        if (next === QUEUE_EMPTY) break;\n" +
+        "        if (!this.deque.push(next)) {\n" +
+        "          this.injector.pushPatiently(next);\n" +
+        "          break;\n" +
+        "        }\n" +
+        "      }\n" +
+        "      this.stats.bump(StatusWords.injectorPops);\n",
+    }],
+  },
+  {
+    name: "injector_batch_kept_in_order",
+    module: "worker/search.ts",
+    bug: "a worker moves a batch from the injector into its own deque in reverse, so that it runs the batch " +
+      "oldest first; but while its deque holds the batch, other workers take newer tasks from the injector",
+    patches: [{
+      find: "      this.stats.bump(StatusWords.injectorPops);\n",
+      replace: "      // BUG: a batch moved into our deque, newest pushed first so that we pop it oldest first\n" +
+        "      const want = Math.min((this.injector.length / this.stealers.length) | 0, this.deque.capacity >> 1, 64);\n" +
+        "      const batch: number[] = [];\n" +
+        "      while (batch.length < want) {\n" +
+        "        const next = this.injector.pop();\n" +
+        "        if (next === QUEUE_EMPTY) break;\n" +
+        "        batch.push(next);\n" +
+        "      }\n" +
+        "      for (let k = batch.length - 1; k >= 0; k--) {\n" +
+        "        if (!this.deque.push(batch[k])) this.injector.pushPatiently(batch[k]);\n" +
+        "      }\n" +
+        "      this.stats.bump(StatusWords.injectorPops);\n",
+    }],
+  },
+];
+
+/**
  * A bug of the task records' accounting: a generation not advanced when a record is reused, or a record
  * not returned on one of the paths that free it; caught by a scenario of tests/accounting_test.ts (the idle
  * accounting oracle, lib/record/census.ts, or the stale-handle checks).

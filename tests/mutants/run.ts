@@ -43,6 +43,7 @@ import {
   JOIN_MUTANTS,
   KILL_GUARD_MUTANTS,
   MAP_MUTANTS,
+  ORDER_MUTANTS,
   type Patch,
   PAYLOAD_MUTANTS,
   POOL_MUTANTS,
@@ -106,6 +107,7 @@ export const GROUPS: readonly Group[] = [
   { name: "cut", mutants: protocol(CUT_MUTANTS), checks: ["tests/cut_short_test.ts"], fast: true },
   { name: "backlog", mutants: pool(BACKLOG_MUTANTS), checks: ["tests/backlog_test.ts"], fast: true },
   { name: "map", mutants: pool(MAP_MUTANTS), checks: ["tests/backpressure_test.ts"], fast: true },
+  { name: "order", mutants: pool(ORDER_MUTANTS), checks: ["tests/order_test.ts"], fast: true },
   {
     name: "record",
     mutants: pool(RECORD_MUTANTS),
