@@ -19,8 +19,12 @@ import { assert, assertEquals, test, within } from "./_test.ts";
 
 const moduleUrl = new URL("./fixtures/order_tasks.ts", import.meta.url);
 
-function withPool(workers: number, body: (pool: Pool<typeof tasks>) => Promise<void>): Promise<void> {
-  return withTerminatedPool(moduleUrl, { workers }, body);
+function withPool(
+  workers: number,
+  body: (pool: Pool<typeof tasks>) => Promise<void>,
+  taskCapacity?: number,
+): Promise<void> {
+  return withTerminatedPool(moduleUrl, { workers, taskCapacity }, body);
 }
 
 function probe(tasks: number): Int32Array {
@@ -65,6 +69,17 @@ test("one worker: run, runMany and map start their tasks in submission order", a
     for await (const rank of pool.map("rankedInput", inputs, { concurrency: 16 })) results.push(rank);
     assertEquals(ranks(m, 64), Array.from({ length: 64 }, (_, i) => i), "map: start ranks by input");
   });
+});
+
+test("one worker, 16 task records: tasks that waited in the main thread's backlog still start in order", async () => {
+  await withPool(1, async (pool) => {
+    const n = 300;
+    const p = probe(n);
+    // Records run out after 16: the rest wait on the main thread and go in as records come back.
+    const runs = Array.from({ length: n }, (_, i) => pool.run("ranked", i, i === 0 ? 20 : 0, p));
+    await within(Promise.all(runs), 20_000, "the runs");
+    assertEquals(ranks(p, n), Array.from({ length: n }, (_, i) => i), "start ranks by submission");
+  }, 16);
 });
 
 test("two workers: a task starts after at most a worker's window of tasks submitted after it", async () => {
