@@ -18,6 +18,7 @@
 
 import { initDeque } from "./protocol/deque.ts";
 import { initInjector } from "./protocol/injector.ts";
+import { levelRegions } from "./protocol/levels.ts";
 import { epochMs, PoolMetrics } from "./metrics.ts";
 import { type PoolLayout, poolLayout, StatusWords } from "./protocol/layout.ts";
 import { mem } from "./protocol/atomics.ts";
@@ -64,7 +65,8 @@ function sharedMemory(options: ResolvedOptions): OwnerMemory {
   for (let i = 0; i < shape.workers; i++) {
     initDeque({ buffer, byteOffset: layout.deques + i * layout.dequeBytes, capacity: shape.dequeCapacity });
   }
-  initInjector({ buffer, byteOffset: layout.injector, capacity: shape.taskCapacity });
+  // One injector a priority level (protocol/levels.ts).
+  for (const byteOffset of levelRegions(layout)) initInjector({ buffer, byteOffset, capacity: shape.taskCapacity });
   initInjector({ buffer, byteOffset: layout.completions, capacity: shape.taskCapacity });
   const arena = payloadArena(options.payloadMemory);
   TaskTable.init(buffer, layout, arena);

@@ -19,6 +19,7 @@
 import type { ErrorClasses } from "./codec/codec.ts";
 import { nearestName } from "./nearest.ts";
 import type { PoolShape } from "./protocol/layout.ts";
+import { type LevelIndex, levelOf } from "./protocol/levels.ts";
 
 /**
  * Memory limits of a worker thread's JavaScript heap, in MB (node:worker_threads' `resourceLimits`).
@@ -131,7 +132,13 @@ const POOL_KEYS = [
 export const POOL_OPTION_KEYS: readonly (keyof PoolOptions)[] = Object.freeze(POOL_KEYS);
 
 /** The options of `pool.with()`, as a tuple type. */
-const RUN_KEYS = ["signal", "timeout", "queueTimeout", "force"] as const satisfies readonly (keyof RunOptions)[];
+const RUN_KEYS = [
+  "signal",
+  "timeout",
+  "queueTimeout",
+  "force",
+  "priority",
+] as const satisfies readonly (keyof RunOptions)[];
 /** Every option of `pool.with()` ({@link RunOptions}): any other key is refused. */
 export const RUN_OPTION_KEYS: readonly (keyof RunOptions)[] = Object.freeze(RUN_KEYS);
 
@@ -385,6 +392,14 @@ export interface RunOptions {
    * are kept. Needs `signal` or `timeout`.
    */
   force?: boolean;
+  /**
+   * Its priority among the tasks waiting to start: `"high"` ones are taken first, then `"normal"` (the
+   * default), then `"low"`; within a level, in submission order. A lower level is never starved: while a task
+   * is the oldest of its level, each worker takes at most 8 tasks of higher levels before it takes that one
+   * (docs/scheduling.md). Tasks beyond `taskCapacity`, waiting on the submitting thread, wait in submission
+   * order whatever their priority.
+   */
+  priority?: "high" | "normal" | "low";
 }
 
 /** {@link RunOptions}, checked: each property read once. */
@@ -393,6 +408,8 @@ export interface ResolvedRunOptions {
   readonly timeout: number | undefined;
   readonly queueTimeout: number | undefined;
   readonly force: boolean;
+  /** The priority's level (protocol/levels.ts: 0 high, 1 normal, 2 low). */
+  readonly level: LevelIndex;
 }
 
 /**
@@ -435,7 +452,8 @@ export function resolveRunOptions(options: unknown): ResolvedRunOptions {
       "Cannot run task as 'force' forces the abort that 'signal' or 'timeout' asks for, and neither was given: add one",
     );
   }
-  return { signal, timeout, queueTimeout, force: force === true };
+  const level = levelOf(o.priority);
+  return { signal, timeout, queueTimeout, force: force === true, level };
 }
 
 /** The native `aborted` getter: brand-checked (it throws for anything but an AbortSignal), never user code. */

@@ -32,6 +32,7 @@ function entryOf(seq: number): Entry {
     settled: false,
     control: undefined,
     submittedAt: 0,
+    level: 1,
   };
 }
 

@@ -133,7 +133,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
         table: producer.table,
         ledger: producer.ledger,
         sleep: producer.sleep,
-        injector: producer.injector,
+        levels: producer.levels,
         reader: producer.reader,
         broadcaster: this.broadcaster,
         workforce,

@@ -50,6 +50,7 @@ import { mem } from "../protocol/atomics.ts";
 import type { Encoder } from "../codec/codec.ts";
 import { Deque, repairAbandonedPop } from "../protocol/deque.ts";
 import { Injector, type InjectorRegion, QUEUE_EMPTY } from "../protocol/injector.ts";
+import { asLevel, type Levels } from "../protocol/levels.ts";
 import { MarkWords } from "../protocol/layout.ts";
 import { crashError, toError, WorkerCrashedError } from "../errors.ts";
 import { Settled, type TaskLedger } from "../producer/ledger.ts";
@@ -103,8 +104,8 @@ export interface RecoveryScope {
   marks: Int32Array;
   /** The dead worker's task-table notes (layout.ts NoteWords.table). */
   tableNotes: Int32Array;
-  /** This thread's handle on the injector, where a task the dead worker held goes back. */
-  injector: Injector;
+  /** This thread's handles on the injectors, where a task the dead worker held goes back (to its level's). */
+  levels: Levels;
   /** Whether a worker index belongs to a dead worker not yet replaced (its forks are orphans too). */
   isDead: (worker: number) => boolean;
 }
@@ -241,15 +242,16 @@ export function recoverDeadWorker(scope: RecoveryScope, dead: number, cause: unk
  */
 function completeCutOperations(scope: RecoveryScope): boolean {
   let repaired = false;
-  // What the repairs of its injector and free-list handles pushed (a value being pushed when it died).
-  let injectorPushed = QUEUE_EMPTY;
+  // What the repairs of its injector (one handle a level) and free-list handles pushed (a value being
+  // pushed when it died).
+  const injectorPushed: number[] = [];
   let freeListPushed = QUEUE_EMPTY;
   let freeBlocksPushed = QUEUE_EMPTY;
   for (const { region, notes, role } of scope.queues) {
     const queue = new Injector(region, notes);
     if (!queue.cutShort) continue;
     queue.repair();
-    if (role === "injector") injectorPushed = queue.published;
+    if (role === "injector") injectorPushed.push(queue.published);
     else if (role === "freeRecords") freeListPushed = queue.published;
     else if (role === "freeBlocks") freeBlocksPushed = queue.published;
     repaired = true;
@@ -274,10 +276,11 @@ function completeCutOperations(scope: RecoveryScope): boolean {
   // with no call between; in the injector only if the repair above pushed it): still QUEUED (or CANCELLED:
   // the worker that takes it frees it), never started. Back to the injector.
   for (const handle of [take(MarkWords.held), take(MarkWords.moving)]) {
-    if (handle === -1 || handle === injectorPushed) continue;
+    if (handle === -1 || injectorPushed.includes(handle)) continue;
     const state = stateOf(table, handle);
     if (state !== TaskState.QUEUED && state !== TaskState.CANCELLED) continue;
-    scope.injector.pushPatiently(handle);
+    // Into its own level's queue (the record's level word; its producer wrote it before publishing).
+    scope.levels.pushPatiently(handle, asLevel(table.fields.level(table.indexOf(handle))));
     repaired = true;
   }
   // A fork it was placing (QUEUED, not yet in its deque), or its own fork it had popped back to run inline

@@ -22,7 +22,7 @@ import type { Broadcaster } from "./broadcast.ts";
 import { Encoder } from "../codec/codec.ts";
 import type { CompletionReader } from "../producer/completion.ts";
 import { toError } from "../errors.ts";
-import type { Injector } from "../protocol/injector.ts";
+import type { Levels } from "../protocol/levels.ts";
 import { MARK_WORDS, notesOf, NoteWords, type PoolLayout } from "../protocol/layout.ts";
 import type { TaskLedger } from "../producer/ledger.ts";
 import type { PoolStateName } from "../lifecycle.ts";
@@ -39,7 +39,7 @@ export interface WorkerDeathsParts {
   readonly table: TaskTable;
   readonly ledger: TaskLedger;
   readonly sleep: Sleep;
-  readonly injector: Injector;
+  readonly levels: Levels;
   readonly reader: CompletionReader;
   readonly broadcaster: Broadcaster;
   readonly workforce: Workforce;
@@ -68,7 +68,7 @@ export class WorkerDeaths {
   private readonly table: TaskTable;
   private readonly ledger: TaskLedger;
   private readonly sleep: Sleep;
-  private readonly injector: Injector;
+  private readonly levels: Levels;
   private readonly reader: CompletionReader;
   private readonly broadcaster: Broadcaster;
   private readonly workforce: Workforce;
@@ -85,7 +85,7 @@ export class WorkerDeaths {
     this.table = parts.table;
     this.ledger = parts.ledger;
     this.sleep = parts.sleep;
-    this.injector = parts.injector;
+    this.levels = parts.levels;
     this.reader = parts.reader;
     this.broadcaster = parts.broadcaster;
     this.workforce = parts.workforce;
@@ -138,9 +138,11 @@ export class WorkerDeaths {
         dequeNotes: notesOf(this.buffer, layout, index, NoteWords.deque),
         marks: notesOf(this.buffer, layout, index, NoteWords.marks, MARK_WORDS),
         tableNotes: notesOf(this.buffer, layout, index, NoteWords.table, TABLE_NOTE_WORDS),
-        injector: this.injector,
+        levels: this.levels,
         queues: ([
           ["injector", layout.injector, layout.shape.taskCapacity, NoteWords.injector],
+          ["injector", layout.injectorHigh, layout.shape.taskCapacity, NoteWords.injectorHigh],
+          ["injector", layout.injectorLow, layout.shape.taskCapacity, NoteWords.injectorLow],
           ["completions", layout.completions, layout.shape.taskCapacity, NoteWords.completions],
           ["freeRecords", layout.freeRecords, layout.shape.taskCapacity, NoteWords.freeRecords],
           ["freeBlocks", layout.freeBlocks, layout.shape.blocks, NoteWords.freeBlocks],

@@ -28,7 +28,7 @@ import type { Canceller } from "./cancellation.ts";
 import type { Encoder } from "../codec/codec.ts";
 import type { CompletionReader } from "./completion.ts";
 import { PoolClosedError, QueueFullError, TaskNotFoundError } from "../errors.ts";
-import type { Injector } from "../protocol/injector.ts";
+import type { Levels } from "../protocol/levels.ts";
 import { type Entry, Settled, type TaskLedger } from "./ledger.ts";
 import type { PoolMetrics } from "../metrics.ts";
 import { detach } from "../codec/move.ts";
@@ -45,7 +45,7 @@ export interface AdmissionParts {
   readonly reader: CompletionReader;
   readonly canceller: Canceller;
   readonly table: TaskTable;
-  readonly injector: Injector;
+  readonly levels: Levels;
   readonly sleep: Sleep;
   readonly metrics: PoolMetrics | undefined;
 }
@@ -66,7 +66,7 @@ export class Admission {
   private readonly reader: CompletionReader;
   private readonly canceller: Canceller;
   private readonly table: TaskTable;
-  private readonly injector: Injector;
+  private readonly levels: Levels;
   private readonly sleep: Sleep;
   private readonly metrics: PoolMetrics | undefined;
   private readonly state: () => PoolStateName;
@@ -83,7 +83,7 @@ export class Admission {
     this.reader = parts.reader;
     this.canceller = parts.canceller;
     this.table = parts.table;
-    this.injector = parts.injector;
+    this.levels = parts.levels;
     this.sleep = parts.sleep;
     this.metrics = parts.metrics;
     this.state = state;
@@ -221,7 +221,10 @@ export class Admission {
     const entry = this.ledger.open(task, taskId, resolve, reject);
     entry.moved = moved;
     if (this.metrics !== undefined) entry.submittedAt = this.metrics.submitClock();
-    if (options !== undefined) this.canceller.control(entry, options);
+    if (options !== undefined) {
+      entry.level = options.level;
+      this.canceller.control(entry, options);
+    }
     // Noted (a plain store) until done: a throw cut short below is completed by repair.
     this.submitting = entry;
     this.submitter.stage = 0;
@@ -248,8 +251,9 @@ export class Admission {
     const submitter = this.submitter;
     const table = this.table;
     // A push that claimed its position is published by the queue's own repair: then it was published.
-    this.injector.repair();
-    if (submitter.stage === 0 && entry.handle !== -1 && this.injector.published === entry.handle) {
+    const queue = this.levels.queues[entry.level];
+    queue.repair();
+    if (submitter.stage === 0 && entry.handle !== -1 && queue.published === entry.handle) {
       submitter.stage = 1;
     }
     if (submitter.stage === 1) this.sleep.newWork();

@@ -21,6 +21,8 @@
  * @module
  */
 
+import { Level, type LevelIndex } from "../protocol/levels.ts";
+
 /** A submitted task, as the main thread tracks it until it settles. */
 export interface Entry {
   /** Submission order (drain() counts down the tasks submitted before it). */
@@ -50,6 +52,8 @@ export interface Entry {
   control: EntryControl | undefined;
   /** With metrics: when it was submitted (epoch ms; see metrics.ts), else 0. */
   submittedAt: number;
+  /** Its priority level (protocol/levels.ts): the queue it is pushed into. */
+  level: LevelIndex;
 }
 
 /** What the ledger needs of a task's cancellation (see `cancellation.ts`). */
@@ -148,6 +152,7 @@ export class TaskLedger {
       settled: false,
       control: undefined,
       submittedAt: 0,
+      level: Level.normal,
     };
     // While tasks are pending, keep the process alive: a pending Atomics.waitAsync does not. The timer
     // first, then the counts (plain updates): a throw at the call (a stack overflow) changes nothing.

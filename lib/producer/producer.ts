@@ -52,6 +52,7 @@ import { Stealer } from "../protocol/deque.ts";
 import { PoolTerminatedError } from "../errors.ts";
 import type { Encoder } from "../codec/codec.ts";
 import { Injector } from "../protocol/injector.ts";
+import { type Levels, openLevels } from "../protocol/levels.ts";
 import { type MapInputs, type MapOptions, startMap } from "./map.ts";
 import { type MetricsStats, metricsTable, type PoolMetrics, TaskStamps } from "../metrics.ts";
 import { ControlWords, type PoolLayout, StatusWords } from "../protocol/layout.ts";
@@ -138,8 +139,8 @@ export interface Runner {
 export class Producer implements CompletionHooks {
   /** The task records, as this thread sees them (the owner's recovery works on the same view). */
   readonly table: TaskTable;
-  /** The queue workers take submitted tasks from. */
-  readonly injector: Injector;
+  /** The queues workers take submitted tasks from, one per priority level. */
+  readonly levels: Levels;
   /** The sleep words (to wake workers). */
   readonly sleep: Sleep;
   /** Who waits for each task submitted here. */
@@ -175,7 +176,7 @@ export class Producer implements CompletionHooks {
       (_, i) =>
         new Stealer({ buffer, byteOffset: layout.deques + i * layout.dequeBytes, capacity: shape.dequeCapacity }),
     );
-    this.injector = new Injector({ buffer, byteOffset: layout.injector, capacity: shape.taskCapacity });
+    this.levels = openLevels(buffer, layout);
     const completions = new Injector({ buffer, byteOffset: layout.completions, capacity: shape.taskCapacity });
     this.sleep = new Sleep(buffer, layout.sleep, shape.workers);
     this.table = new TaskTable(buffer, layout, -1, arena);
@@ -194,7 +195,7 @@ export class Producer implements CompletionHooks {
     );
     this.submitter = new Submitter(
       this.table,
-      this.injector,
+      this.levels,
       this.sleep,
       this.ledger,
       this.buffers.share,
@@ -217,7 +218,7 @@ export class Producer implements CompletionHooks {
         reader: this.reader,
         canceller: this.canceller,
         table: this.table,
-        injector: this.injector,
+        levels: this.levels,
         sleep: this.sleep,
         metrics: this.metrics,
       },
@@ -500,7 +501,7 @@ export class Producer implements CompletionHooks {
       submitted: ledger.submitted,
       completed: ledger.completed,
       pending: ledger.pending,
-      queued: this.injector.length + inDeques + this.submitter.backlogLength,
+      queued: this.levels.queued + inDeques + this.submitter.backlogLength,
       duplicateReports: ledger.duplicateSettles + this.table.duplicateReleases,
       payloadArena: { bytes: this.table.slabs.used, resets: this.table.slabs.resets },
       ...(this.metrics === undefined ? {} : { metrics: this.metrics.stats() }),

@@ -3,7 +3,7 @@
  * to the workers, or keep it in order in the backlog until a record frees up.
  *
  * What it owns: the main thread's encoder, the backlog (backlog.ts: the waiting tasks and their bytes),
- * and placing (take a record, write the payload, publish QUEUED, push the handle into the injector, wake a
+ * and placing (take a record, write the payload, publish QUEUED, push the handle into its level's injector, wake a
  * sleeping worker: spec `SubmitPushInjector`).
  * A task whose arguments move buffers (`move()`, see move.ts) is not pushed: it is posted, with its
  * buffers, to one worker (flag DIRECTED, its `worker` word naming that worker), which runs it.
@@ -22,7 +22,7 @@
 
 import { Encoder } from "../codec/codec.ts";
 import { Backlog } from "./backlog.ts";
-import type { Injector } from "../protocol/injector.ts";
+import { Level, type Levels } from "../protocol/levels.ts";
 import type { Entry, TaskLedger } from "./ledger.ts";
 import type { TaskStamps } from "../metrics.ts";
 import type { Sleep } from "../protocol/sleep.ts";
@@ -65,7 +65,7 @@ export class Submitter {
   private readonly backlog = new Backlog();
 
   private readonly table: TaskTable;
-  private readonly injector: Injector;
+  private readonly levels: Levels;
   private readonly sleep: Sleep;
   private readonly ledger: TaskLedger;
   private readonly shareBuffer: (buffer: SharedArrayBuffer) => number;
@@ -74,7 +74,7 @@ export class Submitter {
   private readonly stamps: TaskStamps | undefined;
   /**
    * @param table The task records.
-   * @param injector The queue workers take submitted tasks from.
+   * @param levels The queues workers take submitted tasks from, one per priority level.
    * @param sleep The sleep protocol (to wake a worker for new work).
    * @param ledger The submitted tasks (entries are placed by record index).
    * @param shareBuffer Registers a SharedArrayBuffer passed by reference; returns its id.
@@ -83,7 +83,7 @@ export class Submitter {
    */
   constructor(
     table: TaskTable,
-    injector: Injector,
+    levels: Levels,
     sleep: Sleep,
     ledger: TaskLedger,
     shareBuffer: (buffer: SharedArrayBuffer) => number,
@@ -91,7 +91,7 @@ export class Submitter {
     stamps?: TaskStamps,
   ) {
     this.table = table;
-    this.injector = injector;
+    this.levels = levels;
     this.sleep = sleep;
     this.ledger = ledger;
     this.shareBuffer = shareBuffer;
@@ -210,6 +210,8 @@ export class Submitter {
     table.fields.setTask(index, entry.taskId);
     table.fields.setOrigin(index, Origin.MAIN);
     table.fields.setId(index, entry.seq & 0x7fffffff);
+    // The queue it goes back into if a worker hands it back or dies holding it (normal from allocation).
+    if (entry.level !== Level.normal) table.fields.setLevel(index, entry.level);
     const control = entry.control;
     const moved = entry.moved;
     const target = moved === undefined ? -1 : this.placement.pickWorker();
@@ -236,7 +238,7 @@ export class Submitter {
       if (control !== undefined) this.placement.placed(entry);
       return true;
     }
-    this.injector.pushPatiently(handle); // spec: SubmitPushInjector
+    this.levels.pushPatiently(handle, entry.level); // spec: SubmitPushInjector
     this.stage = 1;
     this.sleep.newWork();
     this.stage = 2;

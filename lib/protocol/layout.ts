@@ -72,6 +72,10 @@ export const NoteWords = Object.freeze({
   marks: 20,
   /** Its task table's notes (task.ts `TaskTable.note`, 4 words). */
   table: 28,
+  /** Its handle on the injector of high-priority tasks (see levels.ts). */
+  injectorHigh: 32,
+  /** Its handle on the injector of low-priority tasks (see levels.ts). */
+  injectorLow: 36,
 });
 
 /** The words of a worker's marks (at {@link NoteWords}.marks; worker.ts `marks`); -1 in each if none. */
@@ -94,8 +98,8 @@ export const MARK_WORDS = 8;
 /** Int32 words of notes per structure handle (see {@link NoteWords}). */
 export const NOTE_WORDS = 4;
 
-/** Bytes of one worker's notes region: two cache lines (all 32 words used). */
-export const NOTES_BYTES: number = 2 * CACHE_LINE_BYTES;
+/** Bytes of one worker's notes region: three cache lines (40 of the 48 words used). */
+export const NOTES_BYTES: number = 3 * CACHE_LINE_BYTES;
 
 /**
  * The notes words of one structure handle of worker `worker` (see {@link NoteWords}).
@@ -319,6 +323,11 @@ export const ControlWords = Object.freeze({
   mainWaiting: CACHE_LINE_WORDS,
   /** The next id for a SharedArrayBuffer passed by reference. */
   nextBufferId: 2 * CACHE_LINE_WORDS,
+  /**
+   * The priority levels other than normal that a producer has used, a bit each (`1 << level`; see
+   * levels.ts): set once, never cleared; until it is non-zero, workers take from the normal queue alone.
+   */
+  levels: 2 * CACHE_LINE_WORDS + 1,
 });
 
 /** Word offsets inside a worker's status line. */
@@ -385,8 +394,12 @@ export interface PoolLayout {
   deques: number;
   /** Bytes per deque region. */
   dequeBytes: number;
-  /** The injector (capacity `taskCapacity`). */
+  /** The injector of normal-priority tasks (capacity `taskCapacity`): "the injector". */
   injector: number;
+  /** The injector of high-priority tasks (capacity `taskCapacity`; see levels.ts). */
+  injectorHigh: number;
+  /** The injector of low-priority tasks (capacity `taskCapacity`; see levels.ts). */
+  injectorLow: number;
   /** Free task records (capacity `taskCapacity`). */
   freeRecords: number;
   /** Completed tasks for the main thread (capacity `taskCapacity`). */
@@ -454,6 +467,8 @@ export function poolLayout(shape: PoolShape): PoolLayout {
   const dequeBytes = dequeRegionBytes(dequeCapacity);
   const deques = take(workers * dequeBytes);
   const injector = take(injectorRegionBytes(taskCapacity));
+  const injectorHigh = take(injectorRegionBytes(taskCapacity));
+  const injectorLow = take(injectorRegionBytes(taskCapacity));
   const freeRecords = take(injectorRegionBytes(taskCapacity));
   const completions = take(injectorRegionBytes(taskCapacity));
   const freeBlocks = take(injectorRegionBytes(blocks));
@@ -470,6 +485,8 @@ export function poolLayout(shape: PoolShape): PoolLayout {
     deques,
     dequeBytes,
     injector,
+    injectorHigh,
+    injectorLow,
     freeRecords,
     completions,
     freeBlocks,

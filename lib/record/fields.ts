@@ -59,6 +59,12 @@ export const RecordWords = Object.freeze({
   /** The submitted task's id (its submission number, as an int32); a fork carries its root's. */
   id: 12,
   /**
+   * Its priority level (`protocol/levels.ts`: 0 high, 1 normal, 2 low), written by its producer before
+   * the QUEUED store: the queue a worker or recovery puts it back into. 1 (normal) from allocation: forks
+   * and tasks of no priority keep it.
+   */
+  level: 13,
+  /**
    * With metrics: a submitted task's submission, a float64 of epoch ms over words 14 and 15, written by the
    * main thread when it places the task (see metrics.ts).
    */
@@ -263,6 +269,17 @@ export class RecordFields {
   /** Plain write of the root. */
   setRoot(i: number, root: number): void {
     mem.write(this.words, i * this.recordWords + RecordWords.root, root);
+  }
+
+  // level: a submitted task's priority level.
+
+  /** Plain read of the level. */
+  level(i: number): number {
+    return mem.read(this.words, i * this.recordWords + RecordWords.level);
+  }
+  /** Plain write of the level. */
+  setLevel(i: number, level: number): void {
+    mem.write(this.words, i * this.recordWords + RecordWords.level, level);
   }
 
   // id: the submitted task's id; a fork carries its root's.

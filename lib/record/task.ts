@@ -49,6 +49,7 @@ export { RecordFields, RecordWords, submittedAtSlot, TaskFlags } from "./fields.
 import { decode, type Encoder, type ErrorClasses } from "../codec/codec.ts";
 import { initInjector, Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
 import { notesOf, NoteWords, type PoolLayout, RECORD_HEADER_WORDS, StatusWords } from "../protocol/layout.ts";
+import { Level } from "../protocol/levels.ts";
 import { NO_SLAB, SLAB_FROM, SLAB_REGION_BYTES, SlabTable } from "./slabs.ts";
 
 /** Who submitted a task, and so how its completion is announced. */
@@ -318,6 +319,7 @@ export class TaskTable {
     mem.write(this.words, this.at(index, RecordWords.forker), -1);
     mem.write(this.words, this.at(index, RecordWords.flags), 0);
     mem.write(this.words, this.at(index, RecordWords.root), -1);
+    mem.write(this.words, this.at(index, RecordWords.level), Level.normal);
     this.busy = false;
     return ((generation << this.indexBits) | index) >>> 0;
   }

@@ -32,6 +32,7 @@ import { Encoder } from "../codec/codec.ts";
 import { Deque, Stealer } from "../protocol/deque.ts";
 import { Injector } from "../protocol/injector.ts";
 import { WorkerGuard } from "../protocol/kill_guard.ts";
+import { openLevels } from "../protocol/levels.ts";
 import { ControlWords, MARK_WORDS, notesOf, NoteWords, type PoolLayout, StatusWords } from "../protocol/layout.ts";
 import { Sleep } from "../protocol/sleep.ts";
 import { SLAB_FROM } from "../record/slabs.ts";
@@ -126,10 +127,11 @@ export class WorkerLoop {
     // (The main thread's recovery of this worker's predecessor, if any, is done.)
     markWords.fill(-1);
     const stealers = Array.from({ length: workers }, (_, i) => new Stealer(region(i)));
-    const injector = new Injector(
-      { buffer, byteOffset: layout.injector, capacity: taskCapacity },
+    const levels = openLevels(buffer, layout, [
+      notes(NoteWords.injectorHigh),
       notes(NoteWords.injector),
-    );
+      notes(NoteWords.injectorLow),
+    ]);
     const completions = new Injector(
       { buffer, byteOffset: layout.completions, capacity: taskCapacity },
       notes(NoteWords.completions),
@@ -152,11 +154,11 @@ export class WorkerLoop {
     const stats = new WorkerStats(buffer, layout, status, index, setup.metrics);
     const forks = new Forks(table);
     const runs = new Runs();
-    const marks = new Marks(markWords, control, table, deque, injector, completions, sleep, forks, runs);
+    const marks = new Marks(markWords, control, table, deque, levels, completions, sleep, forks, runs);
     const mail = new Mail(status, index, table, tasks, buffers, post, guard);
     for (const [id, sab] of setup.buffers) mail.addBuffer(id, sab);
     const signals = new TaskSignals(index, table, runs, mail);
-    const search = new Search(index, control, deque, stealers, injector, sleep, table, encoder, marks, mail, stats);
+    const search = new Search(index, control, deque, stealers, levels, sleep, table, encoder, marks, mail, stats);
     const runner = new Runner({
       index,
       status,

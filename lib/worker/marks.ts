@@ -33,6 +33,7 @@
 import { mem } from "../protocol/atomics.ts";
 import type { Deque } from "../protocol/deque.ts";
 import { type Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
+import { asLevel, type Levels } from "../protocol/levels.ts";
 import { setLatch } from "../protocol/latch.ts";
 import { ControlWords, MarkWords } from "../protocol/layout.ts";
 import type { Sleep } from "../protocol/sleep.ts";
@@ -59,7 +60,7 @@ export class Marks {
   private readonly control: Int32Array;
   private readonly table: TaskTable;
   private readonly deque: Deque;
-  private readonly injector: Injector;
+  private readonly levels: Levels;
   private readonly completions: Injector;
   private readonly sleep: Sleep;
   private readonly forks: Forks;
@@ -72,7 +73,7 @@ export class Marks {
    * @param control The pool's control words (the main thread's waiting word).
    * @param table The task records.
    * @param deque Our deque.
-   * @param injector The injector.
+   * @param levels The injectors, one per priority level.
    * @param completions The completion queue.
    * @param sleep The sleep protocol.
    * @param forks Our forks not yet joined.
@@ -83,7 +84,7 @@ export class Marks {
     control: Int32Array,
     table: TaskTable,
     deque: Deque,
-    injector: Injector,
+    levels: Levels,
     completions: Injector,
     sleep: Sleep,
     forks: Forks,
@@ -93,7 +94,7 @@ export class Marks {
     this.control = control;
     this.table = table;
     this.deque = deque;
-    this.injector = injector;
+    this.levels = levels;
     this.completions = completions;
     this.sleep = sleep;
     this.forks = forks;
@@ -167,7 +168,7 @@ export class Marks {
     if (this.moving !== -1) this.repairMoving();
     this.moving = this.words[MarkWords.moving] = handle;
     this.table.fields.storeState(index, TaskState.QUEUED);
-    this.injector.pushPatiently(handle);
+    this.toInjector(handle);
     this.moving = this.words[MarkWords.moving] = -1;
     this.sleep.newWork();
   }
@@ -233,7 +234,7 @@ export class Marks {
    */
   cutShort(): boolean {
     return this.forks.any() || this.runs.cutShort() ||
-      this.marked() || this.deque.cutShort || this.injector.cutShort || this.completions.cutShort ||
+      this.marked() || this.deque.cutShort || this.levels.cutShort || this.completions.cutShort ||
       this.table.cutShort;
   }
 
@@ -261,7 +262,7 @@ export class Marks {
    */
   private repair(): void {
     this.deque.repair();
-    this.injector.repair();
+    this.levels.repair();
     this.completions.repair();
     if (this.table.repairCut() > 0) this.wakeMain();
     if (this.freeing !== -1) this.repairFreeing();
@@ -302,7 +303,7 @@ export class Marks {
    */
   putBack(handle: number): boolean {
     if (!this.queued(handle)) return false;
-    if (!this.deque.push(handle)) this.injector.pushPatiently(handle);
+    if (!this.deque.push(handle)) this.toInjector(handle);
     this.sleep.newWork();
     return true;
   }
@@ -340,15 +341,20 @@ export class Marks {
     // rather than run twice).
     this.words[MarkWords.held] = -1;
     // A CANCELLED one goes back too: whoever takes it next frees it.
-    if (this.queued(handle) && !this.deque.push(handle)) this.injector.pushPatiently(handle);
+    if (this.queued(handle) && !this.deque.push(handle)) this.toInjector(handle);
     this.held = -1;
     this.sleep.newWork();
+  }
+
+  /** Task `handle` (current, held by us) into its own level's injector (its record's level word). */
+  private toInjector(handle: number): void {
+    this.levels.pushPatiently(handle, asLevel(this.table.fields.level(this.table.indexOf(handle))));
   }
 
   /** A task on its way back to the injector (handed back): into our deque, or back to the injector. */
   private repairMoving(): void {
     this.words[MarkWords.moving] = -1; // (this thread takes over from the main thread: see repairHeld)
-    if (!this.deque.push(this.moving)) this.injector.pushPatiently(this.moving);
+    if (!this.deque.push(this.moving)) this.toInjector(this.moving);
     this.moving = -1;
     this.sleep.newWork();
   }

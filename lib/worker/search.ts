@@ -3,8 +3,9 @@
  *
  * The order of the search (`findWork`):
  * 1. pop its own deque (newest first: the cache-warm end);
- * 2. pop the injector (tasks from outside the workers), one task at a time, so that tasks from outside
- *    start in the order they were submitted (a task starts after at most `workers - 1` tasks queued after
+ * 2. pop the injector (tasks from outside the workers), one task at a time, from the level that
+ *    protocol/levels.ts chooses (high first, a lower level at least once in every 9 takes while it waits),
+ *    so that tasks from outside start in the order they were submitted within their level (a task starts after at most `workers - 1` tasks queued after
  *    it: those other workers popped after it and started first; spec/Order.tla); while more are queued,
  *    wake a sleeper to take the next;
  * 3. steal half of a random other worker's deque (oldest first), trying each other worker once.
@@ -24,7 +25,8 @@
 import { mem } from "../protocol/atomics.ts";
 import type { Encoder } from "../codec/codec.ts";
 import { type Deque, EMPTY, RETRY, type Stealer } from "../protocol/deque.ts";
-import { type Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
+import { QUEUE_EMPTY } from "../protocol/injector.ts";
+import type { Levels } from "../protocol/levels.ts";
 import { ControlWords, StatusWords } from "../protocol/layout.ts";
 import { IDLE_POSTED, IDLE_STOPPING, type Sleep } from "../protocol/sleep.ts";
 import type { TaskTable } from "../record/task.ts";
@@ -58,7 +60,7 @@ export class Search {
   private readonly control: Int32Array;
   private readonly deque: Deque;
   private readonly stealers: Stealer[];
-  private readonly injector: Injector;
+  private readonly levels: Levels;
   private readonly sleep: Sleep;
   private readonly table: TaskTable;
   private readonly encoder: Encoder;
@@ -78,7 +80,7 @@ export class Search {
    * @param control The pool's control words (the lifecycle word).
    * @param deque Our deque (owner handle).
    * @param stealers Every worker's deque (stealer handles), ours included.
-   * @param injector The injector.
+   * @param levels The injectors, one per priority level (levels.ts chooses the level to take from).
    * @param sleep The sleep protocol.
    * @param table The task records (our cached free records go back before we sleep).
    * @param encoder The encoder of results and fork arguments (its scratch space is trimmed before we sleep).
@@ -91,7 +93,7 @@ export class Search {
     control: Int32Array,
     deque: Deque,
     stealers: Stealer[],
-    injector: Injector,
+    levels: Levels,
     sleep: Sleep,
     table: TaskTable,
     encoder: Encoder,
@@ -103,7 +105,7 @@ export class Search {
     this.control = control;
     this.deque = deque;
     this.stealers = stealers;
-    this.injector = injector;
+    this.levels = levels;
     this.sleep = sleep;
     this.table = table;
     this.encoder = encoder;
@@ -131,7 +133,7 @@ export class Search {
       marks.hold(own);
       return own;
     }
-    const injected = this.injector.pop(); // spec: FindPopInjector
+    const injected = this.levels.take(); // spec: FindPopInjector
     if (injected !== QUEUE_EMPTY) {
       marks.hold(injected);
       this.stats.bump(StatusWords.injectorPops);
@@ -141,7 +143,7 @@ export class Search {
       // the order they were queued, give or take the workers between their pop and their start.
       // More queued: wake a sleeper for the next one (each woken worker that takes one wakes the next
       // while any remain), as a burst posted with one newWork (runMany's) wakes only one worker.
-      if (this.injector.length > 0) this.sleep.newWork(); // spec: FindInjectorLeft
+      if (this.levels.length > 0) this.sleep.newWork(); // spec: FindInjectorLeft
       return injected;
     }
     const workers = this.stealers.length;

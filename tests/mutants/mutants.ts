@@ -718,6 +718,62 @@ export const ORDER_MUTANTS: readonly OrderMutant[] = [
 ];
 
 /**
+ * A bug of the priority levels (lib/protocol/levels.ts, issue 30), caught by tests/priority_test.ts in the
+ * mutation run.
+ */
+export interface LevelsMutant {
+  name: string;
+  module: "protocol/levels.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/** The levels' mutants: a level never served, the levels served upside down, a level never announced. */
+export const LEVELS_MUTANTS: readonly LevelsMutant[] = [
+  {
+    name: "level_quota_ignored",
+    module: "protocol/levels.ts",
+    bug: "a worker never serves a lower level first, however long it waited: low tasks starve under a " +
+      "stream of higher ones",
+    patches: [{
+      find: "      if (streaks[level] < LEVEL_QUOTA) continue;\n",
+      replace: "      if (streaks[level] >= 0) continue; // BUG: never first\n",
+    }],
+  },
+  {
+    name: "levels_served_low_first",
+    module: "protocol/levels.ts",
+    bug: "a worker takes from the lowest level with tasks first: priorities upside down",
+    patches: [{
+      find:
+        "    for (let level = 0; level < LEVELS; level++) {\n      const task = queues[level].pop(); // spec: FindPopLevel\n",
+      replace:
+        "    for (let level = LEVELS - 1; level >= 0; level--) { // BUG: low first\n      const task = queues[level].pop(); // spec: FindPopLevel\n",
+    }],
+  },
+  {
+    name: "level_never_announced",
+    module: "protocol/levels.ts",
+    bug: "a producer pushes into the high or low queue without announcing the level: workers that never " +
+      "saw it announced take from the normal queue alone, and those tasks never run",
+    patches: [{
+      find: "      mem.or(this.control, ControlWords.levels, 1 << level); // spec: SubmitAnnounceLevel\n",
+      replace: "      // BUG: not announced\n",
+    }],
+  },
+  {
+    name: "streak_not_restarted",
+    module: "protocol/levels.ts",
+    bug: "a level's streak is not restarted when it is served: once starved, it is served first for good, " +
+      "ahead of every higher level",
+    patches: [{
+      find: "    this.streaks[level] = 0;\n    for (let lower",
+      replace: "    // BUG: the streak goes on\n    for (let lower",
+    }],
+  },
+];
+
+/**
  * A bug of the task records' accounting: a generation not advanced when a record is reused, or a record
  * not returned on one of the paths that free it; caught by a scenario of tests/accounting_test.ts (the idle
  * accounting oracle, lib/record/census.ts, or the stale-handle checks).

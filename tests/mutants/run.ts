@@ -42,6 +42,7 @@ import {
   FORCE_MUTANTS,
   JOIN_MUTANTS,
   KILL_GUARD_MUTANTS,
+  LEVELS_MUTANTS,
   MAP_MUTANTS,
   ORDER_MUTANTS,
   type Patch,
@@ -108,6 +109,7 @@ export const GROUPS: readonly Group[] = [
   { name: "backlog", mutants: pool(BACKLOG_MUTANTS), checks: ["tests/backlog_test.ts"], fast: true },
   { name: "map", mutants: pool(MAP_MUTANTS), checks: ["tests/backpressure_test.ts"], fast: true },
   { name: "order", mutants: pool(ORDER_MUTANTS), checks: ["tests/order_test.ts"], fast: true },
+  { name: "levels", mutants: pool(LEVELS_MUTANTS), checks: ["tests/priority_test.ts"], fast: true },
   {
     name: "record",
     mutants: pool(RECORD_MUTANTS),
