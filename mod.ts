@@ -38,6 +38,7 @@ import "./lib/worker/task_entry.ts";
 export {
   type AbortSignalLike,
   type AnyFunction,
+  type BatchOptions,
   type CloseOptions,
   type HistogramSummary,
   type MapInputs,
@@ -49,6 +50,7 @@ export {
   PoolState,
   type PoolStateName,
   type PoolStats,
+  type Priority,
   type RunOptions,
   type TaskArgs,
   type TaskName,

@@ -399,7 +399,34 @@ export interface RunOptions {
    * (docs/scheduling.md). Tasks beyond `taskCapacity`, waiting on the submitting thread, wait in submission
    * order whatever their priority.
    */
-  priority?: "high" | "normal" | "low";
+  priority?: Priority;
+}
+
+/**
+ * A task's priority among the tasks waiting to start (see {@link RunOptions.priority}).
+ *
+ * @example Usage
+ * ```ts
+ * import type { Priority } from "./options.ts";
+ * const background: Priority = "low";
+ * console.log(background); // low
+ * ```
+ */
+export type Priority = "high" | "normal" | "low";
+
+/**
+ * The options of `pool.runMany`.
+ *
+ * @example Usage
+ * ```ts
+ * import type { BatchOptions } from "./options.ts";
+ * const options: BatchOptions = { priority: "low" };
+ * console.log(options.priority); // low
+ * ```
+ */
+export interface BatchOptions {
+  /** The priority of the batch's tasks (see {@link RunOptions.priority}); default `"normal"`. */
+  priority?: Priority;
 }
 
 /** {@link RunOptions}, checked: each property read once. */

@@ -32,7 +32,7 @@ import { assemblePool } from "./assemble.ts";
 import type { MapInputs, MapOptions } from "./producer/map.ts";
 import type { MetricsStats } from "./metrics.ts";
 import type { PoolLayout } from "./protocol/layout.ts";
-import { hrefOf, type PoolOptions, resolveOptions, type RunOptions } from "./options.ts";
+import { type BatchOptions, hrefOf, type PoolOptions, resolveOptions, type RunOptions } from "./options.ts";
 import type { Owner } from "./owner/owner.ts";
 import type { Producer, WorkerStats } from "./producer/producer.ts";
 
@@ -40,7 +40,7 @@ import type { PoolStateName } from "./lifecycle.ts";
 
 export { PoolState, type PoolStateName } from "./lifecycle.ts";
 export type { WorkerStats } from "./producer/producer.ts";
-export type { AbortSignalLike, PoolOptions, RunOptions } from "./options.ts";
+export type { AbortSignalLike, BatchOptions, PoolOptions, Priority, RunOptions } from "./options.ts";
 export type { MapInputs, MapOptions } from "./producer/map.ts";
 export type { HistogramSummary, MetricsStats, WorkerMetrics } from "./metrics.ts";
 
@@ -250,16 +250,22 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    *
    * @param task The name of a function the task module exports.
    * @param argsList The arguments of each task.
+   * @param options `priority`: the tasks' priority (see {@link RunOptions.priority}).
    * @returns The results, in the order of `argsList`.
-   * @throws {TypeError} If `argsList` is not an array (at the call).
+   * @throws {TypeError} If `argsList` is not an array, or an option is wrong (at the call).
    *
    * @example Usage
    * ```ts ignore
    * const sums = await pool.runMany("add", [[1, 2], [3, 4]]); // [3, 7]
+   * const later = pool.runMany("add", [[5, 6]], { priority: "low" }); // after waiting normal tasks
    * ```
    */
-  runMany<K extends TaskName<M>>(task: K, argsList: readonly TaskArgs<M, K>[]): Promise<TaskResult<M, K>[]> {
-    return this.producer.runMany(task, argsList) as Promise<TaskResult<M, K>[]>;
+  runMany<K extends TaskName<M>>(
+    task: K,
+    argsList: readonly TaskArgs<M, K>[],
+    options?: BatchOptions,
+  ): Promise<TaskResult<M, K>[]> {
+    return this.producer.runMany(task, argsList, options) as Promise<TaskResult<M, K>[]>;
   }
 
   /**

@@ -111,6 +111,29 @@ test("two workers: priorities hold with several workers taking at once (high bef
   });
 });
 
+test("runMany and map take a priority too: a high batch goes before normal tasks, a low map after them", async () => {
+  await withPool(1, async (pool) => {
+    // 4 low, 4 normal, 3 high: fewer than LEVEL_QUOTA above the low ones, so the order is strict.
+    const n = 1 + 4 + 4 + 3;
+    const p = probe(n);
+    const runs: Promise<unknown>[] = [pool.run("ranked", 0, 50, p)];
+    await started(p, [0]);
+    const inputs = [1, 2, 3, 4].map((i) => ({ i, probe: p }));
+    const mapped = (async () => {
+      const out: number[] = [];
+      for await (const rank of pool.map("rankedInput", inputs, { priority: "low" })) out.push(rank);
+      return out;
+    })();
+    for (const i of [5, 6, 7, 8]) runs.push(pool.run("ranked", i, 0, p));
+    runs.push(pool.runMany("ranked", [9, 10, 11].map((i) => [i, 0, p] as [number, number, Int32Array]), {
+      priority: "high",
+    }));
+    await within(Promise.all([...runs, mapped]), 20_000, "the tasks");
+    assertEquals(ranks(p, n), [0, 8, 9, 10, 11, 4, 5, 6, 7, 1, 2, 3], "start ranks: high, then normal, then low");
+    assertThrows(() => pool.runMany("ranked", [], { priority: 3 as unknown as Priority }), TypeError, "'priority'");
+  });
+});
+
 test("priority: anything but high, normal or low is refused with a TypeError that names the choices", async () => {
   await withPool(1, async (pool) => {
     assertThrows(

@@ -62,10 +62,10 @@ test("a key near no option lists every option of the call", () => {
     message,
   );
   for (const key of POOL_OPTION_KEYS) assert(message.includes(`'${key}'`), `lists '${key}': ${message}`);
-  const run = typeErrorOf(() => resolveRunOptions({ priority: "high" }));
+  const run = typeErrorOf(() => resolveRunOptions({ colour: "blue" }));
   assertEquals(
     run,
-    "Cannot run task as 'priority' is not an option: the options of pool.with() are 'signal', 'timeout', 'queueTimeout', 'force'",
+    "Cannot run task as 'colour' is not an option: the options of pool.with() are 'signal', 'timeout', 'queueTimeout', 'force', 'priority'",
   );
 });
 
@@ -106,9 +106,16 @@ test("every documented option is accepted by its own call", () => {
     [...POOL_OPTION_KEYS].sort(),
     "the list is the interface",
   );
-  const run = resolveRunOptions({ signal: new AbortController().signal, timeout: 10, queueTimeout: 10, force: true });
+  const run = resolveRunOptions({
+    signal: new AbortController().signal,
+    timeout: 10,
+    queueTimeout: 10,
+    force: true,
+    priority: "low",
+  });
   assertEquals(run.force, true);
-  assertEquals([...RUN_OPTION_KEYS].sort(), ["force", "queueTimeout", "signal", "timeout"]);
+  assertEquals(run.level, 2);
+  assertEquals([...RUN_OPTION_KEYS].sort(), ["force", "priority", "queueTimeout", "signal", "timeout"]);
 });
 
 test("an unknown task name rejects with TaskNotFoundError naming the nearest task and listing them all", async () => {

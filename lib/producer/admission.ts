@@ -28,7 +28,7 @@ import type { Canceller } from "./cancellation.ts";
 import type { Encoder } from "../codec/codec.ts";
 import type { CompletionReader } from "./completion.ts";
 import { PoolClosedError, QueueFullError, TaskNotFoundError } from "../errors.ts";
-import type { Levels } from "../protocol/levels.ts";
+import { Level, type LevelIndex, type Levels } from "../protocol/levels.ts";
 import { type Entry, Settled, type TaskLedger } from "./ledger.ts";
 import type { PoolMetrics } from "../metrics.ts";
 import { detach } from "../codec/move.ts";
@@ -123,7 +123,7 @@ export class Admission {
    * Records a task and places it (or queues it in the backlog); `resolve` undefined for a spawn. Returns
    * its entry, or undefined if it was refused (its promise rejected, or its error reported). With
    * `builtinId`, the record runs that built-in task (a batch's chunk, batch.ts) with `args`, and `task`
-   * only names it in errors.
+   * only names it in errors. `level` is its priority level when it has no `options` (a map's, a batch's).
    */
   submit(
     task: string,
@@ -132,9 +132,10 @@ export class Admission {
     reject: ((error: unknown) => void) | undefined,
     options?: ResolvedRunOptions,
     builtinId?: number,
+    level: LevelIndex = Level.normal,
   ): Entry | undefined {
     try {
-      return this.submitSteps(task, args, resolve, reject, options, builtinId);
+      return this.submitSteps(task, args, resolve, reject, options, builtinId, level);
     } catch (error) {
       // A throw from the pool's own steps (a stack overflow: the call came at the edge of the stack).
       // Published and the workers told, the task runs and settles its promise (or reports to onError);
@@ -157,6 +158,7 @@ export class Admission {
     reject: ((error: unknown) => void) | undefined,
     options: ResolvedRunOptions | undefined,
     builtinId: number | undefined,
+    level: LevelIndex,
   ): Entry | undefined {
     if (this.submitting !== undefined) this.repair();
     if (this.state() !== "open") {
@@ -221,10 +223,8 @@ export class Admission {
     const entry = this.ledger.open(task, taskId, resolve, reject);
     entry.moved = moved;
     if (this.metrics !== undefined) entry.submittedAt = this.metrics.submitClock();
-    if (options !== undefined) {
-      entry.level = options.level;
-      this.canceller.control(entry, options);
-    }
+    entry.level = options?.level ?? level;
+    if (options !== undefined) this.canceller.control(entry, options);
     // Noted (a plain store) until done: a throw cut short below is completed by repair.
     this.submitting = entry;
     this.submitter.stage = 0;

@@ -28,7 +28,8 @@
 
 import { chunkable, mapChunkArgs, mapChunkLimit } from "./batch.ts";
 import type { Entry } from "./ledger.ts";
-import { type AbortSignalLike, resolveRunOptions, signalReason } from "../options.ts";
+import { type AbortSignalLike, type Priority, resolveRunOptions, signalReason } from "../options.ts";
+import type { LevelIndex } from "../protocol/levels.ts";
 
 /** Options of `pool.map`. */
 export interface MapOptions {
@@ -38,6 +39,8 @@ export interface MapOptions {
   ordered?: boolean;
   /** Aborts the map: the iteration throws the signal's reason, and tasks in flight are aborted. */
   signal?: AbortSignalLike;
+  /** The priority of its tasks (see `RunOptions.priority`): `"high"`, `"normal"` (the default) or `"low"`. */
+  priority?: Priority;
 }
 
 /** Inputs of a map: an iterable or an async iterable. */
@@ -75,7 +78,8 @@ export interface MapHost {
     args: unknown[],
     resolve: (value: unknown) => void,
     reject: (error: unknown) => void,
-    builtinId?: number,
+    builtinId: number | undefined,
+    level: LevelIndex,
   ): Entry | undefined;
   /** Aborts a submitted task (a queued one never runs) with `reason`. */
   cancel(entry: Entry, reason: unknown): void;
@@ -311,7 +315,7 @@ export function startMap<T, R>(
   if (typeof ordered !== "boolean") {
     throw new TypeError(`Cannot map as 'ordered' must be a boolean: received ${typeof ordered}`);
   }
-  const { signal } = resolveRunOptions({ signal: options.signal });
+  const { signal, level } = resolveRunOptions({ signal: options.signal, priority: options.priority });
   const iterable = inputs as unknown as Record<symbol, unknown> | null;
   if (
     iterable === null || typeof iterable !== "object" && typeof iterable !== "string" ||
@@ -334,13 +338,19 @@ export function startMap<T, R>(
     if (!host.hasRoom()) return host.waitForRoom().then(() => submit(args, stop, builtinId));
     return new Promise((resolve, reject) => {
       let entry: Entry | undefined = undefined;
-      entry = host.submit(args, (value) => {
-        inFlight.delete(entry!);
-        resolve(value);
-      }, (error) => {
-        if (entry !== undefined) inFlight.delete(entry);
-        reject(error);
-      }, builtinId);
+      entry = host.submit(
+        args,
+        (value) => {
+          inFlight.delete(entry!);
+          resolve(value);
+        },
+        (error) => {
+          if (entry !== undefined) inFlight.delete(entry);
+          reject(error);
+        },
+        builtinId,
+        level,
+      );
       if (entry !== undefined && !entry.settled) inFlight.add(entry);
     });
   };

@@ -52,7 +52,8 @@ import { Stealer } from "../protocol/deque.ts";
 import { PoolTerminatedError } from "../errors.ts";
 import type { Encoder } from "../codec/codec.ts";
 import { Injector } from "../protocol/injector.ts";
-import { type Levels, openLevels } from "../protocol/levels.ts";
+import { levelOf, type Levels, openLevels } from "../protocol/levels.ts";
+import type { BatchOptions } from "../options.ts";
 import { type MapInputs, type MapOptions, startMap } from "./map.ts";
 import { type MetricsStats, metricsTable, type PoolMetrics, TaskStamps } from "../metrics.ts";
 import { ControlWords, type PoolLayout, StatusWords } from "../protocol/layout.ts";
@@ -294,21 +295,30 @@ export class Producer implements CompletionHooks {
    *
    * @param task The task's name.
    * @param argsList The arguments of each task.
+   * @param options `priority`.
    * @returns The results, in order.
-   * @throws {TypeError} If `argsList` is not an array (at the call).
+   * @throws {TypeError} If `argsList` is not an array, or an option is wrong (at the call).
    */
-  runMany(task: string, argsList: readonly unknown[][]): Promise<unknown[]> {
+  runMany(task: string, argsList: readonly unknown[][], options: BatchOptions = {}): Promise<unknown[]> {
     if (!Array.isArray(argsList)) {
       throw new TypeError(
         `Cannot run tasks as 'argsList' must be an array of argument arrays: received ${typeof argsList}`,
       );
     }
+    if (options === null || typeof options !== "object") {
+      throw new TypeError(
+        `Cannot run tasks as the options of runMany must be an object: received ${
+          options === null ? "null" : typeof options
+        }`,
+      );
+    }
+    const level = levelOf(options.priority);
     const admission = this.admission;
     const taskId = admission.taskId(task);
     const chunkId = chunkTaskId(admission.taskNames.length);
     return submitBatch(task, taskId, argsList, this.stealers.length, {
-      one: (args, resolve, reject) => admission.submit(task, args, resolve, reject),
-      chunk: (flat, resolve, reject) => admission.submit(task, flat, resolve, reject, undefined, chunkId),
+      one: (args, resolve, reject) => admission.submit(task, args, resolve, reject, undefined, undefined, level),
+      chunk: (flat, resolve, reject) => admission.submit(task, flat, resolve, reject, undefined, chunkId, level),
     });
   }
 
@@ -338,7 +348,7 @@ export class Producer implements CompletionHooks {
    *
    * @param task The name of a task of one argument.
    * @param inputs The arguments.
-   * @param options `concurrency`, `ordered`, `signal`.
+   * @param options `concurrency`, `ordered`, `signal`, `priority`.
    * @returns The results, as an async iterable.
    * @throws {TypeError} If an option has the wrong type.
    * @throws {RangeError} If `concurrency` is not an integer from 1.
@@ -347,8 +357,8 @@ export class Producer implements CompletionHooks {
     const admission = this.admission;
     return startMap<T, R>(
       {
-        submit: (args, resolve, reject, builtinId) =>
-          admission.submit(task, args, resolve, reject, undefined, builtinId),
+        submit: (args, resolve, reject, builtinId, level) =>
+          admission.submit(task, args, resolve, reject, undefined, builtinId, level),
         cancel: (entry, reason) => this.canceller.cancel(entry, reason, false),
         hasRoom: () => this.ledger.hasRoom(),
         waitForRoom: () => this.ledger.waitForRoom(),
