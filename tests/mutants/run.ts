@@ -37,6 +37,7 @@ import { argv, env as processEnv, exit } from "node:process";
 import {
   ALL_MUTANTS,
   applyPatches,
+  ASYNC_BOUND_MUTANTS,
   BACKLOG_MUTANTS,
   CUT_MUTANTS,
   FORCE_MUTANTS,
@@ -106,6 +107,7 @@ export const GROUPS: readonly Group[] = [
   { name: "cut", mutants: protocol(CUT_MUTANTS), checks: ["tests/cut_short_test.ts"], fast: true },
   { name: "backlog", mutants: pool(BACKLOG_MUTANTS), checks: ["tests/backlog_test.ts"], fast: true },
   { name: "map", mutants: pool(MAP_MUTANTS), checks: ["tests/backpressure_test.ts"], fast: true },
+  { name: "async_bound", mutants: pool(ASYNC_BOUND_MUTANTS), checks: ["tests/async_bound_test.ts"], fast: true },
   {
     name: "record",
     mutants: pool(RECORD_MUTANTS),
