@@ -1,7 +1,8 @@
 /**
  * The bound on a worker's async tasks (the pool's `asyncTasksPerWorker`, issue 30): a worker holding that
- * many takes no task until one settles, so the others take them; a worker's death fails at most that many;
- * broadcast parts and close() still reach a worker at its bound; and a bad bound is refused by name.
+ * many takes no task until one settles, so the others take them (a join's wait included); a worker's death
+ * fails at most that many; broadcast parts and close() still reach a worker at its bound; and a bad bound
+ * is refused by name.
  *
  * The tasks (tests/fixtures/async_bound_tasks.ts) count themselves per worker in shared memory as they
  * start and uncount themselves before they settle, and wait for the test to release their ticket: the
@@ -120,6 +121,34 @@ test(
       assertEquals(Atomics.load(probe, PROBE.started), 2 * K, "no task started meanwhile");
       Atomics.store(probe, PROBE.released, 1_000_000);
       await within(Promise.all(all), 20_000, "every task");
+    } finally {
+      await within(pool.terminate(), 10_000, "terminate");
+    }
+  },
+  60_000,
+);
+
+test(
+  "a worker waiting in a join at its bound of 1 takes no more async tasks there: its join's search stops at the bound",
+  async () => {
+    const K = 1, N = 6;
+    const pool = await Pool.create<typeof tasks>(TASKS, { workers: 2, asyncTasksPerWorker: K });
+    try {
+      const probe = newProbe();
+      // b is stolen by the other worker and holds it; the joiner waits in its join, searching for work.
+      const joined = handled([pool.run("joinWithStolenB", probe)]);
+      await until(() => Atomics.load(probe, PROBE.bStarted) === 1, "b started on the other worker");
+      const all = handled(Array.from({ length: N }, () => pool.run("held", probe)));
+      await until(() => Atomics.load(probe, PROBE.started) >= 1, "the joiner took one async task");
+      // Its join goes on waiting (b is not released): a joiner that went on searching would have taken
+      // the others meanwhile, all at once, since it is in synchronous code and none of them can settle.
+      assertEquals(Atomics.load(probe, PROBE.started), 1, "async tasks the joiner took at its bound of 1");
+      Atomics.store(probe, PROBE.bReleased, 1);
+      Atomics.notify(probe, PROBE.bReleased);
+      assertEquals(await within(joined[0], 20_000, "the join"), 2, "b's result");
+      Atomics.store(probe, PROBE.released, 1_000_000);
+      await within(Promise.all(all), 20_000, "every task");
+      assertEquals(Atomics.load(probe, PROBE.maxHeld), K, "the most async tasks one worker held at once");
     } finally {
       await within(pool.terminate(), 10_000, "terminate");
     }

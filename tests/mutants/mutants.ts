@@ -667,7 +667,7 @@ export const MAP_MUTANTS: readonly MapMutant[] = [
  */
 export interface AsyncBoundMutant {
   name: string;
-  module: "worker/runner.ts" | "worker/loop.ts" | "options.ts";
+  module: "worker/runner.ts" | "worker/loop.ts" | "worker/fork_join.ts" | "options.ts";
   bug: string;
   patches: Patch[];
 }
@@ -703,6 +703,16 @@ export const ASYNC_BOUND_MUTANTS: readonly AsyncBoundMutant[] = [
       find: "    this.mail.broadcast(id, taskId, bytes);\n    // A loop waiting",
       replace:
         "    this.mail.broadcast(id, taskId, bytes);\n    return; // BUG: the loop is not woken\n    // A loop waiting",
+    }],
+  },
+  {
+    name: "async_bound_join_searches",
+    module: "worker/fork_join.ts",
+    bug: "a join's wait searches for work whatever the bound: a worker waiting in a join takes every " +
+      "queued async task",
+    patches: [{
+      find: "this.runner.full() ? -1 : this.search.findWork();",
+      replace: "this.search.findWork(); // BUG: the bound is not asked",
     }],
   },
   {
