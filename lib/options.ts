@@ -96,6 +96,30 @@ export interface PoolOptions {
    */
   maxQueue?: number | "auto";
   /**
+   * The most async tasks (tasks that returned a promise) one worker holds at once: a worker holding this
+   * many takes no new task while it waits, so other workers take them; it takes the next when one of its
+   * own settles. A positive integer, or `Infinity` (the default: no bound). The same bound as piscina's
+   * `concurrentTasksPerWorker`, named for what it counts here: a synchronous task runs to its end before
+   * its worker takes the next, so only async tasks ever pile up on a filch worker (broadcast parts are not
+   * counted).
+   *
+   * What it limits besides: a worker that dies (a task calls `process.exit`, an uncaught error, its heap
+   * limit) rejects every task pending on it with `WorkerCrashedError`; with a bound of k that is at most
+   * k tasks (see docs/reliability.md). Without one, a worker may hold most of a burst of async tasks.
+   * The default is no bound because a bound makes tasks that wait for each other (a barrier, a task
+   * that awaits another's result) able to deadlock once more of them than `workers × bound` are
+   * submitted: a program that relies on today's behaviour keeps it; one that wants the bound asks.
+   *
+   * @example A bound of 4 async tasks per worker
+   * ```ts
+   * import { resolveOptions } from "./options.ts";
+   * // 8 async tasks in flight at most (4 on each worker); a worker's death fails at most 4.
+   * console.log(resolveOptions({ workers: 2, asyncTasksPerWorker: 4 }).asyncTasksPerWorker); // 4
+   * console.log(resolveOptions({ workers: 2 }).asyncTasksPerWorker); // Infinity
+   * ```
+   */
+  asyncTasksPerWorker?: number;
+  /**
    * Error classes that a task's error (or any error in a result) is decoded as on this side, so that
    * `instanceof` holds: matched by class name, else by the error's `name`. Without them, an error of a
    * custom class still arrives with its name, message, stack, cause and own fields, as its standard kind.
@@ -125,6 +149,7 @@ const POOL_KEYS = [
   "resourceLimits",
   "workerUrl",
   "maxQueue",
+  "asyncTasksPerWorker",
   "errorClasses",
   "metrics",
 ] as const satisfies readonly (keyof PoolOptions)[];
@@ -186,6 +211,8 @@ export interface ResolvedOptions {
   workerUrl: string | undefined;
   /** The most tasks pending at once (`workers + maxQueue`), or Infinity. */
   maxPending: number;
+  /** The most async tasks a worker holds at once (`asyncTasksPerWorker`), or Infinity. */
+  asyncTasksPerWorker: number;
   /** The registered error classes by name, if any. */
   errorClasses: ErrorClasses | undefined;
   /** Whether tasks' times and workers' utilization are recorded. */
@@ -290,6 +317,10 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   const maxQueue = o.maxQueue === "auto" ? workers * workers : o.maxQueue;
   if (maxQueue !== undefined) integer("maxQueue", maxQueue, 1, 2 ** 31 - 1, `an integer from 1, or "auto"`);
   const maxPending = maxQueue === undefined ? Infinity : workers + maxQueue;
+  const asyncTasksPerWorker = o.asyncTasksPerWorker ?? Infinity;
+  if (asyncTasksPerWorker !== Infinity) {
+    integer("asyncTasksPerWorker", asyncTasksPerWorker, 1, 2 ** 31 - 1, "a positive integer, or Infinity");
+  }
   const payloadMemory = o.payloadMemory ?? DEFAULTS.payloadMemory;
   integer("payloadMemory", payloadMemory, 0, 2 ** 30, "an integer number of bytes from 0 to 2^30");
   return {
@@ -300,6 +331,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     resourceLimits: limits,
     workerUrl,
     maxPending,
+    asyncTasksPerWorker,
     errorClasses: errorClassesOf(o.errorClasses),
     metrics: flag("metrics", o.metrics),
     payloadMemory,

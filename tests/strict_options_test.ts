@@ -95,6 +95,7 @@ test("every documented option is accepted by its own call", () => {
     loadTimeout: 1_000,
     workerUrl: new URL("../lib/worker_thread.ts", import.meta.url).href,
     maxQueue: 4,
+    asyncTasksPerWorker: 8,
     errorClasses: [RangeError],
     metrics: true,
   };

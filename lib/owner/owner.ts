@@ -109,6 +109,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
         moduleUrl,
         buffers: producer.buffers.entries(),
         arena,
+        asyncTasksPerWorker: options.asyncTasksPerWorker,
         metrics: metrics === undefined ? undefined : { since, histograms: metrics.histograms },
       }),
     );

@@ -281,7 +281,8 @@ export class ForkJoin implements ForkJoinHost {
       }
       if (own !== EMPTY) marks.hold(own);
       // Not ours: b was stolen, and this is older work of an enclosing join (or a batch). Run it.
-      const work = own !== EMPTY ? own : this.search.findWork(); // held (see marks.ts) until `execute` registers it
+      // At the bound of async tasks (asyncTasksPerWorker), no search: it could take a submitted async task.
+      const work = own !== EMPTY ? own : this.runner.full() ? -1 : this.search.findWork(); // held (see marks.ts) until `execute` registers it
       if (work >= 0) {
         idle = 0;
         void this.runner.execute(work, true);

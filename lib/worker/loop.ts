@@ -17,7 +17,10 @@
  * runs broadcast parts, lets the event loop deliver mail, runs a directed task or one the search finds, and
  * otherwise takes one idle round. A task that returns a promise is left running while the worker goes on
  * with other tasks; the worker then yields to its event loop between tasks, and sleeps with
- * `Atomics.waitAsync` rather than `Atomics.wait`, so the promise can settle.
+ * `Atomics.waitAsync` rather than `Atomics.wait`, so the promise can settle. With a bound on async tasks
+ * (the pool's `asyncTasksPerWorker`), a worker holding that many takes no task until one settles: it ends
+ * its slice and resumes on the runner's `room()` promise (no busy loop; awake for the sleep protocol, so
+ * posters wake a sleeper instead; broadcast parts still wake it to run).
  *
  * Exit is cooperative (Deno cannot terminate a thread blocked in `Atomics.wait`): the pool sets the
  * lifecycle word to stopping and wakes every sleeper; the loop sees it at its next check and returns.
@@ -63,6 +66,11 @@ export interface WorkerSetup {
   buffers: [number, SharedArrayBuffer][];
   /** The payload arena of large payloads (slabs.ts), or undefined for none. */
   arena?: SharedArrayBuffer;
+  /**
+   * The most async tasks this worker holds at once (the pool's `asyncTasksPerWorker`; Infinity for no
+   * bound): at it, the loop takes no task until one settles.
+   */
+  asyncTasksPerWorker: number;
   /**
    * With metrics: when the pool was created (epoch ms), and the workers' histograms (see metrics.ts);
    * undefined without.
@@ -174,6 +182,7 @@ export class WorkerLoop {
       stats,
       guard,
       post,
+      asyncBound: setup.asyncTasksPerWorker,
     });
     const host: ForkJoinHost = new ForkJoin({
       index,
@@ -222,6 +231,9 @@ export class WorkerLoop {
    */
   broadcast(id: number, taskId: number, bytes: Uint8Array): void {
     this.mail.broadcast(id, taskId, bytes);
+    // A loop waiting for room below its bound of async tasks still runs broadcast parts: those tasks
+    // may be waiting for this part's effect.
+    this.runner.wakeRoom();
   }
 
   /**
@@ -309,6 +321,13 @@ export class WorkerLoop {
       if (mail.waiting()) {
         stats.endBusy();
         return macrotask(() => this.slice());
+      }
+      // At the bound of async tasks (asyncTasksPerWorker): take nothing, neither directed nor searched, until
+      // one settles; the others take what is queued. Not asleep for the sleep protocol (a poster's wake
+      // goes to a sleeper, who can take the task); holding nothing it has not started.
+      if (runner.full()) {
+        stats.endBusy();
+        return this.resumeAfter(runner.room());
       }
       // A task posted to us with moved buffers first (only we can run it), else one from the queues.
       const handle = mail.hasDirected() ? mail.takeDirected() : search.findWork(); // held (see marks.ts)

@@ -9,7 +9,13 @@
  * a promise is left running while the worker goes on with other tasks (`pending`); it finishes when it
  * settles. A result that moves buffers, or that found no free blocks, goes to the main thread by message.
  *
- * What it owns: the count of async tasks pending, and the encoder's mode while it writes a result (the
+ * The bound on async tasks (the pool's `asyncTasksPerWorker`): at `pending` = the bound, `full()` is true
+ * and the loop (and a join's wait) takes no new task; `room()` is the promise the loop waits on then,
+ * resolved by `settleAsync` when `pending` drops below the bound (or by `wakeRoom`, for mail). Only
+ * `start` raises `pending`, and only for a task the loop took while not full, so `pending` never exceeds
+ * the bound (docs/reliability.md: a worker's death fails at most that many async tasks).
+ *
+ * What it owns: the count of async tasks pending, the waiter for room below the bound, and the encoder's mode while it writes a result (the
  * same encoder writes fork arguments, in the mode FORK_MOVE_REFUSAL, which it restores). Its shared
  * accesses are actions of spec/Lifecycle.tla (ExecCasRunning).
  *
@@ -85,6 +91,8 @@ export interface RunnerParts {
   guard: WorkerGuard;
   /** Sends a message to the main thread. */
   post: (message: unknown, transfer?: ArrayBuffer[]) => void;
+  /** The most async tasks pending at once (the pool's `asyncTasksPerWorker`), or Infinity. */
+  asyncBound: number;
 }
 
 /** Claims, runs and finishes tasks on this worker. */
@@ -107,6 +115,10 @@ export class Runner {
   private readonly post: (message: unknown, transfer?: ArrayBuffer[]) => void;
   /** Async tasks started and not yet settled (the loop then yields to its event loop, see `WorkerLoop`). */
   pending = 0;
+  /** The most async tasks pending at once: at it, no new task is taken (see {@link Runner.full}). */
+  private readonly asyncBound: number;
+  /** Resolves the loop's wait for room below the bound ({@link Runner.room}), if it waits. */
+  private roomWaiter: (() => void) | undefined = undefined;
 
   /**
    * This thread.
@@ -129,6 +141,31 @@ export class Runner {
     this.stats = parts.stats;
     this.guard = parts.guard;
     this.post = parts.post;
+    this.asyncBound = parts.asyncBound;
+  }
+
+  /**
+   * This thread. Whether async tasks pending are at the bound: the loop, and a join's wait, take no new
+   * task (from the search or directed) until one settles.
+   */
+  full(): boolean {
+    return this.pending >= this.asyncBound;
+  }
+
+  /**
+   * This thread, from the loop, when {@link Runner.full}. Resolves once an async task settles and room is
+   * below the bound, or on {@link Runner.wakeRoom}. One waiter at a time (the loop's only slice).
+   */
+  room(): Promise<void> {
+    return new Promise((resolve) => (this.roomWaiter = resolve));
+  }
+
+  /** This thread. Ends the loop's wait for room, if it waits (mail came that the loop must run). */
+  wakeRoom(): void {
+    const waiter = this.roomWaiter;
+    if (waiter === undefined) return;
+    this.roomWaiter = undefined;
+    waiter();
   }
 
   /**
@@ -251,6 +288,8 @@ export class Runner {
     this.guard.enter();
     this.pending--;
     this.finish(handle, outcome, value);
+    // Room below the bound: the loop, if it waits for it, goes on taking tasks (in a macrotask of its own).
+    if (this.pending < this.asyncBound) this.wakeRoom();
     this.guard.leave();
   }
 

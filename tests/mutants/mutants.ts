@@ -774,6 +774,71 @@ export const LEVELS_MUTANTS: readonly LevelsMutant[] = [
 ];
 
 /**
+ * A bug of the bound on a worker's async tasks (the pool's `asyncTasksPerWorker`, issue 30), caught by
+ * tests/async_bound_test.ts in the mutation run.
+ */
+export interface AsyncBoundMutant {
+  name: string;
+  module: "worker/runner.ts" | "worker/loop.ts" | "worker/fork_join.ts" | "options.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/** The bound's mutants. */
+export const ASYNC_BOUND_MUTANTS: readonly AsyncBoundMutant[] = [
+  {
+    name: "async_bound_ignored",
+    module: "worker/runner.ts",
+    bug: "a worker never counts itself full: it takes tasks however many async ones it holds, so one worker " +
+      "takes most of a burst and its death fails them all",
+    patches: [{
+      find: "    return this.pending >= this.asyncBound;\n",
+      replace: "    return false; // BUG: the bound is ignored\n",
+    }],
+  },
+  {
+    name: "async_bound_room_never_wakes",
+    module: "worker/runner.ts",
+    bug: "an async task that settles does not end the loop's wait for room: a worker at its bound never " +
+      "takes another task",
+    patches: [{
+      find: "    if (this.pending < this.asyncBound) this.wakeRoom();\n",
+      replace: "    // BUG: the loop's wait for room is not ended\n",
+    }],
+  },
+  {
+    name: "async_bound_blocks_broadcasts",
+    module: "worker/loop.ts",
+    bug: "a broadcast part that reaches a worker waiting at its bound waits until one of its async tasks " +
+      "settles: a broadcast those tasks wait for never runs",
+    patches: [{
+      find: "    this.mail.broadcast(id, taskId, bytes);\n    // A loop waiting",
+      replace:
+        "    this.mail.broadcast(id, taskId, bytes);\n    return; // BUG: the loop is not woken\n    // A loop waiting",
+    }],
+  },
+  {
+    name: "async_bound_join_searches",
+    module: "worker/fork_join.ts",
+    bug: "a join's wait searches for work whatever the bound: a worker waiting in a join takes every " +
+      "queued async task",
+    patches: [{
+      find: "this.runner.full() ? -1 : this.search.findWork();",
+      replace: "this.search.findWork(); // BUG: the bound is not asked",
+    }],
+  },
+  {
+    name: "async_bound_unchecked",
+    module: "options.ts",
+    bug: "asyncTasksPerWorker is not checked: 0 makes every worker full before its first task",
+    patches: [{
+      find: "  if (asyncTasksPerWorker !== Infinity) {\n",
+      replace: "  if (false) { // BUG: never checked\n",
+    }],
+  },
+];
+
+/**
  * A bug of the task records' accounting: a generation not advanced when a record is reused, or a record
  * not returned on one of the paths that free it; caught by a scenario of tests/accounting_test.ts (the idle
  * accounting oracle, lib/record/census.ts, or the stale-handle checks).

@@ -37,6 +37,7 @@ import { argv, env as processEnv, exit } from "node:process";
 import {
   ALL_MUTANTS,
   applyPatches,
+  ASYNC_BOUND_MUTANTS,
   BACKLOG_MUTANTS,
   CUT_MUTANTS,
   FORCE_MUTANTS,
@@ -110,6 +111,7 @@ export const GROUPS: readonly Group[] = [
   { name: "map", mutants: pool(MAP_MUTANTS), checks: ["tests/backpressure_test.ts"], fast: true },
   { name: "order", mutants: pool(ORDER_MUTANTS), checks: ["tests/order_test.ts"], fast: true },
   { name: "levels", mutants: pool(LEVELS_MUTANTS), checks: ["tests/priority_test.ts"], fast: true },
+  { name: "async_bound", mutants: pool(ASYNC_BOUND_MUTANTS), checks: ["tests/async_bound_test.ts"], fast: true },
   {
     name: "record",
     mutants: pool(RECORD_MUTANTS),
