@@ -85,6 +85,22 @@ if (total !== 3 << 20 || !filled.every((x) => x === 7) || pool.stats().payloadAr
 const moving = new Uint8Array(1 << 16).fill(1);
 const bumped = await pool.run("bump", move(moving));
 if (moving.length !== 0 || bumped.length !== 1 << 16 || bumped[0] !== 2) failed.push("move");
+// Priorities: with both workers held, 8 low tasks and then one high task queue; the high one is taken
+// first when a worker frees, so it settles among the first (its worker takes it before any low one).
+const settledOrder = [];
+const holders = [pool.run("spin", 150), pool.run("spin", 150)];
+await new Promise((r) => setTimeout(r, 30));
+const lows = Array.from({ length: 8 }, (_, i) =>
+  pool.with({ priority: "low" }).run("spin", 20).then(() => settledOrder.push("low " + i)));
+const high = pool.with({ priority: "high" }).run("inc", 41).then((v) => settledOrder.push("high " + v));
+await Promise.all([...holders, ...lows, high]);
+const lowBatch = await pool.runMany("add", [[1, 1], [2, 2]], { priority: "low" });
+const lowMap = [];
+for await (const v of pool.map("inc", [7, 8], { priority: "low" })) lowMap.push(v);
+const highAt = settledOrder.indexOf("high 42");
+if (highAt < 0 || highAt > 2 || lowBatch.join() !== "2,4" || lowMap.join() !== "8,9") {
+  failed.push("priority " + settledOrder.join("/"));
+}
 const features = failed.join();
 `;
 
@@ -203,7 +219,7 @@ export function assertConsumerRan(what: string, run: { code: number; output: str
   assertEquals(
     result.features,
     "",
-    `${what}: the checks of abort, map, runMany, broadcast, metrics and force that failed`,
+    `${what}: the checks of abort, map, runMany, broadcast, metrics, force, move and priority that failed`,
   );
   assertEquals(result.fib, 832040, `${what}: fib(30)`);
   assert(result.waited !== "timed-out", `${what}: a join's b was never stolen while its a waited: ${line}`);
