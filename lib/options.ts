@@ -427,7 +427,7 @@ export interface RunOptions {
   /**
    * Its priority among the tasks waiting to start: `"high"` ones are taken first, then `"normal"` (the
    * default), then `"low"`; within a level, in submission order. A lower level is never starved: while a task
-   * is the oldest of its level, each worker takes at most 8 tasks of higher levels before it takes that one
+   * is the oldest of its level, each worker takes at most 8 tasks of higher levels (9 with one under way) before it takes that one
    * (docs/scheduling.md). Tasks beyond `taskCapacity`, waiting on the submitting thread, wait in submission
    * order whatever their priority.
    */

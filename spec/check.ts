@@ -103,6 +103,9 @@ const SLEEP_SAFETY = [
 // producer's order, or a step the atomic queue cannot take. The mutants of a step are checked with these.
 const QUEUE_SEMANTIC = ["Conservation", "NoDuplicates", "FifoPerProducer", "NoStaleRead", "Refinement"] as const;
 
+// The invariants of Levels.tla (TypeOK excepted, as above).
+const LEVELS_SAFETY = ["TakenInOrder", "NoInversion", "BoundedOvertake", "StartsOnce"] as const;
+
 /** Every configuration, in the order it runs. A `.cfg` under spec/ that is not listed here fails the command. */
 export const RUNS: readonly Run[] = [
   { name: "ChaseLev", module: "ChaseLev.tla", cfg: "ChaseLev.cfg", kind: "real" },
@@ -349,6 +352,41 @@ export const RUNS: readonly Run[] = [
     cfg: "mutants/LifecycleAbortFork.cfg",
     kind: "mutant",
     expect: ["AbortedForkNotRun"],
+  },
+  { name: "LevelsStarve", module: "Levels.tla", cfg: "LevelsStarve.cfg", kind: "real" },
+  { name: "LevelsOrder", module: "Levels.tla", cfg: "LevelsOrder.cfg", kind: "real" },
+  { name: "LevelsLiveness", module: "Levels.tla", cfg: "LevelsLiveness.cfg", kind: "real" },
+  {
+    name: "LevelQuotaIgnored",
+    module: "Levels.tla",
+    mutant: "LevelQuotaIgnored",
+    cfg: "mutants/LevelsStarve.cfg",
+    kind: "mutant",
+    expect: LEVELS_SAFETY,
+  },
+  {
+    name: "LevelsServedLowFirst",
+    module: "Levels.tla",
+    mutant: "LevelsServedLowFirst",
+    cfg: "mutants/LevelsSafety.cfg",
+    kind: "mutant",
+    expect: LEVELS_SAFETY,
+  },
+  {
+    name: "LevelNeverAnnounced",
+    module: "Levels.tla",
+    mutant: "LevelNeverAnnounced",
+    cfg: "mutants/LevelsSafety.cfg",
+    kind: "mutant",
+    expect: LEVELS_SAFETY,
+  },
+  {
+    name: "LevelPopsNewest",
+    module: "Levels.tla",
+    mutant: "LevelPopsNewest",
+    cfg: "mutants/LevelsOrder.cfg",
+    kind: "mutant",
+    expect: LEVELS_SAFETY,
   },
   { name: "KillGuard", module: "KillGuard.tla", cfg: "KillGuard.cfg", kind: "real" },
   { name: "KillGuardLiveness", module: "KillGuard.tla", cfg: "KillGuardLiveness.cfg", kind: "real" },

@@ -381,6 +381,61 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       replace: "\\* BUG: the assumption is dropped, so the configurations may make the words too narrow.\n",
     }],
   },
+  // ---- Levels.tla (lib/protocol/levels.ts) ----
+  {
+    name: "LevelQuotaIgnored",
+    base: "Levels.tla",
+    bug: "a worker never gives a starving level its turn (the TypeScript mutant level_quota_ignored): a low " +
+      "task waits behind every high one",
+    patches: [{
+      find: "    /\\ IF StarvingAt(w, lvl[w]) = {}\n",
+      replace: "    /\\ IF TRUE \\* BUG: was StarvingAt(w, lvl[w]) = {}; no level ever gets its turn\n",
+    }],
+  },
+  {
+    name: "LevelsServedLowFirst",
+    base: "Levels.tla",
+    bug: "a worker tries the levels from low to high (the TypeScript mutant levels_served_low_first)",
+    patches: [
+      {
+        find: "/\\ pc' = [pc EXCEPT ![w] = \"Pop\"] /\\ lvl' = [lvl EXCEPT ![w] = 0]",
+        replace: "/\\ pc' = [pc EXCEPT ![w] = \"Pop\"] /\\ lvl' = [lvl EXCEPT ![w] = 2] \\* BUG: low first",
+        count: 2,
+      },
+      {
+        find: "IF l = 2 THEN /\\ pc' = [pc EXCEPT ![w] = \"Top\"] /\\ UNCHANGED lvl   \\* QUEUE_EMPTY\n" +
+          "                           ELSE /\\ lvl' = [lvl EXCEPT ![w] = l + 1] /\\ UNCHANGED pc\n",
+        replace: "IF l = 0 THEN /\\ pc' = [pc EXCEPT ![w] = \"Top\"] /\\ UNCHANGED lvl   \\* QUEUE_EMPTY\n" +
+          "                           ELSE /\\ lvl' = [lvl EXCEPT ![w] = l - 1] /\\ UNCHANGED pc \\* BUG: upwards\n",
+      },
+    ],
+  },
+  {
+    name: "LevelNeverAnnounced",
+    base: "Levels.tla",
+    bug: "the producer pushes a high or low task without announcing its level (the TypeScript mutant " +
+      "level_never_announced): workers keep taking from the normal queue alone",
+    patches: [{
+      find: "           THEN /\\ announced' = announced \\cup {l}\n",
+      replace: "           THEN /\\ announced' = announced \\* BUG: the level is not announced\n",
+    }],
+  },
+  {
+    name: "LevelPopsNewest",
+    base: "Levels.tla",
+    bug: "a take removes the newest task of its level, not the oldest: the order within a level is broken",
+    patches: [
+      {
+        find: "Head(q[l])",
+        replace: "q[l][Len(q[l])]",
+        count: 2,
+      },
+      {
+        find: "    /\\ q' = [q EXCEPT ![l] = Tail(@)]\n",
+        replace: "    /\\ q' = [q EXCEPT ![l] = SubSeq(@, 1, Len(@) - 1)] \\* BUG: the newest leaves\n",
+      },
+    ],
+  },
   // ---- KillGuard.tla (lib/protocol/kill_guard.ts) ----
   {
     name: "KillIgnoresGuard",

@@ -13,8 +13,10 @@
  *   each lower level, the tasks it took from the levels above while that level was not empty (its streak);
  *   once a streak reaches {@link LEVEL_QUOTA}, that level is taken from first (the lowest such level), and
  *   its streak starts again. So while a task is at the head of its level's queue, each worker takes at most
- *   LEVEL_QUOTA tasks of higher levels before one of them takes from its level: it waits behind at most
- *   `LEVEL_QUOTA × workers` tasks of higher levels (and behind each task ahead of it in its own level).
+ *   LEVEL_QUOTA tasks of higher levels before one of them takes from its level, and one more if its take was
+ *   under way when the task reached the head: it waits behind at most `(LEVEL_QUOTA + 1) × workers` tasks
+ *   of higher levels (and behind each task ahead of it in its own level). spec/Levels.tla checks this
+ *   (`BoundedOvertake`), the order within a level and that no take passes over a higher level's task.
  *
  * Invariants:
  * - A producer announces a level other than normal (`ControlWords.levels`, a bit each, set once and never
@@ -23,6 +25,8 @@
  *   push (sequentially consistent atomics), so a worker that reads 0 read it before any such push, and its
  *   next take reads the word again. Once it reads a bit, it serves every level from then on.
  * - A worker's streaks are its own (no shared state): the quota holds per worker, whatever the others do.
+ *
+ * Specified in TLA+ by `spec/Levels.tla` (each shared access names its action: `// spec: Name`).
  *
  * Sources: strict priority with a service quota for lower classes (weighted round robin's guarantee, as in
  * a network scheduler's low-latency queue with a minimum share for the others); Go's and Tokio's FIFO
@@ -56,7 +60,7 @@ export const LEVELS = 3;
 
 /**
  * The most tasks of higher levels a worker takes while a lower level waits, before it takes from that
- * level. Small enough that a low-priority task's wait stays bounded (8 × workers tasks of higher levels at
+ * level. Small enough that a low-priority task's wait stays bounded (9 × workers tasks of higher levels at
  * the head of its queue), large enough that a higher level keeps 8 of every 9 takes under overload.
  */
 export const LEVEL_QUOTA = 8;
@@ -138,14 +142,15 @@ export class Levels {
     const queues = this.queues;
     if (!this.used) {
       // No level but normal was ever announced: the normal queue alone, as before priorities existed.
-      if (mem.load(this.control, ControlWords.levels) === 0) return queues[Level.normal].pop(); // spec: FindReadLevels
+      const announced = mem.load(this.control, ControlWords.levels); // spec: FindReadLevels
+      if (announced === 0) return queues[Level.normal].pop(); // spec: FindPopNormalOnly
       this.used = true;
     }
     const streaks = this.streaks;
     // A lower level that waited through LEVEL_QUOTA takes from above goes first, the lowest first.
     for (let level = LEVELS - 1; level > 0; level--) {
       if (streaks[level] < LEVEL_QUOTA) continue;
-      const task = queues[level].pop(); // spec: FindPopLevel
+      const task = queues[level].pop(); // spec: FindStarving
       if (task !== QUEUE_EMPTY) return this.took(level, task);
       streaks[level] = 0; // it no longer waits
     }
@@ -160,7 +165,7 @@ export class Levels {
   private took(level: number, task: number): number {
     this.streaks[level] = 0;
     for (let lower = level + 1; lower < LEVELS; lower++) {
-      if (this.queues[lower].length > 0) this.streaks[lower]++;
+      if (this.queues[lower].length > 0) this.streaks[lower]++; // spec: TookCountLower
     }
     return task;
   }
