@@ -43,14 +43,19 @@ function overtakes(started: number[]): number[] {
   );
 }
 
+/** On one worker: `n` runs submitted at once (the first holds the worker 20 ms) start in submission order. */
+async function runsStartInOrder(pool: Pool<typeof tasks>, n: number): Promise<void> {
+  const p = probe(n);
+  const runs = Array.from({ length: n }, (_, i) => pool.run("ranked", i, i === 0 ? 20 : 0, p));
+  await within(Promise.all(runs), 20_000, "the runs");
+  assertEquals(ranks(p, n), Array.from({ length: n }, (_, i) => i), "run: start ranks by submission");
+}
+
 test("one worker: run, runMany and map start their tasks in submission order", async () => {
   await withPool(1, async (pool) => {
     const n = 300;
-    const p = probe(n);
     // The first task holds the worker while the rest are queued behind it, all at once.
-    const runs = Array.from({ length: n }, (_, i) => pool.run("ranked", i, i === 0 ? 20 : 0, p));
-    await within(Promise.all(runs), 20_000, "the runs");
-    assertEquals(ranks(p, n), Array.from({ length: n }, (_, i) => i), "run: start ranks by submission");
+    await runsStartInOrder(pool, n);
 
     const q = probe(n);
     await within(
@@ -72,14 +77,8 @@ test("one worker: run, runMany and map start their tasks in submission order", a
 });
 
 test("one worker, 16 task records: tasks that waited in the main thread's backlog still start in order", async () => {
-  await withPool(1, async (pool) => {
-    const n = 300;
-    const p = probe(n);
-    // Records run out after 16: the rest wait on the main thread and go in as records come back.
-    const runs = Array.from({ length: n }, (_, i) => pool.run("ranked", i, i === 0 ? 20 : 0, p));
-    await within(Promise.all(runs), 20_000, "the runs");
-    assertEquals(ranks(p, n), Array.from({ length: n }, (_, i) => i), "start ranks by submission");
-  }, 16);
+  // Records run out after 16: the rest wait on the main thread and go in as records come back.
+  await withPool(1, (pool) => runsStartInOrder(pool, 300), 16);
 });
 
 test("two workers: a task starts after at most a worker's window of tasks submitted after it", async () => {
