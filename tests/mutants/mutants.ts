@@ -728,7 +728,10 @@ export interface LevelsMutant {
   patches: Patch[];
 }
 
-/** The levels' mutants: a level never served, the levels served upside down, a level never announced. */
+/**
+ * The levels' mutants: a level never served, the levels served upside down, a level never announced, a
+ * streak never restarted, a lower level looked at by popping (its order lost).
+ */
 export const LEVELS_MUTANTS: readonly LevelsMutant[] = [
   {
     name: "level_quota_ignored",
@@ -769,6 +772,21 @@ export const LEVELS_MUTANTS: readonly LevelsMutant[] = [
     patches: [{
       find: "    this.streaks[level] = 0;\n    for (let lower",
       replace: "    // BUG: the streak goes on\n    for (let lower",
+    }],
+  },
+  {
+    name: "lower_level_peeked_by_popping",
+    module: "protocol/levels.ts",
+    bug: "after a take, a worker looks at each lower level by popping its oldest task and pushing it back " +
+      "instead of reading its length: that task loses its place, and the level is no longer taken in " +
+      "submission order (caught by tests/lincheck_levels_test.ts's taken-in-order)",
+    patches: [{
+      find: "      if (this.queues[lower].length > 0) this.streaks[lower]++; // spec: TookCountLower\n",
+      replace: "      const peeked = this.queues[lower].pop(); // BUG: a look that moves the task to the back\n" +
+        "      if (peeked !== QUEUE_EMPTY) {\n" +
+        "        this.queues[lower].pushPatiently(peeked);\n" +
+        "        this.streaks[lower]++;\n" +
+        "      }\n",
     }],
   },
 ];
