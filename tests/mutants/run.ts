@@ -110,7 +110,12 @@ export const GROUPS: readonly Group[] = [
   { name: "backlog", mutants: pool(BACKLOG_MUTANTS), checks: ["tests/backlog_test.ts"], fast: true },
   { name: "map", mutants: pool(MAP_MUTANTS), checks: ["tests/backpressure_test.ts"], fast: true },
   { name: "order", mutants: pool(ORDER_MUTANTS), checks: ["tests/order_test.ts"], fast: true },
-  { name: "levels", mutants: pool(LEVELS_MUTANTS), checks: ["tests/priority_test.ts"], fast: true },
+  {
+    name: "levels",
+    mutants: pool(LEVELS_MUTANTS),
+    checks: ["tests/lincheck_levels_test.ts", "tests/priority_test.ts"],
+    fast: true,
+  },
   { name: "async_bound", mutants: pool(ASYNC_BOUND_MUTANTS), checks: ["tests/async_bound_test.ts"], fast: true },
   {
     name: "record",
