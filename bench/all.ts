@@ -151,23 +151,27 @@ for (const r of batches) {
 }
 console.log(
   "\nWait from submission to start, ms, 2 workers, a Poisson stream of busy tasks (70% 0.2 ms, 25% 2 ms, 5% 10 ms)" +
-    " at 50/90/110% of capacity; median over rounds (min–max); p99 ÷ piscina's taken per round\n",
+    " at 50/90/110% of capacity; median over rounds (min–max); p99 ÷ piscina's (as shipped, and with stricterFIFO)" +
+    " taken per round\n",
 );
-console.log("| runtime | load | contender | p50 | p99 | max | tasks/s | p99 ÷ piscina |");
-console.log("|---|---|---|---|---|---|---|---|");
+console.log("| runtime | load | contender | p50 | p99 | max | tasks/s | p99 ÷ piscina | p99 ÷ piscina stricterFIFO |");
+console.log("|---|---|---|---|---|---|---|---|---|");
 for (const r of latency) {
   if (!("name" in r)) continue;
   const load = `${Math.round(r.load * 100)}%`;
   if (r.error !== undefined) {
-    console.log(`| ${r.runtime} | ${load} | ${r.name} | did not run: ${r.error} | | | | |`);
+    console.log(`| ${r.runtime} | ${load} | ${r.name} | did not run: ${r.error} | | | | | |`);
     continue;
   }
-  const ratio = latency.find((x): x is LatencyRatio =>
-    "ratio" in x && x.runtime === r.runtime && x.load === r.load && x.ratio === `${r.name} ÷ piscina`
-  );
+  const ratio = (divisor: string) => {
+    const found = latency.find((x): x is LatencyRatio =>
+      "ratio" in x && x.runtime === r.runtime && x.load === r.load && x.ratio === `${r.name} ÷ ${divisor}`
+    );
+    return found === undefined ? "" : format(found.value, 2);
+  };
   console.log(
     `| ${r.runtime} | ${load} | ${r.name} | ${format(r.p50Ms, 2)} | ${format(r.p99Ms, 2)} | ${format(r.maxMs, 1)} | ${
       format(r.tasksPerSecond, 0)
-    } | ${ratio === undefined ? "" : format(ratio.value, 2)} |`,
+    } | ${ratio("piscina")} | ${ratio("piscina stricterFIFO")} |`,
   );
 }
