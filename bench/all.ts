@@ -1,9 +1,11 @@
 /**
  * Every benchmark on every runtime, tabulated for docs/benchmarks.md (`npm run bench`): the pool against its peers
  * (throughput of 100k tiny tasks, one-at-a-time latency), the idle cost and memory of a pool, and the
- * deque micro-benchmark. Each runtime runs in its own process; every cell is a median with its range.
+ * deque micro-benchmark, the wait from submission to start under a steady random load (bench/latency.ts).
+ * Each runtime runs in its own process; every cell is a median with its range.
  *
- * Pass a number to set the rounds per measurement (default 5): `npm run bench -- 7`.
+ * Pass a number to set the rounds per measurement (default 5): `npm run bench -- 7`. The latency benchmark
+ * runs at least 15 rounds whatever the number (a p99 of a 1.2 s run spreads too much for fewer).
  */
 import { spawnSync } from "node:child_process";
 import { cpus } from "node:os";
@@ -12,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { format, type Summary } from "./_stats.ts";
 import type { PoolBenchRow } from "./pool_bench.ts";
 import type { DequeBenchRow } from "./deque_bench.ts";
+import type { LatencyRatio, LatencyRow } from "./latency.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url).href);
 const bin = join(root, "node_modules", ".bin");
@@ -68,6 +71,11 @@ const streams = runEverywhere("bench/map_stream.ts", ["--json"]) as {
   heapBeforeMiB: number;
   heapSamplesMiB: number[];
 }[];
+const latency = runEverywhere("bench/latency.ts", [
+  "--json",
+  "--rounds",
+  String(Math.max(15, Number(rounds))),
+]) as (LatencyRow | LatencyRatio)[];
 
 console.log(`\n${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}`);
 console.log(`\n100k tiny tasks (a + b), 2 workers; median (min–max) of ${rounds} rounds, contenders interleaved\n`);
@@ -140,4 +148,30 @@ console.log("| runtime | run, tasks/s | runMany, tasks/s | runMany ÷ run |");
 console.log("|---|---|---|---|");
 for (const r of batches) {
   console.log(`| ${r.runtime} | ${format(r.run, 0)} | ${format(r.runMany, 0)} | ${format(r.ratio, 3)} |`);
+}
+console.log(
+  "\nWait from submission to start, ms, 2 workers, a Poisson stream of busy tasks (70% 0.2 ms, 25% 2 ms, 5% 10 ms)" +
+    " at 50/90/110% of capacity; median over rounds (min–max); p99 ÷ piscina's (as shipped, and with stricterFIFO)" +
+    " taken per round\n",
+);
+console.log("| runtime | load | contender | p50 | p99 | max | tasks/s | p99 ÷ piscina | p99 ÷ piscina stricterFIFO |");
+console.log("|---|---|---|---|---|---|---|---|---|");
+for (const r of latency) {
+  if (!("name" in r)) continue;
+  const load = `${Math.round(r.load * 100)}%`;
+  if (r.error !== undefined) {
+    console.log(`| ${r.runtime} | ${load} | ${r.name} | did not run: ${r.error} | | | | | |`);
+    continue;
+  }
+  const ratio = (divisor: string) => {
+    const found = latency.find((x): x is LatencyRatio =>
+      "ratio" in x && x.runtime === r.runtime && x.load === r.load && x.ratio === `${r.name} ÷ ${divisor}`
+    );
+    return found === undefined ? "" : format(found.value, 2);
+  };
+  console.log(
+    `| ${r.runtime} | ${load} | ${r.name} | ${format(r.p50Ms, 2)} | ${format(r.p99Ms, 2)} | ${format(r.maxMs, 1)} | ${
+      format(r.tasksPerSecond, 0)
+    } | ${ratio("piscina")} | ${ratio("piscina stricterFIFO")} |`,
+  );
 }
