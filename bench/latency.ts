@@ -48,13 +48,15 @@
  * range and interquartile range, and the per-round ratio of each contender's p99 to piscina's, as a median
  * with its spread: a ratio taken within a round, where both ran seconds apart, cancels the machine's drift.
  *
- * Priorities: the pool has none yet. When it has, a `--priority` mix will draw a level per arrival from
- * the same generator, the contenders that have levels will take it in `submit`, and the report will group
- * waits by level. Until then `--priority` is refused, not ignored, and no per-level figure is printed.
+ * Priorities (`--priority`): each arrival also draws a level from the same generator, 10% high, 20% low,
+ * the rest normal. filch submits each task with its level (`pool.with({ priority })`); piscina and the bare
+ * loop have no levels and run every task alike (their rows show what a FIFO pool gives each class). The
+ * report then adds each level's p99 per contender and load, and issue 30's goal for filch: its high tasks'
+ * p99 at 110% load ÷ their p99 at 50%, taken per round (goal: at most 1).
  *
  * Run: `node bench/latency.ts`, `deno run -A bench/latency.ts`, `bun bench/latency.ts` (`--rounds N`,
  * default 15; `--seconds S` of arrivals per run, default 1.2; `--json` for one JSON line per contender and
- * load, then one per ratio; `--before=DIR --before-name=NAME` as above).
+ * load, then one per ratio; `--before=DIR --before-name=NAME` as above; `--priority` as above).
  */
 import process from "node:process";
 import { execFileSync } from "node:child_process";
@@ -81,8 +83,11 @@ const LOADS = [0.5, 0.9, 1.1];
 /** One pool under test. */
 interface Contender {
   name: string;
-  /** Runs a task of `ms` busy milliseconds; resolves with its start time (epoch ms, as `spin` reads it). */
-  submit(ms: number): Promise<number>;
+  /**
+   * Runs a task of `ms` busy milliseconds at `level` (0 high, 1 normal, 2 low: only filch has levels);
+   * resolves with its start time (epoch ms, as `spin` reads it).
+   */
+  submit(ms: number, level: number): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -90,7 +95,12 @@ interface Contender {
 interface Arrival {
   at: number;
   ms: number;
+  /** Its priority level: 0 high, 1 normal, 2 low (always 1 without `--priority`). */
+  level: number;
 }
+
+/** The priority names by level. */
+const LEVEL_NAMES = ["high", "normal", "low"] as const;
 
 /** A uniform generator on [0, 1): xorshift32, seeded (never 0). */
 function generator(seed: number): () => number {
@@ -105,8 +115,11 @@ function generator(seed: number): () => number {
   };
 }
 
-/** The arrivals of one run: a Poisson stream at `rate` tasks/s for `seconds`, lengths from {@link MIX}. */
-function schedule(seed: number, rate: number, seconds: number): Arrival[] {
+/**
+ * The arrivals of one run: a Poisson stream at `rate` tasks/s for `seconds`, lengths from {@link MIX}, and
+ * with `priorities` a level each (10% high, 20% low, the rest normal).
+ */
+function schedule(seed: number, rate: number, seconds: number, priorities = false): Arrival[] {
   const random = generator(seed);
   const arrivals: Arrival[] = [];
   let at = 0;
@@ -122,7 +135,12 @@ function schedule(seed: number, rate: number, seconds: number): Arrival[] {
       }
       pick -= entry.share;
     }
-    arrivals.push({ at, ms });
+    let level = 1;
+    if (priorities) {
+      const draw = random();
+      level = draw < 0.1 ? 0 : draw < 0.3 ? 2 : 1;
+    }
+    arrivals.push({ at, ms, level });
   }
 }
 
@@ -136,6 +154,8 @@ interface RunFigures {
   lagP99: number;
   /** The p99 of start − scheduled arrival: the wait plus the pacer's lateness. */
   p99FromArrival: number;
+  /** Each level's p99 wait (NaN for a level with no task in the run). */
+  p99ByLevel: number[];
 }
 
 /** The `q` quantile of sorted values, interpolated between the two nearest. */
@@ -168,7 +188,7 @@ async function run(contender: Contender, arrivals: Arrival[]): Promise<RunFigure
       const now = performance.now();
       lags[i] = now - (origin + arrivals[i].at);
       submitted[i] = performance.timeOrigin + now;
-      contender.submit(arrivals[i].ms).then(
+      contender.submit(arrivals[i].ms, arrivals[i].level).then(
         (started) => {
           waits[i] = started - submitted[i];
           fromArrival[i] = started - (performance.timeOrigin + origin + arrivals[i].at);
@@ -185,6 +205,10 @@ async function run(contender: Contender, arrivals: Arrival[]): Promise<RunFigure
   }
   if (n > 0) await finished;
   if (failure !== undefined) throw failure;
+  const p99ByLevel = [0, 1, 2].map((level) => {
+    const mine = Float64Array.from(waits.filter((_, i) => arrivals[i].level === level)).sort();
+    return mine.length === 0 ? NaN : quantile(mine, 0.99);
+  });
   waits.sort();
   lags.sort();
   fromArrival.sort();
@@ -196,6 +220,7 @@ async function run(contender: Contender, arrivals: Arrival[]): Promise<RunFigure
     throughput: n / ((lastDone - origin) / 1000),
     lagP99: quantile(lags, 0.99),
     p99FromArrival: quantile(fromArrival, 0.99),
+    p99ByLevel,
   };
 }
 
@@ -204,7 +229,8 @@ async function filch(name: string, PoolClass: typeof Pool): Promise<Contender> {
   const pool = await PoolClass.create<typeof latencyTasks>(new URL("./latency_tasks.ts", import.meta.url), {
     workers: WORKERS,
   });
-  return { name, submit: (ms) => pool.run("spin", ms), close: () => pool.close() };
+  const runners = LEVEL_NAMES.map((priority) => pool.with({ priority }));
+  return { name, submit: (ms, level) => runners[level].run("spin", ms), close: () => pool.close() };
 }
 
 /** piscina as shipped, or with `stricterFIFO` (see the module doc). */
@@ -298,6 +324,8 @@ export interface LatencyRow {
   minWaitMs: number;
   /** Each round's p99, in round order. */
   p99Samples: number[];
+  /** Each level's p99 over the rounds (with `--priority`; high, normal, low). */
+  p99ByLevelMs?: Summary[];
   error?: string;
 }
 
@@ -328,6 +356,7 @@ export async function benchLatency(
   rounds: number,
   seconds: number,
   before?: { dir: string; name: string },
+  priorities = false,
 ): Promise<{ rows: LatencyRow[]; ratios: LatencyRatio[] }> {
   const makers: [string, () => Promise<Contender> | Contender][] = [
     ["filch", () => filch("filch", Pool)],
@@ -386,7 +415,7 @@ export async function benchLatency(
   const figures = contenders.map(() => LOADS.map(() => [] as RunFigures[]));
   for (let r = 0; r < rounds; r++) {
     for (let l = 0; l < LOADS.length; l++) {
-      const arrivals = schedule(1 + r * 1000 + l, LOADS[l] * CAPACITY, seconds);
+      const arrivals = schedule(1 + r * 1000 + l, LOADS[l] * CAPACITY, seconds, priorities);
       for (let c = 0; c < contenders.length; c++) {
         const k = (c + r) % contenders.length; // rotate the order each round
         collectGarbage?.();
@@ -416,6 +445,7 @@ export async function benchLatency(
         p99FromArrivalMs: summarize(runs.map((f) => f.p99FromArrival)),
         minWaitMs: Math.min(...runs.map((f) => f.min)),
         p99Samples: runs.map((f) => f.p99),
+        ...(priorities ? { p99ByLevelMs: [0, 1, 2].map((v) => summarize(runs.map((f) => f.p99ByLevel[v]))) } : {}),
       });
     }
     // A peer's shutdown has been seen to hang with no handle left: bound it.
@@ -439,6 +469,20 @@ export async function benchLatency(
       }
     }
   }
+  if (priorities) {
+    // Issue 30's goal: filch's high tasks' p99 at 110% ÷ at 50%, per round.
+    const f = contenders.findIndex((c) => c.name === "filch");
+    const low = LOADS.indexOf(0.5);
+    const high = LOADS.indexOf(1.1);
+    if (f !== -1) {
+      ratios.push({
+        runtime: runtimeName(),
+        ratio: "filch high p99 at 110% ÷ at 50%",
+        load: 1.1,
+        value: summarize(figures[f][high].map((fig, r) => fig.p99ByLevel[0] / figures[f][low][r].p99ByLevel[0])),
+      });
+    }
+  }
   rows.sort((a, b) => a.load - b.load);
   return { rows, ratios };
 }
@@ -449,9 +493,7 @@ function withQuartiles(s: Summary, digits: number): string {
 }
 
 if (import.meta.main ?? process.argv[1]?.endsWith("latency.ts")) {
-  if (process.argv.includes("--priority") || option("priority") !== undefined) {
-    throw new Error("Cannot run a --priority mix as the pool has no priority levels yet (issue 30)");
-  }
+  const priorities = process.argv.includes("--priority");
   const rounds = Number(option("rounds") ?? 15);
   const seconds = Number(option("seconds") ?? 1.2);
   if (!(rounds >= 1 && seconds > 0)) throw new Error("Cannot run with those settings: --rounds ≥ 1, --seconds > 0");
@@ -464,7 +506,7 @@ if (import.meta.main ?? process.argv[1]?.endsWith("latency.ts")) {
     } catch { /* not a git checkout: the name says so */ }
     before = { dir, name: option("before-name") ?? `filch (${commit})` };
   }
-  const { rows, ratios } = await benchLatency(rounds, seconds, before);
+  const { rows, ratios } = await benchLatency(rounds, seconds, before, priorities);
   if (process.argv.includes("--json")) {
     for (const row of rows) console.log(JSON.stringify(row));
     for (const ratio of ratios) console.log(JSON.stringify(ratio));
@@ -497,6 +539,20 @@ if (import.meta.main ?? process.argv[1]?.endsWith("latency.ts")) {
           format(row.p99FromArrivalMs, 2)
         } | ${ratio("piscina")} | ${ratio(PISCINA_FIFO)} |`,
       );
+    }
+    if (priorities) {
+      console.log("\nWith priorities (10% high, 20% low): each level's p99 wait, ms, median over rounds (min–max).\n");
+      console.log("| load | contender | high p99 | normal p99 | low p99 |");
+      console.log("|---|---|---|---|---|");
+      for (const row of rows) {
+        if (row.p99ByLevelMs === undefined) continue;
+        const [h, n, l] = row.p99ByLevelMs.map((s) => format(s, 2));
+        console.log(`| ${Math.round(row.load * 100)}% | ${row.name} | ${h} | ${n} | ${l} |`);
+      }
+      const goal = ratios.find((r) => r.ratio.startsWith("filch high p99"));
+      if (goal !== undefined) {
+        console.log(`\n${goal.ratio}, per round: ${withQuartiles(goal.value, 2)} (goal: at most 1)`);
+      }
     }
     const minimum = Math.min(...rows.filter((r) => r.error === undefined).map((r) => r.minWaitMs));
     console.log(`\nSmallest wait of any task (the clock check: never negative): ${minimum.toFixed(3)} ms`);
