@@ -203,6 +203,8 @@ export const RUNS: readonly Run[] = [
     expect: [...SEMANTIC, "NoAbaCas"],
   },
   { name: "SleepWake", module: "SleepWake.tla", cfg: "SleepWake.cfg", kind: "real" },
+  // A running task forks once: the push onto its worker's deque, then newWork.
+  { name: "SleepWakeFork", module: "SleepWake.tla", cfg: "SleepWakeFork.cfg", kind: "real" },
   { name: "SleepWakeLiveness", module: "SleepWake.tla", cfg: "SleepWakeLiveness.cfg", kind: "real" },
   // One worker: nothing passes only because a second worker is awake to find the work.
   { name: "SleepWake1", module: "SleepWake.tla", cfg: "SleepWake1.cfg", kind: "real" },
