@@ -237,9 +237,9 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
     base: "Lifecycle.tla",
     bug: "the finisher stores the latch instead of exchanging it, so it never sees that its subtask was orphaned",
     patches: [{
-      find: "    /\\ IF latch = 2\n         THEN /\\ Free({Child}) /\\ Return(w) /\\ UNCHANGED bh\n",
+      find: "    /\\ IF latch = 2\n         THEN /\\ Free({Child}) /\\ Return(w)\n",
       replace: "    /\\ IF FALSE  \\* BUG: a store, not an exchange: ORPHANED goes unseen\n" +
-        "         THEN /\\ Free({Child}) /\\ Return(w) /\\ UNCHANGED bh\n",
+        "         THEN /\\ Free({Child}) /\\ Return(w)\n",
     }],
   },
   {

@@ -340,7 +340,7 @@ export class Marks {
     // rather than run twice).
     this.words[MarkWords.held] = -1;
     // A CANCELLED one goes back too: whoever takes it next frees it.
-    if (this.queued(handle) && !this.deque.push(handle)) this.injector.pushPatiently(handle);
+    if (this.queued(handle) && !this.deque.push(handle)) this.injector.pushPatiently(handle); // spec: RepairHeldPush
     this.held = -1;
     this.sleep.newWork();
   }
