@@ -22,7 +22,7 @@
  *
  * The publishing step lives here, beside its repair (`repairFinishing` repeats it), so that neither needs
  * the other's class. Its shared accesses are actions of spec/Lifecycle.tla (FinishStoreDone,
- * FinishPushCompletion) and spec/SleepWake.tla (FinishPushCompletion, FinishReadMainWaiting,
+ * FinishPushCompletion, RepairHeldPush) and spec/SleepWake.tla (FinishPushCompletion, FinishReadMainWaiting,
  * FinishTakeMainWaiting, FinishNotifyMain).
  *
  * Threads: made and used by its worker thread only.
