@@ -30,6 +30,10 @@
 (*                                                                          *)
 (* Tasks. Main submits tasks 1..Tasks. If Fork, task 1 forks the subtask   *)
 (* Child (join(a, b): push b, run a, then joinForked) and joins it.        *)
+(* Workers take tasks from the injector one at a time (issue 30), so a    *)
+(* deque holds forks, and a submitted task only when a take was cut short  *)
+(* before its claim (a stack overflow) and repaired into the taker's own   *)
+(* deque: RepairHeldPush, at most MaxPutBacks times.                       *)
 (*                                                                          *)
 (* Death. A worker dies (at most MaxDeaths times in all) only where the    *)
 (* code can die: inside task code, or at the loop's await points (after a  *)
@@ -62,10 +66,11 @@ CONSTANTS
     Fork,       \* does task 1 fork (and join) a subtask?
     MaxDeaths,  \* how many worker deaths a behaviour may have
     MaxCancels, \* how many cancellations by the main thread a behaviour may have
+    MaxPutBacks, \* how many cut-short takes (a task put back into its taker's deque) a behaviour may have
     Ending      \* "close", "terminate" or "either": how the main thread ends the pool
 
 ASSUME ConstantsOk ==
-    /\ Tasks \in Nat \ {0} /\ Fork \in BOOLEAN /\ MaxDeaths \in Nat /\ MaxCancels \in Nat /\ Main \notin Workers
+    /\ Tasks \in Nat \ {0} /\ Fork \in BOOLEAN /\ MaxDeaths \in Nat /\ MaxCancels \in Nat /\ MaxPutBacks \in Nat /\ Main \notin Workers
     /\ Ending \in {"close", "terminate", "either"}
 
 Child == Tasks + 1                 \* the forked subtask's id (a record like any other)
@@ -85,7 +90,6 @@ VARIABLES
     lifecycle,   \* the lifecycle word: 0 running, 1 stopping
     pc,          \* [Threads -> string]
     cur,         \* [Workers -> 0..Child]: the task a worker runs (its outer task, in a join)
-    bh,          \* [Workers -> 0..Child]: a task the worker moves from the injector to its deque
     help,        \* [Workers -> 0..Child]: the task a joiner runs while it helps (0: none)
     joining,     \* [Workers -> BOOLEAN]: inside joinForked
     alive,       \* [Workers -> BOOLEAN]
@@ -105,14 +109,15 @@ VARIABLES
     cancelled,   \* history: the main tasks whose cancellation won the race with their start
     cancels,     \* cancellations so far
     aborted,     \* main tasks marked aborted while running (their forks are not run)
-    lateRuns     \* history: runs of the subtask that started after task 1 was marked aborted
+    lateRuns,    \* history: runs of the subtask that started after task 1 was marked aborted
+    putBacks     \* tasks taken and put back into the taker's deque (a cut-short take repaired) so far
 
-vars == <<rstate, rworker, latch, inj, dq, comp, lifecycle, pc, cur, bh, help, joining, alive, deaths, died,
+vars == <<rstate, rworker, latch, inj, dq, comp, lifecycle, pc, cur, help, joining, alive, deaths, died,
           replacing, forked, state, entry, settledFlag, settles, runs, posted, frees, forker, forkerGone, cancelled,
-          cancels, aborted, lateRuns>>
-recVars == <<frees, forker, forkerGone, cancelled, cancels, aborted, lateRuns>>
+          cancels, aborted, lateRuns, putBacks>>
+recVars == <<frees, forker, forkerGone, cancelled, putBacks, cancels, aborted, lateRuns>>
 mainVars == <<state, entry, settledFlag, settles, posted, died, replacing>>
-workerVars == <<cur, help, joining, bh>>
+workerVars == <<cur, help, joining>>
 
 Init ==
     /\ rstate = [t \in AllTasks |-> "FREE"]
@@ -121,7 +126,7 @@ Init ==
     /\ inj = {} /\ dq = [w \in Workers |-> {}] /\ comp = {}
     /\ lifecycle = 0
     /\ pc = [t \in Threads |-> IF t = Main THEN "MainOpen" ELSE "Top"]
-    /\ cur = [w \in Workers |-> 0] /\ bh = [w \in Workers |-> 0] /\ help = [w \in Workers |-> 0] /\ joining = [w \in Workers |-> FALSE]
+    /\ cur = [w \in Workers |-> 0] /\ help = [w \in Workers |-> 0] /\ joining = [w \in Workers |-> FALSE]
     /\ alive = [w \in Workers |-> TRUE] /\ deaths = 0 /\ died = {} /\ replacing = {}
     /\ forked = FALSE
     /\ state = "open"
@@ -131,7 +136,7 @@ Init ==
     /\ runs = [t \in AllTasks |-> 0]
     /\ posted = 0
     /\ frees = [t \in AllTasks |-> 0] /\ forker = NoWorker /\ forkerGone = FALSE
-    /\ cancelled = {} /\ cancels = 0 /\ aborted = {} /\ lateRuns = 0
+    /\ cancelled = {} /\ cancels = 0 /\ aborted = {} /\ lateRuns = 0 /\ putBacks = 0
 
 Go(t, p) == pc' = [pc EXCEPT ![t] = p]
 \* Free the records of the tasks in R (TaskTable.releaseHandle): state FREE, counted in the history.
@@ -173,36 +178,17 @@ FindPopOwn(w) ==
          ELSE /\ UNCHANGED <<dq, cur, help>> /\ Go(w, "PopInj")
     /\ UNCHANGED <<rstate, rworker, latch, inj, comp, lifecycle, joining, alive, deaths, forked, runs>>
     /\ UNCHANGED mainVars
-    /\ UNCHANGED bh
     /\ UNCHANGED recVars
 
+\* One task at a time (issue 30: the submission order, Order.tla). The code then reads the injector's
+\* length and may call newWork (FindInjectorLeft): SleepWake.tla's, no effect on a task's life.
 FindPopInjector(w) ==
     /\ w \in Workers /\ alive[w] /\ pc[w] = "PopInj"
     /\ IF inj /= {}
-         THEN \E t \in inj : /\ inj' = inj \ {t} /\ Take(w, t)
-                             /\ \E batch \in BOOLEAN : Go(w, IF batch THEN "Batch" ELSE "Exec")
+         THEN \E t \in inj : /\ inj' = inj \ {t} /\ Take(w, t) /\ Go(w, "Exec")
          ELSE /\ UNCHANGED <<inj, cur, help>> /\ Go(w, "Steal")
-    /\ UNCHANGED <<rstate, rworker, latch, dq, comp, lifecycle, joining, alive, deaths, forked, runs, bh>>
+    /\ UNCHANGED <<rstate, rworker, latch, dq, comp, lifecycle, joining, alive, deaths, forked, runs>>
     /\ UNCHANGED mainVars
-    /\ UNCHANGED recVars
-
-\* With a task in hand, move one more from the injector into our deque (the batch), for others to steal.
-BatchPopInjector(w) ==
-    /\ w \in Workers /\ alive[w] /\ pc[w] = "Batch"
-    /\ IF inj /= {}
-         THEN \E t \in inj : /\ inj' = inj \ {t} /\ bh' = [bh EXCEPT ![w] = t] /\ Go(w, "BatchPush")
-         ELSE /\ UNCHANGED <<inj, bh>> /\ Go(w, "Exec")
-    /\ UNCHANGED <<rstate, rworker, latch, dq, comp, lifecycle, alive, deaths, forked, runs>>
-    /\ UNCHANGED mainVars /\ UNCHANGED <<cur, help, joining>>
-    /\ UNCHANGED recVars
-
-BatchPushOwn(w) ==
-    /\ w \in Workers /\ alive[w] /\ pc[w] = "BatchPush"
-    /\ dq' = [dq EXCEPT ![w] = @ \cup {bh[w]}]
-    /\ bh' = [bh EXCEPT ![w] = 0]
-    /\ Go(w, "Exec")
-    /\ UNCHANGED <<rstate, rworker, latch, inj, comp, lifecycle, alive, deaths, forked, runs>>
-    /\ UNCHANGED mainVars /\ UNCHANGED <<cur, help, joining>>
     /\ UNCHANGED recVars
 
 \* Steal from any other deque, a dead worker's included.
@@ -214,7 +200,6 @@ FindStealHalf(w) ==
          ELSE /\ UNCHANGED <<dq, cur, help>> /\ Go(w, NoWork(w))
     /\ UNCHANGED <<rstate, rworker, latch, inj, comp, lifecycle, joining, alive, deaths, forked, runs>>
     /\ UNCHANGED mainVars
-    /\ UNCHANGED bh
     /\ UNCHANGED recVars
 
 \* execute(): the worker word, then the compare-exchange from QUEUED to RUNNING (one step: nobody reads
@@ -233,10 +218,24 @@ ExecCasRunning(w) ==
               /\ UNCHANGED <<frees, workerVars>>
          ELSE /\ Free({t})
               /\ Return(w)
-              /\ UNCHANGED <<rworker, runs, joining, bh, lateRuns>>
+              /\ UNCHANGED <<rworker, runs, joining, lateRuns>>
     /\ UNCHANGED <<latch, inj, dq, comp, lifecycle, alive, deaths, forked>>
     /\ UNCHANGED mainVars
-    /\ UNCHANGED <<forker, forkerGone, cancelled, cancels, aborted>>
+    /\ UNCHANGED <<forker, forkerGone, cancelled, putBacks, cancels, aborted>>
+
+\* A task taken and not yet claimed whose worker was cut short there (a stack overflow in the pool's own
+\* code, caught by task code lower on the worker's stack) goes back into the worker's own deque when the
+\* held mark is repaired (marks.ts repairHeld; putBack is the same for a run cut short before its claim):
+\* now that tasks come from the injector one at a time, the one way a submitted task gets into a deque.
+\* Where the worker goes on is simplified: as after a lost claim. At most MaxPutBacks times in all.
+RepairHeldPush(w) ==
+    /\ w \in Workers /\ alive[w] /\ pc[w] = "Exec" /\ putBacks < MaxPutBacks
+    /\ dq' = [dq EXCEPT ![w] = @ \cup {Active(w)}]
+    /\ putBacks' = putBacks + 1
+    /\ Return(w)
+    /\ UNCHANGED <<rstate, rworker, latch, inj, comp, lifecycle, joining, alive, deaths, forked, runs>>
+    /\ UNCHANGED mainVars
+    /\ UNCHANGED <<frees, forker, forkerGone, cancelled, cancels, aborted, lateRuns>>
 
 -----------------------------------------------------------------------------
 (* Fork-join: task 1 forks the subtask, runs a, joins.                     *)
@@ -253,7 +252,7 @@ ForkPushDeque(w) ==
     /\ Go(w, "JoinRead")
     /\ UNCHANGED <<rworker, inj, comp, lifecycle, alive, deaths, runs, cur, help>>
     /\ UNCHANGED mainVars
-    /\ UNCHANGED bh /\ UNCHANGED <<frees, forkerGone, cancelled, cancels, aborted, lateRuns>>
+    /\ UNCHANGED <<frees, forkerGone, cancelled, putBacks, cancels, aborted, lateRuns>>
 
 \* The join is over: b's result is in hand (or the join threw); task 1's code goes on.
 EndJoin(w) == /\ joining' = [joining EXCEPT ![w] = FALSE] /\ Go(w, "Running")
@@ -264,8 +263,8 @@ JoinReadLatch(w) ==
     \* Set: read the result, then free the record (joinForked's release).
     /\ IF latch = 1 THEN EndJoin(w) /\ Free({Child})
                     ELSE /\ Go(w, "JoinPop") /\ UNCHANGED <<joining, rstate, frees>>
-    /\ UNCHANGED <<rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs, cur, help, bh>>
-    /\ UNCHANGED mainVars /\ UNCHANGED <<forker, forkerGone, cancelled, cancels, aborted, lateRuns>>
+    /\ UNCHANGED <<rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs, cur, help>>
+    /\ UNCHANGED mainVars /\ UNCHANGED <<forker, forkerGone, cancelled, putBacks, cancels, aborted, lateRuns>>
 
 \* Pop our deque: b itself if nobody stole it (on top: LIFO), run inline (record released first);
 \* else older work, run as help; else findWork.
@@ -284,13 +283,13 @@ JoinPopOwn(w) ==
                    ELSE /\ UNCHANGED <<dq, help>> /\ Go(w, "PopOwn")
     /\ UNCHANGED <<rworker, latch, inj, comp, lifecycle, alive, deaths, forked, cur>>
     /\ UNCHANGED mainVars
-    /\ UNCHANGED bh /\ UNCHANGED <<forker, forkerGone, cancelled, cancels, aborted>>
+    /\ UNCHANGED <<forker, forkerGone, cancelled, putBacks, cancels, aborted>>
 
 \* Nothing to help with: if the pool is stopping, the join throws (task 1 fails).
 JoinReadLifecycle(w) ==
     /\ w \in Workers /\ alive[w] /\ pc[w] = "JoinStop"
     /\ IF lifecycle = 1 THEN EndJoin(w) ELSE /\ Go(w, "JoinWait") /\ UNCHANGED joining
-    /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs, cur, help, bh>>
+    /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, alive, deaths, forked, runs, cur, help>>
     /\ UNCHANGED mainVars
     /\ UNCHANGED recVars
 
@@ -323,7 +322,6 @@ FinishPushCompletion(w) ==
     /\ Return(w)
     /\ UNCHANGED <<rstate, rworker, latch, inj, dq, lifecycle, joining, alive, deaths, forked, runs>>
     /\ UNCHANGED mainVars
-    /\ UNCHANGED bh
     /\ UNCHANGED recVars
 
 \* Set, then wake: a joiner that read 0 before this store is blocked on the word, or will see 1.
@@ -333,15 +331,13 @@ FinishSetLatch(w) ==
     /\ w \in Workers /\ alive[w] /\ pc[w] = "SetLatch"
     /\ latch' = 1
     /\ IF latch = 2
-         THEN /\ Free({Child}) /\ Return(w) /\ UNCHANGED bh
+         THEN /\ Free({Child}) /\ Return(w)
          ELSE /\ Go(w, "NotifyLatch") /\ UNCHANGED <<rstate, frees>> /\ UNCHANGED workerVars
     /\ UNCHANGED <<rworker, inj, dq, comp, lifecycle, alive, deaths, forked, runs>>
-    /\ UNCHANGED mainVars /\ UNCHANGED <<joining, forker, forkerGone, cancelled, cancels, aborted, lateRuns>>
+    /\ UNCHANGED mainVars /\ UNCHANGED <<joining, forker, forkerGone, cancelled, putBacks, cancels, aborted, lateRuns>>
 
 \* Atomics.notify(latch): wakes the joiner if it is blocked on the word.
 WakeJoiner == pc' = [t \in Threads |-> IF t \in Workers /\ pc[t] = "LatchBlocked" THEN "JoinRead" ELSE pc[t]]
-    /\ UNCHANGED bh
-
 FinishNotifyLatch(w) ==
     /\ w \in Workers /\ alive[w] /\ pc[w] = "NotifyLatch"
     /\ IF help[w] /= 0
@@ -355,7 +351,6 @@ FinishNotifyLatch(w) ==
                                           ELSE pc[t]]
     /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, joining, alive, deaths, forked, runs>>
     /\ UNCHANGED mainVars
-    /\ UNCHANGED bh
     /\ UNCHANGED recVars
 
 -----------------------------------------------------------------------------
@@ -385,7 +380,7 @@ MainPopCompletion(t) ==
               ELSE UNCHANGED <<entry, settledFlag, settles>>
     /\ UNCHANGED <<rworker, latch, inj, dq, lifecycle, pc, alive, deaths, forked, runs, state, posted, died,
                    replacing>>
-    /\ UNCHANGED workerVars /\ UNCHANGED <<forker, forkerGone, cancelled, cancels, aborted, lateRuns>>
+    /\ UNCHANGED workerVars /\ UNCHANGED <<forker, forkerGone, cancelled, putBacks, cancels, aborted, lateRuns>>
 
 \* workerDied (not once the pool is closed or terminated), one scan of the records (recovery.ts): reject
 \* the main tasks the dead worker was running and free their records; orphan the subtask if the dead
@@ -410,7 +405,7 @@ DiedRejectRunning(t) ==
                            ELSE /\ replacing' = replacing \cup {w}
                                 /\ UNCHANGED pc
     /\ UNCHANGED <<rworker, inj, dq, comp, lifecycle, alive, deaths, forked, runs, state, posted, forker>>
-    /\ UNCHANGED workerVars /\ UNCHANGED <<forkerGone, cancelled, cancels, aborted, lateRuns>>
+    /\ UNCHANGED workerVars /\ UNCHANGED <<forkerGone, cancelled, putBacks, cancels, aborted, lateRuns>>
 
 \* ... fail the forked task it was running: outcome, DONE, then set its latch and wake its joiner (the
 \* latch protocol's exchange: if its forker died too, the subtask is orphaned and the record is freed).
@@ -424,7 +419,7 @@ DiedSetLatch(t) ==
          ELSE /\ rstate' = [rstate EXCEPT ![Child] = "DONE"] /\ UNCHANGED frees
               /\ Go(t, "DiedNotify")
               /\ UNCHANGED replacing
-    /\ UNCHANGED <<rworker, inj, dq, comp, lifecycle, alive, deaths, forked, runs, forker, forkerGone, cancelled,
+    /\ UNCHANGED <<rworker, inj, dq, comp, lifecycle, alive, deaths, forked, runs, forker, forkerGone, cancelled, putBacks,
                    cancels, aborted, lateRuns>>
     /\ UNCHANGED <<state, entry, settledFlag, settles, posted, died>> /\ UNCHANGED workerVars
 
@@ -456,6 +451,7 @@ CancelCasQueued(t) ==
     /\ UNCHANGED <<rworker, latch, inj, dq, comp, lifecycle, pc, alive, deaths, forked, runs, state, posted, died,
                    replacing>>
     /\ UNCHANGED workerVars /\ UNCHANGED <<frees, forker, forkerGone, lateRuns>>
+    /\ UNCHANGED putBacks
 
 \* terminate(): every unsettled entry, placed or waiting, rejects now.
 TerminateRejectAll(t) ==
@@ -483,8 +479,7 @@ StopStoreLifecycle(t) ==
 \* The actions, one per `// spec: Name` in the files of the code: lines above (some also actions of
 \* SleepWake.tla: the same accesses, seen from the task's side). tests/spec_names_test.ts reads this.
 Step(t) ==
-    \/ LoopReadLifecycle(t) \/ FindPopOwn(t) \/ FindPopInjector(t) \/ BatchPopInjector(t)
-    \/ BatchPushOwn(t) \/ FindStealHalf(t)
+    \/ LoopReadLifecycle(t) \/ FindPopOwn(t) \/ FindPopInjector(t) \/ FindStealHalf(t) \/ RepairHeldPush(t)
     \/ ExecCasRunning(t) \/ ForkPushDeque(t) \/ JoinReadLatch(t) \/ JoinPopOwn(t)
     \/ JoinReadLifecycle(t) \/ JoinWaitLatch(t)
     \/ FinishStoreDone(t) \/ FinishPushCompletion(t) \/ FinishSetLatch(t) \/ FinishNotifyLatch(t)
@@ -519,7 +514,7 @@ Die(w) ==
     /\ UNCHANGED workerVars
     \* history: the subtask's forker died before joining it
     /\ forkerGone' = (forkerGone \/ (forked /\ forker = w /\ rstate[Child] /= "FREE"))
-    /\ UNCHANGED <<frees, forker, cancelled, cancels, aborted, lateRuns>>
+    /\ UNCHANGED <<frees, forker, cancelled, putBacks, cancels, aborted, lateRuns>>
 \* ... its replacement starts with the same index and deque ...
 Replace(w) ==
     /\ w \in replacing
@@ -529,7 +524,6 @@ Replace(w) ==
     /\ cur' = [cur EXCEPT ![w] = 0] /\ help' = [help EXCEPT ![w] = 0] /\ joining' = [joining EXCEPT ![w] = FALSE]
     /\ UNCHANGED <<rstate, rworker, latch, inj, dq, comp, lifecycle, deaths, forked, runs, state, entry,
                    settledFlag, settles, posted, died>>
-    /\ UNCHANGED bh
     /\ UNCHANGED recVars
 \* ... and a joiner's 1 ms timed wait on the latch returns, once the pool is stopping.
 LatchTimeout(w) ==
@@ -594,7 +588,7 @@ OrphansComeBack ==
 Holders(k) ==
     Cardinality({w \in Workers : k \in dq[w]})
     + (IF k \in inj THEN 1 ELSE 0) + (IF k \in comp THEN 1 ELSE 0)
-    + Cardinality({w \in Workers : alive[w] /\ (cur[w] = k \/ help[w] = k \/ bh[w] = k)})
+    + Cardinality({w \in Workers : alive[w] /\ (cur[w] = k \/ help[w] = k)})
 NoDuplicateHandle == \A k \in AllTasks : Holders(k) <= 1
 
 \* No lost latch wake: a joiner never waits on a set latch unless a notify of it is under way.

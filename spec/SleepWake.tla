@@ -12,17 +12,20 @@
 (* code: lib/worker/loop.ts                                                 *)
 (* code: lib/worker/search.ts                                               *)
 (* code: lib/worker/marks.ts                                                *)
+(* code: lib/worker/fork_join.ts                                           *)
 (* code: lib/owner/owner.ts                                                 *)
 (* code: lib/producer/completion.ts                                         *)
 (* code: lib/producer/submission.ts                                         *)
 (*                                                                          *)
-(* Threads. Workers run the loop: pop their own deque, pop the injector    *)
-(* (moving a batch along into their deque, then newWork), steal half of    *)
-(* another worker's deque (newWork when more than one task came along),    *)
-(* doze, announce sleepy, search once more, fall asleep, sleep. A fork     *)
-(* (join's push of b, then newWork) is the same two steps as the batch's   *)
-(* push into the worker's own deque and its newWork, so BatchPushOwn       *)
-(* stands for both posters from a worker's own deque. Main                 *)
+(* Threads. Workers run the loop: pop their own deque, pop one task from  *)
+(* the injector (then, if it still holds tasks, newWork, so that a sleeper *)
+(* takes the next; issue 30, see Order.tla), steal half of another         *)
+(* worker's deque (newWork when more than one task came along), doze,      *)
+(* announce sleepy, search once more, fall asleep, sleep. A submitted task *)
+(* may fork (join's push of b onto its worker's deque, then newWork:       *)
+(* ForkPushDeque, at most Forks times in all), the poster from a worker's  *)
+(* own deque, which holds only forks; then it joins b (JoinPopOwn: b back, *)
+(* run inline; or, stolen, a wait for its latch: Lifecycle.tla's). Main    *)
 (* submits Submits tasks (injector push, then newWork), settles them from  *)
 (* the completion queue (the mainWaiting word), and closes the pool once   *)
 (* every task has settled (lifecycle word, then wakeAll).                  *)
@@ -45,6 +48,7 @@ CONSTANTS
     Workers,          \* the worker threads (model values)
     Main,             \* the main thread (a model value)
     Submits,          \* tasks the main thread submits
+    Forks,            \* forks that running tasks make, in all
     JecModulus,       \* the JEC field wraps at this (2^21 in the code)
     SleepersModulus,  \* the sleeping-count field wraps at this (2^10 in the code)
     InitJec           \* the JEC's initial value (0 in the code; near the wrap here)
@@ -52,12 +56,14 @@ CONSTANTS
 Threads == Workers \cup {Main}
 WordModulus == JecModulus * SleepersModulus
 \* Every newWork moves the JEC at most once (odd to even), every getSleepy at most once (even to odd,
-\* and only after a move to even or at the start), wakeAll by 2. newWork follows a submission, a batch
-\* moved from the injector, or a steal-half of two or more tasks, each of which consumes or adds a task.
-MaxJecMoves == 2 * (3 * Submits) + 1 + 2
+\* and only after a move to even or at the start), wakeAll by 2. newWork follows a submission (Submits),
+\* a pop from the injector that leaves tasks in it (at most Submits), a fork (Forks), or a steal-half of
+\* two or more tasks into the thief's empty deque, after which it runs one of them (at most one per task,
+\* Submits + Forks).
+MaxJecMoves == 2 * (3 * Submits + 2 * Forks) + 1 + 2
 
 ASSUME ConstantsOk ==
-    /\ Submits \in Nat /\ InitJec \in 0..JecModulus - 1 /\ InitJec % 2 = 0
+    /\ Submits \in Nat /\ Forks \in Nat /\ InitJec \in 0..JecModulus - 1 /\ InitJec % 2 = 0
     /\ JecModulus % 2 = 0 /\ Main \notin Workers
 \* The code's fields: the sleeping count holds every worker (Sleep's constructor caps workers at 1023),
 \* and the JEC cannot move by a whole modulus while a worker holds a token (see README).
@@ -89,9 +95,12 @@ VARIABLES
     loc,          \* [Threads -> record]: each thread's locals (see Fresh)
     posted,       \* tasks the main thread has submitted
     ran,          \* tasks run to completion (completion pushed)
-    settled       \* tasks the main thread has settled
+    settled,      \* tasks the main thread has settled
+    forked,       \* forks pushed so far
+    forksRun      \* forked tasks run (their latch is Lifecycle.tla's)
 
-vars == <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, pc, loc, posted, ran, settled>>
+forkVars == <<forked, forksRun>>
+vars == <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, pc, loc, posted, ran, settled, forkVars>>
 
 AnyWorker == CHOOSE w \in Workers : TRUE
 
@@ -116,6 +125,8 @@ Init ==
     /\ posted = 0
     /\ ran = 0
     /\ settled = 0
+    /\ forked = 0
+    /\ forksRun = 0
 
 Go(t, p) == pc' = [pc EXCEPT ![t] = p]
 GoFresh(t, p) == /\ pc' = [pc EXCEPT ![t] = p] /\ loc' = [loc EXCEPT ![t] = Fresh]
@@ -128,50 +139,44 @@ LoopReadLifecycle(w) ==
     /\ pc[w] = "Top"
     /\ IF lifecycle = 1 THEN GoFresh(w, "Exited")
        ELSE GoFresh(w, "PopOwn")
-    /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
 
 \* A search that found nothing: doze (or spin) and loop, or, after the late search, check stopping.
 NoWork(w) == IF loc[w].late THEN "SleepyStop" ELSE "Idle"
 
-\* findWork: own deque first (newest first). Exact: only the owner pushes to its deque.
+\* findWork: own deque first (newest first): a fork. Exact: only the owner pushes to its deque.
 FindPopOwn(w) ==
     /\ pc[w] = "PopOwn"
     /\ IF dq[w] > 0
          THEN /\ dq' = [dq EXCEPT ![w] = @ - 1]
-              /\ Go(w, "Run")
+              /\ Go(w, "RunFork")
          ELSE /\ UNCHANGED dq
               /\ Go(w, "PopInj")
-    /\ UNCHANGED <<counters, wstate, inj, comp, lifecycle, mainWaiting, mwait, loc, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, comp, lifecycle, mainWaiting, mwait, loc, posted, ran, settled>>
 
-\* Then the injector; with a task in hand, the worker may move a batch along into its deque (how many
-\* depends on the injector's length, read separately: here any number from none to one).
+\* Then the injector: its oldest task, one at a time (Order.tla: the submission order).
 FindPopInjector(w) ==
     /\ pc[w] = "PopInj"
     /\ IF inj > 0
          THEN /\ inj' = inj - 1
-              /\ \E batch \in BOOLEAN : Go(w, IF batch THEN "Batch" ELSE "Run")
+              /\ Go(w, "InjLeft")
               /\ UNCHANGED loc
          ELSE /\ UNCHANGED inj
               /\ IF Cardinality(Workers) > 1 THEN /\ Go(w, "Steal") /\ UNCHANGED loc
                  ELSE Go(w, NoWork(w)) /\ UNCHANGED loc
-    /\ UNCHANGED <<counters, wstate, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
 
-BatchPopInjector(w) ==
-    /\ pc[w] = "Batch"
+\* With a task in hand: does the injector still hold tasks (its length, two loads in the code, here one
+\* read of the count: a linearizable queue's)? Then newWork, so that a sleeper takes the next one (a burst
+\* posted with one newWork wakes one worker, and each that takes a task wakes the next); then run it.
+FindInjectorLeft(w) ==
+    /\ pc[w] = "InjLeft"
     /\ IF inj > 0
-         THEN /\ inj' = inj - 1
-              /\ Go(w, "BatchPush")
-         ELSE /\ UNCHANGED inj                          \* QUEUE_EMPTY: nothing moved
-              /\ Go(w, "Run")
-    /\ UNCHANGED <<counters, wstate, dq, comp, lifecycle, mainWaiting, mwait, loc, posted, ran, settled>>
-
-\* The moved task goes into our deque, where others can steal it; then newWork, then run the first.
-BatchPushOwn(w) ==
-    /\ pc[w] = "BatchPush"
-    /\ dq' = [dq EXCEPT ![w] = @ + 1]
-    /\ Go(w, "NewWork")
-    /\ loc' = [loc EXCEPT ![w].ret = "Run"]
-    /\ UNCHANGED <<counters, wstate, inj, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
+         THEN /\ Go(w, "NewWork")
+              /\ loc' = [loc EXCEPT ![w].ret = "Run"]
+         ELSE /\ Go(w, "Run")
+              /\ UNCHANGED loc
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
 
 \* Steal half of another worker's deque into ours, each other worker once (in any order: the code
 \* starts at a random one). Exact EMPTY: a spurious one (a race for the last task) leaves that task to
@@ -190,24 +195,67 @@ FindStealHalf(w) ==
            ELSE /\ UNCHANGED dq
                 /\ Go(w, IF tried = Workers \ {w} THEN NoWork(w) ELSE "Steal")
                 /\ loc' = [loc EXCEPT ![w].tried = tried]
-    /\ UNCHANGED <<counters, wstate, inj, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
 
 \* After a successful steal-half (and its newWork), pop one of the stolen tasks from our deque.
 FindPopStolen(w) ==
     /\ pc[w] = "PopStolen"
     /\ IF dq[w] > 0
          THEN /\ dq' = [dq EXCEPT ![w] = @ - 1]
-              /\ Go(w, "Run")
+              /\ Go(w, "RunFork")
          ELSE /\ UNCHANGED dq
               /\ Go(w, IF loc[w].tried = Workers \ {w} THEN NoWork(w) ELSE "Steal")
-    /\ UNCHANGED <<counters, wstate, inj, comp, lifecycle, mainWaiting, mwait, loc, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, comp, lifecycle, mainWaiting, mwait, loc, posted, ran, settled>>
 
 \* Spin or doze: a timed wait on our own word, which holds AWAKE and which no poster notifies. The
 \* loop may doze any number of times (the code: a bounded number) before it gets sleepy.
 Doze(w) ==
     /\ pc[w] = "Idle"
     /\ GoFresh(w, "Top")
-    /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
+
+-----------------------------------------------------------------------------
+(* A submitted task forks (lib/worker/fork_join.ts fork): the push of b   *)
+(* onto its worker's deque publishes it to thieves, then newWork; then it  *)
+(* joins (joinForked): pops its deque for b (run inline), or, stolen,      *)
+(* waits for its latch, which the thief sets when b has run. The latch is  *)
+(* not a word of this module (Lifecycle.tla checks it), nor is helping     *)
+(* while waiting modelled: the wait here is a step enabled once b has run. *)
+
+ForkPushDeque(w) ==
+    /\ pc[w] = "Run" /\ forked < Forks
+    /\ dq' = [dq EXCEPT ![w] = @ + 1]
+    /\ forked' = forked + 1
+    /\ Go(w, "NewWork")
+    /\ loc' = [loc EXCEPT ![w].ret = "Join"]
+    /\ UNCHANGED <<forksRun, counters, wstate, inj, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
+
+\* joinForked: pop our deque. Only forks are in it and b is the newest: b itself, run inline at once;
+\* empty, b was stolen: wait for its latch.
+JoinPopOwn(w) ==
+    /\ pc[w] = "Join"
+    /\ IF dq[w] > 0
+         THEN /\ dq' = [dq EXCEPT ![w] = @ - 1]
+              /\ forksRun' = forksRun + 1
+              /\ Go(w, "Run")
+         ELSE /\ UNCHANGED <<dq, forksRun>>
+              /\ Go(w, "JoinWait")
+    /\ UNCHANGED <<forked, counters, wstate, inj, comp, lifecycle, mainWaiting, mwait, loc, posted, ran, settled>>
+
+\* The latch is set (every fork has run): the join returns, the task runs on. (Lifecycle.tla's
+\* JoinReadLatch and JoinWaitLatch: no word of this module.)
+JoinLatchSet(w) ==
+    /\ pc[w] = "JoinWait" /\ forksRun = forked
+    /\ Go(w, "Run")
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, loc, posted, ran, settled>>
+
+\* The forked task ran: its latch is set (FinishSetLatch, FinishNotifyLatch: Lifecycle.tla's, no access
+\* to the words of this module); the worker goes back to its loop.
+ForkFinished(w) ==
+    /\ pc[w] = "RunFork"
+    /\ forksRun' = forksRun + 1
+    /\ GoFresh(w, "Top")
+    /\ UNCHANGED <<forked, counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
 
 -----------------------------------------------------------------------------
 (* Running a task ends with finish() (lib/worker/runner.ts), whose last    *)
@@ -219,24 +267,24 @@ FinishPushCompletion(w) ==
     /\ comp' = comp + 1
     /\ ran' = ran + 1
     /\ GoFresh(w, "FinishRead")
-    /\ UNCHANGED <<counters, wstate, inj, dq, lifecycle, mainWaiting, mwait, posted, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, lifecycle, mainWaiting, mwait, posted, settled>>
 
 FinishReadMainWaiting(w) ==
     /\ pc[w] = "FinishRead"
     /\ Go(w, IF mainWaiting = 1 THEN "FinishTake" ELSE "Top")
-    /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, loc, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, loc, posted, ran, settled>>
 
 FinishTakeMainWaiting(w) ==
     /\ pc[w] = "FinishTake"
     /\ mainWaiting' = 0
     /\ Go(w, IF mainWaiting = 1 THEN "FinishNotify" ELSE "Top")
-    /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mwait, loc, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, comp, lifecycle, mwait, loc, posted, ran, settled>>
 
 FinishNotifyMain(w) ==
     /\ pc[w] = "FinishNotify"
     /\ mwait' = IF mwait = "armed" THEN "fired" ELSE mwait
     /\ Go(w, "Top")
-    /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, loc, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, comp, lifecycle, mainWaiting, loc, posted, ran, settled>>
 
 -----------------------------------------------------------------------------
 (* getSleepy, the late search, fallAsleep, sleep (lib/protocol/sleep.ts). *)
@@ -249,7 +297,7 @@ GetSleepyLoad(w) ==
               /\ loc' = [loc EXCEPT ![w] = [Fresh EXCEPT !.tok = j, !.late = TRUE]]
          ELSE /\ Go(w, "GetSleepyCas")
               /\ loc' = [loc EXCEPT ![w].c = counters]
-    /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
 
 GetSleepyCas(w) ==
     /\ pc[w] = "GetSleepyCas"
@@ -261,19 +309,19 @@ GetSleepyCas(w) ==
               /\ loc' = [loc EXCEPT ![w] = [Fresh EXCEPT !.tok = odd, !.late = TRUE]]
          ELSE /\ UNCHANGED counters
               /\ GoFresh(w, "GetSleepyLoad")
-    /\ UNCHANGED <<wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
 
 \* `if (this.stopping()) break;` after the late search found nothing.
 SleepyReadLifecycle(w) ==
     /\ pc[w] = "SleepyStop"
     /\ Go(w, IF lifecycle = 1 THEN "Exited" ELSE "FallStore")
-    /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, loc, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, loc, posted, ran, settled>>
 
 FallAsleepStoreSleeping(w) ==
     /\ pc[w] = "FallStore"
     /\ wstate' = [wstate EXCEPT ![w] = SLEEPING]
     /\ Go(w, "FallLoad")
-    /\ UNCHANGED <<counters, inj, dq, comp, lifecycle, mainWaiting, mwait, loc, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, inj, dq, comp, lifecycle, mainWaiting, mwait, loc, posted, ran, settled>>
 
 \* The final check: sleep only if the JEC is still the one getSleepy saw.
 FallAsleepLoad(w) ==
@@ -282,13 +330,13 @@ FallAsleepLoad(w) ==
          THEN Go(w, "FallUndo")
          ELSE Go(w, "FallCas")
     /\ loc' = [loc EXCEPT ![w].c = counters]
-    /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
 
 FallAsleepStoreAwake(w) ==
     /\ pc[w] = "FallUndo"
     /\ wstate' = [wstate EXCEPT ![w] = AWAKE]
     /\ GoFresh(w, "Top")                                \* fallAsleep false: continue (search again)
-    /\ UNCHANGED <<counters, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
 
 FallAsleepCas(w) ==
     /\ pc[w] = "FallCas"
@@ -297,14 +345,14 @@ FallAsleepCas(w) ==
               /\ Go(w, "Wait")
          ELSE /\ UNCHANGED counters
               /\ Go(w, "FallLoad")
-    /\ UNCHANGED <<wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, loc, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, loc, posted, ran, settled>>
 
 \* Atomics.wait(word, SLEEPING): checks the word and blocks in one step; returns at once if a poster
 \* already stored AWAKE. No timeout: the worker loop sleeps without one.
 SleepWait(w) ==
     /\ pc[w] = "Wait"
     /\ Go(w, IF wstate[w] = SLEEPING THEN "Blocked" ELSE "AwakenCas")
-    /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, loc, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, loc, posted, ran, settled>>
 
 \* sleepAsync (a worker with async tasks pending): Atomics.waitAsync on the same word, the same step.
 SleepWaitAsync(w) == SleepWait(w)
@@ -313,13 +361,13 @@ AwakenCasState(w) ==
     /\ pc[w] = "AwakenCas"
     /\ wstate' = [wstate EXCEPT ![w] = AWAKE]           \* CAS SLEEPING -> AWAKE; AWAKE stays AWAKE
     /\ Go(w, "AwakenSub")
-    /\ UNCHANGED <<counters, inj, dq, comp, lifecycle, mainWaiting, mwait, loc, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, inj, dq, comp, lifecycle, mainWaiting, mwait, loc, posted, ran, settled>>
 
 AwakenUncount(w) ==
     /\ pc[w] = "AwakenSub"
     /\ counters' = SubOne(counters)
     /\ GoFresh(w, "Top")
-    /\ UNCHANGED <<wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
 
 -----------------------------------------------------------------------------
 (* newWork, wakeAll and wake (lib/protocol/sleep.ts): any thread.          *)
@@ -337,7 +385,7 @@ NewWorkLoad(t) ==
          THEN /\ Go(t, "NewWorkCas")
               /\ loc' = [loc EXCEPT ![t].c = counters]
          ELSE AfterBump(t, counters)
-    /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
 
 NewWorkCas(t) ==
     /\ pc[t] = "NewWorkCas"
@@ -349,7 +397,7 @@ NewWorkCas(t) ==
          ELSE /\ UNCHANGED counters                     \* retry with the value the CAS returned
               /\ IF Odd(JecOf(counters)) THEN loc' = [loc EXCEPT ![t].c = counters] /\ UNCHANGED pc
                  ELSE AfterBump(t, counters)
-    /\ UNCHANGED <<wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
 
 \* One step of a wake scan is over for worker i: look at the next, or return.
 ScanNext(t, i) ==
@@ -368,7 +416,7 @@ WakeLoadState(t) ==
            THEN /\ Go(t, "WakeCas")
                 /\ loc' = [loc EXCEPT ![t].tgt = i]
            ELSE ScanNext(t, i)
-    /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
 
 WakeCasState(t) ==
     /\ pc[t] = "WakeCas"
@@ -379,7 +427,7 @@ WakeCasState(t) ==
               /\ UNCHANGED loc
          ELSE /\ UNCHANGED wstate
               /\ ScanNext(t, i)
-    /\ UNCHANGED <<counters, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
 
 \* Atomics.notify(word, 1): wakes worker i if it is blocked on its word (nobody else waits on it).
 WakeNotify(t) ==
@@ -392,7 +440,7 @@ WakeNotify(t) ==
             ELSE /\ pc' = [pc EXCEPT ![t] = loc[t].ret,
                                      ![i] = IF pc[i] = "Blocked" THEN "AwakenCas" ELSE @]
                  /\ loc' = [loc EXCEPT ![t] = Fresh]
-    /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
 
 \* wakeAll: move the JEC by 2 (keeps its parity, fails every pending fallAsleep), then wake each.
 WakeAllBump(t) ==
@@ -400,7 +448,7 @@ WakeAllBump(t) ==
     /\ counters' = AddWord(counters, 2 * SleepersModulus)
     /\ Go(t, "WakeLoad")
     /\ loc' = [loc EXCEPT ![t].todo = Workers, ![t].all = TRUE, ![t].ret = "MainDone"]
-    /\ UNCHANGED <<wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
 
 -----------------------------------------------------------------------------
 (* The main thread (lib/producer/, lib/owner/owner.ts): submit, settle     *)
@@ -419,7 +467,7 @@ MainBeginSubmit(t) ==
     /\ t = Main /\ pc[t] = "MainIdle" /\ posted < Submits
     /\ Go(t, "MainArm")
     /\ loc' = [loc EXCEPT ![t].ret = "MainSubmit"]
-    /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
 \* Where an arm ends: the submission's push, or idle.
 ArmExit(t) ==
     /\ pc' = [pc EXCEPT ![t] = IF Submitting(t) THEN "MainSubmit" ELSE "MainIdle"]
@@ -432,14 +480,14 @@ SubmitPushInjector(t) ==
     /\ posted' = posted + 1
     /\ Go(t, "NewWork")
     /\ loc' = [loc EXCEPT ![t].ret = "MainIdle"]
-    /\ UNCHANGED <<counters, wstate, dq, comp, lifecycle, mainWaiting, mwait, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, dq, comp, lifecycle, mainWaiting, mwait, ran, settled>>
 
 \* armCompletionWait: say we wait, then look once more.
 MainAnnounceWaiting(t) ==
     /\ pc[t] = "MainArm" /\ mwait = "none" /\ Pending(t) > 0
     /\ mainWaiting' = 1
     /\ Go(t, "MainRecheck")
-    /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mwait, loc, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, comp, lifecycle, mwait, loc, posted, ran, settled>>
 
 \* The same program point when there is nothing to wait for (main-local test, no shared access).
 MainSkipArm(t) == pc[t] = "MainArm" /\ ~(mwait = "none" /\ Pending(t) > 0)
@@ -447,21 +495,21 @@ MainSkipArm(t) == pc[t] = "MainArm" /\ ~(mwait = "none" /\ Pending(t) > 0)
 MainRecheckCompletions(t) ==
     /\ pc[t] = "MainRecheck"
     /\ Go(t, IF comp > 0 THEN "MainRetract" ELSE "MainWait")
-    /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, loc, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, loc, posted, ran, settled>>
 
 MainRetractWaiting(t) ==
     /\ pc[t] = "MainRetract"
     /\ mainWaiting' = 0
     /\ mwait' = "fired"                                 \* queueMicrotask(onCompletionWake)
     /\ ArmExit(t)
-    /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, comp, lifecycle, posted, ran, settled>>
 
 \* Atomics.waitAsync(word, 1): "not-equal" at once if a worker already cleared it, else a promise.
 MainWaitAsync(t) ==
     /\ pc[t] = "MainWait"
     /\ mwait' = IF mainWaiting = 1 THEN "armed" ELSE "fired"
     /\ ArmExit(t)
-    /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, comp, lifecycle, mainWaiting, posted, ran, settled>>
 
 \* onCompletionWake, when the wait has fired and the main thread's event loop runs it.
 MainClearWaiting(t) ==
@@ -469,7 +517,7 @@ MainClearWaiting(t) ==
     /\ mainWaiting' = 0
     /\ mwait' = "none"
     /\ Go(t, "MainDrain")
-    /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, loc, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, comp, lifecycle, loc, posted, ran, settled>>
 
 \* drainCompletions: pop until empty, settling each; then armCompletionWait.
 MainPopCompletion(t) ==
@@ -478,23 +526,23 @@ MainPopCompletion(t) ==
          THEN /\ comp' = comp - 1
               /\ settled' = settled + 1
               /\ UNCHANGED pc
-         ELSE /\ UNCHANGED <<comp, settled>>
+         ELSE /\ UNCHANGED <<forkVars, comp, settled>>
               /\ Go(t, MainNext(posted, settled, mwait))
-    /\ UNCHANGED <<counters, wstate, inj, dq, lifecycle, mainWaiting, mwait, loc, posted, ran>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, lifecycle, mainWaiting, mwait, loc, posted, ran>>
 
 \* close(): once every submitted task has settled (drain), store stopping, then wakeAll.
 StopStoreLifecycle(t) ==
     /\ pc[t] = "MainIdle" /\ posted = Submits /\ settled = Submits /\ mwait = "none"
     /\ lifecycle' = 1
     /\ Go(t, "WakeAll")
-    /\ UNCHANGED <<counters, wstate, inj, dq, comp, mainWaiting, mwait, loc, posted, ran, settled>>
+    /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, comp, mainWaiting, mwait, loc, posted, ran, settled>>
 
 -----------------------------------------------------------------------------
 \* The actions, one per `// spec: Name` in the files of the code: lines above.
 \* tests/spec_names_test.ts reads this definition.
 Step(t) ==
-    \/ LoopReadLifecycle(t) \/ FindPopOwn(t) \/ FindPopInjector(t) \/ BatchPopInjector(t)
-    \/ BatchPushOwn(t) \/ FindStealHalf(t) \/ FindPopStolen(t) \/ Doze(t)
+    \/ LoopReadLifecycle(t) \/ FindPopOwn(t) \/ FindPopInjector(t) \/ FindInjectorLeft(t)
+    \/ FindStealHalf(t) \/ FindPopStolen(t) \/ Doze(t) \/ ForkPushDeque(t) \/ JoinPopOwn(t)
     \/ FinishPushCompletion(t) \/ FinishReadMainWaiting(t) \/ FinishTakeMainWaiting(t)
     \/ FinishNotifyMain(t)
     \/ GetSleepyLoad(t) \/ GetSleepyCas(t) \/ SleepyReadLifecycle(t)
@@ -506,13 +554,15 @@ Step(t) ==
     \/ MainRetractWaiting(t) \/ MainWaitAsync(t) \/ MainClearWaiting(t) \/ MainPopCompletion(t)
     \/ StopStoreLifecycle(t)
 
-\* The main-thread steps that touch no shared memory: a submission's start (ledger.open), and
-\* armCompletionWait returning early.
+\* The steps that touch no word of this module: a submission's start (ledger.open), armCompletionWait
+\* returning early, the end of a forked task (its latch set), and the end of a join's wait.
 LocalStep(t) ==
     \/ MainBeginSubmit(t)
+    \/ ForkFinished(t)
+    \/ JoinLatchSet(t)
     \/ /\ MainSkipArm(t)
        /\ ArmExit(t)
-       /\ UNCHANGED <<counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
+       /\ UNCHANGED <<forkVars, counters, wstate, inj, dq, comp, lifecycle, mainWaiting, mwait, posted, ran, settled>>
 
 \* The end: the pool is closed, every worker has exited.
 Finished == pc[Main] = "MainDone" /\ \A w \in Workers : pc[w] = "Exited"
@@ -529,7 +579,8 @@ Spec == Init /\ [][Next]_vars /\ Fairness
 -----------------------------------------------------------------------------
 (* Invariants.                                                             *)
 
-WorkerPCs == {"Top", "PopOwn", "PopInj", "Batch", "BatchPush", "Steal", "PopStolen", "Idle", "Run",
+WorkerPCs == {"Top", "PopOwn", "PopInj", "InjLeft", "Steal", "PopStolen", "Idle", "Run", "RunFork", "Join",
+              "JoinWait",
               "FinishRead", "FinishTake", "FinishNotify", "GetSleepyLoad", "GetSleepyCas",
               "SleepyStop", "FallStore", "FallLoad", "FallUndo", "FallCas", "Wait", "Blocked",
               "AwakenCas", "AwakenSub", "NewWork", "NewWorkCas", "WakeLoad", "WakeCas", "WakeNotify",
@@ -540,20 +591,21 @@ MainPCs == {"MainIdle", "MainSubmit", "NewWork", "NewWorkCas", "WakeLoad", "Wake
 TypeOK ==
     /\ counters \in 0..WordModulus - 1
     /\ wstate \in [Workers -> {AWAKE, SLEEPING}]
-    /\ inj \in 0..Submits /\ dq \in [Workers -> 0..Submits] /\ comp \in 0..Submits
+    /\ inj \in 0..Submits /\ dq \in [Workers -> 0..Forks] /\ comp \in 0..Submits
     /\ lifecycle \in {0, 1} /\ mainWaiting \in {0, 1} /\ mwait \in {"none", "armed", "fired"}
     /\ \A w \in Workers : pc[w] \in WorkerPCs
     /\ pc[Main] \in MainPCs
     /\ posted \in 0..Submits /\ ran \in 0..Submits /\ settled \in 0..Submits
+    /\ forked \in 0..Forks /\ forksRun \in 0..Forks
 
 \* A worker counted in the sleeping field: from its successful fallAsleep CAS to its uncount.
 CountedPCs == {"Wait", "Blocked", "AwakenCas", "AwakenSub"}
 Counted == {w \in Workers : pc[w] \in CountedPCs}
 \* Tasks a worker holds, taken from a queue and not yet run (from a pop to the completion push).
 Hand(w) ==
-    CASE pc[w] = "BatchPush" -> 2
-      [] pc[w] \in {"Run", "Batch"} -> 1
-      [] pc[w] \in {"NewWork", "NewWorkCas", "WakeLoad", "WakeCas", "WakeNotify"} /\ loc[w].ret = "Run" -> 1
+    CASE pc[w] \in {"Run", "RunFork", "InjLeft", "Join", "JoinWait"} -> 1
+      [] pc[w] \in {"NewWork", "NewWorkCas", "WakeLoad", "WakeCas", "WakeNotify"}
+           /\ loc[w].ret \in {"Run", "Join"} -> 1
       [] OTHER -> 0
 RECURSIVE SumOver(_, _)
 SumOver(f, S) == IF S = {} THEN 0 ELSE LET x == CHOOSE x \in S : TRUE IN f[x] + SumOver(f, S \ {x})
@@ -567,10 +619,10 @@ CountersConsistent ==
     /\ Cardinality(Counted) <= Cardinality(Workers)
     /\ \A w \in Workers : wstate[w] = SLEEPING => pc[w] \in {"FallLoad", "FallCas", "FallUndo"} \cup CountedPCs
 
-\* Conservation: every submitted task is queued, in a worker's hand, run; every run task is in the
-\* completion queue or settled.
+\* Conservation: every submitted task and every fork is queued, in a worker's hand, or run; every run
+\* submitted task is in the completion queue or settled.
 Conservation ==
-    /\ posted = Queued + Held + ran
+    /\ posted + forked = Queued + Held + ran + forksRun
     /\ ran = comp + settled
 
 \* A thread between making work visible and the end of its newWork (or wakeAll's scan).
@@ -601,6 +653,7 @@ BlockedMeansSleeping ==
 (* Liveness, under weak fairness of every thread.                          *)
 
 EveryTaskRun == \A k \in 1..Submits : (posted >= k) ~> (ran >= k)
+EveryForkRun == \A k \in 1..Forks : (forked >= k) ~> (forksRun >= k)
 EveryTaskSettled == \A k \in 1..Submits : (posted >= k) ~> (settled >= k)
 WorkersExit == (lifecycle = 1) ~> (\A w \in Workers : pc[w] = "Exited")
 PoolCloses == <>Finished

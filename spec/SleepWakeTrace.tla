@@ -17,7 +17,9 @@
 (* thread in SleepWake, on the same object, the same way, seeing and       *)
 (* leaving the recorded values; an operation's result must be the one the  *)
 (* spec's counts give (a pop finds a task exactly when the count is not    *)
-(* zero; a steal-half moves half, rounded up).                             *)
+(* zero; a steal-half moves half, rounded up; a length is not zero       *)
+(* exactly when the count is not: FindInjectorLeft's read of the injector, *)
+(* MainRecheckCompletions' of the completion queue).                       *)
 (*                                                                          *)
 (* Steps with no shared access have no record: a spin round of the worker  *)
 (* loop (SleepWake's Doze without its wait), the start of a submission     *)
@@ -51,8 +53,9 @@ Acc(t) ==
         q == pc'[t]
     IN CASE p \in {"Top", "SleepyStop"} -> <<1, 1, 0>>
          [] p = "PopOwn" \/ p = "PopStolen" -> <<12, 200 + t, 1>>
-         [] p = "PopInj" \/ p = "Batch" -> <<12, 300, 5>>
-         [] p = "BatchPush" -> <<12, 200 + t, 2>>
+         [] p = "PopInj" -> <<12, 300, 5>>
+         [] p = "InjLeft" -> <<12, 300, 7>>                              \* FindInjectorLeft
+         [] p \in {"Run", "RunFork"} /\ q = "NewWork" -> <<12, 200 + t, 2>> \* ForkPushDeque
          [] p = "Steal" -> <<12, 200 + (CHOOSE v \in loc'[t].tried \ loc[t].tried : TRUE), 3>>
          [] p = "Idle" /\ q = "Top" -> <<9, 100 + t, 0>>                   \* Doze (its timed wait)
          [] p \in {"Idle", "GetSleepyLoad", "FallLoad", "NewWork"} -> <<1, 0, 0>>
@@ -95,7 +98,7 @@ OpResult(t, e) ==
       [] e[4] = 2 \/ e[4] = 6 -> e[7] = 1
       [] e[4] = 3 -> e[7] = (IF dq[e[3] - 200] = 0 THEN -1 ELSE dq[e[3] - 200] - dq[e[3] - 200] \div 2)
                      /\ e[5] = 200 + t
-      [] e[4] = 7 -> (e[7] > 0) = (comp > 0)
+      [] e[4] = 7 -> (e[7] > 0) = (IF e[3] = 300 THEN inj > 0 ELSE comp > 0)
       [] OTHER -> FALSE
 
 Match(e) ==

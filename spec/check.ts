@@ -206,6 +206,8 @@ export const RUNS: readonly Run[] = [
     expect: [...SEMANTIC, "NoAbaCas"],
   },
   { name: "SleepWake", module: "SleepWake.tla", cfg: "SleepWake.cfg", kind: "real" },
+  // A running task forks once: the push onto its worker's deque, then newWork.
+  { name: "SleepWakeFork", module: "SleepWake.tla", cfg: "SleepWakeFork.cfg", kind: "real" },
   { name: "SleepWakeLiveness", module: "SleepWake.tla", cfg: "SleepWakeLiveness.cfg", kind: "real" },
   // One worker: nothing passes only because a second worker is awake to find the work.
   { name: "SleepWake1", module: "SleepWake.tla", cfg: "SleepWake1.cfg", kind: "real" },
@@ -387,6 +389,71 @@ export const RUNS: readonly Run[] = [
     cfg: "mutants/LevelsOrder.cfg",
     kind: "mutant",
     expect: LEVELS_SAFETY,
+  },
+  { name: "Order", module: "Order.tla", cfg: "Order.cfg", kind: "real" },
+  // One worker: the starts are exactly the submission order.
+  { name: "Order1", module: "Order.tla", cfg: "Order1.cfg", kind: "real" },
+  { name: "Order3", module: "Order.tla", cfg: "Order3.cfg", kind: "real" },
+  { name: "OrderLiveness", module: "Order.tla", cfg: "OrderLiveness.cfg", kind: "real" },
+  {
+    // The code before issue 30, with one worker: the batch in its deque runs newest first.
+    name: "BatchRunsReversed",
+    module: "Order.tla",
+    mutant: "BatchRunsReversed",
+    cfg: "mutants/BatchRunsReversed.cfg",
+    kind: "mutant",
+    expect: ["StartsInOrder"],
+  },
+  {
+    name: "BatchRunsReversed_Fifo",
+    module: "Order.tla",
+    mutant: "BatchRunsReversed",
+    cfg: "mutants/BatchRunsReversed_Fifo.cfg",
+    kind: "mutant",
+    expect: ["StrictFifo"],
+  },
+  {
+    // Missed by one worker (its batch does run in order): caught by two, the other taking newer tasks.
+    name: "BatchKeptInOrder",
+    module: "Order.tla",
+    mutant: "BatchKeptInOrder",
+    cfg: "mutants/BatchKeptInOrder.cfg",
+    kind: "mutant",
+    expect: ["StartsInOrder"],
+  },
+  {
+    name: "InjectorPopsNewest",
+    module: "Order.tla",
+    mutant: "InjectorPopsNewest",
+    cfg: "mutants/InjectorPopsNewest.cfg",
+    kind: "mutant",
+    expect: ["StartsInOrder"],
+  },
+  {
+    // The same mutant against each overtake bound alone.
+    name: "InjectorPopsNewest_Held",
+    module: "Order.tla",
+    mutant: "InjectorPopsNewest",
+    cfg: "mutants/InjectorPopsNewest_Held.cfg",
+    kind: "mutant",
+    expect: ["OvertakesOnlyWhileHeld"],
+  },
+  {
+    name: "InjectorPopsNewest_Below",
+    module: "Order.tla",
+    mutant: "InjectorPopsNewest",
+    cfg: "mutants/InjectorPopsNewest_Below.cfg",
+    kind: "mutant",
+    expect: ["OvertakesBelowWorkers"],
+  },
+  {
+    // Safe but stuck: only the liveness property can catch it.
+    name: "InjectorKeepsLast",
+    module: "Order.tla",
+    mutant: "InjectorKeepsLast",
+    cfg: "mutants/InjectorKeepsLast.cfg",
+    kind: "mutant",
+    expect: ["EveryTaskStarts"],
   },
   { name: "KillGuard", module: "KillGuard.tla", cfg: "KillGuard.cfg", kind: "real" },
   { name: "KillGuardLiveness", module: "KillGuard.tla", cfg: "KillGuardLiveness.cfg", kind: "real" },

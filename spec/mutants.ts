@@ -237,9 +237,9 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
     base: "Lifecycle.tla",
     bug: "the finisher stores the latch instead of exchanging it, so it never sees that its subtask was orphaned",
     patches: [{
-      find: "    /\\ IF latch = 2\n         THEN /\\ Free({Child}) /\\ Return(w) /\\ UNCHANGED bh\n",
+      find: "    /\\ IF latch = 2\n         THEN /\\ Free({Child}) /\\ Return(w)\n",
       replace: "    /\\ IF FALSE  \\* BUG: a store, not an exchange: ORPHANED goes unseen\n" +
-        "         THEN /\\ Free({Child}) /\\ Return(w) /\\ UNCHANGED bh\n",
+        "         THEN /\\ Free({Child}) /\\ Return(w)\n",
     }],
   },
   {
@@ -654,6 +654,65 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
     patches: [{
       find: "       IF seq[Slot(p)] = p\n",
       replace: "       IF FALSE   \\* BUG: the claimed position is left unpublished\n",
+    }],
+  },
+  // ---- Order.tla (lib/worker/search.ts: the start order of tasks from outside) ----
+  {
+    // The code before issue 30: with a task in hand, a fair share of the injector moved into our deque.
+    name: "BatchRunsReversed",
+    base: "Order.tla",
+    bug: "a take from the injector moves a batch into the taker's deque, which its owner pops newest first " +
+      "(the code before issue 30)",
+    patches: [{
+      find: "    /\\ inj' = Tail(inj)\n" +
+        "    /\\ Take(w, Head(inj))\n" +
+        "    /\\ UNCHANGED <<submitted, dq, started>>\n",
+      replace: "    \\* BUG: a fair share of what is left moves along into our deque, oldest pushed first (newest at the bottom)\n" +
+        "    /\\ LET k == (Len(inj) - 1) \\div Cardinality(Workers) IN\n" +
+        "       /\\ inj' = SubSeq(inj, k + 2, Len(inj))\n" +
+        "       /\\ dq' = [dq EXCEPT ![w] = @ \\o SubSeq(inj, 2, k + 1)]\n" +
+        "    /\\ Take(w, Head(inj))\n" +
+        "    /\\ UNCHANGED <<submitted, started>>\n",
+    }],
+  },
+  {
+    // Even a batch the owner runs oldest first is out of order: while it waits in one deque, the other
+    // workers take newer tasks from the injector. Why no batch is moved at all.
+    name: "BatchKeptInOrder",
+    base: "Order.tla",
+    bug: "a take from the injector moves a batch into the taker's deque in reverse, so that its owner runs it " +
+      "oldest first; other workers meanwhile take newer tasks from the injector",
+    patches: [{
+      find: "    /\\ inj' = Tail(inj)\n" +
+        "    /\\ Take(w, Head(inj))\n" +
+        "    /\\ UNCHANGED <<submitted, dq, started>>\n",
+      replace: "    \\* BUG: a fair share of what is left moves along into our deque, newest pushed first (oldest at the bottom)\n" +
+        "    /\\ LET k == (Len(inj) - 1) \\div Cardinality(Workers)\n" +
+        "           b == SubSeq(inj, 2, k + 1) IN\n" +
+        "       /\\ inj' = SubSeq(inj, k + 2, Len(inj))\n" +
+        "       /\\ dq' = [dq EXCEPT ![w] = @ \\o [i \\in 1..Len(b) |-> b[Len(b) + 1 - i]]]\n" +
+        "    /\\ Take(w, Head(inj))\n" +
+        "    /\\ UNCHANGED <<submitted, started>>\n",
+    }],
+  },
+  {
+    name: "InjectorPopsNewest",
+    base: "Order.tla",
+    bug: "the injector pops its tail (the newest task), a stack, not a queue",
+    patches: [{
+      find: "    /\\ inj' = Tail(inj)\n" +
+        "    /\\ Take(w, Head(inj))\n",
+      replace: "    /\\ inj' = SubSeq(inj, 1, Len(inj) - 1)   \\* BUG: the newest task, not the oldest\n" +
+        "    /\\ Take(w, inj[Len(inj)])\n",
+    }],
+  },
+  {
+    name: "InjectorKeepsLast",
+    base: "Order.tla",
+    bug: "a worker takes from the injector only while more than one task is queued: the last one stays",
+    patches: [{
+      find: "    /\\ hand[w] = NONE /\\ dq[w] = << >> /\\ inj /= << >>\n",
+      replace: "    /\\ hand[w] = NONE /\\ dq[w] = << >> /\\ Len(inj) > 1   \\* BUG: was inj /= << >>\n",
     }],
   },
 ];

@@ -286,8 +286,8 @@ const SleepObject = { counters: 0, lifecycle: 1, mainWaiting: 2, state: 100, deq
  * The sleep/wake log of a `sleep` run, for SleepWakeTrace: its operation records (deques, the injector, the
  * completion queue) and its accesses to the sleep words, the lifecycle word and the mainWaiting word, with
  * waits and notifies. Left out, as SleepWake leaves them out: the operations' own accesses, the free list of
- * task records, the task records, each worker's `counted` word (bookkeeping for a dead worker), and a
- * worker's length of the injector (the size of the batch it takes along; SleepWake's batch is none or one).
+ * task records, the task records, and each worker's `counted` word (bookkeeping for a dead worker). A
+ * worker's length of the injector is kept: SleepWake's FindInjectorLeft.
  *
  * @param run The recorded run.
  * @returns The validation, or a message saying why the log cannot be one.
@@ -330,8 +330,6 @@ export function sleepValidation(run: RecordedRun): Validation | string {
     let record: number[] | null = null;
     if (kind === 12) {
       if (word === freeRecords) continue;
-      // A worker's length of the injector sizes its batch (SleepWake: none or one, chosen freely).
-      if (a === 7 && word === injector && thread !== run.setupThread) continue;
       const d = dequeOf(word);
       const object = d >= 0 ? SleepObject.deque + d : word === injector ? SleepObject.injector
         : word === completions ? SleepObject.completions : null;

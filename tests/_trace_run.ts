@@ -9,10 +9,10 @@
  *   own): a fork-join and a burst of tiny tasks (deque push, pop, steal and steal-half; the injector, the
  *   free list and the completion queue). In a pool each queue holds at most as many values as it has
  *   slots, so a full queue never happens there.
- * - `sleep`: a real pool running tiny tasks only (SleepWake.tla models no joins), in waves of four with
- *   pauses in which the workers doze and sleep, some waves submitted just as a worker is on its way to
- *   sleep; every deque and queue operation is one recorded step (`tests/_trace_ops.ts`), as SleepWake
- *   models them, and waits and notifies are recorded.
+ * - `sleep`: a real pool running tiny tasks only (no forks: SleepWakeTrace.cfg has none, and SleepWake.tla
+ *   models no joins), in waves of four with pauses in which the workers doze and sleep, some waves
+ *   submitted just as a worker is on its way to sleep; every deque and queue operation is one recorded step
+ *   (`tests/_trace_ops.ts`), as SleepWake models them, and waits and notifies are recorded.
  * - `stress`: the deque and the queue alone, on real threads (`tests/_trace_stress.ts`): an owner pushes ids
  *   through its deque while thieves steal and steal half from every deque into their own; every thread
  *   pushes values into a 4-slot queue and pops from it (full and empty queues, racing claims).
@@ -102,9 +102,8 @@ if (scenario === "pool") {
     data: { root, shape: pool.shape, fib: 13, tiny: 150, wave: 0, pauseMs: 0 },
   }];
 } else if (scenario === "sleep") {
-  // Tiny tasks only (SleepWake.tla models no joins), in waves of 4 (so a worker's batch from the injector
-  // moves at most one task along, as the spec's does), with pauses in which the workers doze and sleep;
-  // every deque and queue operation is one recorded step.
+  // Tiny tasks only (no forks: SleepWakeTrace.cfg has Forks = 0), in waves of 4, with pauses in which the
+  // workers doze and sleep; every deque and queue operation is one recorded step.
   const pool = poolPlan(true);
   plan = pool.plan;
   setEnvironmentData(OPS_KEY, "1");

@@ -10,7 +10,8 @@
  *
  * What it owns: nothing of its own beyond its collaborators: the forks not joined live in forks.ts, the
  * marks of a fork being placed or consumed in marks.ts, the runs in runs.ts. Its shared accesses are
- * actions of spec/Lifecycle.tla (ForkPushDeque, JoinPopOwn, JoinReadLifecycle).
+ * actions of spec/Lifecycle.tla (ForkPushDeque, JoinPopOwn, JoinReadLifecycle) and spec/SleepWake.tla
+ * (ForkPushDeque, JoinPopOwn: the poster from a worker's own deque).
  *
  * Threads: made by its worker thread and called from task code on it. The kill guard is raised in every
  * entry (`fork`, `joinForked`), lowered around user code and the latch wait.

@@ -22,7 +22,7 @@
  *
  * The publishing step lives here, beside its repair (`repairFinishing` repeats it), so that neither needs
  * the other's class. Its shared accesses are actions of spec/Lifecycle.tla (FinishStoreDone,
- * FinishPushCompletion) and spec/SleepWake.tla (FinishPushCompletion, FinishReadMainWaiting,
+ * FinishPushCompletion, RepairHeldPush) and spec/SleepWake.tla (FinishPushCompletion, FinishReadMainWaiting,
  * FinishTakeMainWaiting, FinishNotifyMain).
  *
  * Threads: made and used by its worker thread only.
@@ -341,7 +341,7 @@ export class Marks {
     // rather than run twice).
     this.words[MarkWords.held] = -1;
     // A CANCELLED one goes back too: whoever takes it next frees it.
-    if (this.queued(handle) && !this.deque.push(handle)) this.toInjector(handle);
+    if (this.queued(handle) && !this.deque.push(handle)) this.toInjector(handle); // spec: RepairHeldPush
     this.held = -1;
     this.sleep.newWork();
   }
