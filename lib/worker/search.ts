@@ -5,9 +5,10 @@
  * 1. pop its own deque (newest first: the cache-warm end);
  * 2. pop the injector (tasks from outside the workers), one task at a time, from the level that
  *    protocol/levels.ts chooses (high first, a lower level at least once in every 9 takes while it waits),
- *    so that tasks from outside start in the order they were submitted within their level (a task starts after at most `workers - 1` tasks queued after
- *    it: those other workers popped after it and started first; spec/Order.tla); while more are queued,
- *    wake a sleeper to take the next;
+ *    so that a task leaves the queue only after every older one of its level (spec/Order.tla,
+ *    StartsInOrder). A newer task can still start first while this worker is between its take and its
+ *    start (the wake below is in that window): at most `workers - 1` of them if no worker is delayed there,
+ *    any number if one is (a thread preempted). While more are queued, wake a sleeper to take the next;
  * 3. steal half of a random other worker's deque (oldest first), trying each other worker once.
  * The idle path (`idle`): spin a little, then doze (timed waits that no poster has to end, a few ms in
  * all), then sleep by the protocol of protocol/sleep.ts (Rayon's: announce sleepy, search once more, sleep
