@@ -87,7 +87,8 @@ const bumped = await pool.run("bump", move(moving));
 if (moving.length !== 0 || bumped.length !== 1 << 16 || bumped[0] !== 2) failed.push("move");
 // Priorities: with both workers held, 8 low tasks and then one high task queue; the high one is taken
 // first when a worker frees, so it settles among the first (its worker takes it before any low one).
-const settledOrder = [];
+// An empty string[] in JavaScript and in strict TypeScript alike (pushed to from callbacks).
+const settledOrder = [""].slice(0, 0);
 const holders = [pool.run("spin", 150), pool.run("spin", 150)];
 await new Promise((r) => setTimeout(r, 30));
 const lows = Array.from({ length: 8 }, (_, i) =>
