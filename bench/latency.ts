@@ -66,6 +66,7 @@ import { Pool } from "../lib/pool.ts";
 import { startThread, threadApi, type ThreadHandle } from "../lib/runtime/thread.ts";
 import { collectGarbage, format, runtimeName, summarize, type Summary } from "./_stats.ts";
 import type * as latencyTasks from "./latency_tasks.ts";
+import { withTimeout } from "./_deadline.ts";
 
 const WORKERS = 2;
 /** The task lengths, ms, with their shares of the arrivals. */
@@ -294,16 +295,6 @@ function bareLoop(): Contender {
       return Promise.resolve();
     },
   };
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)));
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** One contender at one load, over the rounds. */

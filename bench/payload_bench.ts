@@ -56,6 +56,7 @@ import { startThread, threadApi, type ThreadHandle } from "../lib/runtime/thread
 import { runApart } from "./_apart.ts";
 import { collectGarbage, format, runtimeName, summarize, type Summary } from "./_stats.ts";
 import type * as tasks from "./tasks.ts";
+import { withTimeout } from "./_deadline.ts";
 
 const WORKERS = 2;
 const KiB = 1024;
@@ -291,16 +292,6 @@ async function poolifier(): Promise<Contender> {
 const bareApi: "web" | "worker_threads" = "Deno" in globalThis ? "web" : threadApi;
 
 class Timeout extends Error {}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Timeout(message)), ms)));
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** The first line of an error's text. */
 function firstLine(error: unknown): string {

@@ -29,6 +29,7 @@ import { startThread, threadApi, type ThreadHandle } from "../lib/runtime/thread
 import { runApart } from "./_apart.ts";
 import { collectGarbage, format, runtimeName, summarize, type Summary } from "./_stats.ts";
 import type * as tasks from "./tasks.ts";
+import { withTimeout } from "./_deadline.ts";
 
 const WORKERS = 2;
 const TASKS = 100_000;
@@ -244,16 +245,6 @@ async function poolifier(): Promise<Contender> {
     sequential: (n) => sequentialRuns(n, (i) => pool.execute({ a: i, b: 1 })),
     close: () => pool.destroy(),
   };
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)));
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** One contender's results. */
