@@ -50,7 +50,7 @@ import { mem } from "../protocol/atomics.ts";
 import type { Encoder } from "../codec/codec.ts";
 import { Deque, repairAbandonedPop } from "../protocol/deque.ts";
 import { Injector, type InjectorRegion, QUEUE_EMPTY } from "../protocol/injector.ts";
-import { asLevel, type Levels } from "../protocol/levels.ts";
+import type { Levels } from "../protocol/levels.ts";
 import { MarkWords } from "../protocol/layout.ts";
 import { crashError, toError, WorkerCrashedError } from "../errors.ts";
 import { Settled, type TaskLedger } from "../producer/ledger.ts";
@@ -280,7 +280,7 @@ function completeCutOperations(scope: RecoveryScope): boolean {
     const state = stateOf(table, handle);
     if (state !== TaskState.QUEUED && state !== TaskState.CANCELLED) continue;
     // Into its own level's queue (the record's level word; its producer wrote it before publishing).
-    scope.levels.pushPatiently(handle, asLevel(table.fields.level(table.indexOf(handle))));
+    scope.levels.pushPatiently(handle, table.levelOf(handle));
     repaired = true;
   }
   // A fork it was placing (QUEUED, not yet in its deque), or its own fork it had popped back to run inline

@@ -49,7 +49,7 @@ export { RecordFields, RecordWords, submittedAtSlot, TaskFlags } from "./fields.
 import { decode, type Encoder, type ErrorClasses } from "../codec/codec.ts";
 import { initInjector, Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
 import { notesOf, NoteWords, type PoolLayout, RECORD_HEADER_WORDS, StatusWords } from "../protocol/layout.ts";
-import { Level } from "../protocol/levels.ts";
+import { asLevel, Level, type LevelIndex } from "../protocol/levels.ts";
 import { NO_SLAB, SLAB_FROM, SLAB_REGION_BYTES, SlabTable } from "./slabs.ts";
 
 /** Who submitted a task, and so how its completion is announced. */
@@ -274,6 +274,14 @@ export class TaskTable {
   /** The record index a handle names. */
   indexOf(handle: number): number {
     return handle & this.indexMask;
+  }
+
+  /**
+   * The priority level of the task a handle names (its record's `level` word, written by its producer
+   * before the task was published): the queue it goes back into when a worker or recovery returns it.
+   */
+  levelOf(handle: number): LevelIndex {
+    return asLevel(this.fields.level(handle & this.indexMask));
   }
 
   /** The word index of `field` of record `index`. */

@@ -33,7 +33,7 @@
 import { mem } from "../protocol/atomics.ts";
 import type { Deque } from "../protocol/deque.ts";
 import { type Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
-import { asLevel, type Levels } from "../protocol/levels.ts";
+import type { Levels } from "../protocol/levels.ts";
 import { setLatch } from "../protocol/latch.ts";
 import { ControlWords, MarkWords } from "../protocol/layout.ts";
 import type { Sleep } from "../protocol/sleep.ts";
@@ -348,7 +348,7 @@ export class Marks {
 
   /** Task `handle` (current, held by us) into its own level's injector (its record's level word). */
   private toInjector(handle: number): void {
-    this.levels.pushPatiently(handle, asLevel(this.table.fields.level(this.table.indexOf(handle))));
+    this.levels.pushPatiently(handle, this.table.levelOf(handle));
   }
 
   /** A task on its way back to the injector (handed back): into our deque, or back to the injector. */
