@@ -60,6 +60,8 @@ export {
   type WorkerMetrics,
   type WorkerStats,
 } from "./lib/pool.ts";
+export { openProducer, PoolProducer, type ProducerOptions, type ProducerStats } from "./lib/pool_producer.ts";
+export type { PoolHandle } from "./lib/producer/handle.ts";
 export { currentTask, type TaskContext } from "./lib/forkjoin/task_context.ts";
 export { move } from "./lib/codec/move.ts";
 export {

@@ -4,8 +4,8 @@
  * given its collaborators when it is built; none is assigned into afterwards.
  *
  * The order:
- * 1. the shared memory: the buffer of `poolLayout(shape)`, each deque and both queues (injector,
- *    completions) initialized, the payload arena, the task records' free lists, and with `metrics` the
+ * 1. the shared memory: the buffer of `poolLayout(shape)`, each deque and queue (the injector of each
+ *    priority level, each producer slot's completions) initialized, the payload arena, the task records' free lists, and with `metrics` the
  *    workers' histograms and their `busySinceMs` words;
  * 2. the owner ({@link Owner}): its producer (views, ledger, buffers, cancellation, submission, completion,
  *    admission), its workforce, killer, broadcaster and the handling of deaths.
@@ -19,6 +19,7 @@
 import { initDeque } from "./protocol/deque.ts";
 import { initInjector } from "./protocol/injector.ts";
 import { levelRegions } from "./protocol/levels.ts";
+import { allChannels } from "./protocol/producers.ts";
 import { epochMs, PoolMetrics } from "./metrics.ts";
 import { type PoolLayout, poolLayout, StatusWords } from "./protocol/layout.ts";
 import { mem } from "./protocol/atomics.ts";
@@ -67,7 +68,8 @@ function sharedMemory(options: ResolvedOptions): OwnerMemory {
   }
   // One injector a priority level (protocol/levels.ts).
   for (const byteOffset of levelRegions(layout)) initInjector({ buffer, byteOffset, capacity: shape.taskCapacity });
-  initInjector({ buffer, byteOffset: layout.completions, capacity: shape.taskCapacity });
+  // Each producer's completion queue: the owner's (slot 0) and those of the slots of other threads.
+  for (const channel of allChannels(buffer, layout)) initInjector(channel.queue);
   const arena = payloadArena(options.payloadMemory);
   TaskTable.init(buffer, layout, arena);
   const since = epochMs();

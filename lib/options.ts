@@ -126,6 +126,12 @@ export interface PoolOptions {
    */
   errorClasses?: readonly (abstract new (...args: never[]) => Error)[];
   /**
+   * How many producers in other threads may be open at once (`pool.handle()`, then `openProducer` in the
+   * other thread; see docs/producers.md): each has a completion queue of its own in the pool's shared
+   * memory (8 bytes per task record). An integer from 0 (no handles) to 64. Default 8.
+   */
+  producers?: number;
+  /**
    * Record each task's run time and wait time (histograms per pool and per worker) and each worker's
    * utilization: `stats().metrics` and `pool.metricsTable()`. Default false (it costs a clock read and
    * two histogram updates per task on the worker, and a clock read per 32 submissions on the main thread:
@@ -151,6 +157,7 @@ const POOL_KEYS = [
   "maxQueue",
   "asyncTasksPerWorker",
   "errorClasses",
+  "producers",
   "metrics",
 ] as const satisfies readonly (keyof PoolOptions)[];
 /** Every option of `Pool.create` ({@link PoolOptions}): any other key is refused. */
@@ -228,6 +235,7 @@ const DEFAULTS = {
   blockBytes: 1024,
   blocks: 4096,
   payloadMemory: 128 * 2 ** 20,
+  producers: 8,
 };
 
 /**
@@ -265,7 +273,9 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     inlineBytes: multipleOf64("inlineBytes", o.inlineBytes ?? DEFAULTS.inlineBytes, 0),
     blockBytes: multipleOf64("blockBytes", o.blockBytes ?? DEFAULTS.blockBytes, 128),
     blocks: powerOfTwo("blocks", o.blocks ?? DEFAULTS.blocks, 2 ** 28),
+    producers: o.producers ?? DEFAULTS.producers,
   };
+  integer("producers", shape.producers, 0, 64, "an integer from 0 to 64");
   if (o.name !== undefined && typeof o.name !== "string") {
     throw new TypeError(`Cannot create pool as 'name' must be a string: received ${describe(o.name)}`);
   }

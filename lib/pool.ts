@@ -23,7 +23,8 @@
  * Process lifetime: while tasks are pending a timer keeps the process alive (a pending `waitAsync` does
  * not); an idle open pool lets the process exit (worker threads are unref'd; see `runtime/thread.ts`).
  *
- * Threads: a `Pool` belongs to the thread that created it (usually the main thread).
+ * Threads: a `Pool` belongs to the thread that created it (usually the main thread), its owner. Other
+ * threads submit through a producer opened from {@link Pool.handle} (lib/pool_producer.ts).
  *
  * @module
  */
@@ -35,6 +36,7 @@ import type { PoolLayout } from "./protocol/layout.ts";
 import { type BatchOptions, hrefOf, type PoolOptions, resolveOptions, type RunOptions } from "./options.ts";
 import type { Owner } from "./owner/owner.ts";
 import type { Producer, WorkerStats } from "./producer/producer.ts";
+import type { PoolHandle } from "./producer/handle.ts";
 
 import type { PoolStateName } from "./lifecycle.ts";
 
@@ -369,6 +371,27 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    */
   drain(): Promise<void> {
     return this.producer.drain();
+  }
+
+  /**
+   * A handle from which another thread opens a producer on this pool (`openProducer`): run, spawn,
+   * runMany, map, with, waitForRoom and drain from that thread, through shared memory, never through this
+   * one. Post it with its port in the transfer list; one handle opens one producer. This thread stays the
+   * pool's owner: it alone closes or terminates the pool (see docs/producers.md).
+   *
+   * @returns The handle.
+   * @throws {PoolClosedError} If the pool is closing, closed or terminated.
+   * @throws {RangeError} If the pool was created with `producers: 0`.
+   *
+   * @example Usage
+   * ```ts ignore
+   * const worker = new Worker(new URL("./producer.ts", import.meta.url), { type: "module" });
+   * const handle = pool.handle();
+   * worker.postMessage(handle, handle.transfer);
+   * ```
+   */
+  handle(): PoolHandle<M> {
+    return this.owner.handle<M>();
   }
 
   /**

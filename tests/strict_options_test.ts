@@ -97,6 +97,7 @@ test("every documented option is accepted by its own call", () => {
     maxQueue: 4,
     asyncTasksPerWorker: 8,
     errorClasses: [RangeError],
+    producers: 2,
     metrics: true,
   };
   // resourceLimits is refused on Bun by design (its workers ignore heap limits): given where it is taken.

@@ -29,7 +29,9 @@
 import { Broadcaster } from "./broadcast.ts";
 import { mem } from "../protocol/atomics.ts";
 import { Killer } from "../protocol/kill_guard.ts";
-import { TaskNotFoundError } from "../errors.ts";
+import { PoolClosedError, TaskNotFoundError } from "../errors.ts";
+import { HANDLE_KIND, HANDLE_VERSION, type PoolHandle } from "../producer/handle.ts";
+import { ProducerLinks } from "./links.ts";
 import { ControlWords, StatusWords } from "../protocol/layout.ts";
 import type { Entry } from "../producer/ledger.ts";
 import type { ResolvedOptions } from "../options.ts";
@@ -78,6 +80,10 @@ export class Owner implements OwnerPort, WorkforceEvents {
   private closing: Promise<void> | undefined;
   private stopped: Promise<void> | undefined;
   private nextDirected = 0;
+  /** The producers in other threads: their handles and links. */
+  private readonly links: ProducerLinks;
+  private readonly memory: OwnerMemory;
+  private readonly maxPending: number;
 
   /**
    * Builds the owner's parts and its producer; starts no worker (see {@link Owner.start}).
@@ -127,6 +133,18 @@ export class Owner implements OwnerPort, WorkforceEvents {
       producer.buffers.resolve,
       options.errorClasses,
     );
+    this.links = new ProducerLinks(buffer, layout, producer.table, {
+      post: (worker, message) => workforce.send(worker, message),
+      share: (id, sab) => {
+        producer.buffers.add(id, sab);
+        workforce.share(id, sab);
+      },
+      kill: (worker, handle, cause) => this.killer.request(worker, handle, cause),
+      buffers: () => producer.buffers.entries(),
+      report: (error, where) => producer.ledger.report(error, where),
+    });
+    this.memory = memory;
+    this.maxPending = options.maxPending;
     this.deaths = new WorkerDeaths(
       {
         buffer,
@@ -155,7 +173,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
       const names = await Promise.all(Array.from({ length: this.workers }, (_, i) => this.workforce.start(i)));
       this.producer.setTasks(names[0]);
     } catch (error) {
-      this.current = PoolState.TERMINATED;
+      this.moveTo(PoolState.TERMINATED);
       void this.stopWorkers(false);
       throw error;
     }
@@ -224,18 +242,20 @@ export class Owner implements OwnerPort, WorkforceEvents {
     }
     if (this.closing !== undefined) return this.closing;
     if (this.current === PoolState.TERMINATED) return this.stopped ?? Promise.resolve();
-    this.current = PoolState.CLOSING;
+    this.moveTo(PoolState.CLOSING);
     this.closing = (async () => {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const expired = timeout === undefined
         ? undefined
         : new Promise<"expired">((resolve) => (timer = setTimeout(() => resolve("expired"), timeout)));
-      const outcome = await Promise.race([this.producer.ledger.drain(), ...(expired ? [expired] : [])]);
+      // Its own tasks, and those of its producers in other threads (which submit no more now).
+      const settled = Promise.all([this.producer.ledger.drain(), this.links.quiet()]);
+      const outcome = await Promise.race([settled, ...(expired ? [expired] : [])]);
       clearTimeout(timer);
       if (outcome === "expired" && this.current === PoolState.CLOSING) {
         this.terminateNow(`close() waited ${timeout} ms for it`);
       }
-      if (this.current === PoolState.CLOSING) this.current = PoolState.CLOSED;
+      if (this.current === PoolState.CLOSING) this.moveTo(PoolState.CLOSED);
       await this.stopWorkers(true);
     })();
     return this.closing;
@@ -298,14 +318,54 @@ export class Owner implements OwnerPort, WorkforceEvents {
     this.deaths.died(index, cause, forced);
   }
 
-  /** A running worker passed a SharedArrayBuffer by reference: the producer registers it. */
+  /** A running worker passed a SharedArrayBuffer by reference: every producer registers it. */
   buffer(id: number, buffer: SharedArrayBuffer): void {
     this.producer.bufferArrived(id, buffer);
+    this.links.bufferArrived(id, buffer);
   }
 
-  /** A result payload came by message: the producer that waits for it takes it. */
+  /** A result payload came by message: the producer that waits for it takes it (here, or in its thread). */
   payload(handle: number, bytes: Uint8Array, moved: ArrayBuffer[] | undefined): void {
-    this.producer.payloadArrived(handle, bytes, moved);
+    if (!this.links.payloadArrived(handle, bytes, moved)) this.producer.payloadArrived(handle, bytes, moved);
+  }
+
+  // ---- producers in other threads ----
+
+  /**
+   * A handle from which another thread opens a producer (see `Pool.handle`).
+   *
+   * @returns The handle, with its port to transfer.
+   * @throws {PoolClosedError} If the pool is not open.
+   * @throws {RangeError} If the pool was created with `producers: 0`.
+   */
+  handle<M extends object>(): PoolHandle<M> {
+    if (this.current !== PoolState.OPEN) {
+      throw new PoolClosedError(`Cannot make a pool handle as the pool is ${this.current}: create a new pool`);
+    }
+    const { buffer, arena, layout } = this.memory;
+    if ((layout.shape.producers ?? 0) === 0) {
+      throw new RangeError(
+        "Cannot make a pool handle as the pool has no producer slots: create it with a 'producers' option of 1 or more",
+      );
+    }
+    const port = this.links.open();
+    return {
+      kind: HANDLE_KIND,
+      version: HANDLE_VERSION,
+      buffer,
+      arena,
+      layout: this.links.layoutData(),
+      tasks: [...this.producer.taskNames],
+      maxPending: this.maxPending,
+      port,
+      transfer: [port],
+    };
+  }
+
+  /** Moves the lifecycle forward, where the producers in other threads read it too. */
+  private moveTo(state: PoolStateName): void {
+    this.current = state;
+    this.links.stateChanged(state);
   }
 
   /** A broadcast part finished on a worker. */
@@ -317,7 +377,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
 
   /** Rejects every unsettled task with a `PoolTerminatedError` naming it, and stops the workers. */
   private terminateNow(why: string): void {
-    this.current = PoolState.TERMINATED;
+    this.moveTo(PoolState.TERMINATED);
     this.producer.stopReading();
     this.broadcaster.terminate(why);
     this.producer.rejectUnsettled(why);
@@ -331,5 +391,6 @@ export class Owner implements OwnerPort, WorkforceEvents {
     this.producer.sleep.wakeAll();
     await this.workforce.stop(graceful ? STOP_GRACE_MS : undefined);
     this.producer.dispose();
+    this.links.closeAll();
   }
 }

@@ -57,6 +57,7 @@ import { Settled, type TaskLedger } from "../producer/ledger.ts";
 import { encodeOutcome } from "../codec/outcome.ts";
 import type { Sleep } from "../protocol/sleep.ts";
 import { ORPHANED, orphanLatch, SET, setLatch, UNSET } from "../protocol/latch.ts";
+import { slotOf } from "../protocol/producers.ts";
 import { Origin, Outcome, tableNotesInStep, TaskFlags, TaskState, type TaskTable } from "../record/task.ts";
 
 /** What one repair did, for the pool's stats and the tests. */
@@ -108,6 +109,11 @@ export interface RecoveryScope {
   levels: Levels;
   /** Whether a worker index belongs to a dead worker not yet replaced (its forks are orphans too). */
   isDead: (worker: number) => boolean;
+  /**
+   * Queues the completion of `handle` (DONE) for remote producer slot `slot` and wakes that producer if it
+   * waits (protocol/producers.ts).
+   */
+  complete: (slot: number, handle: number) => void;
 }
 
 /**
@@ -146,6 +152,12 @@ export function recoverDeadWorker(scope: RecoveryScope, dead: number, cause: unk
     const origin = table.fields.loadOrigin(i);
     const worker = table.fields.loadWorker(i);
     const handle = table.handleOf(i);
+    if (origin !== Origin.MAIN && origin !== Origin.FORK) {
+      // A task of a producer in another thread (protocol/producers.ts): its ledger is that thread's, so the
+      // repair reaches it the way a finish does, through its completion queue.
+      if (recoverRemoteTask(scope, i, handle, origin, state, worker, dead, reason)) recovered.rejected++;
+      continue;
+    }
     if (origin === Origin.MAIN) {
       if (state === TaskState.DONE && worker === dead) {
         recovered.unreported.push(handle);
@@ -322,10 +334,47 @@ function stateOf(table: TaskTable, handle: number): number {
 }
 
 /** Writes a WorkerCrashedError as fork `i`'s outcome and sets its latch (or frees it if orphaned). */
-function failFork(scope: RecoveryScope, i: number, handle: number, dead: number, reason: Error): void {
+/**
+ * A task of remote producer slot `slotOf(origin)` on record `i`, as the scan finds it. DONE by the dead
+ * worker: its completion may not have been queued (it died between the DONE store and the push), so it is
+ * queued again (a second completion of the same handle frees nothing: completion.ts). RUNNING on it, or
+ * posted to it and not started: failed with a WorkerCrashedError written into the record, as a finish
+ * writes an outcome, then queued. Whether it failed the task.
+ */
+function recoverRemoteTask(
+  scope: RecoveryScope,
+  i: number,
+  handle: number,
+  origin: number,
+  state: number,
+  worker: number,
+  dead: number,
+  reason: Error,
+): boolean {
+  if (worker !== dead) return false;
+  const { table } = scope;
+  // The scan read the state before the handle. Its producer runs meanwhile: a DONE task may have been
+  // read, freed and reused in between. Read again after the handle: still DONE means `handle` was DONE
+  // when read (a duplicate of a completion already queued is then harmless: completion.ts).
+  if (table.fields.loadState(i) !== state) return false;
+  const directed = (table.fields.loadFlags(i) & TaskFlags.DIRECTED) !== 0;
+  let failed = false;
+  if (state === TaskState.RUNNING || (state === TaskState.QUEUED && directed)) {
+    writeCrash(scope, i, dead, reason, "a task");
+    table.fields.storeState(i, TaskState.DONE);
+    failed = true;
+  } else if (state !== TaskState.DONE) {
+    return false;
+  }
+  scope.complete(slotOf(origin), handle);
+  return failed;
+}
+
+/** Writes a WorkerCrashedError outcome into record `i` (a short one if blocks are short). */
+function writeCrash(scope: RecoveryScope, i: number, dead: number, reason: Error, what: string): void {
   const { table, encoder } = scope;
   const error = new WorkerCrashedError(
-    `Cannot finish a forked task as worker ${dead} died while running it: see 'cause'`,
+    `Cannot finish ${what} as worker ${dead} died while running it: see 'cause'`,
     dead,
     { cause: reason },
   );
@@ -338,6 +387,11 @@ function failFork(scope: RecoveryScope, i: number, handle: number, dead: number,
     table.writeEncoded(i, encoder);
   }
   table.fields.storeOutcome(i, Outcome.ERROR);
+}
+
+function failFork(scope: RecoveryScope, i: number, handle: number, dead: number, reason: Error): void {
+  const { table } = scope;
+  writeCrash(scope, i, dead, reason, "a forked task");
   table.fields.storeState(i, TaskState.DONE);
   // The latch protocol's set, then wake, made for the dead worker: setLatch's two accesses are these
   // actions of Lifecycle.tla when the main thread makes them.

@@ -23,7 +23,9 @@ import { Encoder } from "../codec/codec.ts";
 import type { CompletionReader } from "../producer/completion.ts";
 import { toError } from "../errors.ts";
 import type { Levels } from "../protocol/levels.ts";
-import { MARK_WORDS, notesOf, NoteWords, type PoolLayout } from "../protocol/layout.ts";
+import { Injector } from "../protocol/injector.ts";
+import { MARK_WORDS, NOTE_WORDS, notesOf, NoteWords, type PoolLayout } from "../protocol/layout.ts";
+import { allChannels, type ProducerChannel, wakeProducer } from "../protocol/producers.ts";
 import type { TaskLedger } from "../producer/ledger.ts";
 import type { PoolStateName } from "../lifecycle.ts";
 import { recoverDeadWorker } from "./recovery.ts";
@@ -74,6 +76,8 @@ export class WorkerDeaths {
   private readonly workforce: Workforce;
   private readonly encoder: Encoder;
   private readonly state: () => PoolStateName;
+  /** The owner's handles on the other producers' completion queues, by slot - 1 (recovery pushes there). */
+  private readonly remote: { channel: ProducerChannel; queue: Injector }[];
 
   /**
    * @param parts The pool's parts.
@@ -91,6 +95,10 @@ export class WorkerDeaths {
     this.workforce = parts.workforce;
     this.encoder = new Encoder({ shareBuffer: parts.shareBuffer });
     this.state = state;
+    this.remote = allChannels(parts.buffer, parts.layout).slice(1).map((channel) => ({
+      channel,
+      queue: new Injector(channel.queue),
+    }));
   }
 
   /** A worker died after it was ready: repair what it held, then start its replacement on its deque. */
@@ -150,8 +158,20 @@ export class WorkerDeaths {
           role,
           region: { buffer: this.buffer, byteOffset, capacity },
           notes: notesOf(this.buffer, layout, index, at),
-        })),
+        })).concat(
+          // Its handles on the other producers' completion queues (protocol/producers.ts).
+          this.remote.map(({ channel }) => ({
+            role: "completions" as const,
+            region: { buffer: this.buffer, byteOffset: channel.queue.byteOffset, capacity: channel.queue.capacity },
+            notes: notesOf(this.buffer, layout, index, NoteWords.producerCompletions + (channel.slot - 1) * NOTE_WORDS),
+          })),
+        ),
         isDead: (worker) => worker >= 0 && this.workforce.isDead(worker),
+        complete: (slot, handle) => {
+          const { queue, channel } = this.remote[slot - 1];
+          queue.pushPatiently(handle);
+          wakeProducer(channel);
+        },
       },
       index,
       cause,

@@ -29,6 +29,7 @@ import { decode, type ErrorClasses } from "../codec/codec.ts";
 import { type Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
 import { ControlWords } from "../protocol/layout.ts";
 import { Settled, type TaskLedger } from "./ledger.ts";
+import { type ProducerChannel, wakeRecordWaiters } from "../protocol/producers.ts";
 import { Outcome, PAYLOAD_BY_MESSAGE, type TaskTable } from "../record/task.ts";
 
 /** What the reader calls on its producer: at the start of each drain, and after it freed records. */
@@ -37,6 +38,10 @@ export interface CompletionHooks {
   beforeDrain(): void;
   /** After records were freed (backlog entries are placed). */
   freed(): void;
+  /** Whether tasks wait in the producer's backlog for a record (another producer's freed record may serve them). */
+  starved(): boolean;
+  /** Whether the pool was terminated (its owner wakes every producer when it is: see Producer). */
+  terminated(): boolean;
 }
 
 /**
@@ -64,14 +69,20 @@ export class CompletionReader {
   private readonly movedPayloads = new Map<number, ArrayBuffer[]>();
 
   private readonly control: Int32Array;
+  private readonly channel: ProducerChannel;
+  private readonly channels: readonly ProducerChannel[];
   private readonly completions: Injector;
+  /** Whether this producer counts itself in `ControlWords.recordWaiters` (its backlog waits for records). */
+  private countedWaiting = false;
   private readonly table: TaskTable;
   private readonly ledger: TaskLedger;
   private readonly buffers: BufferRegistry;
   private readonly hooks: CompletionHooks;
   /**
    * @param control The pool's control words.
-   * @param completions The completion queue.
+   * @param channel This producer's completion channel (its waiting word; protocol/producers.ts).
+   * @param channels Every producer's channel: those waiting for a record are woken when this one frees some.
+   * @param completions This producer's completion queue (the channel's).
    * @param table The task records.
    * @param ledger The submitted tasks.
    * @param buffers Shared buffers passed by reference.
@@ -80,6 +91,8 @@ export class CompletionReader {
    */
   constructor(
     control: Int32Array,
+    channel: ProducerChannel,
+    channels: readonly ProducerChannel[],
     completions: Injector,
     table: TaskTable,
     ledger: TaskLedger,
@@ -88,6 +101,8 @@ export class CompletionReader {
     errorClasses?: ErrorClasses,
   ) {
     this.control = control;
+    this.channel = channel;
+    this.channels = channels;
     this.completions = completions;
     this.table = table;
     this.ledger = ledger;
@@ -99,15 +114,23 @@ export class CompletionReader {
   /** Waits for the next completion (once), unless nothing is pending or the pool stopped. */
   arm(): void {
     if (this.waiting || this.stopped || this.ledger.pending === 0) return;
+    const { words, waiting } = this.channel;
+    // Tasks of ours wait for a record that another producer may free: say so first (whoever frees one
+    // then wakes us), then look at the free list below, after our waiting word is set.
+    const starved = this.hooks.starved();
+    this.countWaiting(starved);
     // Say we wait, then look once more: a worker that pushed before seeing the word is found here.
-    mem.store(this.control, ControlWords.mainWaiting, 1); // spec: MainAnnounceWaiting
-    if (this.completions.length > 0) { // spec: MainRecheckCompletions
-      mem.store(this.control, ControlWords.mainWaiting, 0); // spec: MainRetractWaiting
+    mem.store(words, waiting, 1); // spec: MainAnnounceWaiting
+    if (
+      this.completions.length > 0 || // spec: MainRecheckCompletions
+      (starved && this.table.freeRecords.length > 0) || this.hooks.terminated()
+    ) {
+      mem.store(words, waiting, 0); // spec: MainRetractWaiting
       this.waiting = true;
       queueMicrotask(() => this.onWake());
       return;
     }
-    const result = mem.waitAsync(this.control, ControlWords.mainWaiting, 1); // spec: MainWaitAsync
+    const result = mem.waitAsync(words, waiting, 1); // spec: MainWaitAsync
     // The wake-up first, then the mark: a throw between (a stack overflow at a call) leaves the reader
     // unmarked, and the next arm arms again, rather than marked waiting with nothing to wake it.
     if (result.async) result.value.then(() => this.onWake());
@@ -118,17 +141,33 @@ export class CompletionReader {
   /** The pool stopped: read nothing more. */
   stop(): void {
     this.stopped = true;
+    this.countWaiting(false);
+  }
+
+  /** Counts this producer in `ControlWords.recordWaiters` while its backlog waits for records, and only then. */
+  private countWaiting(starved: boolean): void {
+    if (starved === this.countedWaiting) return;
+    this.countedWaiting = starved;
+    mem.add(this.control, ControlWords.recordWaiters, starved ? 1 : -1);
+  }
+
+  /** Whether a producer other than this one waits for a record (this one then keeps to its share). */
+  othersWaitForRecords(): boolean {
+    return mem.load(this.control, ControlWords.recordWaiters) > (this.countedWaiting ? 1 : 0);
   }
 
   /** Settles every completion queued now (and deferred ones that can be), then lets the backlog in. */
   drain(): void {
     if (this.draining || this.stopped) return;
     this.hooks.beforeDrain();
+    if (this.stopped) return;
     this.draining = true;
+    let read = false;
     try {
       for (;;) {
         const handle = this.completions.pop(); // spec: MainPopCompletion
         if (handle === QUEUE_EMPTY) break;
+        read = true;
         if (!this.tryComplete(handle)) this.defer(handle);
       }
       if (this.deferred.length > 0) {
@@ -140,6 +179,9 @@ export class CompletionReader {
       this.draining = false;
     }
     this.hooks.freed();
+    // Records we freed may be what another producer's backlog waits for (after our own backlog's turn).
+    if (read) wakeRecordWaiters(this.channels, this.control);
+    if (!this.hooks.starved()) this.countWaiting(false);
   }
 
   /**
@@ -187,7 +229,7 @@ export class CompletionReader {
 
   private onWake(): void {
     this.waiting = false;
-    mem.store(this.control, ControlWords.mainWaiting, 0); // spec: MainClearWaiting
+    mem.store(this.channel.words, this.channel.waiting, 0); // spec: MainClearWaiting
     this.drain();
     this.arm();
   }

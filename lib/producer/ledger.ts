@@ -21,6 +21,7 @@
  * @module
  */
 
+import { mem } from "../protocol/atomics.ts";
 import { Level, type LevelIndex } from "../protocol/levels.ts";
 
 /** A submitted task, as the main thread tracks it until it settles. */
@@ -113,16 +114,23 @@ export class TaskLedger {
    * @param taskCapacity The number of task records (entries are placed by record index).
    * @param onError The pool's handler of errors of spawned tasks, if any.
    * @param maxPending The most tasks pending at once (`workers + maxQueue`); Infinity: no limit.
+   * @param shared For a producer in another thread: the word of its slot's line where the count of its
+   *   pending tasks is kept for the owner, whose `close` waits for it to reach 0 (protocol/producers.ts).
    */
   constructor(
     taskCapacity: number,
     onError: ((error: unknown, task: string) => void) | undefined,
     maxPending = Infinity,
+    shared?: { words: Int32Array; at: number },
   ) {
     this.placed = new Array(taskCapacity).fill(undefined);
     this.onError = onError;
     this.maxPending = maxPending;
+    this.shared = shared;
   }
+
+  /** See the constructor's `shared`. */
+  private readonly shared: { words: Int32Array; at: number } | undefined;
 
   /**
    * Records a new submission.
@@ -159,6 +167,7 @@ export class TaskLedger {
     if (this.pending === 0) this.keepAlive ??= setInterval(() => {}, 2 ** 30);
     this.pending++;
     this.submitted++;
+    if (this.shared !== undefined) mem.add(this.shared.words, this.shared.at, 1);
     return entry;
   }
 
@@ -179,6 +188,7 @@ export class TaskLedger {
     entry.settled = true;
     this.pending--;
     this.completed++;
+    if (this.shared !== undefined) mem.sub(this.shared.words, this.shared.at, 1);
     entry.control?.detach();
     if (how === Settled.VALUE) entry.resolve?.(value);
     else if (entry.reject !== undefined) entry.reject(value);

@@ -61,8 +61,15 @@ import { type Entry, Settled, TaskLedger } from "./ledger.ts";
 import { type ResolvedOptions, resolveRunOptions, type RunOptions } from "../options.ts";
 import type { OwnerPort } from "./owner_port.ts";
 import { Sleep } from "../protocol/sleep.ts";
+import { allChannels, originOf, ProducerWords, slotLine } from "../protocol/producers.ts";
 import { type Placement, Submitter } from "./submission.ts";
 import { TaskTable } from "../record/task.ts";
+
+/** Why a task from a producer in another thread cannot move buffers (the end of the encoder's TypeError). */
+const REMOTE_MOVE_REFUSAL = {
+  refuse:
+    "and a producer in another thread cannot move buffers to a worker (a move travels by message, which only the pool's owner can send): pass it without move() to copy it, or in a SharedArrayBuffer",
+};
 
 /** The shared memory a producer works in, set up (initialized) by the owner before any producer is built. */
 export interface ProducerMemory {
@@ -150,6 +157,9 @@ export class Producer implements CompletionHooks {
   readonly reader: CompletionReader;
   /** The SharedArrayBuffers passed by reference, by id, as this thread knows them. */
   readonly buffers: BufferRegistry;
+  /** Its producer slot (protocol/producers.ts): 0 for the owner's producer. */
+  readonly slot: number;
+  private readonly control: Int32Array;
   private readonly status: Int32Array;
   private readonly stealers: Stealer[];
   private readonly metrics: PoolMetrics | undefined;
@@ -165,12 +175,17 @@ export class Producer implements CompletionHooks {
    * @param port The owner, as the producer asks it to act.
    * @param options `onError`, `maxPending`, `errorClasses`.
    */
-  constructor(memory: ProducerMemory, port: OwnerPort, options: ProducerOptions) {
+  constructor(memory: ProducerMemory, port: OwnerPort, options: ProducerOptions, slot = 0) {
     const { buffer, layout, arena } = memory;
     const shape = layout.shape;
     this.port = port;
+    this.slot = slot;
     this.metrics = memory.metrics;
     const control = new Int32Array(buffer, layout.control, 3 * 16);
+    this.control = control;
+    // Where this producer's completions come (protocol/producers.ts): slot 0 is the owner's.
+    const channels = allChannels(buffer, layout);
+    const channel = channels[slot];
     this.status = new Int32Array(buffer, layout.status, shape.workers * StatusWords.count);
     this.stealers = Array.from(
       { length: shape.workers },
@@ -178,10 +193,15 @@ export class Producer implements CompletionHooks {
         new Stealer({ buffer, byteOffset: layout.deques + i * layout.dequeBytes, capacity: shape.dequeCapacity }),
     );
     this.levels = openLevels(buffer, layout);
-    const completions = new Injector({ buffer, byteOffset: layout.completions, capacity: shape.taskCapacity });
+    const completions = new Injector(channel.queue);
     this.sleep = new Sleep(buffer, layout.sleep, shape.workers);
     this.table = new TaskTable(buffer, layout, -1, arena);
-    this.ledger = new TaskLedger(shape.taskCapacity, options.onError, options.maxPending);
+    this.ledger = new TaskLedger(
+      shape.taskCapacity,
+      options.onError,
+      options.maxPending,
+      slot === 0 ? undefined : { words: slotLine(buffer, layout, slot), at: ProducerWords.pending },
+    );
     this.buffers = new BufferRegistry(control, ControlWords.nextBufferId, (id, sab) => port.shareBuffer(id, sab));
     this.canceller = new Canceller(
       this.table,
@@ -202,9 +222,16 @@ export class Producer implements CompletionHooks {
       this.buffers.share,
       new Directions(this.canceller, this.status, port),
       this.metrics === undefined ? undefined : new TaskStamps(buffer, layout),
+      {
+        origin: originOf(slot),
+        moves: slot === 0 ? "transfer" : REMOTE_MOVE_REFUSAL,
+        share: () => this.recordShare(),
+      },
     );
     this.reader = new CompletionReader(
       control,
+      channel,
+      channels,
       completions,
       this.table,
       this.ledger,
@@ -232,6 +259,41 @@ export class Producer implements CompletionHooks {
   /** The reader's hook at the start of each drain (from the event loop, at a shallow depth). */
   beforeDrain(): void {
     this.admission.repairIfCut();
+    // A producer in another thread learns of a terminate from the pool's state word (its owner wakes it).
+    if (this.slot !== 0 && this.terminated()) this.terminatedByOwner();
+  }
+
+  /** The reader's hook: whether tasks wait in the backlog for a record. */
+  starved(): boolean {
+    return this.submitter.backlogLength > 0;
+  }
+
+  /** The reader's hook: whether the pool was terminated. */
+  terminated(): boolean {
+    return this.port.state() === "terminated";
+  }
+
+  /**
+   * A producer in another thread whose pool was terminated: every task not settled rejects with a
+   * PoolTerminatedError, as the owner's own do, and nothing more is read (once).
+   */
+  private terminatedByOwner(): void {
+    if (this.endedByOwner) return;
+    this.endedByOwner = true;
+    this.reader.stop();
+    this.rejectUnsettled("its owner terminated it");
+    this.dispose();
+  }
+  private endedByOwner = false;
+
+  /**
+   * The most records this producer may hold now: all of them while no other producer waits for one, its
+   * fair share (the records divided among the open producers) while one does.
+   */
+  private recordShare(): number {
+    if (!this.reader.othersWaitForRecords()) return Infinity;
+    const open = mem.load(this.control, ControlWords.producersOpen) + 1;
+    return Math.max(1, Math.floor(this.table.indexMask / open));
   }
 
   /** The reader's hook after it freed records: the backlog goes in (unless the pool was terminated). */

@@ -72,6 +72,12 @@ export class Submitter {
   private readonly placement: Placement;
   /** With metrics: where a placed task's submission time goes (its worker records its wait from it). */
   private readonly stamps: TaskStamps | undefined;
+  /** Its producer's slot as a record's origin word (protocol/producers.ts `originOf`). */
+  private readonly origin: number;
+  /** What a task's arguments may do with buffers marked by `move()` (refused by a producer in another thread). */
+  private readonly taskMoves: Encoder["moves"];
+  /** The most records this producer may hold now (its fair share while other producers wait for one). */
+  private readonly share: () => number;
   /**
    * @param table The task records.
    * @param levels The queues workers take submitted tasks from, one per priority level.
@@ -80,6 +86,8 @@ export class Submitter {
    * @param shareBuffer Registers a SharedArrayBuffer passed by reference; returns its id.
    * @param placement What placing a task asks of its producer (see {@link Placement}).
    * @param stamps With metrics: where a placed task's submission time goes.
+   * @param producer Its producer: the record origin word of its slot, what its tasks may do with moved
+   *   buffers, and the most records it may hold now (see {@link Submitter.place}).
    */
   constructor(
     table: TaskTable,
@@ -89,7 +97,15 @@ export class Submitter {
     shareBuffer: (buffer: SharedArrayBuffer) => number,
     placement: Placement,
     stamps?: TaskStamps,
+    producer: { origin: number; moves: Encoder["moves"]; share: () => number } = {
+      origin: Origin.MAIN,
+      moves: "transfer",
+      share: () => Infinity,
+    },
   ) {
+    this.origin = producer.origin;
+    this.taskMoves = producer.moves;
+    this.share = producer.share;
     this.table = table;
     this.levels = levels;
     this.sleep = sleep;
@@ -112,7 +128,7 @@ export class Submitter {
    * @returns The encoder holding them, valid until the caller's {@link Submitter.enqueue}.
    * @throws {TypeError} If an argument cannot cross threads (the message names its path).
    */
-  encode(args: unknown[], moves: Encoder["moves"] = "transfer"): Encoder {
+  encode(args: unknown[], moves: Encoder["moves"] = this.taskMoves): Encoder {
     const encoder = this.encoding ? new Encoder({ shareBuffer: this.shareBuffer, deferFrom: SLAB_FROM }) : this.encoder;
     encoder.moves = moves;
     const outer = !this.encoding;
@@ -197,6 +213,10 @@ export class Submitter {
   /** Takes a record, writes the payload (the encoder's, or the entry's in the backlog), publishes the task. */
   private place(entry: Entry, payload: Encoder | Backlog): boolean {
     const table = this.table;
+    // Records are shared by every producer: while another waits for one, this one keeps to its share (the
+    // tasks it holds in records: pending, less those in the backlog, less this one if it is not there).
+    const held = this.ledger.pending - this.backlog.length - (payload instanceof Backlog ? 0 : 1);
+    if (held >= this.share()) return false;
     const handle = table.allocate();
     if (handle === NO_RECORD) return false;
     const index = table.indexOf(handle);
@@ -208,7 +228,7 @@ export class Submitter {
       return false;
     }
     table.fields.setTask(index, entry.taskId);
-    table.fields.setOrigin(index, Origin.MAIN);
+    table.fields.setOrigin(index, this.origin);
     table.fields.setId(index, entry.seq & 0x7fffffff);
     // The queue it goes back into if a worker hands it back or dies holding it (normal from allocation).
     if (entry.level !== Level.normal) table.fields.setLevel(index, entry.level);

@@ -76,6 +76,11 @@ export const NoteWords = Object.freeze({
   injectorHigh: 32,
   /** Its handle on the injector of low-priority tasks (see levels.ts). */
   injectorLow: 36,
+  /**
+   * Its handles on the completion queues of producer slots 1, 2, … (`protocol/producers.ts`), four words
+   * each from here (the owner's producer, slot 0, is `completions`); see {@link notesBytes}.
+   */
+  producerCompletions: 40,
 });
 
 /** The words of a worker's marks (at {@link NoteWords}.marks; worker.ts `marks`); -1 in each if none. */
@@ -98,8 +103,16 @@ export const MARK_WORDS = 8;
 /** Int32 words of notes per structure handle (see {@link NoteWords}). */
 export const NOTE_WORDS = 4;
 
-/** Bytes of one worker's notes region: three cache lines (40 of the 48 words used). */
-export const NOTES_BYTES: number = 3 * CACHE_LINE_BYTES;
+/**
+ * Bytes of one worker's notes region: the {@link NoteWords} (40 words), then {@link NOTE_WORDS} for its
+ * handle on each other producer's completion queue ({@link NoteWords.producerCompletions}), in whole lines.
+ *
+ * @param producers The pool's producer slots besides its owner's ({@link PoolShape.producers}).
+ * @returns The bytes.
+ */
+export function notesBytes(producers: number): number {
+  return roundUpToLine((NoteWords.producerCompletions + producers * NOTE_WORDS) * 4);
+}
 
 /**
  * The notes words of one structure handle of worker `worker` (see {@link NoteWords}).
@@ -131,7 +144,7 @@ export function notesOf(
       `Cannot open notes as 'worker' must be an integer from 0 to ${layout.shape.workers - 1}: received ${worker}`,
     );
   }
-  return new Int32Array(buffer, layout.notes + worker * NOTES_BYTES + at * 4, words);
+  return new Int32Array(buffer, layout.notes + worker * layout.notesBytes + at * 4, words);
 }
 
 /**
@@ -313,6 +326,11 @@ export interface PoolShape {
   blockBytes: number;
   /** Overflow blocks (power of two). */
   blocks: number;
+  /**
+   * Producer slots besides the owner's own (slot 0): how many producers in other threads may be open at
+   * once, each with its own completion queue (see `protocol/producers.ts`). 0 when absent.
+   */
+  producers?: number;
 }
 
 /** Word offsets inside the control region: one cache line each. */
@@ -328,6 +346,15 @@ export const ControlWords = Object.freeze({
    * levels.ts): set once, never cleared; until it is non-zero, workers take from the normal queue alone.
    */
   levels: 2 * CACHE_LINE_WORDS + 1,
+  /**
+   * The pool's lifecycle as producers in other threads read it (`protocol/producers.ts`, `PoolStateCode`):
+   * written by the owner alone, forward only.
+   */
+  poolState: 2 * CACHE_LINE_WORDS + 2,
+  /** Producers open besides the owner's (a producer's fair share of the records is divided by this + 1). */
+  producersOpen: 2 * CACHE_LINE_WORDS + 3,
+  /** Producers that have tasks waiting for a record: whoever frees a record wakes them (producers.ts). */
+  recordWaiters: 2 * CACHE_LINE_WORDS + 4,
 });
 
 /** Word offsets inside a worker's status line. */
@@ -414,8 +441,14 @@ export interface PoolLayout {
   blockArea: number;
   /** The slab table of large payloads (see slabs.ts). */
   slabs: number;
-  /** The workers' notes regions, {@link NOTES_BYTES} each (see {@link NoteWords}). */
+  /** The workers' notes regions, {@link PoolLayout.notesBytes} each (see {@link NoteWords}). */
   notes: number;
+  /** Bytes of one worker's notes region ({@link notesBytes}). */
+  notesBytes: number;
+  /** The producer slots' lines, one a slot from slot 1 (see `protocol/producers.ts`, `ProducerWords`). */
+  producerLines: number;
+  /** The producer slots' completion queues from slot 1, `injectorRegionBytes(taskCapacity)` each. */
+  producerQueues: number;
   /** Total bytes. */
   totalBytes: number;
 }
@@ -436,6 +469,12 @@ export interface PoolLayout {
  */
 export function poolLayout(shape: PoolShape): PoolLayout {
   const { workers, dequeCapacity, taskCapacity, inlineBytes, blockBytes, blocks } = shape;
+  const producers = shape.producers ?? 0;
+  if (!Number.isInteger(producers) || producers < 0 || producers > 64) {
+    throw new RangeError(
+      `Cannot create pool as 'producers' must be an integer from 0 to 64: received ${producers}`,
+    );
+  }
   if (!Number.isInteger(workers) || workers < 1 || workers > 1023) {
     throw new RangeError(`Cannot create pool as 'workers' must be an integer from 1 to 1023: received ${workers}`);
   }
@@ -476,9 +515,12 @@ export function poolLayout(shape: PoolShape): PoolLayout {
   const records = take(taskCapacity * recordBytes);
   const blockArea = take(blocks * blockBytes);
   const slabs = take(SLAB_REGION_BYTES);
-  const notes = take(workers * NOTES_BYTES);
+  const perWorkerNotes = notesBytes(producers);
+  const notes = take(workers * perWorkerNotes);
+  const producerLines = take(producers * CACHE_LINE_BYTES);
+  const producerQueues = take(producers * injectorRegionBytes(taskCapacity));
   return {
-    shape: { ...shape },
+    shape: { ...shape, producers },
     control,
     sleep,
     status,
@@ -495,6 +537,9 @@ export function poolLayout(shape: PoolShape): PoolLayout {
     blockArea,
     slabs,
     notes,
+    notesBytes: perWorkerNotes,
+    producerLines,
+    producerQueues,
     totalBytes: at,
   };
 }

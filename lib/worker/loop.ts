@@ -36,7 +36,16 @@ import { Deque, Stealer } from "../protocol/deque.ts";
 import { Injector } from "../protocol/injector.ts";
 import { WorkerGuard } from "../protocol/kill_guard.ts";
 import { openLevels } from "../protocol/levels.ts";
-import { ControlWords, MARK_WORDS, notesOf, NoteWords, type PoolLayout, StatusWords } from "../protocol/layout.ts";
+import {
+  ControlWords,
+  MARK_WORDS,
+  NOTE_WORDS,
+  notesOf,
+  NoteWords,
+  type PoolLayout,
+  StatusWords,
+} from "../protocol/layout.ts";
+import { allChannels } from "../protocol/producers.ts";
 import { Sleep } from "../protocol/sleep.ts";
 import { SLAB_FROM } from "../record/slabs.ts";
 import { type ForkJoinHost, setForkJoinHost } from "../forkjoin/host.ts";
@@ -120,7 +129,7 @@ export class WorkerLoop {
     post: (message: unknown, transfer?: ArrayBuffer[]) => void,
   ) {
     const { buffer, layout, index } = setup;
-    const { workers, dequeCapacity, taskCapacity } = layout.shape;
+    const { workers, dequeCapacity } = layout.shape;
     const control = new Int32Array(buffer, layout.control, 3 * 16);
     const status = new Int32Array(buffer, layout.status, workers * StatusWords.count);
     const region = (i: number) => ({
@@ -140,9 +149,15 @@ export class WorkerLoop {
       notes(NoteWords.injector),
       notes(NoteWords.injectorLow),
     ]);
-    const completions = new Injector(
-      { buffer, byteOffset: layout.completions, capacity: taskCapacity },
-      notes(NoteWords.completions),
+    // Each producer's completion queue (slot 0: the owner's), with this worker's notes on each.
+    const channels = allChannels(buffer, layout);
+    const completions = channels.map((channel) =>
+      new Injector(
+        channel.queue,
+        notes(
+          channel.slot === 0 ? NoteWords.completions : NoteWords.producerCompletions + (channel.slot - 1) * NOTE_WORDS,
+        ),
+      )
     );
     const sleep = new Sleep(buffer, layout.sleep, workers);
     const table = new TaskTable(buffer, layout, index, setup.arena);
@@ -162,7 +177,7 @@ export class WorkerLoop {
     const stats = new WorkerStats(buffer, layout, status, index, setup.metrics);
     const forks = new Forks(table);
     const runs = new Runs();
-    const marks = new Marks(markWords, control, table, deque, levels, completions, sleep, forks, runs);
+    const marks = new Marks(markWords, control, channels, table, deque, levels, completions, sleep, forks, runs);
     const mail = new Mail(status, index, table, tasks, buffers, post, guard);
     for (const [id, sab] of setup.buffers) mail.addBuffer(id, sab);
     const signals = new TaskSignals(index, table, runs, mail);

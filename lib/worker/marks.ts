@@ -30,12 +30,12 @@
  * @module
  */
 
-import { mem } from "../protocol/atomics.ts";
 import type { Deque } from "../protocol/deque.ts";
 import { type Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
 import type { Levels } from "../protocol/levels.ts";
 import { setLatch } from "../protocol/latch.ts";
-import { ControlWords, MarkWords } from "../protocol/layout.ts";
+import { MarkWords } from "../protocol/layout.ts";
+import { type ProducerChannel, slotOf, wakeProducer, wakeRecordWaiters } from "../protocol/producers.ts";
 import type { Sleep } from "../protocol/sleep.ts";
 import { Origin, TaskState, type TaskTable } from "../record/task.ts";
 import type { Forks } from "./forks.ts";
@@ -58,10 +58,12 @@ export class Marks {
   /** A record we must free and have not finished freeing (an orphan we finished), or -1. */
   private freeing = -1;
   private readonly control: Int32Array;
+  private readonly channels: readonly ProducerChannel[];
   private readonly table: TaskTable;
   private readonly deque: Deque;
   private readonly levels: Levels;
-  private readonly completions: Injector;
+  /** Each producer's completion queue, by slot (0: the owner's). */
+  private readonly completions: readonly Injector[];
   private readonly sleep: Sleep;
   private readonly forks: Forks;
   private readonly runs: Runs;
@@ -70,11 +72,12 @@ export class Marks {
    * This thread.
    *
    * @param words This worker's marks in the pool's buffer, clear (-1).
-   * @param control The pool's control words (the main thread's waiting word).
+   * @param control The pool's control words (the count of producers waiting for a record).
+   * @param channels Each producer's completion channel, by slot (its waiting word).
    * @param table The task records.
    * @param deque Our deque.
    * @param levels The injectors, one per priority level.
-   * @param completions The completion queue.
+   * @param completions Each producer's completion queue, by slot (this worker's handles, with notes).
    * @param sleep The sleep protocol.
    * @param forks Our forks not yet joined.
    * @param runs The runs under way.
@@ -82,16 +85,18 @@ export class Marks {
   constructor(
     words: Int32Array,
     control: Int32Array,
+    channels: readonly ProducerChannel[],
     table: TaskTable,
     deque: Deque,
     levels: Levels,
-    completions: Injector,
+    completions: readonly Injector[],
     sleep: Sleep,
     forks: Forks,
     runs: Runs,
   ) {
     this.words = words;
     this.control = control;
+    this.channels = channels;
     this.table = table;
     this.deque = deque;
     this.levels = levels;
@@ -192,11 +197,15 @@ export class Marks {
       this.publishFork(handle);
       return;
     }
+    // To the producer that submitted it (its slot is in the origin word, written before the QUEUED store
+    // that published the task to us).
+    const slot = slotOf(table.fields.origin(index));
+    const completions = this.completions[slot];
     // Reset, so that a repair can tell whether this push got as far as publishing (see repairMarks).
-    this.completions.published = QUEUE_EMPTY;
-    this.completions.pushPatiently(handle); // spec: FinishPushCompletion
+    completions.published = QUEUE_EMPTY;
+    completions.pushPatiently(handle); // spec: FinishPushCompletion
     this.finishing = -1;
-    this.wakeMain();
+    wakeProducer(this.channels[slot]);
   }
 
   /** Sets a finished fork's latch (its joiner goes on), or frees it if it is an orphan. */
@@ -217,13 +226,14 @@ export class Marks {
     this.finishing = -1;
   }
 
-  /** This thread. Wakes the main thread, only if it said it waits (it sets the word, then re-checks the queue). */
+  /**
+   * This thread, after it freed records with no completion to say so: wakes the owner's producer, only if
+   * it said it waits (it sets the word, then re-checks the queue), and any other producer whose tasks wait
+   * for a record (producers.ts).
+   */
   wakeMain(): void {
-    if (mem.load(this.control, ControlWords.mainWaiting) === 1) { // spec: FinishReadMainWaiting
-      if (mem.exchange(this.control, ControlWords.mainWaiting, 0) === 1) { // spec: FinishTakeMainWaiting
-        mem.notify(this.control, ControlWords.mainWaiting, 1); // spec: FinishNotifyMain
-      }
-    }
+    wakeProducer(this.channels[0]);
+    wakeRecordWaiters(this.channels, this.control);
   }
 
   // ---- Repairs ----
@@ -234,7 +244,7 @@ export class Marks {
    */
   cutShort(): boolean {
     return this.forks.any() || this.runs.cutShort() ||
-      this.marked() || this.deque.cutShort || this.levels.cutShort || this.completions.cutShort ||
+      this.marked() || this.deque.cutShort || this.levels.cutShort || this.completions.some((q) => q.cutShort) ||
       this.table.cutShort;
   }
 
@@ -263,7 +273,7 @@ export class Marks {
   private repair(): void {
     this.deque.repair();
     this.levels.repair();
-    this.completions.repair();
+    for (const completions of this.completions) completions.repair();
     if (this.table.repairCut() > 0) this.wakeMain();
     if (this.freeing !== -1) this.repairFreeing();
     if (this.pushing !== -1) this.repairPushing();
@@ -369,9 +379,12 @@ export class Marks {
       const table = this.table;
       if (table.fields.origin(table.indexOf(handle)) === Origin.FORK) {
         this.publishFork(handle);
-      } else if (this.completions.published !== handle) {
-        this.completions.pushPatiently(handle);
-        this.wakeMain();
+      } else {
+        const slot = slotOf(table.fields.origin(table.indexOf(handle)));
+        if (this.completions[slot].published !== handle) {
+          this.completions[slot].pushPatiently(handle);
+          wakeProducer(this.channels[slot]);
+        }
       }
     }
     this.finishing = -1;

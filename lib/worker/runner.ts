@@ -299,9 +299,12 @@ export class Runner {
     const table = this.table;
     const index = table.indexOf(handle);
     const encoder = this.encoder;
-    const forked = table.fields.origin(index) === Origin.FORK;
-    // A submitted task's result may move buffers back (move()); a fork's is copied to its joiner.
-    encoder.moves = forked ? "copy" : "transfer";
+    const origin = table.fields.origin(index);
+    const forked = origin === Origin.FORK;
+    // A submitted task's result may move buffers back (move()) by message to the owner's thread; a fork's
+    // is copied to its joiner, and so is the result of a producer in another thread: a message would reach
+    // it only through the owner's thread (protocol/producers.ts), so its bytes go through shared memory.
+    encoder.moves = origin === Origin.MAIN ? "transfer" : "copy";
     // Never throws: a result that cannot cross threads fails the task with the reason, and an error that
     // cannot be encoded is replaced by a stand-in with its name and message (see outcome.ts).
     outcome = encodeOutcome(encoder, value, outcome === Outcome.ERROR);

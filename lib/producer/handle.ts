@@ -1,0 +1,94 @@
+/**
+ * A pool handle: what a thread other than the pool's owner needs to open a producer on the pool, as one
+ * structured-clonable object (the pool's SharedArrayBuffers, its layout, its task names, and the end of a
+ * MessageChannel to its owner, which must be transferred).
+ *
+ * What it owns: the handle's shape and its check ({@link checkHandle}), which names what is wrong with a
+ * value that is not a handle of this version of filch (a handle posted without its port in the transfer
+ * list, one used twice, one made by another copy of filch).
+ *
+ * Threads: made on the owner's thread (`Pool.handle`), opened on any (`openProducer`).
+ *
+ * @module
+ */
+
+import type { PoolLayout } from "../protocol/layout.ts";
+
+/** The `kind` of every handle, so that a wrong value is told apart from a handle. */
+export const HANDLE_KIND = "filch.pool-handle";
+
+/**
+ * The version of the shared-memory layout and link messages a handle speaks: a producer of another
+ * version (a second copy of filch in the other thread) would read the buffer wrong, so it refuses.
+ */
+export const HANDLE_VERSION = 1;
+
+/** A pool's layout as plain data (a {@link PoolLayout}). */
+export type PoolLayoutData = PoolLayout;
+
+/** A handle as the library reads it: its layout typed (the public type keeps it opaque). */
+export type CheckedHandle<M extends object> = PoolHandle<M> & { readonly layout: PoolLayout };
+
+/**
+ * A pool handle (see `Pool.handle`): post it to another thread with its `port` in the transfer list, and
+ * open a producer there with `openProducer`. One handle opens one producer.
+ *
+ * @typeParam M The task module's type (`typeof import("./tasks.ts")`), carried for `openProducer`'s types.
+ */
+export interface PoolHandle<M extends object = Record<string, (...args: never[]) => unknown>> {
+  /** Always `"filch.pool-handle"`. */
+  readonly kind: "filch.pool-handle";
+  /** The layout version ({@link HANDLE_VERSION}). */
+  readonly version: number;
+  /** The pool's shared buffer. */
+  readonly buffer: SharedArrayBuffer;
+  /** The arena of large payloads, if the pool has one. */
+  readonly arena: SharedArrayBuffer | undefined;
+  /** Where everything lives in the buffer (read by filch only). */
+  readonly layout: object;
+  /** The task module's exported function names, sorted. */
+  readonly tasks: readonly string[];
+  /** The most tasks one producer may have pending (`workers + maxQueue` of the pool), or Infinity. */
+  readonly maxPending: number;
+  /** This handle's end of its channel to the pool's owner: put it in the transfer list. */
+  readonly port: MessagePort;
+  /** The transfer list to post the handle with: `[handle.port]`. */
+  readonly transfer: readonly [MessagePort];
+  /** Never set: carries the module's type. */
+  readonly module?: M;
+}
+
+/**
+ * Checks that `value` is a pool handle of this version, naming what is wrong if not.
+ *
+ * @param value What the caller passed to `openProducer`.
+ * @returns The handle.
+ * @throws {TypeError} If it is not a handle, is another version's, or came without its port.
+ */
+export function checkHandle<M extends object>(value: unknown): CheckedHandle<M> {
+  const handle = value as Partial<PoolHandle<M>> | null;
+  if (handle === null || typeof handle !== "object" || handle.kind !== HANDLE_KIND) {
+    throw new TypeError(
+      `Cannot open producer as 'handle' must be a pool handle (from pool.handle()): received ${
+        handle === null ? "null" : typeof handle
+      }`,
+    );
+  }
+  if (handle.version !== HANDLE_VERSION) {
+    throw new TypeError(
+      `Cannot open producer as the handle is of version ${handle.version} and this copy of filch speaks version ${HANDLE_VERSION}: import filch from the same package in both threads`,
+    );
+  }
+  if (typeof SharedArrayBuffer === "undefined" || !(handle.buffer instanceof SharedArrayBuffer)) {
+    throw new TypeError(
+      "Cannot open producer as the handle's buffer is not a SharedArrayBuffer here: post the handle itself (a copy made by JSON loses it)",
+    );
+  }
+  const port = handle.port as unknown;
+  if (port === null || typeof port !== "object" || typeof (port as MessagePort).postMessage !== "function") {
+    throw new TypeError(
+      "Cannot open producer as the handle has no port: post it with its port in the transfer list (worker.postMessage(handle, handle.transfer))",
+    );
+  }
+  return handle as CheckedHandle<M>;
+}

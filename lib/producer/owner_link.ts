@@ -1,0 +1,117 @@
+/**
+ * The owner as a producer in another thread sees it: an {@link OwnerPort} over a MessagePort to the owner,
+ * and the messages that travel on it. Its other end is the owner's `ProducerLinks` (lib/owner/links.ts).
+ *
+ * What travels here, and only this (tasks, results and completions go through shared memory):
+ * - producer to owner: `hello` (the slot it claimed), a message to a worker (a cancellation note), a
+ *   SharedArrayBuffer passed by reference in arguments (the owner shares it with every worker), a forced
+ *   kill, and `closed`;
+ * - owner to producer: a SharedArrayBuffer a worker passed by reference (a result may name it), and a
+ *   result payload that came by message (it found no free blocks).
+ * The lifecycle is read from shared memory (`ControlWords.poolState`, written by the owner alone), not
+ * asked: a state the owner moved on from is never reported as current for longer than a load takes.
+ *
+ * Threads: the producer's (one link per producer).
+ *
+ * @module
+ */
+
+import { mem } from "../protocol/atomics.ts";
+import { ControlWords } from "../protocol/layout.ts";
+import { PoolStateCode } from "../protocol/producers.ts";
+import type { PoolStateName } from "../lifecycle.ts";
+import type { OwnerPort, WorkerMessage } from "./owner_port.ts";
+
+/** A message from a producer in another thread to the owner. */
+export type ToOwner =
+  | { type: "hello"; slot: number }
+  | { type: "post"; worker: number; message: WorkerMessage }
+  | { type: "share"; id: number; buffer: SharedArrayBuffer }
+  | { type: "kill"; worker: number; handle: number; reason: string }
+  | { type: "closed"; slot: number };
+
+/** A message from the owner to a producer in another thread. */
+export type ToProducer =
+  | { type: "buffer"; id: number; buffer: SharedArrayBuffer }
+  | { type: "payload"; handle: number; bytes: Uint8Array; moved: ArrayBuffer[] | undefined };
+
+/** The lifecycle names by their code in `ControlWords.poolState`. */
+const STATE_NAMES: readonly PoolStateName[] = ["open", "closing", "closed", "terminated"];
+
+/** The least a MessagePort is here, on every runtime (Node's, Deno's, Bun's and browsers' alike). */
+export interface PortLike {
+  /** Posts a message. */
+  postMessage(message: unknown, transfer?: Transferable[]): void;
+  /** Closes the port: no message is sent or received any more. */
+  close(): void;
+}
+
+/**
+ * The producer's end of its link to the owner.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const link = new OwnerLink(port, control);
+ * const producer = new Producer(memory, link, options, slot);
+ * ```
+ */
+export class OwnerLink implements OwnerPort {
+  private readonly port: PortLike;
+  private readonly control: Int32Array;
+
+  /**
+   * @param port This producer's end of the channel whose other end the owner listens to.
+   * @param control The pool's control words (its lifecycle word).
+   */
+  constructor(port: PortLike, control: Int32Array) {
+    this.port = port;
+    this.control = control;
+  }
+
+  /** The pool's lifecycle state, from its word in shared memory. */
+  state(): PoolStateName {
+    return STATE_NAMES[mem.load(this.control, ControlWords.poolState)] ?? "terminated";
+  }
+
+  /** A cancellation note for a worker: through the owner, which holds the workers. */
+  post(worker: number, message: WorkerMessage): void {
+    this.send({ type: "post", worker, message });
+  }
+
+  /** A SharedArrayBuffer in arguments: the owner shares it with every worker. */
+  shareBuffer(id: number, buffer: SharedArrayBuffer): void {
+    this.send({ type: "share", id, buffer });
+  }
+
+  /** A forced abort (`force: true`): the owner kills the worker once it is outside the pool's steps. */
+  kill(worker: number, handle: number, cause: Error): void {
+    this.send({ type: "kill", worker, handle, reason: cause.message });
+  }
+
+  /** Never called: a producer in another thread refuses tasks that move buffers (so none is directed). */
+  pickWorker(): number {
+    return 0;
+  }
+
+  /**
+   * Sends `message` to the owner. After the owner's end closed (the pool stopped), a message has nobody to
+   * act on it: dropped, as the act it asks for (a note to a stopped worker) would be.
+   */
+  send(message: ToOwner): void {
+    try {
+      this.port.postMessage(message);
+    } catch {
+      // The port was closed: the pool stopped (see above).
+    }
+  }
+
+  /** Closes the link (the producer closed). */
+  close(): void {
+    this.port.close();
+  }
+}
+
+/** The code of lifecycle state `state` in `ControlWords.poolState`. */
+export function stateCode(state: PoolStateName): number {
+  return PoolStateCode[state];
+}

@@ -1,0 +1,224 @@
+/**
+ * The producer registry: the slots through which threads other than the owner submit to one pool, and
+ * where each producer's completions go.
+ *
+ * What it owns:
+ * - the producer slots: slot 0 is the owner's own producer (the thread that created the pool); slots 1 to
+ *   `shape.producers` are claimed by producers in other threads ({@link claimSlot}) and given back when
+ *   they close ({@link releaseSlot}). Each remote slot has a line of {@link ProducerWords};
+ * - each slot's completion channel ({@link ProducerChannel}): a completion queue of its own (slot 0's is
+ *   `layout.completions`) and a waiting word (slot 0's is `ControlWords.mainWaiting`), with the same
+ *   protocol as the owner's (completion.ts: the producer stores 1, re-checks its queue, waits; a worker
+ *   that finished one of its tasks exchanges the word to 0 and notifies);
+ * - how a record names its producer: its `origin` word ({@link originOf}; `Origin.MAIN` is slot 0,
+ *   `Origin.FORK` a fork, and `slot + 1` a task of remote slot `slot`);
+ * - the pool's lifecycle as a word ({@link PoolStateCode} in `ControlWords.poolState`), written by the
+ *   owner, read by every producer before it admits a task;
+ * - the wake of producers whose tasks wait for a record ({@link wakeRecordWaiters}): records are shared
+ *   by all producers, so one producer's freed record may be what another's backlog waits for.
+ *
+ * Invariants:
+ * - A slot is OPEN from its claim (a compare-exchange FREE → OPEN, so two threads never share a slot)
+ *   until its producer released it, which it does only once every task it submitted settled and every
+ *   record it held was freed: no completion is ever pushed to a FREE slot's queue, and a slot reused by a
+ *   new producer starts with an empty queue.
+ * - A record's origin is written by its producer before the QUEUED store that publishes it, and read by the
+ *   worker that finishes it (ordered by that store and the take) or by the owner's recovery.
+ *
+ * Threads: any. A slot's waiting word is set by its producer and cleared by workers (or the owner, at
+ * terminate); its lines are written by its producer alone; `poolState` by the owner alone.
+ *
+ * @module
+ */
+
+import { mem } from "./atomics.ts";
+import { CACHE_LINE_WORDS, ControlWords, injectorRegionBytes, type PoolLayout } from "./layout.ts";
+import type { InjectorRegion } from "./injector.ts";
+
+/** Word offsets in a remote producer slot's line. */
+export const ProducerWords = Object.freeze({
+  /** {@link SlotState}. */
+  state: 0,
+  /** 1 while its producer waits for completions (set by it, cleared by the thread that wakes it). */
+  waiting: 1,
+  /** Its tasks submitted and not yet settled (kept by its producer; the owner's `close` waits for 0). */
+  pending: 2,
+});
+
+/** A producer slot's state. */
+export const SlotState = Object.freeze({
+  /** Nobody's: a producer may claim it. */
+  FREE: 0,
+  /** A producer's, from its claim until it closed. */
+  OPEN: 1,
+});
+
+/** The pool's lifecycle as a number in `ControlWords.poolState` (the owner's {@link PoolState} names). */
+export const PoolStateCode = Object.freeze({ open: 0, closing: 1, closed: 2, terminated: 3 });
+
+/** A producer's completion channel: its queue and its waiting word. */
+export interface ProducerChannel {
+  /** The producer's slot: 0 for the owner's, 1 to `shape.producers` for others. */
+  readonly slot: number;
+  /** Its completion queue (capacity `taskCapacity`: it never holds more than every record). */
+  readonly queue: InjectorRegion;
+  /** The words its waiting word is in. */
+  readonly words: Int32Array;
+  /** Its waiting word's index in {@link ProducerChannel.words}. */
+  readonly waiting: number;
+}
+
+/**
+ * The completion channel of producer slot `slot`.
+ *
+ * @param buffer The pool's buffer.
+ * @param layout Its layout.
+ * @param slot 0 (the owner's producer) to `layout.shape.producers`.
+ * @returns The channel.
+ * @throws {RangeError} If there is no such slot.
+ *
+ * @example Usage
+ * ```ts
+ * import { poolLayout } from "./layout.ts";
+ * import { producerChannel } from "./producers.ts";
+ * const layout = poolLayout({ workers: 1, dequeCapacity: 8, taskCapacity: 8, inlineBytes: 64, blockBytes: 128, blocks: 8, producers: 2 });
+ * const channel = producerChannel(new SharedArrayBuffer(layout.totalBytes), layout, 2);
+ * console.log(channel.queue.capacity); // 8
+ * ```
+ */
+export function producerChannel(buffer: SharedArrayBuffer, layout: PoolLayout, slot: number): ProducerChannel {
+  const { taskCapacity } = layout.shape;
+  const producers = layout.shape.producers ?? 0;
+  if (!Number.isInteger(slot) || slot < 0 || slot > producers) {
+    throw new RangeError(
+      `Cannot open producer slot as 'slot' must be an integer from 0 to ${producers}: received ${slot}`,
+    );
+  }
+  if (slot === 0) {
+    return {
+      slot,
+      queue: { buffer, byteOffset: layout.completions, capacity: taskCapacity },
+      words: controlWords(buffer, layout),
+      waiting: ControlWords.mainWaiting,
+    };
+  }
+  return {
+    slot,
+    queue: {
+      buffer,
+      byteOffset: layout.producerQueues + (slot - 1) * injectorRegionBytes(taskCapacity),
+      capacity: taskCapacity,
+    },
+    words: slotLine(buffer, layout, slot),
+    waiting: ProducerWords.waiting,
+  };
+}
+
+/** The pool's control words. */
+export function controlWords(buffer: SharedArrayBuffer, layout: PoolLayout): Int32Array {
+  return new Int32Array(buffer, layout.control, 3 * CACHE_LINE_WORDS);
+}
+
+/**
+ * The line of remote slot `slot` (1 to `shape.producers`): its {@link ProducerWords}.
+ *
+ * @param buffer The pool's buffer.
+ * @param layout Its layout.
+ * @param slot The slot.
+ * @returns Its words.
+ */
+export function slotLine(buffer: SharedArrayBuffer, layout: PoolLayout, slot: number): Int32Array {
+  return new Int32Array(buffer, layout.producerLines + (slot - 1) * CACHE_LINE_WORDS * 4, CACHE_LINE_WORDS);
+}
+
+/**
+ * A producer in another thread. Claims a free slot (FREE → OPEN by compare-exchange) and counts it open.
+ *
+ * @param buffer The pool's buffer.
+ * @param layout Its layout.
+ * @returns The slot, or -1 if every slot is taken (the caller throws a named error).
+ */
+export function claimSlot(buffer: SharedArrayBuffer, layout: PoolLayout): number {
+  const producers = layout.shape.producers ?? 0;
+  for (let slot = 1; slot <= producers; slot++) {
+    const line = slotLine(buffer, layout, slot);
+    if (mem.compareExchange(line, ProducerWords.state, SlotState.FREE, SlotState.OPEN) === SlotState.FREE) {
+      mem.store(line, ProducerWords.pending, 0);
+      mem.store(line, ProducerWords.waiting, 0);
+      mem.add(controlWords(buffer, layout), ControlWords.producersOpen, 1);
+      return slot;
+    }
+  }
+  return -1;
+}
+
+/**
+ * Its producer, once every task it submitted settled and every record it held was freed: gives the slot
+ * back (a later producer may claim it).
+ *
+ * @param buffer The pool's buffer.
+ * @param layout Its layout.
+ * @param slot The slot its {@link claimSlot} returned.
+ */
+export function releaseSlot(buffer: SharedArrayBuffer, layout: PoolLayout, slot: number): void {
+  mem.add(controlWords(buffer, layout), ControlWords.producersOpen, -1);
+  mem.store(slotLine(buffer, layout, slot), ProducerWords.state, SlotState.FREE);
+}
+
+/**
+ * The origin word of a task submitted by producer slot `slot` (`Origin.MAIN`, 0, for slot 0).
+ *
+ * @param slot The producer's slot.
+ * @returns The value of the record's origin word.
+ */
+export function originOf(slot: number): number {
+  return slot === 0 ? 0 : slot + 1;
+}
+
+/**
+ * The producer slot a submitted task's origin word names (not for a fork's, `Origin.FORK`).
+ *
+ * @param origin The record's origin word.
+ * @returns The slot.
+ */
+export function slotOf(origin: number): number {
+  return origin === 0 ? 0 : origin - 1;
+}
+
+/**
+ * Wakes the producer of `channel` if it said it waits (its waiting word is 1): exchanged to 0, then
+ * notified, so that one wake serves one wait. Pairs with the producer's store of 1 and its re-check.
+ *
+ * @param channel The producer's channel.
+ */
+export function wakeProducer(channel: ProducerChannel): void {
+  if (mem.load(channel.words, channel.waiting) === 1) { // spec: FinishReadMainWaiting
+    if (mem.exchange(channel.words, channel.waiting, 0) === 1) { // spec: FinishTakeMainWaiting
+      mem.notify(channel.words, channel.waiting, 1); // spec: FinishNotifyMain
+    }
+  }
+}
+
+/**
+ * After a record was freed: wakes every producer waiting that has tasks waiting for a record, if any
+ * producer said so (`ControlWords.recordWaiters`). A producer counts itself there before it re-checks
+ * the free list and waits, so a record freed after that re-check finds the count non-zero.
+ *
+ * @param channels Every producer's channel (slot 0 first).
+ * @param control The pool's control words.
+ */
+export function wakeRecordWaiters(channels: readonly ProducerChannel[], control: Int32Array): void {
+  if (mem.load(control, ControlWords.recordWaiters) === 0) return;
+  for (const channel of channels) wakeProducer(channel);
+}
+
+/**
+ * Every producer's channel, slot 0 first.
+ *
+ * @param buffer The pool's buffer.
+ * @param layout Its layout.
+ * @returns The channels.
+ */
+export function allChannels(buffer: SharedArrayBuffer, layout: PoolLayout): ProducerChannel[] {
+  return Array.from({ length: (layout.shape.producers ?? 0) + 1 }, (_, slot) => producerChannel(buffer, layout, slot));
+}
