@@ -322,8 +322,10 @@ export class PoolProducer<M extends object = Record<string, AnyFunction>> implem
     if (this.closing !== undefined) return this.closing;
     this.closing = (async () => {
       await this.producer.drain();
-      // Every task settled: its records are freed (a completion frees its record before it settles), and
-      // the private cache of free records goes back to the shared list.
+      // Every task settled; then every record is back (a task that settled while it ran, by a timeout or
+      // an abort, sends its completion when it ends), and the private cache of free records goes back to
+      // the shared list.
+      await this.producer.recordsBack();
       this.producer.table.flushCache();
       this.producer.stopReading();
       this.producer.dispose();

@@ -129,6 +129,7 @@ export class Canceller {
       }
       // Forgotten: the completion that comes later only frees the record (see completion.ts).
       this.ledger.placed[index] = undefined;
+      this.ledger.forgotten.add(entry.handle);
     }
     this.ledger.settle(entry, timedOut ? Settled.ERROR : Settled.ABORTED, reason);
   }

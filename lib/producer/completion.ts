@@ -247,6 +247,7 @@ export class CompletionReader {
       // if this report is current (releaseHandle checks the generation).
       this.messagePayloads.delete(handle);
       this.movedPayloads.delete(handle);
+      this.ledger.forgotten.delete(handle);
       table.releaseHandle(handle);
       return true;
     }

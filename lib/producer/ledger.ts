@@ -100,6 +100,12 @@ export class TaskLedger {
   completed = 0;
   /** Submitted and not yet settled. */
   pending = 0;
+  /**
+   * Handles of tasks that settled while they ran (a timeout, an abort) and were forgotten: their
+   * completion still comes, and frees their record (completion.ts). A producer that leaves its slot waits
+   * for them (`Producer.recordsBack`).
+   */
+  readonly forgotten: Set<number> = new Set();
   /** Reports of a task that had settled already (ignored). */
   duplicateSettles = 0;
   private nextSeq = 0;

@@ -71,6 +71,9 @@ const REMOTE_MOVE_REFUSAL = {
     "and a producer in another thread cannot move buffers to a worker (a move travels by message, which only the pool's owner can send): pass it without move() to copy it, or in a SharedArrayBuffer",
 };
 
+/** How often {@link Producer.recordsBack} reads its completions again while a record is still out (ms). */
+const RECORDS_BACK_POLL_MS = 5;
+
 /** The shared memory a producer works in, set up (initialized) by the owner before any producer is built. */
 export interface ProducerMemory {
   /** The pool's buffer. */
@@ -195,7 +198,7 @@ export class Producer implements CompletionHooks {
     this.levels = openLevels(buffer, layout);
     const completions = new Injector(channel.queue);
     this.sleep = new Sleep(buffer, layout.sleep, shape.workers);
-    this.table = new TaskTable(buffer, layout, -1, arena);
+    this.table = new TaskTable(buffer, layout, -1, arena, slot);
     this.ledger = new TaskLedger(
       shape.taskCapacity,
       options.onError,
@@ -504,6 +507,24 @@ export class Producer implements CompletionHooks {
   }
 
   // ---- the end ----
+
+  /**
+   * Resolves once no record holds a task of this producer any more (every task settled, and the
+   * completion of each that settled while it ran, by a timeout or an abort, was read and its record
+   * freed), or once the pool was terminated (nothing comes back then). A producer in another thread waits
+   * for this before it gives its slot back, so that no completion reaches a slot after its producer left.
+   *
+   * @returns A promise that never rejects.
+   */
+  async recordsBack(): Promise<void> {
+    const placed = this.ledger.placed;
+    for (;;) {
+      this.reader.drain();
+      if (this.port.state() === "terminated") return;
+      if (this.ledger.forgotten.size === 0 && !placed.some((entry) => entry !== undefined)) return;
+      await new Promise((resolve) => setTimeout(resolve, RECORDS_BACK_POLL_MS));
+    }
+  }
 
   /** Stops reading completions (the pool is being terminated). */
   stopReading(): void {

@@ -445,7 +445,10 @@ export interface PoolLayout {
   notes: number;
   /** Bytes of one worker's notes region ({@link notesBytes}). */
   notesBytes: number;
-  /** The producer slots' lines, one a slot from slot 1 (see `protocol/producers.ts`, `ProducerWords`). */
+  /**
+   * The producer slots' lines from slot 1, two a slot: its `ProducerWords` (see `protocol/producers.ts`),
+   * then its records' allocation counts (laid out as a worker's status line, {@link StatusWords}).
+   */
   producerLines: number;
   /** The producer slots' completion queues from slot 1, `injectorRegionBytes(taskCapacity)` each. */
   producerQueues: number;
@@ -517,7 +520,8 @@ export function poolLayout(shape: PoolShape): PoolLayout {
   const slabs = take(SLAB_REGION_BYTES);
   const perWorkerNotes = notesBytes(producers);
   const notes = take(workers * perWorkerNotes);
-  const producerLines = take(producers * CACHE_LINE_BYTES);
+  // Two lines a slot: its words (producers.ts), then its allocation counts (a status line's layout).
+  const producerLines = take(producers * 2 * CACHE_LINE_BYTES);
   const producerQueues = take(producers * injectorRegionBytes(taskCapacity));
   return {
     shape: { ...shape, producers },

@@ -32,7 +32,7 @@
  */
 
 import { mem } from "./atomics.ts";
-import { CACHE_LINE_WORDS, ControlWords, injectorRegionBytes, type PoolLayout } from "./layout.ts";
+import { CACHE_LINE_BYTES, CACHE_LINE_WORDS, ControlWords, injectorRegionBytes, type PoolLayout } from "./layout.ts";
 import type { InjectorRegion } from "./injector.ts";
 
 /** Word offsets in a remote producer slot's line. */
@@ -128,7 +128,21 @@ export function controlWords(buffer: SharedArrayBuffer, layout: PoolLayout): Int
  * @returns Its words.
  */
 export function slotLine(buffer: SharedArrayBuffer, layout: PoolLayout, slot: number): Int32Array {
-  return new Int32Array(buffer, layout.producerLines + (slot - 1) * CACHE_LINE_WORDS * 4, CACHE_LINE_WORDS);
+  return new Int32Array(buffer, layout.producerLines + (slot - 1) * 2 * CACHE_LINE_BYTES, CACHE_LINE_WORDS);
+}
+
+/**
+ * The counts line of remote slot `slot`: its producers' record allocations and releases (at
+ * `StatusWords.allocations` and `StatusWords.releases`, as a worker's status line), summed by
+ * `TaskTable.accounting` with every worker's. Never reset: a slot's later producers add to them.
+ *
+ * @param buffer The pool's buffer.
+ * @param layout Its layout.
+ * @param slot The slot.
+ * @returns Its words.
+ */
+export function slotCounts(buffer: SharedArrayBuffer | ArrayBuffer, layout: PoolLayout, slot: number): Int32Array {
+  return new Int32Array(buffer, layout.producerLines + ((slot - 1) * 2 + 1) * CACHE_LINE_BYTES, CACHE_LINE_WORDS);
 }
 
 /**

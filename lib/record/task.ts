@@ -50,6 +50,7 @@ import { decode, type Encoder, type ErrorClasses } from "../codec/codec.ts";
 import { initInjector, Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
 import { notesOf, NoteWords, type PoolLayout, RECORD_HEADER_WORDS, StatusWords } from "../protocol/layout.ts";
 import { asLevel, Level, type LevelIndex } from "../protocol/levels.ts";
+import { slotCounts } from "../protocol/producers.ts";
 import { NO_SLAB, SLAB_FROM, SLAB_REGION_BYTES, SlabTable } from "./slabs.ts";
 
 /** Who submitted a task, and so how its completion is announced. */
@@ -202,6 +203,10 @@ export class TaskTable {
    */
   private readonly counts: Int32Array;
   private readonly countsAt: number;
+  /** Whether {@link TaskTable.counts} is a private line (the owner's producer), summed on its own. */
+  private readonly ownCounts: boolean;
+  /** The counts lines of the producer slots of other threads (summed by {@link TaskTable.accounting}). */
+  private readonly remoteCounts: Int32Array[];
   /** Every worker's status line: their counts, summed by {@link TaskTable.accounting}. */
   private readonly status: Int32Array;
 
@@ -235,7 +240,13 @@ export class TaskTable {
    * @param owner The thread this handle belongs to: a worker index, or -1 for the main thread.
    * @param arena The payload arena the pool made (undefined for none).
    */
-  constructor(buffer: SharedArrayBuffer | ArrayBuffer, layout: PoolLayout, owner = -1, arena?: SharedArrayBuffer) {
+  constructor(
+    buffer: SharedArrayBuffer | ArrayBuffer,
+    layout: PoolLayout,
+    owner = -1,
+    arena?: SharedArrayBuffer,
+    slot = 0,
+  ) {
     const { taskCapacity, blocks, inlineBytes, blockBytes, workers } = layout.shape;
     this.owner = owner;
     this.note = owner >= 0
@@ -245,8 +256,19 @@ export class TaskTable {
     this.note.fill(-1);
     this.cacheBound = cacheLimit(taskCapacity, workers);
     this.status = new Int32Array(buffer, layout.status, workers * StatusWords.count);
-    this.counts = owner >= 0 ? this.status : new Int32Array(StatusWords.count);
+    // A producer in another thread counts in its slot's counts line (protocol/producers.ts), which the
+    // owner's accounting sums with the workers'.
+    this.counts = owner >= 0
+      ? this.status
+      : slot > 0
+      ? slotCounts(buffer, layout, slot)
+      : new Int32Array(StatusWords.count);
     this.countsAt = owner >= 0 ? owner * StatusWords.count : 0;
+    this.ownCounts = owner < 0 && slot === 0;
+    this.remoteCounts = Array.from(
+      { length: layout.shape.producers ?? 0 },
+      (_, i) => slotCounts(buffer, layout, i + 1),
+    );
     this.words = new Int32Array(buffer, layout.records, (taskCapacity * layout.recordBytes) / 4);
     this.bytes = new Uint8Array(buffer, layout.records, taskCapacity * layout.recordBytes);
     this.fields = new RecordFields(this.words, layout.recordBytes / 4);
@@ -355,10 +377,14 @@ export class TaskTable {
   accounting(): { allocations: number; releases: number } {
     let allocations = mem.read(this.counts, this.countsAt + StatusWords.allocations);
     let releases = mem.read(this.counts, this.countsAt + StatusWords.releases);
-    if (this.owner >= 0) allocations = releases = 0; // (its own line is summed below with the others)
+    if (!this.ownCounts) allocations = releases = 0; // (its own line is summed below with the others)
     for (let at = 0; at < this.status.length; at += StatusWords.count) {
       allocations += mem.load(this.status, at + StatusWords.allocations);
       releases += mem.load(this.status, at + StatusWords.releases);
+    }
+    for (const line of this.remoteCounts) {
+      allocations += mem.load(line, StatusWords.allocations);
+      releases += mem.load(line, StatusWords.releases);
     }
     return { allocations, releases };
   }
