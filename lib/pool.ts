@@ -74,9 +74,16 @@ export interface PoolStats {
   /**
    * Of those deaths (crashes and forced kills), the ones that caught a worker inside one of the pool's own
    * steps, which recovery completed from the worker's notes. A forced kill never lands there (the kill
-   * guard); a crash may (out of memory in the pool's code, a thread terminated from outside).
+   * guard); a crash may (out of memory in the pool's code, a thread terminated from outside). Producer
+   * threads that died inside a step (see `producerDeaths`) are counted here too.
    */
   deathsInSteps: number;
+  /**
+   * Producers in other threads (`openProducer`) whose thread ended without closing them: what each held
+   * was taken back (records, blocks, slabs; its queued tasks cancelled), and its slot freed once its
+   * running tasks ended.
+   */
+  producerDeaths: number;
   /** Reports of a task that had settled already, or of a record freed already (ignored; 0 when all is well). */
   duplicateReports: number;
   /**
@@ -452,7 +459,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   stats(): PoolStats {
     const { workers, submitted, completed, pending, queued, duplicateReports, payloadArena, metrics } = this
       .producer.stats();
-    const { workerCrashes, forcedKills, deathsInSteps } = this.owner.deathCounts;
+    const { workerCrashes, forcedKills, deathsInSteps, producerDeaths } = this.owner.deathCounts;
     return {
       workers,
       submitted,
@@ -462,6 +469,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
       workerCrashes,
       forcedKills,
       deathsInSteps,
+      producerDeaths,
       duplicateReports,
       payloadArena,
       ...(metrics === undefined ? {} : { metrics }),

@@ -3,8 +3,9 @@
  * thread (another Worker on Deno, Bun, Node or in a browser). The public face of `lib/producer/`, as
  * `Pool` is of the owner and its own producer.
  *
- * What it owns: the producer's lifetime in this thread: its slot (protocol/producers.ts), claimed at open
- * and given back at `close`, once every task it submitted settled; its link to the owner
+ * What it owns: the producer's lifetime in this thread: its slot (protocol/producers.ts), claimed by the
+ * owner for its handle and given back by the owner when this producer says it closed, once every task it
+ * submitted settled and every record it held came back; its link to the owner
  * (lib/producer/owner_link.ts); and the messages that come on it (shared buffers, payloads by message).
  *
  * The division of labour with the owner (the thread that created the pool): the owner starts, watches,
@@ -20,7 +21,6 @@
 
 import { mem } from "./protocol/atomics.ts";
 import { ControlWords } from "./protocol/layout.ts";
-import { claimSlot, releaseSlot } from "./protocol/producers.ts";
 import { type CheckedHandle, checkHandle, type PoolHandle } from "./producer/handle.ts";
 import { OwnerLink, type PortLike, type ToProducer } from "./producer/owner_link.ts";
 import { Producer } from "./producer/producer.ts";
@@ -55,7 +55,6 @@ const opened = new WeakSet<object>();
  * @param options `onError` (errors of this producer's spawned tasks) and `errorClasses`.
  * @returns The producer.
  * @throws {TypeError} If `handle` is not a pool handle of this version or was opened already, or an option is wrong.
- * @throws {RangeError} If every producer slot of the pool is taken (its `producers` option).
  * @throws {PoolClosedError} If the pool is closing, closed or terminated.
  *
  * @example Usage
@@ -96,14 +95,8 @@ export function openProducer<M extends object = Record<string, AnyFunction>>(
   if (mem.load(control, ControlWords.poolState) !== 0) {
     throw new PoolClosedError("Cannot open producer as the pool is not open: open one on an open pool");
   }
-  const slot = claimSlot(buffer, layout);
-  if (slot < 0) {
-    throw new RangeError(
-      `Cannot open producer as all ${layout.shape.producers} producer slots of the pool are taken: close a producer first, or create the pool with a larger 'producers' option`,
-    );
-  }
   opened.add(checked.port);
-  return new PoolProducer<M>(checked, slot, resolved.onError, resolved.errorClasses);
+  return new PoolProducer<M>(checked, checked.slot, resolved.onError, resolved.errorClasses);
 }
 
 /**
@@ -149,15 +142,41 @@ export class PoolProducer<M extends object = Record<string, AnyFunction>> implem
     );
     this.producer.setTasks(handle.tasks);
     port.onmessage = (event) => this.received(event.data as ToProducer);
+    // The link closes when the owner answered `closed`, or when the pool stopped (the owner closes every
+    // link then); either way nobody will answer any more.
+    const ended = () => this.linkEnded();
+    const events = port as unknown as {
+      addEventListener?: (type: string, listener: () => void) => void;
+      on?: (type: string, listener: () => void) => void;
+    };
+    if (typeof events.addEventListener === "function") events.addEventListener("close", ended);
+    else events.on?.("close", ended);
     // The link does not keep this thread alive: pending tasks do (the ledger's timer).
     port.unref?.();
-    this.link.send({ type: "hello", slot });
   }
 
-  /** A message from the owner: a shared buffer, or a payload that came by message. */
+  /** A message from the owner: a shared buffer, a payload that came by message, or the slot's release. */
   private received(message: ToProducer): void {
     if (message.type === "buffer") this.producer.bufferArrived(message.id, message.buffer);
     else if (message.type === "payload") this.producer.payloadArrived(message.handle, message.bytes, message.moved);
+    else if (message.type === "released") this.linkEnded();
+  }
+
+  /** Whether the link ended (the slot was released, or the pool stopped), and who waits for that. */
+  private ended = false;
+  private endWaiters: (() => void)[] = [];
+
+  /** The link ended: whoever waits for it goes on. */
+  private linkEnded(): void {
+    this.ended = true;
+    for (const resolve of this.endWaiters.splice(0)) resolve();
+  }
+
+  /** Resolves once the link ended (at once if it has, or if the pool stopped: nobody would answer). */
+  private linkEnd(): Promise<void> {
+    const state = this.link.state();
+    if (this.ended || state === "closed" || state === "terminated") return Promise.resolve();
+    return new Promise((resolve) => this.endWaiters.push(resolve));
   }
 
   /** A refusal if this producer was closed, else undefined. */
@@ -309,7 +328,8 @@ export class PoolProducer<M extends object = Record<string, AnyFunction>> implem
 
   /**
    * Closes this producer (not the pool): new submissions reject with `PoolClosedError`, every task it
-   * submitted settles, then its slot is given back to the pool and its link closed.
+   * submitted settles and every record it held comes back (a task that timed out or was aborted while it
+   * ran sends its completion when it ends: close waits for it), then the owner gives its slot back.
    *
    * @returns A promise that resolves once it is closed (never rejects).
    *
@@ -329,9 +349,9 @@ export class PoolProducer<M extends object = Record<string, AnyFunction>> implem
       this.producer.table.flushCache();
       this.producer.stopReading();
       this.producer.dispose();
-      const { buffer, layout } = this.handle;
-      releaseSlot(buffer, layout, this.slot);
-      this.link.send({ type: "closed", slot: this.slot });
+      // The owner gives the slot back and says so (then the link closes at both ends).
+      this.link.send({ type: "closed" });
+      await this.linkEnd();
       this.link.close();
     })();
     return this.closing;

@@ -3,14 +3,16 @@
  * what it does for them, and what it waits for of them when the pool closes or terminates.
  *
  * What it owns:
- * - one MessageChannel per handle ({@link ProducerLinks.handle}); the owner keeps one end and listens to
- *   it; the producer that opens the handle takes the other (lib/producer/owner_link.ts);
- * - the map from a producer's slot (protocol/producers.ts) to its link, made when its `hello` arrives;
+ * - one MessageChannel per handle ({@link ProducerLinks.open}), made with the producer slot the handle
+ *   claims (protocol/producers.ts); the owner keeps one end and listens to it; the producer that opens the
+ *   handle takes the other (lib/producer/owner_link.ts);
+ * - the slots' lifetimes: claimed here for a handle, given back here when the producer says `closed`, or
+ *   after its death was taken care of (owner/producer_deaths.ts) when its link closed without `closed`;
  * - the acts a producer asks of the owner: a message to a worker, a SharedArrayBuffer shared with every
  *   worker, a forced kill;
  * - what reaches the owner's thread for a producer by message: a SharedArrayBuffer a worker passed (sent
  *   on to every producer), a result payload that found no free blocks (sent on to the producer whose
- *   task it is, by the record's origin word; kept until that producer's `hello` if it came first);
+ *   task it is, by the record's origin word);
  * - closing: the count of tasks the producers have pending ({@link ProducerLinks.quiet}), and at
  *   terminate the wake of every producer, which then reads the state word and rejects what it waits for.
  *
@@ -24,11 +26,14 @@
 
 import { mem } from "../protocol/atomics.ts";
 import { ControlWords, type PoolLayout } from "../protocol/layout.ts";
+import type { ProducerDeaths } from "./producer_deaths.ts";
 import {
   allChannels,
+  claimSlot,
   PoolStateCode,
   type ProducerChannel,
   ProducerWords,
+  releaseSlot,
   slotLine,
   slotOf,
   SlotState,
@@ -58,6 +63,8 @@ interface OwnerEnd {
   postMessage(message: unknown, transfer?: Transferable[]): void;
   close(): void;
   onmessage: ((event: MessageEvent) => void) | null;
+  addEventListener?: (type: string, listener: () => void) => void;
+  on?: (type: string, listener: () => void) => void;
   unref?: () => void;
 }
 
@@ -69,8 +76,8 @@ const QUIET_POLL_MS = 5;
  *
  * @example Usage
  * ```ts ignore
- * const links = new ProducerLinks(buffer, layout, table, acts);
- * const port = links.handle(); // for a producer, with the pool's buffer (see Pool.handle)
+ * const links = new ProducerLinks(buffer, layout, table, acts, deaths);
+ * const { port, slot } = links.open(); // for a handle (see Pool.handle)
  * ```
  */
 export class ProducerLinks {
@@ -78,48 +85,67 @@ export class ProducerLinks {
   private readonly layout: PoolLayout;
   private readonly table: TaskTable;
   private readonly acts: LinkActs;
+  private readonly deaths: ProducerDeaths;
   private readonly control: Int32Array;
   /** Every remote slot's channel, by slot - 1. */
   private readonly channels: ProducerChannel[];
-  /** Links by slot, once the producer said hello. */
+  /** The open links: each end, by the slot its handle claimed. */
   private readonly bySlot = new Map<number, OwnerEnd>();
-  /** Every end handed out and not yet closed. */
-  private readonly ends = new Set<OwnerEnd>();
-  /** Messages for a slot whose producer has not said hello yet. */
-  private readonly early = new Map<number, { message: ToProducer; transfer: Transferable[] }[]>();
 
   /**
    * @param buffer The pool's buffer.
    * @param layout Its layout.
    * @param table The task records (a payload's producer is its record's origin).
    * @param acts What the owner does for a producer.
+   * @param deaths Where a producer whose thread ended without closing is taken care of.
    */
-  constructor(buffer: SharedArrayBuffer, layout: PoolLayout, table: TaskTable, acts: LinkActs) {
+  constructor(
+    buffer: SharedArrayBuffer,
+    layout: PoolLayout,
+    table: TaskTable,
+    acts: LinkActs,
+    deaths: ProducerDeaths,
+  ) {
     this.buffer = buffer;
     this.layout = layout;
     this.table = table;
     this.acts = acts;
+    this.deaths = deaths;
     this.control = new Int32Array(buffer, layout.control, 3 * 16);
     this.channels = allChannels(buffer, layout).slice(1);
   }
 
   /**
-   * A new link: the end a producer opens (the owner listens to the other).
+   * A new link, for a handle: claims a free slot (FREE → OPEN) and makes the channel whose one end the
+   * owner listens to.
    *
-   * @returns The producer's end of the channel (transfer it with the handle).
+   * @returns The producer's end of the channel (transfer it with the handle) and the slot.
+   * @throws {RangeError} If every slot is taken.
    * @throws {TypeError} If this runtime has no MessageChannel.
    */
-  open(): MessagePort {
+  open(): { port: MessagePort; slot: number } {
     if (typeof MessageChannel !== "function") {
       throw new TypeError("Cannot make a pool handle as this runtime has no MessageChannel");
     }
+    const slot = claimSlot(this.buffer, this.layout);
+    if (slot < 0) {
+      throw new RangeError(
+        `Cannot make a pool handle as all ${this.layout.shape.producers} producer slots are taken: close a producer first, or create the pool with a larger 'producers' option`,
+      );
+    }
     const channel = new MessageChannel();
     const end = channel.port1 as unknown as OwnerEnd;
-    this.ends.add(end);
-    end.onmessage = (event) => this.received(end, event.data as ToOwner);
+    this.bySlot.set(slot, end);
+    end.onmessage = (event) => this.received(slot, end, event.data as ToOwner);
+    // The SharedArrayBuffers passed by reference so far: a result may name any of them.
+    for (const [id, buffer] of this.acts.buffers()) end.postMessage({ type: "buffer", id, buffer });
+    // The producer's thread ended without closing its producer: the runtime closes the link.
+    const ended = () => this.ended(slot, end);
+    if (typeof end.addEventListener === "function") end.addEventListener("close", ended);
+    else end.on?.("close", ended);
     // An idle link does not keep the process alive (the pool does not either: runtime/thread.ts).
     end.unref?.();
-    return channel.port2;
+    return { port: channel.port2, slot };
   }
 
   /** The layout as plain data, for a handle. */
@@ -127,33 +153,38 @@ export class ProducerLinks {
     return { ...this.layout, shape: { ...this.layout.shape } };
   }
 
-  private received(end: OwnerEnd, message: ToOwner): void {
+  /** The link of `slot` closed: if its producer had not said `closed`, its thread is gone. */
+  private ended(slot: number, end: OwnerEnd): void {
+    if (this.bySlot.get(slot) !== end) return;
+    this.bySlot.delete(slot);
+    try {
+      this.deaths.died(slot);
+    } catch (error) {
+      this.acts.report(error, `(recovery of producer slot ${slot})`);
+    }
+  }
+
+  private received(slot: number, end: OwnerEnd, message: ToOwner): void {
     try {
       switch (message?.type) {
-        case "hello": {
-          this.bySlot.set(message.slot, end);
-          for (const [id, buffer] of this.acts.buffers()) end.postMessage({ type: "buffer", id, buffer });
-          for (const { message: early, transfer } of this.early.get(message.slot) ?? []) {
-            end.postMessage(early, transfer);
-          }
-          this.early.delete(message.slot);
-          return;
-        }
         case "post":
           this.acts.post(message.worker, message.message);
           return;
         case "share":
           this.acts.share(message.id, message.buffer);
-          for (const [slot, other] of this.bySlot) {
-            if (other !== end) this.sendTo(slot, { type: "buffer", id: message.id, buffer: message.buffer }, []);
+          for (const [other, link] of this.bySlot) {
+            if (other !== slot) link.postMessage({ type: "buffer", id: message.id, buffer: message.buffer });
           }
           return;
         case "kill":
           this.acts.kill(message.worker, message.handle, new Error(message.reason));
           return;
         case "closed":
-          this.bySlot.delete(message.slot);
-          this.ends.delete(end);
+          // Every task it submitted settled and every record it held came back (pool_producer.ts close).
+          if (this.bySlot.get(slot) !== end) return;
+          this.bySlot.delete(slot);
+          releaseSlot(this.buffer, this.layout, slot);
+          end.postMessage({ type: "released" } satisfies ToProducer);
           end.close();
           return;
         default:
@@ -168,18 +199,6 @@ export class ProducerLinks {
     }
   }
 
-  /** Sends `message` to the producer of `slot` (kept until its hello, if it has not said it yet). */
-  private sendTo(slot: number, message: ToProducer, transfer: Transferable[]): void {
-    const end = this.bySlot.get(slot);
-    if (end !== undefined) {
-      end.postMessage(message, transfer);
-      return;
-    }
-    const waiting = this.early.get(slot) ?? [];
-    waiting.push({ message, transfer });
-    this.early.set(slot, waiting);
-  }
-
   /**
    * A SharedArrayBuffer a worker passed by reference: every producer may find it named in a result.
    *
@@ -187,7 +206,7 @@ export class ProducerLinks {
    * @param buffer The buffer.
    */
   bufferArrived(id: number, buffer: SharedArrayBuffer): void {
-    for (const slot of this.bySlot.keys()) this.sendTo(slot, { type: "buffer", id, buffer }, []);
+    for (const end of this.bySlot.values()) end.postMessage({ type: "buffer", id, buffer });
   }
 
   /**
@@ -204,7 +223,11 @@ export class ProducerLinks {
     const origin = table.fields.loadOrigin(table.indexOf(handle));
     const slot = slotOf(origin);
     if (slot === 0 || slot > this.channels.length) return false;
-    this.sendTo(slot, { type: "payload", handle, bytes, moved }, [bytes.buffer as ArrayBuffer, ...(moved ?? [])]);
+    // (A dead producer's: nobody reads it; its record is freed by the cleanup.)
+    this.bySlot.get(slot)?.postMessage(
+      { type: "payload", handle, bytes, moved } satisfies ToProducer,
+      [bytes.buffer as ArrayBuffer, ...(moved ?? [])],
+    );
     return true;
   }
 
@@ -236,9 +259,9 @@ export class ProducerLinks {
 
   /** The pool stopped: every link is closed (a producer's later acts have nobody to act on them). */
   closeAll(): void {
-    for (const end of this.ends) end.close();
-    this.ends.clear();
+    const ends = [...this.bySlot.values()];
+    // Forgotten first: their close events then say nothing of their producers.
     this.bySlot.clear();
-    this.early.clear();
+    for (const end of ends) end.close();
   }
 }

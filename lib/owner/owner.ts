@@ -32,6 +32,7 @@ import { Killer } from "../protocol/kill_guard.ts";
 import { PoolClosedError, TaskNotFoundError } from "../errors.ts";
 import { HANDLE_KIND, HANDLE_VERSION, type PoolHandle } from "../producer/handle.ts";
 import { ProducerLinks } from "./links.ts";
+import { ProducerDeaths } from "./producer_deaths.ts";
 import { ControlWords, StatusWords } from "../protocol/layout.ts";
 import type { Entry } from "../producer/ledger.ts";
 import type { ResolvedOptions } from "../options.ts";
@@ -82,6 +83,8 @@ export class Owner implements OwnerPort, WorkforceEvents {
   private nextDirected = 0;
   /** The producers in other threads: their handles and links. */
   private readonly links: ProducerLinks;
+  /** The producers in other threads whose thread died: what the owner took back. */
+  readonly producerDeaths: ProducerDeaths;
   private readonly memory: OwnerMemory;
   private readonly maxPending: number;
 
@@ -133,6 +136,14 @@ export class Owner implements OwnerPort, WorkforceEvents {
       producer.buffers.resolve,
       options.errorClasses,
     );
+    this.producerDeaths = new ProducerDeaths({
+      buffer,
+      layout,
+      table: producer.table,
+      levels: producer.levels,
+      sleep: producer.sleep,
+      running: () => this.current !== PoolState.TERMINATED && this.current !== PoolState.CLOSED,
+    });
     this.links = new ProducerLinks(buffer, layout, producer.table, {
       post: (worker, message) => workforce.send(worker, message),
       share: (id, sab) => {
@@ -142,7 +153,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
       kill: (worker, handle, cause) => this.killer.request(worker, handle, cause),
       buffers: () => producer.buffers.entries(),
       report: (error, where) => producer.ledger.report(error, where),
-    });
+    }, this.producerDeaths);
     this.memory = memory;
     this.maxPending = options.maxPending;
     this.deaths = new WorkerDeaths(
@@ -185,9 +196,14 @@ export class Owner implements OwnerPort, WorkforceEvents {
   }
 
   /** Deaths counted so far: crashes, forced kills, and those that caught a worker inside a pool step. */
-  get deathCounts(): { workerCrashes: number; forcedKills: number; deathsInSteps: number } {
+  get deathCounts(): { workerCrashes: number; forcedKills: number; deathsInSteps: number; producerDeaths: number } {
     const deaths = this.deaths;
-    return { workerCrashes: deaths.crashes, forcedKills: deaths.forcedKills, deathsInSteps: deaths.deathsInSteps };
+    return {
+      workerCrashes: deaths.crashes,
+      forcedKills: deaths.forcedKills,
+      deathsInSteps: deaths.deathsInSteps + this.producerDeaths.inSteps,
+      producerDeaths: this.producerDeaths.count,
+    };
   }
 
   /**
@@ -336,7 +352,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
    *
    * @returns The handle, with its port to transfer.
    * @throws {PoolClosedError} If the pool is not open.
-   * @throws {RangeError} If the pool was created with `producers: 0`.
+   * @throws {RangeError} If the pool was created with `producers: 0`, or every producer slot is taken.
    */
   handle<M extends object>(): PoolHandle<M> {
     if (this.current !== PoolState.OPEN) {
@@ -348,7 +364,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
         "Cannot make a pool handle as the pool has no producer slots: create it with a 'producers' option of 1 or more",
       );
     }
-    const port = this.links.open();
+    const { port, slot } = this.links.open();
     return {
       kind: HANDLE_KIND,
       version: HANDLE_VERSION,
@@ -356,6 +372,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
       arena,
       layout: this.links.layoutData(),
       tasks: [...this.producer.taskNames],
+      slot,
       maxPending: this.maxPending,
       port,
       transfer: [port],

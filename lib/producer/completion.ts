@@ -29,7 +29,7 @@ import { decode, type ErrorClasses } from "../codec/codec.ts";
 import { type Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
 import { ControlWords } from "../protocol/layout.ts";
 import { Settled, type TaskLedger } from "./ledger.ts";
-import { type ProducerChannel, wakeRecordWaiters } from "../protocol/producers.ts";
+import { type ProducerChannel, ProducerWords, wakeRecordWaiters } from "../protocol/producers.ts";
 import { Outcome, PAYLOAD_BY_MESSAGE, type TaskTable } from "../record/task.ts";
 
 /** What the reader calls on its producer: at the start of each drain, and after it freed records. */
@@ -149,6 +149,10 @@ export class CompletionReader {
     if (starved === this.countedWaiting) return;
     this.countedWaiting = starved;
     mem.add(this.control, ControlWords.recordWaiters, starved ? 1 : -1);
+    // A producer in another thread says so in its slot's line too: if it dies counted, the owner uncounts
+    // it (protocol/producers.ts releaseSlot). (Dead between the two, it is counted once too often: the
+    // other producers then keep to their fair share of records while any waits; nothing is lost.)
+    if (this.channel.slot !== 0) mem.store(this.channel.words, ProducerWords.countedWaiting, starved ? 1 : 0);
   }
 
   /** Whether a producer other than this one waits for a record (this one then keeps to its share). */
@@ -162,12 +166,10 @@ export class CompletionReader {
     this.hooks.beforeDrain();
     if (this.stopped) return;
     this.draining = true;
-    let read = false;
     try {
       for (;;) {
         const handle = this.completions.pop(); // spec: MainPopCompletion
         if (handle === QUEUE_EMPTY) break;
-        read = true;
         if (!this.tryComplete(handle)) this.defer(handle);
       }
       if (this.deferred.length > 0) {
@@ -178,10 +180,18 @@ export class CompletionReader {
     } finally {
       this.draining = false;
     }
-    this.hooks.freed();
-    // Records we freed may be what another producer's backlog waits for (after our own backlog's turn).
-    if (read) wakeRecordWaiters(this.channels, this.control);
+    this.freed();
     if (!this.hooks.starved()) this.countWaiting(false);
+  }
+
+  /**
+   * After records may have been freed: our backlog first (the hook), then another producer's, if one
+   * waits: the records our private cache kept go back to the shared list, and the waiters are woken.
+   */
+  private freed(): void {
+    this.hooks.freed();
+    if (this.othersWaitForRecords()) this.table.flushCache();
+    wakeRecordWaiters(this.channels, this.control);
   }
 
   /**
@@ -198,7 +208,7 @@ export class CompletionReader {
     // results by message quadratic: 20,000 moved results took seconds).
     if (this.stopped || !this.awaitingPayload.delete(handle)) return;
     if (!this.tryComplete(handle)) this.defer(handle);
-    this.hooks.freed();
+    this.freed();
   }
 
   /**
@@ -211,7 +221,7 @@ export class CompletionReader {
   report(handle: number): void {
     if (this.stopped) return;
     if (!this.tryComplete(handle)) this.defer(handle);
-    this.hooks.freed();
+    this.freed();
   }
 
   /** Keeps a completion that cannot settle yet, where what it waits for will retry it. */

@@ -48,6 +48,8 @@ export interface PoolHandle<M extends object = Record<string, (...args: never[])
   readonly layout: object;
   /** The task module's exported function names, sorted. */
   readonly tasks: readonly string[];
+  /** The producer slot the owner claimed for this handle (1 to the pool's `producers`). */
+  readonly slot: number;
   /** The most tasks one producer may have pending (`workers + maxQueue` of the pool), or Infinity. */
   readonly maxPending: number;
   /** This handle's end of its channel to the pool's owner: put it in the transfer list. */
@@ -63,7 +65,7 @@ export interface PoolHandle<M extends object = Record<string, (...args: never[])
  *
  * @param value What the caller passed to `openProducer`.
  * @returns The handle.
- * @throws {TypeError} If it is not a handle, is another version's, or came without its port.
+ * @throws {TypeError} If it is not a handle, is another version's, or came without its port or slot.
  */
 export function checkHandle<M extends object>(value: unknown): CheckedHandle<M> {
   const handle = value as Partial<PoolHandle<M>> | null;
@@ -89,6 +91,11 @@ export function checkHandle<M extends object>(value: unknown): CheckedHandle<M> 
     throw new TypeError(
       "Cannot open producer as the handle has no port: post it with its port in the transfer list (worker.postMessage(handle, handle.transfer))",
     );
+  }
+  const layout = handle.layout as PoolLayout | undefined;
+  const producers = layout?.shape?.producers ?? 0;
+  if (!Number.isInteger(handle.slot) || (handle.slot as number) < 1 || (handle.slot as number) > producers) {
+    throw new TypeError(`Cannot open producer as the handle's slot is not one of the pool's: received ${handle.slot}`);
   }
   return handle as CheckedHandle<M>;
 }

@@ -3,11 +3,12 @@
  * and the messages that travel on it. Its other end is the owner's `ProducerLinks` (lib/owner/links.ts).
  *
  * What travels here, and only this (tasks, results and completions go through shared memory):
- * - producer to owner: `hello` (the slot it claimed), a message to a worker (a cancellation note), a
+ * - producer to owner: a message to a worker (a cancellation note), a
  *   SharedArrayBuffer passed by reference in arguments (the owner shares it with every worker), a forced
  *   kill, and `closed`;
- * - owner to producer: a SharedArrayBuffer a worker passed by reference (a result may name it), and a
- *   result payload that came by message (it found no free blocks).
+ * - owner to producer: a SharedArrayBuffer a worker passed by reference (a result may name it), a
+ *   result payload that came by message (it found no free blocks), and `released` (the answer to
+ *   `closed`: the slot was given back).
  * The lifecycle is read from shared memory (`ControlWords.poolState`, written by the owner alone), not
  * asked: a state the owner moved on from is never reported as current for longer than a load takes.
  *
@@ -24,15 +25,15 @@ import type { OwnerPort, WorkerMessage } from "./owner_port.ts";
 
 /** A message from a producer in another thread to the owner. */
 export type ToOwner =
-  | { type: "hello"; slot: number }
   | { type: "post"; worker: number; message: WorkerMessage }
   | { type: "share"; id: number; buffer: SharedArrayBuffer }
   | { type: "kill"; worker: number; handle: number; reason: string }
-  | { type: "closed"; slot: number };
+  | { type: "closed" };
 
 /** A message from the owner to a producer in another thread. */
 export type ToProducer =
   | { type: "buffer"; id: number; buffer: SharedArrayBuffer }
+  | { type: "released" }
   | { type: "payload"; handle: number; bytes: Uint8Array; moved: ArrayBuffer[] | undefined };
 
 /** The lifecycle names by their code in `ControlWords.poolState`. */

@@ -56,12 +56,12 @@ import { levelOf, type Levels, openLevels } from "../protocol/levels.ts";
 import type { BatchOptions } from "../options.ts";
 import { type MapInputs, type MapOptions, startMap } from "./map.ts";
 import { type MetricsStats, metricsTable, type PoolMetrics, TaskStamps } from "../metrics.ts";
-import { ControlWords, type PoolLayout, StatusWords } from "../protocol/layout.ts";
+import { ControlWords, NoteWords, type PoolLayout, StatusWords } from "../protocol/layout.ts";
 import { type Entry, Settled, TaskLedger } from "./ledger.ts";
 import { type ResolvedOptions, resolveRunOptions, type RunOptions } from "../options.ts";
 import type { OwnerPort } from "./owner_port.ts";
 import { Sleep } from "../protocol/sleep.ts";
-import { allChannels, originOf, ProducerWords, slotLine } from "../protocol/producers.ts";
+import { allChannels, originOf, ProducerWords, slotLine, slotNotes } from "../protocol/producers.ts";
 import { type Placement, Submitter } from "./submission.ts";
 import { TaskTable } from "../record/task.ts";
 
@@ -195,8 +195,16 @@ export class Producer implements CompletionHooks {
       (_, i) =>
         new Stealer({ buffer, byteOffset: layout.deques + i * layout.dequeBytes, capacity: shape.dequeCapacity }),
     );
-    this.levels = openLevels(buffer, layout);
-    const completions = new Injector(channel.queue);
+    // A producer in another thread notes its queue steps in its slot's notes (the owner completes them if
+    // the thread dies: owner/producer_deaths.ts); the owner's own producer needs none (its thread is the
+    // owner's).
+    const notes = (at: number) => slot === 0 ? undefined : slotNotes(buffer, layout, slot, at);
+    this.levels = slot === 0 ? openLevels(buffer, layout) : openLevels(buffer, layout, [
+      notes(NoteWords.injectorHigh)!,
+      notes(NoteWords.injector)!,
+      notes(NoteWords.injectorLow)!,
+    ]);
+    const completions = new Injector(channel.queue, notes(NoteWords.completions));
     this.sleep = new Sleep(buffer, layout.sleep, shape.workers);
     this.table = new TaskTable(buffer, layout, -1, arena, slot);
     this.ledger = new TaskLedger(
@@ -229,6 +237,7 @@ export class Producer implements CompletionHooks {
         origin: originOf(slot),
         moves: slot === 0 ? "transfer" : REMOTE_MOVE_REFUSAL,
         share: () => this.recordShare(),
+        placing: slot === 0 ? undefined : { words: slotLine(buffer, layout, slot), at: ProducerWords.placing },
       },
     );
     this.reader = new CompletionReader(

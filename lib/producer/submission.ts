@@ -79,6 +79,11 @@ export class Submitter {
   /** The most records this producer may hold now (its fair share while other producers wait for one). */
   private readonly share: () => number;
   /**
+   * A producer in another thread: the note of the handle it is placing, from before the QUEUED store to
+   * after the injector push (protocol/producers.ts `ProducerWords.placing`), for the owner if it dies there.
+   */
+  private readonly placing: { words: Int32Array; at: number } | undefined;
+  /**
    * @param table The task records.
    * @param levels The queues workers take submitted tasks from, one per priority level.
    * @param sleep The sleep protocol (to wake a worker for new work).
@@ -97,7 +102,12 @@ export class Submitter {
     shareBuffer: (buffer: SharedArrayBuffer) => number,
     placement: Placement,
     stamps?: TaskStamps,
-    producer: { origin: number; moves: Encoder["moves"]; share: () => number } = {
+    producer: {
+      origin: number;
+      moves: Encoder["moves"];
+      share: () => number;
+      placing?: { words: Int32Array; at: number };
+    } = {
       origin: Origin.MAIN,
       moves: "transfer",
       share: () => Infinity,
@@ -106,6 +116,7 @@ export class Submitter {
     this.origin = producer.origin;
     this.taskMoves = producer.moves;
     this.share = producer.share;
+    this.placing = producer.placing;
     this.table = table;
     this.levels = levels;
     this.sleep = sleep;
@@ -245,6 +256,10 @@ export class Submitter {
     if (this.stamps !== undefined) this.stamps.submitted(index, entry.submittedAt);
     entry.handle = handle;
     this.ledger.placed[index] = entry;
+    const placing = this.placing;
+    // Noted before it is published: a thread that dies between the QUEUED store and the push would leave a
+    // task that no queue holds (the owner pushes it: owner/producer_deaths.ts). A plain note, as a worker's.
+    if (placing !== undefined) placing.words[placing.at] = handle;
     // Publishes the record (payload, task, id, flags, submission time) to the worker that pops the handle.
     table.fields.storeState(index, TaskState.QUEUED);
     if (moved !== undefined) {
@@ -259,6 +274,8 @@ export class Submitter {
       return true;
     }
     this.levels.pushPatiently(handle, entry.level); // spec: SubmitPushInjector
+    // (Its level's queue notes say it is in, from its publish on: the owner reads both.)
+    if (placing !== undefined) placing.words[placing.at] = -1;
     this.stage = 1;
     this.sleep.newWork();
     this.stage = 2;

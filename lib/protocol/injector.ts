@@ -69,6 +69,29 @@ const POPPING = 2;
 /** A pop cut short is being undone: the noted value goes back into the queue (its position released if not yet). */
 const RETURNING = 3;
 
+/**
+ * The value of the last push a handle claimed, from its notes (in the pool's buffer): once its notes say
+ * nothing is half done, that value is in the queue (or was taken from it). Read by the owner after a
+ * producer in another thread died, to tell a task it published and queued from one it never queued.
+ *
+ * @param notes A handle's notes.
+ * @returns The value, or 0 if it never pushed (notes start zeroed).
+ *
+ * @example Usage
+ * ```ts
+ * import { initInjector, Injector, lastClaimedPush } from "./injector.ts";
+ * import { injectorRegionBytes } from "./layout.ts";
+ * const region = { buffer: new SharedArrayBuffer(injectorRegionBytes(4)), byteOffset: 0, capacity: 4 };
+ * initInjector(region);
+ * const notes = new Int32Array(4);
+ * new Injector(region, notes).push(7);
+ * console.log(lastClaimedPush(notes)); // 7
+ * ```
+ */
+export function lastClaimedPush(notes: Int32Array): number {
+  return notes[NOTE_VALUE];
+}
+
 /** Where an injector lives: a buffer, a 64-aligned offset and a power-of-two capacity. */
 export interface InjectorRegion {
   /** The buffer. */

@@ -452,6 +452,12 @@ export interface PoolLayout {
   producerLines: number;
   /** The producer slots' completion queues from slot 1, `injectorRegionBytes(taskCapacity)` each. */
   producerQueues: number;
+  /**
+   * The producer slots' notes regions from slot 1, {@link PoolLayout.notesBytes} each, laid out as a
+   * worker's ({@link NoteWords}): a producer in another thread notes its steps there, so that the owner can
+   * complete them if the thread dies (see `owner/producer_deaths.ts`).
+   */
+  producerNotes: number;
   /** Total bytes. */
   totalBytes: number;
 }
@@ -523,6 +529,8 @@ export function poolLayout(shape: PoolShape): PoolLayout {
   // Two lines a slot: its words (producers.ts), then its allocation counts (a status line's layout).
   const producerLines = take(producers * 2 * CACHE_LINE_BYTES);
   const producerQueues = take(producers * injectorRegionBytes(taskCapacity));
+  // Each remote producer's notes, laid out as a worker's (NoteWords): the owner repairs a dead one's steps.
+  const producerNotes = take(producers * perWorkerNotes);
   return {
     shape: { ...shape, producers },
     control,
@@ -544,6 +552,7 @@ export function poolLayout(shape: PoolShape): PoolLayout {
     notesBytes: perWorkerNotes,
     producerLines,
     producerQueues,
+    producerNotes,
     totalBytes: at,
   };
 }

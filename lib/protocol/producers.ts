@@ -32,8 +32,19 @@
  */
 
 import { mem } from "./atomics.ts";
-import { CACHE_LINE_BYTES, CACHE_LINE_WORDS, ControlWords, injectorRegionBytes, type PoolLayout } from "./layout.ts";
+import {
+  CACHE_LINE_BYTES,
+  CACHE_LINE_WORDS,
+  ControlWords,
+  injectorRegionBytes,
+  NOTE_WORDS,
+  NoteWords,
+  type PoolLayout,
+} from "./layout.ts";
 import type { InjectorRegion } from "./injector.ts";
+
+/** Words of a task table's notes (`TABLE_NOTE_WORDS` of record/task.ts, which imports this file). */
+const TABLE_NOTES = 4;
 
 /** Word offsets in a remote producer slot's line. */
 export const ProducerWords = Object.freeze({
@@ -43,14 +54,24 @@ export const ProducerWords = Object.freeze({
   waiting: 1,
   /** Its tasks submitted and not yet settled (kept by its producer; the owner's `close` waits for 0). */
   pending: 2,
+  /** 1 while its producer counts itself in `ControlWords.recordWaiters` (undone by the owner if it dies). */
+  countedWaiting: 3,
+  /**
+   * The handle its producer is placing (from before the QUEUED store to after the injector push), or -1:
+   * if the thread dies there, the owner pushes the task it published and did not queue (a plain note, as
+   * a worker's marks).
+   */
+  placing: 4,
 });
 
 /** A producer slot's state. */
 export const SlotState = Object.freeze({
   /** Nobody's: a producer may claim it. */
   FREE: 0,
-  /** A producer's, from its claim until it closed. */
+  /** A producer's, from its claim (the owner's, when it made a handle) until it closed. */
   OPEN: 1,
+  /** Its producer's thread died: the owner is taking back what it held (owner/producer_deaths.ts). */
+  DEAD: 2,
 });
 
 /** The pool's lifecycle as a number in `ControlWords.poolState` (the owner's {@link PoolState} names). */
@@ -146,7 +167,8 @@ export function slotCounts(buffer: SharedArrayBuffer | ArrayBuffer, layout: Pool
 }
 
 /**
- * A producer in another thread. Claims a free slot (FREE → OPEN by compare-exchange) and counts it open.
+ * The owner, when it makes a handle. Claims a free slot (FREE → OPEN by compare-exchange, so that no two
+ * handles share one) and counts it open.
  *
  * @param buffer The pool's buffer.
  * @param layout Its layout.
@@ -159,6 +181,13 @@ export function claimSlot(buffer: SharedArrayBuffer, layout: PoolLayout): number
     if (mem.compareExchange(line, ProducerWords.state, SlotState.FREE, SlotState.OPEN) === SlotState.FREE) {
       mem.store(line, ProducerWords.pending, 0);
       mem.store(line, ProducerWords.waiting, 0);
+      mem.store(line, ProducerWords.countedWaiting, 0);
+      mem.write(line, ProducerWords.placing, -1);
+      // Its notes start clear (nothing half done; the table's notes say -1), whatever a past producer of
+      // this slot left: the owner reads them if this one dies, maybe before it opened its handles.
+      const notes = slotNotes(buffer, layout, slot, 0, layout.notesBytes / 4);
+      notes.fill(0);
+      notes.fill(-1, NoteWords.table, NoteWords.table + TABLE_NOTES);
       mem.add(controlWords(buffer, layout), ControlWords.producersOpen, 1);
       return slot;
     }
@@ -167,16 +196,57 @@ export function claimSlot(buffer: SharedArrayBuffer, layout: PoolLayout): number
 }
 
 /**
- * Its producer, once every task it submitted settled and every record it held was freed: gives the slot
- * back (a later producer may claim it).
+ * The owner, once the slot's producer said it closed (every task it submitted settled and every record it
+ * held was freed), or once the owner took back what a dead one held: gives the slot back (a later handle
+ * may claim it).
  *
  * @param buffer The pool's buffer.
  * @param layout Its layout.
  * @param slot The slot its {@link claimSlot} returned.
  */
 export function releaseSlot(buffer: SharedArrayBuffer, layout: PoolLayout, slot: number): void {
+  const line = slotLine(buffer, layout, slot);
   mem.add(controlWords(buffer, layout), ControlWords.producersOpen, -1);
-  mem.store(slotLine(buffer, layout, slot), ProducerWords.state, SlotState.FREE);
+  // A producer that died counted as waiting for a record: uncounted, or every producer would keep to its
+  // fair share for good.
+  if (mem.exchange(line, ProducerWords.countedWaiting, 0) === 1) {
+    mem.add(controlWords(buffer, layout), ControlWords.recordWaiters, -1);
+  }
+  mem.store(line, ProducerWords.state, SlotState.FREE);
+}
+
+/**
+ * The notes of remote slot `slot`'s producer for one of its structure handles (`NoteWords` offsets, as a
+ * worker's notes).
+ *
+ * @param buffer The pool's buffer.
+ * @param layout Its layout.
+ * @param slot The slot (1 to `shape.producers`).
+ * @param at The structure's offset in `NoteWords`.
+ * @param words How many words (`NOTE_WORDS` by default).
+ * @returns A view of its words.
+ */
+export function slotNotes(
+  buffer: SharedArrayBuffer | ArrayBuffer,
+  layout: PoolLayout,
+  slot: number,
+  at: number,
+  words: number = NOTE_WORDS,
+): Int32Array {
+  return new Int32Array(buffer, layout.producerNotes + (slot - 1) * layout.notesBytes + at * 4, words);
+}
+
+/**
+ * The thread id a remote slot's producer marks the records it caches or allocates with, and the slabs it
+ * holds (the `worker` word of a CACHED record, a slab's HELD state): past every worker index, so that the
+ * owner can take back exactly what a dead producer held (`TaskTable.reclaimCachedBy`, `reclaimSlabsOf`).
+ *
+ * @param layout The pool's layout.
+ * @param slot The slot (1 to `shape.producers`).
+ * @returns The id.
+ */
+export function producerThreadId(layout: PoolLayout, slot: number): number {
+  return layout.shape.workers + slot - 1;
 }
 
 /**

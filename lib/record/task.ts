@@ -50,7 +50,7 @@ import { decode, type Encoder, type ErrorClasses } from "../codec/codec.ts";
 import { initInjector, Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
 import { notesOf, NoteWords, type PoolLayout, RECORD_HEADER_WORDS, StatusWords } from "../protocol/layout.ts";
 import { asLevel, Level, type LevelIndex } from "../protocol/levels.ts";
-import { slotCounts } from "../protocol/producers.ts";
+import { producerThreadId, slotCounts, slotNotes } from "../protocol/producers.ts";
 import { NO_SLAB, SLAB_FROM, SLAB_REGION_BYTES, SlabTable } from "./slabs.ts";
 
 /** Who submitted a task, and so how its completion is announced. */
@@ -248,13 +248,18 @@ export class TaskTable {
     slot = 0,
   ) {
     const { taskCapacity, blocks, inlineBytes, blockBytes, workers } = layout.shape;
-    this.owner = owner;
-    this.note = owner >= 0
-      ? notesOf(buffer, layout, owner, NoteWords.table, TABLE_NOTE_WORDS)
-      : new Int32Array(TABLE_NOTE_WORDS);
+    // A producer in another thread (slot > 0) notes its steps in its slot's notes, as a worker does in its
+    // own, and marks what it holds with an id past every worker's (protocol/producers.ts).
+    const notes = (at: number, words?: number) =>
+      slot > 0 ? slotNotes(buffer, layout, slot, at, words) : notesOf(buffer, layout, owner, at, words);
+    const shared = owner >= 0 || slot > 0;
+    this.owner = slot > 0 ? producerThreadId(layout, slot) : owner;
+    this.note = shared ? notes(NoteWords.table, TABLE_NOTE_WORDS) : new Int32Array(TABLE_NOTE_WORDS);
     // (A worker's: the main thread's recovery of its predecessor, if any, is done.)
     this.note.fill(-1);
-    this.cacheBound = cacheLimit(taskCapacity, workers);
+    // A producer in another thread keeps no cache: every record it marks CACHED is one it took for a task
+    // (the owner then knows one it reclaims after the thread died was allocated: a death inside a step).
+    this.cacheBound = slot > 0 ? 0 : cacheLimit(taskCapacity, workers);
     this.status = new Int32Array(buffer, layout.status, workers * StatusWords.count);
     // A producer in another thread counts in its slot's counts line (protocol/producers.ts), which the
     // owner's accounting sums with the workers'.
@@ -277,13 +282,13 @@ export class TaskTable {
     // A worker's notes in the pool's buffer (the main thread completes its operation if it dies in one).
     this.freeRecords = new Injector(
       { buffer, byteOffset: layout.freeRecords, capacity: taskCapacity },
-      owner >= 0 ? notesOf(buffer, layout, owner, NoteWords.freeRecords) : undefined,
+      shared ? notes(NoteWords.freeRecords) : undefined,
     );
     this.freeBlocks = new Injector(
       { buffer, byteOffset: layout.freeBlocks, capacity: blocks },
-      owner >= 0 ? notesOf(buffer, layout, owner, NoteWords.freeBlocks) : undefined,
+      shared ? notes(NoteWords.freeBlocks) : undefined,
     );
-    this.slabs = new SlabTable(new Int32Array(buffer, layout.slabs, SLAB_REGION_BYTES / 4), arena, owner);
+    this.slabs = new SlabTable(new Int32Array(buffer, layout.slabs, SLAB_REGION_BYTES / 4), arena, this.owner);
     this.indexBits = Math.log2(taskCapacity);
     this.indexMask = taskCapacity - 1;
     this.generationMask = 2 ** (31 - this.indexBits) - 1;
