@@ -17,7 +17,7 @@
  */
 
 import fc from "fast-check";
-import { initInjector, QUEUE_EMPTY } from "../../lib/protocol/injector.ts";
+import { initInjector, Injector, QUEUE_EMPTY } from "../../lib/protocol/injector.ts";
 import { CACHE_LINE_WORDS, ControlWords, injectorRegionBytes, InjectorWords } from "../../lib/protocol/layout.ts";
 import { claimSlot, ProducerWords, slotLine } from "../../lib/protocol/producers.ts";
 import { TaskState } from "../../lib/record/task.ts";
@@ -73,7 +73,7 @@ export interface PProducer {
 
 /**
  * One run's work. Either producers and finishers (tasks: record i is task i, of the producer on slot
- * `slot`, finished by finisher `by`), or claimers (`claimers` threads, each claiming and releasing
+ * `slot`, finished by finisher `by`, or before the run if `by` is -1), or claimers (`claimers` threads, each claiming and releasing
  * `rounds` times).
  */
 export interface PScenario {
@@ -176,10 +176,14 @@ export class ProducersHarness {
     }
     initInjector({ buffer, byteOffset: PFREE_BYTES, capacity: PCAPACITY });
     const records = new Int32Array(buffer, PRECORDS_BYTES, PCAPACITY * PRECORD_WORDS);
-    // Every task is running (its record taken, its origin written before it was published).
+    // Every task is running (its record taken, its origin written before it was published), or finished
+    // before the run (`by` -1: DONE, its handle in its slot's queue).
     s.tasks.forEach((task, i) => {
-      records[i * PRECORD_WORDS + RecordWords.state] = TaskState.RUNNING;
+      records[i * PRECORD_WORDS + RecordWords.state] = task.by < 0 ? TaskState.DONE : TaskState.RUNNING;
       records[i * PRECORD_WORDS + RecordWords.origin] = task.slot === 0 ? 0 : task.slot + 1;
+      if (task.by < 0) {
+        new Injector({ buffer, byteOffset: queueAt(task.slot) * 4, capacity: PCAPACITY }).push(handleOf(i));
+      }
     });
     // Each producer's slot is claimed (its line OPEN); the claimers' start FREE.
     if (s.claimers === undefined) {
@@ -442,11 +446,12 @@ export function producersScenarioArbitrary(): fc.Arbitrary<PScenario> {
       tasks: picks.map((x) => ({ slot: x % 2 === 0 ? a : b, by: (x >> 1) % finishers })),
       finishers,
     }));
-  const records = fc.tuple(slots, fc.integer({ min: 1, max: 2 }), fc.integer({ min: 1, max: 3 }))
-    .map(([[a, b], finishers, tasks]): PScenario => ({
-      // a waits with a backlog (no task in flight); b's tasks free the records.
+  const records = fc.tuple(slots, fc.integer({ min: 1, max: 2 }), fc.array(fc.nat(2), { minLength: 1, maxLength: 3 }))
+    .map(([[a, b], finishers, picks]): PScenario => ({
+      // a waits with a backlog (no task in flight); b's tasks free the records (some finished before the
+      // run, so that b's drain, its free and its wake fit in a's window more often).
       producers: [{ slot: a, backlog: 1 }, { slot: b, backlog: 0 }],
-      tasks: Array.from({ length: tasks }, (_, i) => ({ slot: b, by: i % finishers })),
+      tasks: picks.map((x, i) => ({ slot: b, by: x === 2 ? -1 : (x + i) % finishers })),
       finishers,
     }));
   const claims = fc.tuple(fc.integer({ min: 2, max: 3 }), fc.integer({ min: 1, max: 2 }))
