@@ -857,6 +857,92 @@ export const ASYNC_BOUND_MUTANTS: readonly AsyncBoundMutant[] = [
 ];
 
 /**
+ * A bug of producers in other threads (issue 29): the routing of a completion to its producer's slot, the
+ * completion and record wake protocols, the slot claim; caught by tests/lincheck_producers_test.ts in the
+ * mutation run (group producers).
+ */
+export interface ProducersMutant {
+  name: string;
+  module: "protocol/producers.ts" | "worker/marks.ts" | "producer/completion.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/** The producers' mutants: a wrong producer, three lost wakeups, a slot shared. */
+export const PRODUCERS_MUTANTS: readonly ProducersMutant[] = [
+  {
+    name: "completion_to_slot_zero",
+    module: "worker/marks.ts",
+    bug: "a worker pushes every finished task to the owner's completion queue (slot 0), whatever producer " +
+      "the record's origin names: another thread's producer never hears of its tasks",
+    patches: [{
+      find: "    const slot = slotOf(table.fields.origin(index));\n",
+      replace: "    const slot = slotOf(table.fields.origin(index)) * 0; // BUG: always slot 0\n",
+    }],
+  },
+  {
+    name: "wake_producer_without_notify",
+    module: "protocol/producers.ts",
+    bug: "a finisher takes the producer's waiting word (1 to 0) and does not notify it: the producer sleeps " +
+      "on with its completion queued",
+    patches: [{
+      find: "      mem.notify(channel.words, channel.waiting, 1); // spec: FinishNotifyMain\n",
+      replace: "      // BUG: not notified\n",
+    }],
+  },
+  {
+    name: "arm_announces_after_recheck",
+    module: "producer/completion.ts",
+    bug: "a producer looks at its completion queue before it sets its waiting word: a completion pushed " +
+      "between the look and the store finds the word 0, and nobody wakes the producer",
+    patches: [
+      { find: "    mem.store(words, waiting, 1); // spec: MainAnnounceWaiting\n", replace: "" },
+      {
+        find: "    const result = mem.waitAsync(words, waiting, 1); // spec: MainWaitAsync\n",
+        replace: "    mem.store(words, waiting, 1); // BUG: said after the re-check\n" +
+          "    const result = mem.waitAsync(words, waiting, 1); // spec: MainWaitAsync\n",
+      },
+    ],
+  },
+  {
+    name: "record_waiters_never_woken",
+    module: "protocol/producers.ts",
+    bug: "whoever frees a record never wakes the producers that wait for one: a backlog with no task in " +
+      "flight waits for good",
+    patches: [{
+      find: "  if (mem.load(control, ControlWords.recordWaiters) === 0) return;\n",
+      replace: "  if (mem.load(control, ControlWords.recordWaiters) >= 0) return; // BUG: always\n",
+    }],
+  },
+  {
+    name: "record_waiter_counted_after_recheck",
+    module: "producer/completion.ts",
+    bug: "a producer whose backlog waits for a record counts itself in recordWaiters after its re-check of " +
+      "the free list: a record freed between the two finds the count 0, and nobody wakes it",
+    patches: [
+      { find: "    this.countWaiting(starved);\n", replace: "" },
+      {
+        find: "    const result = mem.waitAsync(words, waiting, 1); // spec: MainWaitAsync\n",
+        replace: "    this.countWaiting(starved); // BUG: counted after the re-check\n" +
+          "    const result = mem.waitAsync(words, waiting, 1); // spec: MainWaitAsync\n",
+      },
+    ],
+  },
+  {
+    name: "claim_slot_load_then_store",
+    module: "protocol/producers.ts",
+    bug: "claimSlot reads a slot's state and then stores OPEN instead of one compare-exchange: two threads " +
+      "that read FREE both claim the same slot",
+    patches: [{
+      find:
+        "    if (mem.compareExchange(line, ProducerWords.state, SlotState.FREE, SlotState.OPEN) === SlotState.FREE) {\n",
+      replace: "    if (mem.load(line, ProducerWords.state) === SlotState.FREE) { // BUG: no compare-exchange\n" +
+        "      mem.store(line, ProducerWords.state, SlotState.OPEN);\n",
+    }],
+  },
+];
+
+/**
  * A bug of the task records' accounting: a generation not advanced when a record is reused, or a record
  * not returned on one of the paths that free it; caught by a scenario of tests/accounting_test.ts (the idle
  * accounting oracle, lib/record/census.ts, or the stale-handle checks).

@@ -49,6 +49,7 @@ import {
   type Patch,
   PAYLOAD_MUTANTS,
   POOL_MUTANTS,
+  PRODUCERS_MUTANTS,
   RECORD_MUTANTS,
   SLEEP_MUTANTS,
 } from "./mutants.ts";
@@ -117,6 +118,12 @@ export const GROUPS: readonly Group[] = [
     fast: true,
   },
   { name: "async_bound", mutants: pool(ASYNC_BOUND_MUTANTS), checks: ["tests/async_bound_test.ts"], fast: true },
+  {
+    name: "producers",
+    mutants: pool(PRODUCERS_MUTANTS),
+    checks: ["tests/lincheck_producers_test.ts"],
+    fast: true,
+  },
   {
     name: "record",
     mutants: pool(RECORD_MUTANTS),
