@@ -254,7 +254,10 @@ export class ProducerLinks {
    */
   stateChanged(state: PoolStateName): void {
     mem.store(this.control, ControlWords.poolState, PoolStateCode[state]);
-    if (state === "terminated") { for (const channel of this.channels) wakeProducer(channel); }
+    if (state === "terminated") {
+      // Each that waits reads the state when it wakes (completion.ts arm re-checks it after its store).
+      for (const channel of this.channels) wakeProducer(channel);
+    }
   }
 
   /** The pool stopped: every link is closed (a producer's later acts have nobody to act on them). */

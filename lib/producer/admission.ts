@@ -221,6 +221,13 @@ export class Admission {
       }
     }
     const entry = this.ledger.open(task, taskId, resolve, reject);
+    // Counted pending first (for a producer in another thread, in its slot's shared count), then the state
+    // read once more: the owner's close stores CLOSING, then reads every count; either it sees this task
+    // and waits for it, or this read sees CLOSING (spec/Producers.tla: SubmitCountPending, SubmitReadState).
+    if (this.state() !== "open") {
+      this.ledger.settle(entry, Settled.ERROR, this.closedError(task));
+      return undefined;
+    }
     entry.moved = moved;
     if (this.metrics !== undefined) entry.submittedAt = this.metrics.submitClock();
     entry.level = options?.level ?? level;

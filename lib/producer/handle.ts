@@ -54,8 +54,12 @@ export interface PoolHandle<M extends object = Record<string, (...args: never[])
   readonly maxPending: number;
   /** This handle's end of its channel to the pool's owner: put it in the transfer list. */
   readonly port: MessagePort;
-  /** The transfer list to post the handle with: `[handle.port]`. */
-  readonly transfer: readonly [MessagePort];
+  /**
+   * The transfer list to post the handle with: `[handle.port]`. Typed loosely on purpose, so that it fits
+   * the web's `postMessage` and node:worker_threads' `transferList` alike (their MessagePort types differ).
+   */
+  // deno-lint-ignore no-explicit-any
+  readonly transfer: readonly any[];
   /** Never set: carries the module's type. */
   readonly module?: M;
 }

@@ -184,6 +184,8 @@ function runProducer(
       free.pushPatiently(handle & (PCAPACITY - 1));
       return true;
     },
+    // No private cache here: every freed record goes straight to the shared free list above.
+    flushCache: (): number => 0,
   };
   const ledger = {
     placed: [],

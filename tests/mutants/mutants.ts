@@ -943,6 +943,78 @@ export const PRODUCERS_MUTANTS: readonly ProducersMutant[] = [
 ];
 
 /**
+ * A bug of a producer in another thread's life with its owner (issue 29): its close, the owner's close and
+ * terminate, a worker's death under its tasks, its own death, its fair share of the records; caught by
+ * tests/producers_test.ts (real producer threads) in the mutation run (group producer_threads, not fast: a
+ * mutant that strands a producer is caught by the test's deadline).
+ */
+export interface ProducerThreadMutant {
+  name: string;
+  module: "pool_producer.ts" | "owner/links.ts" | "owner/owner.ts" | "owner/recovery.ts" | "producer/producer.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/** The producer threads' mutants. */
+export const PRODUCER_THREAD_MUTANTS: readonly ProducerThreadMutant[] = [
+  {
+    name: "close_before_records_back",
+    module: "pool_producer.ts",
+    bug: "a producer closes once its tasks settled, without waiting for the completions of tasks that timed " +
+      "out while they ran: they reach a slot nobody reads, and their records never come back",
+    patches: [{ find: "      await this.producer.recordsBack();\n", replace: "" }],
+  },
+  {
+    name: "death_not_noticed",
+    module: "owner/links.ts",
+    bug: "the owner forgets a producer whose link closed without 'closed': its slot stays taken and what it " +
+      "held is stranded",
+    patches: [{ find: "      this.deaths.died(slot);\n", replace: "      // BUG: not taken back\n" }],
+  },
+  {
+    name: "close_ignores_producers",
+    module: "owner/owner.ts",
+    bug: "the pool's close waits for its own tasks only: the workers stop under the tasks of producers in " +
+      "other threads, which never settle",
+    patches: [{
+      find: "      const settled = Promise.all([this.producer.ledger.drain(), this.links.quiet()]);\n",
+      replace: "      const settled = Promise.all([this.producer.ledger.drain()]); // BUG\n",
+    }],
+  },
+  {
+    name: "terminate_wakes_no_producer",
+    module: "owner/links.ts",
+    bug: "terminate writes the pool's state but wakes no producer: one that waits for its completions waits " +
+      "for good, its tasks never rejected",
+    patches: [{
+      find: "      for (const channel of this.channels) wakeProducer(channel);\n",
+      replace: "    // BUG: nobody woken\n",
+    }],
+  },
+  {
+    name: "worker_death_skips_remote_tasks",
+    module: "owner/recovery.ts",
+    bug: "a dead worker's recovery leaves the tasks of producers in other threads as they are: one that ran " +
+      "there never settles",
+    patches: [{
+      find:
+        "      if (recoverRemoteTask(scope, i, handle, origin, state, worker, dead, reason)) recovered.rejected++;\n",
+      replace: "      // BUG: not recovered\n",
+    }],
+  },
+  {
+    name: "no_fair_share",
+    module: "producer/producer.ts",
+    bug: "a producer takes every free record even while another waits for one: a producer that floods the " +
+      "pool keeps the records, and the other's tasks wait behind its whole backlog",
+    patches: [{
+      find: "    if (!this.reader.othersWaitForRecords()) return Infinity;\n",
+      replace: "    return Infinity; // BUG: no share\n",
+    }],
+  },
+];
+
+/**
  * A bug of the task records' accounting: a generation not advanced when a record is reused, or a record
  * not returned on one of the paths that free it; caught by a scenario of tests/accounting_test.ts (the idle
  * accounting oracle, lib/record/census.ts, or the stale-handle checks).

@@ -49,6 +49,7 @@ import {
   type Patch,
   PAYLOAD_MUTANTS,
   POOL_MUTANTS,
+  PRODUCER_THREAD_MUTANTS,
   PRODUCERS_MUTANTS,
   RECORD_MUTANTS,
   SLEEP_MUTANTS,
@@ -123,6 +124,12 @@ export const GROUPS: readonly Group[] = [
     mutants: pool(PRODUCERS_MUTANTS),
     checks: ["tests/lincheck_producers_test.ts"],
     fast: true,
+  },
+  {
+    name: "producer_threads",
+    mutants: pool(PRODUCER_THREAD_MUTANTS),
+    checks: ["tests/producers_test.ts"],
+    fast: false,
   },
   {
     name: "record",
