@@ -819,13 +819,25 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       "and ledger.ts when this spec was written): a close that reads the count 0 in between stops the workers " +
       "with the task on its way into the injector",
     patches: [{
-      find: "    /\\ h \\in H /\\ hpc[h] = \"Idle\" /\\ next[h] <= Tasks\n    /\\ pending' =",
-      replace: "    /\\ h \\in H /\\ hpc[h] = \"Idle\" /\\ next[h] <= Tasks /\\ pool = \"OPEN\"   \\* BUG: the read, first\n" +
-        "    /\\ pending' =",
+      find: "Live == {\"Idle\", \"ReadState\",",
+      replace: "Live == {\"Idle\", \"ReadState\", \"Counted\",",
     }, {
-      find: "    /\\ IF pool = \"OPEN\"\n         THEN /\\ hpc' = [hpc EXCEPT ![h] = \"Take\"]\n",
-      replace: "    /\\ IF TRUE   \\* BUG: not read again after the count\n" +
-        "         THEN /\\ hpc' = [hpc EXCEPT ![h] = \"Take\"]\n",
+      // The count comes second, after the read ("Counted" is the step between the two) ...
+      find: "    /\\ h \\in H /\\ hpc[h] = \"Idle\" /\\ next[h] <= Tasks\n    /\\ pending' =",
+      replace: "    /\\ h \\in H /\\ hpc[h] = \"Counted\"   \\* BUG: the count, after the read\n    /\\ pending' =",
+    }, {
+      find: "    /\\ hpc' = [hpc EXCEPT ![h] = \"ReadState\"]\n",
+      replace: "    /\\ hpc' = [hpc EXCEPT ![h] = \"Take\"]\n",
+    }, {
+      // ... and the read first, with nothing counted to take back on a refusal.
+      find: "    /\\ h \\in H /\\ hpc[h] = \"ReadState\"\n",
+      replace: "    /\\ h \\in H /\\ hpc[h] = \"Idle\" /\\ next[h] <= Tasks   \\* BUG: the read, first\n",
+    }, {
+      find: "         THEN /\\ hpc' = [hpc EXCEPT ![h] = \"Take\"]\n",
+      replace: "         THEN /\\ hpc' = [hpc EXCEPT ![h] = \"Counted\"]\n",
+    }, {
+      find: "         ELSE /\\ pending' = [pending EXCEPT ![hslot[h]] = @ - 1]\n",
+      replace: "         ELSE /\\ UNCHANGED pending\n",
     }],
   },
 ];
