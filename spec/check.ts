@@ -737,6 +737,15 @@ export const RUNS: readonly Run[] = [
     expect: ["CompletionOnlyToOpenSlot", "RecordsAndSlotsBack"],
   },
   {
+    // Safe but stuck: the slot stays DEAD, only the liveness property can catch it.
+    name: "DeadCleanupNeverDrains",
+    module: "Producers.tla",
+    mutant: "DeadCleanupNeverDrains",
+    cfg: "mutants/ProducersDeath.cfg",
+    kind: "mutant",
+    expect: ["RecordsAndSlotsBack"],
+  },
+  {
     // Safe but leaky: only the liveness property can catch it.
     name: "MarkClearedAtStore",
     module: "Producers.tla",

@@ -759,6 +759,16 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
     }],
   },
   {
+    name: "DeadCleanupNeverDrains",
+    base: "Producers.tla",
+    bug: "the cleanup after a producer's death waits for its records to leave RUNNING and DONE without reading " +
+      "its completion queue: the DONE ones there never do, its records and slot never come back",
+    patches: [{
+      find: "    /\\ IF cq[s] # {}\n         THEN \\E r \\in cq[s] :\n",
+      replace: "    /\\ IF FALSE   \\* BUG: the dead slot's completions are not read\n         THEN \\E r \\in cq[s] :\n",
+    }],
+  },
+  {
     name: "MarkClearedAtStore",
     base: "Producers.tla",
     bug: "a producer's mark on a taken record ends at its QUEUED store, not at the injector push: a producer " +
