@@ -106,6 +106,10 @@ const QUEUE_SEMANTIC = ["Conservation", "NoDuplicates", "FifoPerProducer", "NoSt
 // The invariants of Levels.tla (TypeOK excepted, as above).
 const LEVELS_SAFETY = ["TakenInOrder", "NoInversion", "BoundedOvertake", "StartsOnce"] as const;
 
+// The invariants of Producers.tla about slots and routing (TypeOK excepted, as above): a completion in the wrong
+// queue, or in a FREE slot's, or a slot held twice.
+const PRODUCERS_ROUTING = ["CompletionsRouted", "CompletionOnlyToOpenSlot", "SlotExclusive"] as const;
+
 /** Every configuration, in the order it runs. A `.cfg` under spec/ that is not listed here fails the command. */
 export const RUNS: readonly Run[] = [
   { name: "ChaseLev", module: "ChaseLev.tla", cfg: "ChaseLev.cfg", kind: "real" },
@@ -693,6 +697,104 @@ export const RUNS: readonly Run[] = [
     cfg: "mutants/NarrowPositions_Aba.cfg",
     kind: "mutant",
     expect: [...QUEUE_SEMANTIC, "NoAbaCas"],
+  },
+  { name: "Producers", module: "Producers.tla", cfg: "Producers.cfg", kind: "real" },
+  { name: "ProducersTwo", module: "Producers.tla", cfg: "ProducersTwo.cfg", kind: "real" },
+  { name: "ProducersClose", module: "Producers.tla", cfg: "ProducersClose.cfg", kind: "real" },
+  { name: "ProducersTerminate", module: "Producers.tla", cfg: "ProducersTerminate.cfg", kind: "real" },
+  {
+    name: "CompletionToOwnerSlot",
+    module: "Producers.tla",
+    mutant: "CompletionToOwnerSlot",
+    cfg: "mutants/ProducersSafety.cfg",
+    kind: "mutant",
+    expect: ["CompletionsRouted"],
+  },
+  {
+    name: "CompletionToOtherSlot",
+    module: "Producers.tla",
+    mutant: "CompletionToOtherSlot",
+    cfg: "mutants/ProducersTwoSafety.cfg",
+    kind: "mutant",
+    expect: ["CompletionsRouted"],
+  },
+  {
+    // Its QUEUED record runs after the slot was freed: the completion reaches a FREE slot (or, never read,
+    // the record does not come back).
+    name: "DeadCleanupSkipsCancel",
+    module: "Producers.tla",
+    mutant: "DeadCleanupSkipsCancel",
+    cfg: "mutants/ProducersDeath.cfg",
+    kind: "mutant",
+    expect: ["CompletionOnlyToOpenSlot", "RecordsAndSlotsBack"],
+  },
+  {
+    name: "DeadCleanupSkipsDrain",
+    module: "Producers.tla",
+    mutant: "DeadCleanupSkipsDrain",
+    cfg: "mutants/ProducersDeath.cfg",
+    kind: "mutant",
+    expect: ["CompletionOnlyToOpenSlot", "RecordsAndSlotsBack"],
+  },
+  {
+    // Safe but stuck: the slot stays DEAD, only the liveness property can catch it.
+    name: "DeadCleanupNeverDrains",
+    module: "Producers.tla",
+    mutant: "DeadCleanupNeverDrains",
+    cfg: "mutants/ProducersDeath.cfg",
+    kind: "mutant",
+    expect: ["RecordsAndSlotsBack"],
+  },
+  {
+    // Safe but leaky: only the liveness property can catch it.
+    name: "MarkClearedAtStore",
+    module: "Producers.tla",
+    mutant: "MarkClearedAtStore",
+    cfg: "mutants/ProducersDeath.cfg",
+    kind: "mutant",
+    expect: ["RecordsAndSlotsBack"],
+  },
+  {
+    name: "CloseBeforeRecordsBack",
+    module: "Producers.tla",
+    mutant: "CloseBeforeRecordsBack",
+    cfg: "mutants/ProducersSafety.cfg",
+    kind: "mutant",
+    expect: ["CompletionOnlyToOpenSlot"],
+  },
+  {
+    name: "ClosedFreesReusedSlot",
+    module: "Producers.tla",
+    mutant: "ClosedFreesReusedSlot",
+    cfg: "mutants/ProducersSafety.cfg",
+    kind: "mutant",
+    expect: PRODUCERS_ROUTING,
+  },
+  {
+    name: "ClaimsSlotNotFree",
+    module: "Producers.tla",
+    mutant: "ClaimsSlotNotFree",
+    cfg: "mutants/ProducersSafety.cfg",
+    kind: "mutant",
+    expect: ["SlotExclusive"],
+  },
+  {
+    // Safe but stuck: only a liveness property can catch it.
+    name: "TerminateWithoutWake",
+    module: "Producers.tla",
+    mutant: "TerminateWithoutWake",
+    cfg: "mutants/ProducersTerminate.cfg",
+    kind: "mutant",
+    expect: ["TerminateRejectsAll", "EverySettled"],
+  },
+  {
+    // The order of the code when Producers.tla was written (see spec/README.md, "Producers.tla").
+    name: "AdmitReadsStateFirst",
+    module: "Producers.tla",
+    mutant: "AdmitReadsStateFirst",
+    cfg: "mutants/ProducersClose.cfg",
+    kind: "mutant",
+    expect: ["CloseAbandonsNothing"],
   },
 ];
 

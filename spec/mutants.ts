@@ -715,6 +715,141 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       replace: "    /\\ hand[w] = NONE /\\ dq[w] = << >> /\\ Len(inj) > 1   \\* BUG: was inj /= << >>\n",
     }],
   },
+  // ---- Producers.tla (producers in other threads: slots, routing, close, terminate, death) ----
+  {
+    name: "CompletionToOwnerSlot",
+    base: "Producers.tla",
+    bug: "a worker pushes every completion into slot 0's queue (the owner's), whatever the record's origin",
+    patches: [{
+      find: "    /\\ LET s == origin[wrec[w]] IN\n         /\\ cq' = [cq EXCEPT ![s] = @ \\cup {wrec[w]}]\n",
+      replace: "    /\\ LET s == 0 IN   \\* BUG: was origin[wrec[w]]\n         /\\ cq' = [cq EXCEPT ![s] = @ \\cup {wrec[w]}]\n",
+    }],
+  },
+  {
+    name: "CompletionToOtherSlot",
+    base: "Producers.tla",
+    bug: "a worker pushes a completion into another producer's slot (the origin decoded off by one, wrapping)",
+    patches: [{
+      find: "    /\\ LET s == origin[wrec[w]] IN\n         /\\ cq' = [cq EXCEPT ![s] = @ \\cup {wrec[w]}]\n",
+      replace: "    /\\ LET s == (origin[wrec[w]] % Slots) + 1 IN   \\* BUG: was origin[wrec[w]]\n" +
+        "         /\\ cq' = [cq EXCEPT ![s] = @ \\cup {wrec[w]}]\n",
+    }],
+  },
+  {
+    name: "DeadCleanupSkipsCancel",
+    base: "Producers.tla",
+    bug: "the cleanup after a producer's death does not cancel its QUEUED records: they run later and their " +
+      "completions reach the slot after it was freed",
+    patches: [{
+      find: "    /\\ IF \\E r \\in R : origin[r] = s /\\ rstate[r] = \"QUEUED\"\n",
+      replace: "    /\\ IF FALSE   \\* BUG: its QUEUED records are not cancelled\n",
+    }],
+  },
+  {
+    name: "DeadCleanupSkipsDrain",
+    base: "Producers.tla",
+    bug: "the cleanup after a producer's death frees the slot without reading its completion queue: the records " +
+      "there (and those still running) never come back",
+    patches: [{
+      find: "    /\\ IF cq[s] # {}\n         THEN \\E r \\in cq[s] :\n",
+      replace: "    /\\ IF FALSE   \\* BUG: the dead slot's completions are not read\n         THEN \\E r \\in cq[s] :\n",
+    }, {
+      find: "         ELSE /\\ ~\\E r \\in R : origin[r] = s /\\ rstate[r] \\in {\"RUNNING\", \"DONE\"}\n",
+      replace: "         ELSE /\\ TRUE   \\* BUG: nor waited for\n",
+    }],
+  },
+  {
+    name: "DeadCleanupNeverDrains",
+    base: "Producers.tla",
+    bug: "the cleanup after a producer's death waits for its records to leave RUNNING and DONE without reading " +
+      "its completion queue: the DONE ones there never do, its records and slot never come back",
+    patches: [{
+      find: "    /\\ IF cq[s] # {}\n         THEN \\E r \\in cq[s] :\n",
+      replace: "    /\\ IF FALSE   \\* BUG: the dead slot's completions are not read\n         THEN \\E r \\in cq[s] :\n",
+    }],
+  },
+  {
+    name: "MarkClearedAtStore",
+    base: "Producers.tla",
+    bug: "a producer's mark on a taken record ends at its QUEUED store, not at the injector push: a producer " +
+      "that dies between the two leaves a record that no worker will ever see and the owner does not reclaim",
+    patches: [{
+      find: "         /\\ rstate' = [rstate EXCEPT ![r] = \"QUEUED\"]\n",
+      replace: "         /\\ rstate' = [rstate EXCEPT ![r] = \"QUEUED\"]\n" +
+        "         /\\ cachedBy' = [cachedBy EXCEPT ![r] = 0]   \\* BUG: the mark ends here, before the push\n",
+    }, {
+      find: "    /\\ UNCHANGED <<pool, sstate, pending, waitw, cq, inj, cachedBy, hslot, next, cur, forgotten, settles, admitted,\n",
+      replace: "    /\\ UNCHANGED <<pool, sstate, pending, waitw, cq, inj, hslot, next, cur, forgotten, settles, admitted,\n",
+    }],
+  },
+  {
+    name: "CloseBeforeRecordsBack",
+    base: "Producers.tla",
+    bug: "a producer's close sends `closed` once every task is settled, without waiting for the completions of " +
+      "its forgotten tasks: the slot is freed while one is still coming",
+    patches: [{
+      find: "    /\\ placed[h] = {} /\\ forgotten[h] = {}\n",
+      replace: "    /\\ placed[h] = {}   \\* BUG: forgotten records may still be out\n",
+    }],
+  },
+  {
+    name: "ClosedFreesReusedSlot",
+    base: "Producers.tla",
+    bug: "the owner frees the slot named by a `closed` message without checking that the sender still holds " +
+      "it: an old producer's late message frees a slot reused since",
+    patches: [{
+      find: "         IF h \\in ends /\\ holder[s] = h\n",
+      replace: "         IF TRUE   \\* BUG: was h \\in ends /\\ holder[s] = h\n",
+    }],
+  },
+  {
+    name: "ClaimsSlotNotFree",
+    base: "Producers.tla",
+    bug: "a new handle claims a slot that is not FREE (one still OPEN)",
+    patches: [{
+      find: "         /\\ sstate[s] = \"FREE\"\n         /\\ sstate' = [sstate EXCEPT ![s] = \"OPEN\"]\n",
+      replace: "         /\\ sstate[s] # \"DEAD\"   \\* BUG: was = \"FREE\"\n" +
+        "         /\\ sstate' = [sstate EXCEPT ![s] = \"OPEN\"]\n",
+    }],
+  },
+  {
+    name: "TerminateWithoutWake",
+    base: "Producers.tla",
+    bug: "terminate stores TERMINATED but wakes no producer: one asleep waiting for completions (which no " +
+      "stopped worker will push) never rejects its tasks",
+    patches: [{
+      find: "         THEN /\\ waitw' = [waitw EXCEPT ![cursor] = 0]\n",
+      replace: "         THEN /\\ UNCHANGED waitw   \\* BUG: the waiting word is left, nobody notified\n",
+    }],
+  },
+  {
+    name: "AdmitReadsStateFirst",
+    base: "Producers.tla",
+    bug: "admission reads the pool's state before the task counts pending (the order of lib/producer/admission.ts " +
+      "and ledger.ts when this spec was written): a close that reads the count 0 in between stops the workers " +
+      "with the task on its way into the injector",
+    patches: [{
+      find: "Live == {\"Idle\", \"ReadState\",",
+      replace: "Live == {\"Idle\", \"ReadState\", \"Counted\",",
+    }, {
+      // The count comes second, after the read ("Counted" is the step between the two) ...
+      find: "    /\\ h \\in H /\\ hpc[h] = \"Idle\" /\\ next[h] <= Tasks\n    /\\ pending' =",
+      replace: "    /\\ h \\in H /\\ hpc[h] = \"Counted\"   \\* BUG: the count, after the read\n    /\\ pending' =",
+    }, {
+      find: "    /\\ hpc' = [hpc EXCEPT ![h] = \"ReadState\"]\n",
+      replace: "    /\\ hpc' = [hpc EXCEPT ![h] = \"Take\"]\n",
+    }, {
+      // ... and the read first, with nothing counted to take back on a refusal.
+      find: "    /\\ h \\in H /\\ hpc[h] = \"ReadState\"\n",
+      replace: "    /\\ h \\in H /\\ hpc[h] = \"Idle\" /\\ next[h] <= Tasks   \\* BUG: the read, first\n",
+    }, {
+      find: "         THEN /\\ hpc' = [hpc EXCEPT ![h] = \"Take\"]\n",
+      replace: "         THEN /\\ hpc' = [hpc EXCEPT ![h] = \"Counted\"]\n",
+    }, {
+      find: "         ELSE /\\ pending' = [pending EXCEPT ![hslot[h]] = @ - 1]\n",
+      replace: "         ELSE /\\ UNCHANGED pending\n",
+    }],
+  },
 ];
 
 /**
