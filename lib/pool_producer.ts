@@ -117,6 +117,8 @@ export class PoolProducer<M extends object = Record<string, AnyFunction>> implem
   /** Its slot (protocol/producers.ts). */
   private readonly slot: number;
   private closing: Promise<void> | undefined;
+  /** Its end of the link (ref'd while `close` waits for the owner's answer). */
+  private readonly port: { ref?: () => void };
 
   /** @internal Use {@link openProducer}. */
   constructor(
@@ -132,7 +134,9 @@ export class PoolProducer<M extends object = Record<string, AnyFunction>> implem
     const port = handle.port as unknown as PortLike & {
       onmessage: ((event: MessageEvent) => void) | null;
       unref?: () => void;
+      ref?: () => void;
     };
+    this.port = port;
     this.link = new OwnerLink(port, control);
     this.producer = new Producer(
       { buffer, layout, arena, metrics: undefined },
@@ -350,6 +354,8 @@ export class PoolProducer<M extends object = Record<string, AnyFunction>> implem
       this.producer.stopReading();
       this.producer.dispose();
       // The owner gives the slot back and says so (then the link closes at both ends).
+      // Waited for with the link ref'd: else a thread with nothing else to do would exit before the answer.
+      this.port.ref?.();
       this.link.send({ type: "closed" });
       await this.linkEnd();
       this.link.close();

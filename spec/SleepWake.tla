@@ -16,6 +16,7 @@
 (* code: lib/owner/owner.ts                                                 *)
 (* code: lib/producer/completion.ts                                         *)
 (* code: lib/producer/submission.ts                                         *)
+(* code: lib/protocol/producers.ts                                          *)
 (*                                                                          *)
 (* Threads. Workers run the loop: pop their own deque, pop one task from  *)
 (* the injector (then, if it still holds tasks, newWork, so that a sleeper *)

@@ -102,20 +102,50 @@ const highAt = settledOrder.indexOf("high 42");
 if (highAt < 0 || highAt > 2 || lowBatch.join() !== "2,4" || lowMap.join() !== "8,9") {
   failed.push("priority " + settledOrder.join("/"));
 }
-const features = failed.join();
 `;
+
+/**
+ * A producer in another thread (issue 29): a node:worker_threads thread (Node, Deno and Bun) opens a
+ * producer from the pool's handle and runs 2,000 tasks from there (`producer.ts` of the project); it
+ * pushes "producer" to `failed` unless their sum comes back.
+ */
+const PRODUCER_FEATURE = `// A producer in another thread: a handle posted with its port, 2,000 tasks run from there.
+const threads = Reflect.get(globalThis, "process").getBuiltinModule("node:worker_threads");
+const handle = pool.handle();
+const producerThread = new threads.Worker(new URL("./producer.ts", import.meta.url), {
+  workerData: handle,
+  transferList: [...handle.transfer],
+});
+const fromProducer = await new Promise((resolve, reject) => {
+  producerThread.once("message", resolve);
+  producerThread.once("error", reject);
+});
+if (fromProducer !== 2001000) failed.push("producer " + fromProducer);
+`;
+
+/**
+ * What a consumer's main runs with `pool` open: {@link CONSUMER_RUN}'s steps, with the producer thread
+ * of {@link PRODUCER_FEATURE} where the consumer can start one (not in a page: its bundle has no second
+ * entry), then `features`.
+ */
+function consumerRun(producer: boolean): string {
+  return `const sums = await Promise.all(Array.from({ length: 10_000 }, (_, i) => pool.run("add", i, 1)));
+const fib = await pool.run("fib", 30);
+const waited = await pool.run("stolenWhileWaiting");
+const steals = pool.stats().workers.reduce((sum, w) => sum + w.successfulSteals, 0);
+${CONSUMER_FEATURES}${producer ? PRODUCER_FEATURE : ""}const features = failed.join();
+`;
+}
 
 /**
  * What every consumer's main runs with `pool` open (2 workers, metrics on; JavaScript that is also
  * TypeScript): 10k tasks, fib(30), a join that ends only if its b is stolen, the steals counted, and
  * {@link CONSUMER_FEATURES}. It leaves what {@link CONSUMER_RESULT} reports.
  */
-export const CONSUMER_RUN =
-  `const sums = await Promise.all(Array.from({ length: 10_000 }, (_, i) => pool.run("add", i, 1)));
-const fib = await pool.run("fib", 30);
-const waited = await pool.run("stolenWhileWaiting");
-const steals = pool.stats().workers.reduce((sum, w) => sum + w.successfulSteals, 0);
-${CONSUMER_FEATURES}`;
+export const CONSUMER_RUN: string = consumerRun(false);
+
+/** {@link CONSUMER_RUN} with a producer in another thread (the project's `producer.ts`: {@link consumerFiles}). */
+export const CONSUMER_RUN_WITH_PRODUCER: string = consumerRun(true);
 
 /** What a consumer's main reports after {@link CONSUMER_RUN}: the object {@link assertConsumerRan} reads. */
 export const CONSUMER_RESULT = "{ ok: sums.every((v, i) => v === i + 1), fib, waited, steals, features }";
@@ -126,8 +156,22 @@ export const CONSUMER_RESULT = "{ ok: sums.every((v, i) => v === i + 1), fib, wa
  * ends only if its b is stolen, and a `main.ts` that runs 10k tasks, fib(30) and that join on 2 workers
  * and {@link CONSUMER_FEATURES}, and prints `RESULT {ok, fib, waited, steals, features}`.
  */
-export function consumerFiles(specifier: string): { "tasks.ts": string; "main.ts": string } {
+export function consumerFiles(
+  specifier: string,
+  producer = true,
+): { "tasks.ts": string; "main.ts": string; "producer.ts"?: string } {
   return {
+    ...(producer
+      ? {
+        "producer.ts": `import { parentPort, workerData } from "node:worker_threads";
+import { openProducer } from "${specifier}";
+const producer = openProducer(workerData);
+const results = await Promise.all(Array.from({ length: 2000 }, (_, i) => producer.run("add", i, 1)));
+await producer.close();
+parentPort!.postMessage(results.reduce((a, b) => a + b, 0));
+`,
+      }
+      : {}),
     "tasks.ts": `import { currentTask, join, move } from "${specifier}";
 export function add(a: number, b: number): number {
   return a + b;
@@ -185,7 +229,7 @@ export function raise(flag: Int32Array) {
     "main.ts": `import { move, Pool } from "${specifier}";
 import type * as tasks from "./tasks.ts";
 const pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: 2, metrics: true });
-${CONSUMER_RUN}await pool.close();
+${producer ? CONSUMER_RUN_WITH_PRODUCER : CONSUMER_RUN}await pool.close();
 console.log("RESULT " + JSON.stringify(${CONSUMER_RESULT}));
 `,
   };
@@ -220,7 +264,7 @@ export function assertConsumerRan(what: string, run: { code: number; output: str
   assertEquals(
     result.features,
     "",
-    `${what}: the checks of abort, map, runMany, broadcast, metrics, force, move and priority that failed`,
+    `${what}: the checks of abort, map, runMany, broadcast, metrics, force, move, priority and producer that failed`,
   );
   assertEquals(result.fib, 832040, `${what}: fib(30)`);
   assert(result.waited !== "timed-out", `${what}: a join's b was never stolen while its a waited: ${line}`);

@@ -1,6 +1,6 @@
 /**
  * Bun consumers of the packed npm tarball, installed with `bun add <tarball>`: the project run with `bun
- * run main.ts`, and a single-file executable, `bun build --compile ./main.ts ./tasks.ts` (the task module as an extra entry
+ * run main.ts`, and a single-file executable, `bun build --compile ./main.ts ./tasks.ts ./producer.ts` (the task module as an extra entry
  * point, as Bun's documentation says for workers; nothing of filch's is named), run from another directory
  * so that nothing can be loaded from the project's files. Each must run 10k tasks and a fork-join fib
  * whose pieces are stolen.
@@ -12,7 +12,7 @@ import { assertConsumerRan, bin, consumerFiles, packTarball, runCommand } from "
 import { assertEquals, test, within } from "./_test.ts";
 
 test(
-  "Bun: a project that ran bun add <tarball> runs 10k tasks and a stealing fork-join fib with bun run, and as a single-file executable (bun build --compile ./main.ts ./tasks.ts)",
+  "Bun: a project that ran bun add <tarball> runs 10k tasks and a stealing fork-join fib with bun run, and as a single-file executable (bun build --compile ./main.ts ./tasks.ts ./producer.ts)",
   async () => {
     const dir = mkdtempSync(join(tmpdir(), "filch-bun-compile-"));
     try {
@@ -29,7 +29,7 @@ test(
       assertConsumerRan("bun run main.ts", ran);
       const app = join(dir, "app");
       const built = await within(
-        runCommand(bin("bun"), ["build", "--compile", "./main.ts", "./tasks.ts", "--outfile", app], project),
+        runCommand(bin("bun"), ["build", "--compile", "./main.ts", "./tasks.ts", "./producer.ts", "--outfile", app], project),
         120_000,
         "bun build --compile",
       );

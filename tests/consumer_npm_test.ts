@@ -13,7 +13,7 @@ import {
   assertConsumerRan,
   bin,
   CONSUMER_RESULT,
-  CONSUMER_RUN,
+  CONSUMER_RUN_WITH_PRODUCER,
   consumerFiles,
   consumerJsTasks,
   packTarball,
@@ -26,7 +26,7 @@ const NODE_22 = "22.23.3";
 
 const JS_MAIN = `import { move, Pool } from "filch";
 const pool = await Pool.create(new URL("./tasks.mjs", import.meta.url), { workers: 2, metrics: true });
-${CONSUMER_RUN}await pool.close();
+${CONSUMER_RUN_WITH_PRODUCER}await pool.close();
 console.log("RESULT " + JSON.stringify(${CONSUMER_RESULT}));
 `;
 

@@ -21,7 +21,8 @@ let code = 1;
 try {
   const project = join(dir, "project");
   mkdirSync(project);
-  for (const [name, text] of Object.entries(consumerFiles(pathToFileURL(join(root, "mod.ts")).href))) {
+  // Without the producer thread: a compiled binary would need its module included as a second entry.
+  for (const [name, text] of Object.entries(consumerFiles(pathToFileURL(join(root, "mod.ts")).href, false))) {
     writeFileSync(join(project, name), text);
   }
   const app = join(dir, "app");
