@@ -46,8 +46,9 @@
  * Run: `node bench/producers.ts`, `deno run -A bench/producers.ts`, `bun bench/producers.ts`. Options:
  * `--rounds N` (default 15), `--tasks N` (the `add` tasks per run, default 20,000; the issue's stress shape
  * is `--tasks 1000000`, 125,000 from each of 8 threads), `--spin-tasks N` (default 6,000), `--us U` (default
- * 40), `--window W` (default 1,000), `--workers W` (default 2), `--producers 1,2,4,8`, `--json` (one JSON
- * line per row, then per ratio). Every run has a deadline (bench/_deadline.ts): a hang fails with a message.
+ * 40), `--window W` (default 1,000), `--workers W` (default 2), `--producers 1,2,4,8`, `--capacity C`
+ * (one more contender: filch's producers on a second pool with `taskCapacity: C`, to compare with the
+ * default 4,096 records when P × window exceeds them), `--json` (one JSON line per row, then per ratio). Every run has a deadline (bench/_deadline.ts): a hang fails with a message.
  */
 import process from "node:process";
 import { readFileSync } from "node:fs";
@@ -74,8 +75,10 @@ interface Kind {
 
 /** A contender: how its runs are fed. */
 interface Contender {
-  name: "filch" | "relay" | "piscina";
+  name: string;
   via: Go["via"];
+  /** With `via: "producer"`: which pool's producer each thread uses (0: the shared pool). */
+  pool: number;
   /** For a relay: runs one relayed task on the main thread. */
   runOnMain?: (task: string, args: number[]) => Promise<number>;
 }
@@ -167,6 +170,8 @@ export interface Settings {
   window: number;
   workers: number;
   producers: number[];
+  /** If set, a second filch pool with this `taskCapacity`, as one more contender (`--capacity`). */
+  capacity?: number;
 }
 
 /**
@@ -211,13 +216,16 @@ export async function benchProducers(
   }
 
   const contenders: Contender[] = [];
-  // (a) filch's producers: one handle per thread, opened there.
-  try {
+  /** Opens a producer on `target` in every thread, as that thread's producer number `index`. */
+  async function openAll(target: Pool<typeof tasks>, index: number): Promise<void> {
     const opened = await withTimeout(
       Promise.all(threads.map((thread, p) => {
         const reply = next(p);
-        const handle = pool.handle();
-        thread.post({ type: "open", handle } satisfies ToThread, handle.transfer as unknown as ArrayBuffer[]);
+        const handle = target.handle();
+        thread.post(
+          { type: "open", handle, pool: index } satisfies ToThread,
+          handle.transfer as unknown as ArrayBuffer[],
+        );
         return reply;
       })),
       20_000,
@@ -225,14 +233,35 @@ export async function benchProducers(
     );
     const failed = opened.find((m) => m.type === "opened" && m.error !== undefined);
     if (failed !== undefined && failed.type === "opened") throw new Error(failed.error);
-    contenders.push({ name: "filch", via: "producer" });
+  }
+  // (a) filch's producers: one handle per thread, opened there.
+  try {
+    await openAll(pool, 0);
+    contenders.push({ name: "filch", via: "producer", pool: 0 });
   } catch (error) {
     skipped.push(`filch (producers in other threads): ${String(error).split("\n")[0]}`);
+  }
+  // With --capacity: filch again, on a pool of its own with that many task records.
+  let second: Pool<typeof tasks> | undefined;
+  if (s.capacity !== undefined) {
+    const name = `filch taskCapacity ${s.capacity}`;
+    try {
+      second = await withTimeout(
+        Pool.create<typeof tasks>(TASKS_URL, { workers: s.workers, producers: maxP, taskCapacity: s.capacity }),
+        20_000,
+        `the ${name} pool did not start within 20 s`,
+      );
+      await openAll(second, 1);
+      contenders.push({ name, via: "producer", pool: 1 });
+    } catch (error) {
+      skipped.push(`${name}: ${String(error).split("\n")[0]}`);
+    }
   }
   // (b) the relay onto the same filch pool.
   contenders.push({
     name: "relay",
     via: "relay",
+    pool: 0,
     runOnMain: (task, args) => (pool.run as (t: string, ...a: number[]) => Promise<number>)(task, ...args),
   });
   // (c) piscina behind the same relay.
@@ -248,6 +277,7 @@ export async function benchProducers(
     contenders.push({
       name: "piscina",
       via: "relay",
+      pool: 0,
       runOnMain: (task, args) => made.run({ task, args }) as Promise<number>,
     });
   } catch (error) {
@@ -277,6 +307,7 @@ export async function benchProducers(
         {
           type: "go",
           via: contender.via,
+          pool: contender.pool,
           n,
           base: p * 10_000_000,
           task: kind.task,
@@ -350,8 +381,10 @@ export async function benchProducers(
     "the producers did not close within 10 s",
   ).catch((error) => console.error(`WARNING ${error}`));
   for (const thread of threads) thread.terminate();
-  await withTimeout(pool.close(), 10_000, "the filch pool did not close within 10 s")
-    .catch((error) => console.error(`WARNING ${error}`));
+  for (const target of second === undefined ? [pool] : [pool, second]) {
+    await withTimeout(target.close(), 10_000, "a filch pool did not close within 10 s")
+      .catch((error) => console.error(`WARNING ${error}`));
+  }
   if (piscina !== undefined) {
     await withTimeout(piscina.destroy(), 5_000, "piscina did not close within 5 s")
       .catch((error) => console.error(`WARNING ${error}`));
@@ -404,14 +437,16 @@ if (import.meta.main ?? process.argv[1]?.endsWith("producers.ts")) {
     window: Number(option("window") ?? 1_000),
     workers: Number(option("workers") ?? 2),
     producers: (option("producers") ?? "1,2,4,8").split(",").map(Number),
+    capacity: option("capacity") === undefined ? undefined : Number(option("capacity")),
   };
   const { rounds, tasks, spinTasks, us, window, workers, producers } = settings;
   if (
     !(rounds >= 1 && tasks >= 1 && spinTasks >= 1 && us >= 0 && window >= 1 && workers >= 1) ||
-    !producers.every((p) => Number.isInteger(p) && p >= 1 && p <= 64)
+    !producers.every((p) => Number.isInteger(p) && p >= 1 && p <= 64) ||
+    !(settings.capacity === undefined || (Number.isInteger(settings.capacity) && settings.capacity >= 1))
   ) {
     throw new Error(
-      "Cannot run with those settings: --rounds, --tasks, --spin-tasks, --window, --workers ≥ 1, --us ≥ 0, --producers integers 1–64",
+      "Cannot run with those settings: --rounds, --tasks, --spin-tasks, --window, --workers ≥ 1, --us ≥ 0, --producers integers 1–64, --capacity an integer ≥ 1",
     );
   }
   const { rows, ratios, skipped, cpuProblem } = await benchProducers(settings);

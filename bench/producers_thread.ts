@@ -2,8 +2,8 @@
  * A producer thread of the producers benchmark (bench/producers.ts). It lives for the whole benchmark and
  * submits its share of each run in one of two ways, as the main thread's "go" message says:
  *
- * - `via: "producer"`: through filch's producer in this thread (`openProducer` on the handle the main
- *   thread posted once, at "open");
+ * - `via: "producer"`: through one of filch's producers in this thread (`openProducer` on a handle the
+ *   main thread posted once, at "open": one per pool under test);
  * - `via: "relay"`: by message to the main thread, one `{ id, task, args }` per task, which runs it (on
  *   filch's pool or piscina, the main thread decides) and posts `{ id, value }` back: the relay users write
  *   today.
@@ -19,6 +19,8 @@ import type * as tasks from "./producers_tasks.ts";
 export interface Go {
   type: "go";
   via: "producer" | "relay";
+  /** With `via: "producer"`: which of this thread's producers (one per pool, in the order opened). */
+  pool: number;
   /** How many tasks this thread submits. */
   n: number;
   /** Added to each task's index: results of different threads differ. */
@@ -32,7 +34,7 @@ export interface Go {
 
 /** What the main thread sends. */
 export type ToThread =
-  | { type: "open"; handle: unknown }
+  | { type: "open"; handle: unknown; pool: number }
   | Go
   | { type: "result"; id: number; value: number }
   | { type: "close" };
@@ -45,7 +47,8 @@ export type FromThread =
   | { type: "closed" };
 
 const port = parentPort();
-let producer: PoolProducer<typeof tasks> | undefined;
+/** This thread's producers, one per pool. */
+const producers: PoolProducer<typeof tasks>[] = [];
 /** The relay's unanswered tasks, by id. */
 const waiting = new Map<number, (value: number) => void>();
 let nextId = 0;
@@ -59,6 +62,7 @@ function relay(task: string, args: number[]): Promise<number> {
 }
 
 async function drive(go: Go): Promise<{ wrong: number; failed: number }> {
+  const producer = producers[go.pool];
   const submit: (i: number) => Promise<number> = go.via === "producer"
     ? (go.task === "add" ? (i) => producer!.run("add", i, go.base) : (i) => producer!.run("spinAdd", i, go.base, go.us))
     : (go.task === "add" ? (i) => relay("add", [i, go.base]) : (i) => relay("spinAdd", [i, go.base, go.us]));
@@ -87,7 +91,7 @@ port.onMessage((data) => {
     waiting.delete(message.id);
     resolve(message.value);
   } else if (message.type === "go") {
-    if (message.via === "producer" && producer === undefined) {
+    if (message.via === "producer" && producers[message.pool] === undefined) {
       port.post({ type: "done", wrong: 0, failed: 0, error: "no producer open in this thread" } satisfies FromThread);
       return;
     }
@@ -97,12 +101,12 @@ port.onMessage((data) => {
     );
   } else if (message.type === "open") {
     try {
-      producer = openProducer<typeof tasks>(message.handle as never);
+      producers[message.pool] = openProducer<typeof tasks>(message.handle as never);
       port.post({ type: "opened" } satisfies FromThread);
     } catch (error) {
       port.post({ type: "opened", error: String(error) } satisfies FromThread);
     }
   } else if (message.type === "close") {
-    (producer?.close() ?? Promise.resolve()).then(() => port.post({ type: "closed" } satisfies FromThread));
+    Promise.all(producers.map((p) => p.close())).then(() => port.post({ type: "closed" } satisfies FromThread));
   }
 });
