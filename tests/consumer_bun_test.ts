@@ -29,7 +29,11 @@ test(
       assertConsumerRan("bun run main.ts", ran);
       const app = join(dir, "app");
       const built = await within(
-        runCommand(bin("bun"), ["build", "--compile", "./main.ts", "./tasks.ts", "./producer.ts", "--outfile", app], project),
+        runCommand(
+          bin("bun"),
+          ["build", "--compile", "./main.ts", "./tasks.ts", "./producer.ts", "--outfile", app],
+          project,
+        ),
         120_000,
         "bun build --compile",
       );
