@@ -178,21 +178,41 @@ test("a worker's death fails a producer's task on it with WorkerCrashedError; th
   });
 }, 120_000);
 
-test("a producer flooding the pool does not starve another: the light one finishes first", async () => {
-  await withTerminatedPool<typeof tasks>(moduleUrl, { workers: 2, taskCapacity: 64 }, async (pool) => {
-    // 4,000 tasks of 1 ms keep 64 records busy for 2 s; the light producer's 40 wait their turn behind
-    // its backlog only if records are not shared fairly.
-    const heavy = producerThread(pool, { kind: "timed", n: 4_000, spinMs: 1 }, "heavy");
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    const light = await producerThread(pool, { kind: "timed", n: 40, spinMs: 1 }, "light");
-    const heavyReport = await heavy;
-    totals([light, heavyReport]);
-    assert(
-      (light.notes.ms as number) < (heavyReport.notes.ms as number) / 2,
-      `the light producer took ${light.notes.ms} ms, the heavy one ${heavyReport.notes.ms} ms`,
-    );
-  });
-}, 180_000);
+test(
+  "a producer flooding the pool does not starve another: the light one finishes while the heavy one runs",
+  async () => {
+    await withTerminatedPool<typeof tasks>(moduleUrl, { workers: 2, taskCapacity: 64 }, async (pool) => {
+      // 6,000 tasks of 1 ms keep 64 records busy for about 3 s. The light producer's 40 tasks wait for a
+      // record; unless records are shared fairly, the heavy producer takes each one freed for its own
+      // backlog, and the light one's tasks run only once that backlog is gone, as the heavy one ends.
+      const opened = new Int32Array(new SharedArrayBuffer(4));
+      const heavy = producerThread(pool, { kind: "timed", n: 6_000, spinMs: 1 }, "heavy", opened);
+      await allOpen(opened, 1);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const light = await producerThread(pool, { kind: "timed", n: 40, spinMs: 1 }, "light");
+      const heavyReport = await heavy;
+      totals([light, heavyReport]);
+      const [lightStart, lightEnd, heavyEnd] = [
+        light.notes.startAt,
+        light.notes.endAt,
+        heavyReport.notes.endAt,
+      ] as number[];
+      assert(
+        heavyEnd - lightStart > 1_000,
+        `the light producer started ${
+          heavyEnd - lightStart
+        } ms before the heavy one ended: too late to tell (a machine far too slow)`,
+      );
+      assert(
+        lightEnd < heavyEnd - 500,
+        `the light producer's tasks ended ${heavyEnd - lightEnd} ms before the heavy one's (it started ${
+          heavyEnd - lightStart
+        } ms before): starved behind the heavy one's backlog`,
+      );
+    });
+  },
+  180_000,
+);
 
 test("a producer's slot comes back at close: more producers than slots open one after another", async () => {
   await withTerminatedPool<typeof tasks>(moduleUrl, { workers: 1, producers: 2 }, async (pool) => {

@@ -944,13 +944,19 @@ export const PRODUCERS_MUTANTS: readonly ProducersMutant[] = [
 
 /**
  * A bug of a producer in another thread's life with its owner (issue 29): its close, the owner's close and
- * terminate, a worker's death under its tasks, its own death, its fair share of the records; caught by
+ * terminate, a worker's death under its tasks, its own death, the wake of a producer that waits for a record; caught by
  * tests/producers_test.ts (real producer threads) in the mutation run (group producer_threads, not fast: a
  * mutant that strands a producer is caught by the test's deadline).
  */
 export interface ProducerThreadMutant {
   name: string;
-  module: "pool_producer.ts" | "owner/links.ts" | "owner/owner.ts" | "owner/recovery.ts" | "producer/producer.ts";
+  module:
+    | "pool_producer.ts"
+    | "owner/links.ts"
+    | "owner/owner.ts"
+    | "owner/recovery.ts"
+    | "producer/producer.ts"
+    | "producer/completion.ts";
   bug: string;
   patches: Patch[];
 }
@@ -1003,13 +1009,13 @@ export const PRODUCER_THREAD_MUTANTS: readonly ProducerThreadMutant[] = [
     }],
   },
   {
-    name: "no_fair_share",
-    module: "producer/producer.ts",
-    bug: "a producer takes every free record even while another waits for one: a producer that floods the " +
-      "pool keeps the records, and the other's tasks wait behind its whole backlog",
+    name: "freed_records_wake_nobody",
+    module: "producer/completion.ts",
+    bug: "a producer that frees records wakes no other producer: one whose tasks all wait for a record, with " +
+      "none in flight, sleeps on after the records it waits for came free",
     patches: [{
-      find: "    if (!this.reader.othersWaitForRecords()) return Infinity;\n",
-      replace: "    return Infinity; // BUG: no share\n",
+      find: "    wakeRecordWaiters(this.channels, this.control);\n",
+      replace: "    // BUG: nobody woken\n",
     }],
   },
 ];
