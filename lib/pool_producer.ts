@@ -132,7 +132,7 @@ export class PoolProducer<M extends object = Record<string, AnyFunction>> implem
     const { buffer, arena, layout } = handle;
     const control = new Int32Array(buffer, layout.control, 3 * 16);
     const port = handle.port as unknown as PortLike & {
-      onmessage: ((event: MessageEvent) => void) | null;
+      onmessage: ((event: { data: unknown }) => void) | null;
       unref?: () => void;
       ref?: () => void;
     };

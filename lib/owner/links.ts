@@ -42,7 +42,7 @@ import {
 import type { PoolStateName } from "../lifecycle.ts";
 import type { ToOwner, ToProducer } from "../producer/owner_link.ts";
 import type { TaskTable } from "../record/task.ts";
-import type { PoolLayoutData } from "../producer/handle.ts";
+import type { PoolHandle, PoolLayoutData } from "../producer/handle.ts";
 
 /** What the links ask of the rest of the owner. */
 export interface LinkActs {
@@ -60,9 +60,9 @@ export interface LinkActs {
 
 /** A port as the owner uses it (a MessagePort on every runtime). */
 interface OwnerEnd {
-  postMessage(message: unknown, transfer?: Transferable[]): void;
+  postMessage(message: unknown, transfer?: readonly unknown[]): void;
   close(): void;
-  onmessage: ((event: MessageEvent) => void) | null;
+  onmessage: ((event: { data: unknown }) => void) | null;
   addEventListener?: (type: string, listener: () => void) => void;
   on?: (type: string, listener: () => void) => void;
   unref?: () => void;
@@ -123,7 +123,7 @@ export class ProducerLinks {
    * @throws {RangeError} If every slot is taken.
    * @throws {TypeError} If this runtime has no MessageChannel.
    */
-  open(): { port: MessagePort; slot: number } {
+  open(): { port: PoolHandle["port"]; slot: number } {
     if (typeof MessageChannel !== "function") {
       throw new TypeError("Cannot make a pool handle as this runtime has no MessageChannel");
     }
@@ -145,7 +145,7 @@ export class ProducerLinks {
     else end.on?.("close", ended);
     // An idle link does not keep the process alive (the pool does not either: runtime/thread.ts).
     end.unref?.();
-    return { port: channel.port2, slot };
+    return { port: channel.port2 as unknown as PoolHandle["port"], slot };
   }
 
   /** The layout as plain data, for a handle. */

@@ -45,7 +45,7 @@ import {
   SlotState,
 } from "../protocol/producers.ts";
 import type { Sleep } from "../protocol/sleep.ts";
-import { TABLE_NOTE_WORDS, TaskState, type TaskTable } from "../record/task.ts";
+import { TABLE_NOTE_WORDS, tableNotesInStep, TaskState, type TaskTable } from "../record/task.ts";
 
 /** How often the owner looks again at a dead producer's tasks still under way (ms). */
 const SWEEP_MS = 5;
@@ -145,7 +145,7 @@ export class ProducerDeaths {
       NoteWords.freeBlocks,
     );
     const tableNotes = slotNotes(buffer, layout, slot, NoteWords.table, TABLE_NOTE_WORDS);
-    if (tableNotes.some((note) => note !== -1)) inStep = true;
+    if (tableNotesInStep(tableNotes)) inStep = true;
     table.recoverNotes(tableNotes, freeListPushed, freeBlocksPushed);
     // A task it published (QUEUED) and may not have pushed: pushed, unless its level's notes say the last
     // push they claimed was this one (then the push, or its repair above, put it in).

@@ -256,8 +256,8 @@ export class CompletionReader {
       // Settled already (terminated, or its worker was declared dead): only the record is left to free,
       // if this report is current (releaseHandle checks the generation).
       this.messagePayloads.delete(handle);
-      this.movedPayloads.delete(handle);
       this.ledger.forgotten.delete(handle);
+      this.movedPayloads.delete(handle);
       table.releaseHandle(handle);
       return true;
     }

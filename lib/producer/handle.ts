@@ -52,8 +52,11 @@ export interface PoolHandle<M extends object = Record<string, (...args: never[])
   readonly slot: number;
   /** The most tasks one producer may have pending (`workers + maxQueue` of the pool), or Infinity. */
   readonly maxPending: number;
-  /** This handle's end of its channel to the pool's owner: put it in the transfer list. */
-  readonly port: MessagePort;
+  /**
+   * This handle's end of its channel to the pool's owner (a MessagePort): put it in the transfer list.
+   * Typed by what filch uses of it, so that a consumer needs neither the DOM library nor @types/node.
+   */
+  readonly port: { postMessage(message: unknown, transfer?: readonly unknown[]): void; close(): void };
   /**
    * The transfer list to post the handle with: `[handle.port]`. Typed loosely on purpose, so that it fits
    * the web's `postMessage` and node:worker_threads' `transferList` alike (their MessagePort types differ).
@@ -91,7 +94,9 @@ export function checkHandle<M extends object>(value: unknown): CheckedHandle<M> 
     );
   }
   const port = handle.port as unknown;
-  if (port === null || typeof port !== "object" || typeof (port as MessagePort).postMessage !== "function") {
+  if (
+    port === null || typeof port !== "object" || typeof (port as { postMessage?: unknown }).postMessage !== "function"
+  ) {
     throw new TypeError(
       "Cannot open producer as the handle has no port: post it with its port in the transfer list (worker.postMessage(handle, handle.transfer))",
     );

@@ -42,7 +42,7 @@ const STATE_NAMES: readonly PoolStateName[] = ["open", "closing", "closed", "ter
 /** The least a MessagePort is here, on every runtime (Node's, Deno's, Bun's and browsers' alike). */
 export interface PortLike {
   /** Posts a message. */
-  postMessage(message: unknown, transfer?: Transferable[]): void;
+  postMessage(message: unknown, transfer?: readonly unknown[]): void;
   /** Closes the port: no message is sent or received any more. */
   close(): void;
 }
