@@ -71,6 +71,10 @@ function poolPlan(withSleep: boolean): { plan: ScenarioPlan; shape: PoolShape } 
     inlineBytes: 192,
     blockBytes: 1024,
     blocks: 16,
+    // The pool is created with this shape: its buffer is the one of this layout only if the producer slots
+    // are the same (the recorder knows the pool's buffer by its length). None: a traced run has no producer
+    // in another thread.
+    producers: 0,
   };
   const layout = layoutModule.poolLayout(shape);
   const plan: ScenarioPlan = {
