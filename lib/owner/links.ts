@@ -42,7 +42,7 @@ import {
 import type { PoolStateName } from "../lifecycle.ts";
 import type { ToOwner, ToProducer } from "../producer/owner_link.ts";
 import type { TaskTable } from "../record/task.ts";
-import type { PoolHandle, PoolLayoutData } from "../producer/handle.ts";
+import type { PoolHandle } from "../producer/handle.ts";
 
 /** What the links ask of the rest of the owner. */
 export interface LinkActs {
@@ -146,11 +146,6 @@ export class ProducerLinks {
     // An idle link does not keep the process alive (the pool does not either: runtime/thread.ts).
     end.unref?.();
     return { port: channel.port2 as unknown as PoolHandle["port"], slot };
-  }
-
-  /** The layout as plain data, for a handle. */
-  layoutData(): PoolLayoutData {
-    return { ...this.layout, shape: { ...this.layout.shape } };
   }
 
   /** The link of `slot` closed: if its producer had not said `closed`, its thread is gone. */

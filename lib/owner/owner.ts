@@ -370,7 +370,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
       version: HANDLE_VERSION,
       buffer,
       arena,
-      layout: this.links.layoutData(),
+      layout, // plain data: posting the handle copies it
       tasks: [...this.producer.taskNames],
       slot,
       maxPending: this.maxPending,

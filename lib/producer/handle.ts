@@ -23,9 +23,6 @@ export const HANDLE_KIND = "filch.pool-handle";
  */
 export const HANDLE_VERSION = 1;
 
-/** A pool's layout as plain data (a {@link PoolLayout}). */
-export type PoolLayoutData = PoolLayout;
-
 /** A handle as the library reads it: its layout typed (the public type keeps it opaque). */
 export type CheckedHandle<M extends object> = PoolHandle<M> & { readonly layout: PoolLayout };
 

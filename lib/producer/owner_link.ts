@@ -19,7 +19,6 @@
 
 import { mem } from "../protocol/atomics.ts";
 import { ControlWords } from "../protocol/layout.ts";
-import { PoolStateCode } from "../protocol/producers.ts";
 import type { PoolStateName } from "../lifecycle.ts";
 import type { OwnerPort, WorkerMessage } from "./owner_port.ts";
 
@@ -110,9 +109,4 @@ export class OwnerLink implements OwnerPort {
   close(): void {
     this.port.close();
   }
-}
-
-/** The code of lifecycle state `state` in `ControlWords.poolState`. */
-export function stateCode(state: PoolStateName): number {
-  return PoolStateCode[state];
 }
