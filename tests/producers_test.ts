@@ -26,6 +26,7 @@ function producerThread(
   scenario: Scenario,
   name = "producer",
   opened?: Int32Array,
+  ms = 60_000,
 ): Promise<Report> {
   const thread = startThread(threadUrl, name);
   const handle = pool.handle();
@@ -34,7 +35,7 @@ function producerThread(
     thread.onError((error) => reject(error));
   });
   thread.post({ handle, scenario, opened }, handle.transfer as unknown as ArrayBuffer[]);
-  return within(report, 60_000, `producer thread '${name}' (${scenario.kind})`).then(
+  return within(report, ms, `producer thread '${name}' (${scenario.kind})`).then(
     (r) => {
       thread.terminate();
       if (r.error !== undefined) throw new Error(`the producer thread failed: ${r.error}`);
@@ -86,6 +87,30 @@ test("8 producer threads, 5,000 tasks each: every task settles once with its own
     assertEquals(await pool.run("add", 1, 2), 3, "the owner's own task");
   });
 }, 180_000);
+
+test(
+  "a producer whose first task finds every record taken is woken when another producer frees one",
+  async () => {
+    await withTerminatedPool<typeof tasks>(moduleUrl, { workers: 2, taskCapacity: 16 }, async (pool) => {
+      // The owner's tasks hold every record (two on the workers, the rest queued) until the gate opens.
+      const gate = new Int32Array(new SharedArrayBuffer(4));
+      const held = Array.from({ length: 16 }, () => pool.run("gate", gate));
+      const opened = new Int32Array(new SharedArrayBuffer(4));
+      const report = producerThread(pool, { kind: "sums", n: 10, base: 0 }, "late", opened, 20_000);
+      await allOpen(opened, 1);
+      // Its 10 tasks went to its backlog (it submits them in the turn it counts itself open).
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      Atomics.store(gate, 0, 1);
+      Atomics.notify(gate, 0);
+      assertEquals(await within(Promise.all(held), 20_000, "the owner's gated tasks"), Array(16).fill(1));
+      // Its first arm came before its first task went to the backlog: unless it counts itself as waiting
+      // for a record then, nobody wakes it when the owner's records free (it has no task in flight).
+      const { resolved, wrong } = totals([await report]);
+      assertEquals([resolved, wrong], [10, 0], "its tasks resolved with their own results");
+    });
+  },
+  60_000,
+);
 
 test(
   "a producer thread has the submitting API: run, runMany, map, with, spawn, drain, waitForRoom, close",

@@ -239,6 +239,9 @@ export class Admission {
     this.reader.arm();
     this.submitter.enqueue(entry, encoder);
     this.submitting = undefined;
+    // Once more if it went to the backlog: waiting for a record now, it must be counted as such (a throw
+    // before this line is repaired, and repair arms).
+    if (this.submitter.backlogLength > 0) this.reader.arm();
     // After the task is enqueued (a getter may have aborted the signal meanwhile: it is cancelled now).
     if (options !== undefined) this.canceller.begin(entry);
     return entry;

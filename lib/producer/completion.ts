@@ -29,7 +29,7 @@ import { decode, type ErrorClasses } from "../codec/codec.ts";
 import { type Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
 import { ControlWords } from "../protocol/layout.ts";
 import { Settled, type TaskLedger } from "./ledger.ts";
-import { type ProducerChannel, ProducerWords, wakeRecordWaiters } from "../protocol/producers.ts";
+import { type ProducerChannel, ProducerWords, wakeProducer, wakeRecordWaiters } from "../protocol/producers.ts";
 import { Outcome, PAYLOAD_BY_MESSAGE, type TaskTable } from "../record/task.ts";
 
 /** What the reader calls on its producer: at the start of each drain, and after it freed records. */
@@ -111,9 +111,18 @@ export class CompletionReader {
     this.errorClasses = errorClasses;
   }
 
-  /** Waits for the next completion (once), unless nothing is pending or the pool stopped. */
+  /**
+   * Waits for the next completion (once), unless nothing is pending or the pool stopped. Called again
+   * while it waits (after each submission), it brings its count of waiting for a record up to date: a
+   * task that went to the backlog after the wait began must be counted, or nobody wakes this producer
+   * when another frees a record (with no task of its own in flight, no completion of its own comes).
+   */
   arm(): void {
-    if (this.waiting || this.stopped || this.ledger.pending === 0) return;
+    if (this.stopped || this.ledger.pending === 0) return;
+    if (this.waiting) {
+      this.recountWaiting();
+      return;
+    }
     const { words, waiting } = this.channel;
     // Tasks of ours wait for a record that another producer may free: say so first (whoever frees one
     // then wakes us), then look at the free list below, after our waiting word is set.
@@ -142,6 +151,18 @@ export class CompletionReader {
   stop(): void {
     this.stopped = true;
     this.countWaiting(false);
+  }
+
+  /**
+   * While this producer waits: counts it waiting for a record if its backlog now starves (or uncounts it),
+   * then looks at the free list, after the count, as `arm` does: a record freed before the count was
+   * seen by no wake, so if one is free now, this producer wakes itself.
+   */
+  private recountWaiting(): void {
+    const starved = this.hooks.starved();
+    if (starved === this.countedWaiting) return;
+    this.countWaiting(starved);
+    if (starved && this.table.freeRecords.length > 0) wakeProducer(this.channel);
   }
 
   /** Counts this producer in `ControlWords.recordWaiters` while its backlog waits for records, and only then. */

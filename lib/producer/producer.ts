@@ -275,9 +275,9 @@ export class Producer implements CompletionHooks {
     if (this.slot !== 0 && this.terminated()) this.terminatedByOwner();
   }
 
-  /** The reader's hook: whether tasks wait in the backlog for a record. */
+  /** The reader's hook: whether tasks wait in the backlog for a record this producer may take. */
   starved(): boolean {
-    return this.submitter.backlogLength > 0;
+    return this.submitter.starved;
   }
 
   /** The reader's hook: whether the pool was terminated. */

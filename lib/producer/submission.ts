@@ -216,6 +216,15 @@ export class Submitter {
     return this.backlog.length;
   }
 
+  /**
+   * Whether the backlog waits for a record it may take: it is not empty, and this producer holds fewer
+   * than its share. (At its share, it waits for its own completions, which free records it then takes:
+   * counted as starved there, a free record it may not take would wake it again and again.)
+   */
+  get starved(): boolean {
+    return this.backlog.length > 0 && this.ledger.pending - this.backlog.length < this.share();
+  }
+
   /** Forgets the backlog (its entries were settled by terminate). */
   clear(): void {
     this.backlog.clear();

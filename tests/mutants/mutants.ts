@@ -1018,6 +1018,16 @@ export const PRODUCER_THREAD_MUTANTS: readonly ProducerThreadMutant[] = [
       replace: "    // BUG: nobody woken\n",
     }],
   },
+  {
+    name: "backlog_not_counted_while_waiting",
+    module: "producer/completion.ts",
+    bug: "a producer already waiting when its task goes to the backlog does not count itself as waiting for " +
+      "a record: with no task of its own in flight, nobody wakes it when another producer frees records",
+    patches: [{
+      find: "    if (this.waiting) {\n      this.recountWaiting();\n",
+      replace: "    if (this.waiting) {\n      // BUG: the count stays as it was when the wait began\n",
+    }],
+  },
 ];
 
 /**
