@@ -90,7 +90,7 @@ export interface PoolOptions {
   workerUrl?: string | { readonly href: string };
   /**
    * The most tasks that may wait, beyond one running per worker: a submission that finds `workers +
-   * maxQueue` tasks pending (submitted, not settled) rejects with `QueueFullError` (a spawn reports it to
+   * maxQueue` tasks pending (submitted, not settled, by any producer of the pool) rejects with `QueueFullError` (a spawn reports it to
    * `onError`); `pool.waitForRoom()` waits for room. An integer from 1, or `"auto"` (workers squared, as
    * piscina). Default: no limit (tasks beyond `taskCapacity` wait on the main thread, in order).
    */

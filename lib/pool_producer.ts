@@ -302,7 +302,8 @@ export class PoolProducer<M extends object = Record<string, AnyFunction>> implem
   }
 
   /**
-   * Resolves when another task can be taken without `QueueFullError` (the pool's `maxQueue`, per producer).
+   * Resolves when another task can be taken without `QueueFullError` (the pool's `maxQueue`: a bound on the
+   * tasks pending in the whole pool, whichever thread submitted them).
    *
    * @returns A promise that never rejects.
    *

@@ -113,6 +113,72 @@ test(
 );
 
 test(
+  "maxQueue bounds the pool as a whole: a producer finds it full of the owner's tasks, and waits for room",
+  async () => {
+    await withTerminatedPool<typeof tasks>(moduleUrl, { workers: 1, maxQueue: 2 }, async (pool) => {
+      // workers + maxQueue = 3 places, all taken by the owner's tasks until the gate opens.
+      const gate = new Int32Array(new SharedArrayBuffer(4));
+      const held = Array.from({ length: 3 }, () => pool.run("gate", gate));
+      const opened = new Int32Array(new SharedArrayBuffer(4));
+      const report = producerThread(pool, { kind: "room", n: 20 }, "bounded", opened, 20_000);
+      await allOpen(opened, 1);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      Atomics.store(gate, 0, 1);
+      Atomics.notify(gate, 0);
+      await within(Promise.all(held), 20_000, "the owner's gated tasks");
+      // It has nothing of its own pending while it waits: the owner's settles must wake it.
+      const r = await report;
+      assertEquals(r.notes.refused, "QueueFullError", "a run while the owner's tasks fill the pool");
+      const { resolved, wrong } = totals([r]);
+      assertEquals([resolved, wrong], [20, 0], "its tasks, each after waitForRoom()");
+    });
+  },
+  60_000,
+);
+
+test(
+  "a producer flooding a bounded pool cannot take every place that frees: one waiting for room gets turns",
+  async () => {
+    await withTerminatedPool<typeof tasks>(moduleUrl, { workers: 1, maxQueue: 3 }, async (pool) => {
+      // The owner submits 1,500 tasks of 1 ms, each as soon as there is room: about 2 s of work. Its
+      // submissions follow its own settles in the same turn; the producer thread's follow a wake across
+      // threads. Without turns the owner takes every place that frees, and the thread's 20 tasks wait
+      // until the flood ends.
+      let floodEnd = 0;
+      const otherErrors: unknown[] = [];
+      const flood = (async () => {
+        for (let i = 0; i < 1_500; i++) {
+          await pool.waitForRoom();
+          // Room is checked, not reserved: the other thread may take the place first (QueueFullError).
+          pool.run("spin", 1).catch((error) => {
+            if ((error as Error).name !== "QueueFullError") otherErrors.push(error);
+          });
+        }
+        await pool.drain();
+        floodEnd = Date.now();
+      })();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const start = Date.now();
+      const r = await producerThread(pool, { kind: "room", n: 20 }, "waiting", undefined, 60_000);
+      await within(flood, 60_000, "the owner's flood");
+      const { resolved } = totals([r]);
+      assertEquals(resolved, 20, "the waiting producer's tasks");
+      assertEquals(otherErrors, [], "the owner's tasks failed otherwise than QueueFullError");
+      const endAt = r.notes.endAt as number;
+      assert(
+        floodEnd - start > 1_000,
+        `the flood ended ${floodEnd - start} ms after the thread started: too soon to tell`,
+      );
+      assert(
+        endAt < floodEnd - 500,
+        `the waiting producer's tasks ended ${floodEnd - endAt} ms before the flood did: no turns`,
+      );
+    });
+  },
+  120_000,
+);
+
+test(
   "a producer thread has the submitting API: run, runMany, map, with, spawn, drain, waitForRoom, close",
   async () => {
     await withTerminatedPool<typeof tasks>(moduleUrl, { workers: 2 }, async (pool) => {

@@ -35,12 +35,14 @@ import { detach } from "../codec/move.ts";
 import { type ResolvedRunOptions, signalAborted, signalReason } from "../options.ts";
 import type { PoolStateName } from "../lifecycle.ts";
 import type { Sleep } from "../protocol/sleep.ts";
+import type { Room } from "./room.ts";
 import type { Submitter } from "./submission.ts";
 import type { TaskTable } from "../record/task.ts";
 
 /** What admission works with: the pool's parts. */
 export interface AdmissionParts {
   readonly ledger: TaskLedger;
+  readonly room: Room;
   readonly submitter: Submitter;
   readonly reader: CompletionReader;
   readonly canceller: Canceller;
@@ -62,6 +64,7 @@ export interface AdmissionParts {
  */
 export class Admission {
   private readonly ledger: TaskLedger;
+  private readonly room: Room;
   private readonly submitter: Submitter;
   private readonly reader: CompletionReader;
   private readonly canceller: Canceller;
@@ -79,6 +82,7 @@ export class Admission {
    */
   constructor(parts: AdmissionParts, state: () => PoolStateName) {
     this.ledger = parts.ledger;
+    this.room = parts.room;
     this.submitter = parts.submitter;
     this.reader = parts.reader;
     this.canceller = parts.canceller;
@@ -171,12 +175,12 @@ export class Admission {
       reject?.(signalReason(options.signal));
       return undefined;
     }
-    if (!this.ledger.hasRoom()) {
+    if (!this.room.hasRoom()) {
       this.refuse(
         task,
         reject,
         new QueueFullError(
-          `Cannot run task '${task}' as the pool's queue is full: ${this.ledger.pending} tasks pending, at most ${this.ledger.maxPending} (workers + maxQueue): await pool.waitForRoom() first, or raise maxQueue`,
+          `Cannot run task '${task}' as the pool's queue is full: ${this.room.pendingInPool()} tasks pending, at most ${this.room.maxPending} (workers + maxQueue), ${this.ledger.pending} of them this producer's (while another producer waits for room, each keeps to its share): await waitForRoom() first, or raise maxQueue`,
         ),
       );
       return undefined;

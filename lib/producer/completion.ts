@@ -40,6 +40,8 @@ export interface CompletionHooks {
   freed(): void;
   /** Whether tasks wait in the producer's backlog for a record (another producer's freed record may serve them). */
   starved(): boolean;
+  /** Whether the producer waits for room in the pool's queue (room.ts): then it waits with nothing pending. */
+  waitsForRoom(): boolean;
   /** Whether the pool was terminated (its owner wakes every producer when it is: see Producer). */
   terminated(): boolean;
 }
@@ -118,7 +120,7 @@ export class CompletionReader {
    * when another frees a record (with no task of its own in flight, no completion of its own comes).
    */
   arm(): void {
-    if (this.stopped || this.ledger.pending === 0) return;
+    if (this.stopped || (this.ledger.pending === 0 && !this.hooks.waitsForRoom())) return;
     if (this.waiting) {
       this.recountWaiting();
       return;

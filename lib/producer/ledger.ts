@@ -110,28 +110,25 @@ export class TaskLedger {
   duplicateSettles = 0;
   private nextSeq = 0;
   private readonly drainWaiters: { upTo: number; remaining: number; resolve: () => void }[] = [];
-  /** The most tasks pending at once (the pool's `workers + maxQueue`), or Infinity. */
-  readonly maxPending: number;
-  private roomWaiters: (() => void)[] = [];
+  /** Called after each settle (the pending count went down): the room in the pool's queue (room.ts). */
+  released: (() => void) | undefined = undefined;
   private keepAlive: ReturnType<typeof setInterval> | undefined;
   private readonly onError: ((error: unknown, task: string) => void) | undefined;
 
   /**
    * @param taskCapacity The number of task records (entries are placed by record index).
    * @param onError The pool's handler of errors of spawned tasks, if any.
-   * @param maxPending The most tasks pending at once (`workers + maxQueue`); Infinity: no limit.
    * @param shared For a producer in another thread: the word of its slot's line where the count of its
-   *   pending tasks is kept for the owner, whose `close` waits for it to reach 0 (protocol/producers.ts).
+   *   pending tasks is kept for the owner, whose `close` waits for it to reach 0 (protocol/producers.ts);
+   *   for the owner's own producer in a bounded pool, `ControlWords.ownerPending` (room.ts sums them).
    */
   constructor(
     taskCapacity: number,
     onError: ((error: unknown, task: string) => void) | undefined,
-    maxPending = Infinity,
     shared?: { words: Int32Array; at: number },
   ) {
     this.placed = new Array(taskCapacity).fill(undefined);
     this.onError = onError;
-    this.maxPending = maxPending;
     this.shared = shared;
   }
 
@@ -201,35 +198,8 @@ export class TaskLedger {
     else if (how !== Settled.ABORTED) this.report(value, entry.task);
     if (this.pending === 0) this.releaseProcess();
     if (this.drainWaiters.length > 0) this.countDown(entry.seq);
-    if (this.roomWaiters.length > 0 && this.pending < this.maxPending) this.wakeRoomWaiters();
+    this.released?.();
     return true;
-  }
-
-  /**
-   * Whether a submission now is within `maxPending`.
-   *
-   * @returns `true` if fewer than `maxPending` tasks are pending.
-   */
-  hasRoom(): boolean {
-    return this.pending < this.maxPending;
-  }
-
-  /**
-   * Resolves when fewer than `maxPending` tasks are pending (at once if so now). Another submission may
-   * take the room first: a producer checks again (or catches QueueFullError).
-   *
-   * @returns A promise that never rejects.
-   */
-  waitForRoom(): Promise<void> {
-    if (this.pending < this.maxPending) return Promise.resolve();
-    return new Promise((resolve) => this.roomWaiters.push(resolve));
-  }
-
-  /** Resolves every room waiter (their reactions run later, as microtasks: no user code here). */
-  wakeRoomWaiters(): void {
-    const waiters = this.roomWaiters;
-    this.roomWaiters = [];
-    for (const resolve of waiters) resolve();
   }
 
   /**

@@ -62,6 +62,7 @@ import { type ResolvedOptions, resolveRunOptions, type RunOptions } from "../opt
 import type { OwnerPort } from "./owner_port.ts";
 import { Sleep } from "../protocol/sleep.ts";
 import { allChannels, originOf, ProducerWords, slotLine, slotNotes } from "../protocol/producers.ts";
+import { Room } from "./room.ts";
 import { type Placement, Submitter } from "./submission.ts";
 import { TaskTable } from "../record/task.ts";
 
@@ -156,6 +157,8 @@ export class Producer implements CompletionHooks {
   readonly sleep: Sleep;
   /** Who waits for each task submitted here. */
   readonly ledger: TaskLedger;
+  /** Room in the pool's queue (`maxQueue`), for the pool as a whole. */
+  readonly room: Room;
   /** Reads this producer's completions. */
   readonly reader: CompletionReader;
   /** The SharedArrayBuffers passed by reference, by id, as this thread knows them. */
@@ -207,12 +210,24 @@ export class Producer implements CompletionHooks {
     const completions = new Injector(channel.queue, notes(NoteWords.completions));
     this.sleep = new Sleep(buffer, layout.sleep, shape.workers);
     this.table = new TaskTable(buffer, layout, -1, arena, slot);
+    // Each producer's pending count in shared memory: a remote one's for the owner's close, and, in a
+    // bounded pool, the owner's own too, for the room check of every producer (room.ts).
+    const bounded = options.maxPending !== Infinity;
     this.ledger = new TaskLedger(
       shape.taskCapacity,
       options.onError,
-      options.maxPending,
-      slot === 0 ? undefined : { words: slotLine(buffer, layout, slot), at: ProducerWords.pending },
+      slot !== 0
+        ? { words: slotLine(buffer, layout, slot), at: ProducerWords.pending }
+        : bounded
+        ? { words: control, at: ControlWords.ownerPending }
+        : undefined,
     );
+    this.room = new Room(
+      options.maxPending,
+      { pending: () => this.ledger.pending, arm: () => this.reader.arm() },
+      { buffer, layout, slot, channels },
+    );
+    if (bounded) this.ledger.released = () => this.room.released();
     this.buffers = new BufferRegistry(control, ControlWords.nextBufferId, (id, sab) => port.shareBuffer(id, sab));
     this.canceller = new Canceller(
       this.table,
@@ -254,6 +269,7 @@ export class Producer implements CompletionHooks {
     this.admission = new Admission(
       {
         ledger: this.ledger,
+        room: this.room,
         submitter: this.submitter,
         reader: this.reader,
         canceller: this.canceller,
@@ -278,6 +294,11 @@ export class Producer implements CompletionHooks {
   /** The reader's hook: whether tasks wait in the backlog for a record this producer may take. */
   starved(): boolean {
     return this.submitter.starved;
+  }
+
+  /** The reader's hook: whether this producer waits for room in the pool's queue (it waits even with nothing pending). */
+  waitsForRoom(): boolean {
+    return this.room.waiting;
   }
 
   /** The reader's hook: whether the pool was terminated. */
@@ -311,6 +332,8 @@ export class Producer implements CompletionHooks {
   /** The reader's hook after it freed records: the backlog goes in (unless the pool was terminated). */
   freed(): void {
     if (this.port.state() !== "terminated") this.submitter.feed();
+    // Woken because another producer's task settled: room for our waiters, maybe.
+    this.room.check();
   }
 
   // ---- the module's tasks ----
@@ -434,8 +457,8 @@ export class Producer implements CompletionHooks {
         submit: (args, resolve, reject, builtinId, level) =>
           admission.submit(task, args, resolve, reject, undefined, builtinId, level),
         cancel: (entry, reason) => this.canceller.cancel(entry, reason, false),
-        hasRoom: () => this.ledger.hasRoom(),
-        waitForRoom: () => this.ledger.waitForRoom(),
+        hasRoom: () => this.room.hasRoom(),
+        waitForRoom: () => this.room.waitForRoom(),
         taskId: admission.taskId(task),
         chunkId: chunkTaskId(admission.taskNames.length),
         workers: this.stealers.length,
@@ -451,7 +474,7 @@ export class Producer implements CompletionHooks {
    * @returns A promise that never rejects.
    */
   waitForRoom(): Promise<void> {
-    return this.ledger.waitForRoom();
+    return this.room.waitForRoom();
   }
 
   /**
@@ -571,6 +594,7 @@ export class Producer implements CompletionHooks {
   /** The workers stopped: gives back the backlog's buffer and lets the process exit. */
   dispose(): void {
     this.submitter.dispose();
+    this.room.stop();
     this.ledger.releaseProcess();
   }
 

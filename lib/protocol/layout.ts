@@ -355,6 +355,13 @@ export const ControlWords = Object.freeze({
   producersOpen: 2 * CACHE_LINE_WORDS + 3,
   /** Producers that have tasks waiting for a record: whoever frees a record wakes them (producers.ts). */
   recordWaiters: 2 * CACHE_LINE_WORDS + 4,
+  /**
+   * The owner's own producer's tasks pending, kept only when the pool is bounded (`maxQueue`): summed with
+   * every slot's pending word for the room check (producer/room.ts). Written by the owner alone.
+   */
+  ownerPending: 2 * CACHE_LINE_WORDS + 5,
+  /** Producers waiting for room in the pool's queue: whoever settles a task wakes them (producer/room.ts). */
+  roomWaiters: 2 * CACHE_LINE_WORDS + 6,
 });
 
 /** Word offsets inside a worker's status line. */

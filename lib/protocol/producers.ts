@@ -62,6 +62,8 @@ export const ProducerWords = Object.freeze({
    * a worker's marks).
    */
   placing: 4,
+  /** 1 while its producer counts itself in `ControlWords.roomWaiters` (undone by the owner if it dies). */
+  countedRoom: 5,
 });
 
 /** A producer slot's state. */
@@ -182,6 +184,7 @@ export function claimSlot(buffer: SharedArrayBuffer, layout: PoolLayout): number
       mem.store(line, ProducerWords.pending, 0);
       mem.store(line, ProducerWords.waiting, 0);
       mem.store(line, ProducerWords.countedWaiting, 0);
+      mem.store(line, ProducerWords.countedRoom, 0);
       mem.write(line, ProducerWords.placing, -1);
       // Its notes start clear (nothing half done; the table's notes say -1), whatever a past producer of
       // this slot left: the owner reads them if this one dies, maybe before it opened its handles.
@@ -211,6 +214,10 @@ export function releaseSlot(buffer: SharedArrayBuffer, layout: PoolLayout, slot:
   // fair share for good.
   if (mem.exchange(line, ProducerWords.countedWaiting, 0) === 1) {
     mem.add(controlWords(buffer, layout), ControlWords.recordWaiters, -1);
+  }
+  // The same for room in the pool's queue: counted, it would keep every other producer to its share.
+  if (mem.exchange(line, ProducerWords.countedRoom, 0) === 1) {
+    mem.add(controlWords(buffer, layout), ControlWords.roomWaiters, -1);
   }
   mem.store(line, ProducerWords.state, SlotState.FREE);
 }

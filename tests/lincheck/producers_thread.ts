@@ -201,6 +201,7 @@ function runProducer(
       while (backlog > 0 && free.pop() >= 0) backlog--;
     },
     starved: () => backlog > 0,
+    waitsForRoom: () => false,
     terminated: () => false,
   };
   const reader = new CompletionReader(

@@ -956,7 +956,8 @@ export interface ProducerThreadMutant {
     | "owner/owner.ts"
     | "owner/recovery.ts"
     | "producer/producer.ts"
-    | "producer/completion.ts";
+    | "producer/completion.ts"
+    | "producer/room.ts";
   bug: string;
   patches: Patch[];
 }
@@ -1015,6 +1016,26 @@ export const PRODUCER_THREAD_MUTANTS: readonly ProducerThreadMutant[] = [
       "none in flight, sleeps on after the records it waits for came free",
     patches: [{
       find: "    wakeRecordWaiters(this.channels, this.control);\n",
+      replace: "    // BUG: nobody woken\n",
+    }],
+  },
+  {
+    name: "room_without_turns",
+    module: "producer/room.ts",
+    bug: "no turns for room in a bounded pool: a producer submitting as soon as its own task settles takes " +
+      "every place that frees, and one waiting for room across threads waits until it stops",
+    patches: [{
+      find: "      if (mine >= Math.max(1, Math.floor(max / open))) return false;\n",
+      replace: "      // BUG: no share while others wait\n",
+    }],
+  },
+  {
+    name: "room_wakes_nobody",
+    module: "producer/room.ts",
+    bug: "a producer whose task settles wakes no producer waiting for room: one with nothing of its own " +
+      "pending waits on after the pool has room",
+    patches: [{
+      find: "    for (const channel of this.channels) if (channel.slot !== this.slot) wakeProducer(channel);\n",
       replace: "    // BUG: nobody woken\n",
     }],
   },
