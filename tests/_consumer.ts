@@ -105,11 +105,39 @@ if (highAt < 0 || highAt > 2 || lowBatch.join() !== "2,4" || lowMap.join() !== "
 `;
 
 /**
- * A producer in another thread (issue 29): a node:worker_threads thread (Node, Deno and Bun) opens a
- * producer from the pool's handle and runs 2,000 tasks from there (`producer.ts` of the project); it
- * pushes "producer" to `failed` unless their sum comes back.
+ * What a producer thread does with the pool's `handle` (issue 29; JavaScript that is also TypeScript, run
+ * in an async context): it opens a producer, runs 2,000 `add`s at once and one `runMany`, checks that each
+ * result is its own, closes the producer, and leaves `summary`, which is {@link PRODUCER_SUMMARY} when all
+ * went well. One text for every kind of thread: a node:worker_threads thread and a browser's Web Worker.
  */
-const PRODUCER_FEATURE = `// A producer in another thread: a handle posted with its port, 2,000 tasks run from there.
+const PRODUCER_WORK = `const producer = openProducer(handle);
+const results = await Promise.all(Array.from({ length: 2000 }, (_, i) => producer.run("add", i, 1)));
+const batch = await producer.runMany("add", [[1, 2], [3, 4], [5, 6]]);
+await producer.close();
+const summary = {
+  runs: results.length,
+  wrong: results.filter((v, i) => v !== i + 1).length,
+  sum: results.reduce((a, b) => a + b, 0),
+  batch: batch.join(),
+};
+`;
+
+/** What a producer thread of {@link PRODUCER_WORK} reports when every result was its own (keys in its order). */
+export const PRODUCER_SUMMARY = { runs: 2000, wrong: 0, sum: 2001000, batch: "3,7,11" } as const;
+
+/** The owner's check of what the producer thread posted back (`fromProducer`), the same for every thread. */
+const PRODUCER_CHECK = `if (JSON.stringify(fromProducer) !== ${JSON.stringify(JSON.stringify(PRODUCER_SUMMARY))}) {
+  failed.push("producer " + JSON.stringify(fromProducer));
+}
+`;
+
+/**
+ * A producer in another thread: a node:worker_threads thread (Node, Deno and Bun) opens a producer from
+ * the pool's handle and runs {@link PRODUCER_WORK} there (`producer.ts` of the project); "producer" goes to
+ * `failed` unless its summary comes back.
+ */
+const PRODUCER_FEATURE =
+  `// A producer in another thread: a handle posted with its port, 2,000 tasks and a runMany from there.
 const threads = Reflect.get(globalThis, "process").getBuiltinModule("node:worker_threads");
 const handle = pool.handle();
 const producerThread = new threads.Worker(new URL("./producer.ts", import.meta.url), {
@@ -120,20 +148,40 @@ const fromProducer = await new Promise((resolve, reject) => {
   producerThread.once("message", resolve);
   producerThread.once("error", reject);
 });
-if (fromProducer !== 2001000) failed.push("producer " + fromProducer);
-`;
+${PRODUCER_CHECK}`;
 
 /**
- * What a consumer's main runs with `pool` open: {@link CONSUMER_RUN}'s steps, with the producer thread
- * of {@link PRODUCER_FEATURE} where the consumer can start one (not in a page: its bundle has no second
- * entry), then `features`.
+ * The same producer in a browser: a module Web Worker (the page's `producer.js`, from
+ * {@link consumerWebProducer}) gets the handle by `postMessage` with its transfer list. The literal
+ * `new Worker(new URL("./producer.js", import.meta.url), { type: "module" })` is the form Vite bundles as a
+ * worker of its own; esbuild leaves it alone, so there `producer.js` is an entry point beside the page's.
+ * The browser fires no MessagePort `close`, so the owner would not notice this worker's death: it closes
+ * its producer itself, and a script that fails to load rejects here rather than leaving the page waiting.
  */
-function consumerRun(producer: boolean): string {
+const WEB_PRODUCER_FEATURE =
+  `// A producer in a module Web Worker: the handle posted with its port, 2,000 tasks and a runMany from there.
+const handle = pool.handle();
+const producerWorker = new Worker(new URL("./producer.js", import.meta.url), { type: "module" });
+const fromProducer = await new Promise((resolve, reject) => {
+  producerWorker.onmessage = (event) => resolve(event.data);
+  producerWorker.onerror = (event) => {
+    reject(new Error("the producer worker failed: " + (event.message || "its script did not load or run")));
+  };
+  producerWorker.postMessage(handle, handle.transfer);
+});
+producerWorker.terminate();
+${PRODUCER_CHECK}`;
+
+/**
+ * What a consumer's main runs with `pool` open: {@link CONSUMER_RUN}'s steps, then `producer` (one of the
+ * producer features above, or "" for none), then `features`.
+ */
+function consumerRun(producer: string): string {
   return `const sums = await Promise.all(Array.from({ length: 10_000 }, (_, i) => pool.run("add", i, 1)));
 const fib = await pool.run("fib", 30);
 const waited = await pool.run("stolenWhileWaiting");
 const steals = pool.stats().workers.reduce((sum, w) => sum + w.successfulSteals, 0);
-${CONSUMER_FEATURES}${producer ? PRODUCER_FEATURE : ""}const features = failed.join();
+${CONSUMER_FEATURES}${producer}const features = failed.join();
 `;
 }
 
@@ -142,10 +190,17 @@ ${CONSUMER_FEATURES}${producer ? PRODUCER_FEATURE : ""}const features = failed.j
  * TypeScript): 10k tasks, fib(30), a join that ends only if its b is stolen, the steals counted, and
  * {@link CONSUMER_FEATURES}. It leaves what {@link CONSUMER_RESULT} reports.
  */
-export const CONSUMER_RUN: string = consumerRun(false);
+export const CONSUMER_RUN: string = consumerRun("");
 
 /** {@link CONSUMER_RUN} with a producer in another thread (the project's `producer.ts`: {@link consumerFiles}). */
-export const CONSUMER_RUN_WITH_PRODUCER: string = consumerRun(true);
+export const CONSUMER_RUN_WITH_PRODUCER: string = consumerRun(PRODUCER_FEATURE);
+
+/**
+ * {@link CONSUMER_RUN} with a producer in a browser's module Web Worker (the page's `producer.js`:
+ * {@link consumerWebProducer}); it leaves `fromProducer`, the summary the page reports beside
+ * {@link CONSUMER_RESULT}.
+ */
+export const CONSUMER_RUN_WITH_WEB_PRODUCER: string = consumerRun(WEB_PRODUCER_FEATURE);
 
 /** What a consumer's main reports after {@link CONSUMER_RUN}: the object {@link assertConsumerRan} reads. */
 export const CONSUMER_RESULT = "{ ok: sums.every((v, i) => v === i + 1), fib, waited, steals, features }";
@@ -165,10 +220,8 @@ export function consumerFiles(
       ? {
         "producer.ts": `import { parentPort, workerData } from "node:worker_threads";
 import { openProducer } from "${specifier}";
-const producer = openProducer(workerData);
-const results = await Promise.all(Array.from({ length: 2000 }, (_, i) => producer.run("add", i, 1)));
-await producer.close();
-parentPort!.postMessage(results.reduce((a, b) => a + b, 0));
+const handle = workerData;
+${PRODUCER_WORK}parentPort!.postMessage(summary);
 `,
       }
       : {}),
@@ -233,6 +286,24 @@ ${producer ? CONSUMER_RUN_WITH_PRODUCER : CONSUMER_RUN}await pool.close();
 console.log("RESULT " + JSON.stringify(${CONSUMER_RESULT}));
 `,
   };
+}
+
+/**
+ * A browser consumer's `producer.js`, importing filch as `specifier`: a module Web Worker that waits for the
+ * pool's handle in its first message, runs {@link PRODUCER_WORK} and posts the summary back (or the error
+ * it met, so that the page fails with it rather than waiting).
+ */
+export function consumerWebProducer(specifier: string): string {
+  return `import { openProducer } from "${specifier}";
+self.onmessage = async (event) => {
+  try {
+    const handle = event.data;
+${PRODUCER_WORK.replace(/^(?=.)/gm, "    ")}    self.postMessage(summary);
+  } catch (error) {
+    self.postMessage({ error: (error && error.name) + ": " + (error && error.message) });
+  }
+};
+`;
 }
 
 /**

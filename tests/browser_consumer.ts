@@ -3,10 +3,11 @@
  * tarball's files as they are, `dist/mod.js` imported by path), a project bundled with esbuild and one built
  * with Vite (each installing the tarball and its bundler from npm and following docs/bundlers.md's recipe), each
  * served over loopback with the cross-origin isolation headers (COOP `same-origin`, COEP `require-corp`) and
- * running 10k tasks and a fork-join fib that must steal, in headless Chromium (Debian's `chromium`, which
- * `.ci/run` installs when it is missing). The same page served without the
- * headers must fail with the pool's own error naming them (the control: the check can fail, and the
- * failure is named, not silent).
+ * running 10k tasks and a fork-join fib that must steal, and a producer in a module Web Worker (the page's
+ * `producer.js`: the pool's handle posted to it, 2,000 tasks and a runMany from there, its summary checked),
+ * in headless Chromium (Debian's `chromium`, which `.ci/run` installs when it is missing). The same page
+ * served without the headers must fail with the pool's own error naming them (the control: the check can
+ * fail, and the failure is named, not silent).
  *
  * Chromium is driven through its DevTools protocol over a WebSocket (Node's own client): no driver package.
  * Exit 0: both pages as expected; 1: anything else; 2: no Chromium here (SKIPPED, with the reason, never a
@@ -20,19 +21,28 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { extname, join, normalize } from "node:path";
 import process from "node:process";
-import { CONSUMER_RESULT, CONSUMER_RUN, consumerJsTasks, packTarball, runCommand } from "./_consumer.ts";
+import {
+  CONSUMER_RESULT,
+  CONSUMER_RUN_WITH_WEB_PRODUCER,
+  consumerJsTasks,
+  consumerWebProducer,
+  packTarball,
+  PRODUCER_SUMMARY,
+  runCommand,
+} from "./_consumer.ts";
 
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const DEADLINE_MS = 90_000;
 
 const tasks = consumerJsTasks;
+const producer = consumerWebProducer;
 
 const main = (specifier: string) =>
   `import { move, Pool } from "${specifier}";
 try {
   const pool = await Pool.create(new URL("./tasks.js", import.meta.url), { workers: 2, metrics: true });
-${CONSUMER_RUN}  await pool.close();
-  globalThis.__result = ${CONSUMER_RESULT};
+${CONSUMER_RUN_WITH_WEB_PRODUCER}  await pool.close();
+  globalThis.__result = { ...${CONSUMER_RESULT}, producer: fromProducer };
 } catch (error) {
   globalThis.__result = { error: (error && error.name) + ": " + (error && error.message) };
 }
@@ -40,12 +50,14 @@ ${CONSUMER_RUN}  await pool.close();
 
 const PAGE = '<!doctype html><script type="module" src="./main.js"></script>\n';
 
-/** The esbuild the consumer installs, and docs/bundlers.md's recipe: the task module and filch's worker entry
- * are entry points of their own (bundlers do not follow a worker's URL), flat in one output directory. */
+/** The esbuild the consumer installs, and docs/bundlers.md's recipe: the task module, filch's worker entry and
+ * the producer's Web Worker are entry points of their own (esbuild does not follow a worker's URL), flat in
+ * one output directory. */
 const ESBUILD = "0.28.2";
 const ESBUILD_RECIPE = [
   "main.js",
   "tasks.js",
+  "producer.js",
   "node_modules/filch/dist/lib/worker_thread.js",
   "--bundle",
   "--format=esm",
@@ -199,7 +211,8 @@ try {
         const error = String(result.error ?? "");
         const ok = isolated
           ? result.ok === true && result.fib === 832040 && result.waited !== "timed-out" &&
-            (result.steals as number) > 0 && result.features === ""
+            (result.steals as number) > 0 && result.features === "" &&
+            JSON.stringify(result.producer) === JSON.stringify(PRODUCER_SUMMARY)
           : error.includes("Cross-Origin-Opener-Policy") && error.includes("Cross-Origin-Embedder-Policy");
         console.log(
           ok
@@ -207,7 +220,9 @@ try {
               isolated
                 ? `10k tasks, fib(30), ${
                   String(result.steals)
-                } steals (a waiting join's b stolen); abort, map, runMany, broadcast, metrics`
+                } steals (a waiting join's b stolen); abort, map, runMany, broadcast, metrics; a Web Worker producer's ${
+                  JSON.stringify(result.producer)
+                }`
                 : error.slice(0, 110) + "…"
             }`
             : `FAILED: ${what}: ${JSON.stringify(result)}`,
@@ -226,6 +241,7 @@ try {
     if (untar.code !== 0) throw new Error(`tar failed: ${untar.output}`);
     writeFileSync(join(site, "tasks.js"), tasks("./filch/dist/mod.js"));
     writeFileSync(join(site, "main.js"), main("./filch/dist/mod.js"));
+    writeFileSync(join(site, "producer.js"), producer("./filch/dist/mod.js"));
     writeFileSync(join(site, "index.html"), PAGE);
     await expect("unbundled npm build, cross-origin isolated", site, true, "profile-1");
     await expect("unbundled npm build, without the headers: the pool's error names them", site, false, "profile-2");
@@ -244,6 +260,7 @@ try {
     }
     writeFileSync(join(project, "tasks.js"), tasks("filch"));
     writeFileSync(join(project, "main.js"), main("filch"));
+    writeFileSync(join(project, "producer.js"), producer("filch"));
     const built = await runCommand(join(project, "node_modules", ".bin", "esbuild"), [...ESBUILD_RECIPE], project);
     if (built.code !== 0) throw new Error(`the esbuild recipe failed:\n${built.output.slice(-2000)}`);
     writeFileSync(join(project, "out", "index.html"), PAGE);
@@ -264,6 +281,8 @@ try {
     }
     writeFileSync(join(vite, "tasks.js"), tasks("filch"));
     writeFileSync(join(vite, "main.js"), VITE_MAIN);
+    // Vite bundles it as a worker of its own from the page's `new Worker(new URL("./producer.js", …))`.
+    writeFileSync(join(vite, "producer.js"), producer("filch"));
     writeFileSync(join(vite, "vite.config.js"), VITE_CONFIG);
     writeFileSync(join(vite, "index.html"), PAGE);
     const viteBuilt = await runCommand(join(vite, "node_modules", ".bin", "vite"), ["build"], vite);
