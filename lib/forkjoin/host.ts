@@ -80,6 +80,8 @@ export interface ForkJoinHost {
   task(id: number): TaskFunction;
   /** The task running synchronously on this thread now, or undefined between tasks (see task_context.ts). */
   context(): TaskContext | undefined;
+  /** Asks the pool's owner for a handle of this pool (see pool_handle.ts); rejects with the owner's error. */
+  poolHandle(): Promise<unknown>;
 }
 
 let host: ForkJoinHost | undefined;
@@ -88,7 +90,7 @@ let host: ForkJoinHost | undefined;
  * The version of the {@link ForkJoinHost} interface: a copy of filch finds the host another copy
  * installed (see {@link currentHost}) only if they speak the same one.
  */
-const FORK_JOIN_PROTOCOL = 3; // 2: the host answers `context()`; 3: `lazy` forks, `inline`, `extra` spread
+const FORK_JOIN_PROTOCOL = 4; // 2: `context()`; 3: `lazy` forks, `inline`, `extra` spread; 4: `poolHandle()`
 
 /** Where a thread's host is registered for every copy of filch loaded in it (one realm, one thread). */
 const HOST_KEY = Symbol.for("filch.forkJoinHost");

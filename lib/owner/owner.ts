@@ -379,6 +379,22 @@ export class Owner implements OwnerPort, WorkforceEvents {
     };
   }
 
+  /**
+   * A task on a worker asked for a pool handle (`poolHandle()`): the handle, its port transferred, or the
+   * name and message of the error {@link Owner.handle} threw (the worker rejects with them).
+   */
+  handleRequest(id: number, reply: (message: unknown, transfer?: Transferable[]) => void): void {
+    let handle: PoolHandle<object>;
+    try {
+      handle = this.handle();
+    } catch (error) {
+      const { name, message } = error as Error;
+      reply({ type: "handle-reply", id, error: { name, message } });
+      return;
+    }
+    reply({ type: "handle-reply", id, handle }, handle.transfer as Transferable[]);
+  }
+
   /** Moves the lifecycle forward, where the producers in other threads read it too. */
   private moveTo(state: PoolStateName): void {
     this.current = state;

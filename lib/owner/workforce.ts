@@ -46,6 +46,8 @@ export interface WorkforceEvents {
   payload(handle: number, bytes: Uint8Array, moved: ArrayBuffer[] | undefined): void;
   /** A broadcast part finished on a worker: its encoded outcome. */
   broadcastResult(id: number, bytes: Uint8Array, failed: boolean): void;
+  /** A task on a worker asked for a pool handle (`poolHandle()`): `reply` posts the answer to that worker. */
+  handleRequest(id: number, reply: (message: unknown, transfer?: Transferable[]) => void): void;
 }
 
 /** How the workforce starts threads. */
@@ -179,6 +181,10 @@ export class Workforce {
             }
           }
           this.events.buffer(m.id!, m.buffer!);
+        } else if (m.type === "handle-request") {
+          this.events.handleRequest(m.id!, (reply, transfer) => {
+            if (!slot.dead) thread.post(reply, transfer as ArrayBuffer[] | undefined);
+          });
         } else if (m.type === "exited") {
           slot.markExited();
         }

@@ -22,6 +22,7 @@
  */
 
 import { mem } from "../protocol/atomics.ts";
+import { holdEventLoop, releaseEventLoop } from "../runtime/holds.ts";
 import { Level, type LevelIndex } from "../protocol/levels.ts";
 
 /** A submitted task, as the main thread tracks it until it settles. */
@@ -167,7 +168,14 @@ export class TaskLedger {
     };
     // While tasks are pending, keep the process alive: a pending Atomics.waitAsync does not. The timer
     // first, then the counts (plain updates): a throw at the call (a stack overflow) changes nothing.
-    if (this.pending === 0) this.keepAlive ??= setInterval(() => {}, 2 ** 30);
+    if (this.pending === 0) {
+      this.keepAlive ??= setInterval(() => {}, 2 ** 30);
+      // In a pool worker (a producer opened inside a task), its loop must let the event loop turn too.
+      if (!this.holding) {
+        this.holding = true;
+        holdEventLoop();
+      }
+    }
     this.pending++;
     this.submitted++;
     if (this.shared !== undefined) mem.add(this.shared.words, this.shared.at, 1);
@@ -254,7 +262,14 @@ export class TaskLedger {
   releaseProcess(): void {
     if (this.keepAlive !== undefined) clearInterval(this.keepAlive);
     this.keepAlive = undefined;
+    if (this.holding) {
+      this.holding = false;
+      releaseEventLoop();
+    }
   }
+
+  /** Whether this ledger holds its thread's event loop (runtime/holds.ts): while tasks are pending. */
+  private holding = false;
 
   private countDown(seq: number): void {
     for (let i = 0; i < this.drainWaiters.length;) {

@@ -4,10 +4,12 @@
  *
  * Messages (set-up and rare events only; tasks never travel by message):
  * - from the pool: `{ type: "start", setup }`, then `{ type: "buffer", id, buffer }` for each
- *   SharedArrayBuffer the main thread passes by reference;
+ *   SharedArrayBuffer the main thread passes by reference, and `{ type: "handle-reply", id, handle | error }`
+ *   answering a task's `poolHandle()` (handles.ts);
  * - to the pool: `{ type: "ready", names }`, `{ type: "load-error", error }`, `{ type: "buffer", id, buffer }`
  *   for a SharedArrayBuffer a result passes by reference, `{ type: "payload", handle, bytes }` for a
- *   result that found no free overflow blocks, and `{ type: "exited" }` when the loop returns.
+ *   result that found no free overflow blocks, `{ type: "handle-request", id }` for a task's `poolHandle()`,
+ *   and `{ type: "exited" }` when the loop returns.
  *
  * Who calls it: `worker_thread.ts`, the thread entry, at once; or `task_entry.ts`, when the thread was
  * started from the task module itself (a Bun single-file executable: see `workforce.ts`).
@@ -18,6 +20,7 @@
  */
 
 import { Encoder } from "../codec/codec.ts";
+import type { HandleReply } from "./handles.ts";
 import { encodeOutcome } from "../codec/outcome.ts";
 import { parentPort } from "../runtime/thread.ts";
 import { WorkerLoop, type WorkerSetup } from "./loop.ts";
@@ -84,6 +87,11 @@ export function bootWorker(): void {
       const task = message as { handle: number; moved: ArrayBuffer[] };
       if (loop === undefined) earlyDirected.push(task);
       else loop.directed(task.handle, task.moved);
+      return;
+    }
+    if (m.type === "handle-reply") {
+      // Only a task asks for a handle, so the loop exists.
+      loop?.handleReply(message as HandleReply);
       return;
     }
     if (m.type === "buffer") {

@@ -39,6 +39,7 @@ import type { Runs } from "./runs.ts";
 import { DOZE_MS, DOZE_ROUNDS, type Search, SPIN_ROUNDS } from "./search.ts";
 import type { TaskSignals } from "./signals.ts";
 import type { WorkerStats } from "./stats.ts";
+import type { HandleRequests } from "./handles.ts";
 
 /** Whether `value` is a SharedArrayBuffer or a view of one (the codec passes both by reference). */
 function isShared(value: object): boolean {
@@ -86,6 +87,8 @@ export interface ForkJoinParts {
   stats: WorkerStats;
   /** Our kill guard. */
   guard: WorkerGuard;
+  /** Pool handles asked of the owner (`poolHandle()`). */
+  handles: HandleRequests;
 }
 
 /** This worker's fork-join host. */
@@ -107,6 +110,7 @@ export class ForkJoin implements ForkJoinHost {
   private readonly signals: TaskSignals;
   private readonly stats: WorkerStats;
   private readonly guard: WorkerGuard;
+  private readonly handles: HandleRequests;
 
   /**
    * This thread.
@@ -130,6 +134,12 @@ export class ForkJoin implements ForkJoinHost {
     this.signals = parts.signals;
     this.stats = parts.stats;
     this.guard = parts.guard;
+    this.handles = parts.handles;
+  }
+
+  /** Asks the owner for a handle of this pool (`poolHandle()`; handles.ts). */
+  poolHandle(): Promise<unknown> {
+    return this.handles.request();
   }
 
   /** The task id of an exported (or built-in) task function. */

@@ -46,7 +46,9 @@ import {
   StatusWords,
 } from "../protocol/layout.ts";
 import { allChannels } from "../protocol/producers.ts";
+import { type HandleReply, HandleRequests } from "./handles.ts";
 import { Sleep } from "../protocol/sleep.ts";
+import { eventLoopHolds } from "../runtime/holds.ts";
 import { SLAB_FROM } from "../record/slabs.ts";
 import { type ForkJoinHost, setForkJoinHost } from "../forkjoin/host.ts";
 import { TaskTable } from "../record/task.ts";
@@ -101,6 +103,8 @@ export class WorkerLoop {
   private readonly search: Search;
   private readonly runner: Runner;
   private readonly mail: Mail;
+  /** Pool handles asked of the owner by tasks (`poolHandle()`). */
+  private readonly handles: HandleRequests;
   private readonly marks: Marks;
   private readonly signals: TaskSignals;
   private readonly stats: WorkerStats;
@@ -130,6 +134,7 @@ export class WorkerLoop {
   ) {
     const { buffer, layout, index } = setup;
     const { workers, dequeCapacity } = layout.shape;
+    this.handles = new HandleRequests((message) => post(message));
     const control = new Int32Array(buffer, layout.control, 3 * 16);
     const status = new Int32Array(buffer, layout.status, workers * StatusWords.count);
     const region = (i: number) => ({
@@ -216,6 +221,7 @@ export class WorkerLoop {
       signals,
       stats,
       guard,
+      handles: this.handles,
     });
     setForkJoinHost(host);
     this.search = search;
@@ -225,6 +231,15 @@ export class WorkerLoop {
     this.signals = signals;
     this.stats = stats;
     this.guard = guard;
+  }
+
+  /**
+   * This thread, from its message handler. The owner's answer to a task's `poolHandle()` (handles.ts).
+   *
+   * @param reply The reply.
+   */
+  handleReply(reply: HandleReply): void {
+    this.handles.reply(reply);
   }
 
   /**
@@ -288,9 +303,12 @@ export class WorkerLoop {
     });
   }
 
-  /** Async tasks and broadcast parts started and not yet settled. */
+  /**
+   * Async tasks and broadcast parts started and not yet settled, and whatever else in this thread needs
+   * its event loop (a producer opened in a task, a pool handle on its way: runtime/holds.ts).
+   */
   private pendingAsync(): number {
-    return this.runner.pending + this.mail.pending;
+    return this.runner.pending + this.mail.pending + eventLoopHolds();
   }
 
   /** Continues the loop in a new macrotask once `wait` settles. */

@@ -957,7 +957,8 @@ export interface ProducerThreadMutant {
     | "owner/recovery.ts"
     | "producer/producer.ts"
     | "producer/completion.ts"
-    | "producer/room.ts";
+    | "producer/room.ts"
+    | "worker/loop.ts";
   bug: string;
   patches: Patch[];
 }
@@ -1017,6 +1018,16 @@ export const PRODUCER_THREAD_MUTANTS: readonly ProducerThreadMutant[] = [
     patches: [{
       find: "    wakeRecordWaiters(this.channels, this.control);\n",
       replace: "    // BUG: nobody woken\n",
+    }],
+  },
+  {
+    name: "worker_loop_ignores_holds",
+    module: "worker/loop.ts",
+    bug: "a worker whose thread has a producer with tasks pending (opened by a task that returned) sleeps " +
+      "blocking its event loop: the producer never reads its completions, and its close never ends",
+    patches: [{
+      find: "    return this.runner.pending + this.mail.pending + eventLoopHolds();\n",
+      replace: "    return this.runner.pending + this.mail.pending; // BUG: holds ignored\n",
     }],
   },
   {

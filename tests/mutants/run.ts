@@ -128,7 +128,7 @@ export const GROUPS: readonly Group[] = [
   {
     name: "producer_threads",
     mutants: pool(PRODUCER_THREAD_MUTANTS),
-    checks: ["tests/producers_test.ts"],
+    checks: ["tests/producers_test.ts", "tests/inner_producer_test.ts"],
     fast: false,
   },
   {
