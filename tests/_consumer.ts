@@ -46,7 +46,8 @@ export async function packTarball(dir: string): Promise<string> {
  * What every consumer's main checks of this wave's API, from the installed package (JavaScript that is
  * also TypeScript, run after the fib with `pool` open): a run with an aborted signal rejects with an
  * AbortError, `map` and `runMany` return their results in order (a long `runMany` and a long `map` in
- * chunks), `broadcast` runs on both workers, `currentTask()` answers inside a task, and `metrics` record.
+ * chunks), `broadcast` runs on both workers, `currentTask()` answers inside a task, a task submits to its own pool (`poolHandle()`), and `metrics`
+ * record.
  * It sets `features` to the list of checks that failed ("" when all passed).
  */
 const CONSUMER_FEATURES = `const failed = [];
@@ -70,6 +71,8 @@ const incremented = [];
 for await (const v of pool.map("inc", Array.from({ length: 2048 }, (_, i) => i))) incremented.push(v);
 if (incremented.some((v, i) => v !== i + 1) || pool.stats().submitted - mapBefore > 400) failed.push("map chunks");
 if ((await pool.broadcast("whoAmI")).join() !== "0,1") failed.push("broadcast");
+// A task that submits 10 top-level tasks to its own pool (poolHandle() and a producer in the worker).
+if ((await pool.run("innerSums", 10)) !== 90) failed.push("poolHandle");
 const metrics = pool.stats().metrics;
 if (metrics === undefined || metrics.runTime.count === 0) failed.push("metrics");
 // A task that ignores its timeout: force replaces its worker.
@@ -225,7 +228,8 @@ ${PRODUCER_WORK}parentPort!.postMessage(summary);
 `,
       }
       : {}),
-    "tasks.ts": `import { currentTask, join, move } from "${specifier}";
+    "tasks.ts": `import { currentTask, join, move, openProducer, poolHandle } from "${specifier}";
+type Tasks = typeof import("./tasks.ts");
 export function add(a: number, b: number): number {
   return a + b;
 }
@@ -253,6 +257,13 @@ export function bump(bytes: Uint8Array): Uint8Array {
 }
 export function fill(n: number): Uint8Array {
   return new Uint8Array(n).fill(7);
+}
+// Top-level tasks submitted from inside a task, through a producer on its own pool (poolHandle()).
+export async function innerSums(n: number) {
+  const producer = openProducer<Tasks>(await poolHandle<Tasks>());
+  const sums = await Promise.all([...Array(n).keys()].map((i) => producer.run("add", i, i)));
+  await producer.close();
+  return sums.reduce((a, b) => a + b, 0);
 }
 export function whoAmI(): number {
   return currentTask()?.worker ?? -1;
@@ -311,7 +322,8 @@ ${PRODUCER_WORK.replace(/^(?=.)/gm, "    ")}    self.postMessage(summary);
  * annotations (one source for both).
  */
 export function consumerJsTasks(specifier: string): string {
-  const js = consumerFiles(specifier)["tasks.ts"].replaceAll(": number[]", "").replaceAll(": number", "")
+  const js = consumerFiles(specifier)["tasks.ts"].replace(/^type Tasks = .*\n/m, "").replaceAll("<Tasks>", "")
+    .replaceAll(": number[]", "").replaceAll(": number", "")
     .replaceAll(": Uint8Array", "").replaceAll(": Int32Array", "");
   if (/\w: \w/.test(js)) throw new Error("Cannot make the JavaScript task module as an annotation is left in it");
   return js;
@@ -335,7 +347,7 @@ export function assertConsumerRan(what: string, run: { code: number; output: str
   assertEquals(
     result.features,
     "",
-    `${what}: the checks of abort, map, runMany, broadcast, metrics, force, move, priority and producer that failed`,
+    `${what}: the checks of abort, map, runMany, broadcast, poolHandle, metrics, force, move, priority and producer that failed`,
   );
   assertEquals(result.fib, 832040, `${what}: fib(30)`);
   assert(result.waited !== "timed-out", `${what}: a join's b was never stolen while its a waited: ${line}`);
