@@ -512,7 +512,7 @@ function validations(run: RecordedRun, protocols: readonly string[]): (Validatio
 }
 
 /** The scenarios of tests/_trace_run.ts every runtime runs. */
-const SCENARIOS = ["pool", "stress", "sleep"] as const;
+const SCENARIOS = ["pool", "producers", "stress", "sleep"] as const;
 /** Stress runs a mutant gets before the pool run (a bug that needs a race may not show in one). */
 const ATTEMPTS = 5;
 /**
@@ -602,9 +602,23 @@ async function main(argv: string[]): Promise<number> {
         run.failure ? ` [run failed: ${run.failure}]` : ""
       }`;
       if (run.failure !== "") problems++; // the real code must not fail
-      for (const v of validations(run, COVERED)) {
+      const checked = validations(run, COVERED);
+      for (const v of checked) {
         const result = typeof v === "string" ? null : await check(java, jar, v);
         report(what, v, result, result?.verdict === "ACCEPTED");
+      }
+      // A run that recorded nothing would pass every check: it fails, as does a producers run in which a
+      // producer's completion queue saw no access (the recorder missed the pool's buffer, or its threads).
+      const unrecorded = checked.length === 0
+        ? ["every log"]
+        : scenario === "producers"
+        ? run.regions.queues.filter((q) => q.name.startsWith("producer")).map((q) => q.name).filter((name) =>
+          !checked.some((v) => typeof v !== "string" && v.name === name && v.records > 0)
+        )
+        : [];
+      if (unrecorded.length > 0) {
+        console.log(`FAIL ${what.padEnd(44)} recorded no accesses: ${unrecorded.join(", ")}`);
+        problems++;
       }
     }
   }

@@ -7,11 +7,11 @@
  *
  * @module
  */
-import { parentPort, workerData } from "node:worker_threads";
+import { parentPort, Worker, workerData } from "node:worker_threads";
 import type { PoolShape } from "../lib/protocol/layout.ts";
 import { traceThisThread } from "./_trace.ts";
 
-const { root, shape, fib, tiny, wave, pauseMs } = workerData as {
+const { root, shape, fib, tiny, wave, pauseMs, producers = 0 } = workerData as {
   root: string;
   shape: PoolShape;
   /** The n of the two fork-join fibs to run (one forking every join, one with lazy joins), or 0 for none. */
@@ -22,12 +22,15 @@ const { root, shape, fib, tiny, wave, pauseMs } = workerData as {
   wave: number;
   /** A pause after every fifth wave, so that the workers doze and sleep (ms); 0–5 ms after the others. */
   pauseMs: number;
+  /** Producers in other threads (`tests/_trace_producer.ts`), each running `tiny` tasks beside this one's. */
+  producers?: number;
 };
 await traceThisThread(root, "setup");
 
 interface PoolLike {
   run(name: string, ...args: unknown[]): Promise<unknown>;
   close(): Promise<void>;
+  handle(): { transfer: readonly Transferable[] };
 }
 const { Pool } = await import(new URL("mod.ts", root).href) as {
   Pool: { create(url: URL, options: object): Promise<PoolLike> };
@@ -43,6 +46,24 @@ try {
     : null;
   const expected = (n: number): number => (n < 2 ? n : expected(n - 1) + expected(n - 2));
   const jobs: Promise<unknown>[] = [];
+  // Producers in other threads, each with a handle posted to it: they submit while this thread does.
+  for (let p = 0; p < producers; p++) {
+    const handle = pool.handle();
+    const thread = new Worker(new URL("./_trace_producer.ts", import.meta.url));
+    jobs.push(
+      new Promise<void>((resolve) => {
+        thread.once("message", (m: { failure: string }) => {
+          failure ||= m.failure;
+          resolve();
+        });
+        thread.once("error", (e) => {
+          failure ||= `a producer thread failed: ${String(e)}`;
+          resolve();
+        });
+      }).then(() => thread.terminate()),
+    );
+    thread.postMessage({ root, handle, tiny, base: (p + 1) * 1_000 }, handle.transfer as never);
+  }
   // One fib whose joins always fork, one whose joins are lazy (they read the deque's length first).
   for (const name of fib > 0 ? ["fib", "fibLazy"] : []) {
     jobs.push(

@@ -13,11 +13,14 @@
  *   models no joins), in waves of four with pauses in which the workers doze and sleep, some waves
  *   submitted just as a worker is on its way to sleep; every deque and queue operation is one recorded step
  *   (`tests/_trace_ops.ts`), as SleepWake models them, and waits and notifies are recorded.
+ * - `producers`: a real pool fed by two producers in other threads (`tests/_trace_producer.ts`) beside its
+ *   own: the injector, the free list, and each producer's completion queue (pushed by workers, popped by
+ *   its thread), validated as the pool's queues are.
  * - `stress`: the deque and the queue alone, on real threads (`tests/_trace_stress.ts`): an owner pushes ids
  *   through its deque while thieves steal and steal half from every deque into their own; every thread
  *   pushes values into a 4-slot queue and pops from it (full and empty queues, racing claims).
  *
- * Usage: `_trace_run.ts --scenario pool|stress|sleep --out FILE [--root DIR_URL] [--deadline MS]` (`--root`: a
+ * Usage: `_trace_run.ts --scenario pool|producers|stress|sleep --out FILE [--root DIR_URL] [--deadline MS]` (`--root`: a
  * directory holding `mod.ts` and `lib/`, default the repository). Exits 0 with the trace written; 1 if the
  * run failed (the trace is written anyway, with the failure in it).
  *
@@ -63,7 +66,7 @@ let plan: ScenarioPlan;
 let threads: { script: string; data: unknown }[];
 let buffer: SharedArrayBuffer | null = null;
 /** A real pool's plan: small capacities, so that full deques are part of the run. */
-function poolPlan(withSleep: boolean): { plan: ScenarioPlan; shape: PoolShape } {
+function poolPlan(withSleep: boolean, producers = 0): { plan: ScenarioPlan; shape: PoolShape } {
   const shape: PoolShape = {
     workers: 3,
     dequeCapacity: 8,
@@ -72,9 +75,8 @@ function poolPlan(withSleep: boolean): { plan: ScenarioPlan; shape: PoolShape } 
     blockBytes: 1024,
     blocks: 16,
     // The pool is created with this shape: its buffer is the one of this layout only if the producer slots
-    // are the same (the recorder knows the pool's buffer by its length). None: a traced run has no producer
-    // in another thread.
-    producers: 0,
+    // are the same (the recorder knows the pool's buffer by its length): none but in scenario `producers`.
+    producers,
   };
   const layout = layoutModule.poolLayout(shape);
   const plan: ScenarioPlan = {
@@ -91,6 +93,12 @@ function poolPlan(withSleep: boolean): { plan: ScenarioPlan; shape: PoolShape } 
         { name: "freeRecords", base: layout.freeRecords / 4, capacity: shape.taskCapacity },
         { name: "completions", base: layout.completions / 4, capacity: shape.taskCapacity },
         { name: "freeBlocks", base: layout.freeBlocks / 4, capacity: shape.blocks },
+        // Each producer slot's completion queue (protocol/producers.ts): workers push, its thread pops.
+        ...Array.from({ length: producers }, (_, s) => ({
+          name: `producer${s + 1}`,
+          base: (layout.producerQueues + s * layoutModule.injectorRegionBytes(shape.taskCapacity)) / 4,
+          capacity: shape.taskCapacity,
+        })),
       ],
       ...(withSleep ? { sleep: { base: layout.sleep / 4, control: layout.control / 4 } } : {}),
     },
@@ -104,6 +112,15 @@ if (scenario === "pool") {
   threads = [{
     script: "./_trace_pool.ts",
     data: { root, shape: pool.shape, fib: 13, tiny: 150, wave: 0, pauseMs: 0 },
+  }];
+} else if (scenario === "producers") {
+  // Two producers in other threads beside the pool's own (issue 29): their injector pushes, record
+  // allocations and frees, and each one's completion queue, under the same validations as the pool's.
+  const pool = poolPlan(false, 2);
+  plan = pool.plan;
+  threads = [{
+    script: "./_trace_pool.ts",
+    data: { root, shape: pool.shape, fib: 0, tiny: 60, wave: 0, pauseMs: 0, producers: 2 },
   }];
 } else if (scenario === "sleep") {
   // Tiny tasks only (no forks: SleepWakeTrace.cfg has Forks = 0), in waves of 4, with pauses in which the
@@ -158,7 +175,9 @@ if (scenario === "pool") {
     },
   }));
 } else {
-  throw new RangeError(`Cannot run _trace_run.ts as '--scenario ${scenario}' is not one: use pool, stress or sleep`);
+  throw new RangeError(
+    `Cannot run _trace_run.ts as '--scenario ${scenario}' is not one: use pool, producers, stress or sleep`,
+  );
 }
 
 const trace = createTrace(600_000, plan.bytes);
@@ -171,7 +190,7 @@ let setupThread = -1;
 const finished = threads.map(({ script, data }) =>
   new Promise<void>((resolve) => {
     const worker = new Worker(new URL(script, import.meta.url), { workerData: data });
-    if (scenario === "pool" || scenario === "sleep") setupThread = worker.threadId;
+    if (scenario !== "stress") setupThread = worker.threadId;
     worker.on("message", (m: { failure?: string }) => {
       if (m.failure) failure ||= m.failure;
       resolve();
