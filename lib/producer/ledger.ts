@@ -173,7 +173,7 @@ export class TaskLedger {
     if (this.pending === 0) this.keepAlive ??= setInterval(() => {}, 2 ** 30);
     this.pending++;
     this.submitted++;
-    if (this.shared !== undefined) mem.add(this.shared.words, this.shared.at, 1);
+    if (this.shared !== undefined) mem.add(this.shared.words, this.shared.at, 1); // spec: SubmitCountPending
     return entry;
   }
 

@@ -178,7 +178,7 @@ export function claimSlot(buffer: SharedArrayBuffer, layout: PoolLayout): number
   const producers = layout.shape.producers ?? 0;
   for (let slot = 1; slot <= producers; slot++) {
     const line = slotLine(buffer, layout, slot);
-    if (mem.compareExchange(line, ProducerWords.state, SlotState.FREE, SlotState.OPEN) === SlotState.FREE) {
+    if (mem.compareExchange(line, ProducerWords.state, SlotState.FREE, SlotState.OPEN) === SlotState.FREE) { // spec: OwnerClaimSlot
       mem.store(line, ProducerWords.pending, 0);
       mem.store(line, ProducerWords.waiting, 0);
       mem.store(line, ProducerWords.countedWaiting, 0);
