@@ -292,8 +292,8 @@ export function wakeProducer(channel: ProducerChannel): void {
  * @param control The pool's control words.
  */
 export function wakeRecordWaiters(channels: readonly ProducerChannel[], control: Int32Array): void {
-  if (mem.load(control, ControlWords.recordWaiters) === 0) return;
-  for (const channel of channels) wakeProducer(channel);
+  if (mem.load(control, ControlWords.recordWaiters) === 0) return; // spec: FreedReadWaiters
+  for (const channel of channels) wakeProducer(channel); // spec: FreedWakeWaiter
 }
 
 /**
