@@ -357,7 +357,7 @@ export class PoolProducer<M extends object = Record<string, AnyFunction>> implem
       // The owner gives the slot back and says so (then the link closes at both ends).
       // Waited for with the link ref'd: else a thread with nothing else to do would exit before the answer.
       this.port.ref?.();
-      this.link.send({ type: "closed" });
+      this.link.send({ type: "closed" }); // spec: ProducerSendClosed
       await this.linkEnd();
       this.link.close();
     })();

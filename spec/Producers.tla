@@ -47,14 +47,27 @@
 (* `placed`), payloads and messages other than `closed`, a worker's death  *)
 (* (recovery.ts; Lifecycle.tla), the sleep protocol's fine steps           *)
 (* (SleepWake.tla: here the exchange and notify are one step), the backlog *)
-(* and fair share of records (a producer waits until a record is free).    *)
+(* and fair share of records (a producer waits until a record is free;     *)
+(* RecordWait.tla models how it is woken then).                            *)
 (* A completion's pop, settlement and free are one step: a death between   *)
 (* them is not modelled (see the README).                                  *)
 (*                                                                          *)
-(* Models (not yet mirrored by `// spec:` names; see the README):          *)
-(*   lib/protocol/producers.ts lib/owner/links.ts lib/pool_producer.ts      *)
-(*   lib/producer/producer.ts lib/producer/completion.ts                    *)
-(*   lib/worker/marks.ts                                                    *)
+(* Mirrored by `// spec: Name` comments (one per action of Step, at the   *)
+(* access it models; some actions are shared with SleepWake.tla and       *)
+(* Lifecycle.tla, which model the same access; see the README):            *)
+(* code: lib/protocol/producers.ts                                          *)
+(* code: lib/owner/links.ts                                                 *)
+(* code: lib/owner/producer_deaths.ts                                       *)
+(* code: lib/pool_producer.ts                                               *)
+(* code: lib/producer/producer.ts                                           *)
+(* code: lib/producer/completion.ts                                         *)
+(* code: lib/producer/admission.ts                                          *)
+(* code: lib/producer/ledger.ts                                             *)
+(* code: lib/producer/submission.ts                                         *)
+(* code: lib/producer/cancellation.ts                                       *)
+(* code: lib/worker/search.ts                                               *)
+(* code: lib/worker/runner.ts                                               *)
+(* code: lib/worker/marks.ts                                                *)
 (*                                                                          *)
 (* What is checked:                                                         *)
 (* - CompletionsRouted: every record in slot s's completion queue has      *)
@@ -97,6 +110,8 @@ K == 1..Tasks
 \* Workers are numbered after the handles, so that every thread is an integer.
 W == (Handles + 1)..(Handles + Workers)
 NoSlot == 0
+\* The owner's thread (its event loop runs its steps one at a time).
+OwnerId == 0
 
 VARIABLES
     pool,       \* ControlWords.poolState: "OPEN", "CLOSING", "CLOSED", "TERMINATED"
@@ -124,7 +139,7 @@ VARIABLES
     ends,       \* the handles whose port the owner still listens to
     msgs,       \* `closed` messages sent and not yet read by the owner: handles
     clean,      \* the owner's cleanup of each slot: "none", "Cancel", "Reclaim", "Drain"
-    opc,        \* the owner's pool-ending step: "Run", "Quiet", "Wake", "Idle"
+    opc,        \* the owner's pool-ending step: "Run", "Quiet", "Closed" (CLOSED to store), "Wake", "Idle"
     cursor,     \* the owner's loop over the slots (quiet, wake)
     qsum,       \* the pending counts summed so far by quiet
     dfree,      \* ghost: a record was freed twice
@@ -271,29 +286,36 @@ DiedDrainQueue(s) ==
                    badpush>>
 
 \* Pool.close: the state word CLOSING (producers refuse from now on), then quiet.
-OwnerStoreClosing ==
+StoreClosing ==
     /\ opc = "Run" /\ Ending \in {"close", "both"} /\ pool = "OPEN"
     /\ pool' = "CLOSING"
     /\ opc' = "Quiet" /\ cursor' = 1 /\ qsum' = 0
     /\ UNCHANGED <<sstate, pending, waitw, cq, inj, rstate, origin, cachedBy, rtask, hvars, wvars, holder, ends, msgs,
                    clean, ghosts>>
 
-\* quiet(): the pending count of each OPEN slot, one slot a read; all 0: CLOSED (the workers stop), else again.
-OwnerQuietRead ==
-    /\ opc = "Quiet" /\ pool = "CLOSING"
+\* Once quiet read every count 0: the state word CLOSED (the workers stop).
+StoreClosed ==
+    /\ opc = "Closed" /\ pool = "CLOSING"
+    /\ pool' = "CLOSED" /\ opc' = "Idle"
+    /\ UNCHANGED <<sstate, pending, waitw, cq, inj, rstate, origin, cachedBy, rtask, hvars, wvars, holder, ends, msgs,
+                   clean, cursor, qsum, ghosts>>
+
+\* quiet(): the pending count of each OPEN slot, one slot a read; all 0: CLOSED is stored next, else again.
+OwnerQuietRead(t) ==
+    /\ t = OwnerId /\ opc = "Quiet" /\ pool = "CLOSING"
     /\ IF cursor <= Slots
          THEN /\ qsum' = qsum + (IF sstate[cursor] = "OPEN" THEN pending[cursor] ELSE 0)
               /\ cursor' = cursor + 1
-              /\ UNCHANGED <<pool, opc>>
+              /\ UNCHANGED opc
          ELSE IF qsum = 0
-                THEN /\ pool' = "CLOSED" /\ opc' = "Idle" /\ UNCHANGED <<cursor, qsum>>
-                ELSE /\ cursor' = 1 /\ qsum' = 0 /\ UNCHANGED <<pool, opc>>
-    /\ UNCHANGED <<sstate, pending, waitw, cq, inj, rstate, origin, cachedBy, rtask, hvars, wvars, holder, ends, msgs,
-                   clean, ghosts>>
+                THEN /\ opc' = "Closed" /\ UNCHANGED <<cursor, qsum>>   \* StoreClosed stores it
+                ELSE /\ cursor' = 1 /\ qsum' = 0 /\ UNCHANGED opc
+    /\ UNCHANGED <<pool, sstate, pending, waitw, cq, inj, rstate, origin, cachedBy, rtask, hvars, wvars, holder, ends,
+                   msgs, clean, ghosts>>
 
 \* Pool.terminate (from open or while closing): the state word TERMINATED (the workers stop), then every slot's
 \* producer is woken.
-OwnerStoreTerminated ==
+StoreTerminated ==
     /\ Ending \in {"terminate", "both"} /\ pool \in {"OPEN", "CLOSING"}
     /\ (Ending = "both" => pool = "CLOSING")
     /\ pool' = "TERMINATED"
@@ -301,9 +323,14 @@ OwnerStoreTerminated ==
     /\ UNCHANGED <<sstate, pending, waitw, cq, inj, rstate, origin, cachedBy, rtask, hvars, wvars, holder, ends, msgs,
                    clean, qsum, ghosts>>
 
+\* The owner's store of the pool's state word (links.ts stateChanged, one line for every state): CLOSING, CLOSED
+\* after quiet, or TERMINATED. The three are fair apart (see Spec): a close or terminate may not come, but once
+\* quiet read every count 0, CLOSED is stored.
+OwnerStorePoolState(t) == t = OwnerId /\ (StoreClosing \/ StoreClosed \/ StoreTerminated)
+
 \* wakeProducer for each slot: if its waiting word is 1, exchange it to 0 and notify (one step here).
-OwnerWakeProducer ==
-    /\ opc = "Wake"
+OwnerWakeProducer(t) ==
+    /\ t = OwnerId /\ opc = "Wake"
     /\ IF cursor <= Slots
          THEN /\ waitw' = [waitw EXCEPT ![cursor] = 0]
               /\ cursor' = cursor + 1
@@ -412,7 +439,8 @@ TerminateRejectAll(h) ==
 
 \* An abort (timeout or signal) of an unsettled task: QUEUED, the compare-exchange to CANCELLED wins (the worker
 \* that takes it frees it); RUNNING, it is forgotten (its completion only frees the record). Settled at once.
-ProducerAbort(h) ==
+\* (The access of Lifecycle.tla's action of the same name: cancellation.ts removeQueued.)
+CancelCasQueued(h) ==
     /\ Aborts /\ h \in H /\ hpc[h] = "Idle"
     /\ \E r \in placed[h] :
          /\ rstate[r] \in {"QUEUED", "RUNNING"}
@@ -519,33 +547,32 @@ ProducerDies(h) ==
     /\ hpc' = [hpc EXCEPT ![h] = "Dead"]
     /\ UNCHANGED <<shared, hslot, next, cur, placed, forgotten, settles, admitted, wvars, ovars, ghosts>>
 
-\* A thread's step: a producer's, a worker's, or the owner's (for handle or slot t).
+\* A thread's step: a producer's (handle t), a worker's, or the owner's (t = OwnerId: its event loop runs its
+\* steps one at a time, in any order of arrival; for handle h or slot s). Each action is one `// spec:` name at
+\* its access in the files of the code: lines above.
 Step(t) ==
     \/ SubmitCountPending(t) \/ SubmitReadState(t) \/ SubmitTakeRecord(t) \/ SubmitStoreQueued(t)
-    \/ SubmitPushInjector(t) \/ MainPopCompletion(t) \/ TerminateRejectAll(t) \/ ProducerAbort(t)
+    \/ SubmitPushInjector(t) \/ MainPopCompletion(t) \/ TerminateRejectAll(t) \/ CancelCasQueued(t)
     \/ MainAnnounceWaiting(t) \/ MainRecheckCompletions(t) \/ MainWaitAsync(t) \/ ProducerSendClosed(t)
     \/ FindPopInjector(t) \/ ExecCasRunning(t) \/ FinishStoreDone(t) \/ FinishPushCompletion(t)
     \/ FinishWakeProducer(t)
+    \/ t = OwnerId /\ \E h \in H : OwnerClaimSlot(h) \/ OwnerReceiveClosed(h) \/ OwnerNoticeDeath(h)
+    \/ t = OwnerId /\ \E s \in S : DiedCancelQueued(s) \/ DiedReclaimCached(s) \/ DiedDrainQueue(s)
+    \/ OwnerStorePoolState(t) \/ OwnerQuietRead(t) \/ OwnerWakeProducer(t)
 
-\* The owner's steps (one thread: its event loop runs them one at a time, in any order of arrival).
-Owner ==
-    \/ \E h \in H : OwnerClaimSlot(h) \/ OwnerReceiveClosed(h) \/ OwnerNoticeDeath(h)
-    \/ \E s \in S : DiedCancelQueued(s) \/ DiedReclaimCached(s) \/ DiedDrainQueue(s)
-    \/ OwnerStoreClosing \/ OwnerQuietRead \/ OwnerStoreTerminated \/ OwnerWakeProducer
+Threads == H \cup W \cup {OwnerId}
 
-Threads == H \cup W
+Next == (\E t \in Threads : Step(t)) \/ (\E h \in H : ProducerDies(h)) \/ UNCHANGED vars
 
-Next == (\E t \in Threads : Step(t)) \/ Owner \/ (\E h \in H : ProducerDies(h)) \/ UNCHANGED vars
-
-\* Weak fairness for each thread and for the owner; none for a death (it may not happen) nor for the pool's
-\* ending (it may not come). Each of the owner's steps is fair on its own: a step of its event loop that is
-\* enabled forever is taken.
+\* Weak fairness for each producer and worker; none for a death (it may not happen) nor for the pool's ending
+\* (it may not come: the owner's step as a whole is not fair, or it would force a close). Each of the owner's
+\* other steps is fair on its own: a step of its event loop that is enabled forever is taken.
 Spec ==
     /\ Init /\ [][Next]_vars
-    /\ \A t \in Threads : WF_vars(Step(t))
+    /\ \A t \in H \cup W : WF_vars(Step(t))
     /\ \A h \in H : WF_vars(OwnerClaimSlot(h)) /\ WF_vars(OwnerReceiveClosed(h)) /\ WF_vars(OwnerNoticeDeath(h))
     /\ \A s \in S : WF_vars(DiedCancelQueued(s)) /\ WF_vars(DiedReclaimCached(s)) /\ WF_vars(DiedDrainQueue(s))
-    /\ WF_vars(OwnerQuietRead) /\ WF_vars(OwnerWakeProducer)
+    /\ WF_vars(OwnerQuietRead(OwnerId)) /\ WF_vars(StoreClosed) /\ WF_vars(OwnerWakeProducer(OwnerId))
 
 ----------------------------------------------------------------------------
 (* Properties.                                                              *)

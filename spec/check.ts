@@ -796,6 +796,34 @@ export const RUNS: readonly Run[] = [
     kind: "mutant",
     expect: ["CloseAbandonsNothing"],
   },
+  { name: "RecordWait", module: "RecordWait.tla", cfg: "RecordWait.cfg", kind: "real" },
+  {
+    // The code before the fix: a producer waits uncounted with a backlog and nothing in flight.
+    name: "BacklogUncountedWhileWaiting",
+    module: "RecordWait.tla",
+    mutant: "BacklogUncountedWhileWaiting",
+    cfg: "mutants/RecordWaitSafety.cfg",
+    kind: "mutant",
+    expect: ["WaitsCounted"],
+  },
+  {
+    // The same mutant without WaitsCounted: the hang itself (the CI hang), under weak fairness.
+    name: "BacklogUncountedWhileWaiting_Liveness",
+    module: "RecordWait.tla",
+    mutant: "BacklogUncountedWhileWaiting",
+    cfg: "mutants/RecordWaitLiveness.cfg",
+    kind: "mutant",
+    expect: ["AllSettled", "BacklogServed"],
+  },
+  {
+    // Counted, but a record freed before the count was seen by no wake: only liveness can catch it.
+    name: "RecountSkipsFreeCheck",
+    module: "RecordWait.tla",
+    mutant: "RecountSkipsFreeCheck",
+    cfg: "mutants/RecordWaitLiveness.cfg",
+    kind: "mutant",
+    expect: ["AllSettled", "BacklogServed"],
+  },
 ];
 
 /** What one TLC run produced, as read from its output. */

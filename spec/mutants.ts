@@ -850,6 +850,34 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       replace: "         ELSE /\\ UNCHANGED pending\n",
     }],
   },
+  // ---- RecordWait.tla (the backlog's wait for a record another producer frees) ----
+  {
+    name: "BacklogUncountedWhileWaiting",
+    base: "RecordWait.tla",
+    bug: "the code before the fix: arm() while already waiting returns at once, and admission does not arm again " +
+      "after the task went to the backlog: a producer whose first arm found no backlog waits uncounted in " +
+      "recordWaiters, and a producer that frees the record reads 0 and wakes nobody",
+    patches: [{
+      find: '    ELSE IF isWaiting THEN "RecountCount"\n',
+      replace: "    ELSE IF isWaiting THEN r   \\* BUG: already waiting, arm returns (no recount)\n",
+    }, {
+      find: "                     /\\ pc' = [pc EXCEPT ![p] = ArmPc(\"Idle\", waiting[p], Pending(p))]\n" +
+        "                     /\\ ret' = [ret EXCEPT ![p] = \"Idle\"]\n",
+      replace: "                     /\\ pc' = [pc EXCEPT ![p] = \"Idle\"]   \\* BUG: no arm after the backlog push\n" +
+        "                     /\\ UNCHANGED ret\n",
+    }],
+  },
+  {
+    name: "RecountSkipsFreeCheck",
+    base: "RecordWait.tla",
+    bug: "the recount counts the producer but does not look at the free list after it: a record freed between " +
+      "the failed take and the count was read with a count of 0 by the producer that freed it, and nobody wakes " +
+      "this one",
+    patches: [{
+      find: "    /\\ IF counted[p] /\\ free > 0 THEN waitw' = [waitw EXCEPT ![p] = 0] ELSE UNCHANGED waitw\n",
+      replace: "    /\\ UNCHANGED waitw   \\* BUG: no look at the free list after the count\n",
+    }],
+  },
 ];
 
 /**

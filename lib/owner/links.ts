@@ -178,7 +178,7 @@ export class ProducerLinks {
           // Every task it submitted settled and every record it held came back (pool_producer.ts close).
           if (this.bySlot.get(slot) !== end) return;
           this.bySlot.delete(slot);
-          releaseSlot(this.buffer, this.layout, slot);
+          releaseSlot(this.buffer, this.layout, slot); // spec: OwnerReceiveClosed
           end.postMessage({ type: "released" } satisfies ToProducer);
           end.close();
           return;
@@ -231,7 +231,7 @@ export class ProducerLinks {
     let sum = 0;
     for (let slot = 1; slot <= this.channels.length; slot++) {
       const line = slotLine(this.buffer, this.layout, slot);
-      if (mem.load(line, ProducerWords.state) === SlotState.OPEN) sum += mem.load(line, ProducerWords.pending);
+      if (mem.load(line, ProducerWords.state) === SlotState.OPEN) sum += mem.load(line, ProducerWords.pending); // spec: OwnerQuietRead
     }
     return sum;
   }
@@ -248,10 +248,10 @@ export class ProducerLinks {
    * @param state The new state.
    */
   stateChanged(state: PoolStateName): void {
-    mem.store(this.control, ControlWords.poolState, PoolStateCode[state]);
+    mem.store(this.control, ControlWords.poolState, PoolStateCode[state]); // spec: OwnerStorePoolState
     if (state === "terminated") {
       // Each that waits reads the state when it wakes (completion.ts arm re-checks it after its store).
-      for (const channel of this.channels) wakeProducer(channel);
+      for (const channel of this.channels) wakeProducer(channel); // spec: OwnerWakeProducer
     }
   }
 

@@ -105,7 +105,7 @@ export class ProducerDeaths {
     const line = slotLine(buffer, layout, slot);
     if (mem.load(line, ProducerWords.state) !== SlotState.OPEN) return;
     this.count++;
-    mem.store(line, ProducerWords.state, SlotState.DEAD);
+    mem.store(line, ProducerWords.state, SlotState.DEAD); // spec: OwnerNoticeDeath
     this.repairSteps(slot);
     this.sweeping.set(slot, this.sweep(slot));
   }
@@ -168,7 +168,7 @@ export class ProducerDeaths {
     // What it marked as its own: records it cached or was filling, slabs it held and no record names.
     const id = producerThreadId(layout, slot);
     // (It keeps no cache: a record marked with its id is one it took for a task and had not published.)
-    if (table.reclaimCachedBy(id) > 0) inStep = true;
+    if (table.reclaimCachedBy(id) > 0) inStep = true; // spec: DiedReclaimCached
     if (table.reclaimSlabsOf(id) > 0) inStep = true;
     if (inStep) this.inSteps++;
     if (putBack) sleep.newWork();
@@ -186,7 +186,7 @@ export class ProducerDeaths {
     try {
       while (running()) {
         // Its completions: each frees its record (once: a stale or repeated handle frees nothing).
-        for (let handle = completions.pop(); handle !== QUEUE_EMPTY; handle = completions.pop()) {
+        for (let handle = completions.pop(); handle !== QUEUE_EMPTY; handle = completions.pop()) { // spec: DiedDrainQueue
           table.releaseHandle(handle);
         }
         let left = 0;
@@ -199,7 +199,7 @@ export class ProducerDeaths {
           if (state === TaskState.QUEUED) {
             // Not started: nobody will read its result. Cancelled, unless a worker's claim wins.
             if (
-              mem.compareExchange(table.words, table.fields.stateWord(i), TaskState.QUEUED, TaskState.CANCELLED) ===
+              mem.compareExchange(table.words, table.fields.stateWord(i), TaskState.QUEUED, TaskState.CANCELLED) === // spec: DiedCancelQueued
                 TaskState.QUEUED
             ) {
               this.cancelled++;

@@ -228,7 +228,7 @@ export class Admission {
     // Counted pending first (for a producer in another thread, in its slot's shared count), then the state
     // read once more: the owner's close stores CLOSING, then reads every count; either it sees this task
     // and waits for it, or this read sees CLOSING (spec/Producers.tla: SubmitCountPending, SubmitReadState).
-    if (this.state() !== "open") {
+    if (this.state() !== "open") { // spec: SubmitReadState
       this.ledger.settle(entry, Settled.ERROR, this.closedError(task));
       return undefined;
     }

@@ -134,7 +134,7 @@ export class CompletionReader {
     mem.store(words, waiting, 1); // spec: MainAnnounceWaiting
     if (
       this.completions.length > 0 || // spec: MainRecheckCompletions
-      (starved && this.table.freeRecords.length > 0) || this.hooks.terminated()
+      (starved && this.table.freeRecords.length > 0) || this.hooks.terminated() // spec: ArmRecheckFree
     ) {
       mem.store(words, waiting, 0); // spec: MainRetractWaiting
       this.waiting = true;
@@ -164,14 +164,14 @@ export class CompletionReader {
     const starved = this.hooks.starved();
     if (starved === this.countedWaiting) return;
     this.countWaiting(starved);
-    if (starved && this.table.freeRecords.length > 0) wakeProducer(this.channel);
+    if (starved && this.table.freeRecords.length > 0) wakeProducer(this.channel); // spec: RecountRecheckFree
   }
 
   /** Counts this producer in `ControlWords.recordWaiters` while its backlog waits for records, and only then. */
   private countWaiting(starved: boolean): void {
     if (starved === this.countedWaiting) return;
     this.countedWaiting = starved;
-    mem.add(this.control, ControlWords.recordWaiters, starved ? 1 : -1);
+    mem.add(this.control, ControlWords.recordWaiters, starved ? 1 : -1); // spec: RecordCountWaiting
     // A producer in another thread says so in its slot's line too: if it dies counted, the owner uncounts
     // it (protocol/producers.ts releaseSlot). (Dead between the two, it is counted once too often: the
     // other producers then keep to their fair share of records while any waits; nothing is lost.)

@@ -178,7 +178,7 @@ export class TaskLedger {
     }
     this.pending++;
     this.submitted++;
-    if (this.shared !== undefined) mem.add(this.shared.words, this.shared.at, 1);
+    if (this.shared !== undefined) mem.add(this.shared.words, this.shared.at, 1); // spec: SubmitCountPending
     return entry;
   }
 

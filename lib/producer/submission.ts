@@ -237,7 +237,7 @@ export class Submitter {
     // tasks it holds in records: pending, less those in the backlog, less this one if it is not there).
     const held = this.ledger.pending - this.backlog.length - (payload instanceof Backlog ? 0 : 1);
     if (held >= this.share()) return false;
-    const handle = table.allocate();
+    const handle = table.allocate(); // spec: SubmitTakeRecord
     if (handle === NO_RECORD) return false;
     const index = table.indexOf(handle);
     const written = payload instanceof Backlog
@@ -270,7 +270,7 @@ export class Submitter {
     // task that no queue holds (the owner pushes it: owner/producer_deaths.ts). A plain note, as a worker's.
     if (placing !== undefined) placing.words[placing.at] = handle;
     // Publishes the record (payload, task, id, flags, submission time) to the worker that pops the handle.
-    table.fields.storeState(index, TaskState.QUEUED);
+    table.fields.storeState(index, TaskState.QUEUED); // spec: SubmitStoreQueued
     if (moved !== undefined) {
       // Posted, not pushed: the buffers are in this message alone (detached here once it is sent).
       entry.moved = undefined;

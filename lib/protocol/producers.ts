@@ -180,7 +180,7 @@ export function claimSlot(buffer: SharedArrayBuffer, layout: PoolLayout): number
   const producers = layout.shape.producers ?? 0;
   for (let slot = 1; slot <= producers; slot++) {
     const line = slotLine(buffer, layout, slot);
-    if (mem.compareExchange(line, ProducerWords.state, SlotState.FREE, SlotState.OPEN) === SlotState.FREE) {
+    if (mem.compareExchange(line, ProducerWords.state, SlotState.FREE, SlotState.OPEN) === SlotState.FREE) { // spec: OwnerClaimSlot
       mem.store(line, ProducerWords.pending, 0);
       mem.store(line, ProducerWords.waiting, 0);
       mem.store(line, ProducerWords.countedWaiting, 0);
@@ -299,8 +299,8 @@ export function wakeProducer(channel: ProducerChannel): void {
  * @param control The pool's control words.
  */
 export function wakeRecordWaiters(channels: readonly ProducerChannel[], control: Int32Array): void {
-  if (mem.load(control, ControlWords.recordWaiters) === 0) return;
-  for (const channel of channels) wakeProducer(channel);
+  if (mem.load(control, ControlWords.recordWaiters) === 0) return; // spec: FreedReadWaiters
+  for (const channel of channels) wakeProducer(channel); // spec: FreedWakeWaiter
 }
 
 /**

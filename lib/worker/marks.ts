@@ -205,7 +205,7 @@ export class Marks {
     completions.published = QUEUE_EMPTY;
     completions.pushPatiently(handle); // spec: FinishPushCompletion
     this.finishing = -1;
-    wakeProducer(this.channels[slot]);
+    wakeProducer(this.channels[slot]); // spec: FinishWakeProducer
   }
 
   /** Sets a finished fork's latch (its joiner goes on), or frees it if it is an orphan. */
