@@ -19,6 +19,7 @@
  * @module
  */
 
+import { holdLifeline } from "./runtime/lifeline.ts";
 import { mem } from "./protocol/atomics.ts";
 import { ControlWords } from "./protocol/layout.ts";
 import { type CheckedHandle, checkHandle, type PoolHandle } from "./producer/handle.ts";
@@ -157,7 +158,14 @@ export class PoolProducer<M extends object = Record<string, AnyFunction>> implem
     else events.on?.("close", ended);
     // The link does not keep this thread alive: pending tasks do (the ledger's timer).
     port.unref?.();
+    // Where the runtime does not tell the owner when this thread ends (browsers), a held lock does.
+    if (typeof handle.lifeline === "string") {
+      this.releaseLifeline = holdLifeline(handle.lifeline, () => this.link.send({ type: "holding" }));
+    }
   }
+
+  /** Lets go of the handle's lifeline lock (runtime/lifeline.ts), once the link ended. */
+  private releaseLifeline: () => void = () => {};
 
   /** A message from the owner: a shared buffer, a payload that came by message, or the slot's release. */
   private received(message: ToProducer): void {
@@ -173,6 +181,7 @@ export class PoolProducer<M extends object = Record<string, AnyFunction>> implem
   /** The link ended: whoever waits for it goes on. */
   private linkEnded(): void {
     this.ended = true;
+    this.releaseLifeline();
     for (const resolve of this.endWaiters.splice(0)) resolve();
   }
 

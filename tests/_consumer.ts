@@ -173,7 +173,30 @@ const fromProducer = await new Promise((resolve, reject) => {
   producerWorker.postMessage(handle, handle.transfer);
 });
 producerWorker.terminate();
-${PRODUCER_CHECK}`;
+${PRODUCER_CHECK}// A producer's Web Worker terminated while its task runs: the owner learns of its death (a browser fires no
+// close event on the link: the producer's lifeline lock, lib/runtime/lifeline.ts) and takes back what it held;
+// else the pool's close below would wait for the dead producer's task for ever.
+const deathsBefore = pool.stats().producerDeaths;
+const doomedHandle = pool.handle();
+const doomed = new Worker(new URL("./producer.js", import.meta.url), { type: "module" });
+await new Promise((resolve, reject) => {
+  doomed.onmessage = resolve;
+  doomed.onerror = () => reject(new Error("the doomed producer worker failed"));
+  doomed.postMessage({ doomed: doomedHandle }, doomedHandle.transfer);
+});
+// Terminated once it holds its lifeline (a thread that dies before, in its first moments, goes unnoticed).
+for (let i = 0; i < 250; i++) {
+  const { held } = await navigator.locks.query();
+  if (held.some((lock) => lock.name === doomedHandle.lifeline)) break;
+  await new Promise((r) => setTimeout(r, 20));
+}
+doomed.terminate();
+for (let i = 0; i < 250 && pool.stats().producerDeaths === deathsBefore; i++) await new Promise((r) => setTimeout(r, 20));
+if (pool.stats().producerDeaths !== deathsBefore + 1) {
+  failed.push("a Web Worker producer's death not noticed");
+  await pool.terminate(); // the close below would wait for its task for ever
+}
+`;
 
 /**
  * What a consumer's main runs with `pool` open: {@link CONSUMER_RUN}'s steps, then `producer` (one of the
@@ -308,6 +331,12 @@ export function consumerWebProducer(specifier: string): string {
   return `import { openProducer } from "${specifier}";
 self.onmessage = async (event) => {
   try {
+    if (event.data.doomed !== undefined) {
+      // Opens a producer, starts a task, says so, and is terminated by the page while the task runs.
+      openProducer(event.data.doomed).run("spin", 300).catch(() => {});
+      self.postMessage("running");
+      return;
+    }
     const handle = event.data;
 ${PRODUCER_WORK.replace(/^(?=.)/gm, "    ")}    self.postMessage(summary);
   } catch (error) {

@@ -43,6 +43,7 @@ import type { PoolStateName } from "../lifecycle.ts";
 import type { ToOwner, ToProducer } from "../producer/owner_link.ts";
 import type { TaskTable } from "../record/task.ts";
 import type { PoolHandle } from "../producer/handle.ts";
+import { lifelineLocks, watchLifeline } from "../runtime/lifeline.ts";
 
 /** What the links ask of the rest of the owner. */
 export interface LinkActs {
@@ -123,7 +124,7 @@ export class ProducerLinks {
    * @throws {RangeError} If every slot is taken.
    * @throws {TypeError} If this runtime has no MessageChannel.
    */
-  open(): { port: PoolHandle["port"]; slot: number } {
+  open(): { port: PoolHandle["port"]; slot: number; lifeline: string | undefined } {
     if (typeof MessageChannel !== "function") {
       throw new TypeError("Cannot make a pool handle as this runtime has no MessageChannel");
     }
@@ -143,15 +144,28 @@ export class ProducerLinks {
     const ended = () => this.ended(slot, end);
     if (typeof end.addEventListener === "function") end.addEventListener("close", ended);
     else end.on?.("close", ended);
+    // Where the runtime does not fire that event (browsers), a Web Lock stands in (runtime/lifeline.ts).
+    const lifeline = lifelineLocks() === undefined ? undefined : `filch.producer.${lifelineId()}`;
+    if (lifeline !== undefined) this.lifelines.set(slot, { name: lifeline, cancel: undefined });
     // An idle link does not keep the process alive (the pool does not either: runtime/thread.ts).
     end.unref?.();
-    return { port: channel.port2 as unknown as PoolHandle["port"], slot };
+    return { port: channel.port2 as unknown as PoolHandle["port"], slot, lifeline };
+  }
+
+  /** Each slot's lifeline, where the runtime needs one: its lock's name, and the cancel of the owner's watch. */
+  private readonly lifelines = new Map<number, { name: string; cancel: (() => void) | undefined }>();
+
+  /** Stops watching `slot`'s lifeline (its producer said `closed`, or the pool stopped). */
+  private dropLifeline(slot: number): void {
+    this.lifelines.get(slot)?.cancel?.();
+    this.lifelines.delete(slot);
   }
 
   /** The link of `slot` closed: if its producer had not said `closed`, its thread is gone. */
   private ended(slot: number, end: OwnerEnd): void {
     if (this.bySlot.get(slot) !== end) return;
     this.bySlot.delete(slot);
+    this.dropLifeline(slot);
     try {
       this.deaths.died(slot);
     } catch (error) {
@@ -174,10 +188,18 @@ export class ProducerLinks {
         case "kill":
           this.acts.kill(message.worker, message.handle, new Error(message.reason));
           return;
+        case "holding": {
+          // It holds its lifeline: the lock comes free when it closes or its thread ends.
+          const lifeline = this.lifelines.get(slot);
+          if (lifeline === undefined || lifeline.cancel !== undefined || this.bySlot.get(slot) !== end) return;
+          lifeline.cancel = watchLifeline(lifeline.name, () => this.ended(slot, end));
+          return;
+        }
         case "closed":
           // Every task it submitted settled and every record it held came back (pool_producer.ts close).
           if (this.bySlot.get(slot) !== end) return;
           this.bySlot.delete(slot);
+          this.dropLifeline(slot);
           releaseSlot(this.buffer, this.layout, slot); // spec: OwnerReceiveClosed
           end.postMessage({ type: "released" } satisfies ToProducer);
           end.close();
@@ -260,6 +282,17 @@ export class ProducerLinks {
     const ends = [...this.bySlot.values()];
     // Forgotten first: their close events then say nothing of their producers.
     this.bySlot.clear();
+    for (const slot of [...this.lifelines.keys()]) this.dropLifeline(slot);
     for (const end of ends) end.close();
   }
 }
+
+let lifelines = 0;
+
+/** A name no other pool's lifeline has: this owner's random part, and a count. */
+function lifelineId(): string {
+  return `${OWNER_TAG}.${++lifelines}`;
+}
+
+/** Tells this thread's lifelines from another owner's (lock names are shared by the whole origin). */
+const OWNER_TAG = Math.random().toString(36).slice(2) + Date.now().toString(36);

@@ -364,7 +364,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
         "Cannot make a pool handle as the pool has no producer slots: create it with a 'producers' option of 1 or more",
       );
     }
-    const { port, slot } = this.links.open();
+    const { port, slot, lifeline } = this.links.open();
     return {
       kind: HANDLE_KIND,
       version: HANDLE_VERSION,
@@ -374,6 +374,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
       tasks: [...this.producer.taskNames],
       slot,
       maxPending: this.maxPending,
+      ...(lifeline === undefined ? {} : { lifeline }),
       port,
       transfer: [port],
     };

@@ -47,8 +47,13 @@ export interface PoolHandle<M extends object = Record<string, (...args: never[])
   readonly tasks: readonly string[];
   /** The producer slot the owner claimed for this handle (1 to the pool's `producers`). */
   readonly slot: number;
-  /** The most tasks one producer may have pending (`workers + maxQueue` of the pool), or Infinity. */
+  /** The most tasks pending in the whole pool (`workers + maxQueue`), or Infinity. */
   readonly maxPending: number;
+  /**
+   * Where the runtime does not report a link's end (browsers): the name of the Web Lock the producer holds
+   * while it is open, by which the owner learns of its thread's death (runtime/lifeline.ts); else absent.
+   */
+  readonly lifeline?: string;
   /**
    * This handle's end of its channel to the pool's owner (a MessagePort): put it in the transfer list.
    * Typed by what filch uses of it, so that a consumer needs neither the DOM library nor @types/node.

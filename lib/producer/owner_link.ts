@@ -27,7 +27,9 @@ export type ToOwner =
   | { type: "post"; worker: number; message: WorkerMessage }
   | { type: "share"; id: number; buffer: SharedArrayBuffer }
   | { type: "kill"; worker: number; handle: number; reason: string }
-  | { type: "closed" };
+  | { type: "closed" }
+  /** It holds its handle's lifeline lock (runtime/lifeline.ts): the owner may watch it now. */
+  | { type: "holding" };
 
 /** A message from the owner to a producer in another thread. */
 export type ToProducer =
