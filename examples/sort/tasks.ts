@@ -1,5 +1,6 @@
 /**
- * Parallel mergesort of an Int32Array in a SharedArrayBuffer: the task module of `examples/sort/main.ts`.
+ * Parallel mergesort of an Int32Array (or a Float64Array) in a SharedArrayBuffer: the task module of
+ * `examples/sort/main.ts` and `bench/sort_native.ts`.
  *
  * The array `a` and a scratch array `b` of the same length live in SharedArrayBuffers, so every worker
  * sorts and merges the same memory (views on a SharedArrayBuffer cross threads by reference). Mergesort
@@ -11,6 +12,9 @@
  * the middle element of the larger run is placed by a binary search in the smaller, splitting the merge
  * into two independent merges, until a merge is smaller than the cutoff.
  *
+ * Against the runtime's own sort, the leaves can be sorted by that sort instead (`native` 1): a piece per
+ * worker sorted at once, then merged in parallel.
+ *
  * @module
  */
 import { join } from "../../mod.ts";
@@ -19,30 +23,57 @@ import { join } from "../../mod.ts";
 const INSERTION = 24;
 
 /**
+ * The arrays the sort takes: 32-bit integers or 64-bit floats (no NaN), in SharedArrayBuffers.
+ * A pool that sorts both kinds merges more slowly (on Bun 2–3×: the merge's element accesses see two types
+ * of array); bench/sort_native.ts gives each kind a pool of its own.
+ */
+export type Sortable = Int32Array | Float64Array;
+
+/**
  * Sorts `a[lo, hi)` in parallel; the result lands in `a` (or `b` when `intoB` is 1).
  *
+ * With `native` 1, a run at or below the cutoff is sorted by the runtime's own sort
+ * (`TypedArray.prototype.sort` on a view of it: the call a user makes instead), on a piece per worker at
+ * once; the pieces are then merged in parallel, as the mergesort's runs are.
+ *
  * @param a The data (a view on a SharedArrayBuffer).
- * @param b Scratch of the same length (also shared); its contents on entry do not matter.
+ * @param b Scratch of the same type and length (also shared); its contents on entry do not matter.
  * @param lo First index.
  * @param hi One past the last.
  * @param intoB 1 to leave the sorted run in `b`, 0 to leave it in `a`.
- * @param cutoff At or below this length, the sequential mergesort runs.
+ * @param cutoff At or below this length, a run is sorted sequentially (and a merge is sequential).
+ * @param native 1 to sort those runs with the runtime's sort, 0 (the default) with this module's mergesort.
  */
 export function sortParallel(
-  a: Int32Array,
-  b: Int32Array,
+  a: Sortable,
+  b: Sortable,
   lo: number,
   hi: number,
   intoB: number,
   cutoff: number,
+  native = 0,
 ): void {
   if (hi - lo <= cutoff) {
-    sortRun(a, b, lo, hi, intoB === 1);
+    if (native === 0) sortRun(a, b, lo, hi, intoB === 1);
+    else if (intoB === 1) {
+      b.set(a.subarray(lo, hi), lo);
+      b.subarray(lo, hi).sort();
+    } else a.subarray(lo, hi).sort();
     return;
   }
   const mid = (lo + hi) >>> 1;
   const halvesIn = 1 - intoB;
-  join(() => sortParallel(a, b, lo, mid, halvesIn, cutoff), sortParallel, a, b, mid, hi, halvesIn, cutoff);
+  join(
+    () => sortParallel(a, b, lo, mid, halvesIn, cutoff, native),
+    sortParallel,
+    a,
+    b,
+    mid,
+    hi,
+    halvesIn,
+    cutoff,
+    native,
+  );
   if (intoB === 1) mergeParallel(a, b, lo, mid, mid, hi, lo, cutoff);
   else mergeParallel(b, a, lo, mid, mid, hi, lo, cutoff);
 }
@@ -60,8 +91,8 @@ export function sortParallel(
  * @param cutoff At or below this total length, the sequential merge runs.
  */
 export function mergeParallel(
-  src: Int32Array,
-  dst: Int32Array,
+  src: Sortable,
+  dst: Sortable,
   lo1: number,
   hi1: number,
   lo2: number,
@@ -118,7 +149,7 @@ export function sortSequential(a: Int32Array, b: Int32Array): void {
 }
 
 /** Sequential mergesort of `[lo, hi)`, leaving the run in `b` if `intoB`, else in `a`. */
-function sortRun(a: Int32Array, b: Int32Array, lo: number, hi: number, intoB: boolean): void {
+function sortRun(a: Sortable, b: Sortable, lo: number, hi: number, intoB: boolean): void {
   if (hi - lo <= INSERTION) {
     for (let i = lo + 1; i < hi; i++) {
       const x = a[i];
@@ -141,8 +172,8 @@ function sortRun(a: Int32Array, b: Int32Array, lo: number, hi: number, intoB: bo
 
 /** Sequential merge of `src[lo1, hi1)` and `src[lo2, hi2)` into `dst` from `out`. */
 function merge(
-  src: Int32Array,
-  dst: Int32Array,
+  src: Sortable,
+  dst: Sortable,
   lo1: number,
   hi1: number,
   lo2: number,
