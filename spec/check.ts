@@ -110,6 +110,9 @@ const LEVELS_SAFETY = ["TakenInOrder", "NoInversion", "BoundedOvertake", "Starts
 // queue, or in a FREE slot's, or a slot held twice.
 const PRODUCERS_ROUTING = ["CompletionsRouted", "CompletionOnlyToOpenSlot", "SlotExclusive"] as const;
 
+// The liveness properties of RoomWait.tla: a hang breaks them together (the wait, the task after it, the count).
+const ROOM_LIVENESS = ["RoomServed", "AllSettled", "CountReturns"] as const;
+
 /** Every configuration, in the order it runs. A `.cfg` under spec/ that is not listed here fails the command. */
 export const RUNS: readonly Run[] = [
   { name: "ChaseLev", module: "ChaseLev.tla", cfg: "ChaseLev.cfg", kind: "real" },
@@ -824,6 +827,52 @@ export const RUNS: readonly Run[] = [
     kind: "mutant",
     expect: ["AllSettled", "BacklogServed"],
   },
+  { name: "RoomWait", module: "RoomWait.tla", cfg: "RoomWait.cfg", kind: "real" },
+  {
+    // The code's room_wakes_nobody: safe, but a producer waiting with nothing pending sleeps on.
+    name: "RoomWakesNobody",
+    module: "RoomWait.tla",
+    mutant: "RoomWakesNobody",
+    cfg: "mutants/RoomWaitLiveness.cfg",
+    kind: "mutant",
+    expect: ROOM_LIVENESS,
+  },
+  {
+    // Counted, but after the check: a settle between them read 0. Only liveness can catch it.
+    name: "CountAfterRecheck",
+    module: "RoomWait.tla",
+    mutant: "CountAfterRecheck",
+    cfg: "mutants/RoomWaitLiveness.cfg",
+    kind: "mutant",
+    expect: ROOM_LIVENESS,
+  },
+  {
+    // A producer waiting for room with nothing pending whose reader does not wait.
+    name: "ArmWithoutRoomHook",
+    module: "RoomWait.tla",
+    mutant: "ArmWithoutRoomHook",
+    cfg: "mutants/RoomWaitSafety.cfg",
+    kind: "mutant",
+    expect: ["WaitsCounted"],
+  },
+  {
+    // The same without WaitsCounted: the hang.
+    name: "ArmWithoutRoomHook_Liveness",
+    module: "RoomWait.tla",
+    mutant: "ArmWithoutRoomHook",
+    cfg: "mutants/RoomWaitLiveness.cfg",
+    kind: "mutant",
+    expect: ROOM_LIVENESS,
+  },
+  {
+    // The order of the code when RoomWait.tla was written (see spec/README.md, "RoomWait.tla").
+    name: "CheckBeforeArm",
+    module: "RoomWait.tla",
+    mutant: "CheckBeforeArm",
+    cfg: "mutants/RoomWaitLiveness.cfg",
+    kind: "mutant",
+    expect: ROOM_LIVENESS,
+  },
 ];
 
 /** What one TLC run produced, as read from its output. */
@@ -871,12 +920,12 @@ export function parseTlcOutput(text: string, modules: Record<string, string> = {
     : /Error: Action property (\w+)[^\n]*is violated/.exec(text);
   const property = /Error: (?:Temporal )?[Pp]roperty (\w+)[^\n]*violated/.exec(text);
   // One behaviour may break several temporal properties at once: "Temporal properties A and B were
-  // violated" (A, B and C: "A, B and C"). They are reported together, as "A and B".
-  const properties = /Error: Temporal properties (\w+(?:(?:, | and )\w+)+) were violated/.exec(text);
+  // violated" (three: "A, B, and C", with TLC's serial comma). They are reported together, as "A and B".
+  const properties = /Error: Temporal properties (\w+(?:(?:,? and |, )\w+)+) were violated/.exec(text);
   if (invariant) violated = invariant[1];
   else if (action) violated = action[1];
   else if (property) violated = property[1];
-  else if (properties) violated = properties[1].split(/, | and /).join(" and ");
+  else if (properties) violated = properties[1].split(/,? and |, /).join(" and ");
   else if (/Error: Temporal properties were violated/.test(text)) violated = "(temporal)";
   const clean = /No error has been found/.test(text);
   let otherError: string | null = null;

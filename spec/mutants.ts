@@ -878,6 +878,65 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       replace: "    /\\ UNCHANGED waitw   \\* BUG: no look at the free list after the count\n",
     }],
   },
+  // ---- RoomWait.tla (the wait for room in the pool's queue, for the pool as a whole) ----
+  {
+    name: "RoomWakesNobody",
+    base: "RoomWait.tla",
+    bug: "the code's mutant room_wakes_nobody: a producer whose task settles wakes no other producer, whatever " +
+      "the count says: one waiting for room with nothing of its own pending waits on after the pool has room",
+    patches: [{
+      find: "    /\\ IF roomWaiters > (IF counted[p] THEN 1 ELSE 0)\n",
+      replace: "    /\\ IF FALSE   \\* BUG: nobody woken\n",
+    }],
+  },
+  {
+    name: "CountAfterRecheck",
+    base: "RoomWait.tla",
+    bug: "waitForRoom arms and checks for room before it counts itself: a settle between the check and the count " +
+      "reads a count of 0 and wakes nobody, and the producer, counted too late, waits for a wake that came before",
+    patches: [{
+      // No room: armed at once, uncounted ...
+      find: "                  /\\ IF counted[p] THEN Arm(p, \"SumOwner\", waiting[p], pw[p], TRUE)\n" +
+        "                     ELSE /\\ pc' = [pc EXCEPT ![p] = \"Count\"] /\\ UNCHANGED ret\n",
+      replace: "                  /\\ Arm(p, \"SumOwner\", waiting[p], pw[p], TRUE)   \\* BUG: armed and checked first\n",
+    }, {
+      // ... counted after the check (whatever its answer) ...
+      find: "           /\\ CASE hret[p] = \"Recheck\" -> pc' = [pc EXCEPT ![p] = \"Idle\"] /\\ UNCHANGED ret\n",
+      replace: "           /\\ CASE hret[p] = \"Recheck\" -> pc' = [pc EXCEPT ![p] = IF counted[p] THEN \"Idle\" ELSE \"Count\"]\n" +
+        "                                      /\\ UNCHANGED ret   \\* BUG: the count after the check\n",
+    }, {
+      // ... and nothing after the count.
+      find: "          /\\ Arm(p, \"SumOwner\", waiting[p], pw[p], TRUE)\n          /\\ UNCHANGED timer\n",
+      replace: "          /\\ pc' = [pc EXCEPT ![p] = \"Idle\"] /\\ UNCHANGED ret   \\* BUG: the count, last\n" +
+        "          /\\ UNCHANGED timer\n",
+    }],
+  },
+  {
+    name: "ArmWithoutRoomHook",
+    base: "RoomWait.tla",
+    bug: "the completion reader's arm returns at once when nothing of its own is pending (no waitsForRoom hook): " +
+      "a producer waiting for room with nothing pending is counted and woken, but its reader does not wait on its " +
+      "word, so the wake finds the word 0 and nothing runs",
+    patches: [{
+      find: "    /\\ ~(pend = 0 /\\ ~forRoom)\n",
+      replace: "    /\\ pend > 0   \\* BUG: nothing pending, nothing to wait for (a wait for room ignored)\n",
+    }],
+  },
+  {
+    name: "CheckBeforeArm",
+    base: "RoomWait.tla",
+    bug: "the code's order when RoomWait.tla was written: a producer woken while it waits for room checks room in " +
+      "the drain's freed hook, before onWake arms its reader again; a settle between the check and the arm's " +
+      "store of 1 wakes a word that is 0, and the producer then waits with room in the pool and nobody to wake it",
+    patches: [{
+      find: "                   THEN /\\ Arm(p, \"SumOwner\", waiting[p], pw[p], TRUE) /\\ hret' = [hret EXCEPT ![p] = \"Check\"]\n",
+      replace: "                   THEN /\\ pc' = [pc EXCEPT ![p] = \"SumOwner\"] /\\ hret' = [hret EXCEPT ![p] = \"Check\"]\n" +
+        "                        /\\ UNCHANGED ret   \\* BUG: the check first, in the drain\n",
+    }, {
+      find: "                [] hret[p] = \"Check\" -> pc' = [pc EXCEPT ![p] = \"Idle\"] /\\ UNCHANGED ret\n",
+      replace: "                [] hret[p] = \"Check\" -> Arm(p, \"Idle\", waiting[p], pw[p], ~has)   \\* BUG: armed after\n",
+    }],
+  },
 ];
 
 /**

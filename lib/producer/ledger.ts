@@ -199,7 +199,7 @@ export class TaskLedger {
     entry.settled = true;
     this.pending--;
     this.completed++;
-    if (this.shared !== undefined) mem.sub(this.shared.words, this.shared.at, 1);
+    if (this.shared !== undefined) mem.sub(this.shared.words, this.shared.at, 1); // spec: SettleReleasePending
     entry.control?.detach();
     if (how === Settled.VALUE) entry.resolve?.(value);
     else if (entry.reject !== undefined) entry.reject(value);

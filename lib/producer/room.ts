@@ -104,12 +104,12 @@ export class Room {
   /** Tasks pending in the whole pool: the owner's, and every claimed slot's. */
   pendingInPool(): number {
     const control = this.control!;
-    let total = mem.load(control, ControlWords.ownerPending);
+    let total = mem.load(control, ControlWords.ownerPending); // spec: RoomSumOwner
     const lines = this.lines;
     for (let s = 1; s < lines.length; s++) {
       const line = lines[s];
       // A FREE slot's word is the last producer's, left as it was (0 after a close, maybe not after a death).
-      if (mem.load(line, ProducerWords.state) !== SlotState.FREE) total += mem.load(line, ProducerWords.pending);
+      if (mem.load(line, ProducerWords.state) !== SlotState.FREE) total += mem.load(line, ProducerWords.pending); // spec: RoomSumSlot
     }
     return total;
   }
@@ -126,7 +126,7 @@ export class Room {
     const mine = this.host.pending();
     if (mine >= max || this.pendingInPool() >= max) return false;
     const control = this.control!;
-    if (mem.load(control, ControlWords.roomWaiters) > (this.counted ? 1 : 0)) {
+    if (mem.load(control, ControlWords.roomWaiters) > (this.counted ? 1 : 0)) { // spec: RoomReadTurns
       const open = mem.load(control, ControlWords.producersOpen) + 1;
       if (mine >= Math.max(1, Math.floor(max / open))) return false;
     }
@@ -163,8 +163,8 @@ export class Room {
   released(): void {
     if (this.waiters.length > 0 && this.hasRoom()) this.resolveWaiters();
     const control = this.control;
-    if (control === undefined || mem.load(control, ControlWords.roomWaiters) <= (this.counted ? 1 : 0)) return;
-    for (const channel of this.channels) if (channel.slot !== this.slot) wakeProducer(channel);
+    if (control === undefined || mem.load(control, ControlWords.roomWaiters) <= (this.counted ? 1 : 0)) return; // spec: RoomReadWaiters
+    for (const channel of this.channels) if (channel.slot !== this.slot) wakeProducer(channel); // spec: RoomWakeProducer
   }
 
   /** After this producer's reader woke (another producer's task may have settled): its waiters, if room. */
@@ -202,7 +202,7 @@ export class Room {
       this.cancelUncount = undefined;
     }
     this.counted = waiting;
-    mem.add(this.control, ControlWords.roomWaiters, waiting ? 1 : -1);
+    mem.add(this.control, ControlWords.roomWaiters, waiting ? 1 : -1); // spec: RoomCountWaiting
     // If its thread dies counted, the owner uncounts it (protocol/producers.ts releaseSlot).
     if (this.line !== undefined) mem.store(this.line, ProducerWords.countedRoom, waiting ? 1 : 0);
   }

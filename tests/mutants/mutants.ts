@@ -1046,7 +1046,8 @@ export const PRODUCER_THREAD_MUTANTS: readonly ProducerThreadMutant[] = [
     bug: "a producer whose task settles wakes no producer waiting for room: one with nothing of its own " +
       "pending waits on after the pool has room",
     patches: [{
-      find: "    for (const channel of this.channels) if (channel.slot !== this.slot) wakeProducer(channel);\n",
+      find:
+        "    for (const channel of this.channels) if (channel.slot !== this.slot) wakeProducer(channel); // spec: RoomWakeProducer\n",
       replace: "    // BUG: nobody woken\n",
     }],
   },
