@@ -20,8 +20,8 @@
 (* the arm's store of 1 sees the count, wakes the channel, and finds its  *)
 (* word 0: the producer then waits, counted and armed, with room and     *)
 (* nobody to wake it. This spec checks room after the re-arm, the order  *)
-(* waitForRoom has (count, arm, check); the code's order is the mutant    *)
-(* CheckBeforeArm. The code is not fixed yet (see spec/README.md).        *)
+(* waitForRoom has (count, arm, check); the code's old order is the      *)
+(* mutant CheckBeforeArm. Fixed: arm's re-check looks at the room too.   *)
 (*                                                                          *)
 (* One action per shared-memory access, each named by a `// spec: Name`    *)
 (* comment at that access (some shared with RecordWait.tla, Producers.tla *)
@@ -315,7 +315,8 @@ MainClearWaiting(p) ==
 
 \* The drain: one completion popped (then its settle). The queue empty: onWake arms again, and then, if it waits
 \* for room, checks it (another producer's task may have settled): armed first, as waitForRoom is, so that a
-\* settle after the check finds the waiting word 1. (The code checks first: mutant CheckBeforeArm.)
+\* settle after the check finds the waiting word 1. (The code checked first until this spec: mutant CheckBeforeArm;
+\* now arm's re-check, completion.ts, looks at the room of a producer that waits for it.)
 MainPopCompletion(p) ==
     /\ p \in P /\ pc[p] = "Drain"
     /\ IF cq[p] > 0

@@ -42,6 +42,8 @@ export interface CompletionHooks {
   starved(): boolean;
   /** Whether the producer waits for room in the pool's queue (room.ts): then it waits with nothing pending. */
   waitsForRoom(): boolean;
+  /** Whether the producer waits for room and there is room now (read after its waiting word's store). */
+  roomFree(): boolean;
   /** Whether the pool was terminated (its owner wakes every producer when it is: see Producer). */
   terminated(): boolean;
 }
@@ -132,9 +134,13 @@ export class CompletionReader {
     this.countWaiting(starved);
     // Say we wait, then look once more: a worker that pushed before seeing the word is found here.
     mem.store(words, waiting, 1); // spec: MainAnnounceWaiting
+    // And room in the pool's queue, for a producer that waits for it, after the store too: a settle
+    // elsewhere between a check in the drain and this store woke a word that was 0 (RoomWait.tla,
+    // mutant CheckBeforeArm: the order before this line, which lost that wake).
     if (
       this.completions.length > 0 || // spec: MainRecheckCompletions
-      (starved && this.table.freeRecords.length > 0) || this.hooks.terminated() // spec: ArmRecheckFree
+      (starved && this.table.freeRecords.length > 0) || this.hooks.terminated() || // spec: ArmRecheckFree
+      this.hooks.roomFree()
     ) {
       mem.store(words, waiting, 0); // spec: MainRetractWaiting
       this.waiting = true;

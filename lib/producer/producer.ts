@@ -301,6 +301,11 @@ export class Producer implements CompletionHooks {
     return this.room.waiting;
   }
 
+  /** The reader's hook: whether this producer waits for room and there is room now (room.ts). */
+  roomFree(): boolean {
+    return this.room.waiting && this.room.hasRoom();
+  }
+
   /** The reader's hook: whether the pool was terminated. */
   terminated(): boolean {
     return this.port.state() === "terminated";

@@ -202,6 +202,7 @@ function runProducer(
     },
     starved: () => backlog > 0,
     waitsForRoom: () => false,
+    roomFree: () => false,
     terminated: () => false,
   };
   const reader = new CompletionReader(
