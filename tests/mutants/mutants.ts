@@ -910,7 +910,7 @@ export const PRODUCERS_MUTANTS: readonly ProducersMutant[] = [
     bug: "whoever frees a record never wakes the producers that wait for one: a backlog with no task in " +
       "flight waits for good",
     patches: [{
-      find: "  if (mem.load(control, ControlWords.recordWaiters) === 0) return;\n",
+      find: "  if (mem.load(control, ControlWords.recordWaiters) === 0) return; // spec: FreedReadWaiters\n",
       replace: "  if (mem.load(control, ControlWords.recordWaiters) >= 0) return; // BUG: always\n",
     }],
   },
@@ -920,7 +920,10 @@ export const PRODUCERS_MUTANTS: readonly ProducersMutant[] = [
     bug: "a producer whose backlog waits for a record counts itself in recordWaiters after its re-check of " +
       "the free list: a record freed between the two finds the count 0, and nobody wakes it",
     patches: [
-      { find: "    this.countWaiting(starved);\n", replace: "" },
+      {
+        find: "    const starved = this.hooks.starved();\n    this.countWaiting(starved);\n",
+        replace: "    const starved = this.hooks.starved();\n",
+      },
       {
         find: "    const result = mem.waitAsync(words, waiting, 1); // spec: MainWaitAsync\n",
         replace: "    this.countWaiting(starved); // BUG: counted after the re-check\n" +
@@ -935,7 +938,7 @@ export const PRODUCERS_MUTANTS: readonly ProducersMutant[] = [
       "that read FREE both claim the same slot",
     patches: [{
       find:
-        "    if (mem.compareExchange(line, ProducerWords.state, SlotState.FREE, SlotState.OPEN) === SlotState.FREE) {\n",
+        "    if (mem.compareExchange(line, ProducerWords.state, SlotState.FREE, SlotState.OPEN) === SlotState.FREE) { // spec: OwnerClaimSlot\n",
       replace: "    if (mem.load(line, ProducerWords.state) === SlotState.FREE) { // BUG: no compare-exchange\n" +
         "      mem.store(line, ProducerWords.state, SlotState.OPEN);\n",
     }],
@@ -995,7 +998,7 @@ export const PRODUCER_THREAD_MUTANTS: readonly ProducerThreadMutant[] = [
     bug: "terminate writes the pool's state but wakes no producer: one that waits for its completions waits " +
       "for good, its tasks never rejected",
     patches: [{
-      find: "      for (const channel of this.channels) wakeProducer(channel);\n",
+      find: "      for (const channel of this.channels) wakeProducer(channel); // spec: OwnerWakeProducer\n",
       replace: "    // BUG: nobody woken\n",
     }],
   },
