@@ -4,10 +4,11 @@
  * exist. A protocol module whose harness stopped covering it would then show as uncaught mutants in CI's
  * mutation run, not pass unnoticed (the pool-level tests do not see most protocol bugs: issue 32).
  */
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import * as kept from "./mutants/mutants.ts";
+import { applyPatches } from "./mutants/mutants.ts";
 import { failedTests, GROUPS } from "./mutants/run.ts";
 import { assert, assertEquals, test } from "./_test.ts";
 
@@ -42,6 +43,23 @@ test("every protocol module of lib/protocol/ has mutants in a fast group of the 
   );
   const uncovered = modules.filter((m) => !(m in EXEMPT) && !covered.has(m));
   assertEquals(uncovered, [], "protocol modules with no mutant in a fast group");
+});
+
+test("every mutant of the mutation run builds: each patch finds its line in the file it mutates, as often as it says", () => {
+  // A comment added to a patched line (a `// spec:` name) or a second copy of it breaks a mutant silently
+  // until the mutation run tries it: here it fails at once, naming the mutant and the patch.
+  const broken: string[] = [];
+  for (const group of GROUPS) {
+    for (const mutant of group.mutants) {
+      const source = readFileSync(`${root}${mutant.file}`, "utf8");
+      try {
+        applyPatches(source, { ...mutant, module: mutant.file.replace(/^lib\//, "") });
+      } catch (error) {
+        broken.push(`${group.name}/${mutant.name}: ${(error as Error).message}`);
+      }
+    }
+  }
+  assertEquals(broken, [], "mutants whose patches do not match");
 });
 
 test("every check the mutation run names exists, and each group has mutants and checks", () => {
