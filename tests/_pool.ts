@@ -31,3 +31,24 @@ export async function withTerminatedPool<M extends object>(
     await within(pool.terminate(), 10_000, "terminate");
   }
 }
+
+/**
+ * Resolves once `pool` can make a handle again (a producer slot came back), giving that handle's slot
+ * back at once; fails after `ms`, saying `what` did not come back.
+ */
+export async function slotComesBack<M extends object>(pool: Pool<M>, what: string, ms = 20_000): Promise<void> {
+  await within(
+    (async () => {
+      for (;;) {
+        try {
+          return pool.handle().port.close();
+        } catch (error) {
+          if (!(error instanceof RangeError)) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      }
+    })(),
+    ms,
+    what,
+  );
+}

@@ -4,36 +4,17 @@
  * them or returns first; the handle's slot comes back when that producer closes.
  */
 import { poolHandle } from "../mod.ts";
-import type { Pool } from "../lib/pool.ts";
-import { withTerminatedPool } from "./_pool.ts";
+import { slotComesBack, withTerminatedPool } from "./_pool.ts";
 import type * as tasks from "./fixtures/inner_producer_tasks.ts";
 import { assertEquals, test, within } from "./_test.ts";
 
 const moduleUrl = new URL("./fixtures/inner_producer_tasks.ts", import.meta.url);
 
-/** Resolves once `pool` can make a handle again (a slot came back), then gives that handle's slot back. */
-async function slotFree(pool: Pool<typeof tasks>, what: string): Promise<void> {
-  await within(
-    (async () => {
-      for (;;) {
-        try {
-          return pool.handle().port.close();
-        } catch (error) {
-          if (!(error instanceof RangeError)) throw error;
-          await new Promise((resolve) => setTimeout(resolve, 5));
-        }
-      }
-    })(),
-    20_000,
-    what,
-  );
-}
-
 test("a task opens a producer on its own pool, awaits 200 top-level tasks through it, closes it", async () => {
   await withTerminatedPool<typeof tasks>(moduleUrl, { workers: 2, producers: 1 }, async (pool) => {
     const sum = await within(pool.run("fanOut", 200), 30_000, "fanOut");
     assertEquals(sum, (199 * 200) / 2 + 200, "the sum of its tasks' results");
-    await slotFree(pool, "the slot of the task's producer");
+    await slotComesBack(pool, "the slot of the task's producer");
   });
 }, 60_000);
 
@@ -46,7 +27,7 @@ test(
     await withTerminatedPool<typeof tasks>(moduleUrl, { workers: 1, producers: 1 }, async (pool) => {
       const view = new Int32Array(new SharedArrayBuffer(4));
       assertEquals(await within(pool.run("fireAndForget", 100, view), 30_000, "fireAndForget"), "returned");
-      await slotFree(pool, "the slot of the producer the returned task left closing");
+      await slotComesBack(pool, "the slot of the producer the returned task left closing");
       assertEquals(Atomics.load(view, 0), 100, "its spawned tasks ran");
     });
   },
@@ -63,7 +44,7 @@ test("poolHandle() is refused by name: outside a pool worker, and with every pro
     const held = pool.handle();
     assertEquals(await pool.run("handleError"), "RangeError", "every slot taken");
     held.port.close();
-    await slotFree(pool, "the held slot");
+    await slotComesBack(pool, "the held slot");
     assertEquals(await pool.run("handleError"), "none", "a free slot");
   });
 }, 60_000);

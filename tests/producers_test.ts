@@ -11,7 +11,7 @@
  */
 import type { Pool } from "../lib/pool.ts";
 import { startThread } from "../lib/runtime/thread.ts";
-import { withTerminatedPool } from "./_pool.ts";
+import { slotComesBack, withTerminatedPool } from "./_pool.ts";
 import { assertIdleAccounting } from "./_accounting.ts";
 import type { Report, Scenario } from "./fixtures/producer_thread.ts";
 import type * as tasks from "./fixtures/tasks.ts";
@@ -325,20 +325,7 @@ test(
       const held = pool.handle();
       assertThrows(() => pool.handle(), RangeError, "producer slots are taken");
       held.port.close(); // never opened: its link closes, and the owner takes the slot back
-      await within(
-        (async () => {
-          for (;;) {
-            try {
-              return pool.handle().port.close();
-            } catch (error) {
-              if (!(error instanceof RangeError)) throw error;
-              await new Promise((resolve) => setTimeout(resolve, 5));
-            }
-          }
-        })(),
-        10_000,
-        "the slot of a handle whose port was closed",
-      );
+      await slotComesBack(pool, "the slot of a handle whose port was closed", 10_000);
     });
     const { openProducer } = await import("../mod.ts");
     assertThrows(() => openProducer({} as never), TypeError, "must be a pool handle");

@@ -145,7 +145,7 @@ export class ProducerLinks {
     if (typeof end.addEventListener === "function") end.addEventListener("close", ended);
     else end.on?.("close", ended);
     // Where the runtime does not fire that event (browsers), a Web Lock stands in (runtime/lifeline.ts).
-    const lifeline = lifelineLocks() === undefined ? undefined : `filch.producer.${lifelineId()}`;
+    const lifeline = lifelineLocks() === undefined ? undefined : `filch.producer.${crypto.randomUUID()}`;
     if (lifeline !== undefined) this.lifelines.set(slot, { name: lifeline, cancel: undefined });
     // An idle link does not keep the process alive (the pool does not either: runtime/thread.ts).
     end.unref?.();
@@ -286,13 +286,3 @@ export class ProducerLinks {
     for (const end of ends) end.close();
   }
 }
-
-let lifelines = 0;
-
-/** A name no other pool's lifeline has: this owner's random part, and a count. */
-function lifelineId(): string {
-  return `${OWNER_TAG}.${++lifelines}`;
-}
-
-/** Tells this thread's lifelines from another owner's (lock names are shared by the whole origin). */
-const OWNER_TAG = Math.random().toString(36).slice(2) + Date.now().toString(36);

@@ -168,13 +168,11 @@ export class TaskLedger {
     };
     // While tasks are pending, keep the process alive: a pending Atomics.waitAsync does not. The timer
     // first, then the counts (plain updates): a throw at the call (a stack overflow) changes nothing.
-    if (this.pending === 0) {
-      this.keepAlive ??= setInterval(() => {}, 2 ** 30);
-      // In a pool worker (a producer opened inside a task), its loop must let the event loop turn too.
-      if (!this.holding) {
-        this.holding = true;
-        holdEventLoop();
-      }
+    // In a pool worker (a producer opened inside a task), its loop must let the event loop turn too: held
+    // as long as the timer is.
+    if (this.pending === 0 && this.keepAlive === undefined) {
+      this.keepAlive = setInterval(() => {}, 2 ** 30);
+      holdEventLoop();
     }
     this.pending++;
     this.submitted++;
@@ -260,16 +258,11 @@ export class TaskLedger {
 
   /** Lets the process exit (nothing pending, or the pool stopped). */
   releaseProcess(): void {
-    if (this.keepAlive !== undefined) clearInterval(this.keepAlive);
+    if (this.keepAlive === undefined) return;
+    clearInterval(this.keepAlive);
     this.keepAlive = undefined;
-    if (this.holding) {
-      this.holding = false;
-      releaseEventLoop();
-    }
+    releaseEventLoop();
   }
-
-  /** Whether this ledger holds its thread's event loop (runtime/holds.ts): while tasks are pending. */
-  private holding = false;
 
   private countDown(seq: number): void {
     for (let i = 0; i < this.drainWaiters.length;) {
