@@ -63,7 +63,7 @@ export {
 export { openProducer, PoolProducer, type ProducerOptions, type ProducerStats } from "./lib/pool_producer.ts";
 export type { PoolHandle } from "./lib/producer/handle.ts";
 export { currentTask, type TaskContext } from "./lib/forkjoin/task_context.ts";
-export { poolHandle } from "./lib/forkjoin/pool_handle.ts";
+export { poolHandle } from "./lib/producer/pool_handle.ts";
 export { move } from "./lib/codec/move.ts";
 export {
   join,

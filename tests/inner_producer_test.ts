@@ -1,6 +1,6 @@
 /**
  * A pool handle taken inside a pool task (issue 29): a task opens a producer on the pool that runs it
- * (`poolHandle()`, lib/forkjoin/pool_handle.ts) and submits top-level tasks through it, whether it awaits
+ * (`poolHandle()`, lib/producer/pool_handle.ts) and submits top-level tasks through it, whether it awaits
  * them or returns first; the handle's slot comes back when that producer closes.
  */
 import { poolHandle } from "../mod.ts";

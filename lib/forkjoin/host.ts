@@ -80,7 +80,7 @@ export interface ForkJoinHost {
   task(id: number): TaskFunction;
   /** The task running synchronously on this thread now, or undefined between tasks (see task_context.ts). */
   context(): TaskContext | undefined;
-  /** Asks the pool's owner for a handle of this pool (see pool_handle.ts); rejects with the owner's error. */
+  /** Asks the pool's owner for a handle of this pool (see producer/pool_handle.ts); rejects with the owner's error. */
   poolHandle(): Promise<unknown>;
 }
 

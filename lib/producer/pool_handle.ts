@@ -14,8 +14,8 @@
  * @module
  */
 
-import { currentHost } from "./host.ts";
-import type { PoolHandle } from "../producer/handle.ts";
+import { currentHost } from "../forkjoin/host.ts";
+import type { PoolHandle } from "./handle.ts";
 
 /**
  * A handle of the pool running this task, from its owner: open a producer with it (`openProducer`) to
