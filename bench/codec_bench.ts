@@ -11,6 +11,7 @@
  * Run: `deno run -A bench/codec_bench.ts`, `bun bench/codec_bench.ts`, `node bench/codec_bench.ts`.
  * Prints a table: median (min–max) over the runs.
  */
+import { readFileSync } from "node:fs";
 import { decode, Encoder } from "../lib/codec/codec.ts";
 import { format, runtimeName, summarize, type Summary } from "./_stats.ts";
 
@@ -21,6 +22,20 @@ const RUN_MS = 25;
 /** 4096 different 10-character strings: more than the decoder's intern table holds, so most decodes miss it. */
 const distinctStrings = Array.from({ length: 4096 }, (_, i) => `s${String(i * 7919).padStart(9, "0")}`);
 
+/** This project's own source text (ASCII but for a few dashes, arrows and signs), repeated to `n` characters. */
+function sourceText(n: number): string {
+  // From the format table on, so that even the first KiB holds a few characters above Latin-1 (×, ≥).
+  const file = readFileSync(new URL("../lib/codec/codec.ts", import.meta.url), "utf8");
+  const text = file.slice(file.indexOf(" * | tag"));
+  return text.repeat(Math.ceil(n / text.length)).slice(0, n);
+}
+
+/** JSON text (ASCII) of `n` characters: an array of small records, cut to length. */
+function jsonText(n: number): string {
+  const rows = Array.from({ length: Math.ceil(n / 40) }, (_, i) => ({ id: i, name: `row ${i}`, ok: i % 3 === 0 }));
+  return JSON.stringify(rows).slice(0, n);
+}
+
 /** Each case cycles through its values (a power-of-two count); all but one case have a single value. */
 const cases: [string, unknown[]][] = [
   ["two small ints [1, 2]", [[1, 2]]],
@@ -29,10 +44,16 @@ const cases: [string, unknown[]][] = [
   ["4096 distinct 10-char strings", distinctStrings],
   ['{ a: 1, b: "x", c: [1, 2] }', [{ a: 1, b: "x", c: [1, 2] }]],
   ["1 KiB Float64Array", [new Float64Array(128).map((_, i) => i * 0.5)]],
+  ["1 KiB JSON text", [jsonText(1024)]],
+  ["1 KiB source text", [sourceText(1024)]],
+  ["64 KiB JSON text", [jsonText(64 * 1024)]],
+  ["64 KiB source text", [sourceText(64 * 1024)]],
+  ["1 MiB JSON text", [jsonText(1024 * 1024)]],
+  ["1 MiB source text", [sourceText(1024 * 1024)]],
 ];
 
 const encoder = new Encoder();
-const payload = new Uint8Array(new SharedArrayBuffer(1 << 17));
+const payload = new Uint8Array(new SharedArrayBuffer(1 << 23));
 /** Consumed results, so that no engine drops the work as dead code. */
 let sink = 0;
 
@@ -78,13 +99,13 @@ const clone: Loop = (values, iterations) => {
 };
 
 /** Iterations that take about RUN_MS for `loop` on `value`. */
-function calibrate(loop: Loop, value: unknown[]): number {
-  let iterations = 1000;
+function calibrate(loop: Loop, value: unknown[], start: number): number {
+  let iterations = start;
   for (;;) {
     const start = performance.now();
     loop(value, iterations);
     const ms = performance.now() - start;
-    if (ms >= RUN_MS / 4) return Math.max(1000, Math.round((iterations * RUN_MS) / ms));
+    if (ms >= RUN_MS / 4) return Math.max(start, Math.round((iterations * RUN_MS) / ms));
     iterations *= 4;
   }
 }
@@ -106,9 +127,11 @@ const rows: { name: string; bytes: number; results: Summary[] }[] = [];
 for (const [name, value] of cases) {
   const bytes = encoder.encode(value[0]);
   // Warm up every loop on this value, then calibrate, then alternate the loops run by run.
+  // Long values start with fewer iterations (20,000 warm-up round trips of 1 MiB would take a minute).
+  const scale = Math.max(1, Math.ceil(bytes / 256));
   const iterations = loops.map(([, loop]) => {
-    loop(value, 20_000);
-    return calibrate(loop, value);
+    loop(value, Math.ceil(20_000 / scale));
+    return calibrate(loop, value, Math.ceil(1000 / scale));
   });
   const samples: number[][] = loops.map(() => []);
   for (let run = 0; run < RUNS; run++) {

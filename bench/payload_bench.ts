@@ -27,6 +27,12 @@
  * bytes its pool holds, say), the cell records that contender as failed with the error's message and the
  * benchmark goes on; filch's pool options are printed.
  *
+ * `--text=json` or `--text=source` (issue 31): the argument is a string of the size instead of bytes, JSON
+ * text (ASCII) or this project's source text (a few characters above Latin-1 in it, so a two-byte string
+ * in V8), and the task returns a small object (`{ length, first, last }`: the string's length and its
+ * first and last code units), which the caller checks; only the argument direction runs, and "filch,
+ * move()" does not (a string cannot be moved).
+ *
  * Run: `node bench/payload_bench.ts`, `deno run -A bench/payload_bench.ts`, `bun bench/payload_bench.ts`.
  * A number sets the rounds (default 3); `--warmup=N` runs N untimed bursts of a cell's full size per
  * contender before its rounds (default: one of an eighth of the tasks); `--quick` drops 16 MiB; `--from=N`
@@ -48,6 +54,7 @@
  * pair the k-th round of one pass's process of filch with the k-th round of the same pass's process of
  * the other contender: run close in time, not side by side.
  */
+import { readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
 import { move } from "../lib/codec/move.ts";
@@ -88,16 +95,48 @@ type Direction = "argument" | "result";
 /** One pool under test. */
 interface Contender {
   name: string;
-  /** Submits `n` tasks taking `bytes` at once, awaits all and checks them; returns the elapsed ms. */
-  argument(bytes: Uint8Array, n: number): Promise<number>;
+  /**
+   * Submits `n` tasks taking `bytes` (or, with `--text`, a string) at once, awaits all and checks them;
+   * returns the elapsed ms.
+   */
+  argument(bytes: Uint8Array | string, n: number): Promise<number>;
   /** Submits `n` tasks returning `size` bytes at once, awaits all and checks them; returns the elapsed ms. */
   result(size: number, n: number): Promise<number>;
   close(): Promise<void>;
 }
 
-/** The checksum the argument task returns for `bytes`. */
-function checksum(bytes: Uint8Array): number {
+/** The checksum the argument task returns for `bytes`; for a string, the text task's object as JSON. */
+function checksum(bytes: Uint8Array | string): number | string {
+  if (typeof bytes === "string") return JSON.stringify(textSummary(bytes));
   return bytes.length + bytes[0] + bytes[bytes.length - 1];
+}
+
+/** What every contender's text task returns for `text` (as `takeText` in tasks.ts and the peers' workers). */
+function textSummary(text: string): { length: number; first: number; last: number } {
+  return { length: text.length, first: text.charCodeAt(0), last: text.charCodeAt(text.length - 1) };
+}
+
+/** Whether `r`, a reply to an argument task, matches `expected` (from {@link checksum}). */
+function matches(r: unknown, expected: number | string): boolean {
+  return typeof expected === "number" ? r === expected : JSON.stringify(r) === expected;
+}
+
+/**
+ * A string of `n` code units for `--text`: JSON text of small records, or this project's source text from
+ * the codec's format table on (so that even 1 KiB holds characters above Latin-1: ×, ≥), repeated and cut.
+ */
+function makeText(kind: "json" | "source", n: number): string {
+  let text: string;
+  if (kind === "json") {
+    text = JSON.stringify(Array.from({ length: Math.ceil(n / 30) + 1 }, (_, i) => ({ id: i, name: `row ${i}` })));
+  } else {
+    const file = readFileSync(new URL("../lib/codec/codec.ts", import.meta.url), "utf8");
+    text = file.slice(file.indexOf(" * | tag"));
+  }
+  // Flattened (a copy through an array of code units is overkill; concatenation with "" does not flatten):
+  // the same string every burst, as a caller holding its text would pass.
+  const cut = text.repeat(Math.ceil(n / text.length)).slice(0, n);
+  return cut.split("").join("");
 }
 
 /** Whether `value` is the result task's answer for `size` (a view of `size` bytes, first 1 and last 2). */
@@ -138,6 +177,9 @@ async function filch(options: PoolOptions): Promise<Contender> {
     name: "filch",
     argument: (bytes, n) => {
       const expected = checksum(bytes);
+      if (typeof bytes === "string") {
+        return checkedBurst(n, () => pool.run("takeText", bytes), (r) => matches(r, expected));
+      }
       return checkedBurst(n, () => pool.run("takeBytes", bytes), (r) => r === expected);
     },
     result: (size, n) => checkedBurst(n, () => pool.run("makeBytes", size), (r) => isResult(r, size)),
@@ -156,6 +198,7 @@ async function filchMove(options: PoolOptions): Promise<Contender> {
     name: "filch, move()",
     argument: (bytes, n) => {
       const expected = checksum(bytes);
+      if (typeof bytes === "string") throw new Error("a string cannot be moved: filch, move() runs no --text cell");
       return checkedBurst(n, () => pool.run("takeBytes", move(bytes.slice())), (r) => r === expected);
     },
     result: (size, n) => checkedBurst(n, () => pool.run("makeBytesMoved", size), (r) => isResult(r, size)),
@@ -190,16 +233,17 @@ function bareThread(api: "web" | "worker_threads", name: string): ThreadHandle {
 function bareLoop(api: "web" | "worker_threads", name: string): Contender {
   const threads: ThreadHandle[] = [];
   for (let w = 0; w < WORKERS; w++) threads.push(bareThread(api, `bare-${w}`));
-  let onReply: (message: { i: number; r?: number; bytes?: Uint8Array }) => void = () => {};
-  for (const t of threads) t.onMessage((m) => onReply(m as { i: number; r?: number; bytes?: Uint8Array }));
+  type Reply = { i: number; r?: unknown; bytes?: Uint8Array };
+  let onReply: (message: Reply) => void = () => {};
+  for (const t of threads) t.onMessage((m) => onReply(m as Reply));
   /** Posts `n` messages round robin (plain structured clone, no transfer list), awaits `n` checked replies. */
-  const burst = (n: number, message: (i: number) => unknown, ok: (m: { r?: number; bytes?: Uint8Array }) => boolean) =>
+  const burst = (n: number, message: (i: number) => unknown, ok: (m: Reply) => boolean) =>
     new Promise<number>((resolve, reject) => {
       const start = performance.now();
       // Kept until the burst ends and checked then, as the pools' bursts keep theirs (`checkedBurst`'s
       // Promise.all): whether a burst's results are still held when the next one allocates changes what
       // its allocations cost (fresh pages or reused ones).
-      const replies = new Array<{ r?: number; bytes?: Uint8Array }>(n);
+      const replies = new Array<Reply>(n);
       let left = n;
       onReply = (m) => {
         replies[m.i] = m;
@@ -216,6 +260,7 @@ function bareLoop(api: "web" | "worker_threads", name: string): Contender {
     name,
     argument: (bytes, n) => {
       const expected = checksum(bytes);
+      if (typeof bytes === "string") return burst(n, (i) => ({ i, text: bytes }), (m) => matches(m.r, expected));
       return burst(n, (i) => ({ i, bytes }), (m) => m.r === expected);
     },
     result: (size, n) => burst(n, (i) => ({ i, size }), (m) => isResult(m.bytes, size)),
@@ -238,7 +283,8 @@ async function piscinaLike(name: "piscina" | "tinypool"): Promise<Contender> {
     name,
     argument: (bytes, n) => {
       const expected = checksum(bytes);
-      return checkedBurst(n, () => pool.run({ bytes }), (r) => r === expected);
+      const message = typeof bytes === "string" ? { text: bytes } : { bytes };
+      return checkedBurst(n, () => pool.run(message), (r) => matches(r, expected));
     },
     result: (size, n) => checkedBurst(n, () => pool.run({ size }), (r) => isResult(r, size)),
     close: () => pool.destroy(),
@@ -257,7 +303,8 @@ async function workerpool(): Promise<Contender> {
     name: "workerpool",
     argument: (bytes, n) => {
       const expected = checksum(bytes);
-      return checkedBurst(n, () => pool.exec("takeBytes", [bytes]), (r) => r === expected);
+      const task = typeof bytes === "string" ? "takeText" : "takeBytes";
+      return checkedBurst(n, () => pool.exec(task, [bytes]), (r) => matches(r, expected));
     },
     result: (size, n) => checkedBurst(n, () => pool.exec("makeBytes", [size]), (r) => isResult(r, size)),
     close: async () => void await pool.terminate(),
@@ -276,7 +323,8 @@ async function poolifier(): Promise<Contender> {
     name: "poolifier",
     argument: (bytes, n) => {
       const expected = checksum(bytes);
-      return checkedBurst(n, () => pool.execute({ bytes }), (r) => r === expected);
+      const message = typeof bytes === "string" ? { text: bytes } : { bytes };
+      return checkedBurst(n, () => pool.execute(message), (r) => matches(r, expected));
     },
     result: (size, n) => checkedBurst(n, () => pool.execute({ size }), (r) => isResult(r, size)),
     close: () => pool.destroy(),
@@ -349,6 +397,7 @@ export async function benchPayloads(
   gc = false,
   exact = false,
   warmup?: number,
+  text?: "json" | "source",
 ): Promise<PayloadBenchRow[]> {
   if (gc && collectGarbage === undefined) {
     throw new Error("Cannot collect garbage before each burst as this runtime offers no way to: drop --gc");
@@ -372,6 +421,7 @@ export async function benchPayloads(
   if (only.length > 0) {
     makers = makers.filter(([name]) => only.some((prefix) => exact ? name === prefix : name.startsWith(prefix)));
   }
+  if (text !== undefined) makers = makers.filter(([name]) => name !== "filch, move()");
   const contenders: Contender[] = [];
   const skipped = new Map<string, string>();
   const small = new Uint8Array(KiB).fill(0x5a);
@@ -400,9 +450,10 @@ export async function benchPayloads(
   const empty = summarize([NaN]);
   for (const cell of CELLS.filter((c) => c.bytes <= maxBytes && c.bytes >= minBytes)) {
     // Non-zero bytes, made once per size and reused by every argument burst.
-    const payload = new Uint8Array(cell.bytes);
-    for (let i = 0; i < payload.length; i++) payload[i] = (i % 251) + 1;
-    for (const direction of ["argument", "result"] as Direction[]) {
+    const bytes = new Uint8Array(cell.bytes);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i % 251) + 1;
+    const payload = text === undefined ? bytes : makeText(text, cell.bytes);
+    for (const direction of (text === undefined ? ["argument", "result"] : ["argument"]) as Direction[]) {
       const burst = (c: Contender, n: number) =>
         direction === "argument" ? c.argument(payload, n) : c.result(cell.bytes, n);
       const failed = new Map<Contender, string>();
@@ -652,6 +703,11 @@ if (import.meta.main ?? argv[1]?.endsWith("payload_bench.ts")) {
   const processes = Number(args.find((a) => a.startsWith("--processes="))?.slice(12) ?? 0);
   const warmupArg = args.find((a) => a.startsWith("--warmup="))?.slice(9);
   const warmup = warmupArg === undefined ? undefined : Number(warmupArg);
+  const textArg = args.find((a) => a.startsWith("--text="))?.slice(7);
+  if (textArg !== undefined && textArg !== "json" && textArg !== "source") {
+    throw new Error(`Cannot run --text=${textArg} as the kinds are json and source: pass --text=json or --text=source`);
+  }
+  const text = textArg as "json" | "source" | undefined;
   const log = json ? () => {} : console.log;
   log(
     `Payload benchmark, ${runtimeName()}, ${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${
@@ -662,7 +718,9 @@ if (import.meta.main ?? argv[1]?.endsWith("payload_bench.ts")) {
     `${WORKERS} workers per pool, ${rounds} rounds, ${
       processes > 0 ? `each contender in ${processes} processes of its own` : "contenders interleaved"
     }; median (min–max); MB = 10^6 bytes ` +
-      `of payload; nothing transferred (structured clone)`,
+      `of payload; nothing transferred (structured clone)${
+        text === undefined ? "" : `; arguments are ${text} text (strings), results a small object`
+      }`,
   );
   log(
     `filch options: ${JSON.stringify(filchOptions)}; bare loop threads: ${bareApi}; garbage collected before ` +
@@ -689,6 +747,7 @@ if (import.meta.main ?? argv[1]?.endsWith("payload_bench.ts")) {
       args.includes("--gc"),
       contender !== undefined,
       warmup,
+      text,
     );
   if (!json) {
     console.log(

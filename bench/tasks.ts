@@ -31,6 +31,14 @@ export function takeBytes(bytes: Uint8Array): number {
 }
 
 /**
+ * The payload benchmark's text task (`--text`): takes a string, returns a small object the caller can
+ * verify (its length and its first and last code units).
+ */
+export function takeText(text: string): { length: number; first: number; last: number } {
+  return { length: text.length, first: text.charCodeAt(0), last: text.charCodeAt(text.length - 1) };
+}
+
+/**
  * The payload benchmark's result task: returns `size` fresh bytes. Only the first and last bytes are set
  * (1 and 2, which the caller checks), so the task's own work stays small next to moving the bytes.
  */

@@ -142,7 +142,26 @@ const surrogateHeavy = fc.string({
   ),
 });
 const latin1 = fc.string({ unit: fc.integer({ min: 0, max: 0xff }).map((c) => String.fromCharCode(c)) });
-const anyString = fc.oneof(fc.string(), latin1, fc.string({ unit: "binary" }), surrogateHeavy);
+/** Strings long enough (128 code units and more) for the runtime's own text calls and the UTF-8 tag. */
+const long = { minLength: 120, maxLength: 600 };
+const longString = fc.oneof(
+  fc.string(long),
+  fc.string({ ...long, unit: fc.integer({ min: 0, max: 0xff }).map((c) => String.fromCharCode(c)) }),
+  fc.string({ ...long, unit: "binary" }),
+  fc.string({ ...long, unit: "grapheme" }),
+  fc.string({
+    ...long,
+    unit: fc.oneof(
+      fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)),
+      fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)),
+    ),
+  }),
+  // Mostly ASCII with a few wide characters at any place: the first write fails late, not at once.
+  fc.tuple(fc.string(long), fc.nat(), fc.constantFrom("\u20ac", "\ufeff", "😀", "\u0100", "é")).map(([t, at, c]) =>
+    t.slice(0, at % (t.length + 1)) + c + t.slice(at % (t.length + 1))
+  ),
+);
+const anyString = fc.oneof(fc.string(), latin1, fc.string({ unit: "binary" }), surrogateHeavy, longString);
 
 const number = fc.oneof(
   fc.integer(),
@@ -489,6 +508,38 @@ test("strings keep lone surrogates, astral characters and Latin-1, at every leng
     assertRoundTrip("x".repeat(length), `ASCII of ${length}`);
     assertRoundTrip("é".repeat(length - 1) + "\ud83d", `wide of ${length}`);
   }
+});
+
+test("long strings (128 code units and more) take the runtime's own calls and still round-trip exactly", () => {
+  const cases: [string, string][] = [
+    ["ASCII", "x".repeat(200)],
+    ["Latin-1 above ASCII", "é".repeat(200)],
+    ["a leading byte-order mark", "\ufeff" + "y".repeat(200)],
+    ["a wide character at the end", "z".repeat(300) + "\u20ac"],
+    ["astral characters", "😀".repeat(100)],
+    ["a lone surrogate", "w".repeat(200) + "\ud800" + "w"],
+    ["127 code units (below the threshold)", "q".repeat(127)],
+    ["a NUL", "\u0000".repeat(130)],
+  ];
+  for (const [name, s] of cases) assertRoundTrip(s, `a long string with ${name}`);
+  const encoder = new Encoder();
+  // Latin-1 that the runtime wrote in one call, or the Str loop: the same bytes either way.
+  encoder.encode("a".repeat(128));
+  assertEquals([...encoder.bytes.subarray(0, 4)], [0x06, 0x80, 0x02, 97], "128 ASCII code units are a Latin-1 Str");
+  // A well-formed wide string is UTF-8 behind tag 0x16 and a 4-byte byte count.
+  const n = encoder.encode("\u20ac".repeat(128));
+  assertEquals([...encoder.bytes.subarray(0, 8)], [0x16, 0x80, 0x01, 0, 0, 0xe2, 0x82, 0xac], "UTF-8 bytes");
+  assertEquals(n, 5 + 128 * 3, "tag, count and 3 bytes a code unit");
+  // A lone surrogate cannot be UTF-8: the Str with two bytes a unit.
+  encoder.encode("\ud800".repeat(128));
+  assertEquals(encoder.bytes[0], 0x06, "a string that is not well-formed takes the Str");
+});
+
+test("UTF-8 bytes that are not UTF-8 throw a 'Cannot decode' error", () => {
+  const bytes = new Uint8Array([0x16, 2, 0, 0, 0, 0xff, 0xfe]);
+  assertThrows(() => decode(bytes, 0, bytes.length), Error, "Cannot decode");
+  const short = new Uint8Array([0x16, 9, 0, 0, 0, 0x41]);
+  assertThrows(() => decode(short, 0, short.length), Error, "Cannot decode");
 });
 
 test("bigints of any size and sign round-trip", () => {

@@ -1,6 +1,9 @@
 // The payload benchmark's task for piscina and tinypool (the default export gets the submitted object):
 // {bytes} → checksum; {size} → fresh bytes. Nothing is transferred (no Piscina.move): structured clone.
-export default function payload({ bytes, size }) {
+export default function payload({ bytes, size, text }) {
+  if (text !== undefined) {
+    return { length: text.length, first: text.charCodeAt(0), last: text.charCodeAt(text.length - 1) };
+  }
   if (bytes !== undefined) return bytes.length + bytes[0] + bytes[bytes.length - 1];
   const out = new Uint8Array(size);
   out[0] = 1;

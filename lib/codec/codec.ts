@@ -48,6 +48,8 @@
  * | 0x14        | ArrayBuffer moved (`move()`)            | varint index in the moved list                   |
  * | 0x15        | view on a moved ArrayBuffer             | view kind byte, varint index, varint byteOffset, |
  * |             |                                         | varint length (elements; bytes for a DataView)   |
+ * | 0x16        | string of ≥ 128 code units, not Latin-1 | 4 bytes little-endian byte count n, then n bytes |
+ * |             |                                         | of UTF-8 (well-formed strings only)              |
  *
  * A Run of n ≥ 256 bytes starts with 0 to 7 zero bytes, so that its bytes start at a multiple of 8 from the
  * start of the encoding (fast copies between shared and unshared memory); a shorter Run is just its bytes.
@@ -104,6 +106,7 @@
 
 import { isError } from "../errors.ts";
 import { isMarkedForMove } from "./move.ts";
+import { readOneByte, writeOneByte } from "./text.ts";
 
 /**
  * The deepest nesting of arrays, objects, maps, sets and errors that `encode` and `decode` accept: `encode`
@@ -170,6 +173,37 @@ const TAG_SHARED_VIEW = 0x13;
 const TAG_MOVED_BUFFER = 0x14;
 /** A typed array or DataView on a moved ArrayBuffer: kind, index, byteOffset, length. */
 const TAG_MOVED_VIEW = 0x15;
+/**
+ * A long well-formed string as UTF-8: a 4-byte byte count, then the bytes. The runtime's own TextEncoder and
+ * TextDecoder move these at memory speed, where the Str path walks code unit by code unit (a 1 MiB string:
+ * some 1–3 ms each way, against the structured clone's fraction of one).
+ */
+const TAG_UTF8 = 0x16;
+/**
+ * Strings of at least this many code units are written by the runtime's own calls (`text.ts`, and TAG_UTF8
+ * for those that are not one byte a unit), and long Latin-1 Strs are read by them: below it, a call costs
+ * more than the loop.
+ */
+const LONG_STRING = 128;
+/** Whether this engine has `String.prototype.isWellFormed` (ES2024): without it every string takes the Str. */
+const HAS_WELL_FORMED = typeof (String.prototype as { isWellFormed?: unknown }).isWellFormed === "function";
+const utf8Encoder = new TextEncoder();
+/**
+ * Keeps a leading U+FEFF (the default would drop it as a byte-order mark) and throws on bytes that are not
+ * UTF-8, which only corrupt input can hold: the encoder writes well-formed strings only.
+ */
+const utf8Decoder = new TextDecoder("utf-8", { ignoreBOM: true, fatal: true });
+/**
+ * Whether `TextDecoder.decode` reads a view on a SharedArrayBuffer. Node, Deno and Bun do; browsers throw
+ * (the WHATWG signature does not allow shared views), and there the bytes are copied out first.
+ */
+const DECODES_SHARED: boolean = (() => {
+  try {
+    return utf8Decoder.decode(new Uint8Array(new SharedArrayBuffer(1)).subarray(0, 0)) === "";
+  } catch {
+    return false;
+  }
+})();
 /** The first small-integer tag: `TAG_SMALL_INT + n` is the integer n, for n from 0 to 127. */
 const TAG_SMALL_INT = 0x80;
 
@@ -823,6 +857,7 @@ export class Encoder {
       case "number":
         return this.number(value);
       case "string":
+        if (value.length >= LONG_STRING) return this.longString(value);
         this.ensure(1);
         this.out[this.pos++] = TAG_STRING;
         return this.string(value);
@@ -908,6 +943,50 @@ export class Encoder {
       p += 2;
     }
     this.pos = p;
+  }
+
+  /**
+   * Writes a string of at least LONG_STRING code units, tag included: a Latin-1 Str if the runtime's fast
+   * writer takes it (`text.ts`), else TAG_UTF8 if it is well-formed, else the Str loop (lone surrogates).
+   */
+  private longString(s: string): void {
+    const n = s.length;
+    this.ensure(6 + n);
+    const start = this.pos;
+    this.out[start] = TAG_STRING;
+    this.pos = start + 1;
+    this.varint(n * 2);
+    if (writeOneByte(s, this.out, this.pos)) {
+      this.pos += n;
+      return;
+    }
+    this.pos = start;
+    if (HAS_WELL_FORMED && s.isWellFormed()) return this.utf8(s);
+    this.out[this.pos++] = TAG_STRING;
+    this.string(s);
+  }
+
+  /**
+   * Writes a well-formed string as TAG_UTF8. A first `encodeInto` gets room for one byte a code unit (all
+   * that ASCII needs); whatever did not fit is encoded after, with room for its worst case (3 bytes a unit),
+   * so the scratch grows with the text, not with three times it.
+   */
+  private utf8(s: string): void {
+    const n = s.length;
+    this.ensure(5 + n);
+    const start = this.pos;
+    this.out[start] = TAG_UTF8;
+    let at = start + 5;
+    const first = utf8Encoder.encodeInto(s, this.out.subarray(at, at + n));
+    at += first.written;
+    if (first.read < n) {
+      // `ensure` may replace the scratch; the bytes written so far move with it.
+      this.pos = at;
+      this.ensure(3 * (n - first.read));
+      at += utf8Encoder.encodeInto(s.substring(first.read), this.out.subarray(at)).written;
+    }
+    this.outView.setUint32(start + 1, at - start - 5, true);
+    this.pos = at;
   }
 
   /** Writes a bigint: nine bytes in int64 range, else sign, length and magnitude. */
@@ -1631,6 +1710,8 @@ class Reader {
         return this.float64();
       case TAG_STRING:
         return this.string();
+      case TAG_UTF8:
+        return this.utf8();
       case TAG_BIGINT64: {
         this.need(8);
         const v = this.dataView().getBigInt64(this.bytes.byteOffset + this.pos, true);
@@ -1743,6 +1824,10 @@ class Reader {
       this.need(n);
       this.pos = p + n;
       if (n <= SHORT_STRING) return internLatin1(bytes, p, n);
+      if (n >= LONG_STRING) {
+        const fast = readOneByte(bytes, p, n);
+        if (fast !== undefined) return fast;
+      }
       for (let i = 0; i < n; i += STRING_CHUNK) {
         const k = Math.min(STRING_CHUNK, n - i);
         s += String.fromCharCode.apply(null, bytes.subarray(p + i, p + i + k) as unknown as number[]);
@@ -1762,6 +1847,25 @@ class Reader {
       s += String.fromCharCode.apply(null, wideChunk.subarray(0, k) as unknown as number[]);
     }
     return s;
+  }
+
+  /** Reads a TAG_UTF8 string's byte count and bytes. */
+  utf8(): string {
+    this.need(4);
+    const b = this.bytes;
+    const p = this.pos;
+    const n = (b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24)) >>> 0;
+    this.pos = p + 4;
+    this.need(n);
+    let view = b.subarray(p + 4, p + 4 + n);
+    this.pos = p + 4 + n;
+    // `slice` copies into a fresh, unshared buffer.
+    if (!DECODES_SHARED && !(b.buffer instanceof ArrayBuffer)) view = view.slice();
+    try {
+      return utf8Decoder.decode(view);
+    } catch {
+      throw this.corrupt(`the ${n} bytes of UTF-8 at byte ${p + 4 - this.start} are not UTF-8`);
+    }
   }
 
   bigint(): bigint {

@@ -453,6 +453,49 @@ export const PAYLOAD_MUTANTS: readonly PayloadMutant[] = [
   },
 ];
 
+/** A bug of how long strings are written and read (issue 31), caught by `tests/codec_test.ts`'s round trips. */
+export interface TextMutant {
+  name: string;
+  module: "codec/codec.ts" | "codec/text.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/**
+ * The long-string mutants. The checks run under Deno, which writes with `encodeInto` (text.ts): the Node
+ * branch (`latin1Write` after the wide-character test) is not mutated here, and runs in the Node suite.
+ */
+export const TEXT_MUTANTS: readonly TextMutant[] = [
+  {
+    name: "utf8_drops_bom",
+    module: "codec/codec.ts",
+    bug: "the UTF-8 decoder is the default one, which drops a leading U+FEFF as a byte-order mark",
+    patches: [{
+      find: 'const utf8Decoder = new TextDecoder("utf-8", { ignoreBOM: true, fatal: true });\n',
+      replace: 'const utf8Decoder = new TextDecoder("utf-8", { fatal: true }); // BUG: drops a leading U+FEFF\n',
+    }],
+  },
+  {
+    name: "one_byte_any_width",
+    module: "codec/text.ts",
+    bug: "a string counts as one byte a code unit when encodeInto filled the room, though it read fewer units " +
+      "than it wrote bytes (Latin-1 above ASCII takes two): UTF-8 bytes are sent as Latin-1",
+    patches: [{
+      find: "  return read === n && written === n;\n",
+      replace: "  return written === n; // BUG: read not checked\n",
+    }],
+  },
+  {
+    name: "one_byte_read_short",
+    module: "codec/text.ts",
+    bug: "the runtime's Latin-1 read stops a byte short: every long one-byte string loses its last code unit",
+    patches: [{
+      find: "  return latin1?.latin1Slice.call(bytes, p, p + n);\n",
+      replace: "  return latin1?.latin1Slice.call(bytes, p, p + n - 1); // BUG: one short\n",
+    }],
+  },
+];
+
 /** A bug of the kill guard (lib/protocol/kill_guard.ts and its uses), caught by `tests/force_test.ts`'s forced churn. */
 export type ForceMutant = Omit<PoolMutant, "caughtBy">;
 

@@ -53,6 +53,7 @@ import {
   PRODUCERS_MUTANTS,
   RECORD_MUTANTS,
   SLEEP_MUTANTS,
+  TEXT_MUTANTS,
 } from "./mutants.ts";
 
 /** A mutant as this command needs it: where it applies and what it patches. */
@@ -112,6 +113,7 @@ export const GROUPS: readonly Group[] = [
   { name: "backlog", mutants: pool(BACKLOG_MUTANTS), checks: ["tests/backlog_test.ts"], fast: true },
   { name: "map", mutants: pool(MAP_MUTANTS), checks: ["tests/backpressure_test.ts"], fast: true },
   { name: "order", mutants: pool(ORDER_MUTANTS), checks: ["tests/order_test.ts"], fast: true },
+  { name: "text", mutants: pool(TEXT_MUTANTS), checks: ["tests/codec_test.ts"], fast: true },
   {
     name: "levels",
     mutants: pool(LEVELS_MUTANTS),
