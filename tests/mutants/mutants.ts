@@ -478,11 +478,11 @@ export const TEXT_MUTANTS: readonly TextMutant[] = [
   {
     name: "one_byte_any_width",
     module: "codec/text.ts",
-    bug: "a string counts as one byte a code unit when encodeInto filled the room, though it read fewer units " +
-      "than it wrote bytes (Latin-1 above ASCII takes two): UTF-8 bytes are sent as Latin-1",
+    bug: "a string counts as one byte a code unit when encodeInto read all of it, whatever it wrote (Latin-1 " +
+      "above ASCII takes two bytes, a wide unit three): UTF-8 bytes are sent as Latin-1",
     patches: [{
       find: "  return read === n && written === n;\n",
-      replace: "  return written === n; // BUG: read not checked\n",
+      replace: "  return read === n; // BUG: written not checked\n",
     }],
   },
   {
