@@ -46,7 +46,8 @@ export async function packTarball(dir: string): Promise<string> {
  * What every consumer's main checks of this wave's API, from the installed package (JavaScript that is
  * also TypeScript, run after the fib with `pool` open): a run with an aborted signal rejects with an
  * AbortError, `map` and `runMany` return their results in order (a long `runMany` and a long `map` in
- * chunks), `broadcast` runs on both workers, `currentTask()` answers inside a task, a task submits to its own pool (`poolHandle()`), and `metrics`
+ * chunks), `broadcast` runs on both workers, long strings (Latin-1, UTF-8, a lone surrogate) arrive exactly,
+ * `currentTask()` answers inside a task, a task submits to its own pool (`poolHandle()`), and `metrics`
  * record.
  * It sets `features` to the list of checks that failed ("" when all passed).
  */
@@ -71,6 +72,11 @@ const incremented = [];
 for await (const v of pool.map("inc", Array.from({ length: 2048 }, (_, i) => i))) incremented.push(v);
 if (incremented.some((v, i) => v !== i + 1) || pool.stats().submitted - mapBefore > 400) failed.push("map chunks");
 if ((await pool.broadcast("whoAmI")).join() !== "0,1") failed.push("broadcast");
+// Long strings (128 code units and more) cross by the runtime's own calls: Latin-1, or UTF-8 (which a
+// browser copies out of shared memory before it decodes), or two bytes a unit (a lone surrogate).
+const texts = ["a".repeat(1000), "\\u00e9".repeat(300), "\\ufeff" + "\\u20ac".repeat(300), "x".repeat(200) + "\\ud800"];
+const echoed = await Promise.all(texts.map((t) => pool.run("echo", t)));
+if (echoed.some((t, i) => t !== texts[i])) failed.push("long strings");
 // A task that submits 10 top-level tasks to its own pool (poolHandle() and a producer in the worker).
 if ((await pool.run("innerSums", 10)) !== 90) failed.push("poolHandle");
 const metrics = pool.stats().metrics;
@@ -256,6 +262,9 @@ ${PRODUCER_WORK}parentPort!.postMessage(summary);
       : {}),
     "tasks.ts": `import { currentTask, join, move, openProducer, poolHandle } from "${specifier}";
 type Tasks = typeof import("./tasks.ts");
+export function echo(text: string): string {
+  return text;
+}
 export function add(a: number, b: number): number {
   return a + b;
 }
@@ -356,7 +365,7 @@ ${PRODUCER_WORK.replace(/^(?=.)/gm, "    ")}    self.postMessage(summary);
 export function consumerJsTasks(specifier: string): string {
   const js = consumerFiles(specifier)["tasks.ts"].replace(/^type Tasks = .*\n/m, "").replaceAll("<Tasks>", "")
     .replaceAll(": number[]", "").replaceAll(": number", "")
-    .replaceAll(": Uint8Array", "").replaceAll(": Int32Array", "");
+    .replaceAll(": Uint8Array", "").replaceAll(": Int32Array", "").replaceAll(": string", "");
   if (/\w: \w/.test(js)) throw new Error("Cannot make the JavaScript task module as an annotation is left in it");
   return js;
 }
