@@ -17,6 +17,17 @@ export function work(units: number): number {
   return x;
 }
 
+/**
+ * Spins for `us` microseconds (by the clock, so the same length on every runtime and tier); returns the
+ * loop's count (≥ 0), for the main-thread CPU benchmark.
+ */
+export function busy(us: number): number {
+  const end = performance.now() + us / 1000;
+  let i = 0;
+  while (performance.now() < end) i++;
+  return i;
+}
+
 /** n + 1: the one-argument tiny task of the streaming benchmark (`pool.map`). */
 export function inc(n: number): number {
   return n + 1;

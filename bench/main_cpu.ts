@@ -1,0 +1,185 @@
+/**
+ * The main thread's CPU per task (issue 31): how much of the submitting thread each task costs, for `run`
+ * (with `Promise.all`), `spawn` (then `drain`), `runMany` and `map`, with tasks of 1 µs, 40 µs and 1 ms, all
+ * submitted at once so that most of them wait in the backlog (the demo's shape); and the ceiling that
+ * cost sets: a main thread that spends c µs a task feeds at most 1 / c tasks a microsecond, which is
+ * d / c workers busy with tasks of d µs.
+ *
+ * The main thread's CPU is read from Linux's `/proc/self/task/<pid>/schedstat` (nanoseconds on a CPU, of
+ * the thread whose id is the process's: the thread that runs the script's JavaScript on Node, Deno and
+ * Bun); the process's CPU (every thread) from `process.cpuUsage()`. Elsewhere than Linux the benchmark
+ * stops with a named error, since there is no per-thread clock it can read.
+ *
+ * Each round runs every cell once, the cells in a rotated order; 15 rounds by default (a number as the
+ * first argument changes it). Printed: per cell, the median (min–max) of main-thread µs per task, process
+ * µs per task, and wall ms; then the ceilings at 4, 8 and 16 workers.
+ *
+ * Run: `node bench/main_cpu.ts`, `deno run -A bench/main_cpu.ts`, `bun bench/main_cpu.ts`.
+ */
+import { readFileSync } from "node:fs";
+import { cpus } from "node:os";
+import process from "node:process";
+import { Pool } from "../lib/pool.ts";
+import { format, runtimeName, summarize, type Summary } from "./_stats.ts";
+import { withTimeout } from "./_deadline.ts";
+import type * as tasks from "./tasks.ts";
+
+const WORKERS = 2;
+const SHAPES = ["run", "spawn", "runMany", "map"] as const;
+type Shape = typeof SHAPES[number] | "demo";
+/** Task lengths in µs, and the tasks of one burst at each (some 0.2–0.5 s of work on 2 workers). */
+const LENGTHS: { us: number; tasks: number }[] = [
+  { us: 1, tasks: 20_000 },
+  { us: 40, tasks: 10_000 },
+  { us: 1000, tasks: 500 },
+];
+/** A burst that takes longer than this means a hang: the benchmark stops with the cell's name. */
+const BURST_TIMEOUT_MS = 120_000;
+
+/** The main thread's CPU time so far, in ns (Linux's per-thread schedstat). */
+function mainThreadNs(): number {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/self/task/${process.pid}/schedstat`, "utf8");
+  } catch (error) {
+    throw new Error(
+      `Cannot measure the main thread's CPU as /proc/self/task/${process.pid}/schedstat is unreadable ` +
+        `(${String(error).split("\n")[0]}): run this benchmark on Linux`,
+    );
+  }
+  return Number(text.split(" ")[0]);
+}
+
+/** The process's CPU time so far (every thread), in ns. */
+function processNs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) * 1000;
+}
+
+/** Submits `n` tasks of `us` µs in `shape`, all at once, and waits for all. Checks every result. */
+async function burst(pool: Pool<typeof tasks>, shape: Shape, us: number, n: number): Promise<void> {
+  let done = 0;
+  switch (shape) {
+    case "run": {
+      const all = new Array<Promise<number>>(n);
+      for (let i = 0; i < n; i++) all[i] = pool.run("busy", us);
+      for (const r of await Promise.all(all)) if (r >= 0) done++;
+      break;
+    }
+    case "spawn": {
+      // A spawned task has no promise: the pool's count of settled tasks says all of them ran.
+      const before = pool.stats().completed;
+      for (let i = 0; i < n; i++) pool.spawn("busy", us);
+      await pool.drain();
+      done = pool.stats().completed - before;
+      break;
+    }
+    case "runMany": {
+      const args = new Array<[number]>(n);
+      for (let i = 0; i < n; i++) args[i] = [us];
+      for (const r of await pool.runMany("busy", args)) if (r >= 0) done++;
+      break;
+    }
+    case "map": {
+      const inputs = new Array<number>(n).fill(us);
+      for await (const r of pool.map("busy", inputs)) if (r >= 0) done++;
+      break;
+    }
+    case "demo": {
+      // The demo's own tasks (bench/pool_demo.ts): `run` of `work`, 90% small, 9% medium, 1% large.
+      const all = DEMO_UNITS.map((u) => pool.run("work", u));
+      done = (await Promise.all(all)).length;
+      break;
+    }
+  }
+  if (done !== n) throw new Error(`Cannot trust the ${shape} cell of ${us} µs as ${n - done} of ${n} tasks failed`);
+}
+
+/** The demo's task sizes (bench/pool_demo.ts's `sizes()`: the same seeded draw). */
+const DEMO_UNITS: number[] = (() => {
+  let seed = 0x2545f491;
+  const next = () => {
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) / 2 ** 32;
+  };
+  return Array.from({ length: 20_000 }, () => {
+    const r = next();
+    return r < 0.9 ? 1 + Math.floor(next() * 10) : r < 0.99 ? 100 : 2000;
+  });
+})();
+
+interface Cell {
+  shape: Shape;
+  us: number;
+  tasks: number;
+  mainUs: number[];
+  processUs: number[];
+  wallMs: number[];
+}
+
+const rounds = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 15);
+mainThreadNs(); // fails at once, named, where there is no per-thread clock
+const pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: WORKERS });
+const cells: Cell[] = [];
+for (const { us, tasks: n } of LENGTHS) {
+  for (const shape of SHAPES) cells.push({ shape, us, tasks: n, mainUs: [], processUs: [], wallMs: [] });
+}
+// The demo's shape: its task lengths are mixed (`us` 0 marks it; about 30 µs a task on average here).
+cells.push({ shape: "demo", us: 0, tasks: DEMO_UNITS.length, mainUs: [], processUs: [], wallMs: [] });
+// One untimed burst of each cell (compiles both threads' paths), then the rounds, the order rotating.
+for (const cell of cells) if (cell.shape !== "demo") await burst(pool, cell.shape, cell.us, Math.ceil(cell.tasks / 4));
+await burst(pool, "demo", 0, DEMO_UNITS.length);
+for (let r = 0; r < rounds; r++) {
+  for (let k = 0; k < cells.length; k++) {
+    const cell = cells[(k + r) % cells.length];
+    const main0 = mainThreadNs();
+    const process0 = processNs();
+    const wall0 = performance.now();
+    await withTimeout(
+      burst(pool, cell.shape, cell.us, cell.tasks),
+      BURST_TIMEOUT_MS,
+      `the ${cell.shape} cell of ${cell.us} µs took over ${BURST_TIMEOUT_MS} ms`,
+    );
+    cell.wallMs.push(performance.now() - wall0);
+    cell.mainUs.push((mainThreadNs() - main0) / 1000 / cell.tasks);
+    cell.processUs.push((processNs() - process0) / 1000 / cell.tasks);
+  }
+}
+await pool.close();
+
+console.log(
+  `main_cpu on ${runtimeName()}, ${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${
+    cpus()[0]?.model ?? "cpu"
+  }; ${WORKERS} workers; ${rounds} rounds, median (min–max)`,
+);
+console.log(
+  "\n| shape | task | tasks | main thread µs/task | process µs/task | wall ms | tasks/s the main thread could feed | workers it could keep busy |",
+);
+console.log("|---|---|---|---|---|---|---|---|");
+const rows: { cell: Cell; main: Summary; taskUs: number; label: string }[] = [];
+for (const cell of cells) {
+  const main = summarize(cell.mainUs);
+  const processUs = summarize(cell.processUs);
+  // The demo's mix has no one length: the workers' CPU per task (the process's less the main thread's)
+  // stands for it.
+  const taskUs = cell.us > 0 ? cell.us : processUs.median - main.median;
+  const label = cell.us > 0 ? `${cell.us} µs` : `mix, ≈${taskUs.toFixed(0)} µs`;
+  rows.push({ cell, main, taskUs, label });
+  const ceiling = 1e6 / main.median;
+  console.log(
+    `| ${cell.shape} | ${label} | ${cell.tasks} | ${format(main, 2)} | ${format(processUs, 2)} | ${
+      format(summarize(cell.wallMs), 0)
+    } | ${Math.round(ceiling).toLocaleString("en-US")} | ${(taskUs / main.median).toFixed(1)} |`,
+  );
+}
+console.log("\nCeiling: does the main thread keep up with N workers running tasks of that length?");
+console.log("| shape | task | 4 workers | 8 workers | 16 workers |");
+console.log("|---|---|---|---|---|");
+for (const { cell, main, taskUs, label } of rows) {
+  const feeds = taskUs / main.median;
+  const verdict = (n: number) => feeds >= n ? "yes" : `no (${(feeds / n * 100).toFixed(0)}% of their demand)`;
+  console.log(`| ${cell.shape} | ${label} | ${verdict(4)} | ${verdict(8)} | ${verdict(16)} |`);
+}
+process.exit(0);
