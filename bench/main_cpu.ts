@@ -20,6 +20,7 @@ import { readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import process from "node:process";
 import { Pool } from "../lib/pool.ts";
+import { demoSizes } from "./_demo_sizes.ts";
 import { format, runtimeName, summarize, type Summary } from "./_stats.ts";
 import { withTimeout } from "./_deadline.ts";
 import type * as tasks from "./tasks.ts";
@@ -88,27 +89,15 @@ async function burst(pool: Pool<typeof tasks>, shape: Shape, us: number, n: numb
     case "demo": {
       // The demo's own tasks (bench/pool_demo.ts): `run` of `work`, 90% small, 9% medium, 1% large.
       const all = DEMO_UNITS.map((u) => pool.run("work", u));
-      done = (await Promise.all(all)).length;
+      for (const r of await Promise.all(all)) if (typeof r === "number") done++;
       break;
     }
   }
   if (done !== n) throw new Error(`Cannot trust the ${shape} cell of ${us} µs as ${n - done} of ${n} tasks failed`);
 }
 
-/** The demo's task sizes (bench/pool_demo.ts's `sizes()`: the same seeded draw). */
-const DEMO_UNITS: number[] = (() => {
-  let seed = 0x2545f491;
-  const next = () => {
-    seed ^= seed << 13;
-    seed ^= seed >>> 17;
-    seed ^= seed << 5;
-    return (seed >>> 0) / 2 ** 32;
-  };
-  return Array.from({ length: 20_000 }, () => {
-    const r = next();
-    return r < 0.9 ? 1 + Math.floor(next() * 10) : r < 0.99 ? 100 : 2000;
-  });
-})();
+/** The demo's task sizes (the same seeded draw as bench/pool_demo.ts's). */
+const DEMO_UNITS: number[] = demoSizes(20_000);
 
 interface Cell {
   shape: Shape;

@@ -4,28 +4,14 @@
  * over the workers and how much they stole. Prints JSON lines for `bench/demo.ts` to tabulate.
  */
 import { Pool } from "../lib/pool.ts";
+import { demoSizes } from "./_demo_sizes.ts";
 import { runtimeName, summarize } from "./_stats.ts";
 import * as tasks from "./tasks.ts";
 
 const TASKS = 20_000;
 const ROUNDS = Number((globalThis as { process?: { argv: string[] } }).process?.argv.at(-1)) || 3;
 
-/** Task sizes in thousands of loop iterations: 90% 1–10, 9% 100, 1% 2,000 (seeded, the same every run). */
-function sizes(): number[] {
-  let seed = 0x2545f491;
-  const next = () => {
-    seed ^= seed << 13;
-    seed ^= seed >>> 17;
-    seed ^= seed << 5;
-    return (seed >>> 0) / 2 ** 32;
-  };
-  return Array.from({ length: TASKS }, () => {
-    const r = next();
-    return r < 0.9 ? 1 + Math.floor(next() * 10) : r < 0.99 ? 100 : 2000;
-  });
-}
-
-const units = sizes();
+const units = demoSizes(TASKS);
 const totalUnits = units.reduce((a, b) => a + b, 0);
 const pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: 2 });
 const inline: number[] = [];
