@@ -77,6 +77,17 @@ function sameSet(got: number[], expected: number[], what: string): void {
   assertEquals([...got].sort((a, b) => a - b), [...expected].sort((a, b) => a - b), what);
 }
 
+/**
+ * A pop given a word to note its value in (`into[1]`): a pop cut short noted nothing (its repair puts the
+ * value back), and one that returned a value noted it. A thread that dies right after such a pop returns
+ * has the value in its note and nowhere else; a note the caller made after the return would leave that
+ * return, and its own call, where the value was in neither (the held mark, marks.ts popHeld).
+ */
+function checkNoted(into: Int32Array, r: { cut: boolean; value?: unknown }, empty: number, what: string): void {
+  const expected = r.cut || r.value === empty ? -1 : r.value;
+  assertEquals([into[0], into[1], into[2]], [-1, expected, -1], `${what}: the value noted`);
+}
+
 /** Cuts `op` at every access it makes (0, 1, 2, ... until one run completes uncut). */
 function everyCut(run: (n: number) => boolean): number {
   let n = 0;
@@ -99,8 +110,11 @@ function checkDequePop(m: DequeModule, died = false): number {
         let owner = deque.owner;
         const values = Array.from({ length: size }, (_, i) => 100 + i);
         for (const v of values) owner.push(v);
-        const r = cutAt(n, () => owner.pop());
+        // The pop notes what it takes (as a worker's held mark, marks.ts popHeld) before it is whole.
+        const into = new Int32Array(new SharedArrayBuffer(12)).fill(-1);
+        const r = cutAt(n, () => owner.pop(into, 1));
         const returned = !r.cut && r.value !== EMPTY ? [r.value!] : [];
+        checkNoted(into, r, EMPTY, `pop, size ${size}, cut at access ${n}`);
         if (died) owner = deque.heir();
         const got = drainDeque(owner, thief, explicit);
         sameSet([...got, ...returned], values, `pop, size ${size}, cut at access ${n}`);
@@ -193,7 +207,12 @@ function checkQueue(m: QueueModule, died = false): number {
         const other = new m.Injector(region); // another thread's handle on the same queue
         const values = Array.from({ length: size }, (_, i) => 100 + i);
         for (const v of values) other.push(v);
-        const r = cutAt(n, () => op === "pop" ? mine.pop() : op === "push" ? mine.push(7) : mine.pushPatiently(7));
+        const into = new Int32Array(new SharedArrayBuffer(12)).fill(-1);
+        const r = cutAt(
+          n,
+          () => op === "pop" ? mine.pop(into, 1) : op === "push" ? mine.push(7) : mine.pushPatiently(7),
+        );
+        if (op === "pop") checkNoted(into, r, QUEUE_EMPTY, `pop, size ${size}, cut at ${n}`);
         const added = op !== "pop" && !r.cut && r.value !== false ? [7] : [];
         const returned = op === "pop" && !r.cut && r.value !== QUEUE_EMPTY ? [r.value as number] : [];
         if (died) {

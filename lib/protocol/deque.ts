@@ -246,6 +246,11 @@ export class Deque {
   /**
    * Owner only. Pops the newest task (LIFO).
    *
+   * @param into Where to note the task taken, if given: `into[at]` is set to it before the pop's own note
+   * says the pop is whole, with no call between, so that a thread cut short (a stack overflow, or killed)
+   * has the task either back in the deque by the repair or noted there, never neither and never both. A
+   * note the caller makes after the pop returns would leave a call (its own) where the task is in neither.
+   * @param at The word of `into`.
    * @returns The task value, or {@link EMPTY} if the deque was empty or a thief took the last task.
    *
    * @example Usage
@@ -257,7 +262,7 @@ export class Deque {
    * console.log(owner.pop() === EMPTY); // true
    * ```
    */
-  pop(): number {
+  pop(into?: Int32Array, at = 0): number {
     if (this.note[CUT] !== WHOLE) this.repair();
     const words = this.words;
     const b = (mem.load(words, DequeWords.bottom) - 1) | 0; // spec: PopReadBottom
@@ -277,6 +282,7 @@ export class Deque {
     const value = mem.load(words, DequeWords.slots + (b & this.mask)); // spec: PopReadSlot
     // More than one task: thieves take index t < b at most, so b is ours without a race.
     if (size > 0) {
+      if (into !== undefined) into[at] = value;
       this.note[CUT] = WHOLE;
       return value;
     }
@@ -288,6 +294,7 @@ export class Deque {
     }
     // Won or lost, top is now t + 1; restore bottom to match, leaving the deque empty and consistent.
     mem.store(words, DequeWords.bottom, (t + 1) | 0); // spec: PopRestoreBottom
+    if (won && into !== undefined) into[at] = value;
     this.note[CUT] = WHOLE;
     return won ? value : EMPTY;
   }

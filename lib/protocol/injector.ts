@@ -335,6 +335,10 @@ export class Injector {
   /**
    * Any thread. Removes the oldest value.
    *
+   * @param into Where to note the value taken, if given: `into[at]` is set to it before the pop's own note
+   * says the pop is whole, with no call between, so that a thread cut short (a stack overflow, or killed)
+   * has the value either back in the queue by the repair or noted there, never neither and never both.
+   * @param at The word of `into`.
    * @returns The value, or {@link QUEUE_EMPTY} (also while the oldest position's producer has claimed it
    * but not yet published).
    *
@@ -347,7 +351,7 @@ export class Injector {
    * console.log(new Injector(region).pop() === QUEUE_EMPTY); // true
    * ```
    */
-  pop(): number {
+  pop(into?: Int32Array, at = 0): number {
     if (this.note[NOTE_CUT] !== WHOLE) this.repair();
     const words = this.words;
     for (;;) {
@@ -363,6 +367,8 @@ export class Injector {
         const value = mem.load(words, this.valuesAt + (pos & this.mask)); // spec: PopReadValue
         // Frees the slot for position pos + capacity.
         mem.store(words, InjectorWords.seqs + (pos & this.mask), (pos + this.capacity) | 0); // spec: PopReleaseSeq
+        // Noted for the caller (see `into`) before the pop is whole: no call between.
+        if (into !== undefined) into[at] = value;
         note[NOTE_CUT] = WHOLE;
         return value;
       }

@@ -136,26 +136,28 @@ export class Levels {
    * One worker (this handle's). Takes the task to run next: the oldest of the highest level with tasks,
    * unless a lower level's streak reached {@link LEVEL_QUOTA} (see the module doc).
    *
+   * @param into Where the queue's pop notes the task taken, if given (see {@link Injector.pop}).
+   * @param at The word of `into`.
    * @returns A task's handle, or {@link QUEUE_EMPTY}.
    */
-  take(): number {
+  take(into?: Int32Array, at = 0): number {
     const queues = this.queues;
     if (!this.used) {
       // No level but normal was ever announced: the normal queue alone, as before priorities existed.
       const announced = mem.load(this.control, ControlWords.levels); // spec: FindReadLevels
-      if (announced === 0) return queues[Level.normal].pop(); // spec: FindPopNormalOnly
+      if (announced === 0) return queues[Level.normal].pop(into, at); // spec: FindPopNormalOnly
       this.used = true;
     }
     const streaks = this.streaks;
     // A lower level that waited through LEVEL_QUOTA takes from above goes first, the lowest first.
     for (let level = LEVELS - 1; level > 0; level--) {
       if (streaks[level] < LEVEL_QUOTA) continue;
-      const task = queues[level].pop(); // spec: FindStarving
+      const task = queues[level].pop(into, at); // spec: FindStarving
       if (task !== QUEUE_EMPTY) return this.took(level, task);
       streaks[level] = 0; // it no longer waits
     }
     for (let level = 0; level < LEVELS; level++) {
-      const task = queues[level].pop(); // spec: FindPopLevel
+      const task = queues[level].pop(into, at); // spec: FindPopLevel
       if (task !== QUEUE_EMPTY) return this.took(level, task);
     }
     return QUEUE_EMPTY;

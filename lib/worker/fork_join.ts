@@ -248,15 +248,17 @@ export class ForkJoin implements ForkJoinHost {
     table.fields.setRoot(index, root);
     table.fields.setId(index, root >= 0 ? table.fields.id(root) : -1);
     table.fields.setState(index, TaskState.QUEUED);
+    // Outstanding before it is published: once published, no call may come before the mark's clear (see
+    // Marks.placeFork); cut short before, the mark's repair forgets it and frees it.
+    this.forks.add(handle);
     // A push cut short published nothing (its one publishing store is its last step); one that returned
-    // did, and the plain stores after it cannot be cut short: the fork is then outstanding.
-    if (!this.deque.push(handle)) { // spec: ForkPushDeque
+    // did, and cleared the mark with plain stores.
+    if (!marks.placeFork(handle)) {
+      this.forks.forget(handle);
       table.release(index);
       marks.clearPushing();
       return -1;
     }
-    this.forks.add(handle);
-    marks.clearPushing();
     // Primitive arguments decode to equal values: if we pop the task back, we call it with these and skip
     // the decode. (Objects are decoded even then, so `b` sees a copy made at the fork whoever runs it.)
     if (this.encoder.flat) this.forks.keepArgs(index, args);
@@ -285,12 +287,11 @@ export class ForkJoin implements ForkJoinHost {
     while (!latchIsSet(table.words, latchAt)) {
       // (Marks are checked in the loop: the tasks run below are user code, which may have been cut short.)
       marks.checkJoin();
-      const own = this.deque.pop(); // spec: JoinPopOwn
+      const own = marks.popHeld(); // spec: JoinPopOwn
       if (own === handle) {
-        marks.setConsuming(handle);
+        marks.consumeHeld(handle);
         return this.runInline(handle);
       }
-      if (own !== EMPTY) marks.hold(own);
       // Not ours: b was stolen, and this is older work of an enclosing join (or a batch). Run it.
       // At the bound of async tasks (asyncTasksPerWorker), no search: it could take a submitted async task.
       const work = own !== EMPTY ? own : this.runner.full() ? -1 : this.search.findWork(); // held (see marks.ts) until `execute` registers it

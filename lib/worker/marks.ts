@@ -18,7 +18,14 @@
  * (QUEUED to RUNNING), and `pushing`, `moving`, `consuming` and `freeing`. Those are set with the fields
  * and cleared with them (or, where this thread repairs a mark itself, first: it takes over from the main
  * thread). Plain element stores, not facade calls (see the deque's notes): a call could be where the
- * thread dies. `finishing` has no copy: the main thread repairs a dead worker's finish from the record.
+ * thread dies. For the same reason a mark that records what a queue operation did is written with no call
+ * between it and that operation's last shared access: the held mark by the pop itself (`popHeld`,
+ * `takeHeld`: Deque.pop's and Injector.pop's `into`), the pushing mark's clear right after the publishing
+ * push (`placeFork`). Set or cleared by a method called after the operation returned, the mark left that
+ * call as a point where a thread cut short (a stack overflow there, or killed there) had the task in no
+ * queue and no mark (lost, QUEUED for ever), or published and marked to be freed (a record freed twice):
+ * the fault-injection suite found both on Bun. `finishing` has no copy: the main thread repairs a dead
+ * worker's finish from the record.
  *
  * The publishing step lives here, beside its repair (`repairFinishing` repeats it), so that neither needs
  * the other's class. Its shared accesses are actions of spec/Lifecycle.tla (FinishStoreDone,
@@ -30,7 +37,7 @@
  * @module
  */
 
-import type { Deque } from "../protocol/deque.ts";
+import { type Deque, EMPTY } from "../protocol/deque.ts";
 import { type Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
 import type { Levels } from "../protocol/levels.ts";
 import { setLatch } from "../protocol/latch.ts";
@@ -108,9 +115,34 @@ export class Marks {
 
   // ---- Setting and clearing (each set after its stale mark, if any, was repaired) ----
 
-  /** This thread. Task `handle` was taken from a queue: held until `execute` registers it. */
-  hold(handle: number): void {
-    this.held = this.words[MarkWords.held] = handle;
+  /**
+   * This thread. Pops our deque's newest task into the held mark (held until `execute` registers it), or
+   * returns EMPTY. The pop itself writes the shared mark before it is whole (Deque.pop's `into`): a mark
+   * set here after the pop returned would leave this method's own call (or the caller's) between, where a
+   * thread cut short (a stack overflow at the call, or killed there) had the task in no queue and no mark:
+   * lost, QUEUED for ever (the fault-injection suite found it on Bun). The private copy follows with no
+   * call between.
+   */
+  popHeld(): number {
+    const task = this.deque.pop(this.words, MarkWords.held);
+    if (task !== EMPTY) this.held = task;
+    return task;
+  }
+
+  /** This thread. Takes the injectors' next task into the held mark as {@link Marks.popHeld} does, or QUEUE_EMPTY. */
+  takeHeld(): number {
+    const task = this.levels.take(this.words, MarkWords.held);
+    if (task !== QUEUE_EMPTY) this.held = task;
+    return task;
+  }
+
+  /**
+   * This thread. The held task is our own fork `handle`, popped back in its join: consumed from here on.
+   * The consuming mark first, then the held one cleared, with no call between.
+   */
+  consumeHeld(handle: number): void {
+    this.consuming = this.words[MarkWords.consuming] = handle;
+    this.held = this.words[MarkWords.held] = -1;
   }
 
   /** This thread. The held task is registered as a run (see `Runs`); its shared mark stays until `claimed`. */
@@ -133,9 +165,23 @@ export class Marks {
     this.pushing = this.words[MarkWords.pushing] = handle;
   }
 
-  /** This thread. The fork was published, or freed. */
+  /** This thread. The fork was freed. */
   clearPushing(): void {
     this.pushing = this.words[MarkWords.pushing] = -1;
+  }
+
+  /**
+   * This thread. Publishes the fork being placed (the `pushing` mark's) by the deque push, and clears the
+   * mark with no call between the push's publishing store and the clear: a mark cleared by a call after
+   * the push returned left that call where a thread cut short (a stack overflow, or killed) had the fork
+   * both published and marked ours to free; its repair then freed a record a thief or the deque still held
+   * (a record freed twice: the fault-injection suite found it on Bun). Returns false if the deque is full
+   * (the mark stays: the caller frees the fork, then clears it).
+   */
+  placeFork(handle: number): boolean {
+    if (!this.deque.push(handle)) return false; // spec: ForkPushDeque
+    this.pushing = this.words[MarkWords.pushing] = -1;
+    return true;
   }
 
   /** This thread. Before consuming our fork: a consume cut short is completed first. */
@@ -330,6 +376,8 @@ export class Marks {
   private repairPushing(): void {
     // This thread frees it, not the main thread (see repairHeld).
     this.words[MarkWords.pushing] = -1;
+    // Outstanding from before its push (fork_join.ts place): never published, so never to be joined.
+    this.forks.forget(this.pushing);
     this.forks.drop(this.pushing);
     this.table.releaseHandle(this.pushing);
     this.pushing = -1;

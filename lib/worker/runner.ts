@@ -192,11 +192,14 @@ export class Runner {
     const stateAt = table.fields.stateWord(index);
     const forked = table.fields.origin(index) === Origin.FORK;
     if (!claimed) {
-      if (mem.compareExchange(words, stateAt, TaskState.QUEUED, TaskState.RUNNING) !== TaskState.QUEUED) { // spec: ExecCasRunning
+      const before = mem.compareExchange(words, stateAt, TaskState.QUEUED, TaskState.RUNNING); // spec: ExecCasRunning
+      if (before !== TaskState.QUEUED) {
         // CANCELLED: its caller aborted it while it waited, and forgot the record: ours to free, never run.
+        // Anything else is a handle that should not exist (a duplicate, or a stale one): it frees nothing,
+        // and releaseHandle's generation check keeps a stale one from freeing the record's next task.
         this.marks.claimed();
         this.mail.forgetMoved(handle);
-        table.release(index);
+        if (before === TaskState.CANCELLED) table.releaseHandle(handle);
         return undefined;
       }
     }

@@ -129,14 +129,11 @@ export class Search {
     const marks = this.marks;
     // What it returns is held (see marks.ts) until `execute` registers it: a stale mark is completed first.
     marks.checkSearch();
-    const own = this.deque.pop(); // spec: FindPopOwn
-    if (own !== EMPTY) {
-      marks.hold(own);
-      return own;
-    }
-    const injected = this.levels.take(); // spec: FindPopInjector
+    // Each pop notes what it takes in the held mark itself (marks.ts popHeld): no call in between.
+    const own = marks.popHeld(); // spec: FindPopOwn
+    if (own !== EMPTY) return own;
+    const injected = marks.takeHeld(); // spec: FindPopInjector
     if (injected !== QUEUE_EMPTY) {
-      marks.hold(injected);
       this.stats.bump(StatusWords.injectorPops);
       // One at a time, never a batch into our deque: the owner pops its deque newest first, so a moved
       // batch ran in reverse, and while our deque held it the other workers took newer tasks from the
@@ -165,11 +162,8 @@ export class Search {
           this.stats.bump(StatusWords.successfulSteals);
           this.stats.bump(StatusWords.stolen, moved);
           if (moved > 1) this.sleep.newWork();
-          const mine = this.deque.pop(); // spec: FindPopStolen
-          if (mine !== EMPTY) {
-            marks.hold(mine);
-            return mine;
-          }
+          const mine = marks.popHeld(); // spec: FindPopStolen
+          if (mine !== EMPTY) return mine;
         }
       }
     }

@@ -271,6 +271,30 @@ export const CUT_MUTANTS: readonly Mutant[] = [
     }],
   },
   {
+    name: "pop_notes_before_its_last_access",
+    module: "deque.ts",
+    bug: "pop notes the last task it won for its caller before restoring bottom: cut short there, the task is " +
+      "both noted for the caller (a worker's held mark) and put back by the repair, and runs twice",
+    patches: [{
+      find: "    if (won && into !== undefined) into[at] = value;\n",
+      replace: "",
+    }, {
+      find: "      this.note[CUT] = POP_TAKEN;\n",
+      replace:
+        "      this.note[CUT] = POP_TAKEN;\n      if (into !== undefined) into[at] = value; // mutant: too early\n",
+    }],
+  },
+  {
+    name: "queue_pop_notes_nothing",
+    module: "injector.ts",
+    bug: "pop does not note the value it takes for its caller: a worker that dies as the pop returns has the " +
+      "task in no queue and no mark, and it is lost (QUEUED for ever)",
+    patches: [{
+      find: "        if (into !== undefined) into[at] = value;\n",
+      replace: "        // mutant: nothing noted\n",
+    }],
+  },
+  {
     name: "queue_notes_die_with_the_handle",
     module: "injector.ts",
     bug: "a queue handle keeps its notes in its own heap, not the words it was given: a thread that dies " +
@@ -535,8 +559,9 @@ export const POOL_MUTANTS: readonly PoolMutant[] = [
     module: "worker/runner.ts",
     bug: "a worker starts a task with a store of RUNNING, not a compare-exchange from QUEUED: a cancelled task runs",
     patches: [{
-      find: "if (mem.compareExchange(words, stateAt, TaskState.QUEUED, TaskState.RUNNING) !== TaskState.QUEUED) {",
-      replace: "if (mem.exchange(words, stateAt, TaskState.RUNNING) === -1) { // BUG: a store, whatever the state",
+      find: "const before = mem.compareExchange(words, stateAt, TaskState.QUEUED, TaskState.RUNNING);",
+      replace:
+        "const before = mem.exchange(words, stateAt, TaskState.RUNNING) === -1 ? -1 : TaskState.QUEUED; // BUG: a store, whatever the state",
     }],
     caughtBy: "abortWhileQueued",
   },
@@ -792,9 +817,9 @@ export const LEVELS_MUTANTS: readonly LevelsMutant[] = [
     bug: "a worker takes from the lowest level with tasks first: priorities upside down",
     patches: [{
       find:
-        "    for (let level = 0; level < LEVELS; level++) {\n      const task = queues[level].pop(); // spec: FindPopLevel\n",
+        "    for (let level = 0; level < LEVELS; level++) {\n      const task = queues[level].pop(into, at); // spec: FindPopLevel\n",
       replace:
-        "    for (let level = LEVELS - 1; level >= 0; level--) { // BUG: low first\n      const task = queues[level].pop(); // spec: FindPopLevel\n",
+        "    for (let level = LEVELS - 1; level >= 0; level--) { // BUG: low first\n      const task = queues[level].pop(into, at); // spec: FindPopLevel\n",
     }],
   },
   {
@@ -1244,8 +1269,8 @@ export const RECORD_MUTANTS: readonly RecordMutant[] = [
     module: "worker/runner.ts",
     bug: "the worker that takes a cancelled task's handle skips it without freeing its record",
     patches: [{
-      find: "        this.mail.forgetMoved(handle);\n        table.release(index);\n        return undefined;\n",
-      replace: "        this.mail.forgetMoved(handle);\n        return undefined; // BUG: the record is not freed\n",
+      find: "        if (before === TaskState.CANCELLED) table.releaseHandle(handle);\n",
+      replace: "        // BUG: the record is not freed\n",
     }],
     caughtBy: "cancelWhileQueued",
   },
