@@ -306,6 +306,11 @@ export class Producer implements CompletionHooks {
     return this.room.waiting && this.room.hasRoom();
   }
 
+  /** The reader's hook: how many tasks wait in this producer's backlog. */
+  backlogLength(): number {
+    return this.submitter.backlogLength;
+  }
+
   /** The reader's hook: whether the pool was terminated. */
   terminated(): boolean {
     return this.port.state() === "terminated";

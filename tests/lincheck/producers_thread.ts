@@ -204,6 +204,9 @@ function runProducer(
     waitsForRoom: () => false,
     roomFree: () => false,
     terminated: () => false,
+    // No linger: it is a timer, outside the jobs this harness schedules. Lingering, the reader is a main
+    // thread slow to arm, which these interleavings already include; its timer's read is a drain.
+    backlogLength: () => 0,
   };
   const reader = new CompletionReader(
     control,

@@ -729,6 +729,29 @@ export const MAP_MUTANTS: readonly MapMutant[] = [
   },
 ];
 
+/** A bug of the completion reader's linger (lib/producer/completion.ts), caught by tests/order_test.ts. */
+export interface LingerMutant {
+  name: string;
+  module: "producer/completion.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/**
+ * The linger's mutants: a reader that lingers and never reads again hangs every pool with a backlog
+ * (order_test's 16-record pool). The rule that stops lingering once the workers may run dry is a matter of
+ * speed only, measured in bench/main_cpu.ts, not a test's.
+ */
+export const LINGER_MUTANTS: readonly LingerMutant[] = [
+  {
+    name: "linger_never_reads",
+    module: "producer/completion.ts",
+    bug: "a linger's timer ends the linger but reads nothing and arms nothing: with a backlog, the reader " +
+      "never reads again and every task still in flight or waiting hangs",
+    patches: [{ find: "    this.readThenWait(true);\n", replace: "    // BUG: the linger reads nothing\n" }],
+  },
+];
+
 /**
  * A bug of the order in which workers take tasks from outside (lib/worker/search.ts, issue 30), caught by
  * tests/order_test.ts in the mutation run.

@@ -44,6 +44,7 @@ import {
   JOIN_MUTANTS,
   KILL_GUARD_MUTANTS,
   LEVELS_MUTANTS,
+  LINGER_MUTANTS,
   MAP_MUTANTS,
   ORDER_MUTANTS,
   type Patch,
@@ -113,6 +114,7 @@ export const GROUPS: readonly Group[] = [
   { name: "backlog", mutants: pool(BACKLOG_MUTANTS), checks: ["tests/backlog_test.ts"], fast: true },
   { name: "map", mutants: pool(MAP_MUTANTS), checks: ["tests/backpressure_test.ts"], fast: true },
   { name: "order", mutants: pool(ORDER_MUTANTS), checks: ["tests/order_test.ts"], fast: true },
+  { name: "linger", mutants: pool(LINGER_MUTANTS), checks: ["tests/order_test.ts"], fast: true },
   { name: "text", mutants: pool(TEXT_MUTANTS), checks: ["tests/codec_test.ts"], fast: true },
   {
     name: "levels",
