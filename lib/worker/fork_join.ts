@@ -252,13 +252,8 @@ export class ForkJoin implements ForkJoinHost {
     // Marks.placeFork); cut short before, the mark's repair forgets it and frees it.
     this.forks.add(handle);
     // A push cut short published nothing (its one publishing store is its last step); one that returned
-    // did, and cleared the mark with plain stores.
-    if (!marks.placeFork(handle)) {
-      this.forks.forget(handle);
-      table.release(index);
-      marks.clearPushing();
-      return -1;
-    }
+    // did, and cleared the mark with plain stores; a full deque freed the fork.
+    if (!marks.placeFork(handle)) return -1;
     // Primitive arguments decode to equal values: if we pop the task back, we call it with these and skip
     // the decode. (Objects are decoded even then, so `b` sees a copy made at the fork whoever runs it.)
     if (this.encoder.flat) this.forks.keepArgs(index, args);

@@ -175,11 +175,14 @@ export class Marks {
    * mark with no call between the push's publishing store and the clear: a mark cleared by a call after
    * the push returned left that call where a thread cut short (a stack overflow, or killed) had the fork
    * both published and marked ours to free; its repair then freed a record a thief or the deque still held
-   * (a record freed twice: the fault-injection suite found it on Bun). Returns false if the deque is full
-   * (the mark stays: the caller frees the fork, then clears it).
+   * (a record freed twice: the fault-injection suite found it on Bun). Returns false if the deque is full:
+   * the fork was never published, and the mark's own repair forgets it and frees its record.
    */
   placeFork(handle: number): boolean {
-    if (!this.deque.push(handle)) return false; // spec: ForkPushDeque
+    if (!this.deque.push(handle)) { // spec: ForkPushDeque
+      this.repairPushing();
+      return false;
+    }
     this.pushing = this.words[MarkWords.pushing] = -1;
     return true;
   }
