@@ -1,5 +1,6 @@
 /** Helpers of the pool tests. */
 import { Pool, type PoolOptions } from "../lib/pool.ts";
+import { openProducer } from "../lib/pool_producer.ts";
 import { assertIdleAccounting } from "./_accounting.ts";
 import { within } from "./_test.ts";
 
@@ -33,19 +34,27 @@ export async function withTerminatedPool<M extends object>(
 }
 
 /**
- * Resolves once `pool` can make a handle again (a producer slot came back), giving that handle's slot
- * back at once; fails after `ms`, saying `what` did not come back.
+ * Resolves once `pool` can make a handle again (a producer slot came back) and that probe's slot is free
+ * again too; fails after `ms`, saying `what` did not come back.
+ *
+ * The probe is opened as a producer and closed, and its close resolves only once the owner released the
+ * slot. Closing the probe's port alone would give the slot back only when the owner's end sees the close
+ * event, later and at a time of the runtime's choosing: a caller that went on to claim a slot at once
+ * found the probe's still taken (Node, CI of stop 37: "a free slot: expected none, received RangeError").
  */
 export async function slotComesBack<M extends object>(pool: Pool<M>, what: string, ms = 20_000): Promise<void> {
   await within(
     (async () => {
       for (;;) {
+        let handle;
         try {
-          return pool.handle().port.close();
+          handle = pool.handle();
         } catch (error) {
           if (!(error instanceof RangeError)) throw error;
           await new Promise((resolve) => setTimeout(resolve, 5));
+          continue;
         }
+        return await openProducer(handle).close();
       }
     })(),
     ms,
