@@ -1,14 +1,18 @@
 /**
  * Fork-join against the runtime's own sort (issue 31): `TypedArray.prototype.sort`, the call a user makes
- * instead, against `sortParallel` of `examples/sort/tasks.ts` with `native` 1 on a pool of 2 workers (the runtime's
- * sort on pieces of the array on every worker at once, merged in parallel with `join`), for 10M int32 and
- * 10M float64 in SharedArrayBuffers.
+ * instead, against two parallel sorts of `examples/sort/tasks.ts` on a pool of 2 workers, for 10M int32 and
+ * 10M float64 in SharedArrayBuffers:
+ * - "merge", `sortParallel` with `native` 1: the runtime's sort on pieces of the array on every worker at
+ *   once, the pieces merged in parallel with `join`;
+ * - "split", `sortBySplit`: the array split by value around a sampled pivot (on both workers at once), and
+ *   the runtime's sort on each part, with no merge.
  *
- * Each element type gets a pool of its own (see below). Each round sorts the same input both ways, the order alternating from round to round (this machine is
- * shared and noisy: the ratio of the two in one round is what is compared); the input is copied in untimed
- * before each sort, the pool's result is checked against the native one, and the pool is warmed up first.
- * Printed per element type: the median of the ratio native ms ÷ pool ms with its range and 95% interval
- * (`_stats.ts` medianInterval), and each side's median ms.
+ * Each element type gets a pool of its own (see below). Each round sorts the same input all three ways, in
+ * an order rotated from round to round (this machine is shared and noisy: the ratios within one round are
+ * what is compared); the input is copied in untimed before each sort, each pool result is checked against
+ * the native one, and the pool is warmed up first. Printed per element type and parallel sort: the median
+ * of the ratio native ms ÷ pool ms with its range and 95% interval (`_stats.ts` medianInterval), and each
+ * side's median ms.
  *
  * Run: `node bench/sort_native.ts`, `deno run -A bench/sort_native.ts`, `bun bench/sort_native.ts`
  * (`--rounds 15 --n 10000000 --workers 2 --pieces 2`: pieces per worker, the leaf length being
@@ -32,6 +36,9 @@ const n = option("n", 10_000_000);
 const workers = option("workers", 2);
 const pieces = option("pieces", 2);
 const leaf = Math.ceil(n / (workers * pieces));
+// The split's parts: one a worker (a tenth more than an even share, so that a sampled pivot a little off
+// the median does not split a part again).
+const splitLeaf = Math.ceil((1.1 * n) / workers);
 
 type Kind = { name: string; make: (length: number) => tasks.Sortable; fill: (a: tasks.Sortable) => void };
 const KINDS: Kind[] = [
@@ -81,36 +88,56 @@ for (const kind of KINDS) {
     await pool.run("sortParallel", data, scratch, 0, n, 0, leaf, 1);
     return performance.now() - t;
   };
-  // Warm-up: both, twice (the JIT, the workers' first sort).
+  const sortSplit = async () => {
+    data.set(input);
+    const t = performance.now();
+    await pool.run("sortBySplit", data, scratch, 0, n, splitLeaf);
+    return performance.now() - t;
+  };
+  const check = (what: string) => {
+    for (let i = 0; i < n; i++) {
+      if (data[i] !== native[i]) throw new Error(`Cannot trust the benchmark as ${what} differs at index ${i}`);
+    }
+  };
+  // Warm-up: each, twice (the JIT, the workers' first sort).
   for (let i = 0; i < 2; i++) {
     sortNative();
     await sortPool();
+    await sortSplit();
   }
   const ratios: number[] = [];
+  const splitRatios: number[] = [];
   const nativeMs: number[] = [];
   const poolMs: number[] = [];
+  const splitMs: number[] = [];
   for (let r = 0; r < rounds; r++) {
-    let a: number;
-    let b: number;
-    if (r % 2 === 0) {
-      a = sortNative();
-      b = await sortPool();
-    } else {
-      b = await sortPool();
-      a = sortNative();
+    // The three in a rotated order (each first, second and last as often).
+    const times: number[] = [0, 0, 0];
+    for (let k = 0; k < 3; k++) {
+      const which = (r + k) % 3;
+      if (which === 0) times[0] = sortNative();
+      else if (which === 1) {
+        times[1] = await sortPool();
+        check("the merge of sorted pieces");
+      } else {
+        times[2] = await sortSplit();
+        check("the split by value");
+      }
     }
-    for (let i = 0; i < n; i++) {
-      if (data[i] !== native[i]) throw new Error(`Cannot trust the benchmark as the sorts differ at index ${i}`);
-    }
-    nativeMs.push(a);
-    poolMs.push(b);
-    ratios.push(a / b);
+    nativeMs.push(times[0]);
+    poolMs.push(times[1]);
+    splitMs.push(times[2]);
+    ratios.push(times[0] / times[1]);
+    splitRatios.push(times[0] / times[2]);
   }
-  const ratio = summarize(ratios);
-  const interval = medianInterval(ratios);
-  console.log(
-    `${kind.name.padEnd(8)} native ÷ pool ${format(ratio, 2)}${
-      interval ? `, 95% interval ${interval[0].toFixed(2)}–${interval[1].toFixed(2)}` : ""
-    }; native ${format(summarize(nativeMs), 0)} ms, pool ${format(summarize(poolMs), 0)} ms`,
-  );
+  const report = (what: string, values: number[], ms: number[]) => {
+    const interval = medianInterval(values);
+    console.log(
+      `${kind.name.padEnd(8)} ${what.padEnd(6)} native ÷ pool ${format(summarize(values), 2)}${
+        interval ? `, 95% interval ${interval[0].toFixed(2)}–${interval[1].toFixed(2)}` : ""
+      }; native ${format(summarize(nativeMs), 0)} ms, pool ${format(summarize(ms), 0)} ms`,
+    );
+  };
+  report("merge", ratios, poolMs);
+  report("split", splitRatios, splitMs);
 }

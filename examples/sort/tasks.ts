@@ -139,6 +139,127 @@ export function mergeParallel(
 }
 
 /**
+ * Sorts `a[lo, hi)` by splitting it by value, in parallel; the result lands in `a`.
+ *
+ * A run longer than `cutoff` is split around a pivot (the median of a sample of it) into the values below
+ * the pivot and the rest, and the two parts are sorted at once, each by the same recursion; a run at or
+ * below the cutoff is sorted by the runtime's own sort. Against `sortParallel` with `native` 1 this
+ * trades the merge for a partition: both are one pass over the data split between the workers, but the
+ * parts here need no merge afterwards, and the runtime's sort runs on each part where it lies.
+ *
+ * The split itself runs on both halves of the run at once (`splitHalf`): each half writes its low values
+ * from the front of its range of `b` and the rest from the back; the two low pieces are then copied to the
+ * front of the run in `a`, the two high pieces after them (`place`, on both sides at once).
+ *
+ * A sample whose median is a poor pivot (a side of more than seven eighths: many equal values, say) is
+ * not split: that run is sorted by `sortParallel` with native leaves instead, which splits by position and
+ * does not care what the values are.
+ *
+ * @param a The data (a view on a SharedArrayBuffer), sorted in place.
+ * @param b Scratch of the same type and length (also shared); its contents on entry do not matter.
+ * @param lo First index.
+ * @param hi One past the last.
+ * @param cutoff At or below this length, a run is sorted by the runtime's sort on one worker.
+ */
+export function sortBySplit(a: Sortable, b: Sortable, lo: number, hi: number, cutoff: number): void {
+  const n = hi - lo;
+  if (n <= cutoff) {
+    a.subarray(lo, hi).sort();
+    return;
+  }
+  const pivot = samplePivot(a, lo, hi);
+  const mid = (lo + hi) >>> 1;
+  const [low1, low2] = join(() => splitHalf(a, b, lo, mid, pivot), splitHalf, a, b, mid, hi, pivot);
+  const lows = low1 + low2;
+  if (lows < n / 8 || lows > n - n / 8) {
+    // `a` is untouched so far (the split wrote only `b`).
+    sortParallel(a, b, lo, hi, 0, Math.ceil(n / 4), 1);
+    return;
+  }
+  // b[lo, lo + low1) and b[mid, mid + low2) hold the values below the pivot; b[lo + low1, mid) and
+  // b[mid + low2, hi) the rest. Both sides are placed before either is sorted: a side's sort uses its own
+  // range of `b` as scratch, which holds pieces of the other side until they are placed.
+  const cut = lo + lows;
+  join(
+    () => place(a, b, lo, low1, mid, low2, lo),
+    place,
+    a,
+    b,
+    lo + low1,
+    mid - lo - low1,
+    mid + low2,
+    hi - mid - low2,
+    cut,
+  );
+  join(() => sortBySplit(a, b, lo, cut, cutoff), sortBySplit, a, b, cut, hi, cutoff);
+}
+
+/**
+ * The median of 255 values of `a[lo, hi)` taken at evenly spaced places: the pivot of a split.
+ */
+function samplePivot(a: Sortable, lo: number, hi: number): number {
+  const count = Math.min(255, hi - lo);
+  const sample = new Float64Array(count);
+  const step = (hi - lo) / count;
+  for (let i = 0; i < count; i++) sample[i] = a[lo + Math.floor(i * step + step / 2)];
+  sample.sort();
+  return sample[count >>> 1];
+}
+
+/**
+ * Splits `a[lo, hi)` into `b[lo, hi)`: the values below `pivot` from the front, the rest from the back.
+ *
+ * Without a branch on the value (random data would mispredict half of them): each value is written both at
+ * the front and at the back of the gap still unwritten, and only the side it belongs to moves past it; the
+ * other write lands in the gap and is written over later.
+ *
+ * @param a The data.
+ * @param b Receives the split.
+ * @param lo First index.
+ * @param hi One past the last.
+ * @param pivot The value that splits.
+ * @returns How many values are below the pivot (they are `b[lo, lo + returned)`).
+ */
+export function splitHalf(a: Sortable, b: Sortable, lo: number, hi: number, pivot: number): number {
+  let front = lo;
+  let back = hi - 1;
+  for (let i = lo; i < hi; i++) {
+    const x = a[i];
+    b[front] = x;
+    b[back] = x;
+    const below = (x < pivot) as unknown as number; // (a boolean in arithmetic: 1 or 0)
+    front += below;
+    back -= 1 - below;
+  }
+  return front - lo;
+}
+
+/**
+ * Copies the two pieces `b[from1, from1 + length1)` and `b[from2, from2 + length2)` to `a` from `to` on,
+ * one after the other.
+ *
+ * @param a The data.
+ * @param b Holds the pieces.
+ * @param from1 The first piece's start in `b`.
+ * @param length1 Its length.
+ * @param from2 The second piece's start in `b`.
+ * @param length2 Its length.
+ * @param to Where the run starts in `a`.
+ */
+export function place(
+  a: Sortable,
+  b: Sortable,
+  from1: number,
+  length1: number,
+  from2: number,
+  length2: number,
+  to: number,
+): void {
+  a.set(b.subarray(from1, from1 + length1), to);
+  a.set(b.subarray(from2, from2 + length2), to + length1);
+}
+
+/**
  * The sequential program: mergesort of the whole array, leaving the result in `a`.
  *
  * @param a The data.

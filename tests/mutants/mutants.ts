@@ -753,6 +753,52 @@ export const LINGER_MUTANTS: readonly LingerMutant[] = [
 ];
 
 /**
+ * A bug of the split-by-value sort of `examples/sort/tasks.ts` (`sortBySplit`, issue 31), caught by
+ * tests/sort_split_test.ts in the mutation run.
+ */
+export interface SortMutant {
+  name: string;
+  module: "sort/tasks.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/** The sort mutants: a split that loses values, and sides sorted while the other is still being placed. */
+export const SORT_MUTANTS: readonly SortMutant[] = [
+  {
+    name: "split_back_moves_with_front",
+    module: "sort/tasks.ts",
+    bug: "the split's back end moves when a value went to the front: high values overwrite each other",
+    patches: [{ find: "    back -= 1 - below;\n", replace: "    back -= below; // BUG\n" }],
+  },
+  {
+    name: "split_side_sorts_before_other_placed",
+    module: "sort/tasks.ts",
+    bug: "each side of a split is placed and sorted in one step: a side's sort uses its range of the scratch " +
+      "array while the other side may still be copying its pieces out of it",
+    patches: [
+      {
+        find: "  join(\n    () => place(a, b, lo, low1, mid, low2, lo),\n",
+        replace: "  join(\n    () => placeThenSort(a, b, lo, low1, mid, low2, lo, cutoff),\n",
+      },
+      {
+        find: "    place,\n    a,\n    b,\n    lo + low1,\n",
+        replace: "    placeThenSort,\n    a,\n    b,\n    lo + low1,\n",
+      },
+      { find: "    cut,\n  );\n", replace: "    cut,\n    cutoff,\n  );\n  return;\n" },
+      {
+        find: "/**\n * The median of 255",
+        replace:
+          "export function placeThenSort(\n  a: Sortable,\n  b: Sortable,\n  from1: number,\n  length1: number,\n" +
+          "  from2: number,\n  length2: number,\n  to: number,\n  cutoff: number,\n): void {\n" +
+          "  place(a, b, from1, length1, from2, length2, to);\n" +
+          "  sortBySplit(a, b, to, to + length1 + length2, cutoff);\n}\n\n/**\n * The median of 255",
+      },
+    ],
+  },
+];
+
+/**
  * A bug of the order in which workers take tasks from outside (lib/worker/search.ts, issue 30), caught by
  * tests/order_test.ts in the mutation run.
  */

@@ -54,6 +54,7 @@ import {
   PRODUCERS_MUTANTS,
   RECORD_MUTANTS,
   SLEEP_MUTANTS,
+  SORT_MUTANTS,
   TEXT_MUTANTS,
 } from "./mutants.ts";
 
@@ -116,6 +117,12 @@ export const GROUPS: readonly Group[] = [
   { name: "order", mutants: pool(ORDER_MUTANTS), checks: ["tests/order_test.ts"], fast: true },
   { name: "linger", mutants: pool(LINGER_MUTANTS), checks: ["tests/order_test.ts"], fast: true },
   { name: "text", mutants: pool(TEXT_MUTANTS), checks: ["tests/codec_test.ts"], fast: true },
+  {
+    name: "sort",
+    mutants: SORT_MUTANTS.map((m) => ({ name: m.name, file: `examples/${m.module}`, bug: m.bug, patches: m.patches })),
+    checks: ["tests/sort_split_test.ts"],
+    fast: true,
+  },
   {
     name: "levels",
     mutants: pool(LEVELS_MUTANTS),
