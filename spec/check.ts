@@ -17,7 +17,8 @@
  * Runs under Deno (`deno run -A spec/check.ts`), Node >= 23.6 (`node spec/check.ts`, types stripped) and
  * Bun; it uses only `node:` builtins.
  *
- * Usage: `check.ts [--workers N] [--only NAME[,NAME...]] [--list]`
+ * Usage: `check.ts [--workers N] [--only NAME[,NAME...]] [--list]` (`--workers`: TLC runs at once, one TLC worker
+ * each; default, the cores)
  *
  * @module
  */
@@ -1162,6 +1163,35 @@ function pad(text: string, width: number, right = false): string {
   return right ? text.padStart(width) : text.padEnd(width);
 }
 
+/** The table row of a finished run (and, for an unexpected outcome, TLC's lines that say why). */
+function row(
+  specDir: string,
+  run: Run,
+  text: string,
+  output: string,
+  code: number | null,
+  seconds: number,
+): { lines: string; ok: boolean } {
+  const modules: Record<string, string> = { [basename(run.module, ".tla")]: text };
+  for (const path of readdirSync(specDir).filter((f) => f.endsWith(".tla"))) {
+    modules[basename(path, ".tla")] ??= readFileSync(join(specDir, path), "utf8");
+  }
+  const outcome = parseTlcOutput(output, modules);
+  const v = verdict(run, outcome, code);
+  const patches = run.mutant !== undefined ? `, ${mutantNamed(run.mutant).patches.length} patch(es)` : "";
+  const trace = run.kind === "mutant" && outcome.traceLength > 0
+    ? ` trace of ${outcome.traceLength} states${patches}`
+    : "";
+  let lines = `${pad(run.name, 34)} ${pad(run.kind, 6)} ${pad(String(outcome.distinct ?? "-"), 10, true)} ${
+    pad(String(outcome.depth ?? "-"), 6, true)
+  } ${pad(`${seconds.toFixed(1)}s`, 8, true)}  ${v.text}${trace}`;
+  if (!v.ok) {
+    lines += "\n" + output.split("\n").filter((l) => /Error|error|violated|Exception|Assumption|TIMED OUT/.test(l))
+      .slice(0, 12).map((l) => `    | ${l}`).join("\n");
+  }
+  return { lines, ok: v.ok };
+}
+
 async function main(argv: string[]): Promise<number> {
   const specDir = dirname(fileURLToPath(import.meta.url));
   let workers = Math.max(1, availableParallelism());
@@ -1232,44 +1262,54 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const runs = RUNS.filter((r) => only === null || only.has(r.name));
-  console.log(`TLC with ${workers} worker(s) for real configurations, 1 for mutants; ${runs.length} configuration(s)\n`);
+  console.log(
+    `TLC with 1 worker a run, ${workers} run(s) at once; ${runs.length} configuration(s)\n`,
+  );
   const header = `${pad("config", 34)} ${pad("kind", 6)} ${pad("distinct", 10, true)} ${pad("depth", 6, true)} ${
     pad("time", 8, true)
   }  verdict`;
   console.log(header);
   console.log("-".repeat(header.length + 30));
   const started = performance.now();
-  for (const run of runs) {
+  // Each run is one TLC worker, and `workers` runs go at once (two on this 2-core machine), in the list's
+  // order; their rows are printed in that order too. One TLC of two workers left a core idle for much of
+  // its run: its liveness check (at the end, `-lncheck final`) is single-threaded, and its start, its
+  // parse and a mutant's short search hardly use a second worker. The whole command took 35-40 minutes so,
+  // at the step's deadline in CI (stop 37's CI was killed there).
+  let free = workers;
+  let freed: (() => void) | undefined;
+  const finished = runs.map(() => {
+    let settle!: (row: { lines: string; ok: boolean }) => void;
+    const promise = new Promise<{ lines: string; ok: boolean }>((resolve) => (settle = resolve));
+    return { promise, settle };
+  });
+  const printing = (async () => {
+    for (const { promise } of finished) {
+      const { lines, ok } = await promise;
+      console.log(lines);
+      if (!ok) problems++;
+    }
+  })();
+  for (const [i, run] of runs.entries()) {
     const text = texts.get(run);
-    if (text === undefined) continue; // its FAIL is counted above
-    // Mutants run with one TLC worker: its breadth-first search is deterministic, so the property it
-    // reports first (and the verdict) is the same on every run. With several workers, which of two
-    // violations of the same depth is found first varies.
-    const { output, code, seconds } = await runTlc(java, jar, specDir, run, text, run.kind === "mutant" ? 1 : workers);
-    const modules: Record<string, string> = { [basename(run.module, ".tla")]: text };
-    for (const path of readdirSync(specDir).filter((f) => f.endsWith(".tla"))) {
-      modules[basename(path, ".tla")] ??= readFileSync(join(specDir, path), "utf8");
+    if (text === undefined) {
+      finished[i].settle({ lines: `${pad(run.name, 34)} (not run: its FAIL is counted above)`, ok: true });
+      continue;
     }
-    const outcome = parseTlcOutput(output, modules);
-    const v = verdict(run, outcome, code);
-    const patches = run.mutant !== undefined ? `, ${mutantNamed(run.mutant).patches.length} patch(es)` : "";
-    const trace = run.kind === "mutant" && outcome.traceLength > 0
-      ? ` trace of ${outcome.traceLength} states${patches}`
-      : "";
-    console.log(
-      `${pad(run.name, 34)} ${pad(run.kind, 6)} ${pad(String(outcome.distinct ?? "-"), 10, true)} ${
-        pad(String(outcome.depth ?? "-"), 6, true)
-      } ${pad(`${seconds.toFixed(1)}s`, 8, true)}  ${v.text}${trace}`,
-    );
-    if (!v.ok) {
-      problems++;
-      console.log(
-        output.split("\n").filter((l) => /Error|error|violated|Exception|Assumption/.test(l)).slice(0, 12).map((l) =>
-          `    | ${l}`
-        ).join("\n"),
-      );
-    }
+    // One TLC worker also makes a mutant's breadth-first search deterministic, so the property it reports
+    // first (and the verdict) is the same on every run. With several workers, which of two violations of
+    // the same depth is found first varies.
+    const cores = 1;
+    while (free < cores) await new Promise<void>((resolve) => (freed = resolve));
+    free -= cores;
+    void runTlc(java, jar, specDir, run, text, cores).then(({ output, code, seconds }) => {
+      free += cores;
+      freed?.();
+      freed = undefined;
+      finished[i].settle(row(specDir, run, text, output, code, seconds));
+    });
   }
+  await printing;
   const total = ((performance.now() - started) / 1000).toFixed(1);
   console.log("");
   if (problems > 0) {

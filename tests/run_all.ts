@@ -80,6 +80,19 @@ const TLC_DEADLINE_MS = 40 * 60_000;
  * still running after `deadlineMs` is killed and fails with a message: a hang (even one that blocks a
  * thread, which a test's own timeout cannot interrupt) never stalls CI.
  */
+/** The step running now: its group is killed with this runner (its own group does not get our signal). */
+let running: ReturnType<typeof spawn> | undefined;
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.on(signal, () => {
+    try {
+      if (running?.pid !== undefined) process.kill(-running.pid, "SIGKILL");
+    } catch {
+      // it ended already
+    }
+    process.exit(130);
+  });
+}
+
 function run(
   command: string,
   args: string[],
@@ -88,7 +101,10 @@ function run(
 ): Promise<{ code: number; output: string }> {
   console.log(`\n$ ${[command, ...args].join(" ")}`);
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    // Its own process group, so that a step killed at its deadline takes what it started with it (a TLC
+    // run's java outlived its killed spec/check.ts, and took a core from the steps after it).
+    const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    running = child;
     let output = "";
     const deadline = setTimeout(() => {
       const message = `\nTIMED OUT: '${[command, ...args].join(" ").slice(0, 200)}' ran past ${
@@ -96,7 +112,11 @@ function run(
       } min; killed\n`;
       process.stderr.write(message);
       output += message;
-      child.kill("SIGKILL");
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        child.kill("SIGKILL"); // (no group: it ended at this very moment, or the platform has none)
+      }
     }, deadlineMs);
     child.on("close", () => clearTimeout(deadline));
     const collect = (chunk: Buffer, to: NodeJS.WriteStream) => {
@@ -273,6 +293,8 @@ if (existsSync(join(root, "spec", "check.ts"))) {
   // TLC at all (SKIPPED: no Java or no jar; never counted as passed), 1 on anything unexpected.
   // Its own deadline: 63 configurations took 19-20 minutes on a quiet machine, and past 25 (killed) on
   // 2026-11-23, when the host ran everything 2-3 times slower; the other steps take about 20 minutes then.
+  // By 2026-11-27, 126 took 35-40 minutes, one at a time, and stop 37's CI was killed here; two at once,
+  // one TLC worker each (spec/check.ts), they took 19 minutes on a quiet machine.
   const tla = await run(join(bin, "node"), [join(root, "spec", "check.ts")], root, TLC_DEADLINE_MS);
   const skipped = tla.code === 2;
   const verdicts = tla.output.split("\n").filter((line) => /\b(PASS|CAUGHT)\b/.test(line)).length;
@@ -283,6 +305,13 @@ if (existsSync(join(root, "spec", "check.ts"))) {
     // A skip (a machine without Java or the jar) fails nothing, and is shown as SKIPPED, never as passed.
     ok: tla.code === 0 || skipped,
     skipped: skipped ? "TLC not available: see spec/README.md for TLA2TOOLS_JAR and the cache path" : undefined,
+    // What went wrong, where CI shows it: the rows that were not PASS or CAUGHT, with their TLC lines, and
+    // the closing lines (a step killed at its deadline says so there, after the last row it reached).
+    failures: tla.code === 0 || skipped ? undefined : [
+      ...tla.output.split("\n").filter((line) => /\b(FAIL|MISSED|ERROR|TIMED OUT|FAILED)\b|^ {4}\| /.test(line)),
+      "...",
+      ...tla.output.trimEnd().split("\n").slice(-6),
+    ].join("\n").slice(-4000),
   });
 }
 
