@@ -10,9 +10,10 @@
  * if it said it waits: the main thread stores `mainWaiting = 1`, re-checks the queue, and waits with
  * `Atomics.waitAsync`; a worker that sees the word exchanges it back to 0 and notifies. One wake settles
  * a whole batch (spec: `SleepWake.tla`, the Main* and Finish* actions). While the producer's backlog holds
- * tasks, the reader lingers instead of waiting: it reads again after `LINGER_MS` with its word left at 0,
- * so no worker notifies it; to the protocol that is a main thread slow to arm, which the specs allow (the
- * queue keeps every completion until it is read), and the timer always fires, so no read is lost.
+ * tasks, or many of its tasks are in flight, the reader lingers instead of waiting: it reads again after
+ * `LINGER_MS` with its word left at 0, so no worker notifies it; to the protocol that is a main thread slow
+ * to arm, which the specs allow (the queue keeps every completion until it is read), and the timer always
+ * fires, so no read is lost.
  *
  * Invariants:
  * - A record is freed once per generation ({@link TaskTable.releaseHandle}): a completion whose task was
@@ -71,6 +72,16 @@ export interface CompletionHooks {
  * linger could hold the pool's results for that long. (Deno clamps a chain of timers to about 2–4 ms.)
  */
 const LINGER_MS = 1;
+/**
+ * With no backlog, the reader lingers too while at least this many of its tasks are in flight. Nothing is
+ * left to feed the workers then, so a linger costs only the time a result waits to be settled (at most
+ * `LINGER_MS` and the timer's slack), against tasks that wait in the workers' queues for longer: with 64 in
+ * flight on 16 workers, each has four queued. Without it, the end of a burst (every record in flight, the
+ * backlog empty: 4,096 tasks by default) cost a wake per completion, the main thread's 10–40 µs each and
+ * the notifying worker's too: most of the main thread's CPU in the demo's shape (2.7 µs a task on Node,
+ * bench/main_cpu.ts, 2026-11-27). A linger that ran dry (see above) ends it, as with a backlog.
+ */
+const LINGER_IN_FLIGHT = 64;
 /** Whether the reader lingers at all: where a `process` exists (Node, Deno, Bun), not in a browser. */
 const LINGERS = typeof (globalThis as { process?: unknown }).process !== "undefined";
 
@@ -318,9 +329,10 @@ export class CompletionReader {
     const read = this.drain();
     const ranDry = lingered && read * 2 > this.inFlightAtLinger;
     const backlog = this.hooks.backlogLength();
-    if (LINGERS && !ranDry && !this.stopped && backlog > 0) {
+    const inFlight = this.ledger.pending - backlog;
+    if (LINGERS && !ranDry && !this.stopped && (backlog > 0 || inFlight >= LINGER_IN_FLIGHT)) {
       this.lingering = true;
-      this.inFlightAtLinger = this.ledger.pending - backlog;
+      this.inFlightAtLinger = inFlight;
       setTimeout(this.endLinger, LINGER_MS);
       return;
     }
