@@ -19,6 +19,8 @@
  * worker that is still at work.
  */
 import { Pool } from "../lib/pool.ts";
+import { DequeWords } from "../lib/protocol/layout.ts";
+import { Injector } from "../lib/protocol/injector.ts";
 import type * as hostile from "./fixtures/hostile_tasks.ts";
 import { assertIdleAccounting } from "./_accounting.ts";
 import { assert, assertEquals, test, within } from "./_test.ts";
@@ -82,10 +84,69 @@ async function quiescent(pool: Pool<typeof hostile>, ms: number, what: string): 
     }
     if (busy === 0) return;
     if (Date.now() > deadline) {
-      throw new Error(`hang: ${what}: ${busy} records still in use after ${ms} ms (${census(pool)})`);
+      throw new Error(`hang: ${what}: ${busy} records still in use after ${ms} ms (${census(pool)}); ${stuck(pool)}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
+}
+
+/**
+ * Diagnostics for a hang with records in use: each such record's words (state, generation, worker, origin,
+ * latch, forker, flags, root), where its handle is (the deques' live ranges, by worker), and each deque's
+ * ends. A record in use that no deque holds is in a queue or in no place at all.
+ */
+function stuck(pool: Pool<typeof hostile>): string {
+  const inner = pool as unknown as {
+    producer: {
+      table: {
+        words: Int32Array;
+        at(i: number, f: number): number;
+        indexMask: number;
+        handleOf(i: number): number;
+      };
+    };
+    layout: {
+      deques: number;
+      dequeBytes: number;
+      injector: number;
+      injectorHigh: number;
+      injectorLow: number;
+      shape: { workers: number; dequeCapacity: number; taskCapacity: number };
+    };
+    buffer: SharedArrayBuffer;
+  };
+  const { table } = inner.producer;
+  const { layout, buffer } = inner;
+  const lines: string[] = [];
+  const deques = Array.from({ length: layout.shape.workers }, (_, d) => {
+    const words = new Int32Array(buffer, layout.deques + d * layout.dequeBytes, layout.dequeBytes / 4);
+    const top = Atomics.load(words, DequeWords.top);
+    const bottom = Atomics.load(words, DequeWords.bottom);
+    const live: number[] = [];
+    for (let k = top; k < bottom && k - top < layout.shape.dequeCapacity; k++) {
+      live.push(Atomics.load(words, DequeWords.slots + (k & (layout.shape.dequeCapacity - 1))));
+    }
+    lines.push(`deque ${d}: top ${top} bottom ${bottom}`);
+    return live;
+  });
+  for (let i = 0; i <= table.indexMask; i++) {
+    const state = Atomics.load(table.words, table.at(i, 0));
+    if (state === 0 || state === 4) continue;
+    const word = (f: number) => Atomics.load(table.words, table.at(i, f));
+    const handle = table.handleOf(i);
+    const where = deques.flatMap((live, d) => (live.includes(handle) ? [`deque ${d}`] : []));
+    lines.push(
+      `record ${i} (handle ${handle}): state ${state} gen ${word(1)} worker ${word(6)} origin ${word(7)} latch ${
+        word(8)
+      } forker ${word(9)} flags ${word(10)} root ${word(11)}; in ${where.join(", ") || "no deque"}`,
+    );
+  }
+  // A record in use in no deque: in an injector (then no worker looked: a lost wake), or nowhere (lost).
+  const queued = (["injectorHigh", "injector", "injectorLow"] as const).map((level) =>
+    `${level} ${new Injector({ buffer, byteOffset: layout[level], capacity: layout.shape.taskCapacity }).length}`
+  );
+  lines.push(`queued: ${queued.join(", ")}; stats: ${JSON.stringify(pool.stats())}`);
+  return lines.join("; ");
 }
 
 /** Diagnostics for a failure: how many records are in each state, by state and worker word. */
