@@ -1299,11 +1299,10 @@ async function main(argv: string[]): Promise<number> {
     // One TLC worker also makes a mutant's breadth-first search deterministic, so the property it reports
     // first (and the verdict) is the same on every run. With several workers, which of two violations of
     // the same depth is found first varies.
-    const cores = 1;
-    while (free < cores) await new Promise<void>((resolve) => (freed = resolve));
-    free -= cores;
-    void runTlc(java, jar, specDir, run, text, cores).then(({ output, code, seconds }) => {
-      free += cores;
+    while (free === 0) await new Promise<void>((resolve) => (freed = resolve));
+    free--;
+    void runTlc(java, jar, specDir, run, text, 1).then(({ output, code, seconds }) => {
+      free++;
       freed?.();
       freed = undefined;
       finished[i].settle(row(specDir, run, text, output, code, seconds));

@@ -22,7 +22,7 @@ import { Pool } from "../lib/pool.ts";
 import { DequeWords } from "../lib/protocol/layout.ts";
 import { Injector } from "../lib/protocol/injector.ts";
 import type * as hostile from "./fixtures/hostile_tasks.ts";
-import { assertIdleAccounting } from "./_accounting.ts";
+import { assertIdleAccounting, tableOf } from "./_accounting.ts";
 import { assert, assertEquals, test, within } from "./_test.ts";
 
 const TASKS = new URL("./fixtures/hostile_tasks.ts", import.meta.url);
@@ -97,14 +97,6 @@ async function quiescent(pool: Pool<typeof hostile>, ms: number, what: string): 
  */
 function stuck(pool: Pool<typeof hostile>): string {
   const inner = pool as unknown as {
-    producer: {
-      table: {
-        words: Int32Array;
-        at(i: number, f: number): number;
-        indexMask: number;
-        handleOf(i: number): number;
-      };
-    };
     layout: {
       deques: number;
       dequeBytes: number;
@@ -115,7 +107,7 @@ function stuck(pool: Pool<typeof hostile>): string {
     };
     buffer: SharedArrayBuffer;
   };
-  const { table } = inner.producer;
+  const table = tableOf(pool);
   const { layout, buffer } = inner;
   const lines: string[] = [];
   const deques = Array.from({ length: layout.shape.workers }, (_, d) => {

@@ -75,11 +75,6 @@ const STEP_DEADLINE_MS = 25 * 60_000;
 /** The longest the TLA+ model checks may run: the longest step by far (see its call). */
 const TLC_DEADLINE_MS = 40 * 60_000;
 
-/**
- * Runs a command, echoing its output, and returns its exit code and output (colour codes removed). A step
- * still running after `deadlineMs` is killed and fails with a message: a hang (even one that blocks a
- * thread, which a test's own timeout cannot interrupt) never stalls CI.
- */
 /** The step running now: its group is killed with this runner (its own group does not get our signal). */
 let running: ReturnType<typeof spawn> | undefined;
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
@@ -93,6 +88,11 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   });
 }
 
+/**
+ * Runs a command, echoing its output, and returns its exit code and output (colour codes removed). A step
+ * still running after `deadlineMs` is killed and fails with a message: a hang (even one that blocks a
+ * thread, which a test's own timeout cannot interrupt) never stalls CI.
+ */
 function run(
   command: string,
   args: string[],
