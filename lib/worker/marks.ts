@@ -16,8 +16,12 @@
  * non-negative, when set; and their copies in the pool's buffer (layout.ts NoteWords.marks, MarkWords),
  * for the main thread if this thread dies (owner/recovery.ts): `held` until `start` has claimed the task
  * (QUEUED to RUNNING), and `pushing`, `moving`, `consuming` and `freeing`. Those are set with the fields
- * and cleared with them (or, where this thread repairs a mark itself, first: it takes over from the main
- * thread). Plain element stores, not facade calls (see the deque's notes): a call could be where the
+ * and cleared with them. Where this thread repairs a mark itself, the copy of a mark whose repair puts a
+ * task back in a queue (`held`, `moving`) is cleared first: a death after the push would have recovery put
+ * the task back again, to run twice (a death before the push loses it instead). The copy of a mark whose repair
+ * frees a record (`pushing`, `consuming`, `freeing`) is cleared last: recovery frees only a record still
+ * current and in the mark's state, so a death after the release frees nothing twice, and a death before
+ * it leaves the record to recovery rather than stranded. Plain element stores, not facade calls (see the deque's notes): a call could be where the
  * thread dies. For the same reason a mark that records what a queue operation did is written with no call
  * between it and that operation's last shared access: the held mark by the pop itself (`popHeld`,
  * `takeHeld`: Deque.pop's and Injector.pop's `into`), the pushing mark's clear right after the publishing
@@ -367,32 +371,43 @@ export class Marks {
     return true;
   }
 
-  /** A record ours to free (an orphan we finished): free it. */
+  /**
+   * A record ours to free (an orphan we finished): free it. The shared mark is cleared last, once the
+   * record is released (see repairPushing).
+   */
   private repairFreeing(): void {
-    this.words[MarkWords.freeing] = -1; // (this thread takes over from the main thread: see repairHeld)
     this.forks.drop(this.freeing);
     this.table.releaseHandle(this.freeing);
-    this.freeing = -1;
+    this.freeing = this.words[MarkWords.freeing] = -1;
   }
 
-  /** A fork cut short before its push published it: free its record. */
+  /**
+   * A fork cut short before its push published it, or refused by a full deque (placeFork): free its record.
+   *
+   * The shared mark is cleared last, after the release, unlike the held mark (see repairHeld): a thread
+   * that dies after clearing it first, inside `forget`, `drop` or the release, leaves a QUEUED fork in no
+   * deque and no mark, which recovery orphans and nobody ever runs or frees (tests/death_test.ts, "... while
+   * its deque is full"; found by the fault-injection suite). Cleared last, a death before the clear leaves
+   * the mark to recovery, which frees the record only if it is still current and QUEUED: once released it
+   * is CACHED or FREE, and reused it has a new generation, so it is never freed twice.
+   */
   private repairPushing(): void {
-    // This thread frees it, not the main thread (see repairHeld).
-    this.words[MarkWords.pushing] = -1;
     // Outstanding from before its push (fork_join.ts place): never published, so never to be joined.
     this.forks.forget(this.pushing);
     this.forks.drop(this.pushing);
     this.table.releaseHandle(this.pushing);
-    this.pushing = -1;
+    this.pushing = this.words[MarkWords.pushing] = -1;
   }
 
-  /** Our fork, popped back or finished, cut short while consumed: forget it and free its record. */
+  /**
+   * Our fork, popped back or finished, cut short while consumed: forget it and free its record. The shared
+   * mark is cleared last, once the record is released (see repairPushing).
+   */
   private repairConsuming(): void {
-    this.words[MarkWords.consuming] = -1; // (this thread takes over from the main thread: see repairHeld)
     this.forks.forget(this.consuming);
     this.forks.drop(this.consuming);
     this.table.releaseHandle(this.consuming);
-    this.consuming = -1;
+    this.consuming = this.words[MarkWords.consuming] = -1;
   }
 
   /** A task taken and not started: back to our deque (we run it soon), or the injector if it is full. */

@@ -753,6 +753,34 @@ export const LINGER_MUTANTS: readonly LingerMutant[] = [
 ];
 
 /**
+ * A bug of a worker's own repair of a step in the order that its copy in the pool's buffer (what recovery
+ * reads if the thread dies) and the repair itself are written; caught by tests/death_test.ts, which ends a
+ * real worker at each access to a region, in the mutation run (group death).
+ */
+export interface DeathMutant {
+  name: string;
+  module: "worker/marks.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/** The death mutants: a mark's shared copy cleared before the record it names is freed. */
+export const DEATH_MUTANTS: readonly DeathMutant[] = [
+  {
+    name: "refused_fork_mark_cleared_first",
+    module: "worker/marks.ts",
+    bug: "the repair of a fork refused by a full deque clears the pushing mark's shared copy before it frees " +
+      "the record: a worker that dies in the release leaves a QUEUED fork in no deque and no mark, stranded",
+    patches: [
+      {
+        find: "  private repairPushing(): void {\n",
+        replace: "  private repairPushing(): void {\n    this.words[MarkWords.pushing] = -1; // BUG: cleared first\n",
+      },
+    ],
+  },
+];
+
+/**
  * A bug of the split-by-value sort of `examples/sort/tasks.ts` (`sortBySplit`, issue 31), caught by
  * tests/sort_split_test.ts in the mutation run.
  */

@@ -40,6 +40,7 @@ import {
   ASYNC_BOUND_MUTANTS,
   BACKLOG_MUTANTS,
   CUT_MUTANTS,
+  DEATH_MUTANTS,
   FORCE_MUTANTS,
   JOIN_MUTANTS,
   KILL_GUARD_MUTANTS,
@@ -117,6 +118,7 @@ export const GROUPS: readonly Group[] = [
   { name: "order", mutants: pool(ORDER_MUTANTS), checks: ["tests/order_test.ts"], fast: true },
   { name: "linger", mutants: pool(LINGER_MUTANTS), checks: ["tests/order_test.ts"], fast: true },
   { name: "text", mutants: pool(TEXT_MUTANTS), checks: ["tests/codec_test.ts"], fast: true },
+  { name: "death", mutants: pool(DEATH_MUTANTS), checks: ["tests/death_test.ts"], fast: true },
   {
     name: "sort",
     mutants: SORT_MUTANTS.map((m) => ({ name: m.name, file: `examples/${m.module}`, bug: m.bug, patches: m.patches })),
