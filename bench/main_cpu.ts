@@ -14,7 +14,8 @@
  * first argument changes it). Printed: per cell, the median (min–max) of main-thread µs per task, process
  * µs per task, and wall ms; then the ceilings at 4, 8 and 16 workers.
  *
- * Run: `node bench/main_cpu.ts`, `deno run -A bench/main_cpu.ts`, `bun bench/main_cpu.ts`.
+ * Run: `node bench/main_cpu.ts`, `deno run -A bench/main_cpu.ts`, `bun bench/main_cpu.ts` (`--only=demo,run`: only
+ * those shapes' cells).
  */
 import { readFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -117,6 +118,19 @@ for (const { us, tasks: n } of LENGTHS) {
 }
 // The demo's shape: its task lengths are mixed (`us` 0 marks it; about 30 µs a task on average here).
 cells.push({ shape: "demo", us: 0, tasks: DEMO_UNITS.length, mainUs: [], processUs: [], wallMs: [] });
+// `--only=shape[,shape]`: only those shapes' cells (a paired run of one shape, bench/revisions.ts).
+const only = process.argv.find((a) => a.startsWith("--only="))?.slice(7).split(",");
+if (only !== undefined) {
+  const unknown = only.filter((name) => name !== "demo" && !(SHAPES as readonly string[]).includes(name));
+  if (unknown.length > 0) {
+    throw new RangeError(
+      `Cannot run main_cpu as '--only' names no shape: ${unknown.join(", ")} (the shapes: ${
+        [...SHAPES, "demo"].join(", ")
+      })`,
+    );
+  }
+  cells.splice(0, cells.length, ...cells.filter((cell) => only.includes(cell.shape)));
+}
 // One untimed burst of each cell (compiles both threads' paths), then the rounds, the order rotating.
 for (const cell of cells) if (cell.shape !== "demo") await burst(pool, cell.shape, cell.us, Math.ceil(cell.tasks / 4));
 await burst(pool, "demo", 0, DEMO_UNITS.length);

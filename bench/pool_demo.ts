@@ -1,7 +1,8 @@
 /**
  * One runtime's part of the demo: an uneven workload (many small tasks, some medium, a few large) run on
  * a pool of 2 workers, against the same work run inline on the main thread; then how the tasks spread
- * over the workers and how much they stole. Prints JSON lines for `bench/demo.ts` to tabulate.
+ * over the workers and how much they stole. A first round of each, cold, is reported apart from the
+ * rounds' medians. Prints JSON lines for `bench/demo.ts` to tabulate.
  */
 import { Pool } from "../lib/pool.ts";
 import { demoSizes } from "./_demo_sizes.ts";
@@ -9,7 +10,7 @@ import { runtimeName, summarize } from "./_stats.ts";
 import * as tasks from "./tasks.ts";
 
 const TASKS = 20_000;
-const ROUNDS = Number((globalThis as { process?: { argv: string[] } }).process?.argv.at(-1)) || 3;
+const ROUNDS = Number((globalThis as { process?: { argv: string[] } }).process?.argv.at(-1)) || 5;
 
 const units = demoSizes(TASKS);
 const totalUnits = units.reduce((a, b) => a + b, 0);
@@ -26,11 +27,20 @@ function runInline(list: number[]): number {
   return check;
 }
 
-// One warm-up round of each (discarded), so that both sides run JIT-compiled code.
-runInline(units.slice(0, 2000));
-await Promise.all(units.slice(0, 2000).map((u) => pool.run("work", u)));
+// One full round of each first, cold (reported apart, not in the medians): the runtimes' JITs take the
+// workers' code to its fastest tier only over the first 20,000 to 40,000 tasks (a pool's first round took
+// 510–600 ms, its third 410–430, on Node and Bun alike; docs/benchmarks.md, "The demo, cold and warm").
+let start = performance.now();
+const expected = runInline(units);
+const coldInlineMs = performance.now() - start;
+start = performance.now();
+const cold = await Promise.all(units.map((u) => pool.run("work", u)));
+const coldPoolMs = performance.now() - start;
+if (cold.reduce((a, b) => a ^ b, 0) !== expected) {
+  throw new Error("Cannot trust the demo as the pool's results differ from the inline run");
+}
 for (let round = 0; round < ROUNDS; round++) {
-  let start = performance.now();
+  start = performance.now();
   const check = runInline(units);
   inline.push(performance.now() - start);
   start = performance.now();
@@ -52,6 +62,9 @@ console.log(JSON.stringify({
   inlineMs,
   poolMs,
   speedup: inlineMs.median / poolMs.median,
+  coldInlineMs,
+  coldPoolMs,
+  coldSpeedup: coldInlineMs / coldPoolMs,
   tasksPerSecond: TASKS / poolMs.median * 1000,
   workers: stats.workers,
 }));
