@@ -24,7 +24,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { mem } from "../lib/protocol/atomics.ts";
 import { Pool } from "../lib/pool.ts";
 import { demos } from "./_demos.ts";
-import { format, runtimeName, summarize } from "./_stats.ts";
+import { format, medianInterval, runtimeName, summarize } from "./_stats.ts";
 import * as tasks from "./forkjoin_tasks.ts";
 
 const argv = process.argv;
@@ -87,8 +87,8 @@ try {
   const n = 25;
   console.log(`${runtimeName()}, ${rounds} rounds, lazy (shipped) and eager (every b forked) side by side`);
   console.log(`\nns per join when nothing is stolen, fib(${n}), ${tasks.fibJoins(n, 1)} joins: median (range)\n`);
-  console.log("| pool | lazy | eager |");
-  console.log("|---|---|---|");
+  console.log("| pool | lazy | lazy: 95% interval of the median | eager |");
+  console.log("|---|---|---|---|");
   for (const workers of [1, 2]) {
     const open = async (create: typeof Pool.create) => {
       if (workers === 2) return await heldPool(create);
@@ -114,7 +114,9 @@ try {
         }
       }
       const what = workers === 1 ? "1 worker" : "2 workers, the other held busy";
-      console.log(`| ${what} | ${format(summarize(l), 0)} | ${format(summarize(e), 0)} |`);
+      const ci = medianInterval(l);
+      const interval = ci === undefined ? "n/a (under 6 rounds)" : `${ci[0].toFixed(0)}–${ci[1].toFixed(0)}`;
+      console.log(`| ${what} | ${format(summarize(l), 0)} | ${interval} | ${format(summarize(e), 0)} |`);
     } finally {
       await lazy.release();
       await eager.release();

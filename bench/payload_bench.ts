@@ -61,7 +61,7 @@ import { move } from "../lib/codec/move.ts";
 import { Pool, type PoolOptions } from "../lib/pool.ts";
 import { startThread, threadApi, type ThreadHandle } from "../lib/runtime/thread.ts";
 import { runApart } from "./_apart.ts";
-import { collectGarbage, format, runtimeName, summarize, type Summary } from "./_stats.ts";
+import { collectGarbage, format, medianInterval, runtimeName, summarize, type Summary } from "./_stats.ts";
 import type * as tasks from "./tasks.ts";
 import { withTimeout } from "./_deadline.ts";
 
@@ -371,11 +371,21 @@ export interface PayloadBenchRow {
   filchOptions: PoolOptions;
   contenders: PayloadContenderResult[];
   /** filch's tasks/s ÷ the bare loop's, per round, summarized (absent if either failed the cell). */
-  filchOverBare?: Summary;
+  filchOverBare?: RatioSummary;
   /** filch's tasks/s ÷ piscina's, per round, summarized (absent if either failed the cell or did not run). */
-  filchOverPiscina?: Summary;
+  filchOverPiscina?: RatioSummary;
   /** filch with move()'s tasks/s ÷ the bare loop's, per round, summarized (absent if either failed). */
-  moveOverBare?: Summary;
+  moveOverBare?: RatioSummary;
+}
+
+/** Per-round ratios summarized, with a 95% interval for their median (from 6 rounds; bench/_stats.ts). */
+export interface RatioSummary extends Summary {
+  interval?: [number, number];
+}
+
+/** The per-round ratios `pairs`, summarized with the interval of their median. */
+function ratioSummary(pairs: number[]): RatioSummary {
+  return { ...summarize(pairs), interval: medianInterval(pairs) };
 }
 
 /**
@@ -500,13 +510,13 @@ export async function benchPayloads(
         results.push({ name, tasksPerSecond: empty, megabytesPerSecond: empty, error: `did not start: ${error}` });
       }
       /** `of`'s rate ÷ `name`'s, round by round, summarized; undefined if either has no numbers. */
-      const ratio = (name: string, of = "filch"): Summary | undefined => {
+      const ratio = (name: string, of = "filch"): RatioSummary | undefined => {
         const f = contenders.find((c) => c.name === of);
         const o = contenders.find((c) => c.name === name);
         if (f === undefined || o === undefined || failed.has(f) || failed.has(o)) return undefined;
         const fm = ms.get(f)!;
         const om = ms.get(o)!;
-        return summarize(fm.map((t, r) => om[r] / t));
+        return ratioSummary(fm.map((t, r) => om[r] / t));
       };
       const row: PayloadBenchRow = {
         runtime: runtimeName(),
@@ -607,7 +617,7 @@ export function benchPayloadsInProcesses(
       };
     });
     /** `of`'s rate ÷ `name`'s, the k-th round of a pass against the k-th of the same pass, summarized. */
-    const ratio = (name: string, of = "filch"): Summary | undefined => {
+    const ratio = (name: string, of = "filch"): RatioSummary | undefined => {
       const a = got.get(of);
       const b = got.get(name);
       if (a === undefined || b === undefined || failed.has(of) || failed.has(name)) return undefined;
@@ -619,7 +629,7 @@ export function benchPayloadsInProcesses(
           if (Number.isFinite(x[k]) && Number.isFinite(y[k])) pairs.push(x[k] / y[k]);
         }
       }
-      return pairs.length === 0 ? undefined : summarize(pairs);
+      return pairs.length === 0 ? undefined : ratioSummary(pairs);
     };
     const row: PayloadBenchRow = {
       ...first,
@@ -635,7 +645,7 @@ export function benchPayloadsInProcesses(
 
 /** A row's three ratios, from `ratio(name, of)`: `of`'s rate ÷ `name`'s (`of` is filch by default). */
 function goalRatios(
-  ratio: (name: string, of?: string) => Summary | undefined,
+  ratio: (name: string, of?: string) => RatioSummary | undefined,
 ): Pick<PayloadBenchRow, "filchOverBare" | "filchOverPiscina" | "moveOverBare"> {
   return {
     filchOverBare: ratio("bare postMessage loop"),
@@ -661,10 +671,11 @@ function range(s: Summary, digits = 0): string {
   return `${num(s.median, digits)} (${num(s.min, digits)}–${num(s.max, digits)})`;
 }
 
-/** A ratio and whether its median meets `goal`. */
-function goal(s: Summary | undefined, at: number): string {
+/** A ratio, the 95% interval of its median (from 6 rounds), and whether its median meets `goal`. */
+function goal(s: RatioSummary | undefined, at: number): string {
   if (s === undefined) return "n/a";
-  return `${format(s, 2)} ${s.median >= at ? "✓" : "✗"}`;
+  const interval = s.interval === undefined ? "" : ` [95%: ${s.interval[0].toFixed(2)}–${s.interval[1].toFixed(2)}]`;
+  return `${format(s, 2)}${interval} ${s.median >= at ? "✓" : "✗"}`;
 }
 
 function printRow(row: PayloadBenchRow): void {
