@@ -51,8 +51,8 @@
  * | 0x16        | string of ≥ 128 code units, not Latin-1 | 4 bytes little-endian byte count n, then n bytes |
  * |             |                                         | of UTF-8 (well-formed strings only)              |
  *
- * A Run of n ≥ 256 bytes starts with 0 to 7 zero bytes, so that its bytes start at a multiple of 8 from the
- * start of the encoding (fast copies between shared and unshared memory); a shorter Run is just its bytes.
+ * A Run of n ≥ 256 bytes starts with 0 to 15 zero bytes, so that its bytes start at a multiple of 16 from
+ * the start of the encoding (fast copies between shared and unshared memory); a shorter Run is just its bytes.
  *
  * A view kind byte is 0 Int8Array, 1 Uint8Array, 2 Uint8ClampedArray, 3 Int16Array, 4 Uint16Array,
  * 5 Int32Array, 6 Uint32Array, 7 Float16Array, 8 Float32Array, 9 Float64Array, 10 BigInt64Array,
@@ -372,10 +372,13 @@ export interface EncoderOptions {
 const RETAINED_CAPACITY = 1 << 20;
 
 /**
- * Runs of raw bytes (an ArrayBuffer's, a view's) this long or longer start at a multiple of 8 bytes from
- * the encoding's start, after 0 to 7 zero bytes. The pool places encodings at 8-byte aligned offsets, and V8
- * copies between a SharedArrayBuffer and another buffer word by word only when both ends are aligned alike:
- * byte by byte, a megabyte took 3 to 4 times as long (bench/payload_bench.ts).
+ * Runs of raw bytes (an ArrayBuffer's, a view's) this long or longer start at a multiple of 16 bytes from
+ * the encoding's start, after 0 to 15 zero bytes. The pool places large encodings at the start of a slab
+ * (slabs.ts: offsets are multiples of 2 KiB), and the runtimes copy between a SharedArrayBuffer and another
+ * buffer fast only when both ends are aligned alike: a 64 KiB copy into shared memory took 1.5–2.4 µs with
+ * both ends 16-byte aligned and 18–19 µs with the target 4 bytes off (Node and Bun) or 8 bytes off (Bun;
+ * Node is fast there). At 8, Bun's 64 KiB arguments went 4 times slower than the bare postMessage loop
+ * (docs/benchmarks.md).
  */
 const ALIGN_FROM = 256;
 
@@ -1281,8 +1284,8 @@ export class Encoder {
     const out = this.out;
     let pos = this.pos;
     if (n >= ALIGN_FROM) {
-      // Zeros up to a multiple of 8 from the encoding's start (deferred runs count: they are in it).
-      for (let pad = -(pos + this.deferredBytes) & 7; pad > 0; pad--) out[pos++] = 0;
+      // Zeros up to a multiple of 16 from the encoding's start (deferred runs count: they are in it).
+      for (let pad = -(pos + this.deferredBytes) & 15; pad > 0; pad--) out[pos++] = 0;
     }
     if (defer) {
       this.deferred.push(source);
@@ -1876,7 +1879,7 @@ class Reader {
   run(): number {
     const n = this.count(1);
     if (n >= ALIGN_FROM) {
-      const pad = -(this.pos - this.start) & 7;
+      const pad = -(this.pos - this.start) & 15; // (see ALIGN_FROM)
       if (n + pad > this.end - this.pos) {
         throw this.corrupt(`a run of ${n} bytes at byte ${this.pos - this.start} exceeds the bytes left`);
       }
