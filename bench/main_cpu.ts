@@ -10,6 +10,9 @@
  * Bun); the process's CPU (every thread) from `process.cpuUsage()`. Elsewhere than Linux the benchmark
  * stops with a named error, since there is no per-thread clock it can read.
  *
+ * One more cell, "promises", runs no pool: 20,000 promises made as `run` makes them, resolved in one go,
+ * awaited with `Promise.all`: the floor of any API that returns a promise a task.
+ *
  * Each round runs every cell once, the cells in a rotated order; 15 rounds by default (a number as the
  * first argument changes it). Printed: per cell, the median (min–max) of main-thread µs per task, process
  * µs per task, and wall ms; then the ceilings at 4, 8 and 16 workers.
@@ -28,7 +31,7 @@ import type * as tasks from "./tasks.ts";
 
 const WORKERS = 2;
 const SHAPES = ["run", "spawn", "runMany", "map"] as const;
-type Shape = typeof SHAPES[number] | "demo";
+type Shape = typeof SHAPES[number] | "demo" | "promises";
 /** Task lengths in µs, and the tasks of one burst at each (some 0.2–0.5 s of work on 2 workers). */
 const LENGTHS: { us: number; tasks: number }[] = [
   { us: 1, tasks: 20_000 },
@@ -87,6 +90,21 @@ async function burst(pool: Pool<typeof tasks>, shape: Shape, us: number, n: numb
       for await (const r of pool.map("busy", inputs)) if (r >= 0) done++;
       break;
     }
+    case "promises": {
+      // No pool: the floor of any API that returns a promise a task. `n` promises made as `run` makes
+      // them (the arguments as a rest array, the resolvers kept, as the ledger keeps them), resolved in
+      // one go (no timer, no wake: those are the pool's), awaited with `Promise.all` as the demo awaits.
+      const resolvers = new Array<(value: number) => void>(n);
+      const make = (i: number, ..._args: unknown[]) =>
+        new Promise<number>((resolve) => {
+          resolvers[i] = resolve;
+        });
+      const all = new Array<Promise<number>>(n);
+      for (let i = 0; i < n; i++) all[i] = make(i, i);
+      for (let i = 0; i < n; i++) resolvers[i](i);
+      for (const r of await Promise.all(all)) if (r >= 0) done++;
+      break;
+    }
     case "demo": {
       // The demo's own tasks (bench/pool_demo.ts): `run` of `work`, 90% small, 9% medium, 1% large.
       const all = DEMO_UNITS.map((u) => pool.run("work", u));
@@ -118,22 +136,26 @@ for (const { us, tasks: n } of LENGTHS) {
 }
 // The demo's shape: its task lengths are mixed (`us` 0 marks it; about 30 µs a task on average here).
 cells.push({ shape: "demo", us: 0, tasks: DEMO_UNITS.length, mainUs: [], processUs: [], wallMs: [] });
+// The floor of a promise a task (no pool, no worker; `us` 0 as the demo's: it has no task length).
+cells.push({ shape: "promises", us: 0, tasks: DEMO_UNITS.length, mainUs: [], processUs: [], wallMs: [] });
 // `--only=shape[,shape]`: only those shapes' cells (a paired run of one shape, bench/revisions.ts).
 const only = process.argv.find((a) => a.startsWith("--only="))?.slice(7).split(",");
 if (only !== undefined) {
-  const unknown = only.filter((name) => name !== "demo" && !(SHAPES as readonly string[]).includes(name));
+  const unknown = only.filter((name) => !([...SHAPES, "demo", "promises"] as string[]).includes(name));
   if (unknown.length > 0) {
     throw new RangeError(
       `Cannot run main_cpu as '--only' names no shape: ${unknown.join(", ")} (the shapes: ${
-        [...SHAPES, "demo"].join(", ")
+        [...SHAPES, "demo", "promises"].join(", ")
       })`,
     );
   }
   cells.splice(0, cells.length, ...cells.filter((cell) => only.includes(cell.shape)));
 }
 // One untimed burst of each cell (compiles both threads' paths), then the rounds, the order rotating.
-for (const cell of cells) if (cell.shape !== "demo") await burst(pool, cell.shape, cell.us, Math.ceil(cell.tasks / 4));
-await burst(pool, "demo", 0, DEMO_UNITS.length);
+for (const cell of cells) {
+  if (cell.us > 0) await burst(pool, cell.shape, cell.us, Math.ceil(cell.tasks / 4));
+  else await burst(pool, cell.shape, 0, cell.tasks);
+}
 for (let r = 0; r < rounds; r++) {
   for (let k = 0; k < cells.length; k++) {
     const cell = cells[(k + r) % cells.length];
@@ -168,19 +190,26 @@ for (const cell of cells) {
   // The demo's mix has no one length: the workers' CPU per task (the process's less the main thread's)
   // stands for it.
   const taskUs = cell.us > 0 ? cell.us : processUs.median - main.median;
-  const label = cell.us > 0 ? `${cell.us} µs` : `mix, ≈${taskUs.toFixed(0)} µs`;
+  const label = cell.shape === "promises"
+    ? "none: no pool (the floor)"
+    : cell.us > 0
+    ? `${cell.us} µs`
+    : `mix, ≈${taskUs.toFixed(0)} µs`;
   rows.push({ cell, main, taskUs, label });
   const ceiling = 1e6 / main.median;
   console.log(
     `| ${cell.shape} | ${label} | ${cell.tasks} | ${format(main, 2)} | ${format(processUs, 2)} | ${
       format(summarize(cell.wallMs), 0)
-    } | ${Math.round(ceiling).toLocaleString("en-US")} | ${(taskUs / main.median).toFixed(1)} |`,
+    } | ${Math.round(ceiling).toLocaleString("en-US")} | ${
+      cell.shape === "promises" ? "—" : (taskUs / main.median).toFixed(1)
+    } |`,
   );
 }
 console.log("\nCeiling: does the main thread keep up with N workers running tasks of that length?");
 console.log("| shape | task | 4 workers | 8 workers | 16 workers |");
 console.log("|---|---|---|---|---|");
 for (const { cell, main, taskUs, label } of rows) {
+  if (cell.shape === "promises") continue; // no tasks to feed
   const feeds = taskUs / main.median;
   const verdict = (n: number) => feeds >= n ? "yes" : `no (${(feeds / n * 100).toFixed(0)}% of their demand)`;
   console.log(`| ${cell.shape} | ${label} | ${verdict(4)} | ${verdict(8)} | ${verdict(16)} |`);

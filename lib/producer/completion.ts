@@ -11,7 +11,8 @@
  * `Atomics.waitAsync`; a worker that sees the word exchanges it back to 0 and notifies. One wake settles
  * a whole batch (spec: `SleepWake.tla`, the Main* and Finish* actions). While the producer's backlog holds
  * tasks, or many of its tasks are in flight, the reader lingers instead of waiting: it reads again after
- * `LINGER_MS` with its word left at 0, so no worker notifies it; to the protocol that is a main thread slow
+ * 1 to 8 ms (`LINGER_MS`, doubling while the workers hold work for many lingers: `LINGER_MAX_MS`) with its
+ * word left at 0, so no worker notifies it; to the protocol that is a main thread slow
  * to arm, which the specs allow (the queue keeps every completion until it is read), and the timer always
  * fires, so no read is lost.
  *
@@ -75,13 +76,24 @@ const LINGER_MS = 1;
 /**
  * With no backlog, the reader lingers too while at least this many of its tasks are in flight. Nothing is
  * left to feed the workers then, so a linger costs only the time a result waits to be settled (at most
- * `LINGER_MS` and the timer's slack), against tasks that wait in the workers' queues for longer: with 64 in
+ * the linger, and the timer's slack), against tasks that wait in the workers' queues for longer: with 64 in
  * flight on 16 workers, each has four queued. Without it, the end of a burst (every record in flight, the
  * backlog empty: 4,096 tasks by default) cost a wake per completion, the main thread's 10–40 µs each and
  * the notifying worker's too: most of the main thread's CPU in the demo's shape (2.7 µs a task on Node,
  * bench/main_cpu.ts, 2026-11-27). A linger that ran dry (see above) ends it, as with a backlog.
  */
 const LINGER_IN_FLIGHT = 64;
+/**
+ * The longest linger, in ms. A linger doubles (from `LINGER_MS`) while each read finds under an eighth of
+ * the records it left in flight completed: the workers then hold work for eight lingers or more, so a
+ * result waits at most about an eighth of what the tasks queued with it wait, and each linger saves a
+ * timer's turn of the event loop, which cost the main thread 50–130 µs of CPU on this project's machine
+ * (313 `setTimeout(0)` turns: 18 ms on Node, 41 on Deno, 15 on Bun, 2026-11-27). It halves when a read finds
+ * over a quarter completed, and starts again at `LINGER_MS` after a wait for a wake. In the demo's shape
+ * (20,000 tasks, 4,096 in flight) the lingers fell from 364 a burst to 51, and the main thread's CPU a
+ * task by 8% (Node), 18% (Deno) and 27% (Bun) (docs/benchmarks.md).
+ */
+const LINGER_MAX_MS = 8;
 /** Whether the reader lingers at all: where a `process` exists (Node, Deno, Bun), not in a browser. */
 const LINGERS = typeof (globalThis as { process?: unknown }).process !== "undefined";
 
@@ -100,6 +112,8 @@ export class CompletionReader {
   private lingering = false;
   /** The records in flight when the current linger began. */
   private inFlightAtLinger = 0;
+  /** The next linger's length, ms: from `LINGER_MS` to `LINGER_MAX_MS` (see there). */
+  private lingerMs = LINGER_MS;
   private draining = false;
   /** Error classes the pool's caller registered: results and errors are decoded with them. */
   private readonly errorClasses: ErrorClasses | undefined;
@@ -331,11 +345,17 @@ export class CompletionReader {
     const backlog = this.hooks.backlogLength();
     const inFlight = this.ledger.pending - backlog;
     if (LINGERS && !ranDry && !this.stopped && (backlog > 0 || inFlight >= LINGER_IN_FLIGHT)) {
+      if (lingered) {
+        // The work the workers hold, measured by what one linger took of it (see LINGER_MAX_MS).
+        if (read * 8 < this.inFlightAtLinger) this.lingerMs = Math.min(this.lingerMs * 2, LINGER_MAX_MS);
+        else if (read * 4 > this.inFlightAtLinger) this.lingerMs = Math.max(this.lingerMs / 2, LINGER_MS);
+      }
       this.lingering = true;
       this.inFlightAtLinger = inFlight;
-      setTimeout(this.endLinger, LINGER_MS);
+      setTimeout(this.endLinger, this.lingerMs);
       return;
     }
+    this.lingerMs = LINGER_MS;
     this.arm();
   }
 
