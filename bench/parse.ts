@@ -1,0 +1,127 @@
+/**
+ * Allocation-heavy work (issue 31): parsing real source text on 2 workers against the main thread alone.
+ * The work is bench/parse_tasks.ts (a tokenizer that builds a parser's objects: about 40 ns a character
+ * with its default 4 passes), over 8 M characters of this repository's `node_modules`, `lib` and `tests`
+ * (the files and characters are printed), one task a file. The contenders:
+ * - inline: every file on the main thread;
+ * - filch, the text as argument: `Promise.all` of one `run("parsePasses", text, passes)` a file;
+ * - filch, by index: each worker read the corpus itself once (`parseFile`): the same work with no text
+ *   crossing threads, the ceiling of the row above;
+ * - the same by index on 1 worker (what a second worker adds);
+ * - filch, the text as argument, with a 64 MB young generation a worker (`resourceLimits`; Node and Deno:
+ *   Bun refuses the option by name, and the row says SKIPPED).
+ *
+ * Rotated each round (which goes first changes), in one process; each round gives the speedup over that
+ * round's inline run. Printed: medians with their 95% intervals (bench/_stats.ts `medianInterval`). The
+ * goal: ≥ 1.5× inline on 2 workers where the machine allows it.
+ *
+ * Run: `node bench/parse.ts [rounds] [--passes=N]`, `deno run -A bench/parse.ts`, `bun bench/parse.ts`
+ * (default 15 rounds, 4 passes).
+ *
+ * @module
+ */
+import { Pool, type PoolOptions } from "../lib/pool.ts";
+import { medianInterval, runtimeName, summarize } from "./_stats.ts";
+import { corpus, parsePasses } from "./parse_tasks.ts";
+import type * as parseTasks from "./parse_tasks.ts";
+
+const argv = (globalThis as { process?: { argv: string[] } }).process?.argv ?? [];
+const ROUNDS = Number(argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 15);
+const PASSES = Number(argv.find((a) => a.startsWith("--passes="))?.slice(9) ?? 4);
+const texts = corpus();
+const characters = texts.reduce((sum, t) => sum + t.length, 0);
+const url = new URL("./parse_tasks.ts", import.meta.url);
+
+function inline(): number {
+  let sum = 0;
+  for (const text of texts) sum += parsePasses(text, PASSES);
+  return sum;
+}
+
+interface Contender {
+  name: string;
+  run(): Promise<number>;
+  close(): Promise<void>;
+}
+
+async function filch(name: string, options: PoolOptions, byIndex: boolean): Promise<Contender> {
+  const pool = await Pool.create<typeof parseTasks>(url, options);
+  const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+  return {
+    name,
+    run: async () =>
+      sum(
+        await Promise.all(
+          texts.map((text, i) => byIndex ? pool.run("parseFile", i, PASSES) : pool.run("parsePasses", text, PASSES)),
+        ),
+      ),
+    close: () => pool.close(),
+  };
+}
+
+const expected = inline();
+const contenders: Contender[] = [];
+const skipped: string[] = [];
+const makers: [string, () => Promise<Contender>][] = [
+  ["filch, the text as argument", () => filch("filch, the text as argument", { workers: 2 }, false)],
+  ["filch, by index (no text crosses)", () => filch("filch, by index (no text crosses)", { workers: 2 }, true)],
+  ["filch, by index, 1 worker", () => filch("filch, by index, 1 worker", { workers: 1 }, true)],
+  [
+    "filch, the text as argument, young generation 64 MB",
+    () =>
+      filch(
+        "filch, the text as argument, young generation 64 MB",
+        { workers: 2, resourceLimits: { maxYoungGenerationSizeMb: 64 } },
+        false,
+      ),
+  ],
+];
+for (const [name, make] of makers) {
+  try {
+    const contender = await make();
+    // Two untimed runs: each worker reads the corpus (by index) and its JIT warms.
+    for (let k = 0; k < 2; k++) {
+      const got = await contender.run();
+      if (got !== expected) throw new Error(`Cannot trust the benchmark as ${name} computed ${got}, not ${expected}`);
+    }
+    contenders.push(contender);
+  } catch (error) {
+    if ((error as Error).message.startsWith("Cannot trust")) throw error;
+    skipped.push(`${name}: SKIPPED (${(error as Error).message})`);
+  }
+}
+
+const inlineMs: number[] = [];
+const ms = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
+for (let round = 0; round < ROUNDS; round++) {
+  let start = performance.now();
+  if (inline() !== expected) throw new Error("Cannot trust the benchmark as the inline run changed its result");
+  inlineMs.push(performance.now() - start);
+  for (let k = 0; k < contenders.length; k++) {
+    const c = contenders[(round + k) % contenders.length];
+    start = performance.now();
+    const got = await c.run();
+    ms.get(c.name)!.push(performance.now() - start);
+    if (got !== expected) throw new Error(`Cannot trust the benchmark as ${c.name} computed ${got}, not ${expected}`);
+  }
+}
+for (const c of contenders) await c.close();
+
+console.log(
+  `parsing — ${runtimeName()}, ${texts.length} files, ${(characters / 1e6).toFixed(1)} M characters, ${PASSES} ` +
+    `passes a file, ${ROUNDS} rounds; inline ${summarize(inlineMs).median.toFixed(0)} ms (median)\n`,
+);
+console.log("| contender | ms, median | speedup over inline: median | 95% interval | range |");
+console.log("|---|---|---|---|---|");
+for (const c of contenders) {
+  const own = ms.get(c.name)!;
+  const speedups = own.map((t, i) => inlineMs[i] / t);
+  const s = summarize(speedups);
+  const ci = medianInterval(speedups);
+  console.log(
+    `| ${c.name} | ${summarize(own).median.toFixed(0)} | ${s.median.toFixed(2)}× | ${
+      ci === undefined ? "n/a" : `${ci[0].toFixed(2)}–${ci[1].toFixed(2)}`
+    } | ${s.min.toFixed(2)}–${s.max.toFixed(2)} |`,
+  );
+}
+for (const line of skipped) console.log(line);
