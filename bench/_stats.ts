@@ -82,6 +82,24 @@ export function medianInterval(samples: number[]): [number, number] | undefined 
   return [sorted[lo - 1], sorted[hi - 1]];
 }
 
+/**
+ * {@link medianInterval} as text, `lo–hi` with `digits` decimals, or "n/a" for fewer than 6 samples.
+ *
+ * @param samples One number per run.
+ * @param digits Decimals to show.
+ * @returns The text.
+ *
+ * @example Usage
+ * ```ts
+ * import { intervalText } from "./_stats.ts";
+ * console.log(intervalText([1, 2, 3])); // "n/a"
+ * ```
+ */
+export function intervalText(samples: number[], digits = 2): string {
+  const ci = medianInterval(samples);
+  return ci === undefined ? "n/a" : `${ci[0].toFixed(digits)}–${ci[1].toFixed(digits)}`;
+}
+
 /** The `q` quantile of sorted samples, interpolated between the two nearest (the median of an even count). */
 function quantile(sorted: number[], q: number): number {
   const at = (sorted.length - 1) * q;

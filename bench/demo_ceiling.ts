@@ -22,7 +22,7 @@
 import { Worker } from "node:worker_threads";
 import { Pool } from "../lib/pool.ts";
 import { demoSizes } from "./_demo_sizes.ts";
-import { medianInterval, runtimeName, summarize } from "./_stats.ts";
+import { intervalText, runtimeName, summarize } from "./_stats.ts";
 import * as tasks from "./tasks.ts";
 
 const argv = (globalThis as { process?: { argv: string[] } }).process?.argv ?? [];
@@ -111,11 +111,8 @@ for (const [name, values] of Object.entries(ms)) {
 }
 for (const [name, values] of rows) {
   const s = summarize(values);
-  const ci = medianInterval(values);
   console.log(
-    `  ${name}: median ${s.median.toFixed(2)}, 95% interval ${
-      ci ? `${ci[0].toFixed(2)}–${ci[1].toFixed(2)}` : "n/a"
-    }, ` +
+    `  ${name}: median ${s.median.toFixed(2)}, 95% interval ${intervalText(values)}, ` +
       `range ${s.min.toFixed(2)}–${s.max.toFixed(2)}`,
   );
 }

@@ -24,7 +24,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { mem } from "../lib/protocol/atomics.ts";
 import { Pool } from "../lib/pool.ts";
 import { demos } from "./_demos.ts";
-import { format, medianInterval, runtimeName, summarize } from "./_stats.ts";
+import { format, intervalText, runtimeName, summarize } from "./_stats.ts";
 import * as tasks from "./forkjoin_tasks.ts";
 
 const argv = process.argv;
@@ -114,9 +114,7 @@ try {
         }
       }
       const what = workers === 1 ? "1 worker" : "2 workers, the other held busy";
-      const ci = medianInterval(l);
-      const interval = ci === undefined ? "n/a (under 6 rounds)" : `${ci[0].toFixed(0)}–${ci[1].toFixed(0)}`;
-      console.log(`| ${what} | ${format(summarize(l), 0)} | ${interval} | ${format(summarize(e), 0)} |`);
+      console.log(`| ${what} | ${format(summarize(l), 0)} | ${intervalText(l, 0)} | ${format(summarize(e), 0)} |`);
     } finally {
       await lazy.release();
       await eager.release();

@@ -23,7 +23,8 @@
  * @module
  */
 import { Pool, type PoolOptions } from "../lib/pool.ts";
-import { medianInterval, runtimeName, summarize } from "./_stats.ts";
+import { type Contender, rotatedRounds } from "./_rotated.ts";
+import { intervalText, runtimeName, summarize } from "./_stats.ts";
 import { corpus, parsePasses } from "./parse_tasks.ts";
 import type * as parseTasks from "./parse_tasks.ts";
 
@@ -40,17 +41,10 @@ function inline(): number {
   return sum;
 }
 
-interface Contender {
-  name: string;
-  run(): Promise<number>;
-  close(): Promise<void>;
-}
-
-async function filch(name: string, options: PoolOptions, byIndex: boolean): Promise<Contender> {
+async function filch(options: PoolOptions, byIndex: boolean): Promise<Contender> {
   const pool = await Pool.create<typeof parseTasks>(url, options);
   const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
   return {
-    name,
     run: async () =>
       sum(
         await Promise.all(
@@ -61,62 +55,21 @@ async function filch(name: string, options: PoolOptions, byIndex: boolean): Prom
   };
 }
 
-const expected = inline();
-const contenders: Contender[] = [];
-const skipped: string[] = [];
-const makers: [string, () => Promise<Contender>][] = [
-  ["filch, the text as argument", () => filch("filch, the text as argument", { workers: 2 }, false)],
-  ["filch, by index (no text crosses)", () => filch("filch, by index (no text crosses)", { workers: 2 }, true)],
-  ["filch, by index, 1 worker", () => filch("filch, by index, 1 worker", { workers: 1 }, true)],
-  [
-    "filch, the text as argument, young generation 384 MB",
-    () =>
-      filch(
-        "filch, the text as argument, young generation 384 MB",
-        { workers: 2, resourceLimits: { maxYoungGenerationSizeMb: 384 } },
-        false,
-      ),
-  ],
-  [
-    "filch, by index, 1 worker, young generation 384 MB",
-    () =>
-      filch(
-        "filch, by index, 1 worker, young generation 384 MB",
-        { workers: 1, resourceLimits: { maxYoungGenerationSizeMb: 384 } },
-        true,
-      ),
-  ],
+const young = { maxYoungGenerationSizeMb: 384 };
+const configs: [string, PoolOptions, boolean][] = [
+  ["filch, the text as argument", { workers: 2 }, false],
+  ["filch, by index (no text crosses)", { workers: 2 }, true],
+  ["filch, by index, 1 worker", { workers: 1 }, true],
+  ["filch, the text as argument, young generation 384 MB", { workers: 2, resourceLimits: young }, false],
+  ["filch, by index, 1 worker, young generation 384 MB", { workers: 1, resourceLimits: young }, true],
 ];
-for (const [name, make] of makers) {
-  try {
-    const contender = await make();
-    // Two untimed runs: each worker reads the corpus (by index) and its JIT warms.
-    for (let k = 0; k < 2; k++) {
-      const got = await contender.run();
-      if (got !== expected) throw new Error(`Cannot trust the benchmark as ${name} computed ${got}, not ${expected}`);
-    }
-    contenders.push(contender);
-  } catch (error) {
-    if ((error as Error).message.startsWith("Cannot trust")) throw error;
-    skipped.push(`${name}: SKIPPED (${(error as Error).message})`);
-  }
-}
-
-const inlineMs: number[] = [];
-const ms = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
-for (let round = 0; round < ROUNDS; round++) {
-  let start = performance.now();
-  if (inline() !== expected) throw new Error("Cannot trust the benchmark as the inline run changed its result");
-  inlineMs.push(performance.now() - start);
-  for (let k = 0; k < contenders.length; k++) {
-    const c = contenders[(round + k) % contenders.length];
-    start = performance.now();
-    const got = await c.run();
-    ms.get(c.name)!.push(performance.now() - start);
-    if (got !== expected) throw new Error(`Cannot trust the benchmark as ${c.name} computed ${got}, not ${expected}`);
-  }
-}
-for (const c of contenders) await c.close();
+// Two checked warm-ups: each worker reads the corpus (by index) and its JIT warms.
+const { inlineMs, ms, skipped } = await rotatedRounds(
+  configs.map(([name, options, byIndex]) => [name, () => filch(options, byIndex)]),
+  inline,
+  ROUNDS,
+  2,
+);
 
 console.log(
   `parsing — ${runtimeName()}, ${texts.length} files, ${(characters / 1e6).toFixed(1)} M characters, ${PASSES} ` +
@@ -124,15 +77,13 @@ console.log(
 );
 console.log("| contender | ms, median | speedup over inline: median | 95% interval | range |");
 console.log("|---|---|---|---|---|");
-for (const c of contenders) {
-  const own = ms.get(c.name)!;
+for (const [name, own] of ms) {
   const speedups = own.map((t, i) => inlineMs[i] / t);
   const s = summarize(speedups);
-  const ci = medianInterval(speedups);
   console.log(
-    `| ${c.name} | ${summarize(own).median.toFixed(0)} | ${s.median.toFixed(2)}× | ${
-      ci === undefined ? "n/a" : `${ci[0].toFixed(2)}–${ci[1].toFixed(2)}`
-    } | ${s.min.toFixed(2)}–${s.max.toFixed(2)} |`,
+    `| ${name} | ${summarize(own).median.toFixed(0)} | ${s.median.toFixed(2)}× | ${intervalText(speedups)} | ${
+      s.min.toFixed(2)
+    }–${s.max.toFixed(2)} |`,
   );
 }
 for (const line of skipped) console.log(line);

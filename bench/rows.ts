@@ -19,8 +19,8 @@
  */
 import { Worker } from "node:worker_threads";
 import { Pool } from "../lib/pool.ts";
-import { withTimeout } from "./_deadline.ts";
-import { medianInterval, runtimeName, summarize } from "./_stats.ts";
+import { type Contender, rotatedRounds } from "./_rotated.ts";
+import { intervalText, runtimeName, summarize } from "./_stats.ts";
 import { row, type RowsView } from "./rows_tasks.ts";
 import type * as rowsTasks from "./rows_tasks.ts";
 
@@ -47,16 +47,9 @@ const sortedRowMs = [...rowMs].sort((a, b) => a - b);
 /** The 1% quantiles, not min and max: a row's single timing can be cut short or stretched by the clock. */
 const spread = sortedRowMs[Math.floor(0.99 * ys.length)] / sortedRowMs[Math.ceil(0.01 * ys.length)];
 
-interface Contender {
-  name: string;
-  run(): Promise<number>;
-  close(): Promise<void>;
-}
-
 async function filchRows(): Promise<Contender> {
   const pool = await Pool.create<typeof rowsTasks>(new URL("./rows_tasks.ts", import.meta.url), { workers: 2 });
   return {
-    name: "filch, a task a row",
     run: async () => (await Promise.all(ys.map((y) => pool.run("row", y, view)))).reduce((a, b) => a + b, 0),
     close: () => pool.close(),
   };
@@ -66,7 +59,6 @@ async function filchParallelFor(): Promise<Contender> {
   const pool = await Pool.create<typeof rowsTasks>(new URL("./rows_tasks.ts", import.meta.url), { workers: 2 });
   const sums = new Int32Array(new SharedArrayBuffer(4 * view.height));
   return {
-    name: "filch, parallelFor",
     run: async () => {
       await pool.run("rowsParallelFor", sums, view);
       return sums.reduce((a, b) => a + b, 0);
@@ -79,7 +71,6 @@ function bare(): Promise<Contender> {
   const url = new URL("./peers/rows_worker.mjs", import.meta.url);
   const workers = [0, 1].map(() => new Worker(url, { workerData: "bare" }));
   return Promise.resolve({
-    name: "bare postMessage loop",
     run: () =>
       new Promise<number>((resolve, reject) => {
         let next = 0;
@@ -121,49 +112,22 @@ async function piscina(): Promise<Contender> {
     maxThreads: 2,
   });
   return {
-    name: "piscina",
     run: async () => (await Promise.all(ys.map((y) => pool.run({ y, view })))).reduce((a, b) => a + b, 0),
     close: () => pool.destroy(),
   };
 }
 
-const expected = inline();
-const contenders: Contender[] = [];
-const skipped: string[] = [];
-for (const make of [filchRows, filchParallelFor, bare, piscina]) {
-  // A peer that does not start on this runtime (or hangs in its first run) is left out, and said so.
-  let contender: Contender | undefined;
-  try {
-    contender = await withTimeout(make(), 10_000, `${make.name} did not start within 10 s`);
-    const got = await withTimeout(contender.run(), 10_000, `${contender.name} did not finish a warm-up within 10 s`);
-    if (got !== expected) throw new Error(`${contender.name} computed ${got}, inline ${expected}`);
-    contenders.push(contender);
-  } catch (error) {
-    skipped.push(`${contender?.name ?? make.name}: SKIPPED (${(error as Error).message})`);
-    await contender?.close().catch(() => {});
-  }
-}
+const { inlineMs, ms, skipped } = await rotatedRounds(
+  [
+    ["filch, a task a row", filchRows],
+    ["filch, parallelFor", filchParallelFor],
+    ["bare postMessage loop", bare],
+    ["piscina", piscina],
+  ],
+  inline,
+  ROUNDS,
+);
 
-const inlineMs: number[] = [];
-const ms = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
-for (let round = 0; round < ROUNDS; round++) {
-  let start = performance.now();
-  if (inline() !== expected) throw new Error("Cannot trust the benchmark as the inline run changed its result");
-  inlineMs.push(performance.now() - start);
-  for (let k = 0; k < contenders.length; k++) {
-    const c = contenders[(round + k) % contenders.length];
-    start = performance.now();
-    const got = await c.run();
-    ms.get(c.name)!.push(performance.now() - start);
-    if (got !== expected) throw new Error(`Cannot trust the benchmark as ${c.name} computed ${got}, not ${expected}`);
-  }
-}
-for (const c of contenders) await c.close();
-
-const interval = (values: number[]) => {
-  const ci = medianInterval(values);
-  return ci === undefined ? "n/a" : `${ci[0].toFixed(2)}–${ci[1].toFixed(2)}`;
-};
 console.log(
   `uneven rows — ${runtimeName()}, ${view.width}×${view.height}, ${view.maxIterations} iterations at most, ` +
     `${ROUNDS} rounds, 2 workers; a row's cost varies ${spread.toFixed(0)}× (1% to 99% of the rows timed alone)`,
@@ -172,18 +136,17 @@ console.log(`inline: ${summarize(inlineMs).median.toFixed(0)} ms (median)\n`);
 console.log("| contender | ms, median | speedup over inline: median | 95% interval | filch ÷ piscina (speed) |");
 console.log("|---|---|---|---|---|");
 const piscinaMs = ms.get("piscina");
-for (const c of contenders) {
-  const own = ms.get(c.name)!;
+for (const [name, own] of ms) {
   const speedups = own.map((t, i) => inlineMs[i] / t);
-  const overPiscina = piscinaMs !== undefined && c.name.startsWith("filch")
+  const overPiscina = piscinaMs !== undefined && name.startsWith("filch")
     ? (() => {
       const r = own.map((t, i) => piscinaMs[i] / t);
-      return `${summarize(r).median.toFixed(2)} (${interval(r)})`;
+      return `${summarize(r).median.toFixed(2)} (${intervalText(r)})`;
     })()
     : "";
   console.log(
-    `| ${c.name} | ${summarize(own).median.toFixed(0)} | ${summarize(speedups).median.toFixed(2)}× | ${
-      interval(speedups)
+    `| ${name} | ${summarize(own).median.toFixed(0)} | ${summarize(speedups).median.toFixed(2)}× | ${
+      intervalText(speedups)
     } | ${overPiscina} |`,
   );
 }

@@ -13,23 +13,23 @@
  * time.
  *
  * What it owns: the six single-step marks, each -1 when clear (all bits set) and a handle, which is
- * non-negative, when set; and their copies in the pool's buffer (layout.ts NoteWords.marks, MarkWords),
- * for the main thread if this thread dies (owner/recovery.ts): `held` until `start` has claimed the task
+ * non-negative, when set; and their copies in the pool's buffer (layout.ts NoteWords.marks, MarkWords), for
+ * the main thread if this thread dies (owner/recovery.ts): `held` until `start` has claimed the task
  * (QUEUED to RUNNING), and `pushing`, `moving`, `consuming` and `freeing`. Those are set with the fields
  * and cleared with them. Where this thread repairs a mark itself, the copy of a mark whose repair puts a
  * task back in a queue (`held`, `moving`) is cleared first: a death after the push would have recovery put
- * the task back again, to run twice (a death before the push loses it instead). The copy of a mark whose repair
- * frees a record (`pushing`, `consuming`, `freeing`) is cleared last: recovery frees only a record still
- * current and in the mark's state, so a death after the release frees nothing twice, and a death before
- * it leaves the record to recovery rather than stranded. Plain element stores, not facade calls (see the deque's notes): a call could be where the
- * thread dies. For the same reason a mark that records what a queue operation did is written with no call
- * between it and that operation's last shared access: the held mark by the pop itself (`popHeld`,
- * `takeHeld`: Deque.pop's and Injector.pop's `into`), the pushing mark's clear right after the publishing
- * push (`placeFork`). Set or cleared by a method called after the operation returned, the mark left that
- * call as a point where a thread cut short (a stack overflow there, or killed there) had the task in no
- * queue and no mark (lost, QUEUED for ever), or published and marked to be freed (a record freed twice):
- * the fault-injection suite found both on Bun. `finishing` has no copy: the main thread repairs a dead
- * worker's finish from the record.
+ * the task back again, to run twice (a death before the push loses it instead). The copy of a mark whose
+ * repair frees a record (`pushing`, `consuming`, `freeing`) is cleared last: recovery frees only a record
+ * still current and in the mark's state, so a death after the release frees nothing twice, and a death
+ * before it leaves the record to recovery rather than stranded. Plain element stores, not facade calls (see
+ * the deque's notes): a call could be where the thread dies. For the same reason a mark that records what a
+ * queue operation did is written with no call between it and that operation's last shared access: the held
+ * mark by the pop itself (`popHeld`, `takeHeld`: Deque.pop's and Injector.pop's `into`), the pushing mark's
+ * clear right after the publishing push (`placeFork`). Set or cleared by a method called after the
+ * operation returned, the mark left that call as a point where a thread cut short (a stack overflow there,
+ * or killed there) had the task in no queue and no mark (lost, QUEUED for ever), or published and marked to
+ * be freed (a record freed twice): the fault-injection suite found both on Bun. `finishing` has no copy:
+ * the main thread repairs a dead worker's finish from the record.
  *
  * The publishing step lives here, beside its repair (`repairFinishing` repeats it), so that neither needs
  * the other's class. Its shared accesses are actions of spec/Lifecycle.tla (FinishStoreDone,
