@@ -2,8 +2,9 @@
  * Parallel mergesort of 10M int32 in a SharedArrayBuffer on a pool of 2 workers, against the same
  * mergesort run sequentially on the main thread; then the call a user makes instead, the runtime's own
  * `Int32Array.prototype.sort`, against the pool running that same sort on a piece per worker and merging
- * the pieces in parallel (`sortParallel` with `native` 1), and splitting the array by value around a
- * sampled pivot and running that sort on both parts at once (`sortBySplit`).
+ * the pieces in parallel (`sortParallel` with `native` 1), splitting the array by value around a sampled
+ * pivot and running that sort on both parts at once (`sortBySplit`), and scattering it into buckets by value
+ * on both workers at once and running that sort on the buckets, a share a worker (`sortByBuckets`).
  *
  * Run: `node examples/sort/main.ts`, `deno run -A examples/sort/main.ts` or `bun examples/sort/main.ts`.
  * Options: `--n=10000000 --cutoff=32768 --workers=2 --rounds=1`.
@@ -19,6 +20,8 @@ const cutoff = option("cutoff", 32_768);
 const workers = option("workers", 2);
 const rounds = option("rounds", 1);
 const SEED = 20261121;
+/** The bucket sort's bucket: about this many values (a piece that fits a core's cache). */
+const BUCKET = 40_000;
 
 const shared = (length: number) => new Int32Array(new SharedArrayBuffer(length * 4));
 const data = shared(n);
@@ -41,6 +44,8 @@ await using pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.
   await pool.run("sortParallel", a, b, 0, small, 0, Math.ceil(small / (2 * workers)), 1);
   tasks.fillRandom(a, 7);
   await pool.run("sortBySplit", a, b, 0, small, Math.ceil((1.1 * small) / workers));
+  tasks.fillRandom(a, 7);
+  await pool.run("sortByBuckets", a, b, 0, small, workers, BUCKET);
 }
 
 const sequential: number[] = [];
@@ -89,10 +94,20 @@ for (let r = 0; r < rounds; r++) {
     if (data[i] !== expected[i]) throw new Error(`Cannot trust the demo as the sorts differ at index ${i}`);
   }
 }
+// And by buckets: scattered by value on both workers at once, then the runtime's sort on each bucket.
+const byBuckets: number[] = [];
+for (let r = 0; r < rounds; r++) {
+  tasks.fillRandom(data, SEED);
+  byBuckets.push((await timed(() => pool.run("sortByBuckets", data, scratch, 0, n, workers, BUCKET))).ms);
+  for (let i = 0; i < n; i++) {
+    if (data[i] !== expected[i]) throw new Error(`Cannot trust the demo as the sorts differ at index ${i}`);
+  }
+}
+const against = (ms: number) => `${ms.toFixed(1)} ms (${(nativeMs / ms).toFixed(2)}×)`;
 console.log(
   `the runtime's Int32Array.prototype.sort: ${nativeMs.toFixed(1)} ms; the pool running it on ${workers} pieces ` +
-    `at once and merging them: ${median(withNative).toFixed(1)} ms (${(nativeMs / median(withNative)).toFixed(2)}×); ` +
-    `splitting by value and sorting the parts at once: ${median(bySplit).toFixed(1)} ms (${
-      (nativeMs / median(bySplit)).toFixed(2)
-    }×)`,
+    `at once and merging them: ${against(median(withNative))}; splitting by value and sorting the parts at ` +
+    `once: ${against(median(bySplit))}; scattering into buckets and sorting them, a share a worker: ${
+      against(median(byBuckets))
+    }`,
 );

@@ -23,7 +23,8 @@ import { join } from "../../mod.ts";
 const INSERTION = 24;
 
 /**
- * The arrays the sort takes: 32-bit integers or 64-bit floats (no NaN), in SharedArrayBuffers.
+ * The arrays the sort takes: 32-bit integers or 64-bit floats, in SharedArrayBuffers. NaN only for
+ * `sortByBuckets`: the merges and the split compare with `<`, which cannot place it.
  * A pool that sorts both kinds merges more slowly (on Bun 2–3×: the merge's element accesses see two types
  * of array); bench/sort_native.ts gives each kind a pool of its own.
  */
@@ -107,7 +108,8 @@ export function mergeParallel(
     return;
   }
   if (n1 < n2) {
-    // Split on the larger run (order between equal ints does not matter: they are indistinguishable).
+    // Split on the larger run (order between equal values does not matter: they are indistinguishable, and
+    // -0 and +0 are not equal here, as the binary search below goes by `before`).
     mergeParallel(src, dst, lo2, hi2, lo1, hi1, out, cutoff);
     return;
   }
@@ -118,7 +120,7 @@ export function mergeParallel(
   let h = hi2;
   while (l < h) {
     const m = (l + h) >>> 1;
-    if (src[m] < pivot) l = m + 1;
+    if (before(src[m], pivot)) l = m + 1;
     else h = m;
   }
   const m2 = l;
@@ -259,6 +261,341 @@ export function place(
   a.set(b.subarray(from2, from2 + length2), to + length1);
 }
 
+/** The value range of a bucket sort is cut into this many cells, counted exactly before any bucket is drawn. */
+const CELLS = 4096;
+
+/** A bucket sort draws at most this many buckets (a bucket's number fits a byte). */
+const MAX_BUCKETS = 256;
+
+/**
+ * Sorts `a[lo, hi)` by scattering it into buckets by value, in parallel; the result lands in `a`.
+ *
+ * Where the runtime's own sort is fast per element (JavaScriptCore's, on Bun), what it costs on a long
+ * array is the array's size: a piece that fits a core's cache sorts in about 0.6 of the time per element.
+ * This sort makes such pieces and needs no merge, in three passes split between `pieces` parts of the run:
+ * 1. each part counts its values into `CELLS` cells of the value range (`countPieces`); the range is taken
+ *    from a sample, and values outside it count in the end cells, so the cells keep the values' order;
+ * 2. the exact counts draw the buckets (runs of cells of about `bucketLength` values together) and each
+ *    part's place in each bucket, and each part copies its values to their buckets in `b`
+ *    (`scatterPieces`);
+ * 3. the buckets are sorted by the runtime's sort, a share of them a worker, and copied back to `a`
+ *    (`sortBuckets`).
+ *
+ * Values the cells cannot tell apart (a cell of more than half the run: many equal values, or a narrow
+ * band whose far outliers the sample caught) are not scattered: that run is sorted by the runtime's sort
+ * on one worker, correct but not parallel. NaN counts in the last cell and -0 beside +0, so the runtime's
+ * sort puts them where it puts them.
+ *
+ * @param a The data (a view on a SharedArrayBuffer), sorted in place.
+ * @param b Scratch of the same type and length (also shared); its contents on entry do not matter.
+ * @param lo First index.
+ * @param hi One past the last.
+ * @param pieces How many parts the passes are split into (the workers' count, say); at least 1.
+ * @param bucketLength About how many values a bucket holds; at or below it, the run is sorted at once.
+ */
+export function sortByBuckets(
+  a: Sortable,
+  b: Sortable,
+  lo: number,
+  hi: number,
+  pieces: number,
+  bucketLength: number,
+): void {
+  const n = hi - lo;
+  if (n <= bucketLength || n < 2 * pieces) {
+    a.subarray(lo, hi).sort();
+    return;
+  }
+  const [min, max, shift, scale] = cellScale(a, lo, hi);
+  const counts = new Int32Array(new SharedArrayBuffer(pieces * CELLS * 4));
+  countPieces(a, counts, lo, hi, 0, pieces, pieces, min, max, shift, scale);
+  const perCell = new Float64Array(CELLS);
+  let largest = 0;
+  for (let c = 0; c < CELLS; c++) {
+    let total = 0;
+    for (let p = 0; p < pieces; p++) total += counts[p * CELLS + c];
+    perCell[c] = total;
+    if (total > largest) largest = total;
+  }
+  if (largest > n / 2) {
+    // `a` is untouched so far (the count only read it). Not `sortParallel`: its merge keeps +0 before -0
+    // and cannot place NaN, where the runtime's sort puts -0 first and NaN last.
+    a.subarray(lo, hi).sort();
+    return;
+  }
+  // Buckets: runs of cells, each closed once it holds `target` values or more.
+  const target = Math.max(bucketLength, Math.ceil(n / MAX_BUCKETS));
+  const cellBucket = new Uint8Array(new SharedArrayBuffer(CELLS));
+  const starts: number[] = [lo];
+  let filled = 0;
+  for (let c = 0; c < CELLS; c++) {
+    cellBucket[c] = starts.length - 1;
+    filled += perCell[c];
+    if (filled - (starts[starts.length - 1] - lo) >= target && starts.length < MAX_BUCKETS && c < CELLS - 1) {
+      starts.push(lo + filled);
+    }
+  }
+  const buckets = starts.length;
+  starts.push(hi);
+  // Each part's first place in each bucket: the bucket's start, after the earlier parts' values in it.
+  const next = new Int32Array(new SharedArrayBuffer(pieces * buckets * 4));
+  for (let k = 0; k < buckets; k++) next[k] = starts[k];
+  for (let p = 1; p < pieces; p++) {
+    for (let k = 0; k < buckets; k++) next[p * buckets + k] = next[(p - 1) * buckets + k];
+    for (let c = 0; c < CELLS; c++) next[p * buckets + cellBucket[c]] += counts[(p - 1) * CELLS + c];
+  }
+  scatterPieces(a, b, next, cellBucket, lo, hi, 0, pieces, pieces, buckets, min, max, shift, scale);
+  const bounds = new Float64Array(starts);
+  sortBuckets(a, b, bounds, 0, buckets, Math.ceil(n / pieces));
+}
+
+/**
+ * How `a[lo, hi)`'s values map to cells, from the least and greatest of 1,023 evenly spaced values `[min,
+ * max]`: an int32 `x` in that range to `(x - min) >>> shift` (integer steps: JavaScriptCore runs this loop
+ * 2.3× faster than the float64 one), a float64 to `(x - min) × scale`. A range of one value gets the scale
+ * 1, so that the cells still keep the values' order.
+ */
+function cellScale(a: Sortable, lo: number, hi: number): [number, number, number, number] {
+  const count = Math.min(1023, hi - lo);
+  const step = (hi - lo) / count;
+  let least = Infinity;
+  let greatest = -Infinity;
+  for (let i = 0; i < count; i++) {
+    const x = a[lo + Math.floor(i * step)];
+    if (x < least) least = x;
+    if (x > greatest) greatest = x;
+  }
+  const range = greatest - least;
+  let shift = 0;
+  while (range / 2 ** shift >= CELLS) shift++;
+  return [least, greatest, shift, range > 0 && Number.isFinite(range) ? CELLS / range : 1];
+}
+
+/**
+ * The cell of a float64 `x`: the values' order kept (a larger value never lands in an earlier cell), values
+ * below the range in the first cell, above it (and NaN, which the runtime's sort puts last) in the last.
+ */
+function cellOf(x: number, min: number, scale: number): number {
+  const c = (x - min) * scale;
+  return c >= 0 ? (c < CELLS ? c | 0 : CELLS - 1) : (c < 0 ? 0 : CELLS - 1);
+}
+
+/**
+ * Counts `a[from, to)` into `own` by cell.
+ *
+ * An int32 array by integer steps: `x - min` as an int32 (`| 0`) read unsigned is the exact difference, as
+ * `min <= x <= max` and `max - min < 2^32`; values outside the sample's range count in the end cells.
+ */
+function countPart(
+  a: Sortable,
+  own: Int32Array,
+  from: number,
+  to: number,
+  min: number,
+  max: number,
+  shift: number,
+  scale: number,
+): void {
+  if (a instanceof Int32Array) {
+    // The bounds as int32s (the sample's are doubles: JavaScriptCore's loop then runs 3–4× slower).
+    const least = min | 0;
+    const greatest = max | 0;
+    for (let i = from; i < to; i++) {
+      const x = a[i];
+      own[x < least ? 0 : x > greatest ? CELLS - 1 : ((x - least) | 0) >>> shift]++;
+    }
+  } else {
+    for (let i = from; i < to; i++) own[cellOf(a[i], min, scale)]++;
+  }
+}
+
+/** Copies `a[from, to)` to `b` by bucket: a value of bucket `k` to `at[k]`, which then moves on by one. */
+function scatterPart(
+  a: Sortable,
+  b: Sortable,
+  at: Int32Array,
+  bucketOf: Uint8Array,
+  from: number,
+  to: number,
+  min: number,
+  max: number,
+  shift: number,
+  scale: number,
+): void {
+  if (a instanceof Int32Array) {
+    const least = min | 0;
+    const greatest = max | 0;
+    for (let i = from; i < to; i++) {
+      const x = a[i];
+      b[at[bucketOf[x < least ? 0 : x > greatest ? CELLS - 1 : ((x - least) | 0) >>> shift]]++] = x;
+    }
+  } else {
+    for (let i = from; i < to; i++) {
+      const x = a[i];
+      b[at[bucketOf[cellOf(x, min, scale)]]++] = x;
+    }
+  }
+}
+
+/** Part `p` of `pieces` of `[lo, hi)`: its first index (and `p + 1`'s is its end). */
+function pieceStart(lo: number, hi: number, p: number, pieces: number): number {
+  return lo + Math.floor(((hi - lo) * p) / pieces);
+}
+
+/**
+ * Counts the values of parts `[p0, p1)` of `a[lo, hi)` into their cells (part `p` into
+ * `counts[p × CELLS, (p + 1) × CELLS)`), the parts at once.
+ *
+ * @param a The data.
+ * @param counts Shared: a row of `CELLS` counts a part, zero on entry.
+ * @param lo First index of the whole run.
+ * @param hi One past its last.
+ * @param p0 First part to count.
+ * @param p1 One past the last.
+ * @param pieces How many parts the run is cut into.
+ * @param min The cells' origin (the sample's least value).
+ * @param max The sample's greatest value.
+ * @param shift An int32's cell is its distance from `min` shifted right by this.
+ * @param scale A float64's cell is its distance from `min` times this.
+ */
+export function countPieces(
+  a: Sortable,
+  counts: Int32Array,
+  lo: number,
+  hi: number,
+  p0: number,
+  p1: number,
+  pieces: number,
+  min: number,
+  max: number,
+  shift: number,
+  scale: number,
+): void {
+  if (p1 - p0 > 1) {
+    const pm = (p0 + p1) >>> 1;
+    join(
+      () => countPieces(a, counts, lo, hi, p0, pm, pieces, min, max, shift, scale),
+      countPieces,
+      a,
+      counts,
+      lo,
+      hi,
+      pm,
+      p1,
+      pieces,
+      min,
+      max,
+      shift,
+      scale,
+    );
+    return;
+  }
+  const own = new Int32Array(CELLS);
+  const from = pieceStart(lo, hi, p0, pieces);
+  countPart(a, own, from, pieceStart(lo, hi, p0 + 1, pieces), min, max, shift, scale);
+  counts.set(own, p0 * CELLS);
+}
+
+/**
+ * Copies the values of parts `[p0, p1)` of `a[lo, hi)` to their buckets in `b`, the parts at once.
+ *
+ * @param a The data.
+ * @param b Receives the buckets.
+ * @param next Shared: a row of `buckets` places a part, where its next value of each bucket goes.
+ * @param cellBucket Shared: each cell's bucket.
+ * @param lo First index of the whole run.
+ * @param hi One past its last.
+ * @param p0 First part to copy.
+ * @param p1 One past the last.
+ * @param pieces How many parts the run is cut into.
+ * @param buckets How many buckets there are.
+ * @param min The cells' origin (the sample's least value).
+ * @param max The sample's greatest value.
+ * @param shift An int32's cell is its distance from `min` shifted right by this.
+ * @param scale A float64's cell is its distance from `min` times this.
+ */
+export function scatterPieces(
+  a: Sortable,
+  b: Sortable,
+  next: Int32Array,
+  cellBucket: Uint8Array,
+  lo: number,
+  hi: number,
+  p0: number,
+  p1: number,
+  pieces: number,
+  buckets: number,
+  min: number,
+  max: number,
+  shift: number,
+  scale: number,
+): void {
+  if (p1 - p0 > 1) {
+    const pm = (p0 + p1) >>> 1;
+    join(
+      () => scatterPieces(a, b, next, cellBucket, lo, hi, p0, pm, pieces, buckets, min, max, shift, scale),
+      scatterPieces,
+      a,
+      b,
+      next,
+      cellBucket,
+      lo,
+      hi,
+      pm,
+      p1,
+      pieces,
+      buckets,
+      min,
+      max,
+      shift,
+      scale,
+    );
+    return;
+  }
+  // Private copies: the loop's loads and stores stay off shared memory (each part owns its row anyway).
+  const at = next.slice(p0 * buckets, (p0 + 1) * buckets);
+  const bucketOf = cellBucket.slice();
+  const from = pieceStart(lo, hi, p0, pieces);
+  scatterPart(a, b, at, bucketOf, from, pieceStart(lo, hi, p0 + 1, pieces), min, max, shift, scale);
+}
+
+/**
+ * Sorts buckets `[k0, k1)` of `b` (bucket `k` is `b[bounds[k], bounds[k + 1])`) by the runtime's sort and
+ * copies them to the same places in `a`; halves of the buckets (by their values' count) at once, down to a
+ * share of `share` values or one bucket.
+ *
+ * @param a Receives the sorted buckets.
+ * @param b Holds the buckets.
+ * @param bounds Each bucket's first index, and after the last the run's end.
+ * @param k0 First bucket.
+ * @param k1 One past the last.
+ * @param share At or below this many values, the buckets are sorted one after the other.
+ */
+export function sortBuckets(
+  a: Sortable,
+  b: Sortable,
+  bounds: Float64Array,
+  k0: number,
+  k1: number,
+  share: number,
+): void {
+  const from = bounds[k0];
+  const to = bounds[k1];
+  if (k1 - k0 > 1 && to - from > share) {
+    // The bucket where half the values are passed (at least one bucket a side).
+    const half = (from + to) / 2;
+    let km = k0 + 1;
+    while (km < k1 - 1 && bounds[km + 1] <= half) km++;
+    join(() => sortBuckets(a, b, bounds, k0, km, share), sortBuckets, a, b, bounds, km, k1, share);
+    return;
+  }
+  for (let k = k0; k < k1; k++) {
+    const bucket = b.subarray(bounds[k], bounds[k + 1]);
+    bucket.sort();
+    a.set(bucket, bounds[k]);
+  }
+}
+
 /**
  * The sequential program: mergesort of the whole array, leaving the result in `a`.
  *
@@ -275,7 +612,7 @@ function sortRun(a: Sortable, b: Sortable, lo: number, hi: number, intoB: boolea
     for (let i = lo + 1; i < hi; i++) {
       const x = a[i];
       let j = i - 1;
-      while (j >= lo && a[j] > x) {
+      while (j >= lo && before(x, a[j])) {
         a[j + 1] = a[j];
         j--;
       }
@@ -289,6 +626,15 @@ function sortRun(a: Sortable, b: Sortable, lo: number, hi: number, intoB: boolea
   sortRun(a, b, mid, hi, !intoB);
   if (intoB) merge(a, b, lo, mid, mid, hi, lo);
   else merge(b, a, lo, mid, mid, hi, lo);
+}
+
+/**
+ * Whether `x` sorts strictly before `y` in the runtime's order: `x < y`, or -0 before +0 (`<` holds them
+ * equal; the runtime's sort puts -0 first). The merges and the insertion sort go by this, so that a float64
+ * array leaves them sorted as the runtime's sort does.
+ */
+function before(x: number, y: number): boolean {
+  return x < y || (x === y && 1 / x < 1 / y);
 }
 
 /** Sequential merge of `src[lo1, hi1)` and `src[lo2, hi2)` into `dst` from `out`. */
@@ -307,7 +653,7 @@ function merge(
   while (i < hi1 && j < hi2) {
     const x = src[i];
     const y = src[j];
-    if (y < x) {
+    if (before(y, x)) {
       dst[k++] = y;
       j++;
     } else {

@@ -800,8 +800,9 @@ export const DEATH_MUTANTS: readonly DeathMutant[] = [
 ];
 
 /**
- * A bug of the split-by-value sort of `examples/sort/tasks.ts` (`sortBySplit`, issue 31), caught by
- * tests/sort_split_test.ts in the mutation run.
+ * A bug of the sorts of `examples/sort/tasks.ts` against the runtime's own sort (issue 31): the split by
+ * value (`sortBySplit`), the merges' order of -0 and +0, and the bucket sort (`sortByBuckets`); caught by
+ * tests/sort_split_test.ts or tests/sort_buckets_test.ts in the mutation run.
  */
 export interface SortMutant {
   name: string;
@@ -810,7 +811,11 @@ export interface SortMutant {
   patches: Patch[];
 }
 
-/** The sort mutants: a split that loses values, and sides sorted while the other is still being placed. */
+/**
+ * The sort mutants: a split that loses values, sides sorted while the other is still being placed, a merge
+ * that holds -0 and +0 equal, and bucket sorts that misplace values (parts writing over each other, values
+ * above the sample's range or NaN counted in the first cell).
+ */
 export const SORT_MUTANTS: readonly SortMutant[] = [
   {
     name: "split_back_moves_with_front",
@@ -842,6 +847,38 @@ export const SORT_MUTANTS: readonly SortMutant[] = [
           "  sortBySplit(a, b, to, to + length1 + length2, cutoff);\n}\n\n/**\n * The median of 255",
       },
     ],
+  },
+  {
+    name: "merge_holds_zeros_equal",
+    module: "sort/tasks.ts",
+    bug: "the merges and the insertion sort compare with `<` alone: +0 can end up before -0, where the " +
+      "runtime's sort puts -0 first",
+    patches: [{ find: "  return x < y || (x === y && 1 / x < 1 / y);\n", replace: "  return x < y; // BUG\n" }],
+  },
+  {
+    name: "bucket_places_ignore_earlier_part",
+    module: "sort/tasks.ts",
+    bug: "each part's places in a bucket skip the values of the part itself, not of the part before: parts " +
+      "write over each other's values in the scratch array",
+    patches: [
+      {
+        find: "next[p * buckets + cellBucket[c]] += counts[(p - 1) * CELLS + c];",
+        replace: "next[p * buckets + cellBucket[c]] += counts[p * CELLS + c]; // BUG",
+      },
+    ],
+  },
+  {
+    name: "int32_above_sample_in_first_cell",
+    module: "sort/tasks.ts",
+    bug: "an int32 above the sample's greatest value counts (and is copied) into the first cell, not the last",
+    patches: [{ find: "x > greatest ? CELLS - 1 :", replace: "x > greatest ? 0 :", count: 2 }],
+  },
+  {
+    name: "nan_in_first_cell",
+    module: "sort/tasks.ts",
+    bug: "a float64 whose cell is not a number (NaN) counts into the first cell, where the runtime's sort puts " +
+      "NaN last",
+    patches: [{ find: ": (c < 0 ? 0 : CELLS - 1);", replace: ": 0; // BUG" }],
   },
 ];
 

@@ -122,7 +122,7 @@ export const GROUPS: readonly Group[] = [
   {
     name: "sort",
     mutants: SORT_MUTANTS.map((m) => ({ name: m.name, file: `examples/${m.module}`, bug: m.bug, patches: m.patches })),
-    checks: ["tests/sort_split_test.ts"],
+    checks: ["tests/sort_split_test.ts", "tests/sort_buckets_test.ts"],
     fast: true,
   },
   {
