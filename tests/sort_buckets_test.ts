@@ -10,28 +10,10 @@
 import fc from "fast-check";
 import { Pool } from "../mod.ts";
 import * as tasks from "../examples/sort/tasks.ts";
+import { assertSame, shared } from "./_sort.ts";
 import { test, within } from "./_test.ts";
 
 const moduleUrl = new URL("../examples/sort/tasks.ts", import.meta.url);
-
-/** A shared copy of `values` as the given kind, and scratch of its length. */
-function shared(values: readonly number[], float: boolean): { a: tasks.Sortable; b: tasks.Sortable } {
-  const make = (n: number) =>
-    float ? new Float64Array(new SharedArrayBuffer(n * 8)) : new Int32Array(new SharedArrayBuffer(n * 4));
-  const a = make(values.length);
-  a.set(values);
-  return { a, b: make(values.length) };
-}
-
-/** Throws at the first index where `actual` and `expected` differ (`Object.is`: -0 is not +0, NaN is NaN). */
-function assertSame(actual: tasks.Sortable, expected: tasks.Sortable): void {
-  if (actual.length !== expected.length) throw new Error(`length ${actual.length}, expected ${expected.length}`);
-  for (let i = 0; i < actual.length; i++) {
-    if (!Object.is(actual[i], expected[i])) {
-      throw new Error(`not sorted as the runtime sorts: index ${i} holds ${actual[i]}, expected ${expected[i]}`);
-    }
-  }
-}
 
 /** Integers: few distinct ones, any int32, runs already in order, and a narrow band with far outliers. */
 const integers = (maxLength: number) =>

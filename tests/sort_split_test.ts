@@ -7,18 +7,10 @@
 import fc from "fast-check";
 import { Pool } from "../mod.ts";
 import * as tasks from "../examples/sort/tasks.ts";
-import { assertEquals, test, within } from "./_test.ts";
+import { assertSame, shared } from "./_sort.ts";
+import { test, within } from "./_test.ts";
 
 const moduleUrl = new URL("../examples/sort/tasks.ts", import.meta.url);
-
-/** A shared copy of `values` as the given kind, and scratch of its length. */
-function shared(values: readonly number[], float: boolean): { a: tasks.Sortable; b: tasks.Sortable } {
-  const make = (n: number) =>
-    float ? new Float64Array(new SharedArrayBuffer(n * 8)) : new Int32Array(new SharedArrayBuffer(n * 4));
-  const a = make(values.length);
-  a.set(values);
-  return { a, b: make(values.length) };
-}
 
 /** Values with many equal ones, runs already in order, -0 beside +0 (float), and the extremes. */
 const arrays = fc.oneof(
@@ -38,9 +30,7 @@ test(
         const { a, b } = shared(values, isFloat);
         const expected = a.slice().sort();
         tasks.sortBySplit(a, b, 0, a.length, cutoff);
-        for (let i = 0; i < a.length; i++) {
-          if (!Object.is(a[i], expected[i])) throw new Error(`index ${i}: ${a[i]}, expected ${expected[i]}`);
-        }
+        assertSame(a, expected);
       }),
       // Shrinking arrays of hundreds of values can run long, synchronously: the time limit ends it.
       { numRuns: 300, interruptAfterTimeLimit: 15_000, markInterruptAsFailure: true },
@@ -60,7 +50,7 @@ test("a split by value sorts like the runtime's sort on 2 workers: both sides of
           const { a, b } = shared(values, false);
           const expected = a.slice().sort();
           await within(pool.run("sortBySplit", a, b, 0, a.length, cutoff), 20_000, "sortBySplit");
-          assertEquals(Array.from(a), Array.from(expected), "sorted as the runtime sorts");
+          assertSame(a, expected);
         },
       ),
       { numRuns: 40 },

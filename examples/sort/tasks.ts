@@ -407,7 +407,8 @@ function countPart(
   scale: number,
 ): void {
   if (a instanceof Int32Array) {
-    // The bounds as int32s (the sample's are doubles: JavaScriptCore's loop then runs 3–4× slower).
+    // The bounds as int32s (the sample's are doubles: JavaScriptCore's loop then runs 3–4× slower). The cell
+    // is written out here and in scatterPart, not called: through a helper, Bun's count loop ran 24% slower.
     const least = min | 0;
     const greatest = max | 0;
     for (let i = from; i < to; i++) {
