@@ -145,7 +145,8 @@ export class Submitter {
     const outer = !this.encoding;
     this.encoding = true;
     try {
-      encoder.encode(args, "args");
+      // Primitives only (the common task): the same bytes without the path and cycle bookkeeping.
+      encoder.encodeArgs(args);
     } finally {
       if (outer) this.encoding = false;
     }

@@ -871,8 +871,17 @@ export class TaskTable {
 
   /** The largest payload the pool can ever hold: the inline area plus every block, or a slab of the arena. */
   maxPayloadBytes(): number {
-    return Math.max(this.inlineBytes + this.freeBlocks.capacity * (this.bytesPerBlock - 4), this.slabs.maxBytes);
+    // Read once: every term is fixed when the pool's memory is set up (the arena's cap is written by its
+    // init, before any thread opens a table), and a submission asks for it every time.
+    if (this.maxPayload < 0) {
+      this.maxPayload = Math.max(
+        this.inlineBytes + this.freeBlocks.capacity * (this.bytesPerBlock - 4),
+        this.slabs.maxBytes,
+      );
+    }
+    return this.maxPayload;
   }
+  private maxPayload = -1;
 
   /**
    * The main thread, after worker `dead` died and its records were repaired, before its replacement starts:
