@@ -255,6 +255,9 @@ export class CompletionReader {
     if (this.stopped) return 0;
     this.draining = true;
     let read = 0;
+    // The records these completions free stay ours until the backlog's feed below (freed), which takes
+    // them first; what it leaves past the cache's bound goes back to the shared list there.
+    this.table.holdFreed(true);
     try {
       for (;;) {
         const handle = this.completions.pop(); // spec: MainPopCompletion
@@ -281,6 +284,7 @@ export class CompletionReader {
    */
   private freed(): void {
     this.hooks.freed();
+    this.table.holdFreed(false);
     if (this.othersWaitForRecords()) this.table.flushCache();
     wakeRecordWaiters(this.channels, this.control);
   }

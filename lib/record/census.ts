@@ -48,6 +48,8 @@ export interface RecordCensus {
   cached: Record<string, number>;
   /** Records in the main thread's private cache (its length: those CACHED by it should be exactly these). */
   mainCache: number;
+  /** The most records the main thread's cache keeps between its drains (see `TaskTable.holdFreed`). */
+  mainCacheBound: number;
   /** Records neither FREE nor CACHED, by state name: in use. */
   inUse: Record<string, number>;
   /** Overflow blocks in the block free list, and in all. */
@@ -112,6 +114,7 @@ export function recordCensus(table: TaskTable): RecordCensus {
     freeList: table.freeRecords.length,
     cached,
     mainCache: table.cachedHere,
+    mainCacheBound: table.cacheBoundHere,
     inUse,
     blocks: { free: table.freeBlocks.length, total: table.freeBlocks.capacity },
     slabs: table.slabs.census(),
@@ -146,6 +149,13 @@ export function idleAccountingErrors(census: RecordCensus, counts = true): strin
   if ((census.cached["-1"] ?? 0) !== census.mainCache) {
     errors.push(
       `${census.cached["-1"] ?? 0} records marked cached by the main thread, but its cache holds ${census.mainCache}`,
+    );
+  }
+  // A drain may keep the records it freed past the bound, for the backlog; what the backlog left must be back
+  // in the shared list, or the workers' forks could find none while the main thread sits on them.
+  if (census.mainCache > census.mainCacheBound) {
+    errors.push(
+      `the main thread's cache holds ${census.mainCache} records, past its bound of ${census.mainCacheBound}`,
     );
   }
   if (census.blocks.free !== census.blocks.total) {

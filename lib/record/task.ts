@@ -32,6 +32,8 @@
  *   spares a thread that both frees and allocates records the shared queue's atomics; it is bounded
  *   ({@link cacheLimit}) and a worker empties it before it sleeps, so caches never strand the records
  *   another thread needs; a dead worker's cache is reclaimed by the main thread from the CACHED marks.
+ *   The main thread's cache may pass its bound only within a drain of completions, whose freed records its
+ *   backlog takes right after ({@link TaskTable.holdFreed}); the rest go back then.
  * - A record is freed once per generation: {@link TaskTable.releaseHandle} frees only a record whose
  *   generation is the handle's and which is not already free, so a second report of the same task is a
  *   no-op (counted in {@link TaskTable.duplicateReleases}).
@@ -182,6 +184,36 @@ export class TaskTable {
   readonly inlineBytes: number;
   /** Bytes per block, its next word included. */
   readonly bytesPerBlock: number;
+  /**
+   * The main thread, while it reads a run of completions ({@link TaskTable.holdFreed}): the records they
+   * free stay in the private cache past its bound, for the backlog it feeds right after.
+   */
+  private holdingFreed = false;
+
+  /**
+   * The main thread (a thread with a cache). Around a run of completions whose freed records the backlog
+   * takes right after: `true` keeps every record freed meanwhile in the private cache, past its bound;
+   * `false` ends that, and gives back to the shared free list what the cache holds past its bound (what
+   * the backlog did not take). A drain frees hundreds of records at once when the tasks are short; within
+   * the bound, most of them went through the shared free list twice (a give-back and a pop, about ten
+   * atomic operations a task).
+   *
+   * @param hold Whether to keep freed records past the bound from now on.
+   * @returns How many records it gave back.
+   */
+  holdFreed(hold: boolean): number {
+    this.holdingFreed = hold;
+    if (hold) return 0;
+    const cache = this.cache;
+    const n = cache.length - this.cacheBound;
+    if (n <= 0) return 0;
+    // As flushCache: cut short between the pop and the give-back, repairCut finds the record (`busy`).
+    this.busy = true;
+    while (cache.length > this.cacheBound) this.giveBack(cache.pop()!);
+    this.busy = false;
+    return n;
+  }
+
   /** Words per block. */
   readonly wordsPerBlock: number;
   private scratch = new Uint8Array(1024);
@@ -439,7 +471,7 @@ export class TaskTable {
   release(index: number): void {
     this.counts[this.countsAt + StatusWords.releases]++; // (a plain increment: see `counts`)
     this.freePayload(index);
-    if (this.cache.length < this.cacheBound) {
+    if (this.cache.length < this.cacheBound || (this.holdingFreed && this.cacheBound > 0)) {
       this.busy = true;
       mem.write(this.words, this.at(index, RecordWords.state), TaskState.CACHED);
       mem.write(this.words, this.at(index, RecordWords.worker), this.owner);
@@ -538,6 +570,11 @@ export class TaskTable {
   /** This thread, for tests and diagnostics: how many free records its private cache holds. */
   get cachedHere(): number {
     return this.cache.length;
+  }
+
+  /** This thread, for tests and diagnostics: the most records its private cache keeps outside a drain. */
+  get cacheBoundHere(): number {
+    return this.cacheBound;
   }
 
   /** Set while `allocate` or `release` moves a record between the cache and a caller. */

@@ -1388,6 +1388,17 @@ export const RECORD_MUTANTS: readonly RecordMutant[] = [
     caughtBy: "staleHandlePool",
   },
   {
+    name: "drain_keeps_freed_records",
+    module: "record/task.ts",
+    bug: "the records a drain freed past the main thread's cache bound stay in its cache after the backlog's " +
+      "feed, not given back: the workers' forks and the other producers find fewer free records",
+    patches: [{
+      find: "    if (hold) return 0;\n",
+      replace: "    return 0; // BUG: what the backlog left stays cached\n",
+    }],
+    caughtBy: "settle",
+  },
+  {
     name: "settle_keeps_record",
     module: "producer/completion.ts",
     bug: "the main thread settles a finished task without freeing its record",
