@@ -96,11 +96,12 @@ Match(e) ==
     /\ e[2] = 2 \/ WordIn(top, bottom, slot, a) = Logged(e, e[6])
     /\ WordIn(top', bottom', slot', a) = Logged(e, e[7])
 
-\* approximateLength (lib/protocol/deque.ts), as a lazy join calls it (keepsInline in lib/worker/fork_join.ts): the owner,
-\* between two of its operations, loads its own deque's top or bottom. It writes nothing and decides
-\* nothing in ChaseLev (a join that keeps b inline touches no deque), so it is not an action of the spec
-\* (spec/README.md): a load that must see the word's value in the state it is taken in, and changes no
-\* variable. It does not match a load by a thread inside an operation, of another deque, or of a slot.
+\* approximateLength (lib/protocol/deque.ts, `length`) by the owner: between two of its operations, it loads its
+\* own deque's top or bottom. It writes nothing and decides nothing in ChaseLev, so it is not an action of
+\* the spec (spec/README.md): a load that must see the word's value in the state it is taken in, and changes
+\* no variable. It does not match a load by a thread inside an operation, of another deque, or of a slot.
+\* (A lazy join, keepsInline in lib/worker/fork_join.ts, made these loads until 2026-11-27; it now reads the
+\* same two words plainly, through `depthHint`, which no trace logs. No pool code makes this load now.)
 LengthRead(e) ==
     /\ e[2] = 1 /\ e[3] = e[1] /\ e[4] \in {0, 1}
     /\ loc[e[1]].pc = "Idle"

@@ -64,7 +64,7 @@ try {
     );
     thread.postMessage({ root, handle, tiny, base: (p + 1) * 1_000 }, handle.transfer as never);
   }
-  // One fib whose joins always fork, one whose joins are lazy (they read the deque's length first).
+  // One fib whose joins always fork, one whose joins are lazy (they read the deque's depth first, plainly).
   for (const name of fib > 0 ? ["fib", "fibLazy"] : []) {
     jobs.push(
       pool.run(name, fib, 3).then((v) => {

@@ -38,8 +38,9 @@ export function fibPiece(box: { n: number; cutoff: number }): number {
 }
 
 /**
- * {@link fib} with `b`'s arguments as numbers: a lazy join reads its own deque's ends (`approximateLength`)
- * and keeps `b` inline when the deque already holds two older tasks, so the log has those reads too.
+ * {@link fib} with `b`'s arguments as numbers: a lazy join reads its own deque's ends (plain reads,
+ * `depthHint`, which the log does not hold) and keeps `b` inline when the deque already holds two older
+ * tasks, so the log has its forks and inline joins mixed.
  */
 export function fibLazy(n: number, cutoff: number): number {
   if (n <= cutoff || n < 2) return fibLeaf(n);
