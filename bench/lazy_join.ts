@@ -40,7 +40,7 @@ function eagerCopy(dir: string): string {
   cpSync(fileURLToPath(new URL("../lib", import.meta.url)), lib, { recursive: true });
   const file = join(lib, "worker", "fork_join.ts");
   const source = readFileSync(file, "utf8");
-  const line = "    if (this.workers !== 1 && this.deque.depthHint < LAZY_DEQUE_DEPTH) return false;";
+  const line = "    if (this.workers !== 1 && this.dequeDepth() < LAZY_DEQUE_DEPTH) return false;";
   if (!source.includes(line)) {
     throw new Error(
       "Cannot patch lib/worker/fork_join.ts: the first line of keepsInline changed; update this benchmark",

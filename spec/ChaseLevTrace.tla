@@ -101,7 +101,7 @@ Match(e) ==
 \* the spec (spec/README.md): a load that must see the word's value in the state it is taken in, and changes
 \* no variable. It does not match a load by a thread inside an operation, of another deque, or of a slot.
 \* (A lazy join, keepsInline in lib/worker/fork_join.ts, made these loads until 2026-11-27; it now reads the
-\* same two words plainly, through `depthHint`, which no trace logs. No pool code makes this load now.)
+\* same two words plainly (`dequeDepth` there), which no trace logs. No pool code makes this load now.)
 LengthRead(e) ==
     /\ e[2] = 1 /\ e[3] = e[1] /\ e[4] \in {0, 1}
     /\ loc[e[1]].pc = "Idle"

@@ -39,7 +39,7 @@ export function fibPiece(box: { n: number; cutoff: number }): number {
 
 /**
  * {@link fib} with `b`'s arguments as numbers: a lazy join reads its own deque's ends (plain reads,
- * `depthHint`, which the log does not hold) and keeps `b` inline when the deque already holds two older
+ * `dequeDepth`, which the log does not hold) and keeps `b` inline when the deque already holds two older
  * tasks, so the log has its forks and inline joins mixed.
  */
 export function fibLazy(n: number, cutoff: number): number {

@@ -400,33 +400,6 @@ export class Deque {
   get length(): number {
     return approximateLength(this.words, this.capacity);
   }
-
-  /**
-   * The owner only; a hint. As {@link Deque.length}, from two plain reads, not atomic loads: for a
-   * heuristic whose every answer is correct (a lazy join's "could a thief want this piece?"), asked at
-   * every join. On V8 an atomic load is a call (7–12 ns on this project's machine) and a plain read under
-   * 1 ns; on JavaScriptCore both are inlined. A racing thief's CAS of `top` may be seen late: the answer is
-   * as stale as a load's taken a moment earlier. Tear-free, as every aligned int32 access is. Not an
-   * action of the spec, and not in a trace (plain reads are not logged): it decides nothing in ChaseLev.
-   *
-   * @returns An estimate of the tasks queued, in `[0, capacity]`.
-   *
-   * @example Usage
-   * ```ts
-   * import { Deque, initDeque } from "./deque.ts";
-   * const region = { buffer: new SharedArrayBuffer(1024), byteOffset: 0, capacity: 4 };
-   * initDeque(region);
-   * const owner = new Deque(region);
-   * owner.push(5);
-   * owner.push(6);
-   * console.log(owner.depthHint); // 2
-   * ```
-   */
-  get depthHint(): number {
-    const words = this.words;
-    const size = (mem.read(words, DequeWords.bottom) - mem.read(words, DequeWords.top)) | 0;
-    return size < 0 ? 0 : size > this.capacity ? this.capacity : size;
-  }
 }
 
 /**

@@ -186,6 +186,7 @@ function runProducer(
     },
     // No private cache here: every freed record goes straight to the shared free list above.
     flushCache: (): number => 0,
+    holdFreed: (_hold: boolean): number => 0,
   };
   const ledger = {
     placed: [],

@@ -116,7 +116,7 @@ export const ALL_MUTANTS: readonly Mutant[] = [
     bug: "indices wrap at 3 bits (sign-extended, compared by wrapping difference): a full deque of 4 reads " +
       "as size -4, so push overwrites a live slot and steal sees empty",
     patches: [
-      { find: ") | 0", replace: ") << 29 >> 29", count: 23 },
+      { find: ") | 0", replace: ") << 29 >> 29", count: 22 },
       // The initial indices too, so that every stored index is a 3-bit one.
       { find: "DequeWords.top, initialIndex);", replace: "DequeWords.top, initialIndex << 29 >> 29);" },
       { find: "DequeWords.bottom, initialIndex);", replace: "DequeWords.bottom, initialIndex << 29 >> 29);" },
@@ -647,7 +647,7 @@ export const JOIN_MUTANTS: readonly JoinMutant[] = [
     module: "worker/fork_join.ts",
     bug: "a join never forks a b of primitive arguments: idle workers find nothing to steal",
     patches: [{
-      find: "    if (this.workers !== 1 && this.deque.depthHint < LAZY_DEQUE_DEPTH) return false;\n",
+      find: "    if (this.workers !== 1 && this.dequeDepth() < LAZY_DEQUE_DEPTH) return false;\n",
       replace:
         "    if (LAZY_DEQUE_DEPTH < 0) return false; // BUG: the deque is not asked: kept inline whenever its arguments allow\n",
     }],
@@ -658,7 +658,7 @@ export const JOIN_MUTANTS: readonly JoinMutant[] = [
     module: "worker/fork_join.ts",
     bug: "a join forks every b, even on a pool of one worker where nobody can steal it (the eager join)",
     patches: [{
-      find: "    if (this.workers !== 1 && this.deque.depthHint < LAZY_DEQUE_DEPTH) return false;\n",
+      find: "    if (this.workers !== 1 && this.dequeDepth() < LAZY_DEQUE_DEPTH) return false;\n",
       replace: "    if (LAZY_DEQUE_DEPTH > 0) return false; // BUG: never kept inline\n",
     }],
     caughtBy: "nothingForkedOnOne",
