@@ -199,19 +199,11 @@ export class TaskTable {
    * atomic operations a task).
    *
    * @param hold Whether to keep freed records past the bound from now on.
-   * @returns How many records it gave back.
    */
-  holdFreed(hold: boolean): number {
-    this.holdingFreed = hold;
-    if (hold) return 0;
-    const cache = this.cache;
-    const n = cache.length - this.cacheBound;
-    if (n <= 0) return 0;
-    // As flushCache: cut short between the pop and the give-back, repairCut finds the record (`busy`).
-    this.busy = true;
-    while (cache.length > this.cacheBound) this.giveBack(cache.pop()!);
-    this.busy = false;
-    return n;
+  holdFreed(hold: boolean): void {
+    // Only a thread with a cache holds (a producer in another thread keeps none: see cacheBound).
+    this.holdingFreed = hold && this.cacheBound > 0;
+    if (!hold) this.trimCache(this.cacheBound);
   }
 
   /** Words per block. */
@@ -471,7 +463,7 @@ export class TaskTable {
   release(index: number): void {
     this.counts[this.countsAt + StatusWords.releases]++; // (a plain increment: see `counts`)
     this.freePayload(index);
-    if (this.cache.length < this.cacheBound || (this.holdingFreed && this.cacheBound > 0)) {
+    if (this.cache.length < this.cacheBound || this.holdingFreed) {
       this.busy = true;
       mem.write(this.words, this.at(index, RecordWords.state), TaskState.CACHED);
       mem.write(this.words, this.at(index, RecordWords.worker), this.owner);
@@ -615,12 +607,18 @@ export class TaskTable {
    * @returns How many records it returned.
    */
   flushCache(): number {
+    return this.trimCache(0);
+  }
+
+  /** Gives back to the shared free list what the private cache holds past `keep` records; returns how many. */
+  private trimCache(keep: number): number {
     const cache = this.cache;
-    const n = cache.length;
+    const n = cache.length - keep;
+    if (n <= 0) return 0;
     // Cut short between a pop from the cache and the give-back, a record would be marked cached by us and
     // be in no cache: `busy` has repairCut look for such records.
     this.busy = true;
-    while (cache.length > 0) this.giveBack(cache.pop()!);
+    while (cache.length > keep) this.giveBack(cache.pop()!);
     this.busy = false;
     return n;
   }

@@ -178,6 +178,20 @@ export class ForkJoin implements ForkJoinHost {
   }
 
   /**
+   * Our deque's depth, roughly, for {@link ForkJoin.keepsInline}: its two ends read plainly, not with the
+   * deque's atomic `length`. Every answer is correct there (a stale one only decides whether b is
+   * published), the read is no step of the deque's protocol (so it lives here, outside the model-checked
+   * file), and it is made at every join: on V8 an atomic load is a call (7–12 ns on this project's
+   * machine) and a plain read under 1 ns. A thief's CAS of `top` may be seen a moment late; negative while
+   * a pop and a steal race, which reads as shallow. Tear-free, as every aligned int32 access is; plain
+   * reads are not in a trace.
+   */
+  private dequeDepth(): number {
+    const words = this.deque.words;
+    return (mem.read(words, DequeWords.bottom) - mem.read(words, DequeWords.top)) | 0;
+  }
+
+  /**
    * Whether a join's b may skip the deque and run inline after a, as the join's caller then does: when no
    * thief could want it. Publishing a fork (a record, its arguments encoded, a deque push and pop) is most
    * of a join's cost, and a fork nobody steals pays it for nothing. Two cases, both with arguments that b
@@ -192,20 +206,6 @@ export class ForkJoin implements ForkJoinHost {
    * Like Rayon's adaptive splitting, which splits a parallel iterator further only when a thief has taken
    * part of it. Reads two words, our deque's ends, plainly: it writes nothing, so no protocol step changes.
    */
-  /**
-   * Our deque's depth, roughly, for {@link ForkJoin.keepsInline}: its two ends read plainly, not with the
-   * deque's atomic `length`. Every answer is correct there (a stale one only decides whether b is
-   * published), the read is no step of the deque's protocol (so it lives here, outside the model-checked
-   * file), and it is made at every join: on V8 an atomic load is a call (7–12 ns on this project's
-   * machine) and a plain read under 1 ns. A thief's CAS of `top` may be seen a moment late; negative while
-   * a pop and a steal race, which reads as shallow. Tear-free, as every aligned int32 access is; plain
-   * reads are not in a trace.
-   */
-  private dequeDepth(): number {
-    const words = this.deque.words;
-    return (mem.read(words, DequeWords.bottom) - mem.read(words, DequeWords.top)) | 0;
-  }
-
   private keepsInline(args: unknown[]): boolean {
     // The deque first: a join that must fork anyway (a shallow deque, a thief about) does not scan its
     // arguments twice, here and in encoding them.

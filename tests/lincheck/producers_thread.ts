@@ -186,7 +186,7 @@ function runProducer(
     },
     // No private cache here: every freed record goes straight to the shared free list above.
     flushCache: (): number => 0,
-    holdFreed: (_hold: boolean): number => 0,
+    holdFreed: (_hold: boolean): void => {},
   };
   const ledger = {
     placed: [],

@@ -1393,8 +1393,8 @@ export const RECORD_MUTANTS: readonly RecordMutant[] = [
     bug: "the records a drain freed past the main thread's cache bound stay in its cache after the backlog's " +
       "feed, not given back: the workers' forks and the other producers find fewer free records",
     patches: [{
-      find: "    if (hold) return 0;\n",
-      replace: "    return 0; // BUG: what the backlog left stays cached\n",
+      find: "    if (!hold) this.trimCache(this.cacheBound);\n",
+      replace: "    // BUG: what the backlog left stays cached\n",
     }],
     caughtBy: "settle",
   },
