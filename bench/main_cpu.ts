@@ -13,6 +13,12 @@
  * One more cell, "promises", runs no pool: 20,000 promises made as `run` makes them, resolved in one go,
  * awaited with `Promise.all`: the floor of any API that returns a promise a task.
  *
+ * And "promises-held": the same 20,000 promises, but held as the demo's are: resolved a share a turn of
+ * the event loop, in turns {@link TURN_MS} apart (the pool's longest linger), over as long as the demo's
+ * last burst took (400 ms before the first), while both workers spin (two `busy` tasks that long), so that
+ * the collector and the event loop meet what they meet in the demo, with no pool work on the main thread.
+ * It is the floor of the demo's shape: what any pool that returns a promise a task pays there.
+ *
  * Each round runs every cell once, the cells in a rotated order; 15 rounds by default (a number as the
  * first argument changes it). Printed: per cell, the median (min–max) of main-thread µs per task, process
  * µs per task, and wall ms; then the ceilings at 4, 8 and 16 workers.
@@ -31,13 +37,19 @@ import type * as tasks from "./tasks.ts";
 
 const WORKERS = 2;
 const SHAPES = ["run", "spawn", "runMany", "map"] as const;
-type Shape = typeof SHAPES[number] | "demo" | "promises";
+/** The cells of no task length: the demo's mix, and the two floors (no pool work). */
+const FLOORS = ["demo", "promises", "promises-held"] as const;
+type Shape = typeof SHAPES[number] | typeof FLOORS[number];
 /** Task lengths in µs, and the tasks of one burst at each (some 0.2–0.5 s of work on 2 workers). */
 const LENGTHS: { us: number; tasks: number }[] = [
   { us: 1, tasks: 20_000 },
   { us: 40, tasks: 10_000 },
   { us: 1000, tasks: 500 },
 ];
+/** The "promises-held" cell's turns, ms apart: the pool's longest linger (`LINGER_MAX_MS`, completion.ts). */
+const TURN_MS = 8;
+/** The wall time of the last demo burst, ms: how long the "promises-held" cell holds its promises. */
+let demoWallMs = 400;
 /** A burst that takes longer than this means a hang: the benchmark stops with the cell's name. */
 const BURST_TIMEOUT_MS = 120_000;
 
@@ -105,10 +117,41 @@ async function burst(pool: Pool<typeof tasks>, shape: Shape, us: number, n: numb
       for (const r of await Promise.all(all)) if (r >= 0) done++;
       break;
     }
+    case "promises-held": {
+      // The floor of the demo's shape: promises made as above, held over a demo burst's wall time while
+      // both workers spin, and resolved a share a turn, turns TURN_MS apart (the pool settles what each
+      // read finds done, and reads once a linger). No pool work on this thread but the two spins' submission.
+      const load = Array.from({ length: WORKERS }, () => pool.run("busy", demoWallMs * 1000));
+      const resolvers = new Array<(value: number) => void>(n);
+      const make = (i: number, ..._args: unknown[]) =>
+        new Promise<number>((resolve) => {
+          resolvers[i] = resolve;
+        });
+      const all = new Array<Promise<number>>(n);
+      for (let i = 0; i < n; i++) all[i] = make(i, i);
+      const share = Math.ceil(n / Math.max(1, Math.round(demoWallMs / TURN_MS)));
+      let next = 0;
+      await new Promise<void>((held) => {
+        const turn = () => {
+          const end = Math.min(n, next + share);
+          for (; next < end; next++) resolvers[next](next);
+          if (next < n) setTimeout(turn, TURN_MS);
+          else held();
+        };
+        setTimeout(turn, TURN_MS);
+      });
+      for (const r of await Promise.all(all)) if (r >= 0) done++;
+      for (const spins of await Promise.all(load)) {
+        if (!(spins >= 0)) throw new Error("Cannot trust the promises-held cell as a worker's spin failed");
+      }
+      break;
+    }
     case "demo": {
       // The demo's own tasks (bench/pool_demo.ts): `run` of `work`, 90% small, 9% medium, 1% large.
+      const start = performance.now();
       const all = DEMO_UNITS.map((u) => pool.run("work", u));
       for (const r of await Promise.all(all)) if (typeof r === "number") done++;
+      demoWallMs = performance.now() - start;
       break;
     }
   }
@@ -138,14 +181,16 @@ for (const { us, tasks: n } of LENGTHS) {
 cells.push({ shape: "demo", us: 0, tasks: DEMO_UNITS.length, mainUs: [], processUs: [], wallMs: [] });
 // The floor of a promise a task (no pool, no worker; `us` 0 as the demo's: it has no task length).
 cells.push({ shape: "promises", us: 0, tasks: DEMO_UNITS.length, mainUs: [], processUs: [], wallMs: [] });
+// The floor of the demo's shape (promises held over a burst, the workers busy; no pool work).
+cells.push({ shape: "promises-held", us: 0, tasks: DEMO_UNITS.length, mainUs: [], processUs: [], wallMs: [] });
 // `--only=shape[,shape]`: only those shapes' cells (a paired run of one shape, bench/revisions.ts).
 const only = process.argv.find((a) => a.startsWith("--only="))?.slice(7).split(",");
 if (only !== undefined) {
-  const unknown = only.filter((name) => !([...SHAPES, "demo", "promises"] as string[]).includes(name));
+  const unknown = only.filter((name) => !([...SHAPES, ...FLOORS] as string[]).includes(name));
   if (unknown.length > 0) {
     throw new RangeError(
       `Cannot run main_cpu as '--only' names no shape: ${unknown.join(", ")} (the shapes: ${
-        [...SHAPES, "demo", "promises"].join(", ")
+        [...SHAPES, ...FLOORS].join(", ")
       })`,
     );
   }
@@ -192,6 +237,8 @@ for (const cell of cells) {
   const taskUs = cell.us > 0 ? cell.us : processUs.median - main.median;
   const label = cell.shape === "promises"
     ? "none: no pool (the floor)"
+    : cell.shape === "promises-held"
+    ? "none: held as the demo's (its floor)"
     : cell.us > 0
     ? `${cell.us} µs`
     : `mix, ≈${taskUs.toFixed(0)} µs`;
@@ -201,7 +248,7 @@ for (const cell of cells) {
     `| ${cell.shape} | ${label} | ${cell.tasks} | ${format(main, 2)} | ${format(processUs, 2)} | ${
       format(summarize(cell.wallMs), 0)
     } | ${Math.round(ceiling).toLocaleString("en-US")} | ${
-      cell.shape === "promises" ? "—" : (taskUs / main.median).toFixed(1)
+      cell.shape.startsWith("promises") ? "—" : (taskUs / main.median).toFixed(1)
     } |`,
   );
 }
@@ -209,7 +256,7 @@ console.log("\nCeiling: does the main thread keep up with N workers running task
 console.log("| shape | task | 4 workers | 8 workers | 16 workers |");
 console.log("|---|---|---|---|---|");
 for (const { cell, main, taskUs, label } of rows) {
-  if (cell.shape === "promises") continue; // no tasks to feed
+  if (cell.shape.startsWith("promises")) continue; // no tasks to feed
   const feeds = taskUs / main.median;
   const verdict = (n: number) => feeds >= n ? "yes" : `no (${(feeds / n * 100).toFixed(0)}% of their demand)`;
   console.log(`| ${cell.shape} | ${label} | ${verdict(4)} | ${verdict(8)} | ${verdict(16)} |`);
