@@ -73,6 +73,21 @@ function processNs(): number {
   return (user + system) * 1000;
 }
 
+/**
+ * The floors' promises: `n` made as `run` makes them (the arguments as a rest array, the resolvers kept, as
+ * the ledger keeps them), pending until the caller resolves them.
+ */
+function promisesAsRunMakes(n: number): { all: Promise<number>[]; resolvers: ((value: number) => void)[] } {
+  const resolvers = new Array<(value: number) => void>(n);
+  const make = (i: number, ..._args: unknown[]) =>
+    new Promise<number>((resolve) => {
+      resolvers[i] = resolve;
+    });
+  const all = new Array<Promise<number>>(n);
+  for (let i = 0; i < n; i++) all[i] = make(i, i);
+  return { all, resolvers };
+}
+
 /** Submits `n` tasks of `us` µs in `shape`, all at once, and waits for all. Checks every result. */
 async function burst(pool: Pool<typeof tasks>, shape: Shape, us: number, n: number): Promise<void> {
   let done = 0;
@@ -104,15 +119,9 @@ async function burst(pool: Pool<typeof tasks>, shape: Shape, us: number, n: numb
     }
     case "promises": {
       // No pool: the floor of any API that returns a promise a task. `n` promises made as `run` makes
-      // them (the arguments as a rest array, the resolvers kept, as the ledger keeps them), resolved in
-      // one go (no timer, no wake: those are the pool's), awaited with `Promise.all` as the demo awaits.
-      const resolvers = new Array<(value: number) => void>(n);
-      const make = (i: number, ..._args: unknown[]) =>
-        new Promise<number>((resolve) => {
-          resolvers[i] = resolve;
-        });
-      const all = new Array<Promise<number>>(n);
-      for (let i = 0; i < n; i++) all[i] = make(i, i);
+      // them, resolved in one go (no timer, no wake: those are the pool's), awaited with `Promise.all` as
+      // the demo awaits.
+      const { all, resolvers } = promisesAsRunMakes(n);
       for (let i = 0; i < n; i++) resolvers[i](i);
       for (const r of await Promise.all(all)) if (r >= 0) done++;
       break;
@@ -122,13 +131,7 @@ async function burst(pool: Pool<typeof tasks>, shape: Shape, us: number, n: numb
       // both workers spin, and resolved a share a turn, turns TURN_MS apart (the pool settles what each
       // read finds done, and reads once a linger). No pool work on this thread but the two spins' submission.
       const load = Array.from({ length: WORKERS }, () => pool.run("busy", demoWallMs * 1000));
-      const resolvers = new Array<(value: number) => void>(n);
-      const make = (i: number, ..._args: unknown[]) =>
-        new Promise<number>((resolve) => {
-          resolvers[i] = resolve;
-        });
-      const all = new Array<Promise<number>>(n);
-      for (let i = 0; i < n; i++) all[i] = make(i, i);
+      const { all, resolvers } = promisesAsRunMakes(n);
       const share = Math.ceil(n / Math.max(1, Math.round(demoWallMs / TURN_MS)));
       let next = 0;
       await new Promise<void>((held) => {

@@ -18,13 +18,13 @@
  * @module
  */
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
-import { runtimeName } from "./_stats.ts";
+import { runtimeName, summarize } from "./_stats.ts";
 
 const SLOT = 65536;
 /** Ring sizes, in slots: 64 KiB, 128 KiB, 1 MiB, 8 MiB and 32 MiB. */
 const RINGS = [1, 2, 16, 128, 512];
 
-/** Control words: [0] slots written, [1] slots read, [2] stop. */
+/** Control words: [0] slots written, [1] slots read, [2] set once the writer wrote its last slot. */
 interface ReaderData {
   ring: SharedArrayBuffer;
   control: Int32Array;
@@ -38,22 +38,19 @@ if (!isMainThread) {
   let read = 0;
   let sum = 0;
   for (;;) {
-    while (Atomics.load(control, 0) === read) {
-      if (Atomics.load(control, 2) !== 0) {
-        parentPort!.postMessage(sum);
-        Atomics.store(control, 2, 2); // seen: the writer may end us
-        break;
-      }
+    if (Atomics.load(control, 0) === read) {
+      // Caught up: done once the writer says it wrote its last slot, else wait for the next one.
+      if (Atomics.load(control, 2) !== 0) break;
+      continue;
     }
-    if (Atomics.load(control, 2) === 2) break;
     const at = (read % slots) * SLOT;
     sum += bytes.slice(at, at + SLOT)[SLOT - 1];
     read++;
     Atomics.store(control, 1, read);
   }
+  parentPort!.postMessage(sum);
 } else {
   const source = new Uint8Array(SLOT).fill(7);
-  const median = (xs: number[]) => xs.sort((a, b) => a - b)[xs.length >> 1];
 
   const alone = (slots: number): number => {
     const ring = new Uint8Array(new SharedArrayBuffer(slots * SLOT));
@@ -64,7 +61,7 @@ if (!isMainThread) {
       for (let i = 0; i < 2000; i++) ring.set(source, (i % slots) * SLOT);
       runs.push((performance.now() - start) / 2000 * 1000);
     }
-    return median(runs);
+    return summarize(runs).median;
   };
 
   const readBehind = async (slots: number): Promise<number> => {
