@@ -20,8 +20,10 @@
  * It is the floor of the demo's shape: what any pool that returns a promise a task pays there.
  *
  * Each round runs every cell once, the cells in a rotated order; 15 rounds by default (a number as the
- * first argument changes it). Printed: per cell, the median (min–max) of main-thread µs per task, process
- * µs per task, and wall ms; then the ceilings at 4, 8 and 16 workers.
+ * first argument changes it). Printed: per cell, the median (min–max) of main-thread µs per task and, for
+ * `run`, `spawn` and the demo, the share of it spent in the synchronous submission loop (the rest is reading
+ * completions, settling and feeding the backlog), process µs per task, and wall ms; then the ceilings at 4,
+ * 8 and 16 workers.
  *
  * Run: `node bench/main_cpu.ts`, `deno run -A bench/main_cpu.ts`, `bun bench/main_cpu.ts` (`--only=demo,run`: only
  * those shapes' cells).
@@ -50,6 +52,12 @@ const LENGTHS: { us: number; tasks: number }[] = [
 const TURN_MS = 8;
 /** The wall time of the last demo burst, ms: how long the "promises-held" cell holds its promises. */
 let demoWallMs = 400;
+/**
+ * The main thread's CPU ns in the last burst's submission loop (the synchronous calls of `run` or `spawn`,
+ * before the first await), or NaN for a shape that has none: the rest of the burst's main-thread CPU is
+ * the completions' reads, the settles and the backlog's feed.
+ */
+let submitNs = NaN;
 /** A burst that takes longer than this means a hang: the benchmark stops with the cell's name. */
 const BURST_TIMEOUT_MS = 120_000;
 
@@ -91,10 +99,13 @@ function promisesAsRunMakes(n: number): { all: Promise<number>[]; resolvers: ((v
 /** Submits `n` tasks of `us` µs in `shape`, all at once, and waits for all. Checks every result. */
 async function burst(pool: Pool<typeof tasks>, shape: Shape, us: number, n: number): Promise<void> {
   let done = 0;
+  submitNs = NaN;
+  const submit0 = mainThreadNs();
   switch (shape) {
     case "run": {
       const all = new Array<Promise<number>>(n);
       for (let i = 0; i < n; i++) all[i] = pool.run("busy", us);
+      submitNs = mainThreadNs() - submit0;
       for (const r of await Promise.all(all)) if (r >= 0) done++;
       break;
     }
@@ -102,6 +113,7 @@ async function burst(pool: Pool<typeof tasks>, shape: Shape, us: number, n: numb
       // A spawned task has no promise: the pool's count of settled tasks says all of them ran.
       const before = pool.stats().completed;
       for (let i = 0; i < n; i++) pool.spawn("busy", us);
+      submitNs = mainThreadNs() - submit0;
       await pool.drain();
       done = pool.stats().completed - before;
       break;
@@ -153,6 +165,7 @@ async function burst(pool: Pool<typeof tasks>, shape: Shape, us: number, n: numb
       // The demo's own tasks (bench/pool_demo.ts): `run` of `work`, 90% small, 9% medium, 1% large.
       const start = performance.now();
       const all = DEMO_UNITS.map((u) => pool.run("work", u));
+      submitNs = mainThreadNs() - submit0;
       for (const r of await Promise.all(all)) if (typeof r === "number") done++;
       demoWallMs = performance.now() - start;
       break;
@@ -169,6 +182,8 @@ interface Cell {
   us: number;
   tasks: number;
   mainUs: number[];
+  /** Of `mainUs`, the submission loop's share (empty for a shape that has none). */
+  submitUs: number[];
   processUs: number[];
   wallMs: number[];
 }
@@ -178,14 +193,22 @@ mainThreadNs(); // fails at once, named, where there is no per-thread clock
 const pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: WORKERS });
 const cells: Cell[] = [];
 for (const { us, tasks: n } of LENGTHS) {
-  for (const shape of SHAPES) cells.push({ shape, us, tasks: n, mainUs: [], processUs: [], wallMs: [] });
+  for (const shape of SHAPES) cells.push({ shape, us, tasks: n, mainUs: [], submitUs: [], processUs: [], wallMs: [] });
 }
 // The demo's shape: its task lengths are mixed (`us` 0 marks it; about 30 µs a task on average here).
-cells.push({ shape: "demo", us: 0, tasks: DEMO_UNITS.length, mainUs: [], processUs: [], wallMs: [] });
+cells.push({ shape: "demo", us: 0, tasks: DEMO_UNITS.length, mainUs: [], submitUs: [], processUs: [], wallMs: [] });
 // The floor of a promise a task (no pool, no worker; `us` 0 as the demo's: it has no task length).
-cells.push({ shape: "promises", us: 0, tasks: DEMO_UNITS.length, mainUs: [], processUs: [], wallMs: [] });
+cells.push({ shape: "promises", us: 0, tasks: DEMO_UNITS.length, mainUs: [], submitUs: [], processUs: [], wallMs: [] });
 // The floor of the demo's shape (promises held over a burst, the workers busy; no pool work).
-cells.push({ shape: "promises-held", us: 0, tasks: DEMO_UNITS.length, mainUs: [], processUs: [], wallMs: [] });
+cells.push({
+  shape: "promises-held",
+  us: 0,
+  tasks: DEMO_UNITS.length,
+  mainUs: [],
+  submitUs: [],
+  processUs: [],
+  wallMs: [],
+});
 // `--only=shape[,shape]`: only those shapes' cells (a paired run of one shape, bench/revisions.ts).
 const only = process.argv.find((a) => a.startsWith("--only="))?.slice(7).split(",");
 if (only !== undefined) {
@@ -217,6 +240,7 @@ for (let r = 0; r < rounds; r++) {
     );
     cell.wallMs.push(performance.now() - wall0);
     cell.mainUs.push((mainThreadNs() - main0) / 1000 / cell.tasks);
+    if (!Number.isNaN(submitNs)) cell.submitUs.push(submitNs / 1000 / cell.tasks);
     cell.processUs.push((processNs() - process0) / 1000 / cell.tasks);
   }
 }
@@ -228,9 +252,9 @@ console.log(
   }; ${WORKERS} workers; ${rounds} rounds, median (min–max)`,
 );
 console.log(
-  "\n| shape | task | tasks | main thread µs/task | process µs/task | wall ms | tasks/s the main thread could feed | workers it could keep busy |",
+  "\n| shape | task | tasks | main thread µs/task | of it, submitting | process µs/task | wall ms | tasks/s the main thread could feed | workers it could keep busy |",
 );
-console.log("|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|");
 const rows: { cell: Cell; main: Summary; taskUs: number; label: string }[] = [];
 for (const cell of cells) {
   const main = summarize(cell.mainUs);
@@ -248,11 +272,11 @@ for (const cell of cells) {
   rows.push({ cell, main, taskUs, label });
   const ceiling = 1e6 / main.median;
   console.log(
-    `| ${cell.shape} | ${label} | ${cell.tasks} | ${format(main, 2)} | ${format(processUs, 2)} | ${
-      format(summarize(cell.wallMs), 0)
-    } | ${Math.round(ceiling).toLocaleString("en-US")} | ${
-      cell.shape.startsWith("promises") ? "—" : (taskUs / main.median).toFixed(1)
-    } |`,
+    `| ${cell.shape} | ${label} | ${cell.tasks} | ${format(main, 2)} | ${
+      cell.submitUs.length > 0 ? format(summarize(cell.submitUs), 2) : "—"
+    } | ${format(processUs, 2)} | ${format(summarize(cell.wallMs), 0)} | ${
+      Math.round(ceiling).toLocaleString("en-US")
+    } | ${cell.shape.startsWith("promises") ? "—" : (taskUs / main.median).toFixed(1)} |`,
   );
 }
 console.log("\nCeiling: does the main thread keep up with N workers running tasks of that length?");
