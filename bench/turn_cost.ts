@@ -6,9 +6,9 @@
  * benchmark asks whether a turn's price depends on the sleep before it, which decides what a longer or a
  * shorter linger saves.
  *
- * For each gap (0, 1, 2, 4, 8 and 16 ms) it chains 40 timer turns (`setTimeout(next, gap)`, each doing
- * nothing) and reads the main thread's CPU time before and after (Linux's per-thread
- * `/proc/self/task/<pid>/schedstat`), then divides by the turns. The gaps are rotated from round to round.
+ * For each gap (0, 1, 2, 4, 8 and 16 ms) it chains timer turns (`setTimeout(next, gap)`, each doing nothing)
+ * for {@link RUN_MS} ms, reads the main thread's CPU time before and after (Linux's per-thread
+ * `/proc/self/task/<pid>/schedstat`), and divides by the turns it counted. The gaps are rotated from round to round.
  * Meanwhile `--busy=N` other threads (default 2, the demo's workers) spin on a loop of integer additions. No
  * pool is involved: the figures say what the runtime and this machine charge for waking a sleeping thread.
  *
@@ -25,7 +25,11 @@ import { isMainThread, parentPort, Worker, workerData } from "node:worker_thread
 import { medianInterval, runtimeName, summarize } from "./_stats.ts";
 
 const GAPS = [0, 1, 2, 4, 8, 16];
-const TURNS = 40;
+/**
+ * How long one run of turns lasts, ms: the per-thread clock moves only at scheduler ticks (4 ms on this
+ * machine's kernel), so a run must be long beside a tick (here a reading's lag is at most 1% of a run).
+ */
+const RUN_MS = 400;
 
 if (!isMainThread) {
   // A busy thread: spins until the main thread sets the stop word, then says how far it counted.
@@ -55,15 +59,20 @@ if (!isMainThread) {
   // Let the spinners start before the first timed turn.
   await new Promise((resolve) => setTimeout(resolve, 200));
 
-  /** µs of main-thread CPU a turn, over TURNS turns of `gap` ms. */
+  /** µs of main-thread CPU a turn, over RUN_MS ms of turns `gap` ms apart. */
   const turns = async (gap: number): Promise<number> => {
     const start = mainCpuUs();
+    const end = performance.now() + RUN_MS;
+    let count = 0;
     await new Promise<void>((done) => {
-      let left = TURNS;
-      const next = () => (--left === 0 ? done() : setTimeout(next, gap));
+      const next = () => {
+        count++;
+        if (performance.now() >= end) done();
+        else setTimeout(next, gap);
+      };
       setTimeout(next, gap);
     });
-    return (mainCpuUs() - start) / TURNS;
+    return (mainCpuUs() - start) / count;
   };
 
   const perGap = GAPS.map(() => [] as number[]);
@@ -79,7 +88,7 @@ if (!isMainThread) {
   for (const w of spinners) await w.terminate();
 
   console.log(
-    `turn_cost on ${runtimeName()}: main-thread CPU a timer turn, ${TURNS} turns a run, ${busy} busy thread(s), ${rounds} rounds\n`,
+    `turn_cost on ${runtimeName()}: main-thread CPU a timer turn, runs of ${RUN_MS} ms, ${busy} busy thread(s), ${rounds} rounds\n`,
   );
   console.log("| sleep before the turn | µs a turn, median (range) | 95% interval |");
   console.log("|---|---|---|");
