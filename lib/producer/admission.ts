@@ -240,7 +240,9 @@ export class Admission {
     this.submitting = entry;
     this.submitter.stage = 0;
     // Armed before the task is published: the completion that settles it must find the reader waiting.
-    this.reader.arm();
+    // Behind a backlog the task is not published here (it joins the backlog, in order), and the arm after
+    // the enqueue below counts it.
+    if (this.submitter.backlogLength === 0) this.reader.arm();
     this.submitter.enqueue(entry, encoder);
     this.submitting = undefined;
     // Once more if it went to the backlog: waiting for a record now, it must be counted as such (a throw
