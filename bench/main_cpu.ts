@@ -169,11 +169,10 @@ async function burst(pool: Pool<typeof tasks>, shape: Shape, us: number, n: numb
     }
     case "demo": {
       // The demo's own tasks (bench/pool_demo.ts): `run` of `work`, 90% small, 9% medium, 1% large.
-      const start = performance.now();
       const all = DEMO_UNITS.map((u) => pool.run("work", u));
       submitMs = performance.now() - submit0;
       for (const r of await Promise.all(all)) if (typeof r === "number") done++;
-      demoWallMs = performance.now() - start;
+      demoWallMs = performance.now() - submit0;
       break;
     }
   }
@@ -198,23 +197,24 @@ const rounds = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 15);
 mainThreadNs(); // fails at once, named, where there is no per-thread clock
 const pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: WORKERS });
 const cells: Cell[] = [];
-for (const { us, tasks: n } of LENGTHS) {
-  for (const shape of SHAPES) cells.push({ shape, us, tasks: n, mainUs: [], submitUs: [], processUs: [], wallMs: [] });
-}
-// The demo's shape: its task lengths are mixed (`us` 0 marks it; about 30 µs a task on average here).
-cells.push({ shape: "demo", us: 0, tasks: DEMO_UNITS.length, mainUs: [], submitUs: [], processUs: [], wallMs: [] });
-// The floor of a promise a task (no pool, no worker; `us` 0 as the demo's: it has no task length).
-cells.push({ shape: "promises", us: 0, tasks: DEMO_UNITS.length, mainUs: [], submitUs: [], processUs: [], wallMs: [] });
-// The floor of the demo's shape (promises held over a burst, the workers busy; no pool work).
-cells.push({
-  shape: "promises-held",
-  us: 0,
-  tasks: DEMO_UNITS.length,
+const cell = (shape: Shape, us: number, tasks: number): Cell => ({
+  shape,
+  us,
+  tasks,
   mainUs: [],
   submitUs: [],
   processUs: [],
   wallMs: [],
 });
+for (const { us, tasks: n } of LENGTHS) {
+  for (const shape of SHAPES) cells.push(cell(shape, us, n));
+}
+// The demo's shape: its task lengths are mixed (`us` 0 marks it; about 30 µs a task on average here).
+cells.push(cell("demo", 0, DEMO_UNITS.length));
+// The floor of a promise a task (no pool, no worker; `us` 0 as the demo's: it has no task length).
+cells.push(cell("promises", 0, DEMO_UNITS.length));
+// The floor of the demo's shape (promises held over a burst, the workers busy; no pool work).
+cells.push(cell("promises-held", 0, DEMO_UNITS.length));
 // `--only=shape[,shape]`: only those shapes' cells (a paired run of one shape, bench/revisions.ts).
 const only = process.argv.find((a) => a.startsWith("--only="))?.slice(7).split(",");
 if (only !== undefined) {
