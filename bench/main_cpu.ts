@@ -30,7 +30,7 @@
  * round. The medians of the rounds are what to read.
  *
  * Run: `node bench/main_cpu.ts`, `deno run -A bench/main_cpu.ts`, `bun bench/main_cpu.ts` (`--only=demo,run`: only
- * those shapes' cells).
+ * those shapes' cells; `--workers=N`: N workers instead of 2).
  */
 import { readFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -41,7 +41,11 @@ import { format, runtimeName, summarize, type Summary } from "./_stats.ts";
 import { withTimeout } from "./_deadline.ts";
 import type * as tasks from "./tasks.ts";
 
-const WORKERS = 2;
+/**
+ * The pool's workers: 2, the demo's (`--workers=N` changes it: with 1, the main thread has a core to itself
+ * and a burst lasts twice as long).
+ */
+const WORKERS = workersOption(process.argv.find((a) => a.startsWith("--workers="))?.slice(10));
 const SHAPES = ["run", "spawn", "runMany", "map"] as const;
 /** The cells of no task length: the demo's mix, and the two floors (no pool work). */
 const FLOORS = ["demo", "promises", "promises-held"] as const;
@@ -66,6 +70,16 @@ let demoWallMs = 400;
 let submitMs = NaN;
 /** A burst that takes longer than this means a hang: the benchmark stops with the cell's name. */
 const BURST_TIMEOUT_MS = 120_000;
+
+/** The `--workers=N` option's value: a whole number from 1, or 2 if absent. */
+function workersOption(text: string | undefined): number {
+  if (text === undefined) return 2;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) {
+    throw new RangeError(`Cannot run main_cpu as '--workers' must be a whole number from 1: received ${text}`);
+  }
+  return n;
+}
 
 /** The main thread's CPU time so far, in ns (Linux's per-thread schedstat). */
 function mainThreadNs(): number {
