@@ -1,7 +1,8 @@
 /**
  * Two revisions of filch side by side: runs one benchmark command in two checkouts, in alternating
  * processes (before, after, after, before, …: each round flips which goes first), and reports, for every
- * figure both print, the per-round ratio after ÷ before as a median with its quartiles and range.
+ * figure both print, the per-round ratio after ÷ before as a median with its quartiles, the 95% interval of the median
+ * (`_stats.ts` medianInterval) and the range.
  *
  * Why processes and alternation: this machine is shared and noisy, and its speed drifts over minutes; a
  * ratio of two runs made back to back, with the order flipped each round, cancels most of the drift that
@@ -24,6 +25,7 @@
 import { spawn } from "node:child_process";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
+import { intervalText } from "./_stats.ts";
 
 /** A figure's per-round values in one revision. */
 type Figures = Map<string, number>;
@@ -155,8 +157,10 @@ if (import.meta.main ?? process.argv[1] === fileURLToPath(import.meta.url)) {
   const median = (xs: number[]) => quantile([...xs].sort((x, y) => x - y), 0.5);
   console.log(`${command.join(" ")}: ${rounds} rounds in alternating processes, from ${started}`);
   console.log(`before: ${before}\nafter: ${after}\n`);
-  console.log("| figure | before (median) | after (median) | after ÷ before: median | q1–q3 | min–max | rounds |");
-  console.log("|---|---|---|---|---|---|---|");
+  console.log(
+    "| figure | before (median) | after (median) | after ÷ before: median | q1–q3 | 95% interval of the median | min–max | rounds |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|");
   const report: Record<string, unknown>[] = [];
   for (const [k, xs] of ratios) {
     const s = [...xs].sort((x, y) => x - y);
@@ -167,6 +171,7 @@ if (import.meta.main ?? process.argv[1] === fileURLToPath(import.meta.url)) {
       ratio: quantile(s, 0.5),
       q1: quantile(s, 0.25),
       q3: quantile(s, 0.75),
+      interval: intervalText(s, 3),
       min: s[0],
       max: s[s.length - 1],
       rounds: s.length,
@@ -175,7 +180,7 @@ if (import.meta.main ?? process.argv[1] === fileURLToPath(import.meta.url)) {
     console.log(
       `| ${k} | ${fmt(row.before)} | ${fmt(row.after)} | ${row.ratio.toFixed(3)} | ${row.q1.toFixed(3)}–${
         row.q3.toFixed(3)
-      } | ${row.min.toFixed(3)}–${row.max.toFixed(3)} | ${row.rounds} |`,
+      } | ${row.interval} | ${row.min.toFixed(3)}–${row.max.toFixed(3)} | ${row.rounds} |`,
     );
   }
   if (process.argv.slice(2, dashIndex()).includes("--json")) console.log(JSON.stringify({ command, rounds, report }));
