@@ -1,12 +1,12 @@
 /**
  * What one turn of the event loop costs the main thread in CPU time, by how long it slept before the turn,
  * while other threads keep the cores busy: the question behind the floor of the demo's shape (issue 31).
- * A demo burst takes about 55 turns on the main thread (the completion reader's lingers, `setTimeout` of 1
- * to 8 ms, and a few wakes); `bench/main_cpu.ts`'s "promises-held" cell charges them to the floor. This
+ * A demo burst takes about 40 turns on the main thread (the completion reader's lingers, `setTimeout` of 1
+ * to 16 ms, and a few wakes); `bench/main_cpu.ts`'s "promises-held" cell charges them to the floor. This
  * benchmark asks whether a turn's price depends on the sleep before it, which decides what a longer or a
  * shorter linger saves.
  *
- * For each gap (0, 1, 2, 4, 8 and 16 ms) it chains timer turns (`setTimeout(next, gap)`, each doing nothing)
+ * For each gap (0, 1, 2, 4, 8, 16 and 32 ms) it chains timer turns (`setTimeout(next, gap)`, each doing nothing)
  * for {@link RUN_MS} ms, reads the main thread's CPU time before and after (Linux's per-thread
  * `/proc/self/task/<pid>/schedstat`), and divides by the turns it counted. The gaps are rotated from round to round.
  * Meanwhile `--busy=N` other threads (default 2, the demo's workers) spin on a loop of integer additions. No
@@ -24,7 +24,7 @@ import process from "node:process";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { medianInterval, runtimeName, summarize } from "./_stats.ts";
 
-const GAPS = [0, 1, 2, 4, 8, 16];
+const GAPS = [0, 1, 2, 4, 8, 16, 32];
 /**
  * How long one run of turns lasts, ms: the per-thread clock moves only at scheduler ticks (4 ms on this
  * machine's kernel), so a run must be long beside a tick (here a reading's lag is at most 1% of a run).
