@@ -57,7 +57,7 @@ const LENGTHS: { us: number; tasks: number }[] = [
   { us: 1000, tasks: 500 },
 ];
 /** The "promises-held" cell's turns, ms apart: the pool's longest linger (`LINGER_MAX_MS`, completion.ts). */
-const TURN_MS = 8;
+const TURN_MS = 16;
 /** The wall time of the last demo burst, ms: how long the "promises-held" cell holds its promises. */
 let demoWallMs = 400;
 /**
