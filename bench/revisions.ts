@@ -1,8 +1,8 @@
 /**
  * Two revisions of filch side by side: runs one benchmark command in two checkouts, in alternating
  * processes (before, after, after, before, …: each round flips which goes first), and reports, for every
- * figure both print, the per-round ratio after ÷ before as a median with its quartiles, the 95% interval of the median
- * (`_stats.ts` medianInterval) and the range.
+ * figure both print, the per-round ratio after ÷ before as a median with its quartiles, the 95% interval
+ * of the median (`_stats.ts` medianInterval) and the range.
  *
  * Why processes and alternation: this machine is shared and noisy, and its speed drifts over minutes; a
  * ratio of two runs made back to back, with the order flipped each round, cancels most of the drift that

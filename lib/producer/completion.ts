@@ -90,12 +90,13 @@ const LINGER_IN_FLIGHT = 64;
  * timer's turn of the event loop, which cost the main thread 50–130 µs of CPU on this project's machine
  * (313 `setTimeout(0)` turns: 18 ms on Node, 41 on Deno, 15 on Bun, 2026-11-27). It halves when a read finds
  * over a quarter completed, and starts again at `LINGER_MS` after a wait for a wake. In the demo's shape
- * (20,000 tasks, 4,096 in flight) the lingers fell from 364 a burst to 51, and the main thread's CPU a
- * task by 8% (Node), 18% (Deno) and 27% (Bun) (docs/benchmarks.md). 16 ms, not 8: a turn's price grows
- * more slowly than the sleep before it (`bench/turn_cost.ts` with two threads spinning, Node: 75, 88 and
- * 117 µs after 8, 16 and 32 ms), so half as many turns cost less. Paired runs of the demo's shape (25
- * rounds, 2026-11-28): the main thread's CPU a task 0.832 (95% interval 0.735–0.943) on Deno, 0.920
- * (0.798–1.057) on Node, 1.033 (0.878–1.198) on Bun. The eighth above still bounds a result's wait.
+ * (20,000 tasks, 4,096 in flight) the lingers fell from 364 a burst to 51 (at most 8 ms then; 35–41 at 16),
+ * and the main thread's CPU a task by 8% (Node), 18% (Deno) and 27% (Bun) (docs/benchmarks.md). 16 ms,
+ * not 8: a turn's price grows more slowly than the sleep before it (`bench/turn_cost.ts` with two threads
+ * spinning, Node: 75, 88 and 117 µs after 8, 16 and 32 ms), so half as many turns cost less. Paired runs
+ * of the demo's shape (25 rounds, 2026-11-28): the main thread's CPU a task 0.832 (95% interval
+ * 0.735–0.943) on Deno, 0.920 (0.798–1.057) on Node, 1.033 (0.878–1.198) on Bun. The eighth above still
+ * bounds a result's wait.
  */
 const LINGER_MAX_MS = 16;
 /** Whether the reader lingers at all: where a `process` exists (Node, Deno, Bun), not in a browser. */
