@@ -162,7 +162,7 @@ test(
       const r = await producerThread(pool, { kind: "room", n: 20 }, "waiting", undefined, 60_000);
       await within(flood, 60_000, "the owner's flood");
       const { resolved } = totals([r]);
-      assertEquals(resolved, 20, "the waiting producer's tasks");
+      assertEquals(resolved, 20, `the waiting producer's tasks (rejected: ${JSON.stringify(r.rejected)})`);
       assertEquals(otherErrors, [], "the owner's tasks failed otherwise than QueueFullError");
       const endAt = r.notes.endAt as number;
       assert(
