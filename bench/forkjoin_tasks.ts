@@ -5,6 +5,7 @@
  * @module
  */
 import { fib, fibSequential } from "../examples/fib/tasks.ts";
+import { join } from "../mod.ts";
 import { mem } from "../lib/protocol/atomics.ts";
 
 export * from "../examples/fib/tasks.ts";
@@ -47,4 +48,19 @@ export function holdWorker(flag: Int32Array): number {
   mem.store(flag, 1, 1);
   while (mem.load(flag, 0) === 0) mem.wait(flag, 0, 0, 100);
   return 0;
+}
+
+/**
+ * On Bun: how many times JavaScriptCore compiled `join` with its optimizing tiers (DFG, and FTL from it)
+ * in this worker so far (`bun:jsc`'s `numberOfDFGCompiles`): a function whose optimized code keeps
+ * exiting is recompiled. Elsewhere -1.
+ *
+ * @returns The count, or -1 off Bun.
+ */
+export async function joinCompiles(): Promise<number> {
+  if (!("Bun" in globalThis)) return -1;
+  // A computed specifier: only Bun has this module, and the other runtimes' checkers need not resolve it.
+  const specifier = "bun:jsc";
+  const jsc = await import(specifier) as { numberOfDFGCompiles(fn: unknown): number };
+  return jsc.numberOfDFGCompiles(join);
 }

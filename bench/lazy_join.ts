@@ -9,6 +9,11 @@
  * 2. the four demos of `examples/` on 2 workers: time per run, lazy ÷ eager (below 1: lazy is faster),
  *    with the tasks stolen per run on each.
  *
+ * In part 1 a third contender, a copy that never forks (`keepsInline` skips its deque check, so every b whose
+ * arguments allow it runs inline), shows what the rare forks of the lazy join cost apart from their own
+ * work: on Bun, the compiles of `join` they cause (its DFG compiles in the worker, from `bun:jsc`, are
+ * printed per contender).
+ *
  * With `--hog`, a process that spins on one core runs beside the demos: a worker then loses its core now
  * and then, and what it kept inline cannot be stolen meanwhile (where a lazy join could lose to an eager one).
  *
@@ -34,19 +39,24 @@ const overheadOnly = argv.includes("--overhead");
 const url = new URL("./forkjoin_tasks.ts", import.meta.url);
 type Tasks = typeof tasks;
 
-/** Writes lib/ with every join forked eagerly; returns the URL of its pool.ts. */
-function eagerCopy(dir: string): string {
+/** The first line of `keepsInline`, which the two copies patch. */
+const DEQUE_CHECK = "    if (this.workers !== 1 && this.dequeDepth() < LAZY_DEQUE_DEPTH) return false;";
+
+/**
+ * Writes lib/ into `dir` with `keepsInline`'s deque check replaced by `line`; returns the URL of its
+ * pool.ts.
+ */
+function patchedCopy(dir: string, line: string): string {
   const lib = join(dir, "lib");
   cpSync(fileURLToPath(new URL("../lib", import.meta.url)), lib, { recursive: true });
   const file = join(lib, "worker", "fork_join.ts");
   const source = readFileSync(file, "utf8");
-  const line = "    if (this.workers !== 1 && this.dequeDepth() < LAZY_DEQUE_DEPTH) return false;";
-  if (!source.includes(line)) {
+  if (!source.includes(DEQUE_CHECK)) {
     throw new Error(
       "Cannot patch lib/worker/fork_join.ts: the first line of keepsInline changed; update this benchmark",
     );
   }
-  writeFileSync(file, source.replace(line, "    if (LAZY_DEQUE_DEPTH > 0) return false;"));
+  writeFileSync(file, source.replace(DEQUE_CHECK, line));
   writeFileSync(join(dir, "package.json"), '{ "type": "module" }\n');
   return pathToFileURL(join(lib, "pool.ts")).href;
 }
@@ -83,41 +93,50 @@ async function heldPool(create: typeof Pool.create): Promise<{ pool: Pool<Tasks>
 
 const dir = mkdtempSync(join(tmpdir(), "filch-lazy-join-"));
 try {
-  const { Pool: EagerPool } = await import(eagerCopy(dir)) as { Pool: typeof Pool };
+  // Every b forked: keepsInline answers false.
+  const eagerUrl = patchedCopy(join(dir, "eager"), "    if (LAZY_DEQUE_DEPTH > 0) return false;");
+  // No b forked whose arguments allow it to run inline: the deque is not read.
+  const inlineUrl = patchedCopy(join(dir, "inline"), "    // (patched: the deque is not read)");
+  const { Pool: EagerPool } = await import(eagerUrl) as { Pool: typeof Pool };
+  const { Pool: InlinePool } = await import(inlineUrl) as { Pool: typeof Pool };
   const n = 25;
-  console.log(`${runtimeName()}, ${rounds} rounds, lazy (shipped) and eager (every b forked) side by side`);
+  console.log(
+    `${runtimeName()}, ${rounds} rounds, lazy (shipped), never forking and eager (every b forked) side by side`,
+  );
   console.log(`\nns per join when nothing is stolen, fib(${n}), ${tasks.fibJoins(n, 1)} joins: median (range)\n`);
-  console.log("| pool | lazy | lazy: 95% interval of the median | eager |");
-  console.log("|---|---|---|---|");
+  const bun = "Bun" in globalThis;
+  const compiles = bun ? " DFG compiles of join (lazy, never forking, eager) |" : "";
+  console.log(`| pool | lazy | lazy: 95% interval of the median | never forking | eager |${compiles}`);
+  console.log(`|---|---|---|---|---|${bun ? "---|" : ""}`);
   for (const workers of [1, 2]) {
     const open = async (create: typeof Pool.create) => {
       if (workers === 2) return await heldPool(create);
       const pool = await create<Tasks>(url, { workers: 1 });
       return { pool, release: () => pool.close() };
     };
-    const lazy = await open(Pool.create.bind(Pool));
-    const eager = await open(EagerPool.create.bind(EagerPool));
+    // In this order in the table: lazy, never forking, eager.
+    const pools = [
+      await open(Pool.create.bind(Pool)),
+      await open(InlinePool.create.bind(InlinePool)),
+      await open(EagerPool.create.bind(EagerPool)),
+    ];
     try {
-      for (let i = 0; i < 3; i++) {
-        await perJoin(lazy.pool, n);
-        await perJoin(eager.pool, n);
-      }
-      const l: number[] = [];
-      const e: number[] = [];
+      for (let i = 0; i < 3; i++) for (const p of pools) await perJoin(p.pool, n);
+      const times: number[][] = pools.map(() => []);
+      // Each round runs the three in a rotated order, so that none always follows the same one.
       for (let r = 0; r < rounds * 2; r++) {
-        if (r % 2 === 0) {
-          l.push(await perJoin(lazy.pool, n));
-          e.push(await perJoin(eager.pool, n));
-        } else {
-          e.push(await perJoin(eager.pool, n));
-          l.push(await perJoin(lazy.pool, n));
+        for (let k = 0; k < pools.length; k++) {
+          const c = (r + k) % pools.length;
+          times[c].push(await perJoin(pools[c].pool, n));
         }
       }
       const what = workers === 1 ? "1 worker" : "2 workers, the other held busy";
-      console.log(`| ${what} | ${format(summarize(l), 0)} | ${intervalText(l, 0)} | ${format(summarize(e), 0)} |`);
+      const [l, i, e] = times;
+      const cells = [format(summarize(l), 0), intervalText(l, 0), format(summarize(i), 0), format(summarize(e), 0)];
+      if (bun) cells.push((await Promise.all(pools.map((p) => p.pool.run("joinCompiles")))).join(", "));
+      console.log(`| ${what} | ${cells.join(" | ")} |`);
     } finally {
-      await lazy.release();
-      await eager.release();
+      for (const p of pools) await p.release();
     }
   }
 
