@@ -131,8 +131,13 @@ try {
         }
       }
       const what = workers === 1 ? "1 worker" : "2 workers, the other held busy";
-      const [l, i, e] = times;
-      const cells = [format(summarize(l), 0), intervalText(l, 0), format(summarize(i), 0), format(summarize(e), 0)];
+      const [lazyNs, neverNs, eagerNs] = times;
+      const cells = [
+        format(summarize(lazyNs), 0),
+        intervalText(lazyNs, 0),
+        format(summarize(neverNs), 0),
+        format(summarize(eagerNs), 0),
+      ];
       if (bun) cells.push((await Promise.all(pools.map((p) => p.pool.run("joinCompiles")))).join(", "));
       console.log(`| ${what} | ${cells.join(" | ")} |`);
     } finally {

@@ -162,7 +162,12 @@ test(
       const r = await producerThread(pool, { kind: "room", n: 20 }, "waiting", undefined, 60_000);
       await within(flood, 60_000, "the owner's flood");
       const { resolved } = totals([r]);
-      assertEquals(resolved, 20, `the waiting producer's tasks (rejected: ${JSON.stringify(r.rejected)})`);
+      assertEquals(
+        resolved,
+        20,
+        `the waiting producer's tasks (rejected: ${JSON.stringify(r.rejected)}; ` +
+          `refused after waitForRoom and resubmitted: ${r.notes.refusedAfterRoom})`,
+      );
       assertEquals(otherErrors, [], "the owner's tasks failed otherwise than QueueFullError");
       const endAt = r.notes.endAt as number;
       assert(
