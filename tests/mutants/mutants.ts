@@ -759,7 +759,7 @@ export interface LingerMutant {
 /**
  * The linger's mutants: a reader that lingers and never reads again hangs every pool with a backlog
  * (order_test's 16-record pool). The rule that stops lingering once the workers may run dry is a matter of
- * speed only, measured in bench/main_cpu.ts, not a test's.
+ * speed only, measured in bench/experiments/main_cpu.ts, not a test's.
  */
 export const LINGER_MUTANTS: readonly LingerMutant[] = [
   {

@@ -1,6 +1,6 @@
 /**
  * Allocation-heavy work (issue 31): parsing real source text on 2 workers against the main thread alone.
- * The work is bench/parse_tasks.ts (a tokenizer that builds a parser's objects: about 40 ns a character
+ * The work is bench/experiments/parse_tasks.ts (a tokenizer that builds a parser's objects: about 40 ns a character
  * with its default 4 passes), over 8 M characters of this repository's `node_modules`, `lib` and `tests`
  * (the files and characters are printed), one task a file. The contenders:
  * - inline: every file on the main thread;
@@ -17,14 +17,14 @@
  * round's inline run. Printed: medians with their 95% intervals (bench/_stats.ts `medianInterval`). The
  * goal: ≥ 1.5× inline on 2 workers where the machine allows it.
  *
- * Run: `node bench/parse.ts [rounds] [--passes=N]`, `deno run -A bench/parse.ts`, `bun bench/parse.ts`
+ * Run: `node bench/experiments/parse.ts [rounds] [--passes=N]`, `deno run -A …`, `bun …`
  * (default 15 rounds, 4 passes).
  *
  * @module
  */
-import { Pool, type PoolOptions } from "../lib/pool.ts";
+import { Pool, type PoolOptions } from "../../lib/pool.ts";
 import { type Contender, rotatedRounds } from "./_rotated.ts";
-import { intervalText, runtimeName, summarize } from "./_stats.ts";
+import { intervalText, runtimeName, summarize } from "../_stats.ts";
 import { corpus, parsePasses } from "./parse_tasks.ts";
 import type * as parseTasks from "./parse_tasks.ts";
 

@@ -8,12 +8,12 @@
  * them, and the old generation grows (fresh pages, a fault per 4 KiB on this project's VM) until it is
  * big enough. Fewer bytes a task mean fewer of both.
  *
- * Run: `node bench/main_alloc.ts` (Node only: Deno and Bun have no `HeapProfiler.startSampling` through
+ * Run: `node bench/experiments/main_alloc.ts` (Node only: Deno and Bun have no `HeapProfiler.startSampling` through
  * `node:inspector`; it says SKIPPED there). `--json` prints one line per form.
  */
-import { Pool } from "../lib/pool.ts";
-import { runtimeName } from "./_stats.ts";
-import type * as tasks from "./tasks.ts";
+import { Pool } from "../../lib/pool.ts";
+import { runtimeName } from "../_stats.ts";
+import type * as tasks from "../tasks.ts";
 
 const TASKS = 100_000;
 const ROUNDS = 4;
@@ -42,7 +42,7 @@ if (!isNode) {
 } else {
   const { Session } = await import("node:inspector/promises") as unknown as { Session: new () => InspectorSession };
   const json = (globalThis as unknown as { process: { argv: string[] } }).process.argv.includes("--json");
-  const pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: 2 });
+  const pool = await Pool.create<typeof tasks>(new URL("../tasks.ts", import.meta.url), { workers: 2 });
   const args: [number, number][] = [];
   for (let i = 0; i < TASKS; i++) args.push([i, 1]);
   const forms: [string, () => Promise<void>][] = [

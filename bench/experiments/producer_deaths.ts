@@ -7,14 +7,14 @@
  * Not a speed measurement and not part of `npm test` (1,000 thread starts take minutes): the counterpart
  * of tests/producers_test.ts's "producers killed at random moments", at the issue's scale.
  *
- * Usage: `node bench/producer_deaths.ts [--deaths N]` (also `deno run -A`, `bun`). Exits 1 if anything is
+ * Usage: `node bench/experiments/producer_deaths.ts [--deaths N]` (also `deno run -A`, `bun`). Exits 1 if anything is
  * stranded.
  */
-import { Pool } from "../mod.ts";
-import { startThread } from "../lib/runtime/thread.ts";
-import { idleAccountingErrors, recordCensus } from "../lib/record/census.ts";
-import type { TaskTable } from "../lib/record/task.ts";
-import { withTimeout } from "./_deadline.ts";
+import { Pool } from "../../mod.ts";
+import { startThread } from "../../lib/runtime/thread.ts";
+import { idleAccountingErrors, recordCensus } from "../../lib/record/census.ts";
+import type { TaskTable } from "../../lib/record/task.ts";
+import { withTimeout } from "../_deadline.ts";
 
 const args = (globalThis as { process?: { argv: string[] } }).process?.argv ?? [];
 const at = args.indexOf("--deaths");
@@ -22,7 +22,7 @@ const deaths = at >= 0 ? Number(args[at + 1]) : 1_000;
 if (!Number.isInteger(deaths) || deaths < 1) throw new RangeError(`--deaths must be a positive integer: ${deaths}`);
 
 const taskCapacity = 256;
-const pool = await Pool.create(new URL("../tests/fixtures/tasks.ts", import.meta.url), {
+const pool = await Pool.create(new URL("../../tests/fixtures/tasks.ts", import.meta.url), {
   workers: 2,
   taskCapacity,
 });
@@ -30,7 +30,7 @@ const internals = pool as unknown as {
   producer: { table: TaskTable };
   owner: { producerDeaths: { count: number; inSteps: number; cancelled: number; settled(): Promise<void> } };
 };
-const threadUrl = new URL("../tests/fixtures/producer_thread.ts", import.meta.url);
+const threadUrl = new URL("../../tests/fixtures/producer_thread.ts", import.meta.url);
 const before = recordCensus(internals.producer.table);
 const started = performance.now();
 for (let k = 0; k < deaths; k++) {

@@ -1,4 +1,4 @@
-// The uneven-rows benchmark's peers (bench/rows.ts): piscina calls the default export with the submitted
+// The uneven-rows benchmark's peers (bench/experiments/rows.ts): piscina calls the default export with the submitted
 // object; the bare loop's worker (node:worker_threads) answers one row a message.
 import { isMainThread, parentPort } from "node:worker_threads";
 import { row } from "../rows_tasks.ts";

@@ -1,13 +1,13 @@
 /**
- * Contenders against an inline baseline, in one process, rotated each round: what bench/rows.ts and
- * bench/parse.ts share. Each contender is started and checked once (a warm-up whose result must equal the
+ * Contenders against an inline baseline, in one process, rotated each round: what bench/experiments/rows.ts and
+ * bench/experiments/parse.ts share. Each contender is started and checked once (a warm-up whose result must equal the
  * baseline's); one that does not start, or does not finish its warm-up within 10 s, is left out and named
  * with SKIPPED. Each round then runs the baseline, then every contender, the first changing each round; a
  * result that differs from the baseline's stops the benchmark.
  *
  * @module
  */
-import { withTimeout } from "./_deadline.ts";
+import { withTimeout } from "../_deadline.ts";
 
 /** A contender: one run (returns a checksum to compare with the baseline's), and its close. */
 export interface Contender {

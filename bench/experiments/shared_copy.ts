@@ -13,12 +13,12 @@
  * of 4,000 (read behind). No pool is involved: the figures say what the machine charges for writing lines
  * that another core has read, or that have left the caches.
  *
- * Run: `node bench/shared_copy.ts`, `deno run -A bench/shared_copy.ts`, `bun bench/shared_copy.ts`.
+ * Run: `node bench/experiments/shared_copy.ts`, `deno run -A …`, `bun …`.
  *
  * @module
  */
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
-import { runtimeName, summarize } from "./_stats.ts";
+import { runtimeName, summarize } from "../_stats.ts";
 
 const SLOT = 65536;
 /** Ring sizes, in slots: 64 KiB, 128 KiB, 1 MiB, 8 MiB and 32 MiB. */

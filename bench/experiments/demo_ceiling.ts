@@ -5,7 +5,7 @@
  * - inline: the demo's 20,000 tasks (bench/_demo_sizes.ts) run one after another on the main thread;
  * - bare halves: the same tasks split once into two halves of equal work (by their sizes, largest first,
  *   each to the lighter half), each half sent in one message to its own bare `node:worker_threads` worker
- *   (bench/peers/halves_worker.mjs), which runs the same `work` and answers once: no scheduling, no
+ *   (bench/experiments/peers/halves_worker.mjs), which runs the same `work` and answers once: no scheduling, no
  *   per-task cost, and a split that knows every task's length beforehand, which no pool does;
  * - filch: the demo itself, `Promise.all` of 20,000 `pool.run("work", u)` on a pool of 2.
  *
@@ -14,16 +14,16 @@
  * speedup well under 2 says the two cores do not run this work twice as fast as one (the host's other
  * tenants, a shared core's turbo), whatever a pool does.
  *
- * Run: `node bench/demo_ceiling.ts [rounds]`, `deno run -A bench/demo_ceiling.ts`, `bun bench/demo_ceiling.ts`
+ * Run: `node bench/experiments/demo_ceiling.ts [rounds]`, `deno run -A …`, `bun …`
  * (default 15 rounds).
  *
  * @module
  */
 import { Worker } from "node:worker_threads";
-import { Pool } from "../lib/pool.ts";
-import { demoSizes } from "./_demo_sizes.ts";
-import { intervalText, runtimeName, summarize } from "./_stats.ts";
-import * as tasks from "./tasks.ts";
+import { Pool } from "../../lib/pool.ts";
+import { demoSizes } from "../_demo_sizes.ts";
+import { intervalText, runtimeName, summarize } from "../_stats.ts";
+import * as tasks from "../tasks.ts";
 
 const argv = (globalThis as { process?: { argv: string[] } }).process?.argv ?? [];
 const ROUNDS = Number(argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 15);
@@ -66,7 +66,7 @@ function runBare(): Promise<number> {
   )).then(([a, b]) => a ^ b);
 }
 
-const pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: 2 });
+const pool = await Pool.create<typeof tasks>(new URL("../tasks.ts", import.meta.url), { workers: 2 });
 async function runPool(): Promise<number> {
   const results = await Promise.all(units.map((u) => pool.run("work", u)));
   let check = 0;

@@ -12,16 +12,16 @@
  * threads), its CPU ms, and its minor page faults (a fresh page costs one; about 7 µs each on this VM).
  * Threads are read from Linux's `/proc/self/task`; elsewhere the benchmark stops with a named error.
  *
- * Run: `bun bench/payload_warmup.ts [bursts] [--argument] [--size=BYTES]` (default 12 bursts, results of
+ * Run: `bun bench/experiments/payload_warmup.ts [bursts] [--argument] [--size=BYTES]` (default 12 bursts, results of
  * 64 KiB); `node …` and `deno run -A …` as well.
  *
  * @module
  */
 import { readdirSync, readFileSync } from "node:fs";
 import process from "node:process";
-import { Pool } from "../lib/pool.ts";
-import { runtimeName } from "./_stats.ts";
-import type * as tasks from "./tasks.ts";
+import { Pool } from "../../lib/pool.ts";
+import { runtimeName } from "../_stats.ts";
+import type * as tasks from "../tasks.ts";
 
 const args = process.argv.slice(2);
 const bursts = Number(args.find((a) => /^\d+$/.test(a)) ?? 12);
@@ -53,7 +53,7 @@ function threads(): Map<string, [number, number, string]> {
   return out;
 }
 
-const pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: 2 });
+const pool = await Pool.create<typeof tasks>(new URL("../tasks.ts", import.meta.url), { workers: 2 });
 const bytes = new Uint8Array(size).fill(7);
 console.log(
   `payload_warmup on ${runtimeName()}: ${

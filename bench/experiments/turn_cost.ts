@@ -2,7 +2,7 @@
  * What one turn of the event loop costs the main thread in CPU time, by how long it slept before the turn,
  * while other threads keep the cores busy: the question behind the floor of the demo's shape (issue 31).
  * A demo burst takes about 40 turns on the main thread (the completion reader's lingers, `setTimeout` of 1
- * to 16 ms, and a few wakes); `bench/main_cpu.ts`'s "promises-held" cell charges them to the floor. This
+ * to 16 ms, and a few wakes); `bench/experiments/main_cpu.ts`'s "promises-held" cell charges them to the floor. This
  * benchmark asks whether a turn's price depends on the sleep before it, which decides what a longer or a
  * shorter linger saves.
  *
@@ -15,14 +15,14 @@
  * Printed: a Markdown table, one row per gap, of µs of main-thread CPU a turn (median of the rounds, with
  * its range and the 95% interval of `_stats.ts`' medianInterval).
  *
- * Run: `node bench/turn_cost.ts [rounds] [--busy=N]` (default 15 rounds), `deno run -A …`, `bun …`.
+ * Run: `node bench/experiments/turn_cost.ts [rounds] [--busy=N]` (default 15 rounds), `deno run -A …`, `bun …`.
  *
  * @module
  */
 import { readFileSync } from "node:fs";
 import process from "node:process";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
-import { medianInterval, runtimeName, summarize } from "./_stats.ts";
+import { medianInterval, runtimeName, summarize } from "../_stats.ts";
 
 const GAPS = [0, 1, 2, 4, 8, 16, 32];
 /**

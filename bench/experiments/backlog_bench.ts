@@ -4,14 +4,14 @@
  * between its bursts. It measures what the backlog's buffer costs from one burst to the next: kept, it is
  * reused; given back, each burst grows it again in fresh pages (see backlog.ts and submission.ts).
  *
- * Run: `node bench/backlog_bench.ts`, `deno run -A bench/backlog_bench.ts`, `bun bench/backlog_bench.ts`.
+ * Run: `node bench/experiments/backlog_bench.ts`, `deno run -A …`, `bun …`.
  * Options: a number sets the rounds (default 9); `--bytes=N` the argument's size (default 1024);
  * `--tasks=N` the tasks of a burst (default 20,000); `--pause=MS` a pause between bursts (default 0).
  * Two untimed bursts come first. Prints the median with the range, and the spread by range and by IQR.
  */
-import { Pool } from "../lib/pool.ts";
-import { format, runtimeName, summarize } from "./_stats.ts";
-import type * as tasks from "./tasks.ts";
+import { Pool } from "../../lib/pool.ts";
+import { format, runtimeName, summarize } from "../_stats.ts";
+import type * as tasks from "../tasks.ts";
 
 const args: string[] = (globalThis as { Deno?: { args: string[] } }).Deno?.args ??
   (globalThis as { process?: { argv: string[] } }).process?.argv.slice(2) ?? [];
@@ -28,7 +28,7 @@ const bytes = Math.max(1, option("bytes", 1024));
 const count = option("tasks", 20_000);
 const pauseMs = option("pause", 0);
 
-const pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: 2 });
+const pool = await Pool.create<typeof tasks>(new URL("../tasks.ts", import.meta.url), { workers: 2 });
 const input = new Uint8Array(bytes).fill(7);
 
 /** One burst; returns tasks a second. Checks every result. */

@@ -7,15 +7,15 @@
  * measured below the shipped threshold too. Rounds interleave the two, alternating which goes first; each
  * cell is the median ratio (slabs ÷ blocks) with its range.
  *
- * Run: `node bench/payload_crossover.ts`, `deno run -A bench/payload_crossover.ts`, `bun
- * bench/payload_crossover.ts` (a number sets the rounds, default 5).
+ * Run: `node bench/experiments/payload_crossover.ts`, `deno run -A bench/experiments/payload_crossover.ts`, `bun
+ * bench/experiments/payload_crossover.ts` (a number sets the rounds, default 5).
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import type { Pool } from "../lib/pool.ts";
-import { format, interleaved, runtimeName, summarize } from "./_stats.ts";
+import type { Pool } from "../../lib/pool.ts";
+import { format, interleaved, runtimeName, summarize } from "../_stats.ts";
 
 const SIZES = [256, 512, 1024, 4096, 16384, 65536];
 const argv = (globalThis as { process?: { argv: string[] } }).process?.argv ?? [];
@@ -24,7 +24,7 @@ const rounds = Number(argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 5);
 /** Writes lib/ with every payload past the record in a slab, and a task module; returns their URLs. */
 function slabFirstCopy(dir: string): { pool: string; tasks: string } {
   const lib = join(dir, "lib");
-  cpSync(fileURLToPath(new URL("../lib", import.meta.url)), lib, { recursive: true });
+  cpSync(fileURLToPath(new URL("../../lib", import.meta.url)), lib, { recursive: true });
   const file = join(lib, "record", "slabs.ts");
   const source = readFileSync(file, "utf8");
   const patched = source

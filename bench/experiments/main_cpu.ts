@@ -29,17 +29,17 @@
  * at each tick), so each reading may lag by up to a tick: at 20,000 tasks, up to 0.2 µs a task in one
  * round. The medians of the rounds are what to read.
  *
- * Run: `node bench/main_cpu.ts`, `deno run -A bench/main_cpu.ts`, `bun bench/main_cpu.ts` (`--only=demo,run`: only
+ * Run: `node bench/experiments/main_cpu.ts`, `deno run -A …`, `bun …` (`--only=demo,run`: only
  * those shapes' cells; `--workers=N`: N workers instead of 2).
  */
 import { readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import process from "node:process";
-import { Pool } from "../lib/pool.ts";
-import { demoSizes } from "./_demo_sizes.ts";
-import { format, runtimeName, summarize, type Summary } from "./_stats.ts";
-import { withTimeout } from "./_deadline.ts";
-import type * as tasks from "./tasks.ts";
+import { Pool } from "../../lib/pool.ts";
+import { demoSizes } from "../_demo_sizes.ts";
+import { format, runtimeName, summarize, type Summary } from "../_stats.ts";
+import { withTimeout } from "../_deadline.ts";
+import type * as tasks from "../tasks.ts";
 
 /**
  * The pool's workers: 2, the demo's (`--workers=N` changes it: with 1, the main thread has a core to itself
@@ -209,7 +209,7 @@ interface Cell {
 
 const rounds = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 15);
 mainThreadNs(); // fails at once, named, where there is no per-thread clock
-const pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: WORKERS });
+const pool = await Pool.create<typeof tasks>(new URL("../tasks.ts", import.meta.url), { workers: WORKERS });
 const cells: Cell[] = [];
 const cell = (shape: Shape, us: number, tasks: number): Cell => ({
   shape,

@@ -1,5 +1,5 @@
 /**
- * The parsing benchmark's work (bench/parse.ts): a tokenizer that builds what a parser builds, and so
+ * The parsing benchmark's work (bench/experiments/parse.ts): a tokenizer that builds what a parser builds, and so
  * allocates as one does. Each token becomes an object with an ESTree-style location (three more objects),
  * brackets nest the tokens into a tree, and a second pass lists every token with its depth and a hash and
  * keeps a symbol table of every identifier's positions. It is not a JavaScript parser, but its garbage and
@@ -145,7 +145,7 @@ export function parsePasses(text: string, passes: number): number {
  * @returns The files' text.
  */
 export function corpus(limit = 8e6): string[] {
-  const root = fileURLToPath(new URL("..", import.meta.url));
+  const root = fileURLToPath(new URL("../..", import.meta.url));
   const files: string[] = [];
   const walk = (dir: string) => {
     for (const name of readdirSync(dir).sort()) {

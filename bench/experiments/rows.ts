@@ -13,14 +13,14 @@
  * (bench/_stats.ts `medianInterval`), and filch ÷ piscina per round. Goals: both filch forms ≥ 1.8× inline,
  * and ahead of piscina.
  *
- * Run: `node bench/rows.ts [rounds]`, `deno run -A bench/rows.ts`, `bun bench/rows.ts` (default 15 rounds).
+ * Run: `node bench/experiments/rows.ts [rounds]`, `deno run -A …`, `bun …` (default 15 rounds).
  *
  * @module
  */
 import { Worker } from "node:worker_threads";
-import { Pool } from "../lib/pool.ts";
+import { Pool } from "../../lib/pool.ts";
 import { type Contender, rotatedRounds } from "./_rotated.ts";
-import { intervalText, runtimeName, summarize } from "./_stats.ts";
+import { intervalText, runtimeName, summarize } from "../_stats.ts";
 import { row, type RowsView } from "./rows_tasks.ts";
 import type * as rowsTasks from "./rows_tasks.ts";
 

@@ -1,11 +1,11 @@
 /**
- * The uneven-rows benchmark's work (bench/rows.ts): rows of a Mandelbrot image of the whole set, whose
+ * The uneven-rows benchmark's work (bench/experiments/rows.ts): rows of a Mandelbrot image of the whole set, whose
  * cost varies with how many of a row's points lie inside the set (every such point runs the full
  * iteration count): rows near the top and bottom edges cost tens of times less than rows through its middle.
  *
  * @module
  */
-import { parallelFor } from "../mod.ts";
+import { parallelFor } from "../../mod.ts";
 
 /** The image: its size and iteration limit (the view is the whole set, fixed). */
 export interface RowsView {

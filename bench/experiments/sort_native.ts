@@ -18,16 +18,16 @@
  * of the ratio native ms ÷ pool ms with its range and 95% interval (`_stats.ts` medianInterval), and each
  * side's median ms.
  *
- * Run: `node bench/sort_native.ts`, `deno run -A bench/sort_native.ts`, `bun bench/sort_native.ts`
+ * Run: `node bench/experiments/sort_native.ts`, `deno run -A …`, `bun …`
  * (`--rounds 15 --n 10000000 --workers 2 --pieces 2 --bucket 40000`: pieces per worker, the leaf length
  * being n ÷ (workers × pieces); the bucket sort's bucket length).
  *
  * @module
  */
 import process from "node:process";
-import { Pool } from "../mod.ts";
-import * as tasks from "../examples/sort/tasks.ts";
-import { format, medianInterval, runtimeName, summarize } from "./_stats.ts";
+import { Pool } from "../../mod.ts";
+import * as tasks from "../../examples/sort/tasks.ts";
+import { format, medianInterval, runtimeName, summarize } from "../_stats.ts";
 
 function option(name: string, fallback: number): number {
   const args = process.argv.slice(2);
@@ -74,7 +74,7 @@ console.log(
 for (const kind of KINDS) {
   // A pool of its own per element type: its workers' merge then only ever sees one type of array (a merge
   // that has seen both runs 2–3× slower on Bun, checked: JavaScriptCore's element accesses go polymorphic).
-  await using pool = await Pool.create<typeof tasks>(new URL("../examples/sort/tasks.ts", import.meta.url), {
+  await using pool = await Pool.create<typeof tasks>(new URL("../../examples/sort/tasks.ts", import.meta.url), {
     workers,
   });
   const input = kind.make(n);
