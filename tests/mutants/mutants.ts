@@ -156,7 +156,7 @@ export const ALL_MUTANTS: readonly Mutant[] = [
   {
     name: "publish_before_write",
     module: "injector.ts",
-    bug: "push publishes the slot's sequence before it writes the value (spec/mutants/PublishBeforeWrite.tla)",
+    bug: "push publishes the slot's sequence before it writes the value (spec/mutants.ts: PublishBeforeWrite)",
     patches: [{
       find: `        mem.store(words, this.valuesAt + (pos & this.mask), value); // spec: PushWriteValue
         // Publishes the value: a consumer that reads this seq reads the value above.
@@ -172,7 +172,7 @@ export const ALL_MUTANTS: readonly Mutant[] = [
     name: "pop_without_cas_head",
     module: "injector.ts",
     bug: "pop claims its position by storing head = pos + 1, whatever head holds, instead of a compare-exchange " +
-      "(spec/mutants/PopWithoutCasHead.tla)",
+      "(spec/mutants.ts: PopWithoutCasHead)",
     patches: [{
       find:
         "        if (mem.compareExchange(words, InjectorWords.head, pos, (pos + 1) | 0) !== pos) continue; // spec: PopCasHead\n",
@@ -183,7 +183,7 @@ export const ALL_MUTANTS: readonly Mutant[] = [
     name: "release_wrong_seq",
     module: "injector.ts",
     bug: "pop releases the slot with sequence pos + 1 (the value it already held) instead of pos + capacity: the " +
-      "slot is never freed (spec/mutants/ReleaseWrongSeq.tla)",
+      "slot is never freed (spec/mutants.ts: ReleaseWrongSeq)",
     patches: [{
       find: "(pos + this.capacity) | 0); // spec: PopReleaseSeq\n",
       replace: "(pos + 1) | 0); // mutant: wrong sequence\n",
@@ -193,7 +193,7 @@ export const ALL_MUTANTS: readonly Mutant[] = [
     name: "release_before_read",
     module: "injector.ts",
     bug: "pop frees the slot before it reads the value, so a producer a lap ahead can overwrite it first " +
-      "(spec/mutants/ReleaseBeforeRead.tla)",
+      "(spec/mutants.ts: ReleaseBeforeRead)",
     patches: [{
       find: `        const value = mem.load(words, this.valuesAt + (pos & this.mask)); // spec: PopReadValue
         // Frees the slot for position pos + capacity.
@@ -209,7 +209,7 @@ export const ALL_MUTANTS: readonly Mutant[] = [
     name: "narrow_positions",
     module: "injector.ts",
     bug: "positions and sequence differences wrap at 2 bits (sign-extended): with capacity 4 a full queue's " +
-      "difference -3 reads as +1, 'a lap ahead', and push retries for ever (spec/mutants/NarrowPositions.tla)",
+      "difference -3 reads as +1, 'a lap ahead', and push retries for ever (spec/mutants.ts: NarrowPositions)",
     patches: [{ find: ") | 0", replace: ") << 30 >> 30", count: 11 }],
   },
 ];
