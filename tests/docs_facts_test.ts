@@ -15,11 +15,14 @@
  * - the spec families and their configurations: the `RUNS` of the model-check command (package.json's
  *   `check:tla` script), against the index table and totals of spec/README.md, which must link one page
  *   per family;
- * - every repository path that a doc names (`lib/…`, `tests/…`, `spec/…`, `bench/…`, `examples/…`) exists.
+ * - every repository path that a doc names (`lib/…`, `tests/…`, `spec/…`, `bench/…`, `examples/…`) exists;
+ * - `protocol/` imports nothing outside itself, and docs/architecture.md names the imports inside it;
+ * - every `npm run` and `deno task` that a doc names exists, and the README keeps its two commands.
  *
  * Everything is found by discovery (the scripts of package.json, a walk of the folders), not by the
  * present layout, so moving a test, a harness file or a lib module does not break this file; only a
- * doc that no longer says what the code is does. It only reads files: the same on every runtime.
+ * doc that no longer says what the code is does. It reads files and imports the mutation run's and the
+ * model-check command's modules, which run nothing on import: the same on every runtime, in well under a second.
  *
  * @module
  */
@@ -311,3 +314,29 @@ test("docs/architecture.md names every import inside protocol/ and says it impor
   const spans = sorted(codeSpans(text).filter((s) => /^\w+\.ts$/.test(s)));
   assertEquals(spans, sorted(["atomics.ts", "layout.ts", ...importers]), "the files architecture.md names");
 }, 60_000);
+
+test(
+  "every `npm run` and `deno task` the docs name exists, and the README keeps two commands for a fresh machine",
+  () => {
+    const scripts = JSON.parse(read("package.json")).scripts as Record<string, string>;
+    const tasks = JSON.parse(read("deno.json")).tasks as Record<string, string>;
+    const docs = ["README.md", ...walk("docs"), ...walk("spec"), ...walk("bench")].filter((f) => f.endsWith(".md"));
+    const missing: string[] = [];
+    for (const doc of docs) {
+      for (const m of read(doc).matchAll(/\b(npm run|deno task) ([\w:-]+)/g)) {
+        const known = m[1] === "npm run" ? scripts : tasks;
+        if (!(m[2] in known)) missing.push(`${doc}: ${m[1]} ${m[2]}`);
+      }
+    }
+    assertEquals(missing, [], "commands the docs name that package.json or deno.json does not have");
+    const readme = read("README.md");
+    const at = readme.indexOf("## Two commands");
+    assert(at >= 0, "README.md has its 'Two commands' section");
+    const block = readme.slice(at).match(/```sh\n([\s\S]*?)```/);
+    assert(block !== null, "the 'Two commands' section has a sh block");
+    const commands = block[1].split("\n").filter((line) => line.trim() !== "").map((line) => line.split("#")[0].trim());
+    assertEquals(commands, ["npm install && npm run demo", "npm install && npm test"], "the README's two commands");
+    assert("demo" in scripts && "test" in scripts, "package.json has the 'demo' and 'test' scripts");
+  },
+  60_000,
+);
