@@ -14,7 +14,7 @@
  *   steps table of docs/verification.md;
  * - the spec families and their configurations: the `RUNS` of the model-check command (package.json's
  *   `check:tla` script), against the index table and totals of spec/README.md, which must link one page
- *   per family;
+ *   per family, and each page its configurations by name;
  * - every repository path that a doc names (`lib/…`, `tests/…`, `spec/…`, `bench/…`, `examples/…`) exists;
  * - `protocol/` imports nothing outside itself, and docs/architecture.md names the imports inside it;
  * - every `npm run` and `deno task` that a doc names exists, and the README keeps its two commands.
@@ -140,6 +140,7 @@ function ciSteps(): string[] {
 }
 
 interface Run {
+  name: string;
   module: string;
   kind: string;
 }
@@ -272,6 +273,29 @@ test("spec/README.md indexes every spec family with its configurations, each on 
     [runs.length, real, runs.length - real, actual.size],
     "spec/README.md's totals: configurations, real, mutants, families",
   );
+}, 60_000);
+
+test("each spec family's page lists exactly its real and mutant configurations", async () => {
+  const runs = await specRuns();
+  const rows = table(read("spec/README.md"), "| family | what it models |", "spec/README.md");
+  for (const cells of rows) {
+    const link = cells[0].match(/^\[`?(\w+)(?:\.tla)?`?\]\(([^)]+)\)$/);
+    assert(link !== null, `spec/README.md's index row links its family's page: ${cells[0]}`);
+    const page = `spec/${link[2]}`;
+    const text = paragraph(read(page), "**Its configurations**", page);
+    const at = text.indexOf("mutants, which TLC must reject:");
+    assert(at >= 0, `${page} says which configurations are mutants`);
+    const names = (part: string) => sorted(codeSpans(part).filter((s) => /^\w+$/.test(s)));
+    const mine = runs.filter((r) => r.module === `${link[1]}.tla`);
+    assertEquals(
+      [names(text.slice(0, at)), names(text.slice(at))],
+      [
+        sorted(mine.filter((r) => r.kind === "real").map((r) => r.name)),
+        sorted(mine.filter((r) => r.kind !== "real").map((r) => r.name)),
+      ],
+      `${page}: its real and mutant configurations`,
+    );
+  }
 }, 60_000);
 
 test("every path of the repository that the docs name exists", () => {
