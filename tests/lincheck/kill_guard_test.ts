@@ -15,18 +15,15 @@ import {
   checkKillExecution,
   describeKAccess,
   describeKillScenario,
-  exploreKill,
   formatKillTable,
+  KILL_GUARD,
   KILL_SCENARIOS,
-  KillGuardHarness,
   type KillGuardScenario,
   killScenarioArbitrary,
-  killScheduleArbitrary,
-  killScheduleChooser,
-  killSystematicChooser,
-} from "./kill_guard_harness.ts";
-import { Fn } from "./protocol.ts";
-import { SState } from "./sleep_protocol.ts";
+} from "./models/kill_guard/model.ts";
+import { explore, Harness, huntMutant, replayChooser, scheduleArbitrary, scheduleChooser } from "./kernel/harness.ts";
+import { Fn } from "../../spec/trace/facade_codes.ts";
+import { State } from "./kernel/words.ts";
 import { config, describeViolations, intEnv, mutantFromEnv } from "./suite.ts";
 import { KILL_GUARD_MUTANTS } from "../mutants/mutants.ts";
 import { assert, assertEquals, runtime, test } from "../_test.ts";
@@ -35,7 +32,7 @@ const RUNS = intEnv("FILCH_LINCHECK_KILL_RUNS", 15_000, 0);
 const HUNT = intEnv("FILCH_LINCHECK_KILL_HUNT", 10_000, 0);
 const PREEMPTIONS = intEnv("FILCH_LINCHECK_KILL_PREEMPTIONS", 3, 0);
 /** One harness (3 threads, the shipped module and every mutant loaded) for the whole file; the last test closes it. */
-const shared = KillGuardHarness.start();
+const shared = Harness.start(KILL_GUARD);
 
 /**
  * The oracles each mutant's minimal counterexample must break, all in one run: its TLA+ counterpart's
@@ -60,7 +57,7 @@ test(
     const h = await shared;
     const s: KillGuardScenario = { cycles: 1, finish: false, requests: 1, settle: [], epoch: 0 };
     // The worker runs to its end (in user code, guard down), then the main thread kills it.
-    const late = h.run(s, killSystematicChooser([0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1]), 0, undefined, true);
+    const late = h.run(s, replayChooser(KILL_GUARD, [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1]), 0, undefined, true);
     assertEquals(late.accesses.map((a) => `${a.thread === 0 ? "worker" : "main"}: ${describeKAccess(a)}`), [
       "worker: store guard ← 1",
       "worker: load epoch → 0",
@@ -82,11 +79,11 @@ test(
     assertEquals(checkKillExecution(s, late), [], "no oracle breaks");
     // The main thread moves the epoch while the worker is inside its first pool step: the poll sees the
     // guard up and yields; the worker, back from user code, halts (guard down), and the next poll kills it.
-    const early = h.run(s, killSystematicChooser([0, 1, 1, 1, 1, 1]), 0, undefined, true);
+    const early = h.run(s, replayChooser(KILL_GUARD, [0, 1, 1, 1, 1, 1]), 0, undefined, true);
     const rows = early.accesses.map((a) => `${a.thread === 0 ? "worker" : "main"}: ${describeKAccess(a)}`);
     assert(rows.includes("worker: HaltLower: store guard ← 0"), `the worker halts:\n${rows.join("\n")}`);
     assertEquals(rows.at(-1), "main: store killed ← 1", "then it is killed");
-    assertEquals(early.states[0], SState.BLOCKED, "halted in its wait, until the termination lands");
+    assertEquals(early.states[0], State.BLOCKED, "halted in its wait, until the termination lands");
     assertEquals(checkKillExecution(s, early), [], "no oracle breaks");
   },
   60_000,
@@ -104,8 +101,8 @@ test("kill-guard random mode: generated scenarios under generated interleavings 
   let halts = 0;
   const scenarios = new Set<string>();
   const result = fc.check(
-    fc.property(killScenarioArbitrary(), killScheduleArbitrary(), (scenario, schedule) => {
-      const exec = h.run(scenario, killScheduleChooser(schedule), variant);
+    fc.property(killScenarioArbitrary(), scheduleArbitrary(KILL_GUARD), (scenario, schedule) => {
+      const exec = h.run(scenario, scheduleChooser(KILL_GUARD, schedule), variant);
       runs++;
       steps += exec.steps;
       if (exec.killed === 1) kills++;
@@ -127,7 +124,7 @@ test("kill-guard random mode: generated scenarios under generated interleavings 
   );
   if (result.failed) {
     const [scenario, schedule] = result.counterexample!;
-    const exec = h.run(scenario, killScheduleChooser(schedule), variant, undefined, true);
+    const exec = h.run(scenario, scheduleChooser(KILL_GUARD, schedule), variant, undefined, true);
     throw new Error(
       `lincheck kill-guard random: ${mutant ? `mutant ${mutant}` : "the shipped code"} failed; ` +
         `replay: FILCH_LINCHECK_SEED=${result.seed} FILCH_LINCHECK_PATH='${result.counterexamplePath}'\n` +
@@ -149,7 +146,7 @@ test(
     let schedules = 0;
     let steps = 0;
     for (const { name, scenario } of KILL_SCENARIOS) {
-      const r = exploreKill(h, scenario, 0, PREEMPTIONS);
+      const r = explore(h, scenario, 0, PREEMPTIONS);
       schedules += r.schedules;
       steps += r.steps;
       lines.push(
@@ -183,41 +180,20 @@ test(
         const mutant = KILL_GUARD_MUTANTS[m];
         const variant = m + 1;
         // Systematic: the fewest preemptions first, then the first named scenario that breaks the property.
-        let found: { name: string; scenario: KillGuardScenario; choices: number[]; preemptions: number } | undefined;
-        let explored = 0;
-        for (let p = 0; p <= PREEMPTIONS && found === undefined; p++) {
-          for (const { name, scenario } of KILL_SCENARIOS) {
-            const r = exploreKill(h, scenario, variant, p, EXPECTED[mutant.name]);
-            explored += r.schedules;
-            if (r.failure) {
-              found = { name, scenario, choices: r.failure.choices, preemptions: r.failure.preemptions };
-              break;
-            }
-          }
-        }
         // Random: how many generated interleavings until the first failure.
-        let huntOracle = "";
-        const hunt = fc.check(
-          fc.property(killScenarioArbitrary(), killScheduleArbitrary(), (scenario, schedule) => {
-            const v = checkKillExecution(scenario, h.run(scenario, killScheduleChooser(schedule), variant));
-            if (v.length > 0) {
-              huntOracle ||= v[0].oracle;
-              return false;
-            }
-            return true;
-          }),
-          { seed, numRuns: HUNT, endOnFailure: true },
-        );
-        const randomText = hunt.failed
-          ? `random: run ${hunt.numRuns} (${huntOracle})`
-          : `random: NOT caught in ${HUNT}`;
-        if (!hunt.failed) missed.push(`${mutant.name} (random mode, ${HUNT} runs)`);
+        const { found, explored, random } = huntMutant(h, variant, KILL_SCENARIOS, PREEMPTIONS, {
+          scenarios: killScenarioArbitrary(),
+          seed,
+          runs: HUNT,
+        }, EXPECTED[mutant.name]);
+        const randomText = random ? `random: run ${random.run} (${random.oracle})` : `random: NOT caught in ${HUNT}`;
+        if (!random) missed.push(`${mutant.name} (random mode, ${HUNT} runs)`);
         if (found === undefined) {
           missed.push(`${mutant.name} (systematic, ${explored} schedules)`);
           rows.push(`  ${mutant.name.padEnd(32)} NOT CAUGHT systematically (${explored} schedules); ${randomText}`);
           continue;
         }
-        const exec = h.run(found.scenario, killSystematicChooser(found.choices), variant, undefined, true);
+        const exec = h.run(found.scenario, replayChooser(KILL_GUARD, found.choices), variant, undefined, true);
         const violations = checkKillExecution(found.scenario, exec);
         const oracles = [...new Set(violations.map((v) => v.oracle))];
         const expected = EXPECTED[mutant.name] ?? [];

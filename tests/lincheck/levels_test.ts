@@ -17,20 +17,17 @@ import {
   checkLevelsExecution,
   describeLAccess,
   describeLevelsScenario,
-  exploreLevels,
   formatLevelsTable,
   LAddr,
+  LEVELS,
   LEVELS_SCENARIOS,
-  LevelsHarness,
   type LevelsScenario,
   levelsScenarioArbitrary,
-  levelsScheduleArbitrary,
-  levelsScheduleChooser,
-  levelsSystematicChooser,
   type LExecution,
   type LTake,
   lThreadName,
-} from "./levels_harness.ts";
+} from "./models/levels/model.ts";
+import { explore, Harness, huntMutant, replayChooser, scheduleArbitrary, scheduleChooser } from "./kernel/harness.ts";
 import { config, describeViolations, intEnv, mutantFromEnv } from "./suite.ts";
 import { LEVELS_MUTANTS } from "../mutants/mutants.ts";
 import { assert, assertEquals, runtime, test } from "../_test.ts";
@@ -39,7 +36,7 @@ const RUNS = intEnv("FILCH_LINCHECK_LEVELS_RUNS", 1500, 0);
 const HUNT = intEnv("FILCH_LINCHECK_LEVELS_HUNT", 400, 0);
 const EXTRA = intEnv("FILCH_LINCHECK_LEVELS_PREEMPTIONS", 0, 0);
 /** One harness (3 threads, the shipped module and every mutant loaded) for the whole file; the last test closes it. */
-const shared = LevelsHarness.start();
+const shared = Harness.start(LEVELS);
 
 /**
  * The oracle each mutant's counterexample must break: its TLA+ counterpart's property (spec/check.ts's
@@ -61,7 +58,7 @@ test(
     const h = await shared;
     const s: LevelsScenario = { levels: [2, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], workers: 1 };
     // The producer runs to its end (a schedule of its steps alone, past them the next thread), then the worker takes.
-    const exec = h.run(s, levelsScheduleChooser(new Array(80).fill(0)), 0, undefined, true);
+    const exec = h.run(s, scheduleChooser(LEVELS, new Array(80).fill(0)), 0, undefined, true);
     const order = exec.takes.map((k) => k.task);
     assertEquals(order, [103, 104, 105, 106, 107, 108, 109, 110, 101, 111, 112, 102], "the order of the takes");
     const rows = exec.accesses.map((a) => `${lThreadName(a.thread)}: ${describeLAccess(a)}`);
@@ -89,8 +86,8 @@ test("levels random mode: generated submissions under generated interleavings sa
   let polls = 0;
   const scenarios = new Set<string>();
   const result = fc.check(
-    fc.property(levelsScenarioArbitrary(), levelsScheduleArbitrary(), (scenario, schedule) => {
-      const exec = h.run(scenario, levelsScheduleChooser(schedule), variant);
+    fc.property(levelsScenarioArbitrary(), scheduleArbitrary(LEVELS), (scenario, schedule) => {
+      const exec = h.run(scenario, scheduleChooser(LEVELS, schedule), variant);
       runs++;
       steps += exec.steps;
       scenarios.add(JSON.stringify(scenario));
@@ -110,7 +107,7 @@ test("levels random mode: generated submissions under generated interleavings sa
   );
   if (result.failed) {
     const [scenario, schedule] = result.counterexample!;
-    const exec = h.run(scenario, levelsScheduleChooser(schedule), variant, undefined, true);
+    const exec = h.run(scenario, scheduleChooser(LEVELS, schedule), variant, undefined, true);
     throw new Error(
       `lincheck levels random: ${mutant ? `mutant ${mutant}` : "the shipped code"} failed; ` +
         `replay: FILCH_LINCHECK_SEED=${result.seed} FILCH_LINCHECK_PATH='${result.counterexamplePath}'\n` +
@@ -140,7 +137,7 @@ test(
     let schedules = 0;
     let steps = 0;
     for (const { name, scenario, preemptions } of LEVELS_SCENARIOS) {
-      const r = exploreLevels(h, scenario, 0, preemptions + EXTRA);
+      const r = explore(h, scenario, 0, preemptions + EXTRA);
       schedules += r.schedules;
       steps += r.steps;
       lines.push(
@@ -176,43 +173,21 @@ test(
         const variant = m + 1;
         const want = EXPECTED[mutant.name] ?? [];
         // Systematic: the fewest preemptions first, then the first named scenario that breaks the property.
-        let found: { name: string; scenario: LevelsScenario; choices: number[]; preemptions: number } | undefined;
-        let explored = 0;
-        const most = Math.max(...LEVELS_SCENARIOS.map((x) => x.preemptions));
-        for (let p = 0; p <= most && found === undefined; p++) {
-          for (const { name, scenario, preemptions } of LEVELS_SCENARIOS) {
-            if (p > preemptions) continue;
-            const r = exploreLevels(h, scenario, variant, p, want);
-            explored += r.schedules;
-            if (r.failure) {
-              found = { name, scenario, choices: r.failure.choices, preemptions: r.failure.preemptions };
-              break;
-            }
-          }
-        }
         // Random: how many generated interleavings until the first failure.
-        let huntOracle = "";
-        const hunt = fc.check(
-          fc.property(levelsScenarioArbitrary(), levelsScheduleArbitrary(), (scenario, schedule) => {
-            const v = checkLevelsExecution(scenario, h.run(scenario, levelsScheduleChooser(schedule), variant));
-            if (v.length > 0) {
-              huntOracle ||= v[0].oracle;
-              return false;
-            }
-            return true;
-          }),
-          { seed, numRuns: HUNT, endOnFailure: true },
-        );
-        const randomText = hunt.failed
-          ? `random: run ${hunt.numRuns} (${huntOracle})`
-          : `random: NOT caught in ${HUNT}`;
-        if (!hunt.failed) missed.push(`${mutant.name} (random mode, ${HUNT} runs)`);
+        const most = Math.max(...LEVELS_SCENARIOS.map((x) => x.preemptions));
+        const { found, explored, random } = huntMutant(h, variant, LEVELS_SCENARIOS, most, {
+          scenarios: levelsScenarioArbitrary(),
+          seed,
+          runs: HUNT,
+        }, want);
+        const randomText = random ? `random: run ${random.run} (${random.oracle})` : `random: NOT caught in ${HUNT}`;
+        if (!random) missed.push(`${mutant.name} (random mode, ${HUNT} runs)`);
         if (found === undefined) {
           missed.push(`${mutant.name} (systematic, ${explored} schedules)`);
           rows.push(`  ${mutant.name.padEnd(30)} NOT CAUGHT systematically (${explored} schedules); ${randomText}`);
           continue;
         }
-        const exec = h.run(found.scenario, levelsSystematicChooser(found.choices), variant, undefined, true);
+        const exec = h.run(found.scenario, replayChooser(LEVELS, found.choices), variant, undefined, true);
         const violations = checkLevelsExecution(found.scenario, exec);
         const oracles = [...new Set(violations.map((x) => x.oracle))];
         if (want.length === 0 || !want.every((o) => oracles.includes(o))) {

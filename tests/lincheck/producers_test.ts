@@ -15,24 +15,21 @@ import {
   checkProducersExecution,
   describePAccess,
   describeProducersScenario,
-  exploreProducers,
   formatProducersTable,
+  PRODUCERS,
   PRODUCERS_SCENARIOS,
-  ProducersHarness,
-  producersReplayChooser,
   producersScenarioArbitrary,
-  producersScheduleArbitrary,
-  producersScheduleChooser,
   type PScenario,
   pThreadName,
-} from "./producers_harness.ts";
+} from "./models/producers/model.ts";
+import { explore, Harness, replayChooser, scheduleArbitrary, scheduleChooser } from "./kernel/harness.ts";
 import { config, describeViolations, intEnv } from "./suite.ts";
 import { assert, assertEquals, runtime, test } from "../_test.ts";
 
 const RUNS = intEnv("FILCH_LINCHECK_PRODUCERS_RUNS", 5000, 0);
 const EXTRA = intEnv("FILCH_LINCHECK_PRODUCERS_PREEMPTIONS", 0, 0);
 /** One harness (4 threads) for the whole file; the last test closes it. */
-const shared = ProducersHarness.start();
+const shared = Harness.start(PRODUCERS);
 
 test(
   "producers harness: a producer that waited is woken by the worker that finished its task, and reads it from its own queue",
@@ -44,7 +41,7 @@ test(
       finishers: 1,
     };
     // Both producers arm and block first (threads 0 and 1 to their waits), then the worker runs.
-    const exec = h.run(s, producersScheduleChooser([0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1]));
+    const exec = h.run(s, scheduleChooser(PRODUCERS, [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1]));
     const rows = exec.accesses.map((a) => `${pThreadName(s, a.thread)}: ${describePAccess(a)}`);
     const table = formatProducersTable(s, exec);
     assert(rows.includes("producer@1: wait waiting@1 =1 (blocks)"), `producer@1 blocks first:\n${table}`);
@@ -68,8 +65,8 @@ test(
     let claims = 0;
     const scenarios = new Set<string>();
     const result = fc.check(
-      fc.property(producersScenarioArbitrary(), producersScheduleArbitrary(), (scenario, schedule) => {
-        const exec = h.run(scenario, producersScheduleChooser(schedule));
+      fc.property(producersScenarioArbitrary(), scheduleArbitrary(PRODUCERS), (scenario, schedule) => {
+        const exec = h.run(scenario, scheduleChooser(PRODUCERS, schedule));
         runs++;
         steps += exec.steps;
         scenarios.add(JSON.stringify(scenario));
@@ -89,7 +86,7 @@ test(
     );
     if (result.failed) {
       const [scenario, schedule] = result.counterexample!;
-      const exec = h.run(scenario, producersScheduleChooser(schedule));
+      const exec = h.run(scenario, scheduleChooser(PRODUCERS, schedule));
       throw new Error(
         `lincheck producers random: the shipped code failed; ` +
           `replay: FILCH_LINCHECK_SEED=${result.seed} FILCH_LINCHECK_PATH='${result.counterexamplePath}'\n` +
@@ -116,7 +113,7 @@ test(
       let schedules = 0;
       let steps = 0;
       for (const { name, scenario, preemptions } of PRODUCERS_SCENARIOS) {
-        const r = exploreProducers(h, scenario, preemptions + EXTRA);
+        const r = explore(h, scenario, 0, preemptions + EXTRA);
         schedules += r.schedules;
         steps += r.steps;
         lines.push(
@@ -124,7 +121,7 @@ test(
             `schedules  ${describeProducersScenario(scenario)}`,
         );
         if (r.failure) {
-          const exec = h.run(scenario, producersReplayChooser(r.failure.choices));
+          const exec = h.run(scenario, replayChooser(PRODUCERS, r.failure.choices));
           failures.push(
             `${name}: choices ${JSON.stringify(r.failure.choices)}: ${describeViolations(r.failure.violations)}\n` +
               formatProducersTable(scenario, exec),

@@ -135,5 +135,5 @@ export function regionOffset(k: number): number {
   return REGIONS_BASE_BYTES + k * REGION_BYTES;
 }
 
-/** The thrown message that unwinds a simulated thread when the controller aborts a run. */
-export const ABORT_MESSAGE = "filch-lincheck: run aborted by the controller";
+/** The thrown message that unwinds a simulated thread when the controller aborts a run (the kernel's gates'). */
+export { ABORT_MESSAGE } from "./kernel/facade.ts";

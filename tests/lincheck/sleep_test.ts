@@ -16,20 +16,17 @@ import {
   checkSleepExecution,
   describeSAccess,
   describeSleepScenario,
-  exploreSleep,
   formatSleepTable,
+  SLEEP,
   SLEEP_SCENARIOS,
   SLEEP_SCENARIOS_LONG,
   type SleepScenario,
   sleepScenarioArbitrary,
-  sleepScheduleArbitrary,
-  sleepScheduleChooser,
-  systematicChooser,
-} from "./sleep_harness.ts";
-import { SState } from "./sleep_protocol.ts";
-import { SLEEP_RECORDED } from "./sleep_counterexamples.ts";
+} from "./models/sleep/model.ts";
+import { explore, Harness, huntMutant, replayChooser, scheduleArbitrary, scheduleChooser } from "./kernel/harness.ts";
+import { State } from "./kernel/words.ts";
+import { SLEEP_RECORDED } from "./models/sleep/counterexamples.ts";
 import { config, describeViolations, intEnv, mutantFromEnv } from "./suite.ts";
-import { startSleepHarness } from "./sleep_suite.ts";
 import { SLEEP_MUTANTS } from "../mutants/mutants.ts";
 import { assert, assertEquals, runtime, test } from "../_test.ts";
 
@@ -38,7 +35,7 @@ const HUNT = intEnv("FILCH_LINCHECK_SLEEP_HUNT", 3000, 0);
 const PREEMPTIONS = intEnv("FILCH_LINCHECK_SLEEP_PREEMPTIONS", 2, 0);
 const LONG = intEnv("FILCH_LINCHECK_SLEEP_LONG", 0, 0) === 1;
 /** One harness (4 threads, the shipped modules and every mutant loaded) for the whole file; the last test closes it. */
-const shared = startSleepHarness();
+const shared = Harness.start(SLEEP);
 
 const describe = describeViolations;
 
@@ -48,7 +45,7 @@ test(
     const h = await shared;
     const latch: SleepScenario = { kind: "latch" };
     // Joiner: read UNSET, wait (blocks); time it out; read UNSET, wait (blocks); then the finisher runs.
-    const exec = h.run(latch, systematicChooser([0, 0, 4, 0, 0, 1, 1]), 0);
+    const exec = h.run(latch, replayChooser(SLEEP, [0, 0, 4, 0, 0, 1, 1]), 0);
     const rows = exec.accesses.map((a) => describeSAccess(latch, a));
     assertEquals(rows, [
       "load latch → 0",
@@ -63,12 +60,12 @@ test(
     assertEquals(checkSleepExecution(latch, exec), [], "no oracle breaks");
     // Without a timeout choice and with the finisher never run first, the run ends when the joiner blocks
     // and the finisher is parked? No: the finisher is runnable, so the default continues with it.
-    const plain = h.run(latch, sleepScheduleChooser([0, 0]), 0);
+    const plain = h.run(latch, scheduleChooser(SLEEP, [0, 0]), 0);
     assertEquals(plain.accesses.filter((a) => a.fn === -1).length, 0, "no timeout unless chosen");
-    assertEquals(plain.states, [SState.DONE, SState.DONE], "both threads finish");
+    assertEquals(plain.states, [State.DONE, State.DONE], "both threads finish");
     // A worker alone with nothing posted ends blocked in sleep, counted, with no oracle broken.
     const lone: SleepScenario = { kind: "sleep", workers: 1, posts: [0], stop: false };
-    const asleep = h.run(lone, sleepScheduleChooser([]), 0);
+    const asleep = h.run(lone, scheduleChooser(SLEEP, []), 0);
     assertEquals(asleep.blocked.map((b) => b.thread), [0], "the worker sleeps");
     assertEquals(asleep.counters & 0x3ff, 1, "counted as sleeping");
     assertEquals(checkSleepExecution(lone, asleep), [], "no oracle breaks");
@@ -85,17 +82,17 @@ test(
     // with the worker and the poster parked before an access.
     let threw = "";
     try {
-      h.run(s, systematicChooser([1, 7]), 0);
+      h.run(s, replayChooser(SLEEP, [1, 7]), 0);
     } catch (error) {
       threw = String(error);
     }
     assert(threw.includes("choice 7 impossible at step 1"), `the replay throws: ${threw || "it did not"}`);
     // The same scenario again, run to its end by the default schedule: both threads start from their
     // program's first access (none picks up where the thrown run left it), and every oracle holds.
-    const exec = h.run(s, sleepScheduleChooser([]), 0);
-    const baseline = h.run(s, sleepScheduleChooser([]), 0);
+    const exec = h.run(s, scheduleChooser(SLEEP, []), 0);
+    const baseline = h.run(s, scheduleChooser(SLEEP, []), 0);
     assertEquals(exec.accesses, baseline.accesses, "the run after the throw is the run of a clean harness");
-    assertEquals(exec.states, [SState.BLOCKED, SState.DONE], "the worker took the item and sleeps; the poster is done");
+    assertEquals(exec.states, [State.BLOCKED, State.DONE], "the worker took the item and sleeps; the poster is done");
     assertEquals(exec.taken[0], 1, "the worker took the one item");
     assertEquals(checkSleepExecution(s, exec), [], "no oracle breaks");
   },
@@ -112,8 +109,8 @@ test("sleep random mode: generated scenarios under generated interleavings satis
   let timeouts = 0;
   const scenarios = new Set<string>();
   const result = fc.check(
-    fc.property(sleepScenarioArbitrary(), sleepScheduleArbitrary(), (scenario, schedule) => {
-      const exec = h.run(scenario, sleepScheduleChooser(schedule), variant);
+    fc.property(sleepScenarioArbitrary(), scheduleArbitrary(SLEEP), (scenario, schedule) => {
+      const exec = h.run(scenario, scheduleChooser(SLEEP, schedule), variant);
       runs++;
       steps += exec.steps;
       timeouts += exec.accesses.filter((a) => a.fn === -1).length;
@@ -133,7 +130,7 @@ test("sleep random mode: generated scenarios under generated interleavings satis
   );
   if (result.failed) {
     const [scenario, schedule] = result.counterexample!;
-    const exec = h.run(scenario, sleepScheduleChooser(schedule), variant, undefined, true);
+    const exec = h.run(scenario, scheduleChooser(SLEEP, schedule), variant, undefined, true);
     throw new Error(
       `lincheck sleep random: ${mutant ? `mutant ${mutant}` : "the shipped code"} failed; ` +
         `replay: FILCH_LINCHECK_SEED=${result.seed} FILCH_LINCHECK_PATH='${result.counterexamplePath}'\n` +
@@ -154,7 +151,7 @@ test(
     let steps = 0;
     const explored = LONG ? [...SLEEP_SCENARIOS, ...SLEEP_SCENARIOS_LONG] : SLEEP_SCENARIOS;
     for (const { name, scenario } of explored) {
-      const r = exploreSleep(h, scenario, 0, PREEMPTIONS);
+      const r = explore(h, scenario, 0, PREEMPTIONS);
       schedules += r.schedules;
       steps += r.steps;
       lines.push(
@@ -174,19 +171,6 @@ test(
   300_000,
 );
 
-/** The smallest failing schedule of a mutant: fewest preemptions first, then the smallest scenario. */
-function minimalFailure(h: Awaited<typeof shared>, variant: number) {
-  let runs = 0;
-  for (let p = 0; p <= PREEMPTIONS; p++) {
-    for (const { name, scenario } of SLEEP_SCENARIOS) {
-      const r = exploreSleep(h, scenario, variant, p);
-      runs += r.schedules;
-      if (r.failure) return { name, scenario, ...r.failure, runs };
-    }
-  }
-  return { runs };
-}
-
 test(
   "sleep mutants: each known sleep/latch bug is caught, by which oracle, with its minimal counterexample",
   async () => {
@@ -199,36 +183,26 @@ test(
     for (let m = 0; m < SLEEP_MUTANTS.length; m++) {
       const mutant = SLEEP_MUTANTS[m];
       const variant = m + 1;
-      const min = minimalFailure(h, variant);
-      // The random mode's hunt: how many generated interleavings until the first failure.
-      let hunted = 0;
-      let huntOracle = "";
-      const hunt = fc.check(
-        fc.property(sleepScenarioArbitrary(), sleepScheduleArbitrary(), (scenario, schedule) => {
-          hunted++;
-          const v = checkSleepExecution(scenario, h.run(scenario, sleepScheduleChooser(schedule), variant));
-          if (v.length > 0) {
-            huntOracle ||= v[0].oracle;
-            return false;
-          }
-          return true;
-        }),
-        { seed, numRuns: HUNT, endOnFailure: true },
-      );
-      const randomText = hunt.failed ? `random: run ${hunt.numRuns} (${huntOracle})` : `random: NOT caught in ${HUNT}`;
-      if (!hunt.failed) missed.push(`${mutant.name} (random mode, ${HUNT} runs)`);
-      if (!("choices" in min) || min.choices === undefined) {
+      // Systematic: the fewest preemptions first, then the smallest scenario. Random: runs until the first failure.
+      const { found: min, explored, random } = huntMutant(h, variant, SLEEP_SCENARIOS, PREEMPTIONS, {
+        scenarios: sleepScenarioArbitrary(),
+        seed,
+        runs: HUNT,
+      });
+      const randomText = random ? `random: run ${random.run} (${random.oracle})` : `random: NOT caught in ${HUNT}`;
+      if (!random) missed.push(`${mutant.name} (random mode, ${HUNT} runs)`);
+      if (min === undefined) {
         missed.push(mutant.name);
-        rows.push(`  ${mutant.name.padEnd(28)} NOT CAUGHT systematically (${min.runs} schedules); ${randomText}`);
+        rows.push(`  ${mutant.name.padEnd(28)} NOT CAUGHT systematically (${explored} schedules); ${randomText}`);
         continue;
       }
       const oracles = [...new Set(min.violations.map((v) => v.oracle))].join("+");
       rows.push(
         `  ${mutant.name.padEnd(28)} ${oracles.padEnd(26)} ${min.name} (${min.preemptions} preemption${
           min.preemptions === 1 ? "" : "s"
-        }, schedule ${min.index} of that bound, ${min.runs} in all); ${randomText}`,
+        }, schedule ${min.index} of that bound, ${explored} in all); ${randomText}`,
       );
-      const exec = h.run(min.scenario, systematicChooser(min.choices), variant, undefined, true);
+      const exec = h.run(min.scenario, replayChooser(SLEEP, min.choices), variant, undefined, true);
       minimal.push(
         `--- ${mutant.name} (${mutant.module}): ${mutant.bug}\n` +
           `scenario (JSON): ${JSON.stringify(min.scenario)}\nchoices (JSON): ${JSON.stringify(min.choices)}\n` +
@@ -255,7 +229,7 @@ test(
         const variant = 1 + SLEEP_MUTANTS.findIndex((m) => m.name === r.mutant);
         assert(variant > 0, `mutant ${r.mutant} exists`);
         const scenario: SleepScenario = r.scenario;
-        const bad = checkSleepExecution(scenario, h.run(scenario, systematicChooser(r.choices), variant));
+        const bad = checkSleepExecution(scenario, h.run(scenario, replayChooser(SLEEP, r.choices), variant));
         assert(
           bad.some((v) => v.oracle === r.oracle),
           `${r.mutant}: ${describeSleepScenario(scenario)} under ${JSON.stringify(r.choices)} fails ${r.oracle}: got ${
@@ -264,7 +238,7 @@ test(
         );
         // The shipped code may take a different path under the same choices; replay leniently (past a
         // choice that is impossible there, the chooser's default continues).
-        const good = checkSleepExecution(scenario, h.run(scenario, sleepScheduleChooser(r.choices), 0));
+        const good = checkSleepExecution(scenario, h.run(scenario, scheduleChooser(SLEEP, r.choices), 0));
         assertEquals(good, [], `the shipped code passes ${describeSleepScenario(scenario)}`);
       }
       console.log(

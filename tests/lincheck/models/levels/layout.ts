@@ -1,16 +1,17 @@
 /**
- * The levels harness's layout: where the controller (`levels_harness.ts`) and the simulated threads
- * (`levels_thread.ts`) find the code under test's words (the pool's control words, with the `levels` word,
- * and the three injector regions) and the test's own (what each worker took). The gate words and states are
- * the sleep harness's (`sleep_protocol.ts`), whose hand-shake this harness uses unchanged: the code under
- * test never waits (the queues are sized so that no patient push finds its queue full), so only its
+ * The levels model's layout: where the controller's side (`model.ts`) and the simulated threads
+ * (`thread.ts`) find the code under test's words (the pool's control words, with the `levels` word, and the
+ * three injector regions) and the test's own (what each worker took). The gate words and states are the
+ * kernel's (`../../kernel/words.ts`): the code under test never waits (the queues are sized so that no patient push finds its queue full), so only its
  * loads, stores, compare-exchanges and the levels word's `or` are scheduled.
  *
  * @module
  */
 
+import { Global, MODEL_BYTES } from "../../kernel/words.ts";
+
 /** Byte offset of the control words (`lib/protocol/layout.ts`'s ControlWords: 3 cache lines). */
-export const LCONTROL_BYTES = 4096;
+export const LCONTROL_BYTES = MODEL_BYTES;
 /** Byte offset of level `l`'s injector region (high, normal, low). */
 export function lqueueBytes(level: number): number {
   return 5120 + level * 1024;
@@ -41,16 +42,8 @@ export const LRole = Object.freeze({
   WORKER: 2,
 });
 
-/** Thread-block words of this harness beyond `SBlock`'s. */
-export const LBlock = Object.freeze({
-  /** 1 while the pending access is the first of a take after one that found nothing (a yield). */
-  YIELD: 15,
-  /** The thread's operation under way: a producer's push index, a worker's take count (from 0). */
-  OP: 16,
-});
-
-/** Global words of this harness beyond `SGlobal`'s: the scenario's levels, one per task. */
+/** Global words of this model: the scenario's levels, one per task. */
 export const LGlobal = Object.freeze({
   /** LEVELS + i: the level of task i (0 high, 1 normal, 2 low). */
-  LEVELS: 8,
+  LEVELS: Global.MODEL,
 });

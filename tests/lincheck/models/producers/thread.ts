@@ -1,9 +1,8 @@
 /**
- * A simulated thread of the producers harness (`producers_harness.ts`): a Worker that runs one program per
- * run over the shipped code — `lib/producer/completion.ts`'s `CompletionReader` (arm, drain, onWake),
+ * A simulated thread of the producers model (`model.ts`): one program per run over the shipped code — `lib/producer/completion.ts`'s `CompletionReader` (arm, drain, onWake),
  * `lib/worker/marks.ts`'s `Marks.publishDone`, `lib/protocol/producers.ts` (`wakeProducer`,
- * `wakeRecordWaiters`, `claimSlot`, `releaseSlot`) — over real `lib/protocol/injector.ts` queues, stopping
- * at a gate before every shared-memory access (the sleep harness's gate, `wait_gate.ts`).
+ * `wakeRecordWaiters`, `claimSlot`, `releaseSlot`) — over real `lib/protocol/injector.ts` queues. The gate, its
+ * hand-shake and the loop over runs are the kernel's (`../../kernel/gate.ts`), with `waitAsync` added.
  *
  * Programs (the role in the thread block, the part in the test's words):
  * - PRODUCER: a `CompletionReader` on its slot's channel; `arm()`, then the jobs it queued (its microtasks
@@ -25,20 +24,18 @@
  * @module
  */
 
-import { installSharedMemory, type Int32View, type WaitAsyncResult } from "../../lib/protocol/atomics.ts";
-import { Injector } from "../../lib/protocol/injector.ts";
-import { CACHE_LINE_WORDS } from "../../lib/protocol/layout.ts";
-import { claimSlot, type ProducerChannel, producerChannel, releaseSlot } from "../../lib/protocol/producers.ts";
-import { CompletionReader } from "../../lib/producer/completion.ts";
-import { Marks } from "../../lib/worker/marks.ts";
-import { RecordFields } from "../../lib/record/fields.ts";
-import { parentPort } from "../../lib/runtime/thread.ts";
-import { serveRuns, WaitGate } from "./wait_gate.ts";
+import type { Int32View, WaitAsyncResult } from "../../../../lib/protocol/atomics.ts";
+import { Injector } from "../../../../lib/protocol/injector.ts";
+import { CACHE_LINE_WORDS } from "../../../../lib/protocol/layout.ts";
+import { claimSlot, type ProducerChannel, producerChannel, releaseSlot } from "../../../../lib/protocol/producers.ts";
+import { CompletionReader } from "../../../../lib/producer/completion.ts";
+import { Marks } from "../../../../lib/worker/marks.ts";
+import { RecordFields } from "../../../../lib/record/fields.ts";
+import { serveModel, type ThreadRun, WaitGate } from "../../kernel/gate.ts";
 import {
   GOT_WORDS,
   handleOf,
   PART_WORDS,
-  PBlock,
   PCAPACITY,
   PCONTROL_BYTES,
   PFREE_BYTES,
@@ -51,35 +48,12 @@ import {
   PWork,
   PWORK_BYTES,
   PWORK_WORDS,
-} from "./producers_protocol.ts";
-import { SBlock } from "./sleep_protocol.ts";
-
-/** The set-up message. */
-export interface ProducersThreadSetup {
-  buffer: SharedArrayBuffer;
-  thread: number;
-}
-
-const port = await parentPort();
-port.onMessage((message) => {
-  const setup = message as ProducersThreadSetup;
-  const gate = new ProducersGate(setup.buffer, setup.thread, () => [0, 0]);
-  installSharedMemory(gate);
-  port.post({ ready: setup.thread });
-  serveRuns(gate, () => runProgram(setup, gate));
-});
+} from "./layout.ts";
 
 /** The gate, with `waitAsync` as a futex wait and the records' plain field accesses let through. */
 class ProducersGate extends WaitGate {
   /** The program's job queue (its event loop), while it runs. */
   jobs: (() => void)[] = [];
-  /** The next access is the first of a job that follows one that did nothing: mark it as a yield. */
-  yieldNext = false;
-
-  protected override beforePark(): void {
-    Atomics.store(this.ctl, this.base + PBlock.YIELD, this.yieldNext ? 1 : 0);
-    this.yieldNext = false;
-  }
 
   override waitAsync(view: Int32View, index: number, expected: number, _timeout?: number): WaitAsyncResult {
     // One scheduled step: compare, and block if equal, until a notify (the pool's producer then has
@@ -99,14 +73,10 @@ class ProducersGate extends WaitGate {
   }
 }
 
-function runProgram(setup: ProducersThreadSetup, gate: ProducersGate): void {
-  const ctl = gate.ctl;
-  const base = gate.base;
-  const role = Atomics.load(ctl, base + SBlock.ROLE);
+function program({ buffer, thread, gate, role, setOp }: ThreadRun<ProducersGate>): void {
   if (role === PRole.NONE) return;
-  const buffer = setup.buffer;
   const work = new Int32Array(buffer, PWORK_BYTES, PWORK_WORDS);
-  const part = PWork.PART + setup.thread * PART_WORDS;
+  const part = PWork.PART + thread * PART_WORDS;
   const control = new Int32Array(buffer, PCONTROL_BYTES, 3 * CACHE_LINE_WORDS);
   const channels = Array.from({ length: PSLOTS + 1 }, (_, s) => producerChannel(buffer, PRODUCERS_LAYOUT, s));
   const queues = channels.map((c) => new Injector(c.queue));
@@ -128,7 +98,7 @@ function runProgram(setup: ProducersThreadSetup, gate: ProducersGate): void {
       undefined as never,
     );
     for (let k = 0; k < count; k++) {
-      Atomics.store(ctl, base + PBlock.OP, k);
+      setOp(k);
       const index = Atomics.load(work, part + PPart.TASKS + k);
       marks.publishDone(handleOf(index), index, false);
     }
@@ -137,15 +107,15 @@ function runProgram(setup: ProducersThreadSetup, gate: ProducersGate): void {
   if (role === PRole.CLAIMER) {
     const rounds = Atomics.load(work, part + PPart.SLOT);
     for (let r = 0; r < rounds; r++) {
-      Atomics.store(ctl, base + PBlock.OP, 2 * r);
+      setOp(2 * r);
       const slot = claimSlot(buffer, PRODUCERS_LAYOUT);
       if (slot < 0) continue;
       if (Atomics.add(work, PWork.HOLDERS + slot, 1) > 0) {
         const n = Atomics.add(work, PWork.SHARED, 1);
-        Atomics.store(work, PWork.SHARED + 1 + 2 * n, setup.thread);
+        Atomics.store(work, PWork.SHARED + 1 + 2 * n, thread);
         Atomics.store(work, PWork.SHARED + 2 + 2 * n, slot);
       }
-      Atomics.store(ctl, base + PBlock.OP, 2 * r + 1);
+      setOp(2 * r + 1);
       releaseSlot(buffer, PRODUCERS_LAYOUT, slot);
       // Held until the release's last access (its store of FREE): code between two accesses runs with
       // that access, before any other thread's next one, so the count changes with the store.
@@ -154,7 +124,7 @@ function runProgram(setup: ProducersThreadSetup, gate: ProducersGate): void {
     return;
   }
   if (role !== PRole.PRODUCER) throw new Error(`unknown role ${role}`);
-  runProducer(setup.thread, gate, work, control, channels, queues[Atomics.load(work, part + PPart.SLOT)], free);
+  runProducer(thread, gate, work, control, channels, queues[Atomics.load(work, part + PPart.SLOT)], free);
 }
 
 /** A producer: its reader armed, then the jobs it queues run, until none of its tasks is pending. */
@@ -241,3 +211,9 @@ function runProducer(
   }
   if (ledger.pending !== 0) throw new Error(`the producer stopped with ${ledger.pending} task(s) pending`);
 }
+
+// Last: the gate class above must be defined before the first set-up message makes one.
+await serveModel<ProducersGate>({
+  program,
+  gate: (buffer, thread, site) => new ProducersGate(buffer, thread, site),
+});

@@ -1,10 +1,11 @@
 /**
- * The priority levels harness: the shipped `lib/protocol/levels.ts` — a producer's `pushPatiently` (announce
+ * The priority levels model: the shipped `lib/protocol/levels.ts` — a producer's `pushPatiently` (announce
  * a level other than normal, then push into its queue) against workers' `take` (read the levels word until
  * a bit is seen, then the quota rule over three queues) — over three real `lib/protocol/injector.ts` queues
- * in one SharedArrayBuffer, under controlled interleavings (the sleep harness's gate, `wait_gate.ts`;
- * nothing here blocks). Controller, scenarios, schedules, the oracles of `spec/Levels.tla`, systematic
- * search and tables; the simulated threads are `levels_thread.ts`, the layout `levels_protocol.ts`.
+ * in one SharedArrayBuffer, under the kernel's controlled interleavings (`../../kernel/harness.ts`; nothing
+ * here blocks). Scenarios, the run's set-up and end state, the oracles of `spec/Levels.tla`, tables and the
+ * named scenarios of the systematic mode; the programs are `thread.ts`, the layout `layout.ts`. Variant 0
+ * is the shipped module, variant k the k-th of `LEVELS_MUTANTS`.
  *
  * Threads of a run: 0 the producer, 1 and (if the scenario has two workers) 2 the workers, each with its
  * own `Levels` handle (its streaks are its own, as a pool worker's).
@@ -18,18 +19,14 @@
  */
 
 import fc from "fast-check";
-import { initInjector } from "../../lib/protocol/injector.ts";
-import { CACHE_LINE_WORDS, ControlWords, InjectorWords } from "../../lib/protocol/layout.ts";
-import { LEVEL_QUOTA, type LevelIndex } from "../../lib/protocol/levels.ts";
-import type { ThreadHandle } from "../../lib/runtime/thread.ts";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { applyPatches, LEVELS_MUTANTS, type LevelsMutant } from "../mutants/mutants.ts";
-import { MUTATION_RUN } from "../mutants/mutation_run.ts";
+import { initInjector } from "../../../../lib/protocol/injector.ts";
+import { CACHE_LINE_WORDS, ControlWords, InjectorWords } from "../../../../lib/protocol/layout.ts";
+import { LEVEL_QUOTA, type LevelIndex } from "../../../../lib/protocol/levels.ts";
+import { Fn, FN_NAMES } from "../../../../spec/trace/facade_codes.ts";
+import { LEVELS_MUTANTS } from "../../../mutants/mutants.ts";
+import type { Access, Execution, Model, RunEnd, RunSetup, Violation } from "../../kernel/harness.ts";
+import { type GateAccess, gateStateName, stepTable } from "../../kernel/run.ts";
 import {
-  LBlock,
   LBUFFER_BYTES,
   LCAPACITY,
   LCONTROL_BYTES,
@@ -41,31 +38,10 @@ import {
   LWORK_BYTES,
   LWORK_WORDS,
   RECORD_WORDS,
-} from "./levels_protocol.ts";
-import type { LevelsThreadSetup } from "./levels_thread.ts";
-import {
-  exploreWaits,
-  type WaitChooser,
-  type WaitExploration,
-  waitReplayChooser,
-  waitScheduleArbitrary,
-  waitScheduleChooser,
-} from "./explore.ts";
-import { Fn, FN_NAMES } from "./protocol.ts";
-import { sblockBase, SGlobal } from "./sleep_protocol.ts";
-import {
-  assignRole,
-  closeGateThreads,
-  type GateAccess,
-  GateRun,
-  gateStateName,
-  SpecActions,
-  startGateThreads,
-  stepTable,
-} from "./wait_controller.ts";
+} from "./layout.ts";
 
 /** The shipped levels module. */
-export const SHIPPED_LEVELS: URL = new URL("../../lib/protocol/levels.ts", import.meta.url);
+export const SHIPPED_LEVELS: URL = new URL("../../../../lib/protocol/levels.ts", import.meta.url);
 
 /** One run's work. */
 export interface LevelsScenario {
@@ -75,11 +51,6 @@ export interface LevelsScenario {
   workers: number;
 }
 
-/** One step the controller took, with the operation under way in its thread (a push index, a take count). */
-export interface LAccess extends GateAccess {
-  op: number;
-}
-
 /** A task a worker took: its value, the worker's thread (1, 2) and its take count then (from 0). */
 export interface LTake {
   worker: number;
@@ -87,26 +58,9 @@ export interface LTake {
   op: number;
 }
 
-/** Everything one run produced. */
-export interface LExecution {
-  accesses: LAccess[];
-  /** Final gate state of each thread (DONE, FAILED, ABORTED, or PARKED if the bound cut it or it stalled). */
-  states: number[];
-  takes: LTake[];
-  failures: string[];
-  aborted: boolean;
-  /** Ended because only polls could run, and none could read anything new. */
-  stalled: boolean;
-  steps: number;
-  /** The levels word at the end. */
-  announced: number;
-}
-
-/** The controller's name in a hang's message. */
-const LABEL = "lincheck levels controller";
 /** Steps per run before it is cut (a mutant that loops). */
 export const LMAX_STEPS = 3000;
-/** Threads of the harness: the producer and two workers. */
+/** Threads of the model: the producer and two workers. */
 export const LTHREADS = 3;
 
 /** Absolute word indices of the words the oracles follow. */
@@ -123,177 +77,75 @@ export function lThreadName(t: number): string {
   return t === 0 ? "producer" : `worker${t}`;
 }
 
-/** The controller with its reusable simulated threads (variant 0 the shipped module, then the mutants). */
-export class LevelsHarness {
-  readonly buffer: SharedArrayBuffer;
-  readonly ctl: Int32Array;
-  readonly threads: ThreadHandle[];
-  readonly variants: URL[];
-  runs = 0;
-  totalSteps = 0;
-  private closed = false;
-  private readonly actions = new SpecActions();
-  private readonly dir: string;
+/** One step the controller took, with the operation under way in its thread (a push index, a take count). */
+export type LAccess = Access;
 
-  private constructor(buffer: SharedArrayBuffer, threads: ThreadHandle[], variants: URL[], dir: string) {
-    this.dir = dir;
-    this.buffer = buffer;
-    this.ctl = new Int32Array(buffer);
-    this.threads = threads;
-    this.variants = variants;
-  }
-
-  /** Starts three simulated threads, each loading the shipped levels module and every levels mutant. */
-  static async start(): Promise<LevelsHarness> {
-    // A directory of its own, removed by close (Bun runs test files side by side in one process).
-    const dir = mkdtempSync(join(tmpdir(), "filch-levels-mutants-"));
-    writeFileSync(join(dir, "package.json"), '{ "type": "module" }\n');
-    // In the mutation run the shipped module itself carries the mutant: no others beside it.
-    const variants = [SHIPPED_LEVELS, ...(MUTATION_RUN ? [] : LEVELS_MUTANTS).map((m) => writeMutant(dir, m))];
-    const buffer = new SharedArrayBuffer(LBUFFER_BYTES);
-    const urls = variants.map((v) => v.href);
-    const threads = await startGateThreads(
-      new URL("./levels_thread.ts", import.meta.url),
-      "lincheck-levels",
-      LTHREADS,
-      (thread): LevelsThreadSetup => ({ buffer, thread, variants: urls }),
-    );
-    return new LevelsHarness(buffer, threads, variants, dir);
-  }
-
-  /** Runs `scenario` with module `variant` under `choose`, synchronously. */
-  run(scenario: LevelsScenario, choose: WaitChooser, variant = 0, maxSteps = LMAX_STEPS, trace = false): LExecution {
-    if (this.closed) throw new Error("Cannot run as the levels harness is closed");
-    const n = scenario.levels.length;
-    if (n > LMAX_TASKS || scenario.workers < 1 || scenario.workers > 2) {
-      throw new RangeError(`Cannot run a levels scenario of ${n} tasks and ${scenario.workers} workers`);
-    }
-    const ctl = this.ctl;
-    const threads = 1 + scenario.workers;
-    new Int32Array(this.buffer, LCONTROL_BYTES, 3 * CACHE_LINE_WORDS).fill(0);
-    const work = new Int32Array(this.buffer, LWORK_BYTES, LWORK_WORDS);
-    work.fill(0);
-    // The controller's binding of `mem` is the plain one: the set-up is no scheduled step.
-    for (let level = 0; level < 3; level++) {
-      initInjector({ buffer: this.buffer, byteOffset: lqueueBytes(level), capacity: LCAPACITY });
-    }
-    for (let i = 0; i < LMAX_TASKS; i++) Atomics.store(ctl, LGlobal.LEVELS + i, scenario.levels[i] ?? 1);
-    for (let t = 0; t < LTHREADS; t++) {
-      const role = t === 0 ? LRole.PRODUCER : t < threads ? LRole.WORKER : LRole.NONE;
-      assignRole(ctl, t, role, n, 0);
-    }
-    Atomics.store(ctl, SGlobal.VARIANT, variant);
-    Atomics.store(ctl, SGlobal.TRACE, trace ? 1 : 0);
-    const gate = new GateRun(ctl, LTHREADS, LABEL);
-    const action = trace ? (file: number, line: number) => this.actionAt(variant, file, line) : undefined;
-
-    const accesses: LAccess[] = [];
-    let current = -1;
-    let step = 0;
-    let aborted = false;
-    let stalled = false;
-    let lastWrite = -1;
-    const polledSince: number[] = [];
-    try {
-      for (;;) {
-        let parked = gate.parked(threads);
-        if (parked.length === 0) break;
-        if (step >= maxSteps) {
-          aborted = true;
-          break;
-        }
-        // A yield (a poll's first access) goes after every thread that can run.
-        const eager = parked.filter((t) => Atomics.load(ctl, sblockBase(t) + LBlock.YIELD) === 0);
-        if (eager.length > 0) parked = eager;
-        // A stall: every thread that can run polls, and each has polled since the last write to shared memory.
-        if (eager.length === 0 && parked.every((p) => (polledSince[p] ?? -1) > lastWrite)) {
-          stalled = true;
-          break;
-        }
-        const { thread: t } = choose(step, parked, [], current);
-        if (!parked.includes(t)) throw new Error(`chooser picked thread ${t}, which is not runnable`);
-        if (eager.length === 0) polledSince[t] = step;
-        const op = Atomics.load(ctl, sblockBase(t) + LBlock.OP);
-        const access: LAccess = { ...gate.release(step, t, action), op };
-        accesses.push(access);
-        if (access.fn !== Fn.load) lastWrite = step;
-        current = t;
-        step++;
-      }
-    } catch (error) {
-      gate.unwind(threads);
-      throw error;
-    }
-
-    const takes: LTake[] = [];
-    for (let w = 1; w < threads; w++) {
-      const at = LWork.RECORDS + (w - 1) * RECORD_WORDS;
-      const count = Atomics.load(work, at);
-      for (let k = 0; k < count; k++) {
-        takes.push({ worker: w, task: Atomics.load(work, at + 1 + 2 * k), op: Atomics.load(work, at + 2 + 2 * k) });
-      }
-    }
-    const exec: LExecution = {
-      accesses,
-      states: gate.states.slice(0, threads),
-      takes,
-      failures: [],
-      aborted,
-      stalled,
-      steps: step,
-      announced: Atomics.load(ctl, LAddr.levels),
-    };
-    gate.unwind(threads);
-    for (let t = 0; t < threads; t++) {
-      const failure = gate.failure(t);
-      if (failure !== undefined) exec.failures.push(`${lThreadName(t)}: ${failure}`);
-    }
-    this.runs++;
-    this.totalSteps += step;
-    return exec;
-  }
-
-  /** The `// spec:` action named on `line` of the variant's levels.ts (file 1) or of injector.ts (file 2). */
-  private actionAt(variant: number, file: number, line: number): string | undefined {
-    if (file === 1) return this.actions.at(this.variants[variant], line);
-    if (file === 2) return this.actions.at(new URL("../../lib/protocol/injector.ts", import.meta.url), line);
-    return undefined;
-  }
-
-  /** Asks every simulated thread to leave its loop, waits until it has, terminates the Workers. */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await closeGateThreads(this.ctl, this.threads);
-    rmSync(this.dir, { recursive: true, force: true });
-  }
+/** What a run leaves that the oracles judge (beside the kernel's record; `stalled`: only polls could run). */
+export interface LevelsEnd {
+  takes: LTake[];
+  /** The levels word at the end. */
+  announced: number;
 }
 
-/** The modules lib/protocol/levels.ts imports, rewritten in a mutant to the real modules' absolute URLs. */
-const LEVELS_IMPORTS = ["atomics.ts", "injector.ts", "layout.ts"];
+/** Everything one run produced. */
+export type LExecution = Execution<LevelsEnd>;
 
-/** Writes `mutant` of lib/protocol/levels.ts under `dir`, its imports the real modules; returns its URL. */
-function writeMutant(dir: string, mutant: LevelsMutant): URL {
-  let text = applyPatches(readFileSync(SHIPPED_LEVELS, "utf8"), mutant);
-  for (const name of LEVELS_IMPORTS) {
-    const from = `from "./${name}";`;
-    if (!text.includes(from)) {
-      throw new Error(`Cannot build mutant as lib/protocol/levels.ts no longer imports ./${name}`);
-    }
-    text = text.split(from).join(`from "${new URL(name, SHIPPED_LEVELS).href}";`);
+/** A broken property. */
+export type LViolation = Violation;
+
+/** The control words and the three queues fresh, the levels written, each thread's program given. */
+function prepare({ buffer, ctl, assign }: RunSetup, scenario: LevelsScenario): void {
+  const n = scenario.levels.length;
+  if (n > LMAX_TASKS || scenario.workers < 1 || scenario.workers > 2) {
+    throw new RangeError(`Cannot run a levels scenario of ${n} tasks and ${scenario.workers} workers`);
   }
-  if (/^import[^\n]*from "\.\//m.test(text)) {
-    throw new Error("Cannot build mutant as lib/protocol/levels.ts has a relative import not rewritten");
+  new Int32Array(buffer, LCONTROL_BYTES, 3 * CACHE_LINE_WORDS).fill(0);
+  new Int32Array(buffer, LWORK_BYTES, LWORK_WORDS).fill(0);
+  // The controller's binding of `mem` is the plain one: the set-up is no scheduled step.
+  for (let level = 0; level < 3; level++) {
+    initInjector({ buffer, byteOffset: lqueueBytes(level), capacity: LCAPACITY });
   }
-  const file = join(dir, mutant.name, "levels.ts");
-  mkdirSync(join(dir, mutant.name), { recursive: true });
-  writeFileSync(
-    file,
-    `// GENERATED by tests/lincheck/levels_harness.ts from lib/${mutant.module}: mutant '${mutant.name}': ` +
-      `${mutant.bug}\n${text}`,
-  );
-  return pathToFileURL(file);
+  for (let i = 0; i < LMAX_TASKS; i++) Atomics.store(ctl, LGlobal.LEVELS + i, scenario.levels[i] ?? 1);
+  for (let t = 0; t < 1 + scenario.workers; t++) assign(t, t === 0 ? LRole.PRODUCER : LRole.WORKER, n);
 }
+
+/** What each worker took, and the levels word. */
+function observe({ buffer, ctl, threads }: RunEnd): LevelsEnd {
+  const work = new Int32Array(buffer, LWORK_BYTES, LWORK_WORDS);
+  const takes: LTake[] = [];
+  for (let w = 1; w < threads; w++) {
+    const at = LWork.RECORDS + (w - 1) * RECORD_WORDS;
+    const count = Atomics.load(work, at);
+    for (let k = 0; k < count; k++) {
+      takes.push({ worker: w, task: Atomics.load(work, at + 1 + 2 * k), op: Atomics.load(work, at + 2 + 2 * k) });
+    }
+  }
+  return { takes, announced: Atomics.load(ctl, LAddr.levels) };
+}
+
+/**
+ * The levels model (`Harness.start(LEVELS)`): a producer and one or two workers, the shipped levels.ts and
+ * each levels mutant over the real injector; each access records its operation; a poll is a yield, and a
+ * run of polls that can read nothing new stalls; round robin past a schedule's end.
+ */
+export const LEVELS: Model<LevelsScenario, LevelsEnd> = {
+  name: "levels",
+  thread: new URL("./thread.ts", import.meta.url),
+  threads: LTHREADS,
+  bufferBytes: LBUFFER_BYTES,
+  maxSteps: LMAX_STEPS,
+  modules: [SHIPPED_LEVELS],
+  mutants: LEVELS_MUTANTS,
+  traced: ["levels.ts", "injector.ts"],
+  stalls: true,
+  continuation: "round-robin",
+  schedules: { maxLength: 160, maxSegment: 24, maxSegments: 16 },
+  threadCount: (s) => 1 + s.workers,
+  threadName: (_s, t) => lThreadName(t),
+  prepare,
+  observe,
+  check: checkLevelsExecution,
+};
 
 // ---------------------------------------------------------------------------------------------------------
 // Reports.
@@ -355,12 +207,6 @@ export function formatLevelsTable(s: LevelsScenario, exec: LExecution): string {
 
 // ---------------------------------------------------------------------------------------------------------
 // Oracles.
-
-/** A broken property. */
-export interface LViolation {
-  oracle: string;
-  detail: string;
-}
 
 /**
  * Each task's publish step (the producer's store of its sequence word in the task's queue, PushPublishSeq),
@@ -511,26 +357,7 @@ export function checkLevelsExecution(s: LevelsScenario, exec: LExecution): LViol
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Schedules, scenarios, the systematic search.
-
-/** Past the end of a schedule: the next parked thread after the current one (round robin). */
-function roundRobin(parked: readonly number[], current: number): number {
-  for (let d = 1; d <= LTHREADS; d++) {
-    const t = (current + d + LTHREADS) % LTHREADS;
-    if (parked.includes(t)) return t;
-  }
-  return parked[0];
-}
-
-/** The chooser of a generated schedule (see {@link waitScheduleChooser}). */
-export function levelsScheduleChooser(schedule: readonly number[]): WaitChooser {
-  return waitScheduleChooser(LTHREADS, schedule, roundRobin);
-}
-
-/** A systematic schedule's choices replayed exactly. */
-export function levelsSystematicChooser(choices: readonly number[]): WaitChooser {
-  return waitReplayChooser(LTHREADS, choices, roundRobin);
-}
+// Scenarios.
 
 /**
  * Scenarios for the random mode: 1 to 14 tasks, a third of them long enough for the quota to matter
@@ -544,36 +371,6 @@ export function levelsScenarioArbitrary(): fc.Arbitrary<LevelsScenario> {
     fc.array(fc.constantFrom<LevelIndex>(0, 0, 0, 1), { minLength: 10, maxLength: 12 }),
   ).map(([low, high]) => [...low, ...high]);
   return fc.record({ levels: fc.oneof(short, short, long), workers: fc.integer({ min: 1, max: 2 }) });
-}
-
-/** Schedules: per-step choices or segments of one thread. */
-export function levelsScheduleArbitrary(): fc.Arbitrary<number[]> {
-  return waitScheduleArbitrary(LTHREADS, 160, 24, 16);
-}
-
-/** The outcome of exploring a scenario systematically (a failure's choices replay with {@link levelsSystematicChooser}). */
-export type LExploration = WaitExploration<LViolation>;
-
-/**
- * Every schedule of `scenario` with at most `maxPreemptions` preemptions ({@link exploreWaits}, 3 threads
- * wide; no waits, so no timeouts). A yield is not offered while another thread can run, so a switch away
- * from it is free. With `want`, only a run that breaks every one of those oracles counts as the failure.
- */
-export function exploreLevels(
-  harness: LevelsHarness,
-  scenario: LevelsScenario,
-  variant: number,
-  maxPreemptions: number,
-  want?: readonly string[],
-): LExploration {
-  return exploreWaits(LTHREADS, maxPreemptions, (choose) => {
-    const exec = harness.run(scenario, choose, variant);
-    const violations = checkLevelsExecution(scenario, exec);
-    const broken = want === undefined
-      ? violations.length > 0
-      : want.every((o) => violations.some((x) => x.oracle === o));
-    return { steps: exec.steps, violations, broken };
-  });
 }
 
 const high10: LevelIndex[] = Array.from({ length: 10 }, () => 0);

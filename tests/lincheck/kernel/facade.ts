@@ -1,6 +1,6 @@
 /**
- * What every simulated thread's gate shares (`sim_thread.ts` for the deque and injector harness,
- * `wait_gate.ts` for the harnesses with blocking waits): the facade binding of `lib/protocol/atomics.ts` in
+ * What every simulated thread's gate shares (`sim_thread.ts` for the deque and injector harness, the
+ * kernel's `gate.ts` for the models with blocking waits): the facade binding of `lib/protocol/atomics.ts` in
  * which each atomic access first parks (the controller decides when it happens), then is made for real and
  * its result published. A gate supplies `park` (its hand-shake), `done`, and the waits and notify, which
  * the harnesses model differently; plain reads and writes are refused.
@@ -10,8 +10,11 @@
  * @module
  */
 
-import type { Int32View, SharedMemory, WaitAsyncResult } from "../../lib/protocol/atomics.ts";
-import { ABORT_MESSAGE, Fn } from "./protocol.ts";
+import type { Int32View, SharedMemory, WaitAsyncResult } from "../../../lib/protocol/atomics.ts";
+import { Fn } from "../../../spec/trace/facade_codes.ts";
+
+/** The thrown message that unwinds a simulated thread when the controller aborts a run. */
+export const ABORT_MESSAGE = "filch-lincheck: run aborted by the controller";
 
 /** Thrown by a gate told to ABORT: unwinds the program (the code under test has no try/catch to swallow it). */
 export class AbortRun extends Error {

@@ -1,12 +1,11 @@
 /**
- * The controller's side of the gate with blocking waits (`sleep_protocol.ts`), shared by the harnesses that
- * use it: the sleep/latch harness (`sleep_harness.ts`) and the kill-guard harness (`kill_guard_harness.ts`).
- * Each harness keeps its own run loop (what is runnable, what a chooser is offered, when a run ends) and its
- * own end state; this module owns what both do the same way: starting and closing the simulated threads,
- * starting a run, releasing one access (a notify modelled as a futex wake, a wait that blocks recorded),
- * timing a wait out, unwinding the threads left parked or blocked, and reading a thread's failure.
+ * The controller's side of the gate (`words.ts`), one run's hand-shake: starting and closing the simulated
+ * threads, starting a run, releasing one access (a notify modelled as a futex wake, a wait that blocks
+ * recorded), timing a wait out, unwinding the threads left parked or blocked, and reading a thread's
+ * failure; and what every model's report shares (the step table, a state's name, the `// spec:` actions).
+ * The run loop over it (what is runnable, what a chooser is offered, when a run ends) is `harness.ts`'s.
  *
- * {@link awaitChange} serves the deque/injector harness's controller (`harness.ts`) too.
+ * {@link awaitChange} serves the deque/injector harness's controller (`../harness.ts`) too.
  *
  * Called on the controller's thread only (the test's main thread), synchronously within a run.
  *
@@ -19,9 +18,9 @@
  */
 
 import { readFileSync } from "node:fs";
-import { startThread, type ThreadHandle } from "../../lib/runtime/thread.ts";
-import { Fn } from "./protocol.ts";
-import { SBlock, sblockBase, SGlobal, SState } from "./sleep_protocol.ts";
+import { startThread, type ThreadHandle } from "../../../lib/runtime/thread.ts";
+import { Fn } from "../../../spec/trace/facade_codes.ts";
+import { Block, blockBase, Global, State } from "./words.ts";
 
 /** Spins of the controller on a gate word before it sleeps on it. */
 const SPIN = 2000;
@@ -102,13 +101,13 @@ export async function startGateThreads(
 
 /** Asks every simulated thread to leave its loop, waits (up to 5 s) until it has, then terminates the Workers. */
 export async function closeGateThreads(ctl: Int32Array, threads: readonly ThreadHandle[]): Promise<void> {
-  for (let t = 0; t < threads.length; t++) Atomics.store(ctl, sblockBase(t) + SBlock.STATE, SState.IDLE);
-  Atomics.store(ctl, SGlobal.SHUTDOWN, 1);
-  Atomics.add(ctl, SGlobal.EPOCH, 1);
-  Atomics.notify(ctl, SGlobal.EPOCH);
+  for (let t = 0; t < threads.length; t++) Atomics.store(ctl, blockBase(t) + Block.STATE, State.IDLE);
+  Atomics.store(ctl, Global.SHUTDOWN, 1);
+  Atomics.add(ctl, Global.EPOCH, 1);
+  Atomics.notify(ctl, Global.EPOCH);
   const deadline = Date.now() + 5000;
   for (let t = 0; t < threads.length; t++) {
-    while (Atomics.load(ctl, sblockBase(t) + SBlock.STATE) !== SState.EXITED && Date.now() < deadline) {
+    while (Atomics.load(ctl, blockBase(t) + Block.STATE) !== State.EXITED && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 5));
     }
   }
@@ -117,12 +116,12 @@ export async function closeGateThreads(ctl: Int32Array, threads: readonly Thread
 
 /** Clears thread `t`'s block for a new run and gives it its program: `role` with two parameters. */
 export function assignRole(ctl: Int32Array, t: number, role: number, p1: number, p2: number): void {
-  const base = sblockBase(t);
-  ctl.fill(0, base, base + SBlock.MSG);
-  Atomics.store(ctl, base + SBlock.ROLE, role);
-  Atomics.store(ctl, base + SBlock.PARAM1, p1);
-  Atomics.store(ctl, base + SBlock.PARAM2, p2);
-  Atomics.store(ctl, base + SBlock.STATE, SState.IDLE);
+  const base = blockBase(t);
+  ctl.fill(0, base, base + Block.MSG);
+  Atomics.store(ctl, base + Block.ROLE, role);
+  Atomics.store(ctl, base + Block.PARAM1, p1);
+  Atomics.store(ctl, base + Block.PARAM2, p2);
+  Atomics.store(ctl, base + Block.STATE, State.IDLE);
 }
 
 /** The `// spec:` actions named on the lines of modules under test, read once per file. */
@@ -161,16 +160,16 @@ export class GateRun {
   constructor(ctl: Int32Array, threads: number, label: string) {
     this.ctl = ctl;
     this.label = label;
-    Atomics.add(ctl, SGlobal.EPOCH, 1);
-    Atomics.notify(ctl, SGlobal.EPOCH);
+    Atomics.add(ctl, Global.EPOCH, 1);
+    Atomics.notify(ctl, Global.EPOCH);
     this.states = new Array<number>(threads);
-    for (let t = 0; t < threads; t++) this.states[t] = this.await(t, SState.IDLE);
+    for (let t = 0; t < threads; t++) this.states[t] = this.await(t, State.IDLE);
   }
 
   /** The threads among 0..n-1 that are parked before an access (runnable). */
   parked(n: number): number[] {
     const out: number[] = [];
-    for (let t = 0; t < n; t++) if (this.states[t] === SState.PARKED) out.push(t);
+    for (let t = 0; t < n; t++) if (this.states[t] === State.PARKED) out.push(t);
     return out;
   }
 
@@ -194,31 +193,31 @@ export class GateRun {
    */
   release(step: number, t: number, action?: (file: number, line: number) => string | undefined): GateAccess {
     const ctl = this.ctl;
-    const base = sblockBase(t);
+    const base = blockBase(t);
     const access: GateAccess = {
       step,
       thread: t,
-      fn: Atomics.load(ctl, base + SBlock.FN),
-      addr: Atomics.load(ctl, base + SBlock.ADDR),
-      arg1: Atomics.load(ctl, base + SBlock.ARG1),
-      arg2: Atomics.load(ctl, base + SBlock.ARG2),
+      fn: Atomics.load(ctl, base + Block.FN),
+      addr: Atomics.load(ctl, base + Block.ADDR),
+      arg1: Atomics.load(ctl, base + Block.ARG1),
+      arg2: Atomics.load(ctl, base + Block.ARG2),
       result: 0,
     };
-    if (action !== undefined) access.action = action(ctl[base + SBlock.SITE_FILE], ctl[base + SBlock.SITE_LINE]);
+    if (action !== undefined) access.action = action(ctl[base + Block.SITE_FILE], ctl[base + Block.SITE_LINE]);
     if (access.fn === Fn.notify) {
       const count = access.arg1 < 0 ? undefined : access.arg1;
       const waking = this.blocked.filter((b) => b.addr === access.addr).sort((a, b) => a.seq - b.seq)
         .slice(0, count).map((b) => b.thread);
       for (const w of waking) this.resume(w, 0);
       access.woke = waking;
-      Atomics.store(ctl, base + SBlock.NOTIFIED, waking.length);
+      Atomics.store(ctl, base + Block.NOTIFIED, waking.length);
     }
-    Atomics.store(ctl, base + SBlock.STATE, SState.GO);
-    Atomics.notify(ctl, base + SBlock.STATE);
-    this.states[t] = this.await(t, SState.GO);
-    access.result = Atomics.load(ctl, base + SBlock.RESULT);
+    Atomics.store(ctl, base + Block.STATE, State.GO);
+    Atomics.notify(ctl, base + Block.STATE);
+    this.states[t] = this.await(t, State.GO);
+    access.result = Atomics.load(ctl, base + Block.RESULT);
     if (access.fn === Fn.wait) {
-      access.blocked = this.states[t] === SState.BLOCKED;
+      access.blocked = this.states[t] === State.BLOCKED;
       if (access.blocked) {
         this.blocked.push({
           thread: t,
@@ -239,50 +238,50 @@ export class GateRun {
   unwind(n: number): void {
     for (let t = 0; t < n; t++) {
       const before = this.states[t];
-      if (before !== SState.PARKED && before !== SState.BLOCKED) continue;
-      Atomics.store(this.ctl, sblockBase(t) + SBlock.STATE, SState.ABORT);
-      Atomics.notify(this.ctl, sblockBase(t) + SBlock.STATE);
-      this.await(t, SState.ABORT);
+      if (before !== State.PARKED && before !== State.BLOCKED) continue;
+      Atomics.store(this.ctl, blockBase(t) + Block.STATE, State.ABORT);
+      Atomics.notify(this.ctl, blockBase(t) + Block.STATE);
+      this.await(t, State.ABORT);
     }
   }
 
   /** The message of thread `t`'s exception, if its program threw (FAILED). */
   failure(t: number): string | undefined {
-    if (this.states[t] !== SState.FAILED) return undefined;
-    const base = sblockBase(t);
-    const len = Atomics.load(this.ctl, base + SBlock.MSG);
+    if (this.states[t] !== State.FAILED) return undefined;
+    const base = blockBase(t);
+    const len = Atomics.load(this.ctl, base + Block.MSG);
     let text = "";
-    for (let i = 0; i < len; i++) text += String.fromCharCode(Atomics.load(this.ctl, base + SBlock.MSG + 1 + i));
+    for (let i = 0; i < len; i++) text += String.fromCharCode(Atomics.load(this.ctl, base + Block.MSG + 1 + i));
     return text;
   }
 
   private resume(t: number, how: number): void {
-    const base = sblockBase(t);
-    Atomics.store(this.ctl, base + SBlock.WAKE, how);
-    Atomics.store(this.ctl, base + SBlock.STATE, SState.RESUME);
-    Atomics.notify(this.ctl, base + SBlock.STATE);
-    this.states[t] = this.await(t, SState.RESUME);
+    const base = blockBase(t);
+    Atomics.store(this.ctl, base + Block.WAKE, how);
+    Atomics.store(this.ctl, base + Block.STATE, State.RESUME);
+    Atomics.notify(this.ctl, base + Block.STATE);
+    this.states[t] = this.await(t, State.RESUME);
     this.blocked = this.blocked.filter((b) => b.thread !== t);
   }
 
   private await(t: number, value: number): number {
-    return awaitChange(this.ctl, sblockBase(t) + SBlock.STATE, value, this.label);
+    return awaitChange(this.ctl, blockBase(t) + Block.STATE, value, this.label);
   }
 }
 
 /** A gate state's name in lower case (`parked`, `blocked`, `done`, …). */
 export function gateStateName(st: number): string {
-  return Object.entries(SState).find(([, v]) => v === st)?.[0].toLowerCase() ?? `state ${st}`;
+  return Object.entries(State).find(([, v]) => v === st)?.[0].toLowerCase() ?? `state ${st}`;
 }
 
 /**
  * A run's steps as a fixed-width table: a header of the thread names `cols`, a rule, then a row per step
  * with the access described in its thread's column. The caller adds the end state.
  */
-export function stepTable(
+export function stepTable<A extends GateAccess>(
   cols: readonly string[],
-  accesses: readonly GateAccess[],
-  describe: (a: GateAccess) => string,
+  accesses: readonly A[],
+  describe: (a: A) => string,
 ): string[] {
   const rows = accesses.map((a) => cols.map((_, t) => (t === a.thread ? describe(a) : "")));
   const widths = cols.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i].length)));

@@ -1,13 +1,14 @@
 /**
- * The producers harness: the shipped completion routing and wake protocols of producers in other threads
+ * The producers model: the shipped completion routing and wake protocols of producers in other threads
  * (issue 29) under controlled interleavings — `Marks.publishDone` (lib/worker/marks.ts: DONE, the push to
  * the completion queue of the slot the record's origin names, `wakeProducer`), `CompletionReader`'s `arm`,
  * `drain` and `onWake` (lib/producer/completion.ts: the waiting word, the count in `recordWaiters`, the
  * re-checks, `wakeRecordWaiters` after freeing records) and the slot registry (`claimSlot`, `releaseSlot`,
- * lib/protocol/producers.ts) — over real `lib/protocol/injector.ts` queues in one SharedArrayBuffer (the
- * sleep harness's gate with blocking waits, `wait_gate.ts`; `waitAsync` modelled as the futex wait).
- * Controller, scenarios, oracles, systematic search and tables; the simulated threads are
- * `producers_thread.ts`, the layout `producers_protocol.ts`.
+ * lib/protocol/producers.ts) — over real `lib/protocol/injector.ts` queues in one SharedArrayBuffer, under
+ * the kernel's controlled interleavings (`../../kernel/harness.ts`; `waitAsync` modelled as the futex
+ * wait). Scenarios, the run's set-up and end state, oracles, tables and the named scenarios of the
+ * systematic mode; the programs are `thread.ts`, the layout `layout.ts`. The shipped code only: its
+ * mutants are the mutation run's (marks.ts and completion.ts import half the pool).
  *
  * Threads of a run (up to four): the producers first (each on its own slot), then the finishers (workers),
  * or two or three claimers. A run ends when no thread can run: every thread returned, or the ones left
@@ -17,17 +18,19 @@
  */
 
 import fc from "fast-check";
-import { initInjector, Injector, QUEUE_EMPTY } from "../../lib/protocol/injector.ts";
-import { CACHE_LINE_WORDS, ControlWords, injectorRegionBytes, InjectorWords } from "../../lib/protocol/layout.ts";
-import { claimSlot, ProducerWords, slotLine } from "../../lib/protocol/producers.ts";
-import { TaskState } from "../../lib/record/task.ts";
-import { RecordWords } from "../../lib/record/fields.ts";
-import type { ThreadHandle } from "../../lib/runtime/thread.ts";
+import { initInjector, Injector, QUEUE_EMPTY } from "../../../../lib/protocol/injector.ts";
+import { CACHE_LINE_WORDS, ControlWords, injectorRegionBytes, InjectorWords } from "../../../../lib/protocol/layout.ts";
+import { claimSlot, ProducerWords, slotLine } from "../../../../lib/protocol/producers.ts";
+import { TaskState } from "../../../../lib/record/task.ts";
+import { RecordWords } from "../../../../lib/record/fields.ts";
+import { Fn, FN_NAMES } from "../../../../spec/trace/facade_codes.ts";
+import type { Access, Execution, Model, RunEnd, RunSetup, Violation } from "../../kernel/harness.ts";
+import { type GateAccess, gateStateName, stepTable } from "../../kernel/run.ts";
+import { State } from "../../kernel/words.ts";
 import {
   GOT_WORDS,
   handleOf,
   PART_WORDS,
-  PBlock,
   PBUFFER_BYTES,
   PCAPACITY,
   PCOMPLETIONS_BYTES,
@@ -44,26 +47,7 @@ import {
   PWork,
   PWORK_BYTES,
   PWORK_WORDS,
-} from "./producers_protocol.ts";
-import type { ProducersThreadSetup } from "./producers_thread.ts";
-import {
-  exploreWaits,
-  type WaitChooser,
-  type WaitExploration,
-  waitReplayChooser,
-  waitScheduleChooser,
-} from "./explore.ts";
-import { Fn, FN_NAMES } from "./protocol.ts";
-import { sblockBase, SGlobal, SState } from "./sleep_protocol.ts";
-import {
-  assignRole,
-  closeGateThreads,
-  type GateAccess,
-  GateRun,
-  gateStateName,
-  startGateThreads,
-  stepTable,
-} from "./wait_controller.ts";
+} from "./layout.ts";
 
 /** A producer of a run: its slot, and the tasks of its backlog waiting for a record (then it has none in flight). */
 export interface PProducer {
@@ -83,38 +67,9 @@ export interface PScenario {
   claimers?: { threads: number; rounds: number };
 }
 
-/** One step the controller took, with the operation under way in its thread. */
-export interface PAccess extends GateAccess {
-  op: number;
-}
-
-/** Everything one run produced. */
-export interface PExecution {
-  accesses: PAccess[];
-  /** Final gate state of each thread (DONE, FAILED, BLOCKED: waiting for good, PARKED: the bound cut it). */
-  states: number[];
-  /** Per producer (in scenario order): the handles it read from its completion queue. */
-  received: number[][];
-  /** Per slot: the handles left in its completion queue. */
-  leftInQueue: number[][];
-  /** Records on the free list at the end. */
-  freeAtEnd: number;
-  /** The control words the oracles look at, at the end. */
-  recordWaiters: number;
-  producersOpen: number;
-  /** Claims that returned a slot another claimer held (thread, slot). */
-  shared: [number, number][];
-  /** After the run, claimSlot on the controller, once per slot and once more: what each returned. */
-  claimsAfter: number[];
-  failures: string[];
-  aborted: boolean;
-  steps: number;
-}
-
-const LABEL = "lincheck producers controller";
 /** Steps per run before it is cut. */
 export const PMAX_STEPS = 1500;
-/** Threads of the harness. */
+/** Threads of the model. */
 export const PTHREADS = 4;
 
 /** Absolute word indices of the words the tables name. */
@@ -133,162 +88,6 @@ export function pThreadName(s: PScenario, t: number): string {
   return `worker${t - s.producers.length}`;
 }
 
-/** The controller with its reusable simulated threads (the shipped code: mutants are the mutation run's). */
-export class ProducersHarness {
-  readonly buffer: SharedArrayBuffer;
-  readonly ctl: Int32Array;
-  readonly threads: ThreadHandle[];
-  runs = 0;
-  totalSteps = 0;
-  private closed = false;
-
-  private constructor(buffer: SharedArrayBuffer, threads: ThreadHandle[]) {
-    this.buffer = buffer;
-    this.ctl = new Int32Array(buffer);
-    this.threads = threads;
-  }
-
-  /** Starts four simulated threads. */
-  static async start(): Promise<ProducersHarness> {
-    const buffer = new SharedArrayBuffer(PBUFFER_BYTES);
-    const threads = await startGateThreads(
-      new URL("./producers_thread.ts", import.meta.url),
-      "lincheck-producers",
-      PTHREADS,
-      (thread): ProducersThreadSetup => ({ buffer, thread }),
-    );
-    return new ProducersHarness(buffer, threads);
-  }
-
-  /** Runs `s` under `choose`, synchronously. */
-  run(s: PScenario, choose: WaitChooser, maxSteps = PMAX_STEPS): PExecution {
-    if (this.closed) throw new Error("Cannot run as the producers harness is closed");
-    const threads = threadCount(s);
-    if (threads > PTHREADS || s.tasks.length > PCAPACITY) throw new RangeError("Cannot run so large a scenario");
-    const ctl = this.ctl;
-    const buffer = this.buffer;
-    // The controller's binding of `mem` is the plain one: the set-up is no scheduled step.
-    new Uint8Array(buffer, PCONTROL_BYTES, PWORK_BYTES - PCONTROL_BYTES).fill(0);
-    const work = new Int32Array(buffer, PWORK_BYTES, PWORK_WORDS);
-    work.fill(0);
-    for (let slot = 0; slot <= PSLOTS; slot++) {
-      initInjector({ buffer, byteOffset: queueAt(slot) * 4, capacity: PCAPACITY });
-    }
-    initInjector({ buffer, byteOffset: PFREE_BYTES, capacity: PCAPACITY });
-    const records = new Int32Array(buffer, PRECORDS_BYTES, PCAPACITY * PRECORD_WORDS);
-    // Every task is running (its record taken, its origin written before it was published), or finished
-    // before the run (`by` -1: DONE, its handle in its slot's queue).
-    s.tasks.forEach((task, i) => {
-      records[i * PRECORD_WORDS + RecordWords.state] = task.by < 0 ? TaskState.DONE : TaskState.RUNNING;
-      records[i * PRECORD_WORDS + RecordWords.origin] = task.slot === 0 ? 0 : task.slot + 1;
-      if (task.by < 0) {
-        new Injector({ buffer, byteOffset: queueAt(task.slot) * 4, capacity: PCAPACITY }).push(handleOf(i));
-      }
-    });
-    // Each producer's slot is claimed (its line OPEN); the claimers' start FREE.
-    if (s.claimers === undefined) {
-      for (const p of s.producers) {
-        if (p.slot > 0) Atomics.store(slotLine(buffer, PRODUCERS_LAYOUT, p.slot), ProducerWords.state, 1);
-      }
-    }
-    for (let t = 0; t < PTHREADS; t++) {
-      const part = PWork.PART + t * PART_WORDS;
-      let role: number = PRole.NONE;
-      if (s.claimers !== undefined) {
-        if (t < s.claimers.threads) {
-          role = PRole.CLAIMER;
-          work[part + PPart.SLOT] = s.claimers.rounds;
-        }
-      } else if (t < s.producers.length) {
-        role = PRole.PRODUCER;
-        const p = s.producers[t];
-        work[part + PPart.SLOT] = p.slot;
-        work[part + PPart.COUNT] = s.tasks.filter((k) => k.slot === p.slot).length;
-        work[part + PPart.BACKLOG] = p.backlog;
-      } else if (t < threads) {
-        role = PRole.FINISHER;
-        const mine = s.tasks.map((k, i) => ({ ...k, i })).filter((k) => k.by === t - s.producers.length);
-        work[part + PPart.COUNT] = mine.length;
-        mine.forEach((k, j) => (work[part + PPart.TASKS + j] = k.i));
-      }
-      assignRole(ctl, t, role, 0, 0);
-    }
-    Atomics.store(ctl, SGlobal.TRACE, 0);
-    const gate = new GateRun(ctl, PTHREADS, LABEL);
-
-    const accesses: PAccess[] = [];
-    let current = -1;
-    let step = 0;
-    let aborted = false;
-    try {
-      for (;;) {
-        let parked = gate.parked(threads);
-        if (parked.length === 0) break;
-        // A yield (a spinning producer's next job) goes after every thread that can run.
-        const eager = parked.filter((t) => Atomics.load(ctl, sblockBase(t) + PBlock.YIELD) === 0);
-        if (eager.length > 0) parked = eager;
-        if (step >= maxSteps) {
-          aborted = true;
-          break;
-        }
-        const { thread: t } = choose(step, parked, [], current);
-        if (!parked.includes(t)) throw new Error(`chooser picked thread ${t}, which is not runnable`);
-        const op = Atomics.load(ctl, sblockBase(t) + PBlock.OP);
-        accesses.push({ ...gate.release(step, t), op });
-        current = t;
-        step++;
-      }
-    } catch (error) {
-      gate.unwind(threads);
-      throw error;
-    }
-    const states = gate.states.slice(0, threads);
-    gate.unwind(threads);
-    const failures: string[] = [];
-    for (let t = 0; t < threads; t++) {
-      const failure = gate.failure(t);
-      if (failure !== undefined) failures.push(`${pThreadName(s, t)}: ${failure}`);
-    }
-    const received = s.producers.map((_, t) => {
-      if (s.claimers !== undefined) return [];
-      const got = PWork.GOT + t * GOT_WORDS;
-      return Array.from({ length: work[got] }, (_, k) => work[got + 1 + k]);
-    });
-    const words = new Int32Array(buffer, PCONTROL_BYTES, 3 * CACHE_LINE_WORDS);
-    const exec: PExecution = {
-      accesses,
-      states,
-      received,
-      leftInQueue: Array.from({ length: PSLOTS + 1 }, (_, slot) => queued(buffer, queueAt(slot) * 4)),
-      freeAtEnd: queued(buffer, PFREE_BYTES).length,
-      recordWaiters: words[ControlWords.recordWaiters],
-      producersOpen: words[ControlWords.producersOpen],
-      shared: Array.from({ length: work[PWork.SHARED] }, (_, k) => [
-        work[PWork.SHARED + 1 + 2 * k],
-        work[PWork.SHARED + 2 + 2 * k],
-      ]),
-      claimsAfter: [],
-      failures,
-      aborted,
-      steps: step,
-    };
-    if (s.claimers !== undefined) {
-      // Every slot given back is claimable again: one claim per slot, then none left (plain binding).
-      for (let k = 0; k <= PSLOTS; k++) exec.claimsAfter.push(claimSlot(buffer, PRODUCERS_LAYOUT));
-    }
-    this.runs++;
-    this.totalSteps += step;
-    return exec;
-  }
-
-  /** Asks every simulated thread to leave its loop, waits until it has, terminates the Workers. */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await closeGateThreads(this.ctl, this.threads);
-  }
-}
-
 /** Threads a scenario uses. */
 export function threadCount(s: PScenario): number {
   return s.claimers !== undefined ? s.claimers.threads : s.producers.length + s.finishers;
@@ -305,14 +104,130 @@ function queued(buffer: SharedArrayBuffer, byteOffset: number): number[] {
   return out;
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// Oracles.
+/** One step the controller took, with the operation under way in its thread. */
+export type PAccess = Access;
+
+/** What a run leaves that the oracles judge (beside the kernel's record: accesses, states, failures …). */
+export interface ProducersEnd {
+  /** Per producer (in scenario order): the handles it read from its completion queue. */
+  received: number[][];
+  /** Per slot: the handles left in its completion queue. */
+  leftInQueue: number[][];
+  /** Records on the free list at the end. */
+  freeAtEnd: number;
+  /** The control words the oracles look at, at the end. */
+  recordWaiters: number;
+  producersOpen: number;
+  /** Claims that returned a slot another claimer held (thread, slot). */
+  shared: [number, number][];
+  /** After the run, claimSlot on the controller, once per slot and once more: what each returned. */
+  claimsAfter: number[];
+}
+
+/** Everything one run produced. */
+export type PExecution = Execution<ProducersEnd>;
 
 /** A broken property. */
-export interface PViolation {
-  oracle: string;
-  detail: string;
+export type PViolation = Violation;
+
+/** The queues, records and slots of the scenario written, each thread's part and program given. */
+function prepare({ buffer, assign }: RunSetup, s: PScenario): void {
+  if (s.tasks.length > PCAPACITY) throw new RangeError("Cannot run so large a scenario");
+  const threads = threadCount(s);
+  // The controller's binding of `mem` is the plain one: the set-up is no scheduled step.
+  new Uint8Array(buffer, PCONTROL_BYTES, PWORK_BYTES - PCONTROL_BYTES).fill(0);
+  const work = new Int32Array(buffer, PWORK_BYTES, PWORK_WORDS);
+  work.fill(0);
+  for (let slot = 0; slot <= PSLOTS; slot++) {
+    initInjector({ buffer, byteOffset: queueAt(slot) * 4, capacity: PCAPACITY });
+  }
+  initInjector({ buffer, byteOffset: PFREE_BYTES, capacity: PCAPACITY });
+  const records = new Int32Array(buffer, PRECORDS_BYTES, PCAPACITY * PRECORD_WORDS);
+  // Every task is running (its record taken, its origin written before it was published), or finished
+  // before the run (`by` -1: DONE, its handle in its slot's queue).
+  s.tasks.forEach((task, i) => {
+    records[i * PRECORD_WORDS + RecordWords.state] = task.by < 0 ? TaskState.DONE : TaskState.RUNNING;
+    records[i * PRECORD_WORDS + RecordWords.origin] = task.slot === 0 ? 0 : task.slot + 1;
+    if (task.by < 0) {
+      new Injector({ buffer, byteOffset: queueAt(task.slot) * 4, capacity: PCAPACITY }).push(handleOf(i));
+    }
+  });
+  // Each producer's slot is claimed (its line OPEN); the claimers' start FREE.
+  if (s.claimers === undefined) {
+    for (const p of s.producers) {
+      if (p.slot > 0) Atomics.store(slotLine(buffer, PRODUCERS_LAYOUT, p.slot), ProducerWords.state, 1);
+    }
+  }
+  for (let t = 0; t < threads; t++) {
+    const part = PWork.PART + t * PART_WORDS;
+    if (s.claimers !== undefined) {
+      assign(t, PRole.CLAIMER);
+      work[part + PPart.SLOT] = s.claimers.rounds;
+    } else if (t < s.producers.length) {
+      assign(t, PRole.PRODUCER);
+      const p = s.producers[t];
+      work[part + PPart.SLOT] = p.slot;
+      work[part + PPart.COUNT] = s.tasks.filter((k) => k.slot === p.slot).length;
+      work[part + PPart.BACKLOG] = p.backlog;
+    } else {
+      assign(t, PRole.FINISHER);
+      const mine = s.tasks.map((k, i) => ({ ...k, i })).filter((k) => k.by === t - s.producers.length);
+      work[part + PPart.COUNT] = mine.length;
+      mine.forEach((k, j) => (work[part + PPart.TASKS + j] = k.i));
+    }
+  }
 }
+
+/** What each producer read, what is left in the queues, the control words, and every slot claimed again. */
+function observe({ buffer }: RunEnd, s: PScenario): ProducersEnd {
+  const work = new Int32Array(buffer, PWORK_BYTES, PWORK_WORDS);
+  const received = s.producers.map((_, t) => {
+    if (s.claimers !== undefined) return [];
+    const got = PWork.GOT + t * GOT_WORDS;
+    return Array.from({ length: work[got] }, (_, k) => work[got + 1 + k]);
+  });
+  const words = new Int32Array(buffer, PCONTROL_BYTES, 3 * CACHE_LINE_WORDS);
+  const end: ProducersEnd = {
+    received,
+    leftInQueue: Array.from({ length: PSLOTS + 1 }, (_, slot) => queued(buffer, queueAt(slot) * 4)),
+    freeAtEnd: queued(buffer, PFREE_BYTES).length,
+    recordWaiters: words[ControlWords.recordWaiters],
+    producersOpen: words[ControlWords.producersOpen],
+    shared: Array.from({ length: work[PWork.SHARED] }, (_, k) => [
+      work[PWork.SHARED + 1 + 2 * k],
+      work[PWork.SHARED + 2 + 2 * k],
+    ]),
+    claimsAfter: [],
+  };
+  if (s.claimers !== undefined) {
+    // Every slot given back is claimable again: one claim per slot, then none left (plain binding).
+    for (let k = 0; k <= PSLOTS; k++) end.claimsAfter.push(claimSlot(buffer, PRODUCERS_LAYOUT));
+  }
+  return end;
+}
+
+/**
+ * The producers model (`Harness.start(PRODUCERS)`): four threads over the shipped code (no variants); each
+ * access records its operation; a spinning producer's next job is a yield; round robin past a schedule's
+ * end; no wait is ever timed, so a schedule draws no timeouts.
+ */
+export const PRODUCERS: Model<PScenario, ProducersEnd> = {
+  name: "producers",
+  thread: new URL("./thread.ts", import.meta.url),
+  threads: PTHREADS,
+  bufferBytes: PBUFFER_BYTES,
+  maxSteps: PMAX_STEPS,
+  continuation: "round-robin",
+  schedules: { maxLength: 80, maxSegment: 12, maxSegments: 10, timeouts: false },
+  threadCount,
+  threadName: pThreadName,
+  prepare,
+  observe,
+  check: checkProducersExecution,
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Oracles.
 
 /**
  * The oracles, in the order a failure is attributed:
@@ -368,14 +283,14 @@ export function checkProducersExecution(s: PScenario, exec: PExecution): PViolat
   });
   s.producers.forEach((p, t) => {
     const st = exec.states[t];
-    if (st === SState.BLOCKED) {
+    if (st === State.BLOCKED) {
       const queued = exec.leftInQueue[p.slot].length;
       out.push({
         oracle: "no-lost-wakeup",
         detail: `producer@${p.slot} waits for good with ${queued} completion(s) in its queue and ` +
           `${exec.freeAtEnd} free record(s)${p.backlog > 0 ? ` for its backlog of ${p.backlog}` : ""}`,
       });
-    } else if (st !== SState.DONE && exec.failures.length === 0 && !exec.aborted) {
+    } else if (st !== State.DONE && exec.failures.length === 0 && !exec.aborted) {
       out.push({ oracle: "no-lost-wakeup", detail: `producer@${p.slot} ended ${gateStateName(st)}` });
     }
   });
@@ -386,7 +301,7 @@ export function checkProducersExecution(s: PScenario, exec: PExecution): PViolat
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Scenarios and schedules.
+// Scenarios.
 
 /** The named scenarios of the systematic mode, each with its preemption bound. */
 export const PRODUCERS_SCENARIOS: readonly { name: string; scenario: PScenario; preemptions: number }[] = [
@@ -457,43 +372,6 @@ export function producersScenarioArbitrary(): fc.Arbitrary<PScenario> {
   const claims = fc.tuple(fc.integer({ min: 2, max: 3 }), fc.integer({ min: 1, max: 2 }))
     .map(([threads, rounds]): PScenario => ({ producers: [], tasks: [], finishers: 0, claimers: { threads, rounds } }));
   return fc.oneof(completions, records, claims);
-}
-
-/** Past the end of a schedule: the parked threads round robin, from the one after the last. */
-function roundRobin(parked: readonly number[], current: number): number {
-  return parked.find((t) => t > current) ?? parked[0];
-}
-
-/** A random schedule's chooser (entry i picks thread `e % 4`, or the next runnable one). */
-export function producersScheduleChooser(schedule: readonly number[]): WaitChooser {
-  return waitScheduleChooser(PTHREADS, schedule, roundRobin);
-}
-
-/** Replays a systematic failure's choices. */
-export function producersReplayChooser(choices: readonly number[]): WaitChooser {
-  return waitReplayChooser(PTHREADS, choices, roundRobin);
-}
-
-/** Random schedules: per-step choices, or segments of one thread. */
-export function producersScheduleArbitrary(): fc.Arbitrary<number[]> {
-  const perStep = fc.array(fc.nat({ max: PTHREADS - 1 }), { maxLength: 80 });
-  const segments = fc.array(fc.tuple(fc.nat({ max: PTHREADS - 1 }), fc.integer({ min: 1, max: 12 })), {
-    maxLength: 10,
-  }).map((segs) => segs.flatMap(([e, length]) => Array.from({ length }, () => e)));
-  return fc.oneof(perStep, segments);
-}
-
-/** Every schedule of `s` with at most `preemptions` preemptions; stops at the first that breaks an oracle. */
-export function exploreProducers(
-  h: ProducersHarness,
-  s: PScenario,
-  preemptions: number,
-): WaitExploration<PViolation> {
-  return exploreWaits(threadCount(s), preemptions, (choose) => {
-    const exec = h.run(s, choose);
-    const violations = checkProducersExecution(s, exec);
-    return { steps: exec.steps, violations, broken: violations.length > 0 };
-  });
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -1,15 +1,14 @@
 /**
- * The preemption-bounded systematic search of the harnesses with blocking waits (the sleep/latch harness,
- * `sleep_harness.ts`, and the kill-guard harness, `kill_guard_harness.ts`): every schedule of a run with at
- * most `maxPreemptions` preemptions, by stateless depth-first search (the run is repeated from the start for
- * each schedule, as CHESS does). The deque/injector harness has its own (`systematic.ts`): its threads never
- * block, so it has no timeouts to choose.
+ * The preemption-bounded systematic search of the kernel's models (`harness.ts`'s `explore`): every schedule
+ * of a run with at most `maxPreemptions` preemptions, by stateless depth-first search (the run is repeated
+ * from the start for each schedule, as CHESS does). The deque/injector harness has its own
+ * (`../systematic.ts`): its threads never block, so it has no timeouts to choose.
  *
  * A choice is a thread to release (0..threads-1) or a thread whose timed wait to time out
  * (threads..2·threads-1): the encoding of each harness's replay chooser, so a failing schedule's choices
  * replay there unchanged. A preemption is releasing another thread while the one released last could go on,
  * or timing a wait out (the environment's choice); a switch forced because the last thread blocked, finished
- * (or, in the kill-guard harness, yielded: it is not offered then) is free. At each step the thread released
+ * (or yielded: it is not offered then) is free. At each step the thread released
  * last comes first, so the first schedule is the one without preemptions.
  *
  * Also the schedules of the random mode and of replays in that encoding ({@link waitScheduleArbitrary},
@@ -165,16 +164,20 @@ export function waitReplayChooser(threads: number, choices: readonly number[], r
 
 /**
  * Generated schedules for {@link waitScheduleChooser}: per-step choices (up to `maxLength`), or up to
- * `maxSegments` segments of one thread, each 1..`maxSegment` steps long (its first step may be a timeout).
+ * `maxSegments` segments of one thread, each 1..`maxSegment` steps long (its first step may be a timeout,
+ * unless `timeouts` is false).
  */
 export function waitScheduleArbitrary(
   threads: number,
   maxLength: number,
   maxSegment: number,
   maxSegments: number,
+  timeouts = true,
 ): fc.Arbitrary<number[]> {
-  const perStep = fc.array(fc.nat({ max: 2 * threads - 1 }), { maxLength });
-  const segments = fc.array(fc.tuple(fc.nat({ max: 2 * threads - 1 }), fc.integer({ min: 1, max: maxSegment })), {
+  // Without timeouts an entry is a thread only (a model whose waits are never timed draws no timeout).
+  const entries = timeouts ? 2 * threads - 1 : threads - 1;
+  const perStep = fc.array(fc.nat({ max: entries }), { maxLength });
+  const segments = fc.array(fc.tuple(fc.nat({ max: entries }), fc.integer({ min: 1, max: maxSegment })), {
     maxLength: maxSegments,
   }).map((segs) => segs.flatMap(([e, length]) => [e, ...Array.from({ length: length - 1 }, () => e % threads)]));
   return fc.oneof(perStep, segments);

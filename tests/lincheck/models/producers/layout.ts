@@ -1,10 +1,10 @@
 /**
- * The producers harness's layout: where the controller (`producers_harness.ts`) and the simulated threads
- * (`producers_thread.ts`) find the code under test's words — the pool's control words (`recordWaiters`,
+ * The producers model's layout: where the controller's side (`model.ts`) and the simulated threads
+ * (`thread.ts`) find the code under test's words — the pool's control words (`recordWaiters`,
  * `producersOpen`, slot 0's waiting word), two remote producer slots' lines, three completion queues (slot
  * 0's and the two remote slots'), the free-record list and the records' state and origin words — and the
  * test's own (each thread's part, what each producer received, who holds which slot). The gate words and
- * states are the sleep harness's (`sleep_protocol.ts`), whose hand-shake this harness uses unchanged.
+ * states are the kernel's (`../../kernel/words.ts`).
  *
  * The regions sit where a pool's {@link PoolLayout} would name them: {@link PRODUCERS_LAYOUT} is the part of
  * a layout that `lib/protocol/producers.ts` reads, so that its own functions (`producerChannel`,
@@ -13,14 +13,15 @@
  * @module
  */
 
-import type { PoolLayout } from "../../lib/protocol/layout.ts";
+import type { PoolLayout } from "../../../../lib/protocol/layout.ts";
+import { MODEL_BYTES } from "../../kernel/words.ts";
 
 /** Records (and so tasks) in a run, at most: every queue's capacity. */
 export const PCAPACITY = 4;
 /** Remote producer slots (1 and 2), beside slot 0, the owner's. */
 export const PSLOTS = 2;
 /** Byte offset of the control words (3 cache lines). */
-export const PCONTROL_BYTES = 4096;
+export const PCONTROL_BYTES = MODEL_BYTES;
 /** Byte offset of the remote slots' lines (a state/waiting/pending line and a counts line per slot). */
 export const PLINES_BYTES = 4352;
 /** Byte offset of slot 0's completion queue. */
@@ -90,15 +91,4 @@ export const PRole = Object.freeze({
   FINISHER: 2,
   /** `claimSlot`, then `releaseSlot`, SLOT times. */
   CLAIMER: 3,
-});
-
-/** Thread-block words of this harness beyond `SBlock`'s. */
-export const PBlock = Object.freeze({
-  /**
-   * 1 while the pending access is the first of a producer's job that follows a job that read nothing and
-   * placed nothing (a spin: its re-check saw a completion claimed and not yet published). A yield.
-   */
-  YIELD: 15,
-  /** The thread's operation under way (a finisher's task, a claimer's claim or release: 2k, 2k + 1). */
-  OP: 16,
 });

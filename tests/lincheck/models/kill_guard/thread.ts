@@ -1,8 +1,8 @@
 /**
- * A simulated thread of the kill-guard harness (`kill_guard_harness.ts`): a Worker that runs one program per
- * run over the shipped `lib/protocol/kill_guard.ts` (or a mutant of it), stopping at a gate before every
- * shared-memory access. The gate and its hand-shake are the sleep harness's (`sleep_protocol.ts`: waits block
- * until a notify on their word, or until the schedule times them out).
+ * A simulated thread of the kill-guard model (`model.ts`): one program per run over the shipped
+ * `lib/protocol/kill_guard.ts` (or a mutant of it). The gate, its hand-shake and the loop over runs are the
+ * kernel's (`../../kernel/gate.ts`: waits block until a notify on their word, or until the schedule times
+ * them out).
  *
  * Programs (the role in the thread block):
  * - WORKER: `new WorkerGuard` (its two accesses run before the schedule starts: a task can be asked to die
@@ -24,29 +24,10 @@
  * @module
  */
 
-import { installSharedMemory, mem } from "../../lib/protocol/atomics.ts";
-import { StatusWords } from "../../lib/protocol/layout.ts";
-import { parentPort } from "../../lib/runtime/thread.ts";
-import { serveRuns, WaitGate } from "./wait_gate.ts";
-import {
-  KBlock,
-  KGlobal,
-  KMAX_HANDLES,
-  KRole,
-  KSTATUS_BYTES,
-  KWork,
-  KWORK_BYTES,
-  KWORK_WORDS,
-} from "./kill_guard_protocol.ts";
-import { SBlock, SGlobal } from "./sleep_protocol.ts";
-
-/** The set-up message. */
-export interface KillGuardThreadSetup {
-  buffer: SharedArrayBuffer;
-  thread: number;
-  /** Per variant: the URL of its kill_guard module. */
-  variants: string[];
-}
+import { mem } from "../../../../lib/protocol/atomics.ts";
+import { StatusWords } from "../../../../lib/protocol/layout.ts";
+import { serveModel, type ThreadRun } from "../../kernel/gate.ts";
+import { KGlobal, KMAX_HANDLES, KRole, KSTATUS_BYTES, KWork, KWORK_BYTES, KWORK_WORDS } from "./layout.ts";
 
 interface WorkerGuardHandle {
   hold(handle: number): void;
@@ -66,33 +47,7 @@ interface KillGuardModule {
   ) => KillerHandle;
 }
 
-const port = await parentPort();
-port.onMessage(async (message) => {
-  const setup = message as KillGuardThreadSetup;
-  const variants: KillGuardModule[] = [];
-  for (const url of setup.variants) variants.push(await import(url) as KillGuardModule);
-  const gate = new KillGate(setup.buffer, setup.thread, callerSite);
-  installSharedMemory(gate);
-  port.post({ ready: setup.thread });
-  serveRuns(gate, () => runProgram(setup, gate, variants[Atomics.load(gate.ctl, SGlobal.VARIANT)]));
-});
-
-/** The gate, marking a poll's first access as a yield. */
-class KillGate extends WaitGate {
-  /** The next access is a poll's first: mark it as a yield. */
-  yieldNext = false;
-
-  protected override beforePark(): void {
-    Atomics.store(this.ctl, this.base + KBlock.YIELD, this.yieldNext ? 1 : 0);
-    this.yieldNext = false;
-  }
-}
-
-/** The line of kill_guard.ts (shipped or mutant) that made the pending access (module 1), or none (0, 0). */
-function callerSite(): [number, number] {
-  const m = /\/kill_guard\.ts:(\d+):\d+/.exec(new Error().stack ?? "");
-  return m === null ? [0, 0] : [1, Number(m[1])];
-}
+await serveModel({ program });
 
 /** One pool step: the spec's Pool1 and Pool2, each a scheduled access (a kill between them is seen). */
 function poolStep(work: Int32Array, inside?: () => void): void {
@@ -101,15 +56,11 @@ function poolStep(work: Int32Array, inside?: () => void): void {
   mem.store(work, KWork.INPOOL, 0);
 }
 
-function runProgram(setup: KillGuardThreadSetup, gate: KillGate, mod: KillGuardModule): void {
-  const ctl = gate.ctl;
-  const base = gate.base;
-  const role = Atomics.load(ctl, base + SBlock.ROLE);
-  const p1 = Atomics.load(ctl, base + SBlock.PARAM1);
-  const p2 = Atomics.load(ctl, base + SBlock.PARAM2);
+function program({ buffer, gate, ctl, role, p1, p2, modules }: ThreadRun): void {
+  const mod = modules[0] as KillGuardModule;
   const handles = Atomics.load(ctl, KGlobal.HANDLES);
-  const status = new Int32Array(setup.buffer, KSTATUS_BYTES, StatusWords.count);
-  const work = new Int32Array(setup.buffer, KWORK_BYTES, KWORK_WORDS);
+  const status = new Int32Array(buffer, KSTATUS_BYTES, StatusWords.count);
+  const work = new Int32Array(buffer, KWORK_BYTES, KWORK_WORDS);
   if (role === KRole.NONE) return;
   if (role === KRole.SETTLER) {
     for (let h = 1; h <= KMAX_HANDLES; h++) if ((p1 & (1 << h)) !== 0) mem.store(work, KWork.TASK + h, 0);

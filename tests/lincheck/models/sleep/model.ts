@@ -1,52 +1,34 @@
 /**
- * The sleep/latch harness: the shipped `lib/protocol/sleep.ts` (the worker loop's path to sleep, `Sleep.idle`,
+ * The sleep/latch model: the shipped `lib/protocol/sleep.ts` (the worker loop's path to sleep, `Sleep.idle`,
  * then `sleep`; posters' `newWork` and `wakeAll`) and `lib/protocol/latch.ts` (`setLatch` against `latchIsSet` /
- * `waitLatch`) under controlled interleavings, with `Atomics.wait` modelled as blocking (futex
- * semantics: compare and block in one step; woken by a notify on the word; a timed wait may time out when
- * the schedule says so). Controller, scenarios, schedules, oracles, systematic search and reports; the
- * simulated threads are `sleep_thread.ts`, the layout `sleep_protocol.ts`.
+ * `waitLatch`) under the kernel's controlled interleavings (`../../kernel/harness.ts`), with `Atomics.wait`
+ * modelled as blocking (futex semantics: compare and block in one step; woken by a notify on the word; a
+ * timed wait may time out when the schedule says so). Scenarios, the run's set-up and end state, oracles,
+ * reports and the named scenarios of the systematic mode; the programs are `thread.ts`, the layout
+ * `layout.ts`. Variant 0 is the shipped pair, variant k the k-th of `SLEEP_MUTANTS` (a mutant of one module
+ * runs with the other shipped).
  *
  * @module
  */
 
 import fc from "fast-check";
-import { SleepWords } from "../../lib/protocol/layout.ts";
-import type { ThreadHandle } from "../../lib/runtime/thread.ts";
-import { FN_NAMES } from "./protocol.ts";
+import { SleepWords } from "../../../../lib/protocol/layout.ts";
+import { FN_NAMES } from "../../../../spec/trace/facade_codes.ts";
+import { SHIPPED_LATCH, SHIPPED_SLEEP, SLEEP_MUTANTS } from "../../../mutants/mutants.ts";
+import type { Access, Execution, Model, RunEnd, RunSetup, Violation } from "../../kernel/harness.ts";
+import { gateStateName, stepTable } from "../../kernel/run.ts";
+import { blockBase, State } from "../../kernel/words.ts";
 import {
   Role,
-  SBlock,
-  sblockBase,
-  SBUFFER_BYTES,
-  SGlobal,
+  SLEEP_BUFFER_BYTES,
   SLEEP_REGION_BYTES,
-  SMAX_THREADS,
-  SState,
+  SLEEP_THREADS,
+  SleepBlock,
+  SleepGlobal,
   Work,
   WORK_BYTES,
   WORK_WORDS,
-} from "./sleep_protocol.ts";
-import type { SleepThreadSetup } from "./sleep_thread.ts";
-import {
-  type Continuation,
-  exploreWaits,
-  type WaitChooser,
-  type WaitExploration,
-  waitReplayChooser,
-  waitScheduleArbitrary,
-  waitScheduleChooser,
-} from "./explore.ts";
-import {
-  assignRole,
-  type Blocked,
-  closeGateThreads,
-  type GateAccess,
-  GateRun,
-  gateStateName,
-  SpecActions,
-  startGateThreads,
-  stepTable,
-} from "./wait_controller.ts";
+} from "./layout.ts";
 
 /** One run's work. */
 export type SleepScenario =
@@ -56,21 +38,10 @@ export type SleepScenario =
   | { kind: "latch" };
 
 /** One step the controller took. */
-export type SAccess = GateAccess;
+export type SAccess = Access;
 
-/** A thread blocked in a wait. */
-export type { Blocked };
-
-/** Everything one run produced. */
-export interface SExecution {
-  accesses: SAccess[];
-  /** Final gate state of each thread of the scenario (DONE, FAILED, BLOCKED, ABORTED). */
-  states: number[];
-  /** Threads still blocked in a wait at the end (before the controller unwound them). */
-  blocked: Blocked[];
-  failures: string[];
-  aborted: boolean;
-  steps: number;
+/** What a run leaves that the oracles judge (beside the kernel's record: accesses, states, blocked …). */
+export interface SleepEnd {
   /** The shared words at the end. */
   counters: number;
   stateWords: number[];
@@ -83,165 +54,71 @@ export interface SExecution {
   woke: number[];
 }
 
-/** Picks the next step: `thread` (release its access) or, with `timeout`, time out its timed wait. */
-export type SChooser = WaitChooser;
+/** Everything one run produced. */
+export type SExecution = Execution<SleepEnd>;
 
-/** A module pair the threads may run: variant 0 is the shipped code, the rest mutants. */
-export interface SVariant {
-  sleep: URL;
-  latch: URL;
-}
-
-/** The controller's name in a hang's message. */
-const LABEL = "lincheck sleep controller";
+/** A broken property. */
+export type SViolation = Violation;
 
 /** The number of simulated threads a scenario uses. */
 export function threadCount(s: SleepScenario): number {
   return s.kind === "latch" ? 2 : s.workers + s.posts.length;
 }
 
-/** The controller with its reusable simulated threads. */
-export class SleepHarness {
-  readonly buffer: SharedArrayBuffer;
-  readonly ctl: Int32Array;
-  readonly threads: ThreadHandle[];
-  readonly variants: SVariant[];
-  runs = 0;
-  totalSteps = 0;
-  private closed = false;
-  private readonly onClose: (() => void) | undefined;
-  private readonly actions = new SpecActions();
-
-  private constructor(buffer: SharedArrayBuffer, threads: ThreadHandle[], variants: SVariant[], onClose?: () => void) {
-    this.buffer = buffer;
-    this.ctl = new Int32Array(buffer);
-    this.threads = threads;
-    this.variants = variants;
-    this.onClose = onClose;
-  }
-
-  /** Starts the simulated threads, each loading every variant. */
-  static async start(variants: SVariant[], onClose?: () => void): Promise<SleepHarness> {
-    const buffer = new SharedArrayBuffer(SBUFFER_BYTES);
-    const urls = variants.map((v) => ({ sleep: v.sleep.href, latch: v.latch.href }));
-    const threads = await startGateThreads(
-      new URL("./sleep_thread.ts", import.meta.url),
-      "lincheck-sleep",
-      SMAX_THREADS,
-      (thread): SleepThreadSetup => ({ buffer, thread, variants: urls }),
-    );
-    return new SleepHarness(buffer, threads, variants, onClose);
-  }
-
-  /**
-   * Runs `scenario` with module pair `variant` under `choose`, synchronously.
-   *
-   * @param maxSteps Past this many steps the run is unwound and reported as aborted.
-   * @param trace Record, for each access, the `// spec:` action on the line that made it.
-   */
-  run(scenario: SleepScenario, choose: SChooser, variant = 0, maxSteps = 600, trace = false): SExecution {
-    if (this.closed) throw new Error("Cannot run as the sleep harness is closed");
-    const ctl = this.ctl;
-    const n = threadCount(scenario);
-    if (n > SMAX_THREADS) throw new RangeError(`Cannot run scenario as it needs ${n} threads: at most ${SMAX_THREADS}`);
-    const workers = scenario.kind === "sleep" ? scenario.workers : 1;
-    new Int32Array(this.buffer, SLEEP_REGION_BYTES, (WORK_BYTES - SLEEP_REGION_BYTES) / 4).fill(0);
-    new Int32Array(this.buffer, WORK_BYTES, WORK_WORDS).fill(0);
-    for (let t = 0; t < SMAX_THREADS; t++) {
-      let role: number = Role.NONE;
-      let p1 = 0;
-      let p2 = 0;
-      if (t < n) {
-        if (scenario.kind === "latch") role = t === 0 ? Role.JOINER : Role.FINISHER;
-        else if (t < scenario.workers) {
-          role = Role.WORKER;
-          p1 = t;
-        } else {
-          const k = t - scenario.workers;
-          role = Role.POSTER;
-          p1 = scenario.posts[k];
-          p2 = scenario.stop && k === scenario.posts.length - 1 ? 1 : 0;
-        }
-      }
-      assignRole(ctl, t, role, p1, p2);
+/** The sleep and latch words cleared, each thread's role given, the Sleep handle's worker count written. */
+function prepare({ buffer, ctl, assign }: RunSetup, scenario: SleepScenario): void {
+  const n = threadCount(scenario);
+  new Int32Array(buffer, SLEEP_REGION_BYTES, (WORK_BYTES - SLEEP_REGION_BYTES) / 4).fill(0);
+  new Int32Array(buffer, WORK_BYTES, WORK_WORDS).fill(0);
+  for (let t = 0; t < n; t++) {
+    if (scenario.kind === "latch") assign(t, t === 0 ? Role.JOINER : Role.FINISHER);
+    else if (t < scenario.workers) assign(t, Role.WORKER, t);
+    else {
+      const k = t - scenario.workers;
+      assign(t, Role.POSTER, scenario.posts[k], scenario.stop && k === scenario.posts.length - 1 ? 1 : 0);
     }
-    Atomics.store(ctl, SGlobal.VARIANT, variant);
-    Atomics.store(ctl, SGlobal.WORKERS, workers);
-    Atomics.store(ctl, SGlobal.TRACE, trace ? 1 : 0);
-    const gate = new GateRun(ctl, SMAX_THREADS, LABEL);
-    const action = trace ? (file: number, line: number) => this.actionAt(variant, file, line) : undefined;
-
-    const accesses: SAccess[] = [];
-    let current = -1;
-    let step = 0;
-    let aborted = false;
-    try {
-      for (;;) {
-        const parked = gate.parked(n);
-        if (parked.length === 0) break;
-        if (step >= maxSteps) {
-          aborted = true;
-          break;
-        }
-        const { thread: t, timeout } = choose(step, parked, gate.timed(), current);
-        if (timeout) accesses.push(gate.timeOut(step, t));
-        else {
-          if (gate.states[t] !== SState.PARKED) throw new Error(`chooser picked thread ${t}, which is not runnable`);
-          accesses.push(gate.release(step, t, action));
-        }
-        current = t;
-        step++;
-      }
-    } catch (error) {
-      // A chooser that throws (an impossible replay), a hang: leave no thread parked for the next run.
-      gate.unwind(n);
-      throw error;
-    }
-
-    // The end state, before unwinding.
-    const words = new Int32Array(this.buffer, SLEEP_REGION_BYTES, (WORK_BYTES - SLEEP_REGION_BYTES) / 4);
-    const work = new Int32Array(this.buffer, WORK_BYTES, WORK_WORDS);
-    const exec: SExecution = {
-      accesses,
-      states: gate.states.slice(0, n),
-      blocked: gate.blocked.map((b) => ({ ...b })),
-      failures: [],
-      aborted,
-      steps: step,
-      counters: Atomics.load(words, SleepWords.counters),
-      stateWords: Array.from({ length: workers }, (_, i) => Atomics.load(words, SleepWords.state(i))),
-      countedWords: Array.from({ length: workers }, (_, i) => Atomics.load(words, SleepWords.counted(i))),
-      avail: Atomics.load(work, Work.AVAIL),
-      stop: Atomics.load(work, Work.STOP),
-      latch: Atomics.load(work, Work.LATCH),
-      taken: Array.from({ length: n }, (_, t) => Atomics.load(ctl, sblockBase(t) + SBlock.TAKEN)),
-      woke: Array.from({ length: n }, (_, t) => Atomics.load(ctl, sblockBase(t) + SBlock.WOKE)),
-    };
-    // Unwind whatever is still parked or blocked.
-    gate.unwind(n);
-    for (let t = 0; t < n; t++) {
-      const failure = gate.failure(t);
-      if (failure !== undefined) exec.failures.push(`${sThreadName(scenario, t)}: ${failure}`);
-    }
-    this.runs++;
-    this.totalSteps += step;
-    return exec;
   }
-
-  /** The `// spec:` action named on `line` of the variant's sleep (file 1) or latch (file 2) module. */
-  private actionAt(variant: number, file: number, line: number): string | undefined {
-    if (file === 0) return undefined;
-    return this.actions.at(file === 1 ? this.variants[variant].sleep : this.variants[variant].latch, line);
-  }
-
-  /** Asks every simulated thread to leave its loop, waits until it has, then terminates the Workers. */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await closeGateThreads(this.ctl, this.threads);
-    this.onClose?.();
-  }
+  Atomics.store(ctl, SleepGlobal.WORKERS, scenario.kind === "sleep" ? scenario.workers : 1);
 }
+
+/** The end state: the sleep words, the work words, what each thread counted. */
+function observe({ buffer, ctl, threads: n }: RunEnd, scenario: SleepScenario): SleepEnd {
+  const workers = scenario.kind === "sleep" ? scenario.workers : 1;
+  const words = new Int32Array(buffer, SLEEP_REGION_BYTES, (WORK_BYTES - SLEEP_REGION_BYTES) / 4);
+  const work = new Int32Array(buffer, WORK_BYTES, WORK_WORDS);
+  return {
+    counters: Atomics.load(words, SleepWords.counters),
+    stateWords: Array.from({ length: workers }, (_, i) => Atomics.load(words, SleepWords.state(i))),
+    countedWords: Array.from({ length: workers }, (_, i) => Atomics.load(words, SleepWords.counted(i))),
+    avail: Atomics.load(work, Work.AVAIL),
+    stop: Atomics.load(work, Work.STOP),
+    latch: Atomics.load(work, Work.LATCH),
+    taken: Array.from({ length: n }, (_, t) => Atomics.load(ctl, blockBase(t) + SleepBlock.TAKEN)),
+    woke: Array.from({ length: n }, (_, t) => Atomics.load(ctl, blockBase(t) + SleepBlock.WOKE)),
+  };
+}
+
+/**
+ * The sleep/latch model (`Harness.start(SLEEP)`): four threads, the shipped sleep.ts and latch.ts and each
+ * sleep/latch mutant, 600 steps a run; past a schedule's end the thread run last goes on, else the lowest.
+ */
+export const SLEEP: Model<SleepScenario, SleepEnd> = {
+  name: "sleep",
+  thread: new URL("./thread.ts", import.meta.url),
+  threads: SLEEP_THREADS,
+  bufferBytes: SLEEP_BUFFER_BYTES,
+  maxSteps: 600,
+  modules: [SHIPPED_SLEEP, SHIPPED_LATCH],
+  mutants: SLEEP_MUTANTS,
+  traced: ["sleep.ts", "latch.ts"],
+  continuation: "same-or-lowest",
+  schedules: { maxLength: 200, maxSegment: 16, maxSegments: 24 },
+  threadCount,
+  threadName: sThreadName,
+  prepare,
+  observe,
+  check: checkSleepExecution,
+};
 
 // ---------------------------------------------------------------------------------------------------------
 // Names and reports.
@@ -273,7 +150,7 @@ export function sWordName(addr: number): string {
   if (addr >= sleepBase && addr < workBase) {
     const w = addr - sleepBase;
     if (w === SleepWords.counters) return "counters";
-    for (let i = 0; i < SMAX_THREADS; i++) {
+    for (let i = 0; i < SLEEP_THREADS; i++) {
       if (w === SleepWords.state(i)) return `state[${i}]`;
       if (w === SleepWords.counted(i)) return `counted[${i}]`;
     }
@@ -333,12 +210,6 @@ const stateName = gateStateName;
 // ---------------------------------------------------------------------------------------------------------
 // Oracles.
 
-/** A broken property. */
-export interface SViolation {
-  oracle: string;
-  detail: string;
-}
-
 /**
  * Every oracle, on the end state of a run (when no thread can take a step without a timeout):
  * - `no-exception`: no thread threw, the step bound was not hit.
@@ -372,7 +243,7 @@ export function checkSleepExecution(s: SleepScenario, exec: SExecution): SViolat
   if (s.kind === "latch") {
     if (exec.latch !== 1) {
       v.push({ oracle: "joiner-returns", detail: `the finisher ended with the latch ${exec.latch}` });
-    } else if (exec.states[0] !== SState.DONE) {
+    } else if (exec.states[0] !== State.DONE) {
       v.push({
         oracle: "joiner-returns",
         detail: `the latch is set, but the joiner is ${
@@ -401,7 +272,7 @@ export function checkSleepExecution(s: SleepScenario, exec: SExecution): SViolat
     });
   }
   if (s.stop) {
-    const left = Array.from({ length: s.workers }, (_, t) => t).filter((t) => exec.states[t] !== SState.DONE);
+    const left = Array.from({ length: s.workers }, (_, t) => t).filter((t) => exec.states[t] !== State.DONE);
     if (left.length > 0) {
       v.push({
         oracle: "stop-reaches-every-worker",
@@ -434,24 +305,7 @@ function wordValue(exec: SExecution, addr: number): number | undefined {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Schedules: random (fast-check) and systematic (bounded preemptions).
-
-/** Past a schedule's end: the thread run last if it can go on, else the lowest that can. */
-const sameOrLowest: Continuation = (parked, current) => (parked.includes(current) ? current : parked[0]);
-
-/**
- * The chooser of a generated schedule ({@link waitScheduleChooser}, 4 threads): entry `e` at step i means
- * thread `e % 4`, with `e >= 4` a timeout of its wait; past the end, the thread run last if parked, else the
- * lowest parked (never a timeout).
- */
-export function sleepScheduleChooser(schedule: readonly number[]): SChooser {
-  return waitScheduleChooser(SMAX_THREADS, schedule, sameOrLowest);
-}
-
-/** A systematic schedule replayed: per step, a thread to release (0–3) or a thread to time out (4–7). */
-export function systematicChooser(choices: readonly number[]): SChooser {
-  return waitReplayChooser(SMAX_THREADS, choices, sameOrLowest);
-}
+// Scenarios.
 
 /** Scenarios for the random mode: 1–3 workers, 1–2 posters of 1–2 items (at most 4 threads), maybe a stop; or the latch. */
 export function sleepScenarioArbitrary(): fc.Arbitrary<SleepScenario> {
@@ -469,32 +323,6 @@ export function sleepScenarioArbitrary(): fc.Arbitrary<SleepScenario> {
     arbitrary: fc.constant<SleepScenario>({ kind: "latch" }),
     weight: 1,
   });
-}
-
-/** Schedules: per-step choices (0–7: a thread, or a timeout) or segments of one thread. */
-export function sleepScheduleArbitrary(): fc.Arbitrary<number[]> {
-  return waitScheduleArbitrary(SMAX_THREADS, 200, 16, 24);
-}
-
-/** The outcome of exploring a scenario systematically (a failure's choices replay with {@link systematicChooser}). */
-export type SExploration = WaitExploration<SViolation>;
-
-/**
- * Every schedule of `scenario` with at most `maxPreemptions` preemptions ({@link exploreWaits}, 4 threads
- * wide): a choice 0–3 releases a thread, 4–7 times its wait out.
- */
-export function exploreSleep(
-  harness: SleepHarness,
-  scenario: SleepScenario,
-  variant: number,
-  maxPreemptions: number,
-  stopAtFirst = true,
-): SExploration {
-  return exploreWaits(SMAX_THREADS, maxPreemptions, (choose) => {
-    const exec = harness.run(scenario, choose, variant);
-    const violations = checkSleepExecution(scenario, exec);
-    return { steps: exec.steps, violations, broken: violations.length > 0 };
-  }, stopAtFirst);
 }
 
 /** Small scenarios explored with every schedule of at most 2 preemptions, smallest first, named after the race. */

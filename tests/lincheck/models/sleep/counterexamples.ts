@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { SleepScenario } from "./sleep_harness.ts";
+import type { SleepScenario } from "./model.ts";
 
 /** One worker, one poster of one item: where most of the sleep mutants fail. */
 const ONE_POST: SleepScenario = { kind: "sleep", workers: 1, posts: [1], stop: false };

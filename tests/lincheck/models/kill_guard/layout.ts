@@ -1,14 +1,16 @@
 /**
- * The kill-guard harness's layout: where the controller (`kill_guard_harness.ts`) and the simulated threads
- * (`kill_guard_thread.ts`) find the code under test's words (the worker's status line) and the test's own
- * (the oracles' INPOOL, KILLED and TASK words), and what each thread runs. The gate words and states are the
- * sleep harness's (`sleep_protocol.ts`), whose hand-shake this harness uses unchanged.
+ * The kill-guard model's layout: where the controller's side (`model.ts`) and the simulated threads
+ * (`thread.ts`) find the code under test's words (the worker's status line) and the test's own (the oracles'
+ * INPOOL, KILLED and TASK words), and what each thread runs. The gate words and states are the kernel's
+ * (`../../kernel/words.ts`).
  *
  * @module
  */
 
+import { Global, MODEL_BYTES } from "../../kernel/words.ts";
+
 /** Byte offset of the worker's status line (`lib/protocol/layout.ts`'s StatusWords, worker 0). */
-export const KSTATUS_BYTES = 4096;
+export const KSTATUS_BYTES = MODEL_BYTES;
 /** Byte offset of the test's own words ({@link KWork}). */
 export const KWORK_BYTES = 6144;
 /** The test's words: what the oracles read. */
@@ -36,14 +38,8 @@ export const KRole = Object.freeze({
   SETTLER: 3,
 });
 
-/** Thread-block words of this harness beyond `SBlock`'s. */
-export const KBlock = Object.freeze({
-  /** 1 while the pending access is a poll's first (a yield: run another thread first). */
-  YIELD: 15,
-});
-
-/** Global words of this harness beyond `SGlobal`'s. */
+/** Global words of this model. */
 export const KGlobal = Object.freeze({
   /** How many handles the worker holds (1..HANDLES). */
-  HANDLES: 5,
+  HANDLES: Global.MODEL,
 });
