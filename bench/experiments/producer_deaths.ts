@@ -5,7 +5,7 @@
  * slot free (a new handle for each of them), and a full table of tasks run at once.
  *
  * Not a speed measurement and not part of `npm test` (1,000 thread starts take minutes): the counterpart
- * of tests/producers_test.ts's "producers killed at random moments", at the issue's scale.
+ * of tests/pool/producers_test.ts's "producers killed at random moments", at the issue's scale.
  *
  * Usage: `node bench/experiments/producer_deaths.ts [--deaths N]` (also `deno run -A`, `bun`). Exits 1 if anything is
  * stranded.
@@ -63,7 +63,7 @@ await withTimeout(
   "the deaths were not all noticed and taken care of in 60 s",
 );
 await pool.drain();
-// At rest first, as the tests' oracle waits (tests/_accounting.ts): a worker emptying its cache before it
+// At rest first, as the tests' oracle waits (tests/pool/_accounting.ts): a worker emptying its cache before it
 // sleeps marks a record FREE just before its push.
 let after = recordCensus(internals.producer.table);
 for (let tries = 0; tries < 2_000 && (after.freeList !== after.free || Object.keys(after.inUse).length > 0); tries++) {
