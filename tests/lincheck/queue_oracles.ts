@@ -16,7 +16,7 @@
  *    7) and judged by their own oracles instead.
  * 6. `empty-justified` — a pop that returned EMPTY did so at a moment of its call when the queue was
  *    empty (`head = tail`) or the producer of position `head` had claimed it and not yet published it
- *    (`PopEmptyJustified`; spec/README.md: the queue's one non-linearizable EMPTY). A producer is
+ *    (`PopEmptyJustified`; spec/docs/Injector.md: the queue's one non-linearizable EMPTY). A producer is
  *    "claimed" from its successful write of `tail` (PushCasTail) to its next store of a sequence word
  *    (PushPublishSeq).
  * 7. `full-justified` — a push that returned false did so at a moment of its call when `capacity`
@@ -35,7 +35,7 @@
  */
 
 import { InjectorWords } from "../../lib/protocol/layout.ts";
-import { FN_NAMES } from "./protocol.ts";
+import { FN_NAMES } from "../../spec/trace/facade_codes.ts";
 import {
   describeQueueOp,
   pushedValues,

@@ -9,7 +9,7 @@
 
 import { parentPort } from "../../lib/runtime/thread.ts";
 import { DequeWords } from "../../lib/protocol/layout.ts";
-import { OpCode } from "./protocol.ts";
+import { OpCode } from "./models/deque/layout.ts";
 import { StressLayout, type StressSetup } from "./stress.ts";
 
 interface DequeModule {

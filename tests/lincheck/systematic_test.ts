@@ -4,9 +4,8 @@
  * be caught by at least one scenario; the test prints which and after how many schedules).
  */
 import { checkExecution } from "./oracles.ts";
-import { describeScenario } from "./scenario.ts";
+import { describeScenario, explore, SMALL_SCENARIOS } from "./scenario.ts";
 import { startHarness } from "./suite.ts";
-import { explore, SMALL_SCENARIOS } from "./systematic.ts";
 import { MUTANTS } from "../mutants/mutants.ts";
 import { assertEquals, runtime, test } from "../_test.ts";
 
