@@ -1,16 +1,16 @@
 /**
  * The bounded MPMC queue (`lib/protocol/injector.ts`, shipped unchanged) under the controlled scheduler: the
- * random mode (fast-check scenarios and schedules, every oracle of tests/lincheck/queue_oracles.ts), the
+ * random mode (fast-check scenarios and schedules, every oracle of tests/lincheck/models/queue/oracles.ts), the
  * systematic mode (every schedule with at most two preemptions of small named scenarios), the queue's
  * mutants (each must be caught, and the test says by which oracle and after how many interleavings),
  * and the replay of recorded counterexamples. Counts, the seed and the times are printed.
  *
- * Environment: see tests/lincheck/queue_suite.ts and tests/lincheck/README.md.
+ * Environment: see tests/lincheck/models/queue/suite.ts and tests/lincheck/README.md.
  */
 import fc from "fast-check";
-import { QUEUE_RECORDED } from "./counterexamples.ts";
-import { describeQueueScenario } from "./queue.ts";
-import { checkQueueExecution } from "./queue_oracles.ts";
+import { QUEUE_RECORDED } from "./models/queue/counterexamples.ts";
+import { describeQueueScenario } from "./models/queue/scenario.ts";
+import { checkQueueExecution } from "./models/queue/oracles.ts";
 import {
   huntQueueMutant,
   minimalQueueCounterexample,
@@ -21,8 +21,8 @@ import {
   reportQueueRun,
   SMALL_QUEUE_SCENARIOS,
   startQueueHarness,
-} from "./queue_suite.ts";
-import { exploreRuns, scheduleChooser } from "./scenario.ts";
+} from "./models/queue/suite.ts";
+import { exploreRuns, scheduleChooser } from "./models/deque/scenario.ts";
 import { QUEUE_MUTANTS } from "../mutants/mutants.ts";
 import { assert, assertEquals, runtime, test } from "../_test.ts";
 

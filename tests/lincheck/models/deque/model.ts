@@ -4,7 +4,7 @@
  * kernel's controlled interleavings (`../../kernel/harness.ts`; nothing here blocks or yields). The run's
  * set-up (the regions initialised, the prefills pushed by the controller) and its end (the history of every
  * operation, the drains); the programs are `thread.ts`, the layout `layout.ts`. The scenarios, schedules
- * and named scenarios are `../../scenario.ts`, the oracles `../../oracles.ts`, the reports `../../report.ts`.
+ * and named scenarios are `scenario.ts`, the oracles `oracles.ts`, the reports `report.ts`.
  * Variant 0 is the shipped module, variant k the k-th of `MUTANTS` (when loaded).
  *
  * Threads of a run: 0 the owner, 1..3 the thieves (thread k has its own deque, region k).
@@ -20,8 +20,8 @@ import { DequeWords } from "../../../../lib/protocol/layout.ts";
 import { MUTANTS, SHIPPED_DEQUE } from "../../../mutants/mutants.ts";
 import { type Access as KernelAccess, Harness, type Model, type RunEnd, type RunSetup } from "../../kernel/harness.ts";
 import { Block, blockBase, MAX_THREADS, State } from "../../kernel/words.ts";
-import { checkExecution, type Violation } from "../../oracles.ts";
-import { pushValue, type Scenario, thiefOpParts, threadName } from "../../scenario.ts";
+import { checkExecution, type Violation } from "./oracles.ts";
+import { pushValue, type Scenario, thiefOpParts, threadName } from "./scenario.ts";
 import {
   BUFFER_BYTES,
   DGlobal,

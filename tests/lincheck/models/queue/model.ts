@@ -5,7 +5,7 @@
  * another attempt, and a run in which only such pushes are left, none of them able to succeed, stalls. The
  * run's set-up (the queue initialised at its starting position, the prefill pushed by the controller) and
  * its end (the history, the drain); the programs are `thread.ts`, the layout the deque model's
- * (`../deque/layout.ts`). Scenarios and tables are `../../queue.ts`, the oracles `../../queue_oracles.ts`.
+ * (`../deque/layout.ts`). Scenarios and tables are `scenario.ts`, the oracles `oracles.ts`.
  * Variant 0 is the shipped module, variant k the k-th of `QUEUE_MUTANTS` (when loaded).
  *
  * The set-up and the drain run on the controller with every shared access counted: a mutant's pop can spin
@@ -20,8 +20,8 @@ import { InjectorWords } from "../../../../lib/protocol/layout.ts";
 import { Fn } from "../../../../spec/trace/facade_codes.ts";
 import { QUEUE_MUTANTS, SHIPPED_QUEUE } from "../../../mutants/mutants.ts";
 import { type Access as KernelAccess, Harness, type Model, type RunEnd, type RunSetup } from "../../kernel/harness.ts";
-import { pushedValues, type QueueHistoryOp, type QueueScenario } from "../../queue.ts";
-import { checkQueueExecution, type QueueViolation } from "../../queue_oracles.ts";
+import { pushedValues, type QueueHistoryOp, type QueueScenario } from "./scenario.ts";
+import { checkQueueExecution, type QueueViolation } from "./oracles.ts";
 import {
   BUFFER_BYTES,
   DGlobal,

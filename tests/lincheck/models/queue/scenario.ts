@@ -19,11 +19,11 @@
  */
 
 import fc from "fast-check";
-import { InjectorWords } from "../../lib/protocol/layout.ts";
-import { FN_NAMES } from "../../spec/trace/facade_codes.ts";
-import type { Access } from "./models/deque/model.ts";
-import { describeAccess } from "./report.ts";
-import { pushValue } from "./scenario.ts";
+import { InjectorWords } from "../../../../lib/protocol/layout.ts";
+import { FN_NAMES } from "../../../../spec/trace/facade_codes.ts";
+import type { Access } from "../deque/model.ts";
+import { describeAccess } from "../deque/report.ts";
+import { pushValue } from "../deque/scenario.ts";
 
 /** A queue operation; every thread may run any of them. */
 export type QueueOp = "push" | "pushPatiently" | "pop";

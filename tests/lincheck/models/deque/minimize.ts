@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { DequeHarness, Execution } from "./models/deque/model.ts";
+import type { DequeHarness, Execution } from "./model.ts";
 import { type Chooser, exploreRuns, type Scenario, type ThiefOp, thiefOpParts } from "./scenario.ts";
 
 /** A minimized counterexample. */

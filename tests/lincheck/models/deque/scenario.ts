@@ -12,16 +12,16 @@
  */
 
 import fc from "fast-check";
-import { continuation } from "./kernel/harness.ts";
+import { continuation } from "../../kernel/harness.ts";
 import {
   exploreWaits,
   type WaitChooser,
   waitReplayChooser,
   waitScheduleArbitrary,
   waitScheduleChooser,
-} from "./kernel/explore.ts";
-import type { DequeHarness, Execution } from "./models/deque/model.ts";
-import { MAX_THREADS as DTHREADS } from "./kernel/words.ts";
+} from "../../kernel/explore.ts";
+import type { DequeHarness, Execution } from "./model.ts";
+import { MAX_THREADS as DTHREADS } from "../../kernel/words.ts";
 
 /** The owner's operations. */
 export type OwnerOp = "push" | "pop";

@@ -34,7 +34,7 @@
  * @module
  */
 
-import type { Execution, HistoryOp } from "./models/deque/model.ts";
+import type { Execution, HistoryOp } from "./model.ts";
 import type { Scenario } from "./scenario.ts";
 
 /** EMPTY and RETRY as the deque returns them. */

@@ -9,8 +9,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FN_NAMES } from "../../spec/trace/facade_codes.ts";
-import { type Access, type Execution, type HistoryOp, wordName } from "./models/deque/model.ts";
+import { FN_NAMES } from "../../../../spec/trace/facade_codes.ts";
+import { type Access, type Execution, type HistoryOp, wordName } from "./model.ts";
 import { describeOp, type Violation } from "./oracles.ts";
 import { describeScenario, pushValue, type Scenario, threadName } from "./scenario.ts";
 

@@ -1,5 +1,5 @@
 /**
- * The queue suite's runners, shared by `tests/lincheck/queue_test.ts` and `replay_queue.ts`: the harness
+ * The queue suite's runners, shared by `tests/lincheck/queue_test.ts` and `tests/lincheck/replay_queue.ts`: the harness
  * with `lib/protocol/injector.ts` and its mutants loaded, the random mode's property, the mutant hunt, the
  * minimizer and the failure report, and the small named scenarios of the systematic mode.
  *
@@ -13,8 +13,8 @@
  */
 
 import fc from "fast-check";
-import { type QueueHarness as Harness, startQueueModel } from "./models/queue/model.ts";
-import { minimizeRuns } from "./minimize.ts";
+import { type QueueHarness as Harness, startQueueModel } from "./model.ts";
+import { minimizeRuns } from "../deque/minimize.ts";
 import {
   formatQueueTable,
   NEAR_WRAP,
@@ -23,12 +23,12 @@ import {
   queueScenarioArbitrary,
   queueTraceNdjson,
   shrinkQueueScenario,
-} from "./queue.ts";
-import { checkQueueExecution, notLinearizableAnswers, type QueueViolation } from "./queue_oracles.ts";
-import { specActions, traceDir } from "./report.ts";
-import { scheduleArbitrary, scheduleChooser } from "./scenario.ts";
-import { config, env } from "./suite.ts";
-import { QUEUE_MUTANTS } from "../mutants/mutants.ts";
+} from "./scenario.ts";
+import { checkQueueExecution, notLinearizableAnswers, type QueueViolation } from "./oracles.ts";
+import { specActions, traceDir } from "../deque/report.ts";
+import { scheduleArbitrary, scheduleChooser } from "../deque/scenario.ts";
+import { config, env } from "../../kernel/env.ts";
+import { QUEUE_MUTANTS } from "../../../mutants/mutants.ts";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 
