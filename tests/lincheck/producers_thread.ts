@@ -115,18 +115,16 @@ function runProgram(setup: ProducersThreadSetup, gate: ProducersGate): void {
   if (role === PRole.FINISHER) {
     const count = Atomics.load(work, part + PPart.COUNT);
     const table = { fields, indexOf: (handle: number) => handle & (PCAPACITY - 1) };
-    const marks = new Marks(
-      new Int32Array(16).fill(-1),
-      control,
-      channels,
-      table as never,
-      undefined as never,
-      undefined as never,
-      queues,
-      undefined as never,
-      undefined as never,
-      undefined as never,
-    );
+    const marks = new Marks({
+      memory: { control, channels, sleep: undefined as never },
+      words: new Int32Array(16).fill(-1),
+      table: table as never,
+      deque: undefined as never,
+      levels: undefined as never,
+      completions: queues,
+      forks: undefined as never,
+      runs: undefined as never,
+    });
     for (let k = 0; k < count; k++) {
       Atomics.store(ctl, base + PBlock.OP, k);
       const index = Atomics.load(work, part + PPart.TASKS + k);
