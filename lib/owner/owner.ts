@@ -139,14 +139,14 @@ export class Owner implements OwnerPort, WorkforceEvents {
       (handle, worker) => table.runsOn(handle, worker),
       (worker, cause) => workforce.kill(worker, cause),
     );
-    this.broadcaster = new Broadcaster(
+    this.broadcaster = new Broadcaster({
       ledger,
-      status,
-      (worker, message) => workforce.send(worker, message),
-      (worker) => workforce.isDead(worker),
-      buffers.resolve,
-      options.errorClasses,
-    );
+      memory,
+      post: (worker, message) => workforce.send(worker, message),
+      isDead: (worker) => workforce.isDead(worker),
+      resolveBuffer: buffers.resolve,
+      errorClasses: options.errorClasses,
+    });
     this.producerDeaths = new ProducerDeaths({
       memory,
       table,

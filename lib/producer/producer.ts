@@ -246,32 +246,31 @@ export class Producer implements CompletionHooks {
           new Error(`worker ${worker} was terminated to force the abort of task '${task}' (force: true)`),
         ),
     );
-    this.submitter = new Submitter(
-      this.table,
-      this.levels,
-      memory.sleep,
-      this.ledger,
-      this.buffers.share,
-      new Directions(this.canceller, memory.status, port),
-      this.metrics === undefined ? undefined : new TaskStamps(buffer, layout),
-      {
+    this.submitter = new Submitter({
+      table: this.table,
+      levels: this.levels,
+      sleep: memory.sleep,
+      ledger: this.ledger,
+      shareBuffer: this.buffers.share,
+      placement: new Directions(this.canceller, memory.status, port),
+      stamps: this.metrics === undefined ? undefined : new TaskStamps(buffer, layout),
+      producer: {
         origin: originOf(slot),
         moves: slot === 0 ? "transfer" : REMOTE_MOVE_REFUSAL,
         share: () => this.recordShare(),
         placing: slot === 0 ? undefined : { words: memory.slotLine(slot), at: ProducerWords.placing },
       },
-    );
-    this.reader = new CompletionReader(
-      control,
+    });
+    this.reader = new CompletionReader({
+      memory,
       channel,
-      memory.channels,
       completions,
-      this.table,
-      this.ledger,
-      this.buffers,
-      this,
-      options.errorClasses,
-    );
+      table: this.table,
+      ledger: this.ledger,
+      buffers: this.buffers,
+      hooks: this,
+      errorClasses: options.errorClasses,
+    });
     this.admission = new Admission(
       {
         ledger: this.ledger,

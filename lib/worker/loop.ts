@@ -165,7 +165,7 @@ export class WorkerLoop {
     const forks = new Forks(table);
     const runs = new Runs();
     const marks = new Marks({ memory, words: markWords, table, deque, levels, completions, forks, runs });
-    const mail = new Mail(status, index, table, tasks, buffers, post, guard);
+    const mail = new Mail({ memory, index, table, functions: tasks, buffers, post, guard });
     for (const [id, sab] of setup.buffers) mail.addBuffer(id, sab);
     const signals = new TaskSignals(index, table, runs, mail);
     const search = new Search({ index, memory, deque, levels, table, encoder, marks, mail, stats });

@@ -207,16 +207,15 @@ function runProducer(
     // thread slow to arm, which these interleavings already include; its timer's read is a drain.
     backlogLength: () => 0,
   };
-  const reader = new CompletionReader(
-    control,
-    channels[slot],
-    channels,
+  const reader = new CompletionReader({
+    memory: { control, channels },
+    channel: channels[slot],
     completions,
-    table as never,
-    ledger as never,
-    undefined as never,
+    table: table as never,
+    ledger: ledger as never,
+    buffers: undefined as never,
     hooks,
-  );
+  });
   const jobs: (() => void)[] = [];
   gate.jobs = jobs;
   const queueMicrotask = globalThis.queueMicrotask;
