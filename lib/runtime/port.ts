@@ -38,11 +38,14 @@ interface RuntimePort extends PortLike {
  * import { LinkPort } from "./port.ts";
  * const channel = new MessageChannel();
  * const a = new LinkPort(channel.port1);
- * a.listen((data) => console.log(data), () => {});
  * const b = new LinkPort(channel.port2);
- * b.postMessage("hello"); // a logs "hello"
- * a.close();
- * b.close();
+ * a.listen((data) => {
+ *   console.log(data); // "hello"
+ *   a.close();
+ *   b.close();
+ * }, () => {});
+ * b.ref(); // keeps this thread alive until the answer (listen unref'd it)
+ * b.postMessage("hello");
  * ```
  */
 export class LinkPort implements PortLike {
