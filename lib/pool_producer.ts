@@ -116,7 +116,6 @@ export class PoolProducer<M extends object = Record<string, AnyFunction>> extend
   implements AsyncDisposable {
   private readonly producer: Producer;
   private readonly link: OwnerLink;
-  private readonly handle: CheckedHandle<M>;
   /** Its slot (protocol/producers.ts). */
   private readonly slot: number;
   private closing: Promise<void> | undefined;
@@ -140,7 +139,6 @@ export class PoolProducer<M extends object = Record<string, AnyFunction>> extend
       slot,
     });
     super(producer);
-    this.handle = handle;
     this.slot = slot;
     this.port = port;
     this.link = link;
