@@ -880,27 +880,29 @@ export const RUNS: readonly Run[] = [
 
 /**
  * CI's models: for the real configurations named here, the constants CI's run sets smaller than their `.cfg`
- * (which keeps the full model, run by `--full`: `npm run check:tla:full`). The rule: each is the smallest
- * model tried that still holds the counterexample of every kept mutant of its family, that is, every mutant
- * the full models catch is also caught by the CI models (spec/README.md, "CI's model sizes", has the
- * measurement), and none is smaller than the model of a mutant configuration of its family. The mutant
- * configurations themselves are already that small, and run as they are. A name that is not a real
- * configuration, or a constant its `.cfg` does not set, fails the command.
+ * (which keeps the full model, run by `--full`: `npm run check:tla:full`). The rule: the smallest model tried
+ * that still catches every kept mutant of its family that the full models catch (each mutant was run against
+ * the CI models of its family's real configurations: spec/README.md, "CI's model sizes"). The mutant
+ * configurations are already that small, and run as they are. A name that is not a real configuration, or a
+ * constant its `.cfg` does not set, fails the command.
  */
 export const CI_SIZES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
-  // The deque: its mutants' models have one or two thieves, capacity 2 or 4, at most 4 pushes (the
-  // narrow-counter ones run on their own modulus).
+  // The deque: ChaseLev at two pushes catches every deque mutant but HalfRecheckOffByOne, which ChaseLevCap4
+  // at three catches (it needs a batch of two). No mutant needs a third thief, nor a second push under the
+  // liveness check.
   ChaseLev: { Pushes: "2" },
   ChaseLevCap4: { Pushes: "3" },
   ChaseLev3Thieves: { Pushes: "1" },
   ChaseLevLiveness3: { Pushes: "1" },
-  // Sleep and wake: two workers and one submission (the narrow-counter mutant runs on its own moduli).
+  // Sleep and wake: two workers and one submission catch the sleep mutants of two workers (the JEC started
+  // two moves before its wrap, as in SleepWakeLiveness, so that it still wraps).
   SleepWake: { Submits: "1", InitJec: "14" },
-  // The lifecycle: two tasks and one death, as in its mutants' models.
+  // The lifecycle: two tasks and one death catch every lifecycle mutant but JoinerWaitsForThief, which only
+  // its own one-worker configuration catches (with two workers the other one always steals the subtask).
   Lifecycle: { Tasks: "2", MaxDeaths: "1" },
   LifecycleLiveness: { Tasks: "1" },
   LifecycleLivenessTerminate: { Tasks: "1" },
-  // The queue: its mutants' models have two producers of two values each.
+  // The queue: Injector at one value a producer catches every queue mutant.
   Injector: { PushesEach: "1" },
   InjectorCap4: { PushesEach: "2" },
 };
