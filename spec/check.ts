@@ -905,6 +905,11 @@ export const CI_SIZES: Readonly<Record<string, Readonly<Record<string, string>>>
   // The queue: Injector at one value a producer catches every queue mutant.
   Injector: { PushesEach: "1" },
   InjectorCap4: { PushesEach: "2" },
+  // The levels: one worker catches every levels mutant (LevelNeverAnnounced in LevelsOrder's scenario); with
+  // one worker the overtake bound is 2, and "starve" still submits 5 high tasks behind the low one.
+  // LevelsLiveness keeps its two workers, and the mutants' configurations theirs.
+  LevelsStarve: { Workers: "{w1}" },
+  LevelsOrder: { Workers: "{w1}" },
 };
 
 /**

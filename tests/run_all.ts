@@ -339,7 +339,7 @@ if (existsSync(join(root, "spec", "check.ts"))) {
   // 2026-11-23, when the host ran everything 2-3 times slower; the other steps take about 20 minutes then.
   // By 2026-11-27, 126 took 35-40 minutes, one at a time, and stop 37's CI was killed here; two at once,
   // one TLC worker each (spec/check.ts), they took 19 minutes on a quiet machine. Since 2026-11-29 CI runs
-  // CI's models (spec/check.ts CI_SIZES: ten real configurations smaller, each still catching every kept
+  // CI's models (spec/check.ts CI_SIZES: some real configurations smaller, each still catching every kept
   // mutant of its family); `npm run check:tla:full` runs the full ones.
   const tla = await run(join(bin, "node"), [join(root, "spec", "check.ts")], root, TLC_DEADLINE_MS);
   const skipped = tla.code === 2;
