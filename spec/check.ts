@@ -17,8 +17,10 @@
  * Runs under Deno (`deno run -A spec/check.ts`), Node >= 23.6 (`node spec/check.ts`, types stripped) and
  * Bun; it uses only `node:` builtins.
  *
- * Usage: `check.ts [--workers N] [--only NAME[,NAME...]] [--list]` (`--workers`: TLC runs at once, one TLC worker
- * each; default, the cores)
+ * Usage: `check.ts [--full] [--workers N] [--only NAME[,NAME...]] [--list]`. `--full`: the full models, the
+ * `.cfg` files as they are (`npm run check:tla:full`); without it, CI's smaller models of `CI_SIZES` for the
+ * real configurations named there (what `npm test` runs). `--workers`: TLC runs at once, one TLC worker each
+ * (default, the cores).
  *
  * @module
  */
@@ -876,6 +878,63 @@ export const RUNS: readonly Run[] = [
   },
 ];
 
+/**
+ * CI's models: for the real configurations named here, the constants CI's run sets smaller than their `.cfg`
+ * (which keeps the full model, run by `--full`: `npm run check:tla:full`). The rule: the smallest model tried
+ * that still catches every kept mutant of its family that the full models catch (each mutant was run against
+ * the CI models of its family's real configurations: spec/README.md, "CI's model sizes"). The mutant
+ * configurations are already that small, and run as they are. A name that is not a real configuration, or a
+ * constant its `.cfg` does not set, fails the command.
+ */
+export const CI_SIZES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  // The deque: ChaseLev at two pushes catches every deque mutant but HalfRecheckOffByOne, which ChaseLevCap4
+  // at three catches (it needs a batch of two). No mutant needs a third thief, nor a second push under the
+  // liveness check.
+  ChaseLev: { Pushes: "2" },
+  ChaseLevCap4: { Pushes: "3" },
+  ChaseLev3Thieves: { Pushes: "1" },
+  ChaseLevLiveness3: { Pushes: "1" },
+  // Sleep and wake: two workers and one submission catch the sleep mutants of two workers (the JEC started
+  // two moves before its wrap, as in SleepWakeLiveness, so that it still wraps).
+  SleepWake: { Submits: "1", InitJec: "14" },
+  // The lifecycle: two tasks and one death catch every lifecycle mutant but JoinerWaitsForThief, which only
+  // its own one-worker configuration catches (with two workers the other one always steals the subtask).
+  Lifecycle: { Tasks: "2", MaxDeaths: "1" },
+  LifecycleLiveness: { Tasks: "1" },
+  LifecycleLivenessTerminate: { Tasks: "1" },
+  // The queue: Injector at one value a producer catches every queue mutant.
+  Injector: { PushesEach: "1" },
+  InjectorCap4: { PushesEach: "2" },
+  // The levels: one worker catches every levels mutant (LevelNeverAnnounced in LevelsOrder's scenario); with
+  // one worker the overtake bound is 2, and "starve" still submits 5 high tasks behind the low one.
+  // LevelsLiveness keeps its two workers, and the mutants' configurations theirs.
+  LevelsStarve: { Workers: "{w1}" },
+  LevelsOrder: { Workers: "{w1}" },
+};
+
+/**
+ * The configuration TLC reads for a run: its `.cfg`, with CI's smaller constants (`CI_SIZES`) unless `full`.
+ *
+ * @param cfgText The `.cfg` file's text.
+ * @param run The run.
+ * @param full Whether to keep the `.cfg`'s own (full) model.
+ * @returns The configuration's text.
+ * @throws {RangeError} If a constant of `CI_SIZES` is not set in the `.cfg` as `Name = value` on a line.
+ */
+export function configText(cfgText: string, run: Run, full: boolean): string {
+  const sizes = full || run.kind !== "real" ? undefined : CI_SIZES[run.name];
+  if (sizes === undefined) return cfgText;
+  let text = cfgText;
+  for (const [name, value] of Object.entries(sizes)) {
+    const line = new RegExp(`^(\\s*${name}\\s*=\\s*)\\S.*$`, "m");
+    if (!line.test(text)) {
+      throw new RangeError(`Cannot set CI's ${name} = ${value} in spec/${run.cfg} as it sets no ${name} = ...`);
+    }
+    text = text.replace(line, `$1${value} \\* CI's model (the full model: npm run check:tla:full)`);
+  }
+  return text;
+}
+
 /** What one TLC run produced, as read from its output. */
 export interface Outcome {
   /** Distinct states found (the last count TLC printed), or null if it printed none. */
@@ -1090,6 +1149,7 @@ function runTlc(
   specDir: string,
   run: Run,
   text: string,
+  cfg: string,
   workers: number,
 ): Promise<{ output: string; code: number | null; seconds: number }> {
   // Each run gets its own directory: TLC writes its states/ and any trace files beside the spec.
@@ -1097,7 +1157,7 @@ function runTlc(
   for (const f of readdirSync(specDir)) if (f.endsWith(".tla")) copyFileSync(join(specDir, f), join(work, f));
   // A mutant keeps the real module's name, so the configuration and any INSTANCE of it work unchanged.
   writeFileSync(join(work, basename(run.module)), text);
-  copyFileSync(join(specDir, run.cfg), join(work, basename(run.cfg)));
+  writeFileSync(join(work, basename(run.cfg)), cfg);
   const args = [
     "-XX:+UseParallelGC",
     "-cp",
@@ -1196,14 +1256,21 @@ async function main(argv: string[]): Promise<number> {
   const specDir = dirname(fileURLToPath(import.meta.url));
   let workers = Math.max(1, availableParallelism());
   let only: Set<string> | null = null;
+  let full = false;
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--workers") workers = Number(argv[++i]);
+    else if (argv[i] === "--full") full = true;
     else if (argv[i] === "--only") only = new Set(argv[++i].split(","));
     else if (argv[i] === "--list") {
-      for (const r of RUNS) console.log(`${r.kind}\t${r.name}\t${r.module}\t${r.cfg}\t${r.mutant ?? ""}`);
+      for (const r of RUNS) {
+        const sizes = r.kind === "real" && CI_SIZES[r.name] !== undefined
+          ? Object.entries(CI_SIZES[r.name]).map(([k, v]) => `${k} = ${v}`).join(", ")
+          : "";
+        console.log(`${r.kind}\t${r.name}\t${r.module}\t${r.cfg}\t${r.mutant ?? ""}\t${sizes}`);
+      }
       return 0;
     } else {throw new RangeError(
-        `Cannot run check.ts as '${argv[i]}' is not an option: use --workers N, --only A,B or --list`,
+        `Cannot run check.ts as '${argv[i]}' is not an option: use --full, --workers N, --only A,B or --list`,
       );}
   }
   if (!Number.isInteger(workers) || workers < 1) {
@@ -1236,12 +1303,23 @@ async function main(argv: string[]): Promise<number> {
     }
   }
 
-  // Every mutant's patches must still apply to its real spec (checked before any TLC run, so that a
-  // stale patch fails the command even when Java or the jar is missing).
+  // CI's sizes must name real configurations.
+  for (const name of Object.keys(CI_SIZES)) {
+    if (!RUNS.some((r) => r.kind === "real" && r.name === name)) {
+      console.log(`FAIL: CI_SIZES names ${name}, which is no real configuration of spec/check.ts RUNS`);
+      problems++;
+    }
+  }
+
+  // Every mutant's patches must still apply to its real spec, and CI's sizes to their configurations
+  // (checked before any TLC run, so that a stale patch fails the command even when Java or the jar is
+  // missing).
   const texts = new Map<Run, string>();
+  const cfgs = new Map<Run, string>();
   for (const r of RUNS) {
-    if (!existsSync(join(specDir, r.module))) continue;
+    if (!existsSync(join(specDir, r.module)) || !existsSync(join(specDir, r.cfg))) continue;
     try {
+      cfgs.set(r, configText(readFileSync(join(specDir, r.cfg), "utf8"), r, full));
       texts.set(r, moduleText(specDir, r));
     } catch (error) {
       if (!(error instanceof PatchError || error instanceof RangeError)) throw error;
@@ -1261,9 +1339,17 @@ async function main(argv: string[]): Promise<number> {
     return problems > 0 ? 1 : 2;
   }
 
-  const runs = RUNS.filter((r) => only === null || only.has(r.name));
+  // The real configurations start first, the mutants after them: the longest runs are real ones, and
+  // started last they would leave one core idle at the end while the other finishes them; the mutants' short
+  // runs fill both cores to the end instead. Rows are printed in this order.
+  const chosen = RUNS.filter((r) => only === null || only.has(r.name));
+  const runs = [...chosen.filter((r) => r.kind === "real"), ...chosen.filter((r) => r.kind !== "real")];
+  const smaller = runs.filter((r) => r.kind === "real" && CI_SIZES[r.name] !== undefined).length;
   console.log(
-    `TLC with 1 worker a run, ${workers} run(s) at once; ${runs.length} configuration(s)\n`,
+    `TLC with 1 worker a run, ${workers} run(s) at once; ${runs.length} configuration(s); ${
+      full ? "full models (--full)" : `CI's models (${smaller} real configuration(s) smaller than their .cfg; ` +
+        "the full ones: npm run check:tla:full)"
+    }\n`,
   );
   const header = `${pad("config", 34)} ${pad("kind", 6)} ${pad("distinct", 10, true)} ${pad("depth", 6, true)} ${
     pad("time", 8, true)
@@ -1271,8 +1357,8 @@ async function main(argv: string[]): Promise<number> {
   console.log(header);
   console.log("-".repeat(header.length + 30));
   const started = performance.now();
-  // Each run is one TLC worker, and `workers` runs go at once (two on this 2-core machine), in the list's
-  // order; their rows are printed in that order too. One TLC of two workers left a core idle for much of
+  // Each run is one TLC worker, and `workers` runs go at once (two on this 2-core machine), in the order
+  // above (real configurations first); their rows are printed in that order too. One TLC of two workers left a core idle for much of
   // its run: its liveness check (at the end, `-lncheck final`) is single-threaded, and its start, its
   // parse and a mutant's short search hardly use a second worker. The whole command took 35-40 minutes so,
   // at the step's deadline in CI (stop 37's CI was killed there).
@@ -1292,7 +1378,8 @@ async function main(argv: string[]): Promise<number> {
   })();
   for (const [i, run] of runs.entries()) {
     const text = texts.get(run);
-    if (text === undefined) {
+    const cfg = cfgs.get(run);
+    if (text === undefined || cfg === undefined) {
       finished[i].settle({ lines: `${pad(run.name, 34)} (not run: its FAIL is counted above)`, ok: true });
       continue;
     }
@@ -1301,7 +1388,7 @@ async function main(argv: string[]): Promise<number> {
     // the same depth is found first varies.
     while (free === 0) await new Promise<void>((resolve) => (freed = resolve));
     free--;
-    void runTlc(java, jar, specDir, run, text, 1).then(({ output, code, seconds }) => {
+    void runTlc(java, jar, specDir, run, text, cfg, 1).then(({ output, code, seconds }) => {
       free++;
       freed?.();
       freed = undefined;
@@ -1315,9 +1402,9 @@ async function main(argv: string[]): Promise<number> {
     console.log(`TLA+ check FAILED: ${problems} unexpected outcome(s) in ${total}s`);
     return 1;
   }
-  const what = only === null
+  const what = (only === null
     ? "every real configuration passed and every mutant was caught"
-    : `${runs.length} configuration(s) as expected`;
+    : `${runs.length} configuration(s) as expected`) + (full ? " (full models)" : " (CI's models)");
   console.log(`TLA+ check ok: ${what}, in ${total}s`);
   return 0;
 }

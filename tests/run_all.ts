@@ -1,20 +1,22 @@
 /**
  * Every test, on every runtime, with one summary: the project's test command (`npm test`).
  *
- * Steps, in order (each one's output is shown as it runs):
+ * Steps, in order, the cheap and likely-to-fail first (each one's output is shown as it runs):
  * 1. static checks: `deno fmt --check`, `deno lint`, `deno check`, `tsc --noEmit`, `deno doc --lint`;
  * 2. the doc examples (`deno test --doc`);
- * 3. the test files under the three runners: `deno test`, `bun test`, `node --test` (Node 24), then the
- *    mutation run's fast groups (`tests/mutants/run.ts --fast`: every kept protocol mutant must be caught
- *    by an ordinary test when applied to the real file);
- * 4. the npm build (`tsc -p tsconfig.build.json`) smoke-tested on the machine's own Node (20), and `deno
+ * 3. the npm build (`tsc -p tsconfig.build.json`) smoke-tested on the machine's own Node (20), and `deno
  *    compile` of a consumer project (SKIPPED where deno cannot fetch the runtime it embeds), and the packed
  *    npm build in headless Chromium (SKIPPED without Chromium, a failure under CI);
- * 5. the TLA+ model checks (`spec/check.ts`), when present;
- * 6. trace validation (`spec/trace.ts`): logs of real runs checked by TLC against the specs.
+ * 4. the test files under the three runners: `deno test`, `bun test`, `node --test` (Node 24);
+ * 5. the mutation run's fast groups (`tests/mutants/run.ts --fast`: every kept protocol mutant must be
+ *    caught by an ordinary test when applied to the real file);
+ * 6. the TLA+ model checks (`spec/check.ts`, CI's model sizes; `npm run check:tla:full` runs the full ones),
+ *    when present;
+ * 7. trace validation (`spec/trace.ts`): logs of real runs checked by TLC against the specs.
  *
- * It ends with a line per runtime and a closing `N passed, M failed` line. It fails if any step fails,
- * or if any runtime ran zero tests. Runtimes come from node_modules/.bin (installed by `npm ci`).
+ * It ends with a table of each step's wall time, a line per step, and a closing `N passed, M failed` line.
+ * It fails if any step fails, or if any runtime ran zero tests. Runtimes come from node_modules/.bin
+ * (installed by `npm ci`).
  *
  * Run: `npm test` (or `node tests/run_all.ts` with Node 24, or `deno run -A tests/run_all.ts`).
  */
@@ -35,6 +37,8 @@ interface Outcome {
   ok: boolean;
   /** For a failed runner: its own report of what failed, repeated just above the summary. */
   failures?: string;
+  /** The step's wall time, in seconds (the table at the end shows where CI's time goes). */
+  seconds: number;
 }
 
 /** How many lines of a runner's failure report are repeated above the summary. */
@@ -98,8 +102,10 @@ function run(
   args: string[],
   cwd = root,
   deadlineMs = STEP_DEADLINE_MS,
-): Promise<{ code: number; output: string }> {
+): Promise<{ code: number; output: string; seconds: number }> {
   console.log(`\n$ ${[command, ...args].join(" ")}`);
+  const started = performance.now();
+  const seconds = () => (performance.now() - started) / 1000;
   return new Promise((resolve) => {
     // Its own process group, so that a step killed at its deadline takes what it started with it (a TLC
     // run's java outlived its killed spec/check.ts, and took a core from the steps after it).
@@ -127,10 +133,13 @@ function run(
     child.stderr.on("data", (c: Buffer) => collect(c, process.stderr));
     child.on("error", (error) => {
       output += String(error);
-      resolve({ code: 127, output });
+      resolve({ code: 127, output, seconds: seconds() });
     });
-    // deno-lint-ignore no-control-regex
-    child.on("close", (code) => resolve({ code: code ?? 1, output: output.replace(/\x1b\[[0-9;]*m/g, "") }));
+    child.on("close", (code) => {
+      // deno-lint-ignore no-control-regex
+      const plain = output.replace(/\x1b\[[0-9;]*m/g, "");
+      resolve({ code: code ?? 1, output: plain, seconds: seconds() });
+    });
   });
 }
 
@@ -149,8 +158,8 @@ function count(output: string, pattern: RegExp): number {
 }
 
 async function step(name: string, command: string, args: string[]): Promise<boolean> {
-  const { code } = await run(command, args);
-  outcomes.push({ name, passed: code === 0 ? 1 : 0, failed: code === 0 ? 0 : 1, ok: code === 0 });
+  const { code, seconds } = await run(command, args);
+  outcomes.push({ name, passed: code === 0 ? 1 : 0, failed: code === 0 ? 0 : 1, ok: code === 0, seconds });
   return code === 0;
 }
 
@@ -164,6 +173,15 @@ function systemNode(): string | undefined {
   return undefined;
 }
 
+/** Seconds as `m:ss` (or `h:mm:ss`), for the table of step times. */
+function clock(seconds: number): string {
+  const s = Math.round(seconds);
+  const mm = String(Math.floor(s / 60) % 60).padStart(2, "0");
+  const ss = String(s % 60).padStart(2, "0");
+  return s >= 3600 ? `${Math.floor(s / 3600)}:${mm}:${ss}` : `${Math.floor(s / 60)}:${ss}`;
+}
+
+const runStarted = performance.now();
 const files = testFiles(join(root, "tests")).map((path) => path.slice(root.length));
 console.log(`test files: ${files.join(", ")}`);
 
@@ -175,13 +193,76 @@ await step("tsc --noEmit", join(bin, "tsc"), ["--noEmit", "-p", "."]);
 // The public API's documentation: every export documented, typed explicitly, no private type leaking.
 await step("deno doc --lint", join(bin, "deno"), ["doc", "--lint", "mod.ts"]);
 
-// 2 and 3. The runners.
+// 2. The doc examples.
 {
   const doc = await run(join(bin, "deno"), ["test", "-A", "--doc", "mod.ts", "lib/"]);
   const passed = count(doc.output, /ok \| (\d+) passed/) || count(doc.output, /\| (\d+) passed/);
   const failed = count(doc.output, /(\d+) failed/);
-  outcomes.push({ name: "deno doc examples", passed, failed, ok: doc.code === 0 && passed > 0 });
+  outcomes.push({ name: "deno doc examples", passed, failed, ok: doc.code === 0 && passed > 0, seconds: doc.seconds });
 }
+// 3. The npm build, on the machine's own Node.
+if (await step("npm build (tsc -p tsconfig.build.json)", join(bin, "tsc"), ["-p", "tsconfig.build.json"])) {
+  const node = systemNode();
+  if (node === undefined) {
+    outcomes.push({
+      name: "npm build smoke",
+      passed: 0,
+      failed: 0,
+      ok: true,
+      skipped: "no system node on PATH",
+      seconds: 0,
+    });
+  } else {
+    const smoke = await run(node, [join(root, "tests", "consumers", "npm_smoke.mjs")]);
+    const passed = count(smoke.output, /(\d+) passed/);
+    const failed = count(smoke.output, /(\d+) failed/);
+    outcomes.push({
+      name: "npm build smoke (system node)",
+      passed,
+      failed,
+      ok: smoke.code === 0 && passed > 0,
+      seconds: smoke.seconds,
+    });
+  }
+}
+
+// 3b. deno compile of a consumer project: SKIPPED (exit 2, never a pass) where deno cannot fetch its runtime.
+{
+  const compiled = await run(join(bin, "node"), [join(root, "tests", "consumers", "deno_compile.ts")]);
+  const skipped = compiled.code === 2;
+  outcomes.push({
+    name: "deno compile consumer",
+    passed: compiled.code === 0 ? 1 : 0,
+    failed: compiled.code === 0 || skipped ? 0 : 1,
+    ok: compiled.code === 0 || skipped,
+    skipped: skipped ? compiled.output.split("\n").find((l) => l.startsWith("SKIPPED:"))?.slice(9) : undefined,
+    failures: compiled.code === 0 || skipped ? undefined : compiled.output.slice(-3000),
+    seconds: compiled.seconds,
+  });
+}
+
+// 3c. The unbundled npm build in headless Chromium. Without Chromium it is SKIPPED (exit 2), never a pass;
+// under CI (CI=true, where .ci/run installs Debian's chromium) a skip is a failure: CI must not skip it.
+{
+  const browser = await run(join(bin, "node"), [join(root, "tests", "consumers", "browser_consumer.ts")]);
+  const skipped = browser.code === 2;
+  const mustRun = process.env.CI === "true" || process.env.CI === "1";
+  const passed = browser.code === 0 ? count(browser.output, /(\d+) passed, \d+ failed/) : 0;
+  const ok = (browser.code === 0 && passed > 0) || (skipped && !mustRun);
+  outcomes.push({
+    name: "browser (Chromium, npm build)",
+    passed,
+    failed: ok ? 0 : 1,
+    ok,
+    skipped: skipped && !mustRun
+      ? browser.output.split("\n").find((l) => l.startsWith("SKIPPED:"))?.slice(9)
+      : undefined,
+    failures: ok ? undefined : (skipped ? "CI must not skip the browser step: " : "") + browser.output.slice(-3000),
+    seconds: browser.seconds,
+  });
+}
+
+// 4. The test files under the three runners.
 {
   // Types are checked once by the `deno check` step; --no-check stops Deno re-checking every worker module
   // each time a test starts a thread.
@@ -195,6 +276,7 @@ await step("deno doc --lint", join(bin, "deno"), ["doc", "--lint", "mod.ts"]);
     failed,
     ok,
     failures: ok ? undefined : failureReport(deno.output, "deno"),
+    seconds: deno.seconds,
   });
 }
 {
@@ -202,7 +284,14 @@ await step("deno doc --lint", join(bin, "deno"), ["doc", "--lint", "mod.ts"]);
   const passed = count(bun.output, /^\s*(\d+) pass\b/m);
   const failed = count(bun.output, /^\s*(\d+) fail\b/m);
   const ok = bun.code === 0 && passed > 0;
-  outcomes.push({ name: "bun test", passed, failed, ok, failures: ok ? undefined : failureReport(bun.output, "bun") });
+  outcomes.push({
+    name: "bun test",
+    passed,
+    failed,
+    ok,
+    failures: ok ? undefined : failureReport(bun.output, "bun"),
+    seconds: bun.seconds,
+  });
 }
 {
   const node = await run(join(bin, "node"), ["--test", "--test-concurrency=1", ...files]);
@@ -215,10 +304,11 @@ await step("deno doc --lint", join(bin, "deno"), ["doc", "--lint", "mod.ts"]);
     failed,
     ok,
     failures: ok ? undefined : failureReport(node.output, "node"),
+    seconds: node.seconds,
   });
 }
 
-// 3b. The mutation run's fast groups (tests/mutants/run.ts --fast): each kept protocol and backlog mutant
+// 5. The mutation run's fast groups (tests/mutants/run.ts --fast): each kept protocol and backlog mutant
 // applied to the real file of a scratch copy must make an ordinary test fail. If a harness stopped covering
 // its module, its mutants would go uncaught here. The slow groups (pool-level scenarios) run with
 // `npm run mutants`.
@@ -237,64 +327,20 @@ await step("deno doc --lint", join(bin, "deno"), ["doc", "--lint", "mod.ts"]);
       ? undefined
       : mutation.output.split("\n").filter((l) => /NOT CAUGHT|ERROR|baseline/.test(l)).join("\n") ||
         mutation.output.slice(-2000),
+    seconds: mutation.seconds,
   });
 }
 
-// 4. The npm build, on the machine's own Node.
-if (await step("npm build (tsc -p tsconfig.build.json)", join(bin, "tsc"), ["-p", "tsconfig.build.json"])) {
-  const node = systemNode();
-  if (node === undefined) {
-    outcomes.push({ name: "npm build smoke", passed: 0, failed: 0, ok: true, skipped: "no system node on PATH" });
-  } else {
-    const smoke = await run(node, [join(root, "tests", "consumers", "npm_smoke.mjs")]);
-    const passed = count(smoke.output, /(\d+) passed/);
-    const failed = count(smoke.output, /(\d+) failed/);
-    outcomes.push({ name: "npm build smoke (system node)", passed, failed, ok: smoke.code === 0 && passed > 0 });
-  }
-}
-
-// 4b. deno compile of a consumer project: SKIPPED (exit 2, never a pass) where deno cannot fetch its runtime.
-{
-  const compiled = await run(join(bin, "node"), [join(root, "tests", "consumers", "deno_compile.ts")]);
-  const skipped = compiled.code === 2;
-  outcomes.push({
-    name: "deno compile consumer",
-    passed: compiled.code === 0 ? 1 : 0,
-    failed: compiled.code === 0 || skipped ? 0 : 1,
-    ok: compiled.code === 0 || skipped,
-    skipped: skipped ? compiled.output.split("\n").find((l) => l.startsWith("SKIPPED:"))?.slice(9) : undefined,
-    failures: compiled.code === 0 || skipped ? undefined : compiled.output.slice(-3000),
-  });
-}
-
-// 4c. The unbundled npm build in headless Chromium. Without Chromium it is SKIPPED (exit 2), never a pass;
-// under CI (CI=true, where .ci/run installs Debian's chromium) a skip is a failure: CI must not skip it.
-{
-  const browser = await run(join(bin, "node"), [join(root, "tests", "consumers", "browser_consumer.ts")]);
-  const skipped = browser.code === 2;
-  const mustRun = process.env.CI === "true" || process.env.CI === "1";
-  const passed = browser.code === 0 ? count(browser.output, /(\d+) passed, \d+ failed/) : 0;
-  const ok = (browser.code === 0 && passed > 0) || (skipped && !mustRun);
-  outcomes.push({
-    name: "browser (Chromium, npm build)",
-    passed,
-    failed: ok ? 0 : 1,
-    ok,
-    skipped: skipped && !mustRun
-      ? browser.output.split("\n").find((l) => l.startsWith("SKIPPED:"))?.slice(9)
-      : undefined,
-    failures: ok ? undefined : (skipped ? "CI must not skip the browser step: " : "") + browser.output.slice(-3000),
-  });
-}
-
-// 5. The TLA+ model checks.
+// 6. The TLA+ model checks.
 if (existsSync(join(root, "spec", "check.ts"))) {
   // spec/check.ts exits 0 when every config passed and every mutant was caught, 2 when it could not run
   // TLC at all (SKIPPED: no Java or no jar; never counted as passed), 1 on anything unexpected.
   // Its own deadline: 63 configurations took 19-20 minutes on a quiet machine, and past 25 (killed) on
   // 2026-11-23, when the host ran everything 2-3 times slower; the other steps take about 20 minutes then.
   // By 2026-11-27, 126 took 35-40 minutes, one at a time, and stop 37's CI was killed here; two at once,
-  // one TLC worker each (spec/check.ts), they took 19 minutes on a quiet machine.
+  // one TLC worker each (spec/check.ts), they took 19 minutes on a quiet machine. Since 2026-11-29 CI runs
+  // CI's models (spec/check.ts CI_SIZES: some real configurations smaller, each still catching every kept
+  // mutant of its family); `npm run check:tla:full` runs the full ones.
   const tla = await run(join(bin, "node"), [join(root, "spec", "check.ts")], root, TLC_DEADLINE_MS);
   const skipped = tla.code === 2;
   const verdicts = tla.output.split("\n").filter((line) => /\b(PASS|CAUGHT)\b/.test(line)).length;
@@ -312,10 +358,11 @@ if (existsSync(join(root, "spec", "check.ts"))) {
       "...",
       ...tla.output.trimEnd().split("\n").slice(-6),
     ].join("\n").slice(-4000),
+    seconds: tla.seconds,
   });
 }
 
-// 6. Trace validation: real runs of the pool and of the deque and queue alone, on every runtime, each log
+// 7. Trace validation: real runs of the pool and of the deque and queue alone, on every runtime, each log
 // checked by TLC against its spec; mutants' logs must be rejected. Same exit codes as spec/check.ts.
 if (existsSync(join(root, "spec", "trace.ts"))) {
   const traced = await run(join(bin, "node"), [join(root, "spec", "trace.ts")]);
@@ -329,12 +376,27 @@ if (existsSync(join(root, "spec", "trace.ts"))) {
     ok: traced.code === 0 || skipped,
     skipped: skipped ? "TLC not available: see spec/README.md for TLA2TOOLS_JAR and the cache path" : undefined,
     failures: traced.code === 0 || skipped ? undefined : failures || traced.output.slice(-2000),
+    seconds: traced.seconds,
   });
 }
 
 for (const o of outcomes.filter((o) => o.failures !== undefined)) {
   console.log(`\n==== what failed: ${o.name} ====\n${o.failures}`);
 }
+// Where the time went: each step's wall time, longest marked, and the whole (CI's budget is 45 minutes of
+// the 90 it is given; see docs/verification.md, "CI").
+console.log("\n==== time per step ====");
+const total = (performance.now() - runStarted) / 1000;
+const longest = Math.max(...outcomes.map((o) => o.seconds));
+for (const o of outcomes) {
+  const share = total > 0 ? `${((100 * o.seconds) / total).toFixed(0)}%` : "-";
+  console.log(
+    `${o.name.padEnd(40)} ${o.seconds.toFixed(0).padStart(6)} s ${clock(o.seconds).padStart(8)} ${share.padStart(5)}${
+      o.seconds === longest ? "  (longest)" : ""
+    }`,
+  );
+}
+console.log(`${"whole run".padEnd(40)} ${total.toFixed(0).padStart(6)} s ${clock(total).padStart(8)}`);
 console.log("\n==== summary ====");
 for (const o of outcomes) {
   const status = o.skipped ? `SKIPPED (${o.skipped})` : o.ok ? "ok" : "FAILED";
