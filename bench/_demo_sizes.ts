@@ -1,5 +1,5 @@
 /**
- * The demo's task sizes (bench/pool_demo.ts, and the demo's row of bench/main_cpu.ts): one seeded draw, the
+ * The demo's task sizes (bench/pool_demo.ts, and the demo's row of bench/experiments/main_cpu.ts): one seeded draw, the
  * same every run.
  *
  * @module

@@ -1,7 +1,9 @@
 /**
- * Every benchmark on every runtime, tabulated for docs/benchmarks.md (`npm run bench`): the pool against its peers
- * (throughput of 100k tiny tasks, one-at-a-time latency), the idle cost and memory of a pool, and the
- * deque micro-benchmark, the wait from submission to start under a steady random load (bench/latency.ts).
+ * The benchmarks a user runs, on every runtime, tabulated for docs/benchmarks.md (`npm run bench`): the
+ * pool against its peers (throughput of 100k tiny tasks, one-at-a-time latency), the idle cost and memory
+ * of a pool, the deque micro-benchmark, the cost of metrics, batches, `map`, and the wait from submission
+ * to start under a steady random load (bench/latency.ts). The one-off experiments of bench/experiments/
+ * are not among them.
  * Each runtime runs in its own process; every cell is a median with its range.
  *
  * Pass a number to set the rounds per measurement (default 5): `npm run bench -- 7`. The latency benchmark

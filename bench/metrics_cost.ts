@@ -98,7 +98,8 @@ function direct(): { worker: Summary; main: Summary } {
     const t0 = performance.now();
     let last = epochMs();
     for (let i = 0; i < M; i++) {
-      // As worker.ts does for a task that follows another: its start is the last finish, its finish a read.
+      // As lib/worker/runner.ts does for a task that follows another: its start is the last finish, its
+      // finish a read.
       recorder.started(i & 1023, last);
       last = epochMs();
       recorder.finished(i & 1023, last);

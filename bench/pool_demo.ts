@@ -29,7 +29,7 @@ function runInline(list: number[]): number {
 
 // One full round of each first, cold (reported apart, not in the medians): the runtimes' JITs take the
 // workers' code to its fastest tier only over the first 20,000 to 40,000 tasks (a pool's first round took
-// 510–600 ms, its third 410–430, on Node and Bun alike; docs/benchmarks.md, "The demo, cold and warm").
+// 510–600 ms, its third 410–430, on Node and Bun alike, 2026-11-27; the log is in docs/benchmarks.md's history).
 let start = performance.now();
 const expected = runInline(units);
 const coldInlineMs = performance.now() - start;

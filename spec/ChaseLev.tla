@@ -381,7 +381,7 @@ HalfPublishDst(i) ==
     /\ Book(i)
 
 -----------------------------------------------------------------------------
-\* The actions, one per `// spec: Name` in lib/protocol/deque.ts. tests/spec_names_test.ts reads this
+\* The actions, one per `// spec: Name` in lib/protocol/deque.ts. tests/repo/spec_names_test.ts reads this
 \* definition: every operator called in it is an action and must be named in the code, and back.
 Step(i) ==
     \/ PushReadBottom(i) \/ PushReadTop(i) \/ PushWriteSlot(i) \/ PushPublishBottom(i)

@@ -6,7 +6,7 @@
 (* of ChaseLev?                                                            *)
 (*                                                                          *)
 (* The log (ChaseLevTraceData.tla, written by spec/trace.ts from a run of  *)
-(* tests/_trace_run.ts) lists every access any thread made to any deque's  *)
+(* spec/trace/run.ts) lists every access any thread made to any deque's  *)
 (* words, in the order they took effect. Each access must be the next step *)
 (* of its thread in ChaseLev: the action that thread's program counter     *)
 (* allows must access the same word (deque, top/bottom/slot, slot index)   *)

@@ -290,7 +290,7 @@ LengthReadTail(i) ==
     /\ Book(i)
 
 -----------------------------------------------------------------------------
-\* The actions, one per `// spec: Name` in lib/protocol/injector.ts. tests/spec_names_test.ts reads this
+\* The actions, one per `// spec: Name` in lib/protocol/injector.ts. tests/repo/spec_names_test.ts reads this
 \* definition: every operator called in it is an action and must be named in the code, and back.
 Step(i) ==
     \/ PushReadTail(i) \/ PushReadSeq(i) \/ PushCasTail(i) \/ PushWriteValue(i) \/ PushPublishSeq(i)

@@ -9,7 +9,7 @@
 (* It models lib/protocol/injector.ts (the notes, `repair`) and lib/owner/recovery.ts at *)
 (* the grain of whole recovery steps, not one action per access, so it    *)
 (* has no code line and the code names none of its actions               *)
-(* (tests/spec_names_test.ts): the live threads' actions are Injector.tla's.*)
+(* (tests/repo/spec_names_test.ts): the live threads' actions are Injector.tla's.*)
 (*                                                                         *)
 (* The notes are the dead thread's pc and locals here. The code notes      *)
 (* PUSHING (position and value) right after its PushCasTail succeeds and   *)

@@ -477,7 +477,7 @@ StopStoreLifecycle(t) ==
 
 -----------------------------------------------------------------------------
 \* The actions, one per `// spec: Name` in the files of the code: lines above (some also actions of
-\* SleepWake.tla: the same accesses, seen from the task's side). tests/spec_names_test.ts reads this.
+\* SleepWake.tla: the same accesses, seen from the task's side). tests/repo/spec_names_test.ts reads this.
 Step(t) ==
     \/ LoopReadLifecycle(t) \/ FindPopOwn(t) \/ FindPopInjector(t) \/ FindStealHalf(t) \/ RepairHeldPush(t)
     \/ ExecCasRunning(t) \/ ForkPushDeque(t) \/ JoinReadLatch(t) \/ JoinPopOwn(t)

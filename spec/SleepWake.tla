@@ -540,7 +540,7 @@ StopStoreLifecycle(t) ==
 
 -----------------------------------------------------------------------------
 \* The actions, one per `// spec: Name` in the files of the code: lines above.
-\* tests/spec_names_test.ts reads this definition.
+\* tests/repo/spec_names_test.ts reads this definition.
 Step(t) ==
     \/ LoopReadLifecycle(t) \/ FindPopOwn(t) \/ FindPopInjector(t) \/ FindInjectorLeft(t)
     \/ FindStealHalf(t) \/ FindPopStolen(t) \/ Doze(t) \/ ForkPushDeque(t) \/ JoinPopOwn(t)

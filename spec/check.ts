@@ -792,7 +792,7 @@ export const RUNS: readonly Run[] = [
     expect: ["TerminateRejectsAll", "EverySettled"],
   },
   {
-    // The order of the code when Producers.tla was written (see spec/README.md, "Producers.tla").
+    // The order of the code when Producers.tla was written (see spec/docs/Producers.md).
     name: "AdmitReadsStateFirst",
     module: "Producers.tla",
     mutant: "AdmitReadsStateFirst",
@@ -866,7 +866,7 @@ export const RUNS: readonly Run[] = [
     expect: ROOM_LIVENESS,
   },
   {
-    // The order of the code when RoomWait.tla was written (see spec/README.md, "RoomWait.tla").
+    // The order of the code when RoomWait.tla was written (see spec/docs/RoomWait.md).
     name: "CheckBeforeArm",
     module: "RoomWait.tla",
     mutant: "CheckBeforeArm",

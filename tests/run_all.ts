@@ -246,7 +246,7 @@ if (await step("npm build (tsc -p tsconfig.build.json)", join(bin, "tsc"), ["-p"
   if (node === undefined) {
     outcomes.push({ name: "npm build smoke", passed: 0, failed: 0, ok: true, skipped: "no system node on PATH" });
   } else {
-    const smoke = await run(node, [join(root, "tests", "npm", "smoke.mjs")]);
+    const smoke = await run(node, [join(root, "tests", "consumers", "npm_smoke.mjs")]);
     const passed = count(smoke.output, /(\d+) passed/);
     const failed = count(smoke.output, /(\d+) failed/);
     outcomes.push({ name: "npm build smoke (system node)", passed, failed, ok: smoke.code === 0 && passed > 0 });
@@ -255,7 +255,7 @@ if (await step("npm build (tsc -p tsconfig.build.json)", join(bin, "tsc"), ["-p"
 
 // 4b. deno compile of a consumer project: SKIPPED (exit 2, never a pass) where deno cannot fetch its runtime.
 {
-  const compiled = await run(join(bin, "node"), [join(root, "tests", "deno_compile.ts")]);
+  const compiled = await run(join(bin, "node"), [join(root, "tests", "consumers", "deno_compile.ts")]);
   const skipped = compiled.code === 2;
   outcomes.push({
     name: "deno compile consumer",
@@ -270,7 +270,7 @@ if (await step("npm build (tsc -p tsconfig.build.json)", join(bin, "tsc"), ["-p"
 // 4c. The unbundled npm build in headless Chromium. Without Chromium it is SKIPPED (exit 2), never a pass;
 // under CI (CI=true, where .ci/run installs Debian's chromium) a skip is a failure: CI must not skip it.
 {
-  const browser = await run(join(bin, "node"), [join(root, "tests", "browser_consumer.ts")]);
+  const browser = await run(join(bin, "node"), [join(root, "tests", "consumers", "browser_consumer.ts")]);
   const skipped = browser.code === 2;
   const mustRun = process.env.CI === "true" || process.env.CI === "1";
   const passed = browser.code === 0 ? count(browser.output, /(\d+) passed, \d+ failed/) : 0;

@@ -1,6 +1,6 @@
 /**
  * Parallel mergesort of an Int32Array (or a Float64Array) in a SharedArrayBuffer: the task module of
- * `examples/sort/main.ts` and `bench/sort_native.ts`.
+ * `examples/sort/main.ts` and `bench/experiments/sort_native.ts`.
  *
  * The array `a` and a scratch array `b` of the same length live in SharedArrayBuffers, so every worker
  * sorts and merges the same memory (views on a SharedArrayBuffer cross threads by reference). Mergesort
@@ -26,7 +26,7 @@ const INSERTION = 24;
  * The arrays the sort takes: 32-bit integers or 64-bit floats, in SharedArrayBuffers. NaN only for
  * `sortByBuckets`: the merges and the split compare with `<`, which cannot place it.
  * A pool that sorts both kinds merges more slowly (on Bun 2–3×: the merge's element accesses see two types
- * of array); bench/sort_native.ts gives each kind a pool of its own.
+ * of array); bench/experiments/sort_native.ts gives each kind a pool of its own.
  */
 export type Sortable = Int32Array | Float64Array;
 

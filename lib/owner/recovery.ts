@@ -39,7 +39,7 @@
  * Assumed: a worker dies where its runtime checks for interrupts (at a call or a loop's back edge, where
  * a stack overflow surfaces too), and every note above is written before such a point follows the claim
  * it records. Specified: spec/InjectorDeath.tla (the queues), spec/ChaseLevDeath.tla (the deques); the
- * rest is tested by killing real workers (tests/death_test.ts).
+ * rest is tested by killing real workers (tests/pool/death_test.ts).
  *
  * Threads: the thread that created the pool.
  *

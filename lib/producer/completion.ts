@@ -62,7 +62,7 @@ export interface CompletionHooks {
 /**
  * While its backlog holds tasks, the reader reads completions once every this many ms (a linger) instead
  * of waiting for the next one. A wake costs the main thread 10–40 µs of CPU (the runtime's waitAsync, its
- * event loop, the kernel's switch; bench/main_cpu.ts) and the notifying worker about as much, once for
+ * event loop, the kernel's switch; bench/experiments/main_cpu.ts) and the notifying worker about as much, once for
  * every completion when tasks take longer than that. With a backlog the tasks are waiting anyway, and the
  * records in flight keep the workers busy meanwhile, so one read a millisecond settles the same tasks for
  * a fraction of the CPU. A linger that found more than half of the records it left in flight completed
@@ -80,7 +80,7 @@ const LINGER_MS = 1;
  * flight on 16 workers, each has four queued. Without it, the end of a burst (every record in flight, the
  * backlog empty: 4,096 tasks by default) cost a wake per completion, the main thread's 10–40 µs each and
  * the notifying worker's too: most of the main thread's CPU in the demo's shape (2.7 µs a task on Node,
- * bench/main_cpu.ts, 2026-11-27). A linger that ran dry (see above) ends it, as with a backlog.
+ * bench/experiments/main_cpu.ts, 2026-11-27). A linger that ran dry (see above) ends it, as with a backlog.
  */
 const LINGER_IN_FLIGHT = 64;
 /**
@@ -92,7 +92,7 @@ const LINGER_IN_FLIGHT = 64;
  * over a quarter completed, and starts again at `LINGER_MS` after a wait for a wake. In the demo's shape
  * (20,000 tasks, 4,096 in flight) the lingers fell from 364 a burst to 51 (at most 8 ms then; 35–41 at 16),
  * and the main thread's CPU a task by 8% (Node), 18% (Deno) and 27% (Bun) (docs/benchmarks.md). 16 ms,
- * not 8: a turn's price grows more slowly than the sleep before it (`bench/turn_cost.ts` with two threads
+ * not 8: a turn's price grows more slowly than the sleep before it (`bench/experiments/turn_cost.ts` with two threads
  * spinning, Node: 75, 88 and 117 µs after 8, 16 and 32 ms), so half as many turns cost less. Paired runs
  * of the demo's shape (25 rounds, 2026-11-28): the main thread's CPU a task 0.832 (95% interval
  * 0.735–0.943) on Deno, 0.920 (0.798–1.057) on Node, 1.033 (0.878–1.198) on Bun. The eighth above still

@@ -68,7 +68,7 @@ export const NoteWords = Object.freeze({
   freeRecords: 12,
   /** Its handle on the free list of overflow blocks. */
   freeBlocks: 16,
-  /** Its marks (worker.ts `marks`, {@link MarkWords}): {@link MARK_WORDS} words. */
+  /** Its marks (`lib/worker/marks.ts`, {@link MarkWords}): {@link MARK_WORDS} words. */
   marks: 20,
   /** Its task table's notes (task.ts `TaskTable.note`, 4 words). */
   table: 28,
@@ -83,7 +83,7 @@ export const NoteWords = Object.freeze({
   producerCompletions: 40,
 });
 
-/** The words of a worker's marks (at {@link NoteWords}.marks; worker.ts `marks`); -1 in each if none. */
+/** The words of a worker's marks (at {@link NoteWords}.marks; `lib/worker/marks.ts`); -1 in each if none. */
 export const MarkWords = Object.freeze({
   /** A task it took and has not yet claimed (QUEUED to RUNNING). */
   held: 0,

@@ -49,9 +49,10 @@ const HEADER_WORDS = SLAB_HEADER_WORDS;
 
 /**
  * Payloads of at least this many bytes go to a slab (smaller ones to the record and its blocks), per
- * runtime. bench/payload_crossover.ts (2 workers, 5 rounds, slabs ÷ blocks) put the crossover between 8 and
- * 16 KiB on Node 24 (0.79 at 4 KiB, 1.21 at 16 KiB), between 4 and 16 KiB on Bun (0.98, 1.43) and between
- * 16 and 64 KiB on Deno (0.87 at 16 KiB, 1.64 at 64 KiB); at 64 KiB slabs won 1.3 to 2.7 times everywhere.
+ * runtime. bench/experiments/payload_crossover.ts (2 workers, 5 rounds, slabs ÷ blocks) put the crossover
+ * between 8 and 16 KiB on Node 24 (0.79 at 4 KiB, 1.21 at 16 KiB), between 4 and 16 KiB on Bun (0.98,
+ * 1.43) and between 16 and 64 KiB on Deno (0.87 at 16 KiB, 1.64 at 64 KiB); at 64 KiB slabs won 1.3 to 2.7
+ * times everywhere.
  */
 export const SLAB_FROM: number = "Deno" in globalThis ? 32768 : "Bun" in globalThis ? 8192 : 16384;
 /** The smallest slab made, in bytes. */

@@ -1,14 +1,14 @@
 /**
  * A producer thread's lifeline where the runtime does not say when a link's other end is gone: in browsers,
  * a MessagePort's `close` event is not fired for a terminated Worker's end (Chromium 156, checked by
- * tests/browser_consumer.ts), so the owner would never learn that a producer's thread died, and its close
+ * tests/consumers/browser_consumer.ts), so the owner would never learn that a producer's thread died, and its close
  * would wait for that producer's tasks for ever. There, the Web Locks API stands in: the producer holds an
  * exclusive lock named for its handle until it closes, and the owner asks for the same lock once the
  * producer said it holds it: the owner gets it when the producer released it (it closed) or when its
  * thread ended (the browser frees a dead context's locks). The owner then treats the lock as the link's
  * `close` event (owner/links.ts: a producer that had not said `closed` died).
  *
- * Where the runtime fires the close event (Node, Deno and Bun, checked by tests/producers_test.ts), no lock
+ * Where the runtime fires the close event (Node, Deno and Bun, checked by tests/pool/producers_test.ts), no lock
  * is taken: one mechanism a runtime.
  *
  * Threads: any (the owner watches, a producer holds).

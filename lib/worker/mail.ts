@@ -1,6 +1,6 @@
 /**
  * A worker's mail: what reaches it by message rather than through the queues. Broadcast parts (see
- * producer/broadcast.ts), tasks posted to this worker because their arguments move buffers (DIRECTED, see
+ * owner/broadcast.ts), tasks posted to this worker because their arguments move buffers (DIRECTED, see
  * producer/submission.ts), and SharedArrayBuffers passed by reference that arrive after a task naming
  * them.
  *

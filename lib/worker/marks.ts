@@ -386,7 +386,7 @@ export class Marks {
    *
    * The shared mark is cleared last, after the release, unlike the held mark (see repairHeld): a thread
    * that dies after clearing it first, inside `forget`, `drop` or the release, leaves a QUEUED fork in no
-   * deque and no mark, which recovery orphans and nobody ever runs or frees (tests/death_test.ts, "... while
+   * deque and no mark, which recovery orphans and nobody ever runs or frees (tests/pool/death_test.ts, "... while
    * its deque is full"; found by the fault-injection suite). Cleared last, a death before the clear leaves
    * the mark to recovery, which frees the record only if it is still current and QUEUED: once released it
    * is CACHED or FREE, and reused it has a new generation, so it is never freed twice.

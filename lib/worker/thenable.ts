@@ -2,7 +2,7 @@
  * Adopting what a task returned: a value, or a thenable whose settlement is the task's.
  *
  * What it owns: the two steps every place that runs a task function takes with its result (a submitted
- * task and a broadcast part in worker.ts, each task of a chunk in batch.ts): read `then` once, then, if
+ * task in runner.ts, a broadcast part in mail.ts, each task of a chunk in chunk.ts): read `then` once, then, if
  * it is a function, adopt the result through a real promise.
  *
  * Invariants:

@@ -33,7 +33,7 @@ import {
 } from "./protocol.ts";
 import { type Chooser, pushValue, type Scenario, thiefOpParts } from "./scenario.ts";
 import type { SimThreadSetup } from "./sim_thread.ts";
-import { awaitChange } from "./wait_controller.ts";
+import { awaitChange } from "./kernel/run.ts";
 
 /** One shared access, as the controller saw it. */
 export interface Access {

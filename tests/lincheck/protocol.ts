@@ -113,34 +113,8 @@ export const OpCode = Object.freeze({
   QUEUE_POP: 7,
 });
 
-/** Facade function codes, for the trace. */
-export const Fn = Object.freeze({
-  load: 1,
-  store: 2,
-  compareExchange: 3,
-  add: 4,
-  sub: 5,
-  exchange: 6,
-  or: 7,
-  and: 8,
-  wait: 9,
-  waitAsync: 10,
-  notify: 11,
-});
-export const FN_NAMES: readonly string[] = [
-  "?",
-  "load",
-  "store",
-  "cas",
-  "add",
-  "sub",
-  "xchg",
-  "or",
-  "and",
-  "wait",
-  "waitAsync",
-  "notify",
-];
+/** Facade function codes and their names: one numbering with the trace (spec/trace/facade_codes.ts). */
+export { Fn, FN_NAMES } from "../../spec/trace/facade_codes.ts";
 
 /** Deque regions: region 0 is the victim (the owner's deque), region k is thief k's own deque. */
 export const REGIONS_BASE_BYTES = 16384;
@@ -161,5 +135,5 @@ export function regionOffset(k: number): number {
   return REGIONS_BASE_BYTES + k * REGION_BYTES;
 }
 
-/** The thrown message that unwinds a simulated thread when the controller aborts a run. */
-export const ABORT_MESSAGE = "filch-lincheck: run aborted by the controller";
+/** The thrown message that unwinds a simulated thread when the controller aborts a run (the kernel's gates'). */
+export { ABORT_MESSAGE } from "./kernel/facade.ts";

@@ -1,5 +1,5 @@
 /**
- * The queue suite's runners, shared by `tests/lincheck_queue_test.ts` and `replay_queue.ts`: the harness
+ * The queue suite's runners, shared by `tests/lincheck/queue_test.ts` and `replay_queue.ts`: the harness
  * with `lib/protocol/injector.ts` and its mutants loaded, the random mode's property, the mutant hunt, the
  * minimizer and the failure report, and the small named scenarios of the systematic mode.
  *

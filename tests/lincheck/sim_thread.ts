@@ -14,7 +14,7 @@
  */
 
 import { installSharedMemory, type Int32View, type WaitAsyncResult } from "../../lib/protocol/atomics.ts";
-import { AbortRun, ParkingFacade } from "./gate_facade.ts";
+import { AbortRun, ParkingFacade } from "./kernel/facade.ts";
 import { DequeWords } from "../../lib/protocol/layout.ts";
 import { parentPort } from "../../lib/runtime/thread.ts";
 import {

@@ -156,7 +156,7 @@ export const ALL_MUTANTS: readonly Mutant[] = [
   {
     name: "publish_before_write",
     module: "injector.ts",
-    bug: "push publishes the slot's sequence before it writes the value (spec/mutants/PublishBeforeWrite.tla)",
+    bug: "push publishes the slot's sequence before it writes the value (spec/mutants.ts: PublishBeforeWrite)",
     patches: [{
       find: `        mem.store(words, this.valuesAt + (pos & this.mask), value); // spec: PushWriteValue
         // Publishes the value: a consumer that reads this seq reads the value above.
@@ -172,7 +172,7 @@ export const ALL_MUTANTS: readonly Mutant[] = [
     name: "pop_without_cas_head",
     module: "injector.ts",
     bug: "pop claims its position by storing head = pos + 1, whatever head holds, instead of a compare-exchange " +
-      "(spec/mutants/PopWithoutCasHead.tla)",
+      "(spec/mutants.ts: PopWithoutCasHead)",
     patches: [{
       find:
         "        if (mem.compareExchange(words, InjectorWords.head, pos, (pos + 1) | 0) !== pos) continue; // spec: PopCasHead\n",
@@ -183,7 +183,7 @@ export const ALL_MUTANTS: readonly Mutant[] = [
     name: "release_wrong_seq",
     module: "injector.ts",
     bug: "pop releases the slot with sequence pos + 1 (the value it already held) instead of pos + capacity: the " +
-      "slot is never freed (spec/mutants/ReleaseWrongSeq.tla)",
+      "slot is never freed (spec/mutants.ts: ReleaseWrongSeq)",
     patches: [{
       find: "(pos + this.capacity) | 0); // spec: PopReleaseSeq\n",
       replace: "(pos + 1) | 0); // mutant: wrong sequence\n",
@@ -193,7 +193,7 @@ export const ALL_MUTANTS: readonly Mutant[] = [
     name: "release_before_read",
     module: "injector.ts",
     bug: "pop frees the slot before it reads the value, so a producer a lap ahead can overwrite it first " +
-      "(spec/mutants/ReleaseBeforeRead.tla)",
+      "(spec/mutants.ts: ReleaseBeforeRead)",
     patches: [{
       find: `        const value = mem.load(words, this.valuesAt + (pos & this.mask)); // spec: PopReadValue
         // Frees the slot for position pos + capacity.
@@ -209,14 +209,14 @@ export const ALL_MUTANTS: readonly Mutant[] = [
     name: "narrow_positions",
     module: "injector.ts",
     bug: "positions and sequence differences wrap at 2 bits (sign-extended): with capacity 4 a full queue's " +
-      "difference -3 reads as +1, 'a lap ahead', and push retries for ever (spec/mutants/NarrowPositions.tla)",
+      "difference -3 reads as +1, 'a lap ahead', and push retries for ever (spec/mutants.ts: NarrowPositions)",
     patches: [{ find: ") | 0", replace: ") << 30 >> 30", count: 11 }],
   },
 ];
 
 /**
  * Bugs in the repair of operations cut short by a throw or by the thread's death (`Deque.repair`,
- * `Injector.repair`, the notes they read): caught by tests/cut_short_test.ts, which cuts each operation at
+ * `Injector.repair`, the notes they read): caught by tests/protocol/cut_short_test.ts, which cuts each operation at
  * every shared access and repairs it by the same handle, or (a death) by an heir's handle on its notes.
  * Kept apart from
  * {@link ALL_MUTANTS}: the interleaving suites never cut an operation short, so they cannot see these.
@@ -405,16 +405,16 @@ export interface PoolMutant {
     | "codec/scratch.ts";
   bug: string;
   patches: Patch[];
-  /** The scenario of `tests/cancel_test.ts` that catches it. */
+  /** The scenario of `tests/pool/cancel_test.ts` that catches it. */
   caughtBy: "abortWhileQueued" | "forkPoppedBackAfterAbort" | "forkStolenAfterAbort" | "forkKeptInlineAfterAbort";
 }
 
-/** A bug of the large-payload transport, and the scenario of `tests/payload_test.ts` that catches it. */
+/** A bug of the large-payload transport, and the scenario of `tests/pool/payload_test.ts` that catches it. */
 export interface PayloadMutant extends Omit<PoolMutant, "caughtBy"> {
   caughtBy: "everySize" | "steadyStream" | "smallArena" | "deferredArgs" | "transferredResults";
 }
 
-/** The payload mutants: each is caught by a scenario of tests/payload_test.ts. */
+/** The payload mutants: each is caught by a scenario of tests/pool/payload_test.ts. */
 export const PAYLOAD_MUTANTS: readonly PayloadMutant[] = [
   {
     name: "slab_never_given",
@@ -482,7 +482,7 @@ export const PAYLOAD_MUTANTS: readonly PayloadMutant[] = [
 
 /**
  * A bug of how long strings and long runs of bytes are written and read (issue 31), caught by
- * `tests/codec_test.ts`: its round trips, and the alignment property of long runs.
+ * `tests/codec/codec_test.ts`: its round trips, and the alignment property of long runs.
  */
 export interface TextMutant {
   name: string;
@@ -534,16 +534,16 @@ export const TEXT_MUTANTS: readonly TextMutant[] = [
   },
 ];
 
-/** A bug of the kill guard (lib/protocol/kill_guard.ts and its uses), caught by `tests/force_test.ts`'s forced churn. */
+/** A bug of the kill guard (lib/protocol/kill_guard.ts and its uses), caught by `tests/pool/force_test.ts`'s forced churn. */
 export type ForceMutant = Omit<PoolMutant, "caughtBy">;
 
 /**
  * The kill-guard mutants: each lets a forced kill land inside one of the pool's own steps, which the
- * forced churn of tests/force_test.ts must notice (a stranded record or task). The Dekker order of the
+ * forced churn of tests/pool/force_test.ts must notice (a stranded record or task). The Dekker order of the
  * handshake (a worker reading the epoch before it raises its guard, the main thread reading the guard before
  * it moves the epoch) is not among them: its window is a few instructions wide, which no pool test hits; TLC
  * shows those bugs (spec/mutants.ts, GuardReadsEpochFirst), and so does the interleaving harness on the
- * module itself (KILL_GUARD_MUTANTS below, tests/lincheck_kill_guard_test.ts).
+ * module itself (KILL_GUARD_MUTANTS below, tests/lincheck/kill_guard_test.ts).
  */
 export const FORCE_MUTANTS: readonly ForceMutant[] = [
   {
@@ -566,7 +566,7 @@ export const FORCE_MUTANTS: readonly ForceMutant[] = [
   },
 ];
 
-/** The pool mutants: each a bug the pool-level tests must catch (tests/cancel_test.ts). */
+/** The pool mutants: each a bug the pool-level tests must catch (tests/pool/cancel_test.ts). */
 export const POOL_MUTANTS: readonly PoolMutant[] = [
   {
     name: "start_stores_running",
@@ -619,12 +619,12 @@ export const POOL_MUTANTS: readonly PoolMutant[] = [
   },
 ];
 
-/** A bug of the lazy join (lib/worker/fork_join.ts `keepsInline`), and the scenario of `tests/join_test.ts` that catches it. */
+/** A bug of the lazy join (lib/worker/fork_join.ts `keepsInline`), and the scenario of `tests/pool/join_test.ts` that catches it. */
 export interface JoinMutant extends Omit<PoolMutant, "caughtBy"> {
   caughtBy: "snapshotKeptInline" | "stealsOnTwo" | "nothingForkedOnOne";
 }
 
-/** The lazy-join mutants: each is caught by a scenario of tests/join_test.ts. */
+/** The lazy-join mutants: each is caught by a scenario of tests/pool/join_test.ts. */
 export const JOIN_MUTANTS: readonly JoinMutant[] = [
   {
     name: "kept_inline_takes_objects",
@@ -660,7 +660,7 @@ export const JOIN_MUTANTS: readonly JoinMutant[] = [
   },
 ];
 
-/** A bug of the submission backlog (lib/producer/backlog.ts), caught by tests/backlog_test.ts's model check. */
+/** A bug of the submission backlog (lib/producer/backlog.ts), caught by tests/pool/backlog_test.ts's model check. */
 export interface BacklogMutant {
   name: string;
   module: "producer/backlog.ts";
@@ -720,7 +720,7 @@ export const BACKLOG_MUTANTS: readonly BacklogMutant[] = [
   },
 ];
 
-/** A bug of `pool.map` (lib/producer/map.ts), caught by tests/backpressure_test.ts in the mutation run. */
+/** A bug of `pool.map` (lib/producer/map.ts), caught by tests/pool/backpressure_test.ts in the mutation run. */
 export interface MapMutant {
   name: string;
   module: "producer/map.ts";
@@ -743,7 +743,7 @@ export const MAP_MUTANTS: readonly MapMutant[] = [
   },
 ];
 
-/** A bug of the completion reader's linger (lib/producer/completion.ts), caught by tests/order_test.ts. */
+/** A bug of the completion reader's linger (lib/producer/completion.ts), caught by tests/pool/order_test.ts. */
 export interface LingerMutant {
   name: string;
   module: "producer/completion.ts";
@@ -754,7 +754,7 @@ export interface LingerMutant {
 /**
  * The linger's mutants: a reader that lingers and never reads again hangs every pool with a backlog
  * (order_test's 16-record pool). The rule that stops lingering once the workers may run dry is a matter of
- * speed only, measured in bench/main_cpu.ts, not a test's.
+ * speed only, measured in bench/experiments/main_cpu.ts, not a test's.
  */
 export const LINGER_MUTANTS: readonly LingerMutant[] = [
   {
@@ -768,7 +768,7 @@ export const LINGER_MUTANTS: readonly LingerMutant[] = [
 
 /**
  * A bug of a worker's own repair of a step in the order that its copy in the pool's buffer (what recovery
- * reads if the thread dies) and the repair itself are written; caught by tests/death_test.ts, which ends a
+ * reads if the thread dies) and the repair itself are written; caught by tests/pool/death_test.ts, which ends a
  * real worker at each access to a region, in the mutation run (group death).
  */
 export interface DeathMutant {
@@ -797,7 +797,7 @@ export const DEATH_MUTANTS: readonly DeathMutant[] = [
 /**
  * A bug of the sorts of `examples/sort/tasks.ts` against the runtime's own sort (issue 31): the split by
  * value (`sortBySplit`), the merges' order of -0 and +0, and the bucket sort (`sortByBuckets`); caught by
- * tests/sort_split_test.ts or tests/sort_buckets_test.ts in the mutation run.
+ * tests/examples/sort_split_test.ts or tests/examples/sort_buckets_test.ts in the mutation run.
  */
 export interface SortMutant {
   name: string;
@@ -879,7 +879,7 @@ export const SORT_MUTANTS: readonly SortMutant[] = [
 
 /**
  * A bug of the order in which workers take tasks from outside (lib/worker/search.ts, issue 30), caught by
- * tests/order_test.ts in the mutation run.
+ * tests/pool/order_test.ts in the mutation run.
  */
 export interface OrderMutant {
   name: string;
@@ -934,7 +934,7 @@ export const ORDER_MUTANTS: readonly OrderMutant[] = [
 ];
 
 /**
- * A bug of the priority levels (lib/protocol/levels.ts, issue 30), caught by tests/priority_test.ts in the
+ * A bug of the priority levels (lib/protocol/levels.ts, issue 30), caught by tests/pool/priority_test.ts in the
  * mutation run.
  */
 export interface LevelsMutant {
@@ -995,7 +995,7 @@ export const LEVELS_MUTANTS: readonly LevelsMutant[] = [
     module: "protocol/levels.ts",
     bug: "after a take, a worker looks at each lower level by popping its oldest task and pushing it back " +
       "instead of reading its length: that task loses its place, and the level is no longer taken in " +
-      "submission order (caught by tests/lincheck_levels_test.ts's taken-in-order)",
+      "submission order (caught by tests/lincheck/levels_test.ts's taken-in-order)",
     patches: [{
       find: "      if (this.queues[lower].length > 0) this.streaks[lower]++; // spec: TookCountLower\n",
       replace: "      const peeked = this.queues[lower].pop(); // BUG: a look that moves the task to the back\n" +
@@ -1009,7 +1009,7 @@ export const LEVELS_MUTANTS: readonly LevelsMutant[] = [
 
 /**
  * A bug of the bound on a worker's async tasks (the pool's `asyncTasksPerWorker`, issue 30), caught by
- * tests/async_bound_test.ts in the mutation run.
+ * tests/pool/async_bound_test.ts in the mutation run.
  */
 export interface AsyncBoundMutant {
   name: string;
@@ -1074,7 +1074,7 @@ export const ASYNC_BOUND_MUTANTS: readonly AsyncBoundMutant[] = [
 
 /**
  * A bug of producers in other threads (issue 29): the routing of a completion to its producer's slot, the
- * completion and record wake protocols, the slot claim; caught by tests/lincheck_producers_test.ts in the
+ * completion and record wake protocols, the slot claim; caught by tests/lincheck/producers_test.ts in the
  * mutation run (group producers).
  */
 export interface ProducersMutant {
@@ -1164,7 +1164,7 @@ export const PRODUCERS_MUTANTS: readonly ProducersMutant[] = [
 /**
  * A bug of a producer in another thread's life with its owner (issue 29): its close, the owner's close and
  * terminate, a worker's death under its tasks, its own death, the wake of a producer that waits for a record; caught by
- * tests/producers_test.ts (real producer threads) in the mutation run (group producer_threads, not fast: a
+ * tests/pool/producers_test.ts (real producer threads) in the mutation run (group producer_threads, not fast: a
  * mutant that strands a producer is caught by the test's deadline).
  */
 export interface ProducerThreadMutant {
@@ -1284,7 +1284,7 @@ export const PRODUCER_THREAD_MUTANTS: readonly ProducerThreadMutant[] = [
 
 /**
  * A bug of the task records' accounting: a generation not advanced when a record is reused, or a record
- * not returned on one of the paths that free it; caught by a scenario of tests/accounting_test.ts (the idle
+ * not returned on one of the paths that free it; caught by a scenario of tests/pool/accounting_test.ts (the idle
  * accounting oracle, lib/record/census.ts, or the stale-handle checks).
  */
 export interface RecordMutant {
@@ -1298,7 +1298,7 @@ export interface RecordMutant {
     | "producer/submission.ts";
   bug: string;
   patches: Patch[];
-  /** The scenario of tests/accounting_test.ts that catches it. */
+  /** The scenario of tests/pool/accounting_test.ts that catches it. */
   caughtBy:
     | "settle"
     | "forks"
@@ -1523,7 +1523,7 @@ export const SHIPPED_DEQUE: URL = new URL("deque.ts", PROTOCOL);
 export const SHIPPED_QUEUE: URL = new URL("injector.ts", PROTOCOL);
 
 // ---------------------------------------------------------------------------------------------------------
-// The sleep/wake and latch mutants (lib/protocol/sleep.ts, lib/protocol/latch.ts), run by tests/lincheck_sleep_test.ts.
+// The sleep/wake and latch mutants (lib/protocol/sleep.ts, lib/protocol/latch.ts), run by tests/lincheck/sleep_test.ts.
 // Kept apart from MUTANTS, which the deque suite loads as deque modules.
 
 /** The known sleep/wake and latch bugs, as patches to `lib/protocol/sleep.ts` or `lib/protocol/latch.ts`. */
@@ -1621,12 +1621,12 @@ export const SHIPPED_SLEEP: URL = new URL("sleep.ts", PROTOCOL);
 export const SHIPPED_LATCH: URL = new URL("latch.ts", PROTOCOL);
 
 // ---------------------------------------------------------------------------------------------------------
-// The kill-guard mutants (lib/protocol/kill_guard.ts), run by tests/lincheck_kill_guard_test.ts under the
+// The kill-guard mutants (lib/protocol/kill_guard.ts), run by tests/lincheck/kill_guard_test.ts under the
 // interleaving harness. Each side of the handshake gets its TLA+ counterparts (spec/mutants.ts, KillGuard.tla:
 // KillReadsGuardFirst, KillIgnoresGuard, GuardReadsEpochFirst, HaltSkipsRecheck, HaltKeepsGuard,
 // WithdrawForgetsEpoch), a worker raising its guard without reading the epoch after (issue 32), and a worker
 // that does not raise its guard at all (the one bug that breaks guard-covers-pool-steps first). (FORCE_MUTANTS' kill_ignores_guard is the same bug as
-// killer_ignores_guard, built as a whole-pool copy for tests/force_test.ts.)
+// killer_ignores_guard, built as a whole-pool copy for tests/pool/force_test.ts.)
 
 /** The known kill-guard bugs, as patches to `lib/protocol/kill_guard.ts`. */
 export const KILL_GUARD_MUTANTS: readonly Mutant[] = [

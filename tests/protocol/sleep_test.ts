@@ -1,0 +1,48 @@
+/**
+ * `Sleep.forget`, the pool's repair of the sleep words when a worker dies: the sleeping count loses the
+ * dead worker exactly when it was counted, including the case its state word cannot tell (a poster had
+ * already stored AWAKE to wake it, and it died before it uncounted itself). The protocol itself is
+ * model-checked (spec/SleepWake.tla); these are single-thread checks of the bookkeeping around it.
+ */
+import { sleepRegionBytes, SleepWords } from "../../lib/protocol/layout.ts";
+import { AWAKE, Sleep, SLEEPING } from "../../lib/protocol/sleep.ts";
+import { assertEquals, test } from "../_test.ts";
+
+function fresh(workers: number): Sleep {
+  return new Sleep(new SharedArrayBuffer(sleepRegionBytes(workers)), 0, workers);
+}
+
+test("forget uncounts a worker that died counted as sleeping, still SLEEPING", () => {
+  const sleep = fresh(2);
+  assertEquals(sleep.fallAsleep(0, sleep.getSleepy()), true, "worker 0 counts itself");
+  assertEquals(sleep.sleeping, 1, "counted");
+  assertEquals(sleep.forget(0), true, "forget says it was counted");
+  assertEquals(sleep.sleeping, 0, "uncounted");
+  assertEquals(Atomics.load(sleep.words, SleepWords.state(0)), AWAKE, "its word is a fresh worker's");
+});
+
+test("forget uncounts a worker a poster had woken (state AWAKE) that died before uncounting itself", () => {
+  const sleep = fresh(2);
+  sleep.fallAsleep(1, sleep.getSleepy());
+  assertEquals(sleep.newWork(), true, "a poster wakes worker 1: its state word goes back to AWAKE");
+  assertEquals(Atomics.load(sleep.words, SleepWords.state(1)), AWAKE, "the state word says awake");
+  assertEquals(sleep.sleeping, 1, "but worker 1 is still counted until it runs again");
+  assertEquals(sleep.forget(1), true, "forget knows it was counted");
+  assertEquals(sleep.sleeping, 0, "uncounted");
+});
+
+test("forget leaves the count alone for a worker that was not counted, and a second forget is a no-op", () => {
+  const sleep = fresh(2);
+  sleep.fallAsleep(0, sleep.getSleepy()); // worker 0 sleeps and stays counted
+  const token = sleep.getSleepy();
+  sleep.newWork(); // the JEC moves: worker 1's fallAsleep fails after it stored SLEEPING, then AWAKE
+  assertEquals(sleep.fallAsleep(1, token), false, "worker 1 did not count itself");
+  assertEquals(sleep.forget(1), false, "worker 1 was not counted");
+  assertEquals(sleep.sleeping, 1, "worker 0 is still counted");
+  // Worker 0 wakes normally (a poster's wake, then its own awaken): counted goes back to 0 with it.
+  Atomics.store(sleep.words, SleepWords.state(0), SLEEPING);
+  assertEquals(sleep.sleep(0, 0), false, "a sleep that times out at once");
+  assertEquals(sleep.sleeping, 0, "worker 0 uncounted itself");
+  assertEquals(sleep.forget(0), false, "and forget finds nothing to undo");
+  assertEquals(sleep.sleeping, 0, "the count never goes below zero");
+});
