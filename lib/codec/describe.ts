@@ -8,6 +8,10 @@
  * What it owns: the segment kinds, the path's text (shortened in the middle when very deep), the
  * descriptions, and the list of what can cross ({@link SUPPORTED}) that rejections end with.
  *
+ * Invariants: nothing here runs while an encoding succeeds (the encoder records segments, and text is made
+ * only for an error); a path names the value as source text would reach it from the root, and a path deeper
+ * than 48 segments shows its first and last 24 with the count of those left out.
+ *
  * Threads: any (pure functions).
  *
  * @module
