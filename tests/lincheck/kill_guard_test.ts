@@ -24,7 +24,7 @@ import {
 import { explore, Harness, huntMutant, replayChooser, scheduleArbitrary, scheduleChooser } from "./kernel/harness.ts";
 import { Fn } from "../../spec/trace/facade_codes.ts";
 import { State } from "./kernel/words.ts";
-import { config, describeViolations, intEnv, mutantFromEnv } from "./suite.ts";
+import { config, describeViolations, intEnv, mutantFromEnv } from "./kernel/env.ts";
 import { KILL_GUARD_MUTANTS } from "../mutants/mutants.ts";
 import { assert, assertEquals, runtime, test } from "../_test.ts";
 

@@ -28,7 +28,7 @@ import {
   lThreadName,
 } from "./models/levels/model.ts";
 import { explore, Harness, huntMutant, replayChooser, scheduleArbitrary, scheduleChooser } from "./kernel/harness.ts";
-import { config, describeViolations, intEnv, mutantFromEnv } from "./suite.ts";
+import { config, describeViolations, intEnv, mutantFromEnv } from "./kernel/env.ts";
 import { LEVELS_MUTANTS } from "../mutants/mutants.ts";
 import { assert, assertEquals, runtime, test } from "../_test.ts";
 

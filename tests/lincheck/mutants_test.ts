@@ -5,10 +5,11 @@
  * tested too: a fast-check (seed, path) and a recorded counterexample must fail again on their mutant.
  */
 import fc from "fast-check";
-import { RECORDED } from "./counterexamples.ts";
-import { checkExecution } from "./oracles.ts";
-import { describeScenario, scheduleChooser } from "./scenario.ts";
-import { config, huntMutant, type MutantHunt, randomProperty, type RandomStats, startHarness } from "./suite.ts";
+import { RECORDED } from "./models/deque/counterexamples.ts";
+import { checkExecution } from "./models/deque/oracles.ts";
+import { describeScenario, scheduleChooser } from "./models/deque/scenario.ts";
+import { config } from "./kernel/env.ts";
+import { huntMutant, type MutantHunt, randomProperty, type RandomStats, startHarness } from "./models/deque/suite.ts";
 import { MUTANTS } from "../mutants/mutants.ts";
 import { assert, assertEquals, runtime, test } from "../_test.ts";
 

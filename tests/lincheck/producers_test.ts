@@ -23,7 +23,7 @@ import {
   pThreadName,
 } from "./models/producers/model.ts";
 import { explore, Harness, replayChooser, scheduleArbitrary, scheduleChooser } from "./kernel/harness.ts";
-import { config, describeViolations, intEnv } from "./suite.ts";
+import { config, describeViolations, intEnv } from "./kernel/env.ts";
 import { assert, assertEquals, runtime, test } from "../_test.ts";
 
 const RUNS = intEnv("FILCH_LINCHECK_PRODUCERS_RUNS", 5000, 0);

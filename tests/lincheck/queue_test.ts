@@ -1,16 +1,16 @@
 /**
  * The bounded MPMC queue (`lib/protocol/injector.ts`, shipped unchanged) under the controlled scheduler: the
- * random mode (fast-check scenarios and schedules, every oracle of tests/lincheck/queue_oracles.ts), the
+ * random mode (fast-check scenarios and schedules, every oracle of tests/lincheck/models/queue/oracles.ts), the
  * systematic mode (every schedule with at most two preemptions of small named scenarios), the queue's
  * mutants (each must be caught, and the test says by which oracle and after how many interleavings),
  * and the replay of recorded counterexamples. Counts, the seed and the times are printed.
  *
- * Environment: see tests/lincheck/queue_suite.ts and tests/lincheck/README.md.
+ * Environment: see tests/lincheck/models/queue/suite.ts and tests/lincheck/README.md.
  */
 import fc from "fast-check";
-import { QUEUE_RECORDED } from "./counterexamples.ts";
-import { describeQueueScenario, runQueue } from "./queue.ts";
-import { checkQueueExecution } from "./queue_oracles.ts";
+import { QUEUE_RECORDED } from "./models/queue/counterexamples.ts";
+import { describeQueueScenario } from "./models/queue/scenario.ts";
+import { checkQueueExecution } from "./models/queue/oracles.ts";
 import {
   huntQueueMutant,
   minimalQueueCounterexample,
@@ -21,9 +21,8 @@ import {
   reportQueueRun,
   SMALL_QUEUE_SCENARIOS,
   startQueueHarness,
-} from "./queue_suite.ts";
-import { scheduleChooser } from "./scenario.ts";
-import { exploreRuns } from "./systematic.ts";
+} from "./models/queue/suite.ts";
+import { exploreRuns, scheduleChooser } from "./models/deque/scenario.ts";
 import { QUEUE_MUTANTS } from "../mutants/mutants.ts";
 import { assert, assertEquals, runtime, test } from "../_test.ts";
 
@@ -88,7 +87,7 @@ test(
     let schedules = 0;
     let steps = 0;
     for (const { name, scenario } of SMALL_QUEUE_SCENARIOS) {
-      const r = exploreRuns((choose) => runQueue(harness, scenario, choose, 0), preemptions, (exec) => {
+      const r = exploreRuns((choose) => harness.run(scenario, choose, 0), preemptions, (exec) => {
         const v = checkQueueExecution(exec, scenario);
         return v.length === 0 ? null : v.map((x) => `[${x.oracle}] ${x.detail}`).join("; ");
       });
@@ -125,7 +124,7 @@ test(
       let tried = 0;
       for (const { name: scenarioName, scenario } of SMALL_QUEUE_SCENARIOS) {
         let oracle = "";
-        const r = exploreRuns((choose) => runQueue(harness, scenario, choose, m + 1), 2, (exec) => {
+        const r = exploreRuns((choose) => harness.run(scenario, choose, m + 1), 2, (exec) => {
           const v = checkQueueExecution(exec, scenario);
           if (v.length > 0) oracle = v[0].oracle;
           return v.length === 0 ? null : oracle;
@@ -176,7 +175,7 @@ test(
       for (const r of QUEUE_RECORDED) {
         const variant = queueVariantOf(r.mutant);
         const bad = checkQueueExecution(
-          runQueue(harness, r.scenario, scheduleChooser(r.schedule), variant),
+          harness.run(r.scenario, scheduleChooser(r.schedule), variant),
           r.scenario,
         );
         assert(
@@ -184,7 +183,7 @@ test(
           `${r.mutant}: ${describeQueueScenario(r.scenario)} under ${JSON.stringify(r.schedule)} fails ${r.oracle}: ` +
             JSON.stringify(bad),
         );
-        const good = checkQueueExecution(runQueue(harness, r.scenario, scheduleChooser(r.schedule), 0), r.scenario);
+        const good = checkQueueExecution(harness.run(r.scenario, scheduleChooser(r.schedule), 0), r.scenario);
         assertEquals(good, [], `the shipped queue passes ${describeQueueScenario(r.scenario)}`);
       }
       const covered = new Set(QUEUE_RECORDED.map((r) => r.mutant));

@@ -7,15 +7,15 @@
  * FILCH_LINCHECK_PATH.
  */
 import fc from "fast-check";
+import { config } from "./kernel/env.ts";
 import {
-  config,
   minimalCounterexample,
   randomProperty,
   type RandomStats,
   reportCounterexample,
   startHarness,
   variantOf,
-} from "./suite.ts";
+} from "./models/deque/suite.ts";
 import { runtime, test } from "../_test.ts";
 
 test(

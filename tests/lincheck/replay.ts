@@ -15,8 +15,8 @@
  */
 
 import { MUTANTS } from "../mutants/mutants.ts";
-import type { Scenario } from "./scenario.ts";
-import { reportCounterexample, startHarness } from "./suite.ts";
+import type { Scenario } from "./models/deque/scenario.ts";
+import { reportCounterexample, startHarness } from "./models/deque/suite.ts";
 
 const g = globalThis as unknown as {
   Deno?: { args: string[]; exit(c: number): never };

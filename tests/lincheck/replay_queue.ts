@@ -14,8 +14,8 @@
  * @module
  */
 
-import type { QueueScenario } from "./queue.ts";
-import { queueVariantOf, reportQueueRun, startQueueHarness } from "./queue_suite.ts";
+import type { QueueScenario } from "./models/queue/scenario.ts";
+import { queueVariantOf, reportQueueRun, startQueueHarness } from "./models/queue/suite.ts";
 
 const g = globalThis as unknown as {
   Deno?: { args: string[] };

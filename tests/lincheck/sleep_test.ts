@@ -26,7 +26,7 @@ import {
 import { explore, Harness, huntMutant, replayChooser, scheduleArbitrary, scheduleChooser } from "./kernel/harness.ts";
 import { State } from "./kernel/words.ts";
 import { SLEEP_RECORDED } from "./models/sleep/counterexamples.ts";
-import { config, describeViolations, intEnv, mutantFromEnv } from "./suite.ts";
+import { config, describeViolations, intEnv, mutantFromEnv } from "./kernel/env.ts";
 import { SLEEP_MUTANTS } from "../mutants/mutants.ts";
 import { assert, assertEquals, runtime, test } from "../_test.ts";
 

@@ -4,8 +4,8 @@
  * conservation and linearizability (see tests/lincheck/stress.ts).
  */
 import { materializeMutant, MUTANTS, removeMaterializedMutants, SHIPPED_DEQUE } from "../mutants/mutants.ts";
-import { runStress } from "./stress.ts";
-import { config } from "./suite.ts";
+import { runStress } from "./models/deque/stress.ts";
+import { config } from "./kernel/env.ts";
 import { assert, runtime, test } from "../_test.ts";
 
 test(

@@ -3,10 +3,9 @@
  * most two preemptions, on the shipped deque (all must pass every oracle) and on each mutant (each must
  * be caught by at least one scenario; the test prints which and after how many schedules).
  */
-import { checkExecution } from "./oracles.ts";
-import { describeScenario } from "./scenario.ts";
-import { startHarness } from "./suite.ts";
-import { explore, SMALL_SCENARIOS } from "./systematic.ts";
+import { checkExecution } from "./models/deque/oracles.ts";
+import { describeScenario, explore, SMALL_SCENARIOS } from "./models/deque/scenario.ts";
+import { startHarness } from "./models/deque/suite.ts";
 import { MUTANTS } from "../mutants/mutants.ts";
 import { assertEquals, runtime, test } from "../_test.ts";
 

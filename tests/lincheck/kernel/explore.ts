@@ -1,8 +1,8 @@
 /**
  * The preemption-bounded systematic search of the kernel's models (`harness.ts`'s `explore`): every schedule
  * of a run with at most `maxPreemptions` preemptions, by stateless depth-first search (the run is repeated
- * from the start for each schedule, as CHESS does). The deque/injector harness has its own
- * (`../systematic.ts`): its threads never block, so it has no timeouts to choose.
+ * from the start for each schedule, as CHESS does). A model whose threads never block (the deque, the
+ * queue) simply has no timeouts to choose.
  *
  * A choice is a thread to release (0..threads-1) or a thread whose timed wait to time out
  * (threads..2·threads-1): the encoding of each harness's replay chooser, so a failing schedule's choices
@@ -165,7 +165,8 @@ export function waitReplayChooser(threads: number, choices: readonly number[], r
 /**
  * Generated schedules for {@link waitScheduleChooser}: per-step choices (up to `maxLength`), or up to
  * `maxSegments` segments of one thread, each 1..`maxSegment` steps long (its first step may be a timeout,
- * unless `timeouts` is false).
+ * unless `timeouts` is false). `stepMax`, if given, is the largest per-step entry instead (the deque and
+ * queue models draw 0..11 and read it modulo the thread count, as their schedules always have).
  */
 export function waitScheduleArbitrary(
   threads: number,
@@ -173,10 +174,11 @@ export function waitScheduleArbitrary(
   maxSegment: number,
   maxSegments: number,
   timeouts = true,
+  stepMax?: number,
 ): fc.Arbitrary<number[]> {
   // Without timeouts an entry is a thread only (a model whose waits are never timed draws no timeout).
   const entries = timeouts ? 2 * threads - 1 : threads - 1;
-  const perStep = fc.array(fc.nat({ max: entries }), { maxLength });
+  const perStep = fc.array(fc.nat({ max: stepMax ?? entries }), { maxLength });
   const segments = fc.array(fc.tuple(fc.nat({ max: entries }), fc.integer({ min: 1, max: maxSegment })), {
     maxLength: maxSegments,
   }).map((segs) => segs.flatMap(([e, length]) => [e, ...Array.from({ length: length - 1 }, () => e % threads)]));

@@ -1,6 +1,5 @@
 /**
- * What every simulated thread's gate shares (`sim_thread.ts` for the deque and injector harness, the
- * kernel's `gate.ts` for the models with blocking waits): the facade binding of `lib/protocol/atomics.ts` in
+ * What every simulated thread's gate shares (the kernel's `gate.ts`, and a model's subclass of it): the facade binding of `lib/protocol/atomics.ts` in
  * which each atomic access first parks (the controller decides when it happens), then is made for real and
  * its result published. A gate supplies `park` (its hand-shake), `done`, and the waits and notify, which
  * the harnesses model differently; plain reads and writes are refused.

@@ -81,6 +81,10 @@ export type Execution<X> = RunRecord & X;
 export interface RunSetup {
   buffer: SharedArrayBuffer;
   ctl: Int32Array;
+  /** The run's variant (0: the shipped modules). */
+  variant: number;
+  /** Its modules loaded on this thread, in the model's order (empty unless {@link Model.loadHere}). */
+  modules: readonly unknown[];
   /** Gives thread `t` its program: a role of the model's thread module, and two parameters (all 0: none). */
   assign(t: number, role: number, p1?: number, p2?: number): void;
 }
@@ -89,6 +93,9 @@ export interface RunSetup {
 export interface RunEnd extends RunRecord {
   buffer: SharedArrayBuffer;
   ctl: Int32Array;
+  /** As in {@link RunSetup}: the run's variant and its modules loaded on this thread. */
+  variant: number;
+  modules: readonly unknown[];
   /** The scenario's thread count. */
   threads: number;
 }
@@ -100,6 +107,8 @@ export interface ScheduleShape {
   maxSegments: number;
   /** Entries may ask a timed wait to time out (default true). */
   timeouts?: boolean;
+  /** The largest per-step entry, read modulo the thread count (default: a thread's or a timeout's). */
+  stepMax?: number;
 }
 
 /** A protocol under the kernel: everything that is its own. */
@@ -123,6 +132,20 @@ export interface Model<S, X extends object, V extends Violation = Violation> {
   setupSteps?: number;
   /** A run ends `stalled` when only yields can run and each has yielded since the last write. */
   stalls?: boolean;
+  /**
+   * The second yield policy, decided by the controller after an access instead of by the thread before it
+   * (a model with this leaves `stalls` unset; its threads never mark a yield). Made once per run: true for
+   * an access means its thread has just found it must wait for another (a spin loop's failed attempt), so
+   * the next step goes to another runnable thread if there is one (a free switch: it is not offered).
+   * When every runnable thread is yielding, each may try again (a round); if two rounds pass with no write
+   * to shared memory (a store, a read-modify-write, a compare-exchange that matched; a notify is none),
+   * none ever will succeed: the run ends `stalled`, its threads unwound, and the model's oracles judge
+   * whether that wait was legitimate. Two rounds, since in the first each thread may still finish an
+   * attempt begun on stale reads. (The queue's patient push: CHESS's treatment of a yield in a spin loop.)
+   */
+  yieldAfter?(s: S): (a: Access) => boolean;
+  /** The controller imports every variant's modules too (for a set-up or drain it makes itself). */
+  loadHere?: boolean;
   /** Past the end of a schedule: `round-robin` (fair), or `same-or-lowest` (the last thread, else the lowest). */
   continuation: "round-robin" | "same-or-lowest";
   /** The random mode's schedules. */
@@ -145,6 +168,8 @@ export class Harness<S, X extends object, V extends Violation = Violation> {
   readonly threads: ThreadHandle[];
   /** Per variant, its modules: variant 0 the shipped ones, then one per mutant. */
   readonly variants: URL[][];
+  /** Per variant, its modules loaded on this thread ({@link Model.loadHere}; else empty lists). */
+  readonly loaded: unknown[][];
   /** Runs and steps since start, for the counts the tests print. */
   runs = 0;
   totalSteps = 0;
@@ -153,8 +178,15 @@ export class Harness<S, X extends object, V extends Violation = Violation> {
   private readonly actions = new SpecActions();
   private readonly label: string;
 
-  private constructor(model: Model<S, X, V>, buffer: SharedArrayBuffer, threads: ThreadHandle[], m: MutantVariants) {
+  private constructor(
+    model: Model<S, X, V>,
+    buffer: SharedArrayBuffer,
+    threads: ThreadHandle[],
+    m: MutantVariants,
+    loaded: unknown[][],
+  ) {
     this.model = model;
+    this.loaded = loaded;
     this.buffer = buffer;
     this.ctl = new Int32Array(buffer);
     this.threads = threads;
@@ -178,7 +210,11 @@ export class Harness<S, X extends object, V extends Violation = Violation> {
       model.threads,
       (thread): ThreadSetup => ({ buffer, thread, variants, traced }),
     );
-    return new Harness(model, buffer, threads, mutants);
+    const loaded: unknown[][] = [];
+    for (const v of mutants.variants) {
+      loaded.push(model.loadHere ? await Promise.all(v.map((u) => import(u.href))) : []);
+    }
+    return new Harness(model, buffer, threads, mutants, loaded);
   }
 
   /**
@@ -196,9 +232,12 @@ export class Harness<S, X extends object, V extends Violation = Violation> {
       throw new RangeError(`Cannot run scenario as it needs ${n} threads: at most ${model.threads}`);
     }
     const assigned = new Set<number>();
+    const modules = this.loaded[variant];
     model.prepare({
       buffer: this.buffer,
       ctl,
+      variant,
+      modules,
       assign: (t, role, p1 = 0, p2 = 0) => {
         assigned.add(t);
         assignRole(ctl, t, role, p1, p2);
@@ -218,10 +257,25 @@ export class Harness<S, X extends object, V extends Violation = Violation> {
     let stalled = false;
     let lastWrite = -1;
     const polledSince: number[] = [];
+    // The second policy's state: who yields, the steps of the last two rounds in which every thread did.
+    const yieldAfter = model.yieldAfter?.(s);
+    const yielding = new Array<boolean>(n).fill(false);
+    let lastRound = -1;
+    let roundBefore = -1;
     try {
       for (;;) {
         let parked = gate.parked(n);
         if (parked.length === 0) break;
+        if (yieldAfter !== undefined) {
+          const eligible = parked.filter((t) => !yielding[t]);
+          if (eligible.length === 0) {
+            if (roundBefore >= 0 && lastWrite < roundBefore) stalled = true;
+            roundBefore = lastRound;
+            lastRound = step;
+            yielding.fill(false);
+          } else parked = eligible;
+          if (stalled) break;
+        }
         if (step >= maxSteps) {
           aborted = true;
           break;
@@ -248,7 +302,10 @@ export class Harness<S, X extends object, V extends Violation = Violation> {
           const op = Atomics.load(ctl, blockBase(t) + Block.OP);
           const access: Access = { ...gate.release(step, t, action), op };
           accesses.push(access);
-          if (access.fn !== Fn.load && access.fn !== Fn.wait) lastWrite = step;
+          if (yieldAfter === undefined ? access.fn !== Fn.load && access.fn !== Fn.wait : writes(access)) {
+            lastWrite = step;
+          }
+          if (yieldAfter !== undefined) yielding[t] = yieldAfter(access);
         }
         current = forced ? -1 : t; // the first choice after the set-up is free
         step++;
@@ -268,7 +325,7 @@ export class Harness<S, X extends object, V extends Violation = Violation> {
       stalled,
       steps: step,
     };
-    const observed = model.observe({ ...record, buffer: this.buffer, ctl, threads: n }, s);
+    const observed = model.observe({ ...record, buffer: this.buffer, ctl, variant, modules, threads: n }, s);
     gate.unwind(n);
     for (let t = 0; t < n; t++) {
       const failure = gate.failure(t);
@@ -297,6 +354,13 @@ export class Harness<S, X extends object, V extends Violation = Violation> {
   }
 }
 
+/** Whether an access changed shared memory (a store, a compare-exchange that matched, a read-modify-write). */
+function writes(a: GateAccess): boolean {
+  if (a.fn === Fn.load || a.fn === Fn.wait || a.fn === Fn.waitAsync || a.fn === Fn.notify) return false;
+  if (a.fn === Fn.compareExchange) return a.result === a.arg1;
+  return true;
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // The model's schedules.
 
@@ -306,7 +370,8 @@ const sameOrLowest: Continuation = (parked, current) => (parked.includes(current
 /** Past the end of a schedule: the next parked thread after the one run last (round robin, fair). */
 const roundRobin: Continuation = (parked, current) => parked.find((t) => t > current) ?? parked[0];
 
-function continuation(kind: "round-robin" | "same-or-lowest"): Continuation {
+/** Where a schedule has no choice left, by its name (a model's {@link Model.continuation}). */
+export function continuation(kind: "round-robin" | "same-or-lowest"): Continuation {
   return kind === "round-robin" ? roundRobin : sameOrLowest;
 }
 
@@ -326,8 +391,8 @@ export function replayChooser<S>(model: Model<S, object>, choices: readonly numb
 
 /** The random mode's schedules for `model`: per-step choices or segments of one thread. */
 export function scheduleArbitrary<S>(model: Model<S, object>): fc.Arbitrary<number[]> {
-  const { maxLength, maxSegment, maxSegments, timeouts } = model.schedules;
-  return waitScheduleArbitrary(model.threads, maxLength, maxSegment, maxSegments, timeouts ?? true);
+  const { maxLength, maxSegment, maxSegments, timeouts, stepMax } = model.schedules;
+  return waitScheduleArbitrary(model.threads, maxLength, maxSegment, maxSegments, timeouts ?? true, stepMax);
 }
 
 /** What {@link explore} counts as the failure it looks for. */

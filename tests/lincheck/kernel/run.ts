@@ -5,8 +5,6 @@
  * failure; and what every model's report shares (the step table, a state's name, the `// spec:` actions).
  * The run loop over it (what is runnable, what a chooser is offered, when a run ends) is `harness.ts`'s.
  *
- * {@link awaitChange} serves the deque/injector harness's controller (`../harness.ts`) too.
- *
  * Called on the controller's thread only (the test's main thread), synchronously within a run.
  *
  * Invariant: after {@link GateRun.unwind} no thread of the run is PARKED or BLOCKED, so the next run starts
@@ -70,6 +68,8 @@ export interface GateAccess {
   blocked?: boolean;
   /** Trace mode: the `// spec:` action on the line of lib/ that made the access. */
   action?: string;
+  /** Trace mode: that line (0 if no traced module was on the stack). */
+  line?: number;
 }
 
 /**
@@ -203,7 +203,10 @@ export class GateRun {
       arg2: Atomics.load(ctl, base + Block.ARG2),
       result: 0,
     };
-    if (action !== undefined) access.action = action(ctl[base + Block.SITE_FILE], ctl[base + Block.SITE_LINE]);
+    if (action !== undefined) {
+      access.line = ctl[base + Block.SITE_LINE];
+      access.action = action(ctl[base + Block.SITE_FILE], access.line);
+    }
     if (access.fn === Fn.notify) {
       const count = access.arg1 < 0 ? undefined : access.arg1;
       const waking = this.blocked.filter((b) => b.addr === access.addr).sort((a, b) => a.seq - b.seq)

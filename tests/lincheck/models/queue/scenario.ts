@@ -1,7 +1,7 @@
 /**
  * The queue under the controlled scheduler: scenarios of `lib/protocol/injector.ts` (the bounded MPMC queue),
- * their fast-check arbitraries, one run of a scenario (on the same reusable simulated threads as the
- * deque's), and the run's table and ndjson trace.
+ * their fast-check arbitraries, and a run's table and ndjson trace. A run is the kernel's, of the queue model
+ * (`models/queue/model.ts`: its set-up, programs, yields and drain).
  *
  * A scenario is two or three threads, each a program of two to five operations — push, pushPatiently,
  * pop — on one queue of capacity 2 or 4, after a setup phase that pushes `prefill` values, with the
@@ -10,7 +10,7 @@
  * order, then thread 1's, …), so a duplicate, a phantom or a reordering is visible.
  *
  * pushPatiently waits for a consumer preempted between its claim and its release: after each failed
- * attempt the thread yields (see `Harness.drive`), so that consumer runs. On a queue that is really full
+ * attempt the thread yields (the kernel's second yield policy, `Model.yieldAfter`), so that consumer runs. On a queue that is really full
  * with nobody left to pop (which the pool's sizing excludes) it would wait for ever: the run stalls, is
  * unwound, and the patient push is left pending; the full-justified oracle then checks that the queue
  * really was full (a mutant that never frees a slot stalls on a queue that is not).
@@ -19,12 +19,11 @@
  */
 
 import fc from "fast-check";
-import { atomicsBinding, installSharedMemory } from "../../lib/protocol/atomics.ts";
-import { InjectorWords } from "../../lib/protocol/layout.ts";
-import type { Access, Harness } from "./harness.ts";
-import { FN_NAMES, Global, OpCode, REGION_BYTES, regionOffset, State } from "./protocol.ts";
-import { describeAccess } from "./report.ts";
-import { type Chooser, pushValue } from "./scenario.ts";
+import { InjectorWords } from "../../../../lib/protocol/layout.ts";
+import { FN_NAMES } from "../../../../spec/trace/facade_codes.ts";
+import type { Access } from "../deque/model.ts";
+import { describeAccess } from "../deque/report.ts";
+import { pushValue } from "../deque/scenario.ts";
 
 /** A queue operation; every thread may run any of them. */
 export type QueueOp = "push" | "pushPatiently" | "pop";
@@ -66,23 +65,12 @@ export interface QueueExecution {
   aborted: boolean;
   /**
    * Every thread left was a patient push that kept failing, and nothing wrote shared memory for a whole
-   * round (see `Harness.drive`): the run was unwound. Legitimate only on a queue really full (the
+   * round (the kernel's `Model.yieldAfter`): the run was unwound. Legitimate only on a queue really full (the
    * full-justified oracle decides); those pushes are pending, left out of the history.
    */
   stalled: boolean;
   drainUnbounded: boolean;
   steps: number;
-}
-
-interface QueueModule {
-  initInjector(region: QueueRegion): void;
-  Injector: new (region: QueueRegion) => { push(v: number): boolean; pop(): number };
-  QUEUE_EMPTY: number;
-}
-interface QueueRegion {
-  buffer: SharedArrayBuffer;
-  byteOffset: number;
-  capacity: number;
 }
 
 /** The int32 wrap's neighbourhood: two positions below 2^31, so a run's positions cross it. */
@@ -139,144 +127,6 @@ export function queueWordName(capacity: number): (region: number, word: number) 
     }
     return `Q.w${word}`;
   };
-}
-
-/** The facade codes the yield test needs. */
-const LOAD = FN_NAMES.indexOf("load");
-
-/**
- * Runs `scenario` with queue module `variant` (0: `lib/protocol/injector.ts`) under `choose`, synchronously.
- *
- * @param maxSteps The step bound; past it the run is aborted (and reported as such).
- */
-export function runQueue(
-  harness: Harness,
-  scenario: QueueScenario,
-  choose: Chooser,
-  variant = 0,
-  maxSteps = 2000,
-  trace = false,
-): QueueExecution {
-  const mod = harness.modules[variant] as unknown as QueueModule;
-  const capacity = scenario.capacity;
-  const region: QueueRegion = { buffer: harness.buffer, byteOffset: regionOffset(0), capacity };
-  new Int32Array(harness.buffer, regionOffset(0), REGION_BYTES / 4).fill(0);
-  mod.initInjector(region);
-  if (scenario.initialPos !== 0) {
-    // The state initInjector would have left after initialPos pushes and pops: head = tail = p, and
-    // each slot free for its position of the lap that starts at p. (initInjector starts at 0 only.)
-    const words = new Int32Array(harness.buffer, regionOffset(0), InjectorWords.seqs + 2 * capacity);
-    const p = scenario.initialPos | 0;
-    Atomics.store(words, InjectorWords.head, p);
-    Atomics.store(words, InjectorWords.tail, p);
-    for (let i = 0; i < capacity; i++) {
-      Atomics.store(words, InjectorWords.seqs + (((p + i) | 0) & (capacity - 1)), (p + i) | 0);
-    }
-  }
-  const history: QueueHistoryOp[] = [];
-  const pushed = pushedValues(scenario);
-  const setup = new mod.Injector(region);
-  let drainUnbounded = false;
-  bounded(() => {
-    pushed.get(-1)!.forEach((v, i) => {
-      const ok = setup.push(v);
-      history.push({ thread: -1, index: i, kind: "push", arg: v, ret: ok ? 1 : 0, first: -1000 + i, last: -1000 + i });
-    });
-  }, () => drainUnbounded = true);
-  const codes = { push: OpCode.QUEUE_PUSH, pushPatiently: OpCode.QUEUE_PUSH_PATIENTLY, pop: OpCode.QUEUE_POP };
-  const programs = scenario.threads.map((ops, t) => {
-    const values = [...pushed.get(t)!];
-    return ops.map((kind) => ({ code: codes[kind], arg: kind === "pop" ? 0 : values.shift()!, kind }));
-  });
-  // A patient push yields each time it starts an attempt again (its second and later loads of tail):
-  // after a failed push, and also after a lost race (another producer progressed, so a switch costs
-  // nothing). Told by the access pattern, not by the words' values, so a mutant that encodes them
-  // differently yields the same way.
-  const tailLoads = new Map<string, number>();
-  const yieldAfter = (a: Access): boolean => {
-    if (programs[a.thread]?.[a.op]?.kind !== "pushPatiently" || a.fn !== LOAD) return false;
-    if (a.word !== InjectorWords.tail) return false;
-    const key = `${a.thread}:${a.op}`;
-    const n = (tailLoads.get(key) ?? 0) + 1;
-    tailLoads.set(key, n);
-    return n >= 2;
-  };
-  const ctl = harness.ctl;
-  Atomics.store(ctl, Global.VARIANT, variant);
-  Atomics.store(ctl, Global.CAPACITY, capacity);
-  const run = harness.drive(programs, programs.map(() => 0), choose, maxSteps, trace, yieldAfter);
-  const failures: string[] = [];
-  for (let t = 0; t < programs.length; t++) {
-    if (run.states[t] === State.FAILED) failures.push(harness.failureOf(t));
-    const done = run.states[t] === State.DONE;
-    const reached = harness.opOf(t);
-    programs[t].forEach((p, k) => {
-      if (run.first[t][k] < 0) return; // never started
-      if (!(k < reached || done)) return; // pending (aborted or failed inside it)
-      const h: QueueHistoryOp = {
-        thread: t,
-        index: k,
-        kind: p.kind,
-        ret: harness.resultOf(t, k),
-        first: run.first[t][k],
-        last: run.last[t][k],
-      };
-      if (p.kind !== "pop") h.arg = p.arg;
-      history.push(h);
-    });
-  }
-  const bound = capacity + 4;
-  const drain = new mod.Injector(region);
-  bounded(() => {
-    for (let i = 0; i < bound; i++) {
-      const v = drain.pop();
-      history.push({ thread: -2, index: i, kind: "pop", ret: v, first: run.steps + i, last: run.steps + i });
-      if (v === mod.QUEUE_EMPTY) break;
-      if (i === bound - 1) drainUnbounded = true;
-    }
-  }, () => drainUnbounded = true);
-  harness.runs++;
-  harness.totalSteps += run.steps;
-  return {
-    accesses: run.accesses,
-    history,
-    failures,
-    aborted: run.aborted,
-    stalled: run.stalled,
-    drainUnbounded,
-    steps: run.steps,
-  };
-}
-
-/** Shared accesses the single-threaded setup or drain may make before it counts as spinning for ever. */
-const PHASE_BOUND = 10_000;
-
-class PhaseUnbounded extends Error {}
-
-/**
- * Runs the setup or the drain (on this thread, outside the scheduler) with every shared access counted:
- * a mutant's pop can spin for ever in its retry loop on a sequence word it misreads as "a lap ahead",
- * and this thread must not hang with it. Past the bound, `onUnbounded` is called.
- */
-function bounded(phase: () => void, onUnbounded: () => void): void {
-  let accesses = 0;
-  const count = () => {
-    if (++accesses > PHASE_BOUND) throw new PhaseUnbounded("the setup or the drain did not end");
-  };
-  const restore = installSharedMemory({
-    ...atomicsBinding,
-    load: (v, i) => (count(), atomicsBinding.load(v, i)),
-    store: (v, i, x) => (count(), atomicsBinding.store(v, i, x)),
-    compareExchange: (v, i, e, r) => (count(), atomicsBinding.compareExchange(v, i, e, r)),
-  });
-  try {
-    phase();
-  } catch (error) {
-    if (!(error instanceof PhaseUnbounded)) throw error;
-    onUnbounded();
-  } finally {
-    restore();
-  }
 }
 
 /** Thread names for queue tables and traces. */

@@ -9,9 +9,8 @@
  * @module
  */
 
-import type { Execution, Harness } from "./harness.ts";
-import { type Chooser, type Scenario, type ThiefOp, thiefOpParts } from "./scenario.ts";
-import { exploreRuns } from "./systematic.ts";
+import type { DequeHarness, Execution } from "./model.ts";
+import { type Chooser, exploreRuns, type Scenario, type ThiefOp, thiefOpParts } from "./scenario.ts";
 
 /** A minimized counterexample. */
 export interface Minimized<S = Scenario> {
@@ -81,7 +80,7 @@ function candidates(s: Scenario): Scenario[] {
  * @returns The minimized counterexample, or null if no schedule within the bound fails.
  */
 export function minimize(
-  harness: Harness,
+  harness: DequeHarness,
   variant: number,
   scenario: Scenario,
   fails: (exec: Execution, s: Scenario) => boolean,

@@ -7,9 +7,9 @@
  * @module
  */
 
-import { parentPort } from "../../lib/runtime/thread.ts";
-import { DequeWords } from "../../lib/protocol/layout.ts";
-import { OpCode } from "./protocol.ts";
+import { parentPort } from "../../../../lib/runtime/thread.ts";
+import { DequeWords } from "../../../../lib/protocol/layout.ts";
+import { OpCode } from "./layout.ts";
 import { StressLayout, type StressSetup } from "./stress.ts";
 
 interface DequeModule {

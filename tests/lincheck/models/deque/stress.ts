@@ -11,10 +11,10 @@
  * @module
  */
 
-import { startThread, type ThreadHandle } from "../../lib/runtime/thread.ts";
-import type { Execution, HistoryOp } from "./harness.ts";
+import { startThread, type ThreadHandle } from "../../../../lib/runtime/thread.ts";
+import type { Execution, HistoryOp } from "./model.ts";
 import { advisory, checkLinearizable, checkValues, describeOp, EMPTY, type Violation } from "./oracles.ts";
-import { OpCode } from "./protocol.ts";
+import { OpCode } from "./layout.ts";
 import { pushValue } from "./scenario.ts";
 
 /** The stress buffer's layout (word indices, then the deque regions). */

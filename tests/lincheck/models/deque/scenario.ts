@@ -12,6 +12,16 @@
  */
 
 import fc from "fast-check";
+import { continuation } from "../../kernel/harness.ts";
+import {
+  exploreWaits,
+  type WaitChooser,
+  waitReplayChooser,
+  waitScheduleArbitrary,
+  waitScheduleChooser,
+} from "../../kernel/explore.ts";
+import type { DequeHarness, Execution } from "./model.ts";
+import { MAX_THREADS as DTHREADS } from "../../kernel/words.ts";
 
 /** The owner's operations. */
 export type OwnerOp = "push" | "pop";
@@ -116,30 +126,145 @@ export function scenarioArbitrary(): fc.Arbitrary<Scenario> {
 /**
  * A schedule: at step i the controller runs thread `schedule[i] % 4` if it is runnable, else the next
  * runnable thread after it (cyclically); past the end it keeps running the thread it ran last (no further
- * preemption) or, if that one finished, the lowest runnable thread.
+ * preemption) or, if that one finished, the lowest runnable thread. The kernel's schedules
+ * (`kernel/explore.ts`), four threads wide, with per-step entries 0..11 and no timeouts (nothing here waits).
  *
  * Half the schedules choose a thread at every step (many short preemptions); the other half are segments
  * — run a thread for 1 to 12 accesses, then another — which put a whole operation of one thread between
  * two accesses of another (the steal-half race needs two pops there). Shrinking shortens the schedule and
- * lowers the choices, towards fewer context switches.
+ * lowers the choices, towards fewer context switches. The queue's schedules are the same.
  */
 export function scheduleArbitrary(): fc.Arbitrary<number[]> {
-  const perStep = fc.array(fc.nat({ max: 11 }), { maxLength: 160 });
-  const segments = fc.array(fc.tuple(fc.nat({ max: 3 }), fc.integer({ min: 1, max: 12 })), { maxLength: 24 })
-    .map((segs) => segs.flatMap(([thread, length]) => Array.from({ length }, () => thread)));
-  return fc.oneof(perStep, segments);
+  return waitScheduleArbitrary(DTHREADS, 160, 12, 24, false, 11);
 }
 
-/** Chooses the thread to advance: step number, the runnable threads (ascending), the thread run last. */
-export type Chooser = (step: number, runnable: readonly number[], current: number) => number;
+/** Chooses the thread to advance (the kernel's chooser; nothing here is ever timed out). */
+export type Chooser = WaitChooser;
 
 /** The {@link Chooser} of a schedule array (see {@link scheduleArbitrary}). */
 export function scheduleChooser(schedule: readonly number[]): Chooser {
-  return (step, runnable, current) => {
-    if (step < schedule.length) {
-      const want = schedule[step] % 4;
-      for (let d = 0; d < 4; d++) if (runnable.includes((want + d) % 4)) return (want + d) % 4;
-    }
-    return runnable.includes(current) ? current : runnable[0];
-  };
+  return waitScheduleChooser(DTHREADS, schedule, continuation("same-or-lowest"));
 }
+
+/** Replays a thread-per-step schedule exactly (a systematic failure's); a thread not runnable throws. */
+export function replayChooser(schedule: readonly number[]): Chooser {
+  return waitReplayChooser(DTHREADS, schedule, continuation("same-or-lowest"));
+}
+
+/** The outcome of exploring a scenario systematically. */
+export interface Exploration {
+  schedules: number;
+  steps: number;
+  /** The first schedule (thread per step) for which `check` returned a failure, if any. */
+  failure?: { schedule: number[]; message: string; index: number };
+}
+
+/**
+ * Every schedule with at most `maxPreemptions` preemptions of the runs `run` makes (the kernel's
+ * {@link exploreWaits}, four threads wide), each judged by `check` (a message, or null if it passes). A
+ * preemption is a switch away from a thread that could have gone on; the first schedule has none.
+ */
+export function exploreRuns<E extends { steps: number }>(
+  run: (choose: Chooser) => E,
+  maxPreemptions: number,
+  check: (exec: E) => string | null,
+  stopAtFirst = true,
+): Exploration {
+  const r = exploreWaits<string>(DTHREADS, maxPreemptions, (choose) => {
+    const exec = run(choose);
+    const message = check(exec);
+    return { steps: exec.steps, violations: message === null ? [] : [message], broken: message !== null };
+  }, stopAtFirst);
+  const failure = r.failure &&
+    { schedule: r.failure.choices, message: r.failure.violations[0], index: r.failure.index };
+  return { schedules: r.schedules, steps: r.steps, failure };
+}
+
+/** {@link exploreRuns} of a deque scenario on `harness`'s module `variant`. */
+export function explore(
+  harness: DequeHarness,
+  scenario: Scenario,
+  variant: number,
+  maxPreemptions: number,
+  check: (exec: Execution) => string | null,
+  stopAtFirst = true,
+): Exploration {
+  return exploreRuns((choose) => harness.run(scenario, choose, variant), maxPreemptions, check, stopAtFirst);
+}
+
+/** Small scenarios explored exhaustively (≤ 2 preemptions), named after their race. */
+export const SMALL_SCENARIOS: readonly { name: string; scenario: Scenario }[] = [
+  {
+    name: "pop_last_vs_two_steals",
+    scenario: { capacity: 2, initialIndex: 0, prefill: 1, owner: ["pop", "push"], thieves: [["steal"], ["steal"]] },
+  },
+  {
+    name: "steal_half_vs_pops",
+    scenario: {
+      capacity: 4,
+      initialIndex: 0,
+      prefill: 4,
+      owner: ["pop", "pop", "pop"],
+      thieves: [["stealHalf"], ["steal"]],
+    },
+  },
+  {
+    name: "steal_overflow",
+    scenario: {
+      capacity: 2,
+      initialIndex: 0,
+      prefill: 2,
+      owner: ["push", "pop", "push"],
+      thieves: [["steal"], ["stealHalf"]],
+    },
+  },
+  {
+    name: "wrap_pop_vs_steal",
+    scenario: {
+      capacity: 2,
+      initialIndex: 0x7ffffffe,
+      prefill: 1,
+      owner: ["push", "pop", "pop"],
+      thieves: [["steal"], ["stealHalf"]],
+    },
+  },
+  {
+    name: "chained_steal_half",
+    scenario: {
+      capacity: 4,
+      initialIndex: 0,
+      prefill: 3,
+      owner: ["pop", "push"],
+      thieves: [["stealHalf", "steal"], ["stealHalf"]],
+    },
+  },
+  {
+    // Thief 1 moves the victim's tasks into its own deque while thief 2 steals from thief 1's deque: a
+    // thief's deque is a victim too, and its bottom must not be published before the copy.
+    name: "thief_steals_from_thief",
+    scenario: { capacity: 2, initialIndex: 0, prefill: 2, owner: [], thieves: [["stealHalf"], ["steal@1", "steal@1"]] },
+  },
+  {
+    // stealHalf into a deque that already holds tasks (its slots wrap), while another thief steals the
+    // old ones from it and the owner pops the victim.
+    name: "steal_half_into_nonempty",
+    scenario: {
+      capacity: 4,
+      initialIndex: 0x7ffffffe,
+      prefill: 3,
+      owner: ["pop"],
+      thieves: [["stealHalf"], ["steal@1"]],
+      dstPrefill: [2, 0],
+    },
+  },
+  {
+    name: "full_push_vs_steal",
+    scenario: {
+      capacity: 4,
+      initialIndex: 0,
+      prefill: 4,
+      owner: ["push", "push", "pop"],
+      thieves: [["steal"], ["steal"]],
+    },
+  },
+];

@@ -34,7 +34,7 @@
  * @module
  */
 
-import type { Execution, HistoryOp } from "./harness.ts";
+import type { Execution, HistoryOp } from "./model.ts";
 import type { Scenario } from "./scenario.ts";
 
 /** EMPTY and RETRY as the deque returns them. */

@@ -9,10 +9,9 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Access, Execution, HistoryOp } from "./harness.ts";
-import { wordName } from "./harness.ts";
+import { FN_NAMES } from "../../../../spec/trace/facade_codes.ts";
+import { type Access, type Execution, type HistoryOp, wordName } from "./model.ts";
 import { describeOp, type Violation } from "./oracles.ts";
-import { FN_NAMES } from "./protocol.ts";
 import { describeScenario, pushValue, type Scenario, threadName } from "./scenario.ts";
 
 /** The operation label of thread `t`'s op `k`: `push(103)`, `pop`, `steal`, `stealHalf`. */

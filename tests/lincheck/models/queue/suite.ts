@@ -1,5 +1,5 @@
 /**
- * The queue suite's runners, shared by `tests/lincheck/queue_test.ts` and `replay_queue.ts`: the harness
+ * The queue suite's runners, shared by `tests/lincheck/queue_test.ts` and `tests/lincheck/replay_queue.ts`: the harness
  * with `lib/protocol/injector.ts` and its mutants loaded, the random mode's property, the mutant hunt, the
  * minimizer and the failure report, and the small named scenarios of the systematic mode.
  *
@@ -13,8 +13,8 @@
  */
 
 import fc from "fast-check";
-import { Harness } from "./harness.ts";
-import { minimizeRuns } from "./minimize.ts";
+import { type QueueHarness as Harness, startQueueModel } from "./model.ts";
+import { minimizeRuns } from "../deque/minimize.ts";
 import {
   formatQueueTable,
   NEAR_WRAP,
@@ -22,15 +22,13 @@ import {
   type QueueScenario,
   queueScenarioArbitrary,
   queueTraceNdjson,
-  runQueue,
   shrinkQueueScenario,
-} from "./queue.ts";
-import { checkQueueExecution, notLinearizableAnswers, type QueueViolation } from "./queue_oracles.ts";
-import { specActions, traceDir } from "./report.ts";
-import { scheduleArbitrary, scheduleChooser } from "./scenario.ts";
-import { config, env } from "./suite.ts";
-import { materializeMutant, QUEUE_MUTANTS, removeMaterializedMutants, SHIPPED_QUEUE } from "../mutants/mutants.ts";
-import { MUTATION_RUN } from "../mutants/mutation_run.ts";
+} from "./scenario.ts";
+import { checkQueueExecution, notLinearizableAnswers, type QueueViolation } from "./oracles.ts";
+import { specActions, traceDir } from "../deque/report.ts";
+import { scheduleArbitrary, scheduleChooser } from "../deque/scenario.ts";
+import { config, env } from "../../kernel/env.ts";
+import { QUEUE_MUTANTS } from "../../../mutants/mutants.ts";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -76,11 +74,9 @@ export function queueVariantOf(mutant: string | undefined): number {
 }
 
 /** Starts a harness with `lib/protocol/injector.ts` as variant 0 and every queue mutant after it. */
-export async function startQueueHarness(wanted: boolean): Promise<Harness> {
-  // In the mutation run the shipped module itself carries the mutant: no others beside it.
-  const withMutants = wanted && !MUTATION_RUN;
-  const variants = [SHIPPED_QUEUE, ...(withMutants ? QUEUE_MUTANTS.map(materializeMutant) : [])];
-  return await Harness.start({ variants, onClose: withMutants ? removeMaterializedMutants : undefined });
+export function startQueueHarness(wanted: boolean): Promise<Harness> {
+  // In the mutation run the shipped module itself carries the mutant: the kernel's loader loads no others.
+  return startQueueModel(wanted);
 }
 
 /** What a random-mode run saw. */
@@ -126,7 +122,7 @@ export class QueueLincheckFailure extends Error {
 /** The random-mode property: one generated scenario under one generated schedule, every oracle. */
 export function queueProperty(harness: Harness, variant: number, stats: QueueStats) {
   return fc.property(queueScenarioArbitrary(), scheduleArbitrary(), (scenario, schedule) => {
-    const exec = runQueue(harness, scenario, scheduleChooser(schedule), variant);
+    const exec = harness.run(scenario, scheduleChooser(schedule), variant);
     stats.runs++;
     stats.steps += exec.steps;
     stats.scenarios.add(JSON.stringify(scenario));
@@ -155,9 +151,9 @@ export function reportQueueRun(
   meta: Record<string, unknown>,
 ): { text: string; exec: QueueExecution; violations: QueueViolation[]; tracePath: string } {
   // Trace mode: each access also carries its source line, mapped to the TLA+ action named there.
-  const exec = runQueue(harness, scenario, scheduleChooser(schedule), variant, undefined, true);
+  const exec = harness.run(scenario, scheduleChooser(schedule), variant, undefined, true);
   const violations = checkQueueExecution(exec, scenario);
-  const actions = specActions(harness.variants[variant]);
+  const actions = specActions(harness.variants[variant][0]);
   const tracePath = join(traceDir(env), `${name}.ndjson`);
   writeFileSync(tracePath, queueTraceNdjson(scenario, exec, { ...meta, schedule, violations }, actions));
   const text = [
@@ -191,7 +187,7 @@ export function minimalQueueCounterexample(
   meta: Record<string, unknown>,
 ): QueueMinimal | null {
   const m = minimizeRuns(
-    (s: QueueScenario, choose) => runQueue(harness, s, choose, variant),
+    (s: QueueScenario, choose) => harness.run(s, choose, variant),
     shrinkQueueScenario,
     scenario,
     (exec, s) => checkQueueExecution(exec, s).length > 0,

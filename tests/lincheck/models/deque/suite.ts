@@ -1,96 +1,20 @@
 /**
- * The suite's runners, shared by the `tests/lincheck_*_test.ts` files: configuration from the
- * environment (tests may read it; `lib/` never does), the random mode (fast-check generates scenarios and
- * schedules, shrinks failures), and the mutant hunt.
- *
- * Environment:
- * - `FILCH_LINCHECK_SEED`  the fast-check seed (default {@link DEFAULT_SEED}; always printed).
- * - `FILCH_LINCHECK_RUNS`  random-mode interleavings (default 40,000; the long run uses 100,000+).
- * - `FILCH_LINCHECK_PATH`  with a seed: replay one run (fast-check's counterexample path) and stop.
- * - `FILCH_LINCHECK_OUT`   where failing traces (ndjson) go (default `<tmp>/filch-lincheck`).
- * - `FILCH_LINCHECK_MUTANT`  run the random mode on this mutant instead of lib/protocol/deque.ts (to see a failure
- *   report, or to reproduce one).
- * - `FILCH_LINCHECK_STRESS_ROUNDS`  stress-mode rounds (default 3,000).
+ * The deque suite's runners, shared by its test files (random, systematic, mutants, replay): the harness
+ * with or without the mutants, the random mode (fast-check generates scenarios and schedules, shrinks
+ * failures), the counterexample's report and minimization, and the mutant hunt. The environment they read
+ * is `../../kernel/env.ts`'s.
  *
  * @module
  */
 
 import fc from "fast-check";
-import type { Execution } from "./harness.ts";
-import { Harness } from "./harness.ts";
+import { type DequeHarness as Harness, type Execution, startDequeHarness } from "./model.ts";
 import { advisory, checkExecution, type Violation } from "./oracles.ts";
 import { minimize } from "./minimize.ts";
 import { formatFailure, specActions, traceDir, writeTrace } from "./report.ts";
 import { type Scenario, scenarioArbitrary, scheduleArbitrary, scheduleChooser } from "./scenario.ts";
-import { materializeMutant, MUTANTS, removeMaterializedMutants, SHIPPED_DEQUE } from "../mutants/mutants.ts";
-import { MUTATION_RUN } from "../mutants/mutation_run.ts";
-
-/** The fixed CI seed. */
-export const DEFAULT_SEED = 20261121;
-
-/** Reads an environment variable on Deno, Bun or Node. */
-export function env(name: string): string | undefined {
-  const g = globalThis as unknown as {
-    Deno?: { env: { get(n: string): string | undefined } };
-    process?: { env: Record<string, string | undefined> };
-  };
-  if (g.Deno) return g.Deno.env.get(name);
-  return g.process?.env[name];
-}
-
-/** An integer environment variable (at least `min`), or `fallback` when it is unset or empty. */
-export function intEnv(name: string, fallback: number, min = -Infinity): number {
-  const raw = env(name);
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) {
-    throw new RangeError(
-      `Cannot read ${name} as it must be an integer${min > -Infinity ? ` >= ${min}` : ""}: received ${raw}`,
-    );
-  }
-  return n;
-}
-
-/**
- * The mutant the environment variable `name` picks for a random-mode run, and its variant number in a
- * harness that loads the shipped module (0) and then `mutants` in order; none set: the shipped module.
- */
-export function mutantFromEnv(name: string, mutants: readonly { name: string }[]): {
-  mutant: string | undefined;
-  variant: number;
-} {
-  const mutant = env(name) || undefined;
-  if (mutant === undefined) return { mutant, variant: 0 };
-  const variant = 1 + mutants.findIndex((m) => m.name === mutant);
-  if (variant === 0) {
-    throw new RangeError(
-      `Cannot pick mutant as it must be one of ${mutants.map((m) => m.name).join(", ")}: received ${mutant}`,
-    );
-  }
-  return { mutant, variant };
-}
-
-/** Broken properties as one line: `[oracle] detail; [oracle] detail`. */
-export function describeViolations(v: readonly { oracle: string; detail: string }[]): string {
-  return v.map((x) => `[${x.oracle}] ${x.detail}`).join("; ");
-}
-
-/** The configuration in force. */
-export function config(): {
-  seed: number;
-  runs: number;
-  path: string | undefined;
-  stressRounds: number;
-  mutant: string | undefined;
-} {
-  return {
-    seed: intEnv("FILCH_LINCHECK_SEED", DEFAULT_SEED),
-    runs: intEnv("FILCH_LINCHECK_RUNS", 40_000),
-    path: env("FILCH_LINCHECK_PATH") || undefined,
-    stressRounds: intEnv("FILCH_LINCHECK_STRESS_ROUNDS", 3_000),
-    mutant: env("FILCH_LINCHECK_MUTANT") || undefined,
-  };
-}
+import { MUTANTS } from "../../../mutants/mutants.ts";
+import { env } from "../../kernel/env.ts";
 
 /** The variant number of a mutant in a harness started with mutants (0: the shipped deque). */
 export function variantOf(mutant: string | undefined): number {
@@ -105,11 +29,9 @@ export function variantOf(mutant: string | undefined): number {
 }
 
 /** Starts a harness with the shipped deque as variant 0 and every mutant after it, in MUTANTS order. */
-export async function startHarness(wanted: boolean): Promise<Harness> {
-  // In the mutation run the shipped module itself carries the mutant: no others beside it.
-  const withMutants = wanted && !MUTATION_RUN;
-  const variants = [SHIPPED_DEQUE, ...(withMutants ? MUTANTS.map(materializeMutant) : [])];
-  return await Harness.start({ variants, onClose: withMutants ? removeMaterializedMutants : undefined });
+export function startHarness(wanted: boolean): Promise<Harness> {
+  // In the mutation run the shipped module itself carries the mutant: the kernel's loader loads no others.
+  return startDequeHarness(wanted);
 }
 
 /** What a random-mode run saw. */
@@ -166,7 +88,7 @@ export function reportCounterexample(
   // Trace mode: each access also carries its source line, mapped to the TLA+ action named there.
   const exec = harness.run(scenario, scheduleChooser(schedule), variant, undefined, true);
   const violations = checkExecution(exec, scenario);
-  const actions = specActions(harness.variants[variant]);
+  const actions = specActions(harness.variants[variant][0]);
   const tracePath = writeTrace(traceDir(env), name, scenario, exec, { ...meta, schedule, violations }, actions);
   return { text: formatFailure(scenario, schedule, exec, violations), exec, violations, tracePath };
 }

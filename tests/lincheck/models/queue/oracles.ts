@@ -16,7 +16,7 @@
  *    7) and judged by their own oracles instead.
  * 6. `empty-justified` — a pop that returned EMPTY did so at a moment of its call when the queue was
  *    empty (`head = tail`) or the producer of position `head` had claimed it and not yet published it
- *    (`PopEmptyJustified`; spec/README.md: the queue's one non-linearizable EMPTY). A producer is
+ *    (`PopEmptyJustified`; spec/docs/Injector.md: the queue's one non-linearizable EMPTY). A producer is
  *    "claimed" from its successful write of `tail` (PushCasTail) to its next store of a sequence word
  *    (PushPublishSeq).
  * 7. `full-justified` — a push that returned false did so at a moment of its call when `capacity`
@@ -24,7 +24,7 @@
  *    held by consumers) >= capacity` (`PushFailJustified`: the queue is full, or the consumer of the
  *    position a lap back has claimed it and not yet released its slot). A consumer "holds" a position
  *    from its successful write of `head` (PopCasHead) to its next store of a sequence word
- *    (PopReleaseSeq). A run that stalled (every thread left a patient push failing, see `queue.ts`)
+ *    (PopReleaseSeq). A run that stalled (every thread left a patient push failing, see `scenario.ts`)
  *    must have stalled on such a full queue.
  *
  * Oracles 4, 6 and 7 read the claim/publish/release marks off the recorded accesses (the controller sees
@@ -34,8 +34,8 @@
  * @module
  */
 
-import { InjectorWords } from "../../lib/protocol/layout.ts";
-import { FN_NAMES } from "./protocol.ts";
+import { InjectorWords } from "../../../../lib/protocol/layout.ts";
+import { FN_NAMES } from "../../../../spec/trace/facade_codes.ts";
 import {
   describeQueueOp,
   pushedValues,
@@ -43,7 +43,7 @@ import {
   type QueueHistoryOp,
   type QueueScenario,
   queueThreadName,
-} from "./queue.ts";
+} from "./scenario.ts";
 
 /** QUEUE_EMPTY as the queue returns it. */
 export const QUEUE_EMPTY = -1;
