@@ -56,6 +56,7 @@ export {
   type TaskName,
   type TaskResult,
   type TaskRunner,
+  TaskSubmitter,
   type UnaryTaskName,
   type WorkerMetrics,
   type WorkerStats,

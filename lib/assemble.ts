@@ -4,9 +4,10 @@
  * given its collaborators when it is built; none is assigned into afterwards.
  *
  * The order:
- * 1. the shared memory: the buffer of `poolLayout(shape)`, each deque and queue (the injector of each
- *    priority level, each producer slot's completions) initialized, the payload arena, the task records' free lists, and with `metrics` the
- *    workers' histograms and their `busySinceMs` words;
+ * 1. the shared memory ({@link PoolMemory.create}): the buffer of `poolLayout(shape)`, each deque and queue
+ *    (the injector of each priority level, each producer slot's completions) initialized; the payload
+ *    arena, the task records' free lists, and with `metrics` the workers' histograms and their
+ *    `busySinceMs` words;
  * 2. the owner ({@link Owner}): its producer (views, ledger, buffers, cancellation, submission, completion,
  *    admission), its workforce, killer, broadcaster and the handling of deaths.
  * No worker starts here: `Owner.start` starts them.
@@ -16,22 +17,19 @@
  * @module
  */
 
-import { initDeque } from "./protocol/deque.ts";
-import { initInjector } from "./protocol/injector.ts";
-import { levelRegions } from "./protocol/levels.ts";
-import { allChannels } from "./protocol/producers.ts";
 import { epochMs, PoolMetrics } from "./metrics.ts";
-import { type PoolLayout, poolLayout, StatusWords } from "./protocol/layout.ts";
+import { StatusWords } from "./protocol/layout.ts";
 import { mem } from "./protocol/atomics.ts";
+import { PoolMemory } from "./protocol/memory.ts";
 import type { ResolvedOptions } from "./options.ts";
-import { Owner, type OwnerMemory } from "./owner/owner.ts";
+import { Owner } from "./owner/owner.ts";
 import type { Producer } from "./producer/producer.ts";
 import { TaskTable } from "./record/task.ts";
 
 /** A pool's parts, assembled: its memory, its owner and the owner's producer. */
 export interface AssembledPool {
-  /** The shared memory. */
-  readonly memory: OwnerMemory;
+  /** The shared memory, as the owner's thread sees it. */
+  readonly memory: PoolMemory;
   /** The owner: workers, deaths, lifecycle. */
   readonly owner: Owner;
   /** The owner's producer: submission and completion. */
@@ -53,35 +51,21 @@ export interface AssembledPool {
  * ```
  */
 export function assemblePool(moduleUrl: string, options: ResolvedOptions): AssembledPool {
-  const memory = sharedMemory(options);
-  const owner = new Owner(memory, moduleUrl, options);
-  return { memory, owner, producer: owner.producer };
-}
-
-/** Creates and initializes the pool's shared memory (step 1 above). */
-function sharedMemory(options: ResolvedOptions): OwnerMemory {
-  const shape = options.shape;
-  const layout: PoolLayout = poolLayout(shape);
-  const buffer = new SharedArrayBuffer(layout.totalBytes);
-  for (let i = 0; i < shape.workers; i++) {
-    initDeque({ buffer, byteOffset: layout.deques + i * layout.dequeBytes, capacity: shape.dequeCapacity });
-  }
-  // One injector a priority level (protocol/levels.ts).
-  for (const byteOffset of levelRegions(layout)) initInjector({ buffer, byteOffset, capacity: shape.taskCapacity });
-  // Each producer's completion queue: the owner's (slot 0) and those of the slots of other threads.
-  for (const channel of allChannels(buffer, layout)) initInjector(channel.queue);
-  const arena = payloadArena(options.payloadMemory);
-  TaskTable.init(buffer, layout, arena);
+  // Step 1: the buffer, its deques and queues (protocol/memory.ts), the records, the metrics.
+  const memory = PoolMemory.create(options.shape, payloadArena(options.payloadMemory));
+  TaskTable.init(memory.buffer, memory.layout, memory.arena);
   const since = epochMs();
   let metrics: PoolMetrics | undefined;
   if (options.metrics) {
-    const status = new Int32Array(buffer, layout.status, shape.workers * StatusWords.count);
-    metrics = new PoolMetrics(shape.workers, status, since);
-    for (let i = 0; i < shape.workers; i++) {
+    const status = memory.status;
+    metrics = new PoolMetrics(memory.workers, status, since);
+    for (let i = 0; i < memory.workers; i++) {
       mem.store(status, i * StatusWords.count + StatusWords.busySinceMs, -1);
     }
   }
-  return { buffer, layout, arena, metrics, since };
+  // Step 2: the owner and its parts.
+  const owner = new Owner({ memory, moduleUrl, options, metrics, since });
+  return { memory, owner, producer: owner.producer };
 }
 
 /**

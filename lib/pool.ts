@@ -3,7 +3,9 @@
  * resolves the options, assembles the parts (lib/assemble.ts) and starts the workers; each method goes to
  * one of the two sides it is made of:
  * - its producer (lib/producer/producer.ts), the side that submits: admission, placing, the ledger,
- *   completions, backpressure, cancellation, map, batches, drain, its counters;
+ *   completions, backpressure, cancellation, map, batches, drain, its counters. The submitting methods
+ *   (`run`, `spawn`, `runMany`, `map`, `with`, `waitForRoom`, `drain`) are those of every
+ *   {@link TaskSubmitter} (lib/submitter.ts), which a producer in another thread shares;
  * - its owner (lib/owner/owner.ts), the side that holds the workers: starting them, deaths and repairs,
  *   forced kills, broadcast, close, terminate and the lifecycle.
  * The producer asks the owner to act through a port it defines (lib/producer/owner_port.ts), so that the
@@ -30,13 +32,13 @@
  */
 
 import { assemblePool } from "./assemble.ts";
-import type { MapInputs, MapOptions } from "./producer/map.ts";
 import type { MetricsStats } from "./metrics.ts";
 import type { PoolLayout } from "./protocol/layout.ts";
-import { type BatchOptions, hrefOf, type PoolOptions, resolveOptions, type RunOptions } from "./options.ts";
+import { hrefOf, type PoolOptions, resolveOptions } from "./options.ts";
 import type { Owner } from "./owner/owner.ts";
 import type { Producer, WorkerStats } from "./producer/producer.ts";
 import type { PoolHandle } from "./producer/handle.ts";
+import { type AnyFunction, type TaskArgs, type TaskName, type TaskResult, TaskSubmitter } from "./submitter.ts";
 
 import type { PoolStateName } from "./lifecycle.ts";
 
@@ -45,6 +47,15 @@ export type { WorkerStats } from "./producer/producer.ts";
 export type { AbortSignalLike, BatchOptions, PoolOptions, Priority, RunOptions } from "./options.ts";
 export type { MapInputs, MapOptions } from "./producer/map.ts";
 export type { HistogramSummary, MetricsStats, WorkerMetrics } from "./metrics.ts";
+export {
+  type AnyFunction,
+  type TaskArgs,
+  type TaskName,
+  type TaskResult,
+  type TaskRunner,
+  TaskSubmitter,
+  type UnaryTaskName,
+} from "./submitter.ts";
 
 /** Options of {@link Pool.close}. */
 export interface CloseOptions {
@@ -102,41 +113,6 @@ export interface PoolStats {
  */
 export type ModuleLocation = string | { readonly href: string };
 
-/** Any function: what a task module's task exports are. */
-// deno-lint-ignore no-explicit-any
-export type AnyFunction = (...args: any[]) => unknown;
-
-/** The names of `M`'s exports that are functions: the tasks a pool of module `M` can run. */
-export type TaskName<M> = { [K in keyof M]: M[K] extends AnyFunction ? K : never }[keyof M] & string;
-
-/** The names of `M`'s tasks that take one argument (or none): the tasks `Pool.map` can run. */
-export type UnaryTaskName<M> =
-  & { [K in keyof M]: M[K] extends (arg: infer _A) => unknown ? K : never }[keyof M]
-  & TaskName<M>;
-
-/** The parameters of task `K` of module `M`. */
-export type TaskArgs<M, K extends keyof M> = M[K] extends (...args: infer A) => unknown ? A : never;
-
-/** What task `K` of module `M` resolves to. */
-export type TaskResult<M, K extends keyof M> = M[K] extends (...args: infer _A) => infer R ? Awaited<R> : never;
-
-/**
- * Runs tasks with the options given to {@link Pool.with}: `run` and `spawn` as the pool's own.
- *
- * @example Usage
- * ```ts ignore
- * const controller = new AbortController();
- * const result = pool.with({ signal: controller.signal, timeout: 1_000 }).run("fib", 30);
- * controller.abort(); // result rejects with controller.signal.reason
- * ```
- */
-export interface TaskRunner<M> {
-  /** As {@link Pool.run}, with the options. */
-  run<K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): Promise<TaskResult<M, K>>;
-  /** As {@link Pool.spawn}, with the options (an abort is reported to nobody; a timeout to `onError`). */
-  spawn<K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): void;
-}
-
 /**
  * A work-stealing pool of worker threads that run the exported functions of one task module.
  *
@@ -155,7 +131,7 @@ export interface TaskRunner<M> {
  * console.log(await pool.run("add", 1, 2)); // 3
  * ```
  */
-export class Pool<M extends object = Record<string, AnyFunction>> implements AsyncDisposable {
+export class Pool<M extends object = Record<string, AnyFunction>> extends TaskSubmitter<M> implements AsyncDisposable {
   /** The side that submits: `run`, `spawn`, `map`, … go to it. */
   private readonly producer: Producer;
   /** The side that holds the workers: `broadcast`, `close`, `terminate`, the lifecycle. */
@@ -165,6 +141,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   private readonly buffer: SharedArrayBuffer;
 
   private constructor(owner: Owner, producer: Producer, layout: PoolLayout, buffer: SharedArrayBuffer) {
+    super(producer);
     this.owner = owner;
     this.producer = producer;
     this.layout = layout;
@@ -209,75 +186,6 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   }
 
   /**
-   * Runs task `task` with `args` on some worker.
-   *
-   * @param task The name of a function the task module exports.
-   * @param args Its arguments: data (numbers, strings, arrays, plain objects, Map, Set, Date, Error, typed
-   * arrays, …) copied to the worker; SharedArrayBuffers and views on them by reference.
-   * @returns The task's result (awaited if it returns a promise or a thenable).
-   * @throws {TaskNotFoundError} (rejects) If the module exports no function of that name.
-   * @throws {TypeError} (rejects) If an argument cannot cross threads; the message names its path.
-   * @throws {PoolClosedError} (rejects) If the pool is closing or closed.
-   * @throws {PoolTerminatedError} (rejects) If `terminate()` ran before the task settled.
-   * @throws {WorkerCrashedError} (rejects) If the worker running it died.
-   * @throws (rejects) Whatever the task threw, with its name, message, stack and cause.
-   *
-   * @example Usage
-   * ```ts ignore
-   * const sum = await pool.run("add", 1, 2);
-   * ```
-   */
-  run<K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): Promise<TaskResult<M, K>> {
-    return this.producer.run(task, args) as Promise<TaskResult<M, K>>;
-  }
-
-  /**
-   * Runs task `task` with `args` without returning its result. Its error, if any, goes to the pool's
-   * `onError` option, or else is raised as an unhandled promise rejection: never lost.
-   *
-   * @param task The name of a function the task module exports.
-   * @param args Its arguments, as for {@link Pool.run}.
-   *
-   * @example Usage
-   * ```ts ignore
-   * pool.spawn("log", "hello");
-   * await pool.drain();
-   * ```
-   */
-  spawn<K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): void {
-    this.producer.spawn(task, args);
-  }
-
-  /**
-   * Runs task `task` once for each argument list, in one call: the results in the same order. Like
-   * `Promise.all` of as many `run` calls (rejects with the first error; every task still runs at most
-   * once and settles), without a promise per task. A long batch of tiny tasks travels in chunks: up to 64
-   * consecutive argument lists of small primitives (numbers, booleans, null, undefined, bigints, strings
-   * of up to 256 characters) share one record, and a worker runs them one after another (it awaits the
-   * promises they return before the chunk finishes). A chunk counts as one task in `stats()` and the
-   * metrics, and its tasks share one `currentTask().id`. Other argument lists go one by one, as with `run`.
-   *
-   * @param task The name of a function the task module exports.
-   * @param argsList The arguments of each task.
-   * @param options `priority`: the tasks' priority (see {@link RunOptions.priority}).
-   * @returns The results, in the order of `argsList`.
-   * @throws {TypeError} If `argsList` is not an array, or an option is wrong (at the call).
-   *
-   * @example Usage
-   * ```ts ignore
-   * const sums = await pool.runMany("add", [[1, 2], [3, 4]]); // [3, 7]
-   * const later = pool.runMany("add", [[5, 6]], { priority: "low" }); // after waiting normal tasks
-   * ```
-   */
-  runMany<K extends TaskName<M>>(
-    task: K,
-    argsList: readonly TaskArgs<M, K>[],
-    options?: BatchOptions,
-  ): Promise<TaskResult<M, K>[]> {
-    return this.producer.runMany(task, argsList, options) as Promise<TaskResult<M, K>[]>;
-  }
-
-  /**
    * Runs task `task` with `args` once on every worker (to warm a cache, reload configuration), and resolves
    * with the results by worker index; rejects with the first error, but every part settles once. A part
    * runs when its worker reads its messages: between tasks, or at once if it sleeps (a long synchronous
@@ -296,88 +204,6 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
    */
   broadcast<K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): Promise<TaskResult<M, K>[]> {
     return this.owner.broadcast(task, args) as Promise<TaskResult<M, K>[]>;
-  }
-
-  /**
-   * Tasks with options: an `AbortSignal` that cancels them, a `timeout` counted from their start, a
-   * `queueTimeout` for their wait (see {@link RunOptions}). A task aborted while queued never runs; one
-   * aborted while running sees it through its own signal (`currentTask().signal`), and so do the forks it
-   * made; its promise rejects at once either way.
-   *
-   * @param options The tasks' options (read once, here).
-   * @returns A runner whose `run` and `spawn` submit with these options.
-   * @throws {TypeError} If `options` is not an object or `signal` is not an AbortSignal.
-   * @throws {RangeError} If a timeout is not a number of ms from 0 to 2^31 - 1.
-   *
-   * @example Usage
-   * ```ts ignore
-   * const n = await pool.with({ signal: AbortSignal.timeout(5_000) }).run("fib", 30);
-   * ```
-   */
-  with(options: RunOptions): TaskRunner<M> {
-    return this.producer.with(options) as unknown as TaskRunner<M>;
-  }
-
-  /**
-   * Runs task `task` once for each input (its one argument), at most `concurrency` at once, and yields the
-   * results: in input order (default) or as they finish. Inputs are pulled only as the window has room,
-   * so an endless or asynchronous iterable streams in flat memory; with `maxQueue`, submissions wait for
-   * room. A task's error ends the iteration (thrown from it); so do `break` and the signal. Then the tasks
-   * still in flight are aborted (queued ones never run) and the inputs are closed. Past the first window,
-   * consecutive small primitive inputs of a synchronous iterable go in chunks (lib/producer/batch.ts), one
-   * submission each; results and errors come as if each task had run alone.
-   *
-   * @param task The name of a task of one argument.
-   * @param inputs The arguments: an iterable or an async iterable.
-   * @param options `concurrency` (default 256), `ordered` (default true), `signal`.
-   * @returns The results, as an async iterable.
-   * @throws {TypeError} If an option has the wrong type (at the call, before anything runs).
-   * @throws {RangeError} If `concurrency` is not an integer from 1.
-   *
-   * @example Usage
-   * ```ts ignore
-   * for await (const square of pool.map("square", [1, 2, 3])) console.log(square); // 1, 4, 9
-   * ```
-   */
-  map<K extends UnaryTaskName<M>>(
-    task: K,
-    inputs: MapInputs<TaskArgs<M, K>[0]>,
-    options: MapOptions = {},
-  ): AsyncGenerator<TaskResult<M, K>, void, undefined> {
-    return this.producer.map<TaskArgs<M, K>[0], TaskResult<M, K>>(task, inputs, options);
-  }
-
-  /**
-   * Resolves when the pool can take another task without `QueueFullError` (fewer than `workers +
-   * maxQueue` tasks pending; at once without `maxQueue`). Another submission may take the room first.
-   *
-   * @returns A promise that never rejects.
-   *
-   * @example Usage
-   * ```ts ignore
-   * for (const input of inputs) {
-   *   await pool.waitForRoom();
-   *   pool.spawn("work", input);
-   * }
-   * ```
-   */
-  waitForRoom(): Promise<void> {
-    return this.producer.waitForRoom();
-  }
-
-  /**
-   * Resolves when every task submitted before this call has settled.
-   *
-   * @returns A promise that resolves (never rejects).
-   *
-   * @example Usage
-   * ```ts ignore
-   * for (let i = 0; i < 100; i++) pool.spawn("work", i);
-   * await pool.drain();
-   * ```
-   */
-  drain(): Promise<void> {
-    return this.producer.drain();
   }
 
   /**
@@ -516,11 +342,6 @@ export class Pool<M extends object = Record<string, AnyFunction>> implements Asy
   /** The pool's lifecycle state. */
   get lifecycle(): PoolStateName {
     return this.owner.lifecycle;
-  }
-
-  /** The task names the module exports, sorted. */
-  get tasks(): readonly string[] {
-    return this.producer.taskNames;
   }
 }
 

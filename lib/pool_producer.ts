@@ -22,14 +22,15 @@
 import { holdLifeline } from "./runtime/lifeline.ts";
 import { mem } from "./protocol/atomics.ts";
 import { ControlWords } from "./protocol/layout.ts";
+import { PoolMemory } from "./protocol/memory.ts";
 import { type CheckedHandle, checkHandle, type PoolHandle } from "./producer/handle.ts";
-import { OwnerLink, type PortLike, type ToProducer } from "./producer/owner_link.ts";
+import { OwnerLink, type ToProducer } from "./producer/owner_link.ts";
+import { LinkPort } from "./runtime/port.ts";
 import { Producer } from "./producer/producer.ts";
 import { PoolClosedError } from "./errors.ts";
-import type { MapInputs, MapOptions } from "./producer/map.ts";
-import { type BatchOptions, type PoolOptions, resolveOptions, type RunOptions } from "./options.ts";
+import { type PoolOptions, resolveOptions } from "./options.ts";
 import type { PoolStateName } from "./lifecycle.ts";
-import type { AnyFunction, TaskArgs, TaskName, TaskResult, TaskRunner, UnaryTaskName } from "./pool.ts";
+import { type AnyFunction, TaskSubmitter } from "./submitter.ts";
 
 /** The options of {@link openProducer}: how this thread's side handles what comes back. */
 export type ProducerOptions = Pick<PoolOptions, "onError" | "errorClasses">;
@@ -91,13 +92,13 @@ export function openProducer<M extends object = Record<string, AnyFunction>>(
   }
   // The pool's own checks of these two options (the shape given is the pool's, already valid).
   const resolved = resolveOptions({ onError: options.onError, errorClasses: options.errorClasses, workers: 1 });
-  const { buffer, layout } = checked;
-  const control = new Int32Array(buffer, layout.control, 3 * 16);
-  if (mem.load(control, ControlWords.poolState) !== 0) {
+  // This thread's views of the pool's memory, opened once (protocol/memory.ts).
+  const memory = new PoolMemory(checked.buffer, checked.layout, checked.arena);
+  if (mem.load(memory.control, ControlWords.poolState) !== 0) {
     throw new PoolClosedError("Cannot open producer as the pool is not open: open one on an open pool");
   }
   opened.add(checked.port);
-  return new PoolProducer<M>(checked, checked.slot, resolved.onError, resolved.errorClasses);
+  return new PoolProducer<M>(checked, memory, resolved.onError, resolved.errorClasses);
 }
 
 /**
@@ -111,53 +112,42 @@ export function openProducer<M extends object = Record<string, AnyFunction>>(
  * const sums = await producer.runMany("add", [[1, 2], [3, 4]]); // [3, 7]
  * ```
  */
-export class PoolProducer<M extends object = Record<string, AnyFunction>> implements AsyncDisposable {
+export class PoolProducer<M extends object = Record<string, AnyFunction>> extends TaskSubmitter<M>
+  implements AsyncDisposable {
   private readonly producer: Producer;
   private readonly link: OwnerLink;
-  private readonly handle: CheckedHandle<M>;
   /** Its slot (protocol/producers.ts). */
   private readonly slot: number;
   private closing: Promise<void> | undefined;
   /** Its end of the link (ref'd while `close` waits for the owner's answer). */
-  private readonly port: { ref?: () => void };
+  private readonly port: LinkPort;
 
   /** @internal Use {@link openProducer}. */
   constructor(
     handle: CheckedHandle<M>,
-    slot: number,
+    memory: PoolMemory,
     onError: PoolOptions["onError"],
     errorClasses: ReturnType<typeof resolveOptions>["errorClasses"],
   ) {
-    this.handle = handle;
-    this.slot = slot;
-    const { buffer, arena, layout } = handle;
-    const control = new Int32Array(buffer, layout.control, 3 * 16);
-    const port = handle.port as unknown as PortLike & {
-      onmessage: ((event: { data: unknown }) => void) | null;
-      unref?: () => void;
-      ref?: () => void;
-    };
-    this.port = port;
-    this.link = new OwnerLink(port, control);
-    this.producer = new Producer(
-      { buffer, layout, arena, metrics: undefined },
-      this.link,
-      { onError, errorClasses, maxPending: handle.maxPending },
+    const slot = handle.slot;
+    const port = new LinkPort(handle.port);
+    const link = new OwnerLink(port, memory.control);
+    const producer = new Producer({
+      memory,
+      port: link,
+      options: { onError, errorClasses, maxPending: handle.maxPending },
       slot,
-    );
-    this.producer.setTasks(handle.tasks);
-    port.onmessage = (event) => this.received(event.data as ToProducer);
+    });
+    super(producer);
+    this.slot = slot;
+    this.port = port;
+    this.link = link;
+    this.producer = producer;
+    producer.setTasks(handle.tasks);
     // The link closes when the owner answered `closed`, or when the pool stopped (the owner closes every
-    // link then); either way nobody will answer any more.
-    const ended = () => this.linkEnded();
-    const events = port as unknown as {
-      addEventListener?: (type: string, listener: () => void) => void;
-      on?: (type: string, listener: () => void) => void;
-    };
-    if (typeof events.addEventListener === "function") events.addEventListener("close", ended);
-    else events.on?.("close", ended);
-    // The link does not keep this thread alive: pending tasks do (the ledger's timer).
-    port.unref?.();
+    // link then); either way nobody will answer any more. It does not keep this thread alive: pending
+    // tasks do (the ledger's timer).
+    port.listen((data) => this.received(data as ToProducer), () => this.linkEnded());
     // Where the runtime does not tell the owner when this thread ends (browsers), a held lock does.
     if (typeof handle.lifeline === "string") {
       this.releaseLifeline = holdLifeline(handle.lifeline, () => this.link.send({ type: "holding" }));
@@ -192,154 +182,6 @@ export class PoolProducer<M extends object = Record<string, AnyFunction>> implem
     return new Promise((resolve) => this.endWaiters.push(resolve));
   }
 
-  /** A refusal if this producer was closed, else undefined. */
-  private refusal(task: string): PoolClosedError | undefined {
-    if (this.closing === undefined) return undefined;
-    return new PoolClosedError(
-      `Cannot run task '${task}' as this producer was closed: open another from a new pool.handle()`,
-    );
-  }
-
-  /**
-   * Runs `task` with `args` on some worker (as `Pool.run`).
-   *
-   * @param task The task's name.
-   * @param args Its arguments.
-   * @returns Its result.
-   *
-   * @example Usage
-   * ```ts ignore
-   * console.log(await producer.run("add", 1, 2)); // 3
-   * ```
-   */
-  run<K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): Promise<TaskResult<M, K>> {
-    const refused = this.refusal(task);
-    if (refused !== undefined) return Promise.reject(refused);
-    return this.producer.run(task, args) as Promise<TaskResult<M, K>>;
-  }
-
-  /**
-   * Runs `task` with `args`, its error reported to `onError` (as `Pool.spawn`).
-   *
-   * @param task The task's name.
-   * @param args Its arguments.
-   *
-   * @example Usage
-   * ```ts ignore
-   * producer.spawn("log", "hello");
-   * ```
-   */
-  spawn<K extends TaskName<M>>(task: K, ...args: TaskArgs<M, K>): void {
-    const refused = this.refusal(task);
-    if (refused !== undefined) {
-      this.producer.ledger.report(refused, task);
-      return;
-    }
-    this.producer.spawn(task, args);
-  }
-
-  /**
-   * Runs `task` once for each argument list (as `Pool.runMany`).
-   *
-   * @param task The task's name.
-   * @param argsList The arguments of each task.
-   * @param options `priority`.
-   * @returns The results, in order.
-   *
-   * @example Usage
-   * ```ts ignore
-   * console.log(await producer.runMany("add", [[1, 2], [3, 4]])); // [3, 7]
-   * ```
-   */
-  runMany<K extends TaskName<M>>(
-    task: K,
-    argsList: readonly TaskArgs<M, K>[],
-    options?: BatchOptions,
-  ): Promise<TaskResult<M, K>[]> {
-    const refused = this.refusal(task);
-    if (refused !== undefined) return Promise.reject(refused);
-    return this.producer.runMany(task, argsList, options) as Promise<TaskResult<M, K>[]>;
-  }
-
-  /**
-   * A runner whose tasks have `options`: a signal, a timeout, a queue timeout, a priority (as `Pool.with`).
-   *
-   * @param options The tasks' options.
-   * @returns The runner.
-   *
-   * @example Usage
-   * ```ts ignore
-   * await producer.with({ timeout: 1_000, priority: "high" }).run("add", 1, 2); // 3
-   * ```
-   */
-  with(options: RunOptions): TaskRunner<M> {
-    const runner = this.producer.with(options);
-    return {
-      run: (task: string, ...args: unknown[]) => {
-        const refused = this.refusal(task);
-        return refused !== undefined ? Promise.reject(refused) : runner.run(task, ...args);
-      },
-      spawn: (task: string, ...args: unknown[]) => {
-        const refused = this.refusal(task);
-        if (refused !== undefined) this.producer.ledger.report(refused, task);
-        else runner.spawn(task, ...args);
-      },
-    } as unknown as TaskRunner<M>;
-  }
-
-  /**
-   * Runs `task` once for each input, at most `concurrency` at once (as `Pool.map`).
-   *
-   * @param task The name of a task of one argument.
-   * @param inputs The arguments.
-   * @param options `concurrency`, `ordered`, `signal`, `priority`.
-   * @returns The results, as an async iterable.
-   *
-   * @example Usage
-   * ```ts ignore
-   * for await (const square of producer.map("square", [1, 2, 3])) console.log(square); // 1, 4, 9
-   * ```
-   */
-  map<K extends UnaryTaskName<M>>(
-    task: K,
-    inputs: MapInputs<TaskArgs<M, K>[0]>,
-    options: MapOptions = {},
-  ): AsyncGenerator<TaskResult<M, K>, void, undefined> {
-    const refused = this.refusal(task);
-    if (refused !== undefined) throw refused;
-    return this.producer.map<TaskArgs<M, K>[0], TaskResult<M, K>>(task, inputs, options);
-  }
-
-  /**
-   * Resolves when another task can be taken without `QueueFullError` (the pool's `maxQueue`: a bound on the
-   * tasks pending in the whole pool, whichever thread submitted them).
-   *
-   * @returns A promise that never rejects.
-   *
-   * @example Usage
-   * ```ts ignore
-   * await producer.waitForRoom();
-   * ```
-   */
-  waitForRoom(): Promise<void> {
-    return this.producer.waitForRoom();
-  }
-
-  /**
-   * Resolves when every task this producer submitted before the call has settled.
-   *
-   * @returns A promise that never rejects.
-   *
-   * @example Usage
-   * ```ts ignore
-   * producer.spawn("log", "hello");
-   * await producer.drain();
-   * ```
-   */
-  drain(): Promise<void> {
-    return this.producer.drain();
-  }
-
   /**
    * Closes this producer (not the pool): new submissions reject with `PoolClosedError`, every task it
    * submitted settles and every record it held comes back (a task that timed out or was aborted while it
@@ -354,6 +196,8 @@ export class PoolProducer<M extends object = Record<string, AnyFunction>> implem
    */
   close(): Promise<void> {
     if (this.closing !== undefined) return this.closing;
+    // From now on its admission refuses new submissions (PoolClosedError, as a pool not open does).
+    this.producer.closeSubmissions();
     this.closing = (async () => {
       await this.producer.drain();
       // Every task settled; then every record is back (a task that settled while it ran, by a timeout or
@@ -365,7 +209,7 @@ export class PoolProducer<M extends object = Record<string, AnyFunction>> implem
       this.producer.dispose();
       // The owner gives the slot back and says so (then the link closes at both ends).
       // Waited for with the link ref'd: else a thread with nothing else to do would exit before the answer.
-      this.port.ref?.();
+      this.port.ref();
       this.link.send({ type: "closed" }); // spec: ProducerSendClosed
       await this.linkEnd();
       this.link.close();
@@ -396,10 +240,5 @@ export class PoolProducer<M extends object = Record<string, AnyFunction>> implem
   /** The pool's lifecycle state, as its owner last wrote it. */
   get lifecycle(): PoolStateName {
     return this.link.state();
-  }
-
-  /** The task names the module exports, sorted. */
-  get tasks(): readonly string[] {
-    return this.producer.taskNames;
   }
 }

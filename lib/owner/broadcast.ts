@@ -31,6 +31,7 @@ import { mem } from "../protocol/atomics.ts";
 import { decode, type ErrorClasses } from "../codec/codec.ts";
 import { crashError, PoolTerminatedError, type WorkerCrashedError } from "../errors.ts";
 import { StatusWords } from "../protocol/layout.ts";
+import type { PoolMemory } from "../protocol/memory.ts";
 import { type Entry, Settled, type TaskLedger } from "../producer/ledger.ts";
 
 /** What a broadcast part's message carries to its worker. */
@@ -42,6 +43,22 @@ export interface BroadcastMessage {
   taskId: number;
   /** The encoded arguments. */
   bytes: Uint8Array;
+}
+
+/** What the broadcaster is built from. */
+export interface BroadcastParts {
+  /** The submitted tasks (each part is an entry). */
+  readonly ledger: TaskLedger;
+  /** The pool's memory: the workers' status lines (their `mail` words). */
+  readonly memory: Pick<PoolMemory, "status">;
+  /** Sends a message to a live worker. */
+  readonly post: (worker: number, message: BroadcastMessage) => void;
+  /** Whether a worker is dead and not yet replaced. */
+  readonly isDead: (worker: number) => boolean;
+  /** Maps a shared-buffer id to its buffer. */
+  readonly resolveBuffer: (id: number) => SharedArrayBuffer;
+  /** The error classes results are decoded with (the pool's `errorClasses`). */
+  readonly errorClasses?: ErrorClasses;
 }
 
 /**
@@ -66,27 +83,15 @@ export class Broadcaster {
   private readonly errorClasses: ErrorClasses | undefined;
 
   /**
-   * @param ledger The submitted tasks (each part is an entry).
-   * @param status The workers' status lines (their `mail` words).
-   * @param post Sends a message to a live worker.
-   * @param isDead Whether a worker is dead and not yet replaced.
-   * @param resolveBuffer Maps a shared-buffer id to its buffer.
-   * @param errorClasses The error classes results are decoded with (the pool's `errorClasses`).
+   * @param parts What broadcasting works with (see {@link BroadcastParts}).
    */
-  constructor(
-    ledger: TaskLedger,
-    status: Int32Array,
-    post: (worker: number, message: BroadcastMessage) => void,
-    isDead: (worker: number) => boolean,
-    resolveBuffer: (id: number) => SharedArrayBuffer,
-    errorClasses?: ErrorClasses,
-  ) {
-    this.ledger = ledger;
-    this.status = status;
-    this.post = post;
-    this.isDead = isDead;
-    this.resolveBuffer = resolveBuffer;
-    this.errorClasses = errorClasses;
+  constructor(parts: BroadcastParts) {
+    this.ledger = parts.ledger;
+    this.status = parts.memory.status;
+    this.post = parts.post;
+    this.isDead = parts.isDead;
+    this.resolveBuffer = parts.resolveBuffer;
+    this.errorClasses = parts.errorClasses;
   }
 
   /**

@@ -25,16 +25,15 @@
  */
 
 import { mem } from "../protocol/atomics.ts";
-import { ControlWords, type PoolLayout } from "../protocol/layout.ts";
+import { ControlWords } from "../protocol/layout.ts";
+import type { PoolMemory } from "../protocol/memory.ts";
 import type { ProducerDeaths } from "./producer_deaths.ts";
 import {
-  allChannels,
   claimSlot,
   PoolStateCode,
   type ProducerChannel,
   ProducerWords,
   releaseSlot,
-  slotLine,
   slotOf,
   SlotState,
   wakeProducer,
@@ -44,6 +43,7 @@ import type { ToOwner, ToProducer } from "../producer/owner_link.ts";
 import type { TaskTable } from "../record/task.ts";
 import type { PoolHandle } from "../producer/handle.ts";
 import { lifelineLocks, watchLifeline } from "../runtime/lifeline.ts";
+import { LinkPort } from "../runtime/port.ts";
 
 /** What the links ask of the rest of the owner. */
 export interface LinkActs {
@@ -59,16 +59,6 @@ export interface LinkActs {
   report(error: unknown, where: string): void;
 }
 
-/** A port as the owner uses it (a MessagePort on every runtime). */
-interface OwnerEnd {
-  postMessage(message: unknown, transfer?: readonly unknown[]): void;
-  close(): void;
-  onmessage: ((event: { data: unknown }) => void) | null;
-  addEventListener?: (type: string, listener: () => void) => void;
-  on?: (type: string, listener: () => void) => void;
-  unref?: () => void;
-}
-
 /** How often `close()` looks at the producers' pending counts while it waits for them (ms). */
 const QUIET_POLL_MS = 5;
 
@@ -77,43 +67,32 @@ const QUIET_POLL_MS = 5;
  *
  * @example Usage
  * ```ts ignore
- * const links = new ProducerLinks(buffer, layout, table, acts, deaths);
+ * const links = new ProducerLinks(memory, table, acts, deaths);
  * const { port, slot } = links.open(); // for a handle (see Pool.handle)
  * ```
  */
 export class ProducerLinks {
-  private readonly buffer: SharedArrayBuffer;
-  private readonly layout: PoolLayout;
+  private readonly memory: PoolMemory;
   private readonly table: TaskTable;
   private readonly acts: LinkActs;
   private readonly deaths: ProducerDeaths;
-  private readonly control: Int32Array;
   /** Every remote slot's channel, by slot - 1. */
-  private readonly channels: ProducerChannel[];
+  private readonly channels: readonly ProducerChannel[];
   /** The open links: each end, by the slot its handle claimed. */
-  private readonly bySlot = new Map<number, OwnerEnd>();
+  private readonly bySlot = new Map<number, LinkPort>();
 
   /**
-   * @param buffer The pool's buffer.
-   * @param layout Its layout.
+   * @param memory The pool's memory as the owner sees it.
    * @param table The task records (a payload's producer is its record's origin).
    * @param acts What the owner does for a producer.
    * @param deaths Where a producer whose thread ended without closing is taken care of.
    */
-  constructor(
-    buffer: SharedArrayBuffer,
-    layout: PoolLayout,
-    table: TaskTable,
-    acts: LinkActs,
-    deaths: ProducerDeaths,
-  ) {
-    this.buffer = buffer;
-    this.layout = layout;
+  constructor(memory: PoolMemory, table: TaskTable, acts: LinkActs, deaths: ProducerDeaths) {
+    this.memory = memory;
     this.table = table;
     this.acts = acts;
     this.deaths = deaths;
-    this.control = new Int32Array(buffer, layout.control, 3 * 16);
-    this.channels = allChannels(buffer, layout).slice(1);
+    this.channels = memory.channels.slice(1);
   }
 
   /**
@@ -128,27 +107,23 @@ export class ProducerLinks {
     if (typeof MessageChannel !== "function") {
       throw new TypeError("Cannot make a pool handle as this runtime has no MessageChannel");
     }
-    const slot = claimSlot(this.buffer, this.layout);
+    const { buffer, layout } = this.memory;
+    const slot = claimSlot(buffer, layout);
     if (slot < 0) {
       throw new RangeError(
-        `Cannot make a pool handle as all ${this.layout.shape.producers} producer slots are taken: close a producer first, or create the pool with a larger 'producers' option`,
+        `Cannot make a pool handle as all ${layout.shape.producers} producer slots are taken: close a producer first, or create the pool with a larger 'producers' option`,
       );
     }
     const channel = new MessageChannel();
-    const end = channel.port1 as unknown as OwnerEnd;
+    // The producer's thread ended without closing its producer: the runtime closes the link.
+    const end = new LinkPort(channel.port1);
+    end.listen((data) => this.received(slot, end, data as ToOwner), () => this.ended(slot, end));
     this.bySlot.set(slot, end);
-    end.onmessage = (event) => this.received(slot, end, event.data as ToOwner);
     // The SharedArrayBuffers passed by reference so far: a result may name any of them.
     for (const [id, buffer] of this.acts.buffers()) end.postMessage({ type: "buffer", id, buffer });
-    // The producer's thread ended without closing its producer: the runtime closes the link.
-    const ended = () => this.ended(slot, end);
-    if (typeof end.addEventListener === "function") end.addEventListener("close", ended);
-    else end.on?.("close", ended);
     // Where the runtime does not fire that event (browsers), a Web Lock stands in (runtime/lifeline.ts).
     const lifeline = lifelineLocks() === undefined ? undefined : `filch.producer.${crypto.randomUUID()}`;
     if (lifeline !== undefined) this.lifelines.set(slot, { name: lifeline, cancel: undefined });
-    // An idle link does not keep the process alive (the pool does not either: runtime/thread.ts).
-    end.unref?.();
     return { port: channel.port2 as unknown as PoolHandle["port"], slot, lifeline };
   }
 
@@ -162,7 +137,7 @@ export class ProducerLinks {
   }
 
   /** The link of `slot` closed: if its producer had not said `closed`, its thread is gone. */
-  private ended(slot: number, end: OwnerEnd): void {
+  private ended(slot: number, end: LinkPort): void {
     if (this.bySlot.get(slot) !== end) return;
     this.bySlot.delete(slot);
     this.dropLifeline(slot);
@@ -173,7 +148,7 @@ export class ProducerLinks {
     }
   }
 
-  private received(slot: number, end: OwnerEnd, message: ToOwner): void {
+  private received(slot: number, end: LinkPort, message: ToOwner): void {
     try {
       switch (message?.type) {
         case "post":
@@ -200,7 +175,7 @@ export class ProducerLinks {
           if (this.bySlot.get(slot) !== end) return;
           this.bySlot.delete(slot);
           this.dropLifeline(slot);
-          releaseSlot(this.buffer, this.layout, slot); // spec: OwnerReceiveClosed
+          releaseSlot(this.memory.buffer, this.memory.layout, slot); // spec: OwnerReceiveClosed
           end.postMessage({ type: "released" } satisfies ToProducer);
           end.close();
           return;
@@ -252,7 +227,7 @@ export class ProducerLinks {
   pending(): number {
     let sum = 0;
     for (let slot = 1; slot <= this.channels.length; slot++) {
-      const line = slotLine(this.buffer, this.layout, slot);
+      const line = this.channels[slot - 1].words;
       if (mem.load(line, ProducerWords.state) === SlotState.OPEN) sum += mem.load(line, ProducerWords.pending); // spec: OwnerQuietRead
     }
     return sum;
@@ -270,7 +245,7 @@ export class ProducerLinks {
    * @param state The new state.
    */
   stateChanged(state: PoolStateName): void {
-    mem.store(this.control, ControlWords.poolState, PoolStateCode[state]); // spec: OwnerStorePoolState
+    mem.store(this.memory.control, ControlWords.poolState, PoolStateCode[state]); // spec: OwnerStorePoolState
     if (state === "terminated") {
       // Each that waits reads the state when it wakes (completion.ts arm re-checks it after its store).
       for (const channel of this.channels) wakeProducer(channel); // spec: OwnerWakeProducer

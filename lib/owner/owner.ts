@@ -33,19 +33,29 @@ import { PoolClosedError, TaskNotFoundError } from "../errors.ts";
 import { HANDLE_KIND, HANDLE_VERSION, type PoolHandle } from "../producer/handle.ts";
 import { ProducerLinks } from "./links.ts";
 import { ProducerDeaths } from "./producer_deaths.ts";
-import { ControlWords, StatusWords } from "../protocol/layout.ts";
+import { ControlWords } from "../protocol/layout.ts";
+import type { PoolMemory } from "../protocol/memory.ts";
+import type { PoolMetrics } from "../metrics.ts";
 import type { Entry } from "../producer/ledger.ts";
 import type { ResolvedOptions } from "../options.ts";
 import type { OwnerPort } from "../producer/owner_port.ts";
-import { Producer, type ProducerMemory } from "../producer/producer.ts";
+import { Producer } from "../producer/producer.ts";
 import { Workforce, type WorkforceEvents } from "./workforce.ts";
 import { WorkerDeaths } from "./worker_deaths.ts";
 import { defaultWorkerUrl } from "../worker_url.ts";
 
 import { PoolState, type PoolStateName } from "../lifecycle.ts";
 
-/** The shared memory the owner set up: the producer's, and when the pool was created. */
-export interface OwnerMemory extends ProducerMemory {
+/** What an owner is built from (lib/assemble.ts). */
+export interface OwnerParts {
+  /** The pool's memory, set up (protocol/memory.ts `PoolMemory.create`). */
+  readonly memory: PoolMemory;
+  /** The task module's URL. */
+  readonly moduleUrl: string;
+  /** The pool's options, resolved. */
+  readonly options: ResolvedOptions;
+  /** With the `metrics` option: the pool's metrics. */
+  readonly metrics: PoolMetrics | undefined;
   /** When the pool was created (epoch ms), for the workers' metrics. */
   readonly since: number;
 }
@@ -62,7 +72,7 @@ const STOP_GRACE_MS = 2000;
  *
  * @example Usage
  * ```ts ignore
- * const owner = new Owner(memory, moduleUrl, options);
+ * const owner = new Owner({ memory, moduleUrl, options, metrics: undefined, since: Date.now() });
  * await owner.start();
  * await owner.producer.run("add", [1, 2]);
  * await owner.close();
@@ -75,7 +85,6 @@ export class Owner implements OwnerPort, WorkforceEvents {
   private readonly killer: Killer;
   private readonly broadcaster: Broadcaster;
   private readonly deaths: WorkerDeaths;
-  private readonly control: Int32Array;
   private readonly workers: number;
   private current: PoolStateName = PoolState.OPEN;
   private closing: Promise<void> | undefined;
@@ -85,23 +94,25 @@ export class Owner implements OwnerPort, WorkforceEvents {
   private readonly links: ProducerLinks;
   /** The producers in other threads whose thread died: what the owner took back. */
   readonly producerDeaths: ProducerDeaths;
-  private readonly memory: OwnerMemory;
+  private readonly memory: PoolMemory;
   private readonly maxPending: number;
 
   /**
    * Builds the owner's parts and its producer; starts no worker (see {@link Owner.start}).
    *
-   * @param memory The shared memory, set up.
-   * @param moduleUrl The task module's URL.
-   * @param options The pool's options, resolved.
+   * @param parts The memory, the module, the options, the metrics.
    */
-  constructor(memory: OwnerMemory, moduleUrl: string, options: ResolvedOptions) {
-    const { buffer, layout, arena, metrics, since } = memory;
-    this.workers = layout.shape.workers;
-    this.control = new Int32Array(buffer, layout.control, 3 * 16);
-    const status = new Int32Array(buffer, layout.status, this.workers * StatusWords.count);
-    const producer = new Producer(memory, this, options);
+  constructor(parts: OwnerParts) {
+    const { memory, moduleUrl, options, metrics, since } = parts;
+    const { buffer, layout, arena, status } = memory;
+    this.memory = memory;
+    this.workers = memory.workers;
+    const producer = new Producer({ memory, port: this, options, metrics });
     this.producer = producer;
+    // What the owner's parts share with its producer, handles of this one thread: the task records, the
+    // ledger (deaths settle tasks, broadcasts open entries), the injectors, the completion reader, the
+    // registry of shared buffers.
+    const { table, ledger, levels, reader, buffers } = producer.shared;
     const workforce = new Workforce(
       {
         name: options.name,
@@ -116,7 +127,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
         layout,
         index,
         moduleUrl,
-        buffers: producer.buffers.entries(),
+        buffers: buffers.entries(),
         arena,
         asyncTasksPerWorker: options.asyncTasksPerWorker,
         metrics: metrics === undefined ? undefined : { since, histograms: metrics.histograms },
@@ -125,49 +136,44 @@ export class Owner implements OwnerPort, WorkforceEvents {
     this.workforce = workforce;
     this.killer = new Killer(
       status,
-      (handle, worker) => producer.table.runsOn(handle, worker),
+      (handle, worker) => table.runsOn(handle, worker),
       (worker, cause) => workforce.kill(worker, cause),
     );
-    this.broadcaster = new Broadcaster(
-      producer.ledger,
-      status,
-      (worker, message) => workforce.send(worker, message),
-      (worker) => workforce.isDead(worker),
-      producer.buffers.resolve,
-      options.errorClasses,
-    );
+    this.broadcaster = new Broadcaster({
+      ledger,
+      memory,
+      post: (worker, message) => workforce.send(worker, message),
+      isDead: (worker) => workforce.isDead(worker),
+      resolveBuffer: buffers.resolve,
+      errorClasses: options.errorClasses,
+    });
     this.producerDeaths = new ProducerDeaths({
-      buffer,
-      layout,
-      table: producer.table,
-      levels: producer.levels,
-      sleep: producer.sleep,
+      memory,
+      table,
+      levels,
       running: () => this.current !== PoolState.TERMINATED && this.current !== PoolState.CLOSED,
     });
-    this.links = new ProducerLinks(buffer, layout, producer.table, {
+    this.links = new ProducerLinks(memory, table, {
       post: (worker, message) => workforce.send(worker, message),
       share: (id, sab) => {
-        producer.buffers.add(id, sab);
+        buffers.add(id, sab);
         workforce.share(id, sab);
       },
       kill: (worker, handle, cause) => this.killer.request(worker, handle, cause),
-      buffers: () => producer.buffers.entries(),
-      report: (error, where) => producer.ledger.report(error, where),
+      buffers: () => buffers.entries(),
+      report: (error, where) => ledger.report(error, where),
     }, this.producerDeaths);
-    this.memory = memory;
     this.maxPending = options.maxPending;
     this.deaths = new WorkerDeaths(
       {
-        buffer,
-        layout,
-        table: producer.table,
-        ledger: producer.ledger,
-        sleep: producer.sleep,
-        levels: producer.levels,
-        reader: producer.reader,
+        memory,
+        table,
+        ledger,
+        levels,
+        reader,
         broadcaster: this.broadcaster,
         workforce,
-        shareBuffer: producer.buffers.share,
+        shareBuffer: buffers.share,
       },
       () => this.current,
     );
@@ -237,7 +243,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
       }));
     this.broadcaster.send(entries, taskId, bytes);
     // Every worker, sleeping or about to: each one reads its messages before it sleeps again.
-    producer.sleep.wakeAll();
+    this.memory.sleep.wakeAll();
     return Promise.all(parts);
   }
 
@@ -421,8 +427,8 @@ export class Owner implements OwnerPort, WorkforceEvents {
   /** Tells the workers to stop and waits for them (a graceful stop lets them finish first). */
   private async stopWorkers(graceful: boolean): Promise<void> {
     this.killer.stop();
-    mem.store(this.control, ControlWords.lifecycle, 1); // spec: StopStoreLifecycle
-    this.producer.sleep.wakeAll();
+    mem.store(this.memory.control, ControlWords.lifecycle, 1); // spec: StopStoreLifecycle
+    this.memory.sleep.wakeAll();
     await this.workforce.stop(graceful ? STOP_GRACE_MS : undefined);
     this.producer.dispose();
     this.links.closeAll();

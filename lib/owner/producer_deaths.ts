@@ -32,19 +32,10 @@
 
 import { mem } from "../protocol/atomics.ts";
 import { Injector, lastClaimedPush, QUEUE_EMPTY } from "../protocol/injector.ts";
-import { Level, levelRegions, type Levels } from "../protocol/levels.ts";
-import { NoteWords, type PoolLayout } from "../protocol/layout.ts";
-import {
-  originOf,
-  producerChannel,
-  producerThreadId,
-  ProducerWords,
-  releaseSlot,
-  slotLine,
-  slotNotes,
-  SlotState,
-} from "../protocol/producers.ts";
-import type { Sleep } from "../protocol/sleep.ts";
+import { Level, type Levels } from "../protocol/levels.ts";
+import { NoteWords } from "../protocol/layout.ts";
+import type { PoolMemory } from "../protocol/memory.ts";
+import { originOf, producerThreadId, ProducerWords, releaseSlot, SlotState } from "../protocol/producers.ts";
 import { TABLE_NOTE_WORDS, tableNotesInStep, TaskState, type TaskTable } from "../record/task.ts";
 
 /** How often the owner looks again at a dead producer's tasks still under way (ms). */
@@ -52,14 +43,12 @@ const SWEEP_MS = 5;
 
 /** What a cleanup needs of the owner. */
 export interface ProducerDeathsParts {
-  readonly buffer: SharedArrayBuffer;
-  readonly layout: PoolLayout;
+  /** The pool's memory as the owner sees it (the slot's line, notes and channel; the sleep words: a task put back wakes a worker). */
+  readonly memory: PoolMemory;
   /** The owner's view of the task records. */
   readonly table: TaskTable;
   /** The owner's handles on the injectors (a task published and not queued goes into its level's). */
   readonly levels: Levels;
-  /** The sleep protocol (a task put back wakes a worker). */
-  readonly sleep: Sleep;
   /** Whether the pool still runs (a terminated pool's records are not taken back). */
   readonly running: () => boolean;
 }
@@ -69,7 +58,7 @@ export interface ProducerDeathsParts {
  *
  * @example Usage
  * ```ts ignore
- * const deaths = new ProducerDeaths({ buffer, layout, table, levels, sleep, running: () => true });
+ * const deaths = new ProducerDeaths({ memory, table, levels, running: () => true });
  * deaths.died(3); // slot 3's thread ended without closing its producer
  * ```
  */
@@ -101,8 +90,7 @@ export class ProducerDeaths {
    * @param slot The slot.
    */
   died(slot: number): void {
-    const { buffer, layout } = this.parts;
-    const line = slotLine(buffer, layout, slot);
+    const line = this.parts.memory.slotLine(slot);
     if (mem.load(line, ProducerWords.state) !== SlotState.OPEN) return;
     this.count++;
     mem.store(line, ProducerWords.state, SlotState.DEAD); // spec: OwnerNoticeDeath
@@ -117,15 +105,16 @@ export class ProducerDeaths {
 
   /** Step 1 and 2 of the module doc: the dead thread's steps in progress, its cached records and slabs. */
   private repairSteps(slot: number): void {
-    const { buffer, layout, table, levels, sleep } = this.parts;
+    const { memory, table, levels } = this.parts;
+    const { buffer, layout } = memory;
     const capacity = layout.shape.taskCapacity;
-    const notes = (at: number) => slotNotes(buffer, layout, slot, at);
+    const notes = (at: number) => memory.slotNotes(slot, at);
     let putBack = false;
     let inStep = false;
     // Its handles on the three injectors (in level order: high, normal, low), each completed.
     const levelNotes = [notes(NoteWords.injectorHigh), notes(NoteWords.injector), notes(NoteWords.injectorLow)];
-    levelRegions(layout).forEach((byteOffset, level) => {
-      const queue = new Injector({ buffer, byteOffset, capacity }, levelNotes[level]);
+    memory.levelRegions().forEach((region, level) => {
+      const queue = new Injector(region, levelNotes[level]);
       if (queue.cutShort) {
         queue.repair();
         putBack = inStep = true;
@@ -138,18 +127,18 @@ export class ProducerDeaths {
       queue.repair();
       return queue.published;
     };
-    repaired(producerChannel(buffer, layout, slot).queue, NoteWords.completions);
+    repaired(memory.channels[slot].queue, NoteWords.completions);
     const freeListPushed = repaired({ byteOffset: layout.freeRecords, capacity }, NoteWords.freeRecords);
     const freeBlocksPushed = repaired(
       { byteOffset: layout.freeBlocks, capacity: layout.shape.blocks },
       NoteWords.freeBlocks,
     );
-    const tableNotes = slotNotes(buffer, layout, slot, NoteWords.table, TABLE_NOTE_WORDS);
+    const tableNotes = memory.slotNotes(slot, NoteWords.table, TABLE_NOTE_WORDS);
     if (tableNotesInStep(tableNotes)) inStep = true;
     table.recoverNotes(tableNotes, freeListPushed, freeBlocksPushed);
     // A task it published (QUEUED) and may not have pushed: pushed, unless its level's notes say the last
     // push they claimed was this one (then the push, or its repair above, put it in).
-    const line = slotLine(buffer, layout, slot);
+    const line = memory.slotLine(slot);
     const placing = mem.read(line, ProducerWords.placing);
     if (placing >= 0) inStep = true;
     if (placing >= 0 && table.isCurrent(placing)) {
@@ -171,14 +160,14 @@ export class ProducerDeaths {
     if (table.reclaimCachedBy(id) > 0) inStep = true; // spec: DiedReclaimCached
     if (table.reclaimSlabsOf(id) > 0) inStep = true;
     if (inStep) this.inSteps++;
-    if (putBack) sleep.newWork();
+    if (putBack) memory.sleep.newWork();
   }
 
   /** Step 3 of the module doc, until no task of the slot is left; then the slot is FREE. */
   private async sweep(slot: number): Promise<void> {
-    const { buffer, layout, table, running } = this.parts;
+    const { memory, table, running } = this.parts;
     const origin = originOf(slot);
-    const completions = new Injector(producerChannel(buffer, layout, slot).queue);
+    const completions = new Injector(memory.channels[slot].queue);
     const capacity = table.indexMask + 1;
     let doneBefore = new Set<number>();
     // After `died` has registered this sweep (one that ends at once must still be removed after that).
@@ -222,7 +211,7 @@ export class ProducerDeaths {
         if (left === 0) break;
         await new Promise((resolve) => setTimeout(resolve, SWEEP_MS));
       }
-      if (running()) releaseSlot(buffer, layout, slot);
+      if (running()) releaseSlot(memory.buffer, memory.layout, slot);
     } finally {
       this.sweeping.delete(slot);
     }

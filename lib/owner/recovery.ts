@@ -48,7 +48,7 @@
 
 import { mem } from "../protocol/atomics.ts";
 import type { Encoder } from "../codec/codec.ts";
-import { Deque, repairAbandonedPop } from "../protocol/deque.ts";
+import { Deque, type DequeRegion, repairAbandonedPop } from "../protocol/deque.ts";
 import { Injector, type InjectorRegion, QUEUE_EMPTY } from "../protocol/injector.ts";
 import type { Levels } from "../protocol/levels.ts";
 import { MarkWords } from "../protocol/layout.ts";
@@ -92,7 +92,7 @@ export interface RecoveryScope {
   sleep: Sleep;
   encoder: Encoder;
   /** The dead worker's deque region. */
-  deque: { buffer: SharedArrayBuffer; byteOffset: number; capacity: number };
+  deque: DequeRegion;
   /** The queues the dead worker had handles on, each with its notes of that handle (layout.ts NoteWords). */
   queues: {
     region: InjectorRegion;

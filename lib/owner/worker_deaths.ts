@@ -24,8 +24,9 @@ import type { CompletionReader } from "../producer/completion.ts";
 import { toError } from "../errors.ts";
 import type { Levels } from "../protocol/levels.ts";
 import { Injector } from "../protocol/injector.ts";
-import { MARK_WORDS, NOTE_WORDS, notesOf, NoteWords, type PoolLayout } from "../protocol/layout.ts";
-import { allChannels, type ProducerChannel, wakeProducer } from "../protocol/producers.ts";
+import { MARK_WORDS, NOTE_WORDS, NoteWords } from "../protocol/layout.ts";
+import type { PoolMemory } from "../protocol/memory.ts";
+import { type ProducerChannel, wakeProducer } from "../protocol/producers.ts";
 import type { TaskLedger } from "../producer/ledger.ts";
 import type { PoolStateName } from "../lifecycle.ts";
 import { recoverDeadWorker } from "./recovery.ts";
@@ -36,11 +37,10 @@ import type { Workforce } from "./workforce.ts";
 
 /** What the handling of a death works with: the pool's parts. */
 export interface WorkerDeathsParts {
-  readonly buffer: SharedArrayBuffer;
-  readonly layout: PoolLayout;
+  /** The pool's memory as the owner sees it (a dead worker's deque, notes and marks; the sleep words). */
+  readonly memory: PoolMemory;
   readonly table: TaskTable;
   readonly ledger: TaskLedger;
-  readonly sleep: Sleep;
   readonly levels: Levels;
   readonly reader: CompletionReader;
   readonly broadcaster: Broadcaster;
@@ -65,11 +65,10 @@ export class WorkerDeaths {
   crashes = 0;
   /** Workers the pool terminated to force an abort (`force: true`). */
   forcedKills = 0;
-  private readonly buffer: SharedArrayBuffer;
-  private readonly layout: PoolLayout;
+  private readonly memory: PoolMemory;
+  private readonly sleep: Sleep;
   private readonly table: TaskTable;
   private readonly ledger: TaskLedger;
-  private readonly sleep: Sleep;
   private readonly levels: Levels;
   private readonly reader: CompletionReader;
   private readonly broadcaster: Broadcaster;
@@ -84,18 +83,17 @@ export class WorkerDeaths {
    * @param state The pool's lifecycle state now.
    */
   constructor(parts: WorkerDeathsParts, state: () => PoolStateName) {
-    this.buffer = parts.buffer;
-    this.layout = parts.layout;
+    this.memory = parts.memory;
+    this.sleep = parts.memory.sleep;
     this.table = parts.table;
     this.ledger = parts.ledger;
-    this.sleep = parts.sleep;
     this.levels = parts.levels;
     this.reader = parts.reader;
     this.broadcaster = parts.broadcaster;
     this.workforce = parts.workforce;
     this.encoder = new Encoder({ shareBuffer: parts.shareBuffer });
     this.state = state;
-    this.remote = allChannels(parts.buffer, parts.layout).slice(1).map((channel) => ({
+    this.remote = parts.memory.channels.slice(1).map((channel) => ({
       channel,
       queue: new Injector(channel.queue),
     }));
@@ -131,21 +129,18 @@ export class WorkerDeaths {
 
   /** Repairs what dead worker `index` held (recovery.ts), then lets the backlog in. */
   private recover(index: number, cause: unknown): void {
-    const layout = this.layout;
+    const memory = this.memory;
+    const { buffer, layout } = memory;
     const { unreported, inStep } = recoverDeadWorker(
       {
         table: this.table,
         ledger: this.ledger,
         sleep: this.sleep,
         encoder: this.encoder,
-        deque: {
-          buffer: this.buffer,
-          byteOffset: layout.deques + index * layout.dequeBytes,
-          capacity: layout.shape.dequeCapacity,
-        },
-        dequeNotes: notesOf(this.buffer, layout, index, NoteWords.deque),
-        marks: notesOf(this.buffer, layout, index, NoteWords.marks, MARK_WORDS),
-        tableNotes: notesOf(this.buffer, layout, index, NoteWords.table, TABLE_NOTE_WORDS),
+        deque: memory.dequeRegion(index),
+        dequeNotes: memory.notes(index, NoteWords.deque),
+        marks: memory.notes(index, NoteWords.marks, MARK_WORDS),
+        tableNotes: memory.notes(index, NoteWords.table, TABLE_NOTE_WORDS),
         levels: this.levels,
         queues: ([
           ["injector", layout.injector, layout.shape.taskCapacity, NoteWords.injector],
@@ -156,14 +151,14 @@ export class WorkerDeaths {
           ["freeBlocks", layout.freeBlocks, layout.shape.blocks, NoteWords.freeBlocks],
         ] as const).map(([role, byteOffset, capacity, at]) => ({
           role,
-          region: { buffer: this.buffer, byteOffset, capacity },
-          notes: notesOf(this.buffer, layout, index, at),
+          region: { buffer, byteOffset, capacity },
+          notes: memory.notes(index, at),
         })).concat(
           // Its handles on the other producers' completion queues (protocol/producers.ts).
           this.remote.map(({ channel }) => ({
             role: "completions" as const,
-            region: { buffer: this.buffer, byteOffset: channel.queue.byteOffset, capacity: channel.queue.capacity },
-            notes: notesOf(this.buffer, layout, index, NoteWords.producerCompletions + (channel.slot - 1) * NOTE_WORDS),
+            region: { buffer, byteOffset: channel.queue.byteOffset, capacity: channel.queue.capacity },
+            notes: memory.notes(index, NoteWords.producerCompletions + (channel.slot - 1) * NOTE_WORDS),
           })),
         ),
         isDead: (worker) => worker >= 0 && this.workforce.isDead(worker),

@@ -1,13 +1,14 @@
 /**
- * The main thread's admission of a submission: the checks that may refuse it, its entry in the ledger, and
- * its steps into shared memory, noted until done so that a throw that cuts them short strands nothing.
+ * A producer's admission of a submission: the checks that may refuse it, its entry in the ledger, and its
+ * steps into shared memory, noted until done so that a throw that cuts them short strands nothing.
  *
  * What it owns: the task names and ids of the pool's module, the submission in progress (`submitting`),
- * and its repair. The checks, in order: the pool is open; the caller's signal is not aborted (`run` rejects
- * with its reason, `spawn` reports nothing); the pool has room (`maxQueue`); the task exists; the arguments
- * encode (getters run here: user code); the pool is still open (a getter may have closed it); the payload
- * fits; the moved buffers detach. A refusal rejects the `run` (or reports the `spawn`'s error) and records
- * nothing.
+ * and its repair; and every refusal of a submission, for the pool and for a producer in another thread
+ * alike (both submit through lib/submitter.ts). The checks, in order: the pool is open and the producer
+ * not closed; the caller's signal is not aborted (`run` rejects with its reason, `spawn` reports
+ * nothing); the pool has room (`maxQueue`); the task exists; the arguments encode (getters run here: user
+ * code); the pool is still open (a getter may have closed it); the payload fits; the moved buffers
+ * detach. A refusal rejects the `run` (or reports the `spawn`'s error) and records nothing.
  *
  * Invariants:
  * - Every admitted submission has one entry, and its promise settles exactly once (ledger.ts): by its
@@ -165,7 +166,7 @@ export class Admission {
     level: LevelIndex,
   ): Entry | undefined {
     if (this.submitting !== undefined) this.repair();
-    if (this.state() !== "open") {
+    if (!this.open()) {
       this.refuse(task, reject, this.closedError(task));
       return undefined;
     }
@@ -197,8 +198,8 @@ export class Admission {
       this.refuse(task, reject, error);
       return undefined;
     }
-    // A getter may have closed or terminated the pool meanwhile.
-    if (this.state() !== "open") {
+    // A getter may have closed or terminated the pool (or closed this producer) meanwhile.
+    if (!this.open()) {
       this.refuse(task, reject, this.closedError(task));
       return undefined;
     }
@@ -228,7 +229,7 @@ export class Admission {
     // Counted pending first (for a producer in another thread, in its slot's shared count), then the state
     // read once more: the owner's close stores CLOSING, then reads every count; either it sees this task
     // and waits for it, or this read sees CLOSING (spec/Producers.tla: SubmitCountPending, SubmitReadState).
-    if (this.state() !== "open") { // spec: SubmitReadState
+    if (!this.open()) { // spec: SubmitReadState
       this.ledger.settle(entry, Settled.ERROR, this.closedError(task));
       return undefined;
     }
@@ -301,8 +302,29 @@ export class Admission {
     else this.ledger.report(error, task);
   }
 
-  /** The error of a submission the pool's state refuses. */
+  /**
+   * Its producer in another thread was closed (`PoolProducer.close`): from now on every submission is
+   * refused with a PoolClosedError, as when the pool is not open.
+   */
+  close(): void {
+    this.closed = true;
+  }
+
+  /** Whether its producer was closed ({@link Admission.close}). */
+  private closed = false;
+
+  /** Whether submissions are admitted: the pool is open and its producer was not closed. */
+  private open(): boolean {
+    return !this.closed && this.state() === "open";
+  }
+
+  /** The error of a submission the pool's state, or its producer's close, refuses. */
   closedError(task: string): Error {
+    if (this.closed) {
+      return new PoolClosedError(
+        `Cannot run task '${task}' as this producer was closed: open another from a new pool.handle()`,
+      );
+    }
     return new PoolClosedError(`Cannot run task '${task}' as the pool is ${this.state()}: create a new pool`);
   }
 }

@@ -33,6 +33,7 @@ import { type BufferRegistry, MissingBuffer } from "../codec/buffers.ts";
 import { decode, type ErrorClasses } from "../codec/codec.ts";
 import { type Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
 import { ControlWords } from "../protocol/layout.ts";
+import type { PoolMemory } from "../protocol/memory.ts";
 import { Settled, type TaskLedger } from "./ledger.ts";
 import { type ProducerChannel, ProducerWords, wakeProducer, wakeRecordWaiters } from "../protocol/producers.ts";
 import { Outcome, PAYLOAD_BY_MESSAGE, type TaskTable } from "../record/task.ts";
@@ -102,12 +103,35 @@ const LINGER_MAX_MS = 16;
 /** Whether the reader lingers at all: where a `process` exists (Node, Deno, Bun), not in a browser. */
 const LINGERS = typeof (globalThis as { process?: unknown }).process !== "undefined";
 
+/** What a completion reader is built from. */
+export interface CompletionParts {
+  /**
+   * The pool's memory: its control words, and every producer's channel (those waiting for a record are
+   * woken when this one frees some).
+   */
+  readonly memory: Pick<PoolMemory, "control" | "channels">;
+  /** This producer's completion channel (its waiting word; protocol/producers.ts). */
+  readonly channel: ProducerChannel;
+  /** This producer's completion queue (the channel's). */
+  readonly completions: Injector;
+  /** The task records. */
+  readonly table: TaskTable;
+  /** The submitted tasks. */
+  readonly ledger: TaskLedger;
+  /** Shared buffers passed by reference. */
+  readonly buffers: BufferRegistry;
+  /** What runs before each drain and after records were freed (see {@link CompletionHooks}). */
+  readonly hooks: CompletionHooks;
+  /** The error classes results and errors are decoded with (the pool's `errorClasses`). */
+  readonly errorClasses?: ErrorClasses;
+}
+
 /**
  * Reads the completion queue and settles finished tasks.
  *
  * @example Usage
  * ```ts ignore
- * const reader = new CompletionReader(control, completions, table, ledger, buffers, producer);
+ * const reader = new CompletionReader({ memory, channel, completions, table, ledger, buffers, hooks: producer });
  * reader.arm(); // after a submission: wait for its completion
  * ```
  */
@@ -143,36 +167,18 @@ export class CompletionReader {
   private readonly buffers: BufferRegistry;
   private readonly hooks: CompletionHooks;
   /**
-   * @param control The pool's control words.
-   * @param channel This producer's completion channel (its waiting word; protocol/producers.ts).
-   * @param channels Every producer's channel: those waiting for a record are woken when this one frees some.
-   * @param completions This producer's completion queue (the channel's).
-   * @param table The task records.
-   * @param ledger The submitted tasks.
-   * @param buffers Shared buffers passed by reference.
-   * @param hooks What runs before each drain and after records were freed (see {@link CompletionHooks}).
-   * @param errorClasses The error classes results and errors are decoded with (the pool's `errorClasses`).
+   * @param parts What the reader works with (see {@link CompletionParts}).
    */
-  constructor(
-    control: Int32Array,
-    channel: ProducerChannel,
-    channels: readonly ProducerChannel[],
-    completions: Injector,
-    table: TaskTable,
-    ledger: TaskLedger,
-    buffers: BufferRegistry,
-    hooks: CompletionHooks,
-    errorClasses?: ErrorClasses,
-  ) {
-    this.control = control;
-    this.channel = channel;
-    this.channels = channels;
-    this.completions = completions;
-    this.table = table;
-    this.ledger = ledger;
-    this.buffers = buffers;
-    this.hooks = hooks;
-    this.errorClasses = errorClasses;
+  constructor(parts: CompletionParts) {
+    this.control = parts.memory.control;
+    this.channel = parts.channel;
+    this.channels = parts.memory.channels;
+    this.completions = parts.completions;
+    this.table = parts.table;
+    this.ledger = parts.ledger;
+    this.buffers = parts.buffers;
+    this.hooks = parts.hooks;
+    this.errorClasses = parts.errorClasses;
   }
 
   /**

@@ -21,6 +21,7 @@ import { mem } from "../protocol/atomics.ts";
 import { ControlWords } from "../protocol/layout.ts";
 import type { PoolStateName } from "../lifecycle.ts";
 import type { OwnerPort, WorkerMessage } from "./owner_port.ts";
+import type { LinkPort } from "../runtime/port.ts";
 
 /** A message from a producer in another thread to the owner. */
 export type ToOwner =
@@ -40,32 +41,24 @@ export type ToProducer =
 /** The lifecycle names by their code in `ControlWords.poolState`. */
 const STATE_NAMES: readonly PoolStateName[] = ["open", "closing", "closed", "terminated"];
 
-/** The least a MessagePort is here, on every runtime (Node's, Deno's, Bun's and browsers' alike). */
-export interface PortLike {
-  /** Posts a message. */
-  postMessage(message: unknown, transfer?: readonly unknown[]): void;
-  /** Closes the port: no message is sent or received any more. */
-  close(): void;
-}
-
 /**
  * The producer's end of its link to the owner.
  *
  * @example Usage
  * ```ts ignore
  * const link = new OwnerLink(port, control);
- * const producer = new Producer(memory, link, options, slot);
+ * const producer = new Producer({ memory, port: link, options, slot });
  * ```
  */
 export class OwnerLink implements OwnerPort {
-  private readonly port: PortLike;
+  private readonly port: LinkPort;
   private readonly control: Int32Array;
 
   /**
    * @param port This producer's end of the channel whose other end the owner listens to.
    * @param control The pool's control words (its lifecycle word).
    */
-  constructor(port: PortLike, control: Int32Array) {
+  constructor(port: LinkPort, control: Int32Array) {
     this.port = port;
     this.control = control;
   }
@@ -100,11 +93,7 @@ export class OwnerLink implements OwnerPort {
    * act on it: dropped, as the act it asks for (a note to a stopped worker) would be.
    */
   send(message: ToOwner): void {
-    try {
-      this.port.postMessage(message);
-    } catch {
-      // The port was closed: the pool stopped (see above).
-    }
+    this.port.send(message);
   }
 
   /** Closes the link (the producer closed). */

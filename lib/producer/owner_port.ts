@@ -31,7 +31,7 @@ export type WorkerMessage = unknown;
  *
  * @example Usage
  * ```ts ignore
- * const producer = new Producer(memory, owner, options); // owner: an OwnerPort
+ * const producer = new Producer({ memory, port: owner, options }); // owner: an OwnerPort
  * ```
  */
 export interface OwnerPort {

@@ -5,9 +5,10 @@
  * and batches, and drains its own tasks.
  *
  * What it needs, and all it needs (so that a producer need not be the thread that started the workers):
- * - the pool's shared buffer, its layout and the payload arena ({@link ProducerMemory}), set up by the
- *   owner before any producer is built; the producer makes its own views of them (task records, injector,
- *   sleep words, deques to count, status lines);
+ * - the pool's memory as this thread sees it (protocol/memory.ts `PoolMemory`: the buffer, its layout, the
+ *   payload arena and their views), set up by the owner before any producer is built; the producer takes
+ *   from it the views it needs (sleep words, completion channels, status lines, deques to count) and opens
+ *   its own handles (task records, injectors);
  * - its completion channel: the completion queue and the `mainWaiting` control word (completion.ts);
  * - a way to ask the owner to act, {@link OwnerPort}: post a message to a worker (a cancellation, a
  *   directed task whose buffers move), share a SharedArrayBuffer with every worker, request a forced kill,
@@ -48,20 +49,19 @@ import { chunkTaskId, submitBatch } from "./batch.ts";
 import { BufferRegistry } from "../codec/buffers.ts";
 import { Canceller } from "./cancellation.ts";
 import { type CompletionHooks, CompletionReader } from "./completion.ts";
-import { Stealer } from "../protocol/deque.ts";
 import { PoolTerminatedError } from "../errors.ts";
 import type { Encoder } from "../codec/codec.ts";
 import { Injector } from "../protocol/injector.ts";
-import { levelOf, type Levels, openLevels } from "../protocol/levels.ts";
+import { levelOf, type Levels } from "../protocol/levels.ts";
 import type { BatchOptions } from "../options.ts";
 import { type MapInputs, type MapOptions, startMap } from "./map.ts";
 import { type MetricsStats, metricsTable, type PoolMetrics, TaskStamps } from "../metrics.ts";
-import { ControlWords, NoteWords, type PoolLayout, StatusWords } from "../protocol/layout.ts";
+import { ControlWords, NoteWords, StatusWords } from "../protocol/layout.ts";
 import { type Entry, Settled, TaskLedger } from "./ledger.ts";
 import { type ResolvedOptions, resolveRunOptions, type RunOptions } from "../options.ts";
 import type { OwnerPort } from "./owner_port.ts";
-import { Sleep } from "../protocol/sleep.ts";
-import { allChannels, originOf, ProducerWords, slotLine, slotNotes } from "../protocol/producers.ts";
+import { originOf, ProducerWords } from "../protocol/producers.ts";
+import type { PoolMemory } from "../protocol/memory.ts";
 import { Room } from "./room.ts";
 import { type Placement, Submitter } from "./submission.ts";
 import { TaskTable } from "../record/task.ts";
@@ -75,16 +75,32 @@ const REMOTE_MOVE_REFUSAL = {
 /** How often {@link Producer.recordsBack} reads its completions again while a record is still out (ms). */
 const RECORDS_BACK_POLL_MS = 5;
 
-/** The shared memory a producer works in, set up (initialized) by the owner before any producer is built. */
-export interface ProducerMemory {
-  /** The pool's buffer. */
-  readonly buffer: SharedArrayBuffer;
-  /** Where everything lives in it. */
-  readonly layout: PoolLayout;
-  /** The arena of large payloads (slabs.ts), or undefined with `payloadMemory: 0`. */
-  readonly arena: SharedArrayBuffer | undefined;
+/** What a producer is built from. */
+export interface ProducerParts {
+  /** The pool's memory as this thread sees it (set up by the owner before any producer is built). */
+  readonly memory: PoolMemory;
+  /** The owner, as the producer asks it to act. */
+  readonly port: OwnerPort;
+  /** `onError`, `maxPending`, `errorClasses`. */
+  readonly options: ProducerOptions;
+  /** Its producer slot (protocol/producers.ts): 0, the default, for the owner's own. */
+  readonly slot?: number;
   /** With the `metrics` option: the pool's metrics (the producer stamps submission times). */
-  readonly metrics: PoolMetrics | undefined;
+  readonly metrics?: PoolMetrics;
+}
+
+/** What the owner's parts share with its own producer (see {@link Producer.shared}). */
+export interface ProducerShared {
+  /** The task records, as this thread sees them. */
+  readonly table: TaskTable;
+  /** Who waits for each task submitted here. */
+  readonly ledger: TaskLedger;
+  /** The queues workers take submitted tasks from, one per priority level. */
+  readonly levels: Levels;
+  /** Reads this producer's completions. */
+  readonly reader: CompletionReader;
+  /** The SharedArrayBuffers passed by reference, by id, as this thread knows them. */
+  readonly buffers: BufferRegistry;
 }
 
 /** The options a producer reads (the pool's, resolved). */
@@ -143,7 +159,7 @@ export interface Runner {
  *
  * @example Usage
  * ```ts ignore
- * const producer = new Producer(memory, owner, options); // owner: an OwnerPort
+ * const producer = new Producer({ memory, port: owner, options }); // owner: an OwnerPort
  * producer.setTasks(["add"]);
  * console.log(await producer.run("add", [1, 2])); // 3
  * ```
@@ -153,8 +169,6 @@ export class Producer implements CompletionHooks {
   readonly table: TaskTable;
   /** The queues workers take submitted tasks from, one per priority level. */
   readonly levels: Levels;
-  /** The sleep words (to wake workers). */
-  readonly sleep: Sleep;
   /** Who waits for each task submitted here. */
   readonly ledger: TaskLedger;
   /** Room in the pool's queue (`maxQueue`), for the pool as a whole. */
@@ -165,9 +179,8 @@ export class Producer implements CompletionHooks {
   readonly buffers: BufferRegistry;
   /** Its producer slot (protocol/producers.ts): 0 for the owner's producer. */
   readonly slot: number;
-  private readonly control: Int32Array;
-  private readonly status: Int32Array;
-  private readonly stealers: Stealer[];
+  /** The pool's memory as this thread sees it. */
+  private readonly memory: PoolMemory;
   private readonly metrics: PoolMetrics | undefined;
   private readonly port: OwnerPort;
   private readonly canceller: Canceller;
@@ -177,39 +190,31 @@ export class Producer implements CompletionHooks {
   /**
    * Builds the producer's parts. Calls nothing on `port` meanwhile (the owner may still be building).
    *
-   * @param memory The shared memory, set up.
-   * @param port The owner, as the producer asks it to act.
-   * @param options `onError`, `maxPending`, `errorClasses`.
+   * @param parts The memory, the owner's port, the options, the slot and the metrics.
    */
-  constructor(memory: ProducerMemory, port: OwnerPort, options: ProducerOptions, slot = 0) {
-    const { buffer, layout, arena } = memory;
+  constructor(parts: ProducerParts) {
+    const { memory, port, options } = parts;
+    const slot = parts.slot ?? 0;
+    const { buffer, layout } = memory;
     const shape = layout.shape;
     this.port = port;
     this.slot = slot;
-    this.metrics = memory.metrics;
-    const control = new Int32Array(buffer, layout.control, 3 * 16);
-    this.control = control;
+    this.memory = memory;
+    this.metrics = parts.metrics;
+    const control = memory.control;
     // Where this producer's completions come (protocol/producers.ts): slot 0 is the owner's.
-    const channels = allChannels(buffer, layout);
-    const channel = channels[slot];
-    this.status = new Int32Array(buffer, layout.status, shape.workers * StatusWords.count);
-    this.stealers = Array.from(
-      { length: shape.workers },
-      (_, i) =>
-        new Stealer({ buffer, byteOffset: layout.deques + i * layout.dequeBytes, capacity: shape.dequeCapacity }),
-    );
+    const channel = memory.channels[slot];
     // A producer in another thread notes its queue steps in its slot's notes (the owner completes them if
     // the thread dies: owner/producer_deaths.ts); the owner's own producer needs none (its thread is the
     // owner's).
-    const notes = (at: number) => slot === 0 ? undefined : slotNotes(buffer, layout, slot, at);
-    this.levels = slot === 0 ? openLevels(buffer, layout) : openLevels(buffer, layout, [
+    const notes = (at: number) => slot === 0 ? undefined : memory.slotNotes(slot, at);
+    this.levels = slot === 0 ? memory.levels() : memory.levels([
       notes(NoteWords.injectorHigh)!,
       notes(NoteWords.injector)!,
       notes(NoteWords.injectorLow)!,
     ]);
     const completions = new Injector(channel.queue, notes(NoteWords.completions));
-    this.sleep = new Sleep(buffer, layout.sleep, shape.workers);
-    this.table = new TaskTable(buffer, layout, -1, arena, slot);
+    this.table = new TaskTable(buffer, layout, -1, memory.arena, slot);
     // Each producer's pending count in shared memory: a remote one's for the owner's close, and, in a
     // bounded pool, the owner's own too, for the room check of every producer (room.ts).
     const bounded = options.maxPending !== Infinity;
@@ -217,7 +222,7 @@ export class Producer implements CompletionHooks {
       shape.taskCapacity,
       options.onError,
       slot !== 0
-        ? { words: slotLine(buffer, layout, slot), at: ProducerWords.pending }
+        ? { words: memory.slotLine(slot), at: ProducerWords.pending }
         : bounded
         ? { words: control, at: ControlWords.ownerPending }
         : undefined,
@@ -225,7 +230,8 @@ export class Producer implements CompletionHooks {
     this.room = new Room(
       options.maxPending,
       { pending: () => this.ledger.pending, arm: () => this.reader.arm() },
-      { buffer, layout, slot, channels },
+      memory,
+      slot,
     );
     if (bounded) this.ledger.released = () => this.room.released();
     this.buffers = new BufferRegistry(control, ControlWords.nextBufferId, (id, sab) => port.shareBuffer(id, sab));
@@ -240,32 +246,31 @@ export class Producer implements CompletionHooks {
           new Error(`worker ${worker} was terminated to force the abort of task '${task}' (force: true)`),
         ),
     );
-    this.submitter = new Submitter(
-      this.table,
-      this.levels,
-      this.sleep,
-      this.ledger,
-      this.buffers.share,
-      new Directions(this.canceller, this.status, port),
-      this.metrics === undefined ? undefined : new TaskStamps(buffer, layout),
-      {
+    this.submitter = new Submitter({
+      table: this.table,
+      levels: this.levels,
+      sleep: memory.sleep,
+      ledger: this.ledger,
+      shareBuffer: this.buffers.share,
+      placement: new Directions(this.canceller, memory.status, port),
+      stamps: this.metrics === undefined ? undefined : new TaskStamps(buffer, layout),
+      producer: {
         origin: originOf(slot),
         moves: slot === 0 ? "transfer" : REMOTE_MOVE_REFUSAL,
         share: () => this.recordShare(),
-        placing: slot === 0 ? undefined : { words: slotLine(buffer, layout, slot), at: ProducerWords.placing },
+        placing: slot === 0 ? undefined : { words: memory.slotLine(slot), at: ProducerWords.placing },
       },
-    );
-    this.reader = new CompletionReader(
-      control,
+    });
+    this.reader = new CompletionReader({
+      memory,
       channel,
-      channels,
       completions,
-      this.table,
-      this.ledger,
-      this.buffers,
-      this,
-      options.errorClasses,
-    );
+      table: this.table,
+      ledger: this.ledger,
+      buffers: this.buffers,
+      hooks: this,
+      errorClasses: options.errorClasses,
+    });
     this.admission = new Admission(
       {
         ledger: this.ledger,
@@ -275,7 +280,7 @@ export class Producer implements CompletionHooks {
         canceller: this.canceller,
         table: this.table,
         levels: this.levels,
-        sleep: this.sleep,
+        sleep: memory.sleep,
         metrics: this.metrics,
       },
       () => port.state(),
@@ -335,7 +340,7 @@ export class Producer implements CompletionHooks {
    */
   private recordShare(): number {
     if (!this.reader.othersWaitForRecords()) return Infinity;
-    const open = mem.load(this.control, ControlWords.producersOpen) + 1;
+    const open = mem.load(this.memory.control, ControlWords.producersOpen) + 1;
     return Math.max(1, Math.floor(this.table.indexMask / open));
   }
 
@@ -430,7 +435,7 @@ export class Producer implements CompletionHooks {
     const admission = this.admission;
     const taskId = admission.taskId(task);
     const chunkId = chunkTaskId(admission.taskNames.length);
-    return submitBatch(task, taskId, argsList, this.stealers.length, {
+    return submitBatch(task, taskId, argsList, this.memory.workers, {
       one: (args, resolve, reject) => admission.submit(task, args, resolve, reject, undefined, undefined, level),
       chunk: (flat, resolve, reject) => admission.submit(task, flat, resolve, reject, undefined, chunkId, level),
     });
@@ -478,7 +483,7 @@ export class Producer implements CompletionHooks {
         waitForRoom: () => this.room.waitForRoom(),
         taskId: admission.taskId(task),
         chunkId: chunkTaskId(admission.taskNames.length),
-        workers: this.stealers.length,
+        workers: this.memory.workers,
       },
       inputs,
       options,
@@ -502,6 +507,20 @@ export class Producer implements CompletionHooks {
   drain(): Promise<void> {
     this.admission.repairIfCut();
     return this.ledger.drain();
+  }
+
+  /**
+   * What the owner's parts share with the owner's own producer (its thread's handles): the task records,
+   * the ledger, the injectors, the completion reader and the registry of shared buffers.
+   */
+  get shared(): ProducerShared {
+    const { table, ledger, levels, reader, buffers } = this;
+    return { table, ledger, levels, reader, buffers };
+  }
+
+  /** A producer in another thread is closing: its admission refuses every submission from now on. */
+  closeSubmissions(): void {
+    this.admission.close();
   }
 
   /** Completes a submission a throw cut short, if there is one (first thing in each of the pool's calls). */
@@ -623,9 +642,10 @@ export class Producer implements CompletionHooks {
    * @returns A snapshot.
    */
   stats(): ProducerStats {
-    const workers: WorkerStats[] = this.stealers.map((stealer, i) => {
+    const status = this.memory.status;
+    const workers: WorkerStats[] = this.memory.stealers.map((stealer, i) => {
       const at = i * StatusWords.count;
-      const read = (field: number) => mem.load(this.status, at + field);
+      const read = (field: number) => mem.load(status, at + field);
       return {
         executed: read(StatusWords.executed),
         stolen: read(StatusWords.stolen),

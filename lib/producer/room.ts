@@ -32,15 +32,9 @@
  */
 
 import { mem } from "../protocol/atomics.ts";
-import { ControlWords, type PoolLayout } from "../protocol/layout.ts";
-import {
-  controlWords,
-  type ProducerChannel,
-  ProducerWords,
-  slotLine,
-  SlotState,
-  wakeProducer,
-} from "../protocol/producers.ts";
+import { ControlWords } from "../protocol/layout.ts";
+import type { PoolMemory } from "../protocol/memory.ts";
+import { type ProducerChannel, ProducerWords, SlotState, wakeProducer } from "../protocol/producers.ts";
 import { backgroundTimeout } from "../runtime/timer.ts";
 
 /** What the room reads of its producer. */
@@ -51,20 +45,12 @@ export interface RoomHost {
   arm(): void;
 }
 
-/** The shared memory a bounded room reads: the pool's buffer and layout, this producer's slot, every channel. */
-export interface RoomMemory {
-  readonly buffer: SharedArrayBuffer;
-  readonly layout: PoolLayout;
-  readonly slot: number;
-  readonly channels: readonly ProducerChannel[];
-}
-
 /**
  * A producer's view of the room in the pool's queue.
  *
  * @example Usage
  * ```ts ignore
- * const room = new Room(maxPending, { pending: () => ledger.pending, arm: () => reader.arm() }, memory);
+ * const room = new Room(maxPending, { pending: () => ledger.pending, arm: () => reader.arm() }, memory, slot);
  * if (!room.hasRoom()) await room.waitForRoom();
  * ```
  */
@@ -87,17 +73,17 @@ export class Room {
   /**
    * @param maxPending The bound, or Infinity (then every check passes and nothing is shared).
    * @param host What the room reads of its producer.
-   * @param memory The pool's shared memory (unused when unbounded).
+   * @param memory The pool's memory as this thread sees it (its control words, slot lines and channels).
+   * @param slot This producer's slot.
    */
-  constructor(maxPending: number, host: RoomHost, memory: RoomMemory) {
+  constructor(maxPending: number, host: RoomHost, memory: PoolMemory, slot: number) {
     this.maxPending = maxPending;
     this.host = host;
     this.channels = memory.channels;
-    this.slot = memory.slot;
+    this.slot = slot;
     if (maxPending === Infinity) return;
-    const { buffer, layout, slot } = memory;
-    this.control = controlWords(buffer, layout);
-    for (let s = 1; s <= (layout.shape.producers ?? 0); s++) this.lines[s] = slotLine(buffer, layout, s);
+    this.control = memory.control;
+    for (let s = 1; s <= memory.producers; s++) this.lines[s] = memory.slotLine(s);
     this.line = slot === 0 ? undefined : this.lines[slot];
   }
 

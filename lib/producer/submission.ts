@@ -49,6 +49,35 @@ export interface Placement {
   direct(worker: number, handle: number, moved: ArrayBuffer[]): void;
 }
 
+/** What a submitter is built from. */
+export interface SubmitterParts {
+  /** The task records. */
+  readonly table: TaskTable;
+  /** The queues workers take submitted tasks from, one per priority level. */
+  readonly levels: Levels;
+  /** The sleep protocol (to wake a worker for new work). */
+  readonly sleep: Sleep;
+  /** The submitted tasks (entries are placed by record index). */
+  readonly ledger: TaskLedger;
+  /** Registers a SharedArrayBuffer passed by reference; returns its id. */
+  readonly shareBuffer: (buffer: SharedArrayBuffer) => number;
+  /** What placing a task asks of its producer (see {@link Placement}). */
+  readonly placement: Placement;
+  /** With metrics: where a placed task's submission time goes. */
+  readonly stamps?: TaskStamps;
+  /**
+   * Its producer: the record origin word of its slot, what its tasks may do with moved buffers, the most
+   * records it may hold now (see {@link Submitter.place}), and in another thread the note of the handle
+   * it is placing. Default: the owner's own producer (origin MAIN, moves transferred, no share).
+   */
+  readonly producer?: {
+    readonly origin: number;
+    readonly moves: Encoder["moves"];
+    readonly share: () => number;
+    readonly placing?: { words: Int32Array; at: number };
+  };
+}
+
 /**
  * Places submitted tasks in shared memory, in order.
  *
@@ -84,46 +113,22 @@ export class Submitter {
    */
   private readonly placing: { words: Int32Array; at: number } | undefined;
   /**
-   * @param table The task records.
-   * @param levels The queues workers take submitted tasks from, one per priority level.
-   * @param sleep The sleep protocol (to wake a worker for new work).
-   * @param ledger The submitted tasks (entries are placed by record index).
-   * @param shareBuffer Registers a SharedArrayBuffer passed by reference; returns its id.
-   * @param placement What placing a task asks of its producer (see {@link Placement}).
-   * @param stamps With metrics: where a placed task's submission time goes.
-   * @param producer Its producer: the record origin word of its slot, what its tasks may do with moved
-   *   buffers, and the most records it may hold now (see {@link Submitter.place}).
+   * @param parts What placing tasks works with (see {@link SubmitterParts}).
    */
-  constructor(
-    table: TaskTable,
-    levels: Levels,
-    sleep: Sleep,
-    ledger: TaskLedger,
-    shareBuffer: (buffer: SharedArrayBuffer) => number,
-    placement: Placement,
-    stamps?: TaskStamps,
-    producer: {
-      origin: number;
-      moves: Encoder["moves"];
-      share: () => number;
-      placing?: { words: Int32Array; at: number };
-    } = {
-      origin: Origin.MAIN,
-      moves: "transfer",
-      share: () => Infinity,
-    },
-  ) {
+  constructor(parts: SubmitterParts) {
+    const producer = parts.producer ?? { origin: Origin.MAIN, moves: "transfer", share: () => Infinity };
     this.origin = producer.origin;
     this.taskMoves = producer.moves;
     this.share = producer.share;
     this.placing = producer.placing;
-    this.table = table;
-    this.levels = levels;
-    this.sleep = sleep;
-    this.ledger = ledger;
+    this.table = parts.table;
+    this.levels = parts.levels;
+    this.sleep = parts.sleep;
+    this.ledger = parts.ledger;
+    const shareBuffer = parts.shareBuffer;
     this.shareBuffer = shareBuffer;
-    this.placement = placement;
-    this.stamps = stamps;
+    this.placement = parts.placement;
+    this.stamps = parts.stamps;
 
     // Large arguments are copied once, from the caller's buffer into their slab (see EncoderOptions.deferFrom).
     this.encoder = new Encoder({ shareBuffer, deferFrom: SLAB_FROM });

@@ -115,39 +115,6 @@ export function notesBytes(producers: number): number {
 }
 
 /**
- * The notes words of one structure handle of worker `worker` (see {@link NoteWords}).
- *
- * @param buffer The pool's buffer.
- * @param layout Its layout.
- * @param worker The worker's index.
- * @param at The structure's offset in {@link NoteWords}.
- * @param words How many words ({@link NOTE_WORDS} by default; {@link MARK_WORDS} for the marks).
- * @returns A view of its words.
- *
- * @example Usage
- * ```ts
- * import { NoteWords, notesOf, poolLayout } from "./layout.ts";
- * const layout = poolLayout({ workers: 2, dequeCapacity: 64, taskCapacity: 64, inlineBytes: 64, blockBytes: 128, blocks: 8 });
- * const notes = notesOf(new SharedArrayBuffer(layout.totalBytes), layout, 1, NoteWords.injector);
- * console.log(notes.length); // 4
- * ```
- */
-export function notesOf(
-  buffer: SharedArrayBuffer | ArrayBuffer,
-  layout: PoolLayout,
-  worker: number,
-  at: number,
-  words: number = NOTE_WORDS,
-): Int32Array {
-  if (!Number.isInteger(worker) || worker < 0 || worker >= layout.shape.workers) {
-    throw new RangeError(
-      `Cannot open notes as 'worker' must be an integer from 0 to ${layout.shape.workers - 1}: received ${worker}`,
-    );
-  }
-  return new Int32Array(buffer, layout.notes + worker * layout.notesBytes + at * 4, words);
-}
-
-/**
  * The size in bytes of a deque region of `capacity` slots, rounded up to whole cache lines.
  *
  * @param capacity Slots in the ring: a power of two from {@link MIN_DEQUE_CAPACITY} to {@link MAX_DEQUE_CAPACITY}.
@@ -362,6 +329,26 @@ export const ControlWords = Object.freeze({
   ownerPending: 2 * CACHE_LINE_WORDS + 5,
   /** Producers waiting for room in the pool's queue: whoever settles a task wakes them (producer/room.ts). */
   roomWaiters: 2 * CACHE_LINE_WORDS + 6,
+});
+
+/** Word offsets in a remote producer slot's line (its protocol: `producers.ts`). */
+export const ProducerWords = Object.freeze({
+  /** The slot's state (`SlotState` of producers.ts). */
+  state: 0,
+  /** 1 while its producer waits for completions (set by it, cleared by the thread that wakes it). */
+  waiting: 1,
+  /** Its tasks submitted and not yet settled (kept by its producer; the owner's `close` waits for 0). */
+  pending: 2,
+  /** 1 while its producer counts itself in `ControlWords.recordWaiters` (undone by the owner if it dies). */
+  countedWaiting: 3,
+  /**
+   * The handle its producer is placing (from before the QUEUED store to after the injector push), or -1:
+   * if the thread dies there, the owner pushes the task it published and did not queue (a plain note, as
+   * a worker's marks).
+   */
+  placing: 4,
+  /** 1 while its producer counts itself in `ControlWords.roomWaiters` (undone by the owner if it dies). */
+  countedRoom: 5,
 });
 
 /** Word offsets inside a worker's status line. */

@@ -39,8 +39,8 @@
  */
 
 import { mem } from "./atomics.ts";
-import { Injector, QUEUE_EMPTY } from "./injector.ts";
-import { CACHE_LINE_WORDS, ControlWords, type PoolLayout } from "./layout.ts";
+import { type Injector, QUEUE_EMPTY } from "./injector.ts";
+import { ControlWords, type PoolLayout } from "./layout.ts";
 
 /** The priority levels, as the index of a level's queue: lower is served first. */
 export const Level = Object.freeze({
@@ -222,40 +222,6 @@ export class Levels {
  */
 export function levelRegions(layout: PoolLayout): readonly [number, number, number] {
   return [layout.injectorHigh, layout.injector, layout.injectorLow];
-}
-
-/**
- * Opens a thread's handles on a pool's three queues.
- *
- * @param buffer The pool's buffer.
- * @param layout Its layout.
- * @param notes The notes of each handle, by level (a worker's are in the pool's buffer: see
- * injector.ts), or none (private notes: a producer's).
- * @returns The handles.
- *
- * @example Usage
- * ```ts
- * import { initInjector } from "./injector.ts";
- * import { poolLayout } from "./layout.ts";
- * import { Level, levelRegions, openLevels } from "./levels.ts";
- * const layout = poolLayout({ workers: 1, dequeCapacity: 16, taskCapacity: 16, inlineBytes: 64, blockBytes: 128, blocks: 16 });
- * const buffer = new SharedArrayBuffer(layout.totalBytes);
- * for (const byteOffset of levelRegions(layout)) initInjector({ buffer, byteOffset, capacity: 16 });
- * const levels = openLevels(buffer, layout);
- * levels.pushPatiently(5, Level.high);
- * console.log(levels.take()); // 5
- * ```
- */
-export function openLevels(
-  buffer: SharedArrayBuffer,
-  layout: PoolLayout,
-  notes?: readonly [Int32Array, Int32Array, Int32Array],
-): Levels {
-  const capacity = layout.shape.taskCapacity;
-  const queues = levelRegions(layout).map((byteOffset, level) =>
-    new Injector({ buffer, byteOffset, capacity }, notes?.[level])
-  ) as [Injector, Injector, Injector];
-  return new Levels({ queues, control: new Int32Array(buffer, layout.control, 3 * CACHE_LINE_WORDS) });
 }
 
 /**

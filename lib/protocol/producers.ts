@@ -32,39 +32,25 @@
  */
 
 import { mem } from "./atomics.ts";
-import {
-  CACHE_LINE_BYTES,
-  CACHE_LINE_WORDS,
-  ControlWords,
-  injectorRegionBytes,
-  NOTE_WORDS,
-  NoteWords,
-  type PoolLayout,
-} from "./layout.ts";
-import type { InjectorRegion } from "./injector.ts";
+import { ControlWords, NoteWords, type PoolLayout, ProducerWords } from "./layout.ts";
+import { controlWords, type ProducerChannel, slotLine, slotNotes } from "./memory.ts";
+
+// The views of a slot and its channel are made in memory.ts (the one place that opens the pool's buffer),
+// and its line's words are laid out in layout.ts; they are re-exported here, the registry's protocol, for
+// the record layer and the interleaving harness, which open a slot by the registry's names.
+export {
+  allChannels,
+  controlWords,
+  type ProducerChannel,
+  producerChannel,
+  slotCounts,
+  slotLine,
+  slotNotes,
+} from "./memory.ts";
+export { ProducerWords } from "./layout.ts";
 
 /** Words of a task table's notes (`TABLE_NOTE_WORDS` of record/task.ts, which imports this file). */
 const TABLE_NOTES = 4;
-
-/** Word offsets in a remote producer slot's line. */
-export const ProducerWords = Object.freeze({
-  /** {@link SlotState}. */
-  state: 0,
-  /** 1 while its producer waits for completions (set by it, cleared by the thread that wakes it). */
-  waiting: 1,
-  /** Its tasks submitted and not yet settled (kept by its producer; the owner's `close` waits for 0). */
-  pending: 2,
-  /** 1 while its producer counts itself in `ControlWords.recordWaiters` (undone by the owner if it dies). */
-  countedWaiting: 3,
-  /**
-   * The handle its producer is placing (from before the QUEUED store to after the injector push), or -1:
-   * if the thread dies there, the owner pushes the task it published and did not queue (a plain note, as
-   * a worker's marks).
-   */
-  placing: 4,
-  /** 1 while its producer counts itself in `ControlWords.roomWaiters` (undone by the owner if it dies). */
-  countedRoom: 5,
-});
 
 /** A producer slot's state. */
 export const SlotState = Object.freeze({
@@ -78,95 +64,6 @@ export const SlotState = Object.freeze({
 
 /** The pool's lifecycle as a number in `ControlWords.poolState` (the owner's {@link PoolState} names). */
 export const PoolStateCode = Object.freeze({ open: 0, closing: 1, closed: 2, terminated: 3 });
-
-/** A producer's completion channel: its queue and its waiting word. */
-export interface ProducerChannel {
-  /** The producer's slot: 0 for the owner's, 1 to `shape.producers` for others. */
-  readonly slot: number;
-  /** Its completion queue (capacity `taskCapacity`: it never holds more than every record). */
-  readonly queue: InjectorRegion;
-  /** The words its waiting word is in. */
-  readonly words: Int32Array;
-  /** Its waiting word's index in {@link ProducerChannel.words}. */
-  readonly waiting: number;
-}
-
-/**
- * The completion channel of producer slot `slot`.
- *
- * @param buffer The pool's buffer.
- * @param layout Its layout.
- * @param slot 0 (the owner's producer) to `layout.shape.producers`.
- * @returns The channel.
- * @throws {RangeError} If there is no such slot.
- *
- * @example Usage
- * ```ts
- * import { poolLayout } from "./layout.ts";
- * import { producerChannel } from "./producers.ts";
- * const layout = poolLayout({ workers: 1, dequeCapacity: 8, taskCapacity: 8, inlineBytes: 64, blockBytes: 128, blocks: 8, producers: 2 });
- * const channel = producerChannel(new SharedArrayBuffer(layout.totalBytes), layout, 2);
- * console.log(channel.queue.capacity); // 8
- * ```
- */
-export function producerChannel(buffer: SharedArrayBuffer, layout: PoolLayout, slot: number): ProducerChannel {
-  const { taskCapacity } = layout.shape;
-  const producers = layout.shape.producers ?? 0;
-  if (!Number.isInteger(slot) || slot < 0 || slot > producers) {
-    throw new RangeError(
-      `Cannot open producer slot as 'slot' must be an integer from 0 to ${producers}: received ${slot}`,
-    );
-  }
-  if (slot === 0) {
-    return {
-      slot,
-      queue: { buffer, byteOffset: layout.completions, capacity: taskCapacity },
-      words: controlWords(buffer, layout),
-      waiting: ControlWords.mainWaiting,
-    };
-  }
-  return {
-    slot,
-    queue: {
-      buffer,
-      byteOffset: layout.producerQueues + (slot - 1) * injectorRegionBytes(taskCapacity),
-      capacity: taskCapacity,
-    },
-    words: slotLine(buffer, layout, slot),
-    waiting: ProducerWords.waiting,
-  };
-}
-
-/** The pool's control words. */
-export function controlWords(buffer: SharedArrayBuffer, layout: PoolLayout): Int32Array {
-  return new Int32Array(buffer, layout.control, 3 * CACHE_LINE_WORDS);
-}
-
-/**
- * The line of remote slot `slot` (1 to `shape.producers`): its {@link ProducerWords}.
- *
- * @param buffer The pool's buffer.
- * @param layout Its layout.
- * @param slot The slot.
- * @returns Its words.
- */
-export function slotLine(buffer: SharedArrayBuffer, layout: PoolLayout, slot: number): Int32Array {
-  return new Int32Array(buffer, layout.producerLines + (slot - 1) * 2 * CACHE_LINE_BYTES, CACHE_LINE_WORDS);
-}
-
-/**
- * The counts line of remote slot `slot`: its producers' record allocations and releases (at
- * `StatusWords.allocations` and `StatusWords.releases`, as a worker's status line), summed by
- * `TaskTable.accounting` with every worker's. Never reset: a slot's later producers add to them.
- *
- * @param buffer The pool's buffer.
- * @param layout Its layout.
- * @param slot The slot.
- * @returns Its words.
- */
-export function slotCounts(buffer: SharedArrayBuffer | ArrayBuffer, layout: PoolLayout, slot: number): Int32Array {
-  return new Int32Array(buffer, layout.producerLines + ((slot - 1) * 2 + 1) * CACHE_LINE_BYTES, CACHE_LINE_WORDS);
-}
 
 /**
  * The owner, when it makes a handle. Claims a free slot (FREE → OPEN by compare-exchange, so that no two
@@ -220,27 +117,6 @@ export function releaseSlot(buffer: SharedArrayBuffer, layout: PoolLayout, slot:
     mem.add(controlWords(buffer, layout), ControlWords.roomWaiters, -1);
   }
   mem.store(line, ProducerWords.state, SlotState.FREE);
-}
-
-/**
- * The notes of remote slot `slot`'s producer for one of its structure handles (`NoteWords` offsets, as a
- * worker's notes).
- *
- * @param buffer The pool's buffer.
- * @param layout Its layout.
- * @param slot The slot (1 to `shape.producers`).
- * @param at The structure's offset in `NoteWords`.
- * @param words How many words (`NOTE_WORDS` by default).
- * @returns A view of its words.
- */
-export function slotNotes(
-  buffer: SharedArrayBuffer | ArrayBuffer,
-  layout: PoolLayout,
-  slot: number,
-  at: number,
-  words: number = NOTE_WORDS,
-): Int32Array {
-  return new Int32Array(buffer, layout.producerNotes + (slot - 1) * layout.notesBytes + at * 4, words);
 }
 
 /**
@@ -301,15 +177,4 @@ export function wakeProducer(channel: ProducerChannel): void {
 export function wakeRecordWaiters(channels: readonly ProducerChannel[], control: Int32Array): void {
   if (mem.load(control, ControlWords.recordWaiters) === 0) return; // spec: FreedReadWaiters
   for (const channel of channels) wakeProducer(channel); // spec: FreedWakeWaiter
-}
-
-/**
- * Every producer's channel, slot 0 first.
- *
- * @param buffer The pool's buffer.
- * @param layout Its layout.
- * @returns The channels.
- */
-export function allChannels(buffer: SharedArrayBuffer, layout: PoolLayout): ProducerChannel[] {
-  return Array.from({ length: (layout.shape.producers ?? 0) + 1 }, (_, slot) => producerChannel(buffer, layout, slot));
 }

@@ -31,7 +31,8 @@
 
 import { mem } from "../protocol/atomics.ts";
 import { Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
-import { notesOf, NoteWords, type PoolLayout, RECORD_HEADER_WORDS } from "../protocol/layout.ts";
+import { NoteWords, type PoolLayout, RECORD_HEADER_WORDS } from "../protocol/layout.ts";
+import { notesOf } from "../protocol/memory.ts";
 import { producerThreadId, slotNotes } from "../protocol/producers.ts";
 import { RecordFields, RecordWords } from "./fields.ts";
 import { NO_SLAB, SLAB_FROM, SLAB_REGION_BYTES, SlabTable } from "./slabs.ts";

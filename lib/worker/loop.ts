@@ -32,22 +32,11 @@
 
 import { BufferRegistry } from "../codec/buffers.ts";
 import { Encoder } from "../codec/codec.ts";
-import { Deque, Stealer } from "../protocol/deque.ts";
 import { Injector } from "../protocol/injector.ts";
 import { WorkerGuard } from "../protocol/kill_guard.ts";
-import { openLevels } from "../protocol/levels.ts";
-import {
-  ControlWords,
-  MARK_WORDS,
-  NOTE_WORDS,
-  notesOf,
-  NoteWords,
-  type PoolLayout,
-  StatusWords,
-} from "../protocol/layout.ts";
-import { allChannels } from "../protocol/producers.ts";
+import { ControlWords, MARK_WORDS, NOTE_WORDS, NoteWords, type PoolLayout } from "../protocol/layout.ts";
+import { PoolMemory } from "../protocol/memory.ts";
 import { type HandleReply, HandleRequests } from "./handles.ts";
-import { Sleep } from "../protocol/sleep.ts";
 import { eventLoopHolds } from "../runtime/holds.ts";
 import { SLAB_FROM } from "../record/slabs.ts";
 import { type ForkJoinHost, setForkJoinHost } from "../forkjoin/host.ts";
@@ -132,31 +121,24 @@ export class WorkerLoop {
     functions: TaskFunction[],
     post: (message: unknown, transfer?: ArrayBuffer[]) => void,
   ) {
-    const { buffer, layout, index } = setup;
-    const { workers, dequeCapacity } = layout.shape;
+    const index = setup.index;
+    // This thread's views of the pool's memory, opened once; every part takes what it needs from it.
+    const memory = new PoolMemory(setup.buffer, setup.layout, setup.arena);
+    const { control, status, workers } = memory;
     this.handles = new HandleRequests((message) => post(message));
-    const control = new Int32Array(buffer, layout.control, 3 * 16);
-    const status = new Int32Array(buffer, layout.status, workers * StatusWords.count);
-    const region = (i: number) => ({
-      buffer,
-      byteOffset: layout.deques + i * layout.dequeBytes,
-      capacity: dequeCapacity,
-    });
     // Notes in the pool's buffer: if this thread dies inside an operation, the main thread completes it.
-    const notes = (at: number) => notesOf(buffer, layout, index, at);
-    const deque = new Deque(region(index), notes(NoteWords.deque));
-    const markWords = notesOf(buffer, layout, index, NoteWords.marks, MARK_WORDS);
+    const notes = (at: number) => memory.notes(index, at);
+    const deque = memory.deque(index, notes(NoteWords.deque));
+    const markWords = memory.notes(index, NoteWords.marks, MARK_WORDS);
     // (The main thread's recovery of this worker's predecessor, if any, is done.)
     markWords.fill(-1);
-    const stealers = Array.from({ length: workers }, (_, i) => new Stealer(region(i)));
-    const levels = openLevels(buffer, layout, [
+    const levels = memory.levels([
       notes(NoteWords.injectorHigh),
       notes(NoteWords.injector),
       notes(NoteWords.injectorLow),
     ]);
     // Each producer's completion queue (slot 0: the owner's), with this worker's notes on each.
-    const channels = allChannels(buffer, layout);
-    const completions = channels.map((channel) =>
+    const completions = memory.channels.map((channel) =>
       new Injector(
         channel.queue,
         notes(
@@ -164,8 +146,8 @@ export class WorkerLoop {
         ),
       )
     );
-    const sleep = new Sleep(buffer, layout.sleep, workers);
-    const table = new TaskTable(buffer, layout, index, setup.arena);
+    const sleep = memory.sleep;
+    const table = new TaskTable(memory.buffer, memory.layout, index, memory.arena);
     const tasks = new TaskFunctions(functions);
     const buffers = new BufferRegistry(control, ControlWords.nextBufferId, (id, buffer) => {
       post({ type: "buffer", id, buffer });
@@ -179,14 +161,14 @@ export class WorkerLoop {
       transferFrom: RESULT_TRANSFER_FROM,
     });
     const guard = new WorkerGuard(status, index);
-    const stats = new WorkerStats(buffer, layout, status, index, setup.metrics);
+    const stats = new WorkerStats(memory, index, setup.metrics);
     const forks = new Forks(table);
     const runs = new Runs();
-    const marks = new Marks(markWords, control, channels, table, deque, levels, completions, sleep, forks, runs);
-    const mail = new Mail(status, index, table, tasks, buffers, post, guard);
+    const marks = new Marks({ memory, words: markWords, table, deque, levels, completions, forks, runs });
+    const mail = new Mail({ memory, index, table, functions: tasks, buffers, post, guard });
     for (const [id, sab] of setup.buffers) mail.addBuffer(id, sab);
     const signals = new TaskSignals(index, table, runs, mail);
-    const search = new Search(index, control, deque, stealers, levels, sleep, table, encoder, marks, mail, stats);
+    const search = new Search({ index, memory, deque, levels, table, encoder, marks, mail, stats });
     const runner = new Runner({
       index,
       status,

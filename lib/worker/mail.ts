@@ -22,9 +22,28 @@ import { decode, Encoder } from "../codec/codec.ts";
 import { encodeOutcome } from "../codec/outcome.ts";
 import type { WorkerGuard } from "../protocol/kill_guard.ts";
 import { StatusWords } from "../protocol/layout.ts";
+import type { PoolMemory } from "../protocol/memory.ts";
 import { Outcome, type TaskTable } from "../record/task.ts";
 import type { TaskFunctions } from "./functions.ts";
 import { adopt, thenOf } from "./thenable.ts";
+
+/** What a worker's mail is built from. */
+export interface MailParts {
+  /** The pool's memory: the workers' status lines (this worker's `mail` word). */
+  readonly memory: Pick<PoolMemory, "status">;
+  /** This worker's index. */
+  readonly index: number;
+  /** The task records (a directed task's record may have been freed meanwhile). */
+  readonly table: TaskTable;
+  /** The task functions. */
+  readonly functions: TaskFunctions;
+  /** SharedArrayBuffers passed by reference. */
+  readonly buffers: BufferRegistry;
+  /** Sends a message to the main thread. */
+  readonly post: (message: unknown, transfer?: ArrayBuffer[]) => void;
+  /** This worker's kill guard. */
+  readonly guard: WorkerGuard;
+}
 
 /** A worker's broadcast parts, directed tasks and buffers on their way. */
 export class Mail {
@@ -52,31 +71,17 @@ export class Mail {
   /**
    * This thread. Opens the mail of worker `index`.
    *
-   * @param status The workers' status lines.
-   * @param index This worker's index.
-   * @param table The task records (a directed task's record may have been freed meanwhile).
-   * @param functions The task functions.
-   * @param buffers SharedArrayBuffers passed by reference.
-   * @param post Sends a message to the main thread.
-   * @param guard This worker's kill guard.
+   * @param parts What the mail works with (see {@link MailParts}).
    */
-  constructor(
-    status: Int32Array,
-    index: number,
-    table: TaskTable,
-    functions: TaskFunctions,
-    buffers: BufferRegistry,
-    post: (message: unknown, transfer?: ArrayBuffer[]) => void,
-    guard: WorkerGuard,
-  ) {
-    this.status = status;
-    this.mailAt = index * StatusWords.count + StatusWords.mail;
-    this.table = table;
-    this.functions = functions;
-    this.buffers = buffers;
-    this.post = post;
-    this.guard = guard;
-    this.encoder = new Encoder({ shareBuffer: buffers.share });
+  constructor(parts: MailParts) {
+    this.status = parts.memory.status;
+    this.mailAt = parts.index * StatusWords.count + StatusWords.mail;
+    this.table = parts.table;
+    this.functions = parts.functions;
+    this.buffers = parts.buffers;
+    this.post = parts.post;
+    this.guard = parts.guard;
+    this.encoder = new Encoder({ shareBuffer: parts.buffers.share });
   }
 
   /** This thread. Whether a message waits in this thread's event loop (the `mail` word is not zero). */

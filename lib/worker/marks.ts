@@ -44,6 +44,7 @@
 import { type Deque, EMPTY } from "../protocol/deque.ts";
 import { type Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
 import type { Levels } from "../protocol/levels.ts";
+import type { PoolMemory } from "../protocol/memory.ts";
 import { setLatch } from "../protocol/latch.ts";
 import { MarkWords } from "../protocol/layout.ts";
 import { type ProducerChannel, slotOf, wakeProducer, wakeRecordWaiters } from "../protocol/producers.ts";
@@ -51,6 +52,26 @@ import type { Sleep } from "../protocol/sleep.ts";
 import { Origin, TaskState, type TaskTable } from "../record/task.ts";
 import type { Forks } from "./forks.ts";
 import type { Runs } from "./runs.ts";
+
+/** What a worker's marks are built from (see {@link Marks}'s constructor). */
+export interface MarksParts {
+  /** The pool's memory: the views the marks read (control words, channels, sleep words). */
+  readonly memory: Pick<PoolMemory, "control" | "channels" | "sleep">;
+  /** This worker's marks in the pool's buffer (`NoteWords.marks`), clear (-1). */
+  readonly words: Int32Array;
+  /** The task records. */
+  readonly table: TaskTable;
+  /** Our deque. */
+  readonly deque: Deque;
+  /** The injectors, one per priority level. */
+  readonly levels: Levels;
+  /** Each producer's completion queue, by slot (this worker's handles, with notes). */
+  readonly completions: readonly Injector[];
+  /** Our forks not yet joined. */
+  readonly forks: Forks;
+  /** The runs under way. */
+  readonly runs: Runs;
+}
 
 /** A worker's marks of single steps in progress, and their repairs. */
 export class Marks {
@@ -82,39 +103,23 @@ export class Marks {
   /**
    * This thread.
    *
-   * @param words This worker's marks in the pool's buffer, clear (-1).
-   * @param control The pool's control words (the count of producers waiting for a record).
-   * @param channels Each producer's completion channel, by slot (its waiting word).
-   * @param table The task records.
-   * @param deque Our deque.
-   * @param levels The injectors, one per priority level.
-   * @param completions Each producer's completion queue, by slot (this worker's handles, with notes).
-   * @param sleep The sleep protocol.
-   * @param forks Our forks not yet joined.
-   * @param runs The runs under way.
+   * @param parts What the marks work with: the pool's memory (its control words, the count of producers
+   * waiting for a record; each producer's completion channel, by slot; the sleep words), this worker's
+   * marks in the pool's buffer (clear, -1), the task records, our deque, the injectors, each producer's
+   * completion queue by slot (this worker's handles, with notes), our forks not yet joined and the runs
+   * under way.
    */
-  constructor(
-    words: Int32Array,
-    control: Int32Array,
-    channels: readonly ProducerChannel[],
-    table: TaskTable,
-    deque: Deque,
-    levels: Levels,
-    completions: readonly Injector[],
-    sleep: Sleep,
-    forks: Forks,
-    runs: Runs,
-  ) {
-    this.words = words;
-    this.control = control;
-    this.channels = channels;
-    this.table = table;
-    this.deque = deque;
-    this.levels = levels;
-    this.completions = completions;
-    this.sleep = sleep;
-    this.forks = forks;
-    this.runs = runs;
+  constructor(parts: MarksParts) {
+    this.words = parts.words;
+    this.control = parts.memory.control;
+    this.channels = parts.memory.channels;
+    this.table = parts.table;
+    this.deque = parts.deque;
+    this.levels = parts.levels;
+    this.completions = parts.completions;
+    this.sleep = parts.memory.sleep;
+    this.forks = parts.forks;
+    this.runs = parts.runs;
   }
 
   // ---- Setting and clearing (each set after its stale mark, if any, was repaired) ----

@@ -28,6 +28,7 @@ import type { Encoder } from "../codec/codec.ts";
 import { type Deque, EMPTY, RETRY, type Stealer } from "../protocol/deque.ts";
 import { QUEUE_EMPTY } from "../protocol/injector.ts";
 import type { Levels } from "../protocol/levels.ts";
+import type { PoolMemory } from "../protocol/memory.ts";
 import { ControlWords, StatusWords } from "../protocol/layout.ts";
 import { IDLE_POSTED, IDLE_STOPPING, type Sleep } from "../protocol/sleep.ts";
 import type { TaskTable } from "../record/task.ts";
@@ -55,12 +56,34 @@ export const SEARCH_STOP = IDLE_STOPPING;
 /** {@link Search.idle}: sleep, but asynchronously (async tasks are pending): see {@link Search.sleepAsync}. */
 export const SEARCH_SLEEP_ASYNC = -5;
 
+/** What a worker's search is built from. */
+export interface SearchParts {
+  /** This worker's index. */
+  readonly index: number;
+  /** The pool's memory: its control words (the lifecycle word), every worker's deque (stealer handles, ours included), the sleep words. */
+  readonly memory: Pick<PoolMemory, "control" | "stealers" | "sleep">;
+  /** Our deque (owner handle). */
+  readonly deque: Deque;
+  /** The injectors, one per priority level (levels.ts chooses the level to take from). */
+  readonly levels: Levels;
+  /** The task records (our cached free records go back before we sleep). */
+  readonly table: TaskTable;
+  /** The encoder of results and fork arguments (its scratch space is trimmed before we sleep). */
+  readonly encoder: Encoder;
+  /** Our marks (what the search returns is held). */
+  readonly marks: Marks;
+  /** Our mail (the last search before sleeping looks at it). */
+  readonly mail: Mail;
+  /** Our counters. */
+  readonly stats: WorkerStats;
+}
+
 /** A worker's search for work and its idle path. */
 export class Search {
   private readonly index: number;
   private readonly control: Int32Array;
   private readonly deque: Deque;
-  private readonly stealers: Stealer[];
+  private readonly stealers: readonly Stealer[];
   private readonly levels: Levels;
   private readonly sleep: Sleep;
   private readonly table: TaskTable;
@@ -77,42 +100,21 @@ export class Search {
   /**
    * This thread.
    *
-   * @param index This worker's index.
-   * @param control The pool's control words (the lifecycle word).
-   * @param deque Our deque (owner handle).
-   * @param stealers Every worker's deque (stealer handles), ours included.
-   * @param levels The injectors, one per priority level (levels.ts chooses the level to take from).
-   * @param sleep The sleep protocol.
-   * @param table The task records (our cached free records go back before we sleep).
-   * @param encoder The encoder of results and fork arguments (its scratch space is trimmed before we sleep).
-   * @param marks Our marks (what the search returns is held).
-   * @param mail Our mail (the last search before sleeping looks at it).
-   * @param stats Our counters.
+   * @param parts This worker's index and what its search works with (see {@link SearchParts}).
    */
-  constructor(
-    index: number,
-    control: Int32Array,
-    deque: Deque,
-    stealers: Stealer[],
-    levels: Levels,
-    sleep: Sleep,
-    table: TaskTable,
-    encoder: Encoder,
-    marks: Marks,
-    mail: Mail,
-    stats: WorkerStats,
-  ) {
+  constructor(parts: SearchParts) {
+    const index = parts.index;
     this.index = index;
-    this.control = control;
-    this.deque = deque;
-    this.stealers = stealers;
-    this.levels = levels;
-    this.sleep = sleep;
-    this.table = table;
-    this.encoder = encoder;
-    this.marks = marks;
-    this.mail = mail;
-    this.stats = stats;
+    this.control = parts.memory.control;
+    this.deque = parts.deque;
+    this.stealers = parts.memory.stealers;
+    this.levels = parts.levels;
+    this.sleep = parts.memory.sleep;
+    this.table = parts.table;
+    this.encoder = parts.encoder;
+    this.marks = parts.marks;
+    this.mail = parts.mail;
+    this.stats = parts.stats;
     this.random = (index * 0x9e3779b1 + 1) | 0;
   }
 

@@ -13,7 +13,8 @@
  */
 
 import { mem } from "../protocol/atomics.ts";
-import { type PoolLayout, StatusWords } from "../protocol/layout.ts";
+import { StatusWords } from "../protocol/layout.ts";
+import type { PoolMemory } from "../protocol/memory.ts";
 import { epochMs, TaskRecorder } from "../metrics.ts";
 
 /** A worker's counters and busy time. */
@@ -35,22 +36,20 @@ export class WorkerStats {
   /**
    * This thread. Opens the counters of worker `index`.
    *
-   * @param buffer The pool's buffer.
-   * @param layout Where everything lives in it.
-   * @param status The workers' status lines.
+   * @param memory The pool's memory (the workers' status lines; the records, whose times it stamps).
    * @param index This worker's index.
    * @param metrics With metrics: when the pool was created (epoch ms) and the workers' histograms.
    */
   constructor(
-    buffer: SharedArrayBuffer,
-    layout: PoolLayout,
-    status: Int32Array,
+    memory: Pick<PoolMemory, "buffer" | "layout" | "status">,
     index: number,
     metrics: { since: number; histograms: SharedArrayBuffer } | undefined,
   ) {
-    this.status = status;
+    this.status = memory.status;
     this.statusAt = index * StatusWords.count;
-    this.stamps = metrics === undefined ? undefined : new TaskRecorder(buffer, layout, metrics.histograms, index);
+    this.stamps = metrics === undefined
+      ? undefined
+      : new TaskRecorder(memory.buffer, memory.layout, metrics.histograms, index);
     this.metricsSince = metrics?.since ?? 0;
     if (this.stamps !== undefined) {
       // A replacement goes on from its predecessor's total; the period that death cut off is not counted.

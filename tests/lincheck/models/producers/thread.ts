@@ -85,18 +85,16 @@ function program({ buffer, thread, gate, role, setOp }: ThreadRun<ProducersGate>
   if (role === PRole.FINISHER) {
     const count = Atomics.load(work, part + PPart.COUNT);
     const table = { fields, indexOf: (handle: number) => handle & (PCAPACITY - 1) };
-    const marks = new Marks(
-      new Int32Array(16).fill(-1),
-      control,
-      channels,
-      table as never,
-      undefined as never,
-      undefined as never,
-      queues,
-      undefined as never,
-      undefined as never,
-      undefined as never,
-    );
+    const marks = new Marks({
+      memory: { control, channels, sleep: undefined as never },
+      words: new Int32Array(16).fill(-1),
+      table: table as never,
+      deque: undefined as never,
+      levels: undefined as never,
+      completions: queues,
+      forks: undefined as never,
+      runs: undefined as never,
+    });
     for (let k = 0; k < count; k++) {
       setOp(k);
       const index = Atomics.load(work, part + PPart.TASKS + k);
@@ -179,16 +177,15 @@ function runProducer(
     // thread slow to arm, which these interleavings already include; its timer's read is a drain.
     backlogLength: () => 0,
   };
-  const reader = new CompletionReader(
-    control,
-    channels[slot],
-    channels,
+  const reader = new CompletionReader({
+    memory: { control, channels },
+    channel: channels[slot],
     completions,
-    table as never,
-    ledger as never,
-    undefined as never,
+    table: table as never,
+    ledger: ledger as never,
+    buffers: undefined as never,
     hooks,
-  );
+  });
   const jobs: (() => void)[] = [];
   gate.jobs = jobs;
   const queueMicrotask = globalThis.queueMicrotask;
