@@ -25,7 +25,7 @@ const distinctStrings = Array.from({ length: 4096 }, (_, i) => `s${String(i * 79
 /** This project's own source text (ASCII but for a few dashes, arrows and signs), repeated to `n` characters. */
 function sourceText(n: number): string {
   // From the format table on, so that even the first KiB holds a few characters above Latin-1 (×, ≥).
-  const file = readFileSync(new URL("../lib/codec/codec.ts", import.meta.url), "utf8");
+  const file = readFileSync(new URL("../lib/codec/format.ts", import.meta.url), "utf8");
   const text = file.slice(file.indexOf(" * | tag"));
   return text.repeat(Math.ceil(n / text.length)).slice(0, n);
 }

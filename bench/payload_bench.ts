@@ -130,7 +130,7 @@ function makeText(kind: "json" | "source", n: number): string {
   if (kind === "json") {
     text = JSON.stringify(Array.from({ length: Math.ceil(n / 30) + 1 }, (_, i) => ({ id: i, name: `row ${i}` })));
   } else {
-    const file = readFileSync(new URL("../lib/codec/codec.ts", import.meta.url), "utf8");
+    const file = readFileSync(new URL("../lib/codec/format.ts", import.meta.url), "utf8");
     text = file.slice(file.indexOf(" * | tag"));
   }
   // Flattened (a copy through an array of code units is overkill; concatenation with "" does not flatten):

@@ -8,7 +8,7 @@
 (* comment on it.                                                          *)
 (*                                                                          *)
 (* code: lib/record/slabs.ts                                                *)
-(* code: lib/record/task.ts                                                 *)
+(* code: lib/record/payload.ts                                              *)
 (*                                                                          *)
 (* Words. Per slot: its state, offset and size; the arena's top. The cap   *)
 (* word is stored once, before any thread starts, and never again: it is   *)
@@ -286,7 +286,7 @@ BytesReadSize(t) ==
     /\ UNCHANGED slabVars /\ UNCHANGED payVars /\ UNCHANGED envVars
 
 -----------------------------------------------------------------------------
-(* The record's reference (lib/record/task.ts): named by writePayload, cleared by *)
+(* The record's reference (lib/record/payload.ts): named by writePayload, cleared by *)
 (* freePayload after the give-back.                                        *)
 
 RecordNameSlab(t) ==
@@ -402,7 +402,7 @@ ReclaimReadState(t) ==
        ELSE ReclaimNext(t)
     /\ UNCHANGED slabVars /\ UNCHANGED payVars /\ UNCHANGED envVars
 
-\* named(slot): each record's reference, in turn (lib/record/task.ts, reclaimSlabsOf).
+\* named(slot): each record's reference, in turn (lib/record/payload.ts, reclaimSlabsOf).
 ReclaimReadRecord(t) ==
     /\ At(t, "ReclaimReadRecord")
     /\ IF rec[l[t].j] = l[t].i

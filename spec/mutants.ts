@@ -529,7 +529,7 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       replace: "    /\\ epoch' = epoch   \\* BUG: was mine; the request is never taken back\n",
     }],
   },
-  // ---- Slabs.tla (lib/record/slabs.ts, lib/record/task.ts) ----
+  // ---- Slabs.tla (lib/record/slabs.ts, lib/record/payload.ts) ----
   {
     name: "TakeSkipsRecheck",
     base: "Slabs.tla",

@@ -406,7 +406,13 @@ export class CompletionReader {
     try {
       value = bytes !== undefined
         ? decode(bytes, 0, bytes.length, this.buffers.resolve, this.errorClasses, this.movedPayloads.get(handle))
-        : table.readPayload(index, this.buffers.resolve, this.errorClasses);
+        : decode(
+          table.payloadBytes(index),
+          table.payloadStart(index),
+          table.fields.payloadLength(index),
+          this.buffers.resolve,
+          this.errorClasses,
+        );
     } catch (error) {
       if (error instanceof MissingBuffer) return false;
       value = error;

@@ -2,9 +2,10 @@
  * The typed view of a task record's fields: one accessor per field and access kind, so that no code
  * outside `record/` computes a record's word offsets.
  *
- * What it owns: nothing but the arithmetic from (record index, field) to a word of the record area, and
- * the choice of facade call for each access. The fields themselves are described at {@link RecordWords}
- * (`record/task.ts`); who may write each one, and when, is that file's contract.
+ * What it owns: the arithmetic from (record index, field) to a word of the record area, the choice of
+ * facade call for each access, and the names of the fields' values ({@link TaskState}, {@link Origin},
+ * {@link Outcome}, {@link TaskFlags}). The fields themselves are described at {@link RecordWords}; who may
+ * write each one, and when, is the contract of `task.ts` (and `payload.ts` for the payload's words).
  *
  * Naming. An accessor says how it reaches shared memory, because the protocols depend on it:
  * - `field(i)` / `setField(i, v)`: a plain read / write (`mem.read`, `mem.write`), for words that one
@@ -29,7 +30,7 @@ import { mem } from "../protocol/atomics.ts";
  * `RECORD_HEADER_WORDS` words (`protocol/layout.ts`); its inline payload follows.
  */
 export const RecordWords = Object.freeze({
-  /** `TaskState` (`task.ts`). */
+  /** {@link TaskState}. */
   state: 0,
   /** The generation of the handle that owns the record now. */
   generation: 1,
@@ -39,11 +40,11 @@ export const RecordWords = Object.freeze({
   payloadLength: 3,
   /** First overflow block of the payload, or -1. */
   payloadBlock: 4,
-  /** `Outcome` (`task.ts`) once DONE. */
+  /** {@link Outcome} once DONE. */
   outcome: 5,
   /** The worker that ran (or runs) the task, or -1. */
   worker: 6,
-  /** `Origin` (`task.ts`): who waits for the result. */
+  /** {@link Origin}: who waits for the result. */
   origin: 7,
   /** A forked subtask's latch (see `protocol/latch.ts`): its joiner waits on this word. */
   latch: 8,
@@ -70,6 +71,49 @@ export const RecordWords = Object.freeze({
    */
   submittedAt: 14,
 });
+
+/** Who submitted a task, and so how its completion is announced. */
+export const Origin = Object.freeze({
+  /** Submitted by the main thread: the handle goes to the completion queue. */
+  MAIN: 0,
+  /** Forked by `join` or `scope` on a worker: the latch word is set and notified. */
+  FORK: 1,
+});
+
+/** The life of a record. */
+export const TaskState = Object.freeze({
+  /** In the free list. */
+  FREE: 0,
+  /** Arguments written; the handle is in a queue or a deque. */
+  QUEUED: 1,
+  /** A worker took it and is running it. */
+  RUNNING: 2,
+  /** The result (or error) is written; the handle is in the completion queue. */
+  DONE: 3,
+  /**
+   * Free, in one thread's private cache (the `worker` word says whose: -1 for the main thread), or just
+   * taken from it or from the shared free list by that thread. After a worker dies, the main thread
+   * returns every record the dead worker had cached (or was taking) to the shared free list.
+   */
+  CACHED: 4,
+  /**
+   * A submitted task its caller aborted while it waited in a queue (the main thread's compare-exchange
+   * from QUEUED won against the worker's to RUNNING): it never runs; the worker that takes its handle
+   * frees the record.
+   */
+  CANCELLED: 5,
+});
+
+/** What a DONE record's payload holds. */
+export const Outcome = Object.freeze({
+  /** The task's return value (or what its promise resolved to). */
+  VALUE: 0,
+  /** What the task threw (or its promise rejected with). */
+  ERROR: 1,
+});
+
+/** A payload length that means: the payload did not fit in shared memory and travels by message. */
+export const PAYLOAD_BY_MESSAGE = -1;
 
 /** Bits of a submitted task's {@link RecordWords.flags} word. */
 export const TaskFlags = Object.freeze({

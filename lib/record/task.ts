@@ -1,15 +1,11 @@
 /**
- * Task records and their payloads in the pool's SharedArrayBuffer.
+ * Task records in the pool's SharedArrayBuffer: the table, its handles, and the free records.
  *
  * What it owns: the record table (one fixed-size record per task that is queued, running, or done but
- * not yet settled), the generation-tagged handles that name records, the overflow blocks that hold a
- * payload too large for its record, and the free lists of both (bounded MPMC queues, `injector.ts`).
- *
- * A record is a 64-byte header ({@link RecordWords}) and `inlineBytes` of payload. The payload holds the
- * encoded arguments until the worker has decoded them, then the encoded result (value or thrown error).
- * A payload longer than the inline area continues in a chain of blocks; each block starts with the index
- * of the next (-1 at the end). A payload of {@link SLAB_FROM} bytes or more goes whole into one slab of
- * the payload arena instead (slabs.ts), named by its record (`payloadBlock` = -2 - slot) and owned with it.
+ * not yet settled), the generation-tagged handles that name records, the free list of records (a bounded
+ * MPMC queue, `injector.ts`) and each thread's private cache of free ones, and the counts of allocations
+ * and releases. Where a record's payload lives (inline, overflow blocks, a slab) and the bytes in and out
+ * of it are `payload.ts`'s, which {@link TaskTable} extends; the fields' offsets and values are `fields.ts`'s.
  *
  * Invariants:
  * - A handle is `generation << indexBits | index`, a non-negative int32. The generation is bumped each time
@@ -45,62 +41,28 @@
  */
 
 import { mem } from "../protocol/atomics.ts";
-import { RecordFields, RecordWords } from "./fields.ts";
-
-export { RecordFields, RecordWords, submittedAtSlot, TaskFlags } from "./fields.ts";
-import { decode, type Encoder, type ErrorClasses } from "../codec/codec.ts";
 import { initInjector, Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
-import { NoteWords, type PoolLayout, RECORD_HEADER_WORDS, StatusWords } from "../protocol/layout.ts";
-import { notesOf } from "../protocol/memory.ts";
+import { NoteWords, type PoolLayout, StatusWords } from "../protocol/layout.ts";
 import { asLevel, Level, type LevelIndex } from "../protocol/levels.ts";
-import { producerThreadId, slotCounts, slotNotes } from "../protocol/producers.ts";
-import { NO_SLAB, SLAB_FROM, SLAB_REGION_BYTES, SlabTable } from "./slabs.ts";
+import { slotCounts } from "../protocol/producers.ts";
+import { RecordWords, TaskState } from "./fields.ts";
+import { ALLOCATING, BLOCK, BLOCK_RECORD, NO_BLOCK, Payloads, RELEASING, threadNotes } from "./payload.ts";
+import { SLAB_REGION_BYTES, SlabTable } from "./slabs.ts";
 
-/** Who submitted a task, and so how its completion is announced. */
-export const Origin = Object.freeze({
-  /** Submitted by the main thread: the handle goes to the completion queue. */
-  MAIN: 0,
-  /** Forked by `join` or `scope` on a worker: the latch word is set and notified. */
-  FORK: 1,
-});
-
-/** The life of a record. */
-export const TaskState = Object.freeze({
-  /** In the free list. */
-  FREE: 0,
-  /** Arguments written; the handle is in a queue or a deque. */
-  QUEUED: 1,
-  /** A worker took it and is running it. */
-  RUNNING: 2,
-  /** The result (or error) is written; the handle is in the completion queue. */
-  DONE: 3,
-  /**
-   * Free, in one thread's private cache (the `worker` word says whose: -1 for the main thread), or just
-   * taken from it or from the shared free list by that thread. After a worker dies, the main thread
-   * returns every record the dead worker had cached (or was taking) to the shared free list.
-   */
-  CACHED: 4,
-  /**
-   * A submitted task its caller aborted while it waited in a queue (the main thread's compare-exchange
-   * from QUEUED won against the worker's to RUNNING): it never runs; the worker that takes its handle
-   * frees the record.
-   */
-  CANCELLED: 5,
-});
-
-/** What a DONE record's payload holds. */
-export const Outcome = Object.freeze({
-  /** The task's return value (or what its promise resolved to). */
-  VALUE: 0,
-  /** What the task threw (or its promise rejected with). */
-  ERROR: 1,
-});
+export {
+  Origin,
+  Outcome,
+  PAYLOAD_BY_MESSAGE,
+  RecordFields,
+  RecordWords,
+  submittedAtSlot,
+  TaskFlags,
+  TaskState,
+} from "./fields.ts";
+export { type PayloadSource, TABLE_NOTE_WORDS, tableNotesInStep } from "./payload.ts";
 
 /** Returned by {@link TaskTable.allocate} when every record is in use. */
 export const NO_RECORD = -1;
-
-/** A payload length that means: the payload did not fit in shared memory and travels by message. */
-export const PAYLOAD_BY_MESSAGE = -1;
 
 /** The most free records one thread keeps in its private cache (fewer in a small table: see cacheLimit). */
 export const LOCAL_FREE_RECORDS = 1024;
@@ -114,35 +76,12 @@ export function cacheLimit(taskCapacity: number, workers: number): number {
   return Math.min(LOCAL_FREE_RECORDS, Math.floor(taskCapacity / (8 * (workers + 1))));
 }
 
-/** The table notes' words (see `TaskTable.note`). */
-const ALLOCATING = 0;
-const RELEASING = 1;
-const BLOCK = 2;
-const BLOCK_RECORD = 3;
-/** How many. */
-export const TABLE_NOTE_WORDS = 4;
-
 /**
- * Whether a table's notes (see `TaskTable.note`) say a step is under way: a record or a block in hand.
- * (`[BLOCK_RECORD]` only qualifies `[BLOCK]`, and keeps its last value.)
- *
- * @param notes A worker's table notes (layout.ts NoteWords.table).
- * @returns `true` if a step is under way.
- */
-export function tableNotesInStep(notes: Int32Array): boolean {
-  return notes[ALLOCATING] !== -1 || notes[RELEASING] !== -1 || notes[BLOCK] !== -1;
-}
-
-const NO_BLOCK = -1;
-/** A `payloadBlock` word at or below this names slab `SLAB_REF - word` (see slabs.ts) instead of a block. */
-const SLAB_REF = -2;
-
-/**
- * A handle on the pool's task records and payload blocks.
+ * A thread's handle on the pool's task records: handles, allocation and release, the free records; and,
+ * from {@link Payloads} (payload.ts), their payloads.
  *
  * @example Usage
  * ```ts
- * import { Encoder } from "../codec/codec.ts";
  * import { poolLayout } from "../protocol/layout.ts";
  * import { TaskTable } from "./task.ts";
  * const layout = poolLayout({ workers: 1, dequeCapacity: 4, taskCapacity: 4, inlineBytes: 64, blockBytes: 128, blocks: 4 });
@@ -150,41 +89,20 @@ const SLAB_REF = -2;
  * TaskTable.init(buffer, layout);
  * const table = new TaskTable(buffer, layout);
  * const handle = table.allocate();
- * const encoder = new Encoder();
- * encoder.encode([1, 2]);
- * table.writePayload(table.indexOf(handle), encoder.bytes);
- * console.log(table.readPayload(table.indexOf(handle))); // [ 1, 2 ]
+ * const index = table.indexOf(handle);
+ * table.writePayload(index, new Uint8Array([1, 2, 3]));
+ * console.log(table.payloadBytes(index)[table.payloadStart(index) + 2], table.isCurrent(handle)); // 3 true
  * ```
  */
-export class TaskTable {
-  /** Int32 view of the record area. */
-  readonly words: Int32Array;
-  /** The typed view of the records' fields (`fields.ts`): how code outside `record/` reaches them. */
-  readonly fields: RecordFields;
-  /** Byte view of the record area. */
-  readonly bytes: Uint8Array;
-  /** Int32 view of the block area. */
-  readonly blockWords: Int32Array;
-  /** Byte view of the block area. */
-  readonly blockBytes: Uint8Array;
+export class TaskTable extends Payloads {
   /** Free record indices. */
   readonly freeRecords: Injector;
-  /** Free block indices. */
-  readonly freeBlocks: Injector;
-  /** The slabs of large payloads. */
-  readonly slabs: SlabTable;
   /** Bits of a handle that hold the record index. */
   readonly indexBits: number;
   /** `taskCapacity - 1`. */
   readonly indexMask: number;
   /** Generations wrap at this mask. */
   readonly generationMask: number;
-  /** Int32 words per record. */
-  readonly recordWords: number;
-  /** Payload bytes inside a record. */
-  readonly inlineBytes: number;
-  /** Bytes per block, its next word included. */
-  readonly bytesPerBlock: number;
   /**
    * The main thread, while it reads a run of completions ({@link TaskTable.holdFreed}): the records they
    * free stay in the private cache past its bound, for the backlog it feeds right after.
@@ -207,13 +125,8 @@ export class TaskTable {
     if (!hold) this.trimCache(this.cacheBound);
   }
 
-  /** Words per block. */
-  readonly wordsPerBlock: number;
-  private scratch = new Uint8Array(1024);
   /** Free records this thread released and may reuse without touching the shared free list. */
   private readonly cache: number[] = [];
-  /** The cache's owner as written in the `worker` word of a CACHED record: a worker index, or -1. */
-  private readonly owner: number;
   /** The most records {@link TaskTable.release} keeps in the cache. */
   private readonly cacheBound: number;
   /** Releases of a handle whose record was already free or reused: reports of a task made twice. */
@@ -264,6 +177,7 @@ export class TaskTable {
    * @param layout Its layout.
    * @param owner The thread this handle belongs to: a worker index, or -1 for the main thread.
    * @param arena The payload arena the pool made (undefined for none).
+   * @param slot The producer slot of a producer in another thread (0 for the owner's and a worker).
    */
   constructor(
     buffer: SharedArrayBuffer | ArrayBuffer,
@@ -272,16 +186,9 @@ export class TaskTable {
     arena?: SharedArrayBuffer,
     slot = 0,
   ) {
-    const { taskCapacity, blocks, inlineBytes, blockBytes, workers } = layout.shape;
-    // A producer in another thread (slot > 0) notes its steps in its slot's notes, as a worker does in its
-    // own, and marks what it holds with an id past every worker's (protocol/producers.ts).
-    const notes = (at: number, words?: number) =>
-      slot > 0 ? slotNotes(buffer, layout, slot, at, words) : notesOf(buffer, layout, owner, at, words);
+    super(buffer, layout, owner, arena, slot);
+    const { taskCapacity, workers } = layout.shape;
     const shared = owner >= 0 || slot > 0;
-    this.owner = slot > 0 ? producerThreadId(layout, slot) : owner;
-    this.note = shared ? notes(NoteWords.table, TABLE_NOTE_WORDS) : new Int32Array(TABLE_NOTE_WORDS);
-    // (A worker's: the main thread's recovery of its predecessor, if any, is done.)
-    this.note.fill(-1);
     // A producer in another thread keeps no cache: every record it marks CACHED is one it took for a task
     // (the owner then knows one it reclaims after the thread died was allocated: a death inside a step).
     this.cacheBound = slot > 0 ? 0 : cacheLimit(taskCapacity, workers);
@@ -299,28 +206,14 @@ export class TaskTable {
       { length: layout.shape.producers ?? 0 },
       (_, i) => slotCounts(buffer, layout, i + 1),
     );
-    this.words = new Int32Array(buffer, layout.records, (taskCapacity * layout.recordBytes) / 4);
-    this.bytes = new Uint8Array(buffer, layout.records, taskCapacity * layout.recordBytes);
-    this.fields = new RecordFields(this.words, layout.recordBytes / 4);
-    this.blockWords = new Int32Array(buffer, layout.blockArea, (blocks * blockBytes) / 4);
-    this.blockBytes = new Uint8Array(buffer, layout.blockArea, blocks * blockBytes);
     // A worker's notes in the pool's buffer (the main thread completes its operation if it dies in one).
     this.freeRecords = new Injector(
       { buffer, byteOffset: layout.freeRecords, capacity: taskCapacity },
-      shared ? notes(NoteWords.freeRecords) : undefined,
+      shared ? threadNotes(buffer, layout, owner, slot, NoteWords.freeRecords) : undefined,
     );
-    this.freeBlocks = new Injector(
-      { buffer, byteOffset: layout.freeBlocks, capacity: blocks },
-      shared ? notes(NoteWords.freeBlocks) : undefined,
-    );
-    this.slabs = new SlabTable(new Int32Array(buffer, layout.slabs, SLAB_REGION_BYTES / 4), arena, this.owner);
     this.indexBits = Math.log2(taskCapacity);
     this.indexMask = taskCapacity - 1;
     this.generationMask = 2 ** (31 - this.indexBits) - 1;
-    this.recordWords = layout.recordBytes / 4;
-    this.inlineBytes = inlineBytes;
-    this.bytesPerBlock = blockBytes;
-    this.wordsPerBlock = blockBytes / 4;
   }
 
   /** The record index a handle names. */
@@ -334,11 +227,6 @@ export class TaskTable {
    */
   levelOf(handle: number): LevelIndex {
     return asLevel(this.fields.level(handle & this.indexMask));
-  }
-
-  /** The word index of `field` of record `index`. */
-  at(index: number, field: number): number {
-    return index * this.recordWords + field;
   }
 
   /**
@@ -541,12 +429,6 @@ export class TaskTable {
     return back;
   }
 
-  /** Whether `block` is the head of record `index`'s block chain (a noted block is linked at the head). */
-  private linkedAt(index: number, block: number): boolean {
-    return index >= 0 && index <= this.indexMask &&
-      mem.read(this.words, this.at(index, RecordWords.payloadBlock)) === block;
-  }
-
   /** Completes a give-back cut short (see `giveBack`). */
   private repairReleasing(): void {
     const index = this.note[RELEASING];
@@ -572,17 +454,6 @@ export class TaskTable {
 
   /** Set while `allocate` or `release` moves a record between the cache and a caller. */
   private busy = false;
-  /**
-   * This handle's notes: `[ALLOCATING]`, a record `allocate` took from the shared free list and has not yet
-   * marked as ours (CACHED); `[RELEASING]`, a record being given back to it (see `giveBack`); `[BLOCK]`, an
-   * overflow block in hand, taken for record `[BLOCK_RECORD]`'s payload and not yet linked into its chain,
-   * or unlinked from it and not yet given back (see `writeBlocks`, `freePayload`); -1 if none.
-   * A worker's are in the pool's buffer (layout.ts NoteWords.table), so that the main thread can complete
-   * them if it dies ({@link TaskTable.recoverNotes}). Plain element stores, not facade calls: a call could
-   * be where the thread dies (see the deque's notes).
-   */
-  private readonly note: Int32Array;
-
   /**
    * The record's owner. Frees the record `handle` names, once: a no-op (counted) if the record was freed
    * already or has been reused since, so that two reports of the same task cannot free a record twice
@@ -676,263 +547,5 @@ export class TaskTable {
       reclaimed++;
     }
     return reclaimed;
-  }
-
-  /**
-   * Copies a record's payload bytes out (inline part and block chain) and frees its blocks: the bytes
-   * then live in this thread's memory, and the blocks serve others.
-   *
-   * @param index The record index.
-   * @returns The payload's bytes.
-   */
-  takePayloadBytes(index: number): Uint8Array {
-    const length = mem.read(this.words, this.at(index, RecordWords.payloadLength));
-    const start = this.at(index, RECORD_HEADER_WORDS) * 4;
-    const slab = SLAB_REF - mem.read(this.words, this.at(index, RecordWords.payloadBlock));
-    if (slab >= 0) {
-      const bytes = this.slabs.bytes(slab).slice(0, length);
-      this.freePayload(index);
-      return bytes;
-    }
-    const out = new Uint8Array(length);
-    out.set(this.bytes.subarray(start, start + Math.min(length, this.inlineBytes)), 0);
-    const per = this.bytesPerBlock - 4;
-    let block = mem.read(this.words, this.at(index, RecordWords.payloadBlock));
-    for (let from = this.inlineBytes; from < length; from += per) {
-      const chunk = Math.min(per, length - from);
-      const at = block * this.bytesPerBlock + 4;
-      out.set(this.blockBytes.subarray(at, at + chunk), from);
-      block = mem.read(this.blockWords, block * this.wordsPerBlock);
-    }
-    this.freePayload(index);
-    return out;
-  }
-
-  /** Whether record `index`'s payload holds overflow blocks or a slab. */
-  holdsBlocks(index: number): boolean {
-    return mem.read(this.words, this.at(index, RecordWords.payloadBlock)) !== NO_BLOCK;
-  }
-
-  /**
-   * The record's owner. Stores `source` as the payload: inline, then in blocks; or in one slab.
-   *
-   * @param index The record index.
-   * @param source The encoded bytes, or the encoder holding them (whose deferred runs, see codec.ts, are
-   * then copied straight from the caller's buffers into the slab: one copy for a large payload).
-   * @returns `true`, or `false` if there are not enough free blocks (nothing is written then).
-   */
-  writePayload(index: number, source: Uint8Array | Encoder): boolean {
-    const length = source.length;
-    const inline = this.inlineBytes;
-    const start = this.at(index, RECORD_HEADER_WORDS) * 4;
-    this.freePayload(index);
-    if (length > inline) {
-      // Large (or out of blocks): one slab, one bulk copy, decoded in place. Else (or out of slabs): blocks.
-      const large = length >= SLAB_FROM;
-      if (!large && !(source instanceof Uint8Array)) source = source.bytes;
-      if (large || !this.writeBlocks(index, source as Uint8Array)) {
-        const slab = this.takeSlab(length);
-        if (slab !== NO_SLAB) {
-          const bytes = this.slabs.bytes(slab);
-          if (source instanceof Uint8Array) bytes.set(source);
-          else source.copyTo(bytes, 0);
-          mem.write(this.words, this.at(index, RecordWords.payloadBlock), SLAB_REF - slab); // spec: RecordNameSlab
-          mem.write(this.words, this.at(index, RecordWords.payloadLength), length);
-          return true;
-        }
-        if (!(source instanceof Uint8Array)) source = source.bytes;
-        if (!large || !this.writeBlocks(index, source)) return false;
-      }
-    }
-    this.copyInline(start, source instanceof Uint8Array ? source : source.bytes, 0, length < inline ? length : inline);
-    mem.write(this.words, this.at(index, RecordWords.payloadLength), length);
-    return true;
-  }
-
-  /** Copies `n` bytes of `bytes` from `from` into the records' bytes at `start`: by element when short. */
-  private copyInline(start: number, bytes: Uint8Array, from: number, n: number): void {
-    const target = this.bytes;
-    if (n <= 64) {
-      for (let i = 0; i < n; i++) target[start + i] = bytes[from + i];
-    } else {
-      target.set(bytes.subarray(from, from + n), start);
-    }
-  }
-
-  /**
-   * The record's owner. Stores `length` bytes of `bytes` from `from` as the payload: copied straight into
-   * the record when they fit inline (no view made), else as {@link TaskTable.writePayload} does.
-   *
-   * @param index The record index.
-   * @param bytes The buffer holding the encoding.
-   * @param from Its first byte's index.
-   * @param length Its length.
-   * @returns `true`, or `false` if there are not enough free blocks (nothing is written then).
-   */
-  writeRange(index: number, bytes: Uint8Array, from: number, length: number): boolean {
-    if (length > this.inlineBytes) return this.writePayload(index, bytes.subarray(from, from + length));
-    this.freePayload(index);
-    this.copyInline(this.at(index, RECORD_HEADER_WORDS) * 4, bytes, from, length);
-    mem.write(this.words, this.at(index, RecordWords.payloadLength), length);
-    return true;
-  }
-
-  /** A slab for `length` bytes; the main thread resets the arena (if nothing is in it) before giving up. */
-  private takeSlab(length: number): number {
-    const slab = this.slabs.take(length);
-    // (Not for a payload larger than the arena, nor without one: a reset could not help.)
-    if (slab !== NO_SLAB || this.owner !== -1 || length > this.slabs.maxBytes || !this.slabs.reset()) return slab;
-    return this.slabs.take(length);
-  }
-
-  /**
-   * Writes the part of `source` past the inline area into a chain of blocks; false if too few are free.
-   * Each block is linked into the record's chain as it is taken (at its head), so that whoever frees the
-   * record frees it: a throw or a death between two takes strands none. The block in hand between its
-   * take and its link is noted (`[BLOCK]`). The chain ends up in the reverse order of the takes, and the
-   * chunks are written along it.
-   */
-  private writeBlocks(index: number, source: Uint8Array): boolean {
-    const length = source.length;
-    const inline = this.inlineBytes;
-    const per = this.bytesPerBlock - 4;
-    const needed = Math.ceil((length - inline) / per);
-    const headAt = this.at(index, RecordWords.payloadBlock);
-    const note = this.note;
-    note[BLOCK_RECORD] = index;
-    for (let i = 0; i < needed; i++) {
-      const block = this.freeBlocks.pop();
-      if (block === QUEUE_EMPTY) {
-        this.freePayload(index);
-        return false;
-      }
-      note[BLOCK] = block; // (no call between the pop's return and this store)
-      mem.write(this.blockWords, block * this.wordsPerBlock, mem.read(this.words, headAt));
-      mem.write(this.words, headAt, block);
-      note[BLOCK] = -1;
-    }
-    let block = mem.read(this.words, headAt);
-    for (let from = inline; from < length; from += per) {
-      const chunk = Math.min(per, length - from);
-      this.blockBytes.set(source.subarray(from, from + chunk), block * this.bytesPerBlock + 4);
-      block = mem.read(this.blockWords, block * this.wordsPerBlock);
-    }
-    return true;
-  }
-
-  /**
-   * The record's owner. Stores the encoder's last encoding as the payload; without allocating when it fits
-   * inline (the common case: the codec copies straight into the record).
-   *
-   * @param index The record index.
-   * @param encoder An encoder whose last `encode` succeeded.
-   * @returns `true`, or `false` if there are not enough free blocks (nothing is written then).
-   */
-  writeEncoded(index: number, encoder: Encoder): boolean {
-    const length = encoder.length;
-    if (length > this.inlineBytes) return this.writePayload(index, encoder);
-    this.freePayload(index);
-    encoder.copyTo(this.bytes, this.at(index, RECORD_HEADER_WORDS) * 4);
-    mem.write(this.words, this.at(index, RecordWords.payloadLength), length);
-    return true;
-  }
-
-  /**
-   * The record's owner. Decodes the payload, then frees its blocks.
-   *
-   * @param index The record index.
-   * @param resolveBuffer Maps a shared-buffer id to its buffer (see `codec.ts`).
-   * @param errorClasses Error classes to decode errors as (see `codec.ts`).
-   * @param moved The buffers the payload's value moved (see `codec.ts`), if it moved any.
-   * @returns The decoded value.
-   * @throws {Error} If the payload does not decode (or a shared buffer cannot be resolved).
-   */
-  readPayload(
-    index: number,
-    resolveBuffer?: (id: number) => SharedArrayBuffer,
-    errorClasses?: ErrorClasses,
-    moved?: readonly ArrayBuffer[],
-  ): unknown {
-    const length = mem.read(this.words, this.at(index, RecordWords.payloadLength));
-    const start = this.at(index, RECORD_HEADER_WORDS) * 4;
-    if (length <= this.inlineBytes) return decode(this.bytes, start, length, resolveBuffer, errorClasses, moved);
-    const slab = SLAB_REF - mem.read(this.words, this.at(index, RecordWords.payloadBlock));
-    if (slab >= 0) return decode(this.slabs.bytes(slab), 0, length, resolveBuffer, errorClasses, moved);
-    if (this.scratch.length < length) this.scratch = new Uint8Array(2 ** Math.ceil(Math.log2(length)));
-    const scratch = this.scratch;
-    scratch.set(this.bytes.subarray(start, start + this.inlineBytes), 0);
-    const per = this.bytesPerBlock - 4;
-    let block = mem.read(this.words, this.at(index, RecordWords.payloadBlock));
-    for (let from = this.inlineBytes; from < length; from += per) {
-      const chunk = Math.min(per, length - from);
-      const at = block * this.bytesPerBlock + 4;
-      scratch.set(this.blockBytes.subarray(at, at + chunk), from);
-      block = mem.read(this.blockWords, block * this.wordsPerBlock);
-    }
-    return decode(scratch, 0, length, resolveBuffer, errorClasses, moved);
-  }
-
-  /**
-   * The record's owner. Returns the payload's overflow blocks to the free list.
-   *
-   * @param index The record index.
-   */
-  freePayload(index: number): void {
-    const blockAt = this.at(index, RecordWords.payloadBlock);
-    let block = mem.read(this.words, blockAt);
-    if (block <= SLAB_REF) {
-      // Freed, then forgotten: a slot still named by a record is never taken for a dead worker's (slabs.ts).
-      this.slabs.give(SLAB_REF - block);
-      // A store, not a plain write: recovery reads it with a load, and must not see the clear before the
-      // give-back above (Slabs.tla: the order makes reclaim safe; a plain write would not keep it).
-      mem.store(this.words, blockAt, NO_BLOCK); // spec: FreeClearRecord
-      return;
-    }
-    // One block at a time, unlinked from the head of the chain and then given back: the rest stays
-    // reachable from the record, so a throw or a death between two frees strands none and frees none
-    // twice. The block in hand is noted (`[BLOCK]`), and `published` reset so that a repair can tell
-    // whether its push got as far as publishing.
-    const note = this.note;
-    note[BLOCK_RECORD] = index;
-    while (block !== NO_BLOCK) {
-      const next = mem.read(this.blockWords, block * this.wordsPerBlock);
-      note[BLOCK] = block;
-      mem.write(this.words, blockAt, next);
-      this.freeBlocks.published = QUEUE_EMPTY;
-      this.freeBlocks.pushPatiently(block);
-      note[BLOCK] = -1;
-      block = next;
-    }
-  }
-
-  /** The largest payload the pool can ever hold: the inline area plus every block, or a slab of the arena. */
-  maxPayloadBytes(): number {
-    // Read once: every term is fixed when the pool's memory is set up (the arena's cap is written by its
-    // init, before any thread opens a table), and a submission asks for it every time.
-    if (this.maxPayload < 0) {
-      this.maxPayload = Math.max(
-        this.inlineBytes + this.freeBlocks.capacity * (this.bytesPerBlock - 4),
-        this.slabs.maxBytes,
-      );
-    }
-    return this.maxPayload;
-  }
-  private maxPayload = -1;
-
-  /**
-   * The main thread, after worker `dead` died and its records were repaired, before its replacement starts:
-   * empties the slabs it took and never put in a record (see {@link SlabTable.reclaim}).
-   *
-   * @param dead The dead worker's index.
-   * @returns How many came back.
-   */
-  reclaimSlabsOf(dead: number): number {
-    const capacity = this.indexMask + 1;
-    return this.slabs.reclaim(dead, (slab) => {
-      for (let i = 0; i < capacity; i++) {
-        if (mem.load(this.words, this.at(i, RecordWords.payloadBlock)) === SLAB_REF - slab) return true; // spec: ReclaimReadRecord
-      }
-      return false;
-    });
   }
 }

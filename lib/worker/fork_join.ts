@@ -339,7 +339,12 @@ export class ForkJoin implements ForkJoinHost {
       if (stash !== undefined) {
         value = decode(stash, 0, stash.length, this.buffers.resolve);
       } else {
-        value = table.readPayload(index, this.buffers.resolve);
+        value = decode(
+          table.payloadBytes(index),
+          table.payloadStart(index),
+          table.fields.payloadLength(index),
+          this.buffers.resolve,
+        );
       }
     } finally {
       this.forks.forget(handle);
@@ -357,7 +362,12 @@ export class ForkJoin implements ForkJoinHost {
     let args = this.forks.takeArgs(index);
     if (args === undefined) {
       try {
-        args = table.readPayload(index, this.buffers.resolve) as unknown[];
+        args = decode(
+          table.payloadBytes(index),
+          table.payloadStart(index),
+          table.fields.payloadLength(index),
+          this.buffers.resolve,
+        ) as unknown[];
       } catch (error) {
         this.forks.forget(handle);
         table.release(index);

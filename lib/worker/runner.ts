@@ -27,7 +27,7 @@
 
 import { mem } from "../protocol/atomics.ts";
 import { type BufferRegistry, MissingBuffer } from "../codec/buffers.ts";
-import type { Encoder } from "../codec/codec.ts";
+import { decode, type Encoder } from "../codec/codec.ts";
 import type { WorkerGuard } from "../protocol/kill_guard.ts";
 import { StatusWords } from "../protocol/layout.ts";
 import { asyncForkError } from "../forkjoin/join.ts";
@@ -227,7 +227,14 @@ export class Runner {
     let args: unknown;
     try {
       const moved = this.mail.moved(handle);
-      args = table.readPayload(index, this.buffers.resolve, undefined, moved);
+      args = decode(
+        table.payloadBytes(index),
+        table.payloadStart(index),
+        table.fields.payloadLength(index),
+        this.buffers.resolve,
+        undefined,
+        moved,
+      );
       if (moved !== undefined) this.mail.forgetMoved(handle);
     } catch (error) {
       if (error instanceof MissingBuffer) {

@@ -450,8 +450,8 @@ test("small integers take one byte, strings two bytes of header and one per Lati
   assertEquals([...encoder.bytes], [0x06, 3, 0x00, 0x01], "wide bytes");
 });
 
-test("the format table in codec.ts's module doc names the tag each kind is encoded with", () => {
-  const source = readFileSync(fileURLToPath(new URL("../../lib/codec/codec.ts", import.meta.url).href), "utf8");
+test("the format table in format.ts's module doc names the tag each kind is encoded with", () => {
+  const source = readFileSync(fileURLToPath(new URL("../../lib/codec/format.ts", import.meta.url).href), "utf8");
   const tableRows = source.split("\n").filter((line) => /^ \* \| 0x/.test(line)).join("\n");
   const sab = new SharedArrayBuffer(8);
   const encoder = new Encoder({ shareBuffer: () => 0 });
@@ -900,7 +900,7 @@ test("corrupt bytes throw a clear Error: truncation, trailing bytes, unknown tag
 });
 
 test("a run of 256 bytes or more starts at a multiple of 16 from the encoding's start, whatever comes before it", () => {
-  // The format's alignment (codec.ts ALIGN_FROM): the runtimes copy into and out of shared memory fast only
+  // The format's alignment (format.ts ALIGN_FROM): the runtimes copy into and out of shared memory fast only
   // when both ends are aligned alike; 8 was not enough for Bun (docs/benchmarks.md). Deferred runs count:
   // a run after one of odd length is aligned from the encoding's start, not the scratch's.
   fc.assert(

@@ -400,7 +400,9 @@ export interface PoolMutant {
     | "worker/fork_join.ts"
     | "protocol/kill_guard.ts"
     | "record/slabs.ts"
-    | "codec/codec.ts";
+    | "codec/decoder.ts"
+    | "codec/encoder.ts"
+    | "codec/scratch.ts";
   bug: string;
   patches: Patch[];
   /** The scenario of `tests/pool/cancel_test.ts` that catches it. */
@@ -437,25 +439,26 @@ export const PAYLOAD_MUTANTS: readonly PayloadMutant[] = [
   },
   {
     name: "run_padding_not_skipped",
-    module: "codec/codec.ts",
+    module: "codec/decoder.ts",
     bug: "the decoder does not skip the alignment padding of a long run of bytes: it reads them shifted",
     patches: [{ find: "      this.pos += pad;\n", replace: "      void pad; // BUG: padding read as data\n" }],
     caughtBy: "everySize",
   },
   {
     name: "defer_padding_ignores_deferred",
-    module: "codec/codec.ts",
+    module: "codec/scratch.ts",
     bug: "a long run's alignment padding is counted from the scratch, not the encoding: after a deferred run of " +
       "odd length, the next run is padded wrongly and decodes shifted",
     patches: [{
-      find: "      for (let pad = -(pos + this.deferredBytes) & 15; pad > 0; pad--) out[pos++] = 0;\n",
-      replace: "      for (let pad = -pos & 15; pad > 0; pad--) out[pos++] = 0; // BUG: deferred bytes not counted\n",
+      find: "      for (let pad = -(pos + this.deferredBytes) & (RUN_ALIGN - 1); pad > 0; pad--) out[pos++] = 0;\n",
+      replace:
+        "      for (let pad = -pos & (RUN_ALIGN - 1); pad > 0; pad--) out[pos++] = 0; // BUG: deferred bytes not counted\n",
     }],
     caughtBy: "deferredArgs",
   },
   {
     name: "defer_despite_getters",
-    module: "codec/codec.ts",
+    module: "codec/scratch.ts",
     bug: "runs are deferred whatever follows them: a getter read after a large argument rewrites its bytes " +
       "before they are copied",
     patches: [{
@@ -466,7 +469,7 @@ export const PAYLOAD_MUTANTS: readonly PayloadMutant[] = [
   },
   {
     name: "transfer_takes_the_original",
-    module: "codec/codec.ts",
+    module: "codec/encoder.ts",
     bug: "a large result's own buffer is transferred, not a copy of its bytes: the task's buffer is detached " +
       "under it, and a view at an offset arrives as the wrong bytes",
     patches: [{
@@ -483,7 +486,7 @@ export const PAYLOAD_MUTANTS: readonly PayloadMutant[] = [
  */
 export interface TextMutant {
   name: string;
-  module: "codec/codec.ts" | "codec/text.ts";
+  module: "codec/decoder.ts" | "codec/format.ts" | "codec/text.ts";
   bug: string;
   patches: Patch[];
 }
@@ -495,7 +498,7 @@ export interface TextMutant {
 export const TEXT_MUTANTS: readonly TextMutant[] = [
   {
     name: "utf8_drops_bom",
-    module: "codec/codec.ts",
+    module: "codec/decoder.ts",
     bug: "the UTF-8 decoder is the default one, which drops a leading U+FEFF as a byte-order mark",
     patches: [{
       find: 'const utf8Decoder = new TextDecoder("utf-8", { ignoreBOM: true, fatal: true });\n',
@@ -514,19 +517,11 @@ export const TEXT_MUTANTS: readonly TextMutant[] = [
   },
   {
     name: "runs_aligned_to_8",
-    module: "codec/codec.ts",
+    module: "codec/format.ts",
     bug: "long runs of bytes are aligned to 8 from the encoding's start, not 16 (encoder and decoder alike, so " +
       "every value still round-trips): Bun copied 64 KiB into shared memory three times slower",
-    patches: [
-      {
-        find: "      for (let pad = -(pos + this.deferredBytes) & 15; pad > 0; pad--) out[pos++] = 0;\n",
-        replace: "      for (let pad = -(pos + this.deferredBytes) & 7; pad > 0; pad--) out[pos++] = 0; // BUG: 8\n",
-      },
-      {
-        find: "      const pad = -(this.pos - this.start) & 15; // (see ALIGN_FROM)\n",
-        replace: "      const pad = -(this.pos - this.start) & 7; // BUG: 8\n",
-      },
-    ],
+    // One constant of the format, which the encoder's padding (scratch.ts) and the decoder's skip read.
+    patches: [{ find: "export const RUN_ALIGN = 16;\n", replace: "export const RUN_ALIGN = 8; // BUG: 8\n" }],
   },
   {
     name: "one_byte_read_short",

@@ -318,7 +318,7 @@ test("move() marks made by another copy of filch are honoured (one mark set per 
 });
 
 /**
- * Large arguments copied once, straight from the caller's buffers (codec.ts, `deferFrom`): several runs of
+ * Large arguments copied once, straight from the caller's buffers (encoder.ts, `deferFrom`): several runs of
  * odd lengths and offsets in one task; a getter after a large argument that rewrites it (the bytes sent
  * are those read before it ran); and one buffer rewritten between submissions, many of which wait in the
  * backlog of a small arena (each task gets the bytes of its call). Returns the wrong ones.
