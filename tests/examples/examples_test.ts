@@ -23,7 +23,7 @@ for (const demo of DEMOS) {
   test(
     `examples/${demo.name}/main.ts runs to its end on ${runtime} and its pool's result equals the sequential one`,
     () => {
-      const file = fileURLToPath(new URL(`../examples/${demo.name}/main.ts`, import.meta.url));
+      const file = fileURLToPath(new URL(`../../examples/${demo.name}/main.ts`, import.meta.url));
       const process = (globalThis as unknown as { process: { execPath: string } }).process;
       const args = runtime === "deno" ? ["run", "-A", file, ...demo.args] : [file, ...demo.args];
       const run = spawnSync(process.execPath, args, { encoding: "utf8", timeout: DEADLINE_MS });

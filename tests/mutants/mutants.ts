@@ -939,28 +939,16 @@ export const ORDER_MUTANTS: readonly OrderMutant[] = [
  */
 export interface LevelsMutant {
   name: string;
-  module: "protocol/levels.ts" | "protocol/memory.ts";
+  module: "protocol/levels.ts";
   bug: string;
   patches: Patch[];
 }
 
 /**
- * The levels' mutants: their regions opened as one queue, a level never served, the levels served upside
- * down, a level never announced, a
+ * The levels' mutants: a level never served, the levels served upside down, a level never announced, a
  * streak never restarted, a lower level looked at by popping (its order lost).
  */
 export const LEVELS_MUTANTS: readonly LevelsMutant[] = [
-  {
-    name: "levels_share_one_queue",
-    module: "protocol/memory.ts",
-    bug: "the pool memory opens the normal level's region for every level: the three priorities become one " +
-      "FIFO queue, and a high task waits behind every older normal or low one",
-    patches: [{
-      find: "    return levelRegions(layout).map((byteOffset) => ({ buffer, byteOffset, capacity })) as [\n",
-      replace:
-        "    return levelRegions(layout).map(() => ({ buffer, byteOffset: levelRegions(layout)[1], capacity })) as [ // BUG: one region\n",
-    }],
-  },
   {
     name: "level_quota_ignored",
     module: "protocol/levels.ts",
@@ -1015,6 +1003,33 @@ export const LEVELS_MUTANTS: readonly LevelsMutant[] = [
         "        this.queues[lower].pushPatiently(peeked);\n" +
         "        this.streaks[lower]++;\n" +
         "      }\n",
+    }],
+  },
+];
+
+/**
+ * A bug of the pool memory (`lib/protocol/memory.ts`, the views every part takes), caught by a real pool's
+ * checks in the mutation run: the memory is wiring, not a protocol of its own, so its mutants open a region
+ * in the wrong place, and the protocol that lives there shows it.
+ */
+export interface MemoryMutant {
+  name: string;
+  module: "protocol/memory.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/** The pool memory's mutants. */
+export const MEMORY_MUTANTS: readonly MemoryMutant[] = [
+  {
+    name: "levels_share_one_queue",
+    module: "protocol/memory.ts",
+    bug: "the pool memory opens the normal level's region for every level: the three priorities become one " +
+      "FIFO queue, and a high task waits behind every older normal or low one",
+    patches: [{
+      find: "    return levelRegions(layout).map((byteOffset) => ({ buffer, byteOffset, capacity })) as [\n",
+      replace:
+        "    return levelRegions(layout).map(() => ({ buffer, byteOffset: levelRegions(layout)[1], capacity })) as [ // BUG: one region\n",
     }],
   },
 ];

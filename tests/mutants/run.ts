@@ -47,6 +47,7 @@ import {
   LEVELS_MUTANTS,
   LINGER_MUTANTS,
   MAP_MUTANTS,
+  MEMORY_MUTANTS,
   ORDER_MUTANTS,
   type Patch,
   PAYLOAD_MUTANTS,
@@ -131,6 +132,7 @@ export const GROUPS: readonly Group[] = [
     checks: ["tests/lincheck/levels_test.ts", "tests/pool/priority_test.ts"],
     fast: true,
   },
+  { name: "memory", mutants: pool(MEMORY_MUTANTS), checks: ["tests/pool/priority_test.ts"], fast: true },
   { name: "async_bound", mutants: pool(ASYNC_BOUND_MUTANTS), checks: ["tests/pool/async_bound_test.ts"], fast: true },
   {
     name: "producers",
