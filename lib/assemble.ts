@@ -53,7 +53,7 @@ export interface AssembledPool {
 export function assemblePool(moduleUrl: string, options: ResolvedOptions): AssembledPool {
   // Step 1: the buffer, its deques and queues (protocol/memory.ts), the records, the metrics.
   const memory = PoolMemory.create(options.shape, payloadArena(options.payloadMemory));
-  TaskTable.init(memory.buffer, memory.layout, memory.arena);
+  TaskTable.init(memory);
   const since = epochMs();
   let metrics: PoolMetrics | undefined;
   if (options.metrics) {

@@ -214,7 +214,7 @@ export class Producer implements CompletionHooks {
       notes(NoteWords.injectorLow)!,
     ]);
     const completions = new Injector(channel.queue, notes(NoteWords.completions));
-    this.table = new TaskTable(buffer, layout, -1, memory.arena, slot);
+    this.table = new TaskTable(memory, { slot });
     // Each producer's pending count in shared memory: a remote one's for the owner's close, and, in a
     // bounded pool, the owner's own too, for the room check of every producer (room.ts).
     const bounded = options.maxPending !== Infinity;

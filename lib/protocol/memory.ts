@@ -3,12 +3,14 @@
  * every typed view of the pool's regions, opened once per thread (as rayon-core's `Registry` and Tokio's
  * `Shared` are built once and handed to every part).
  *
- * What it owns: the views of the buffer's regions, made here and nowhere else in `lib/` (the task
- * records' own views aside, made by `record/task.ts`): the control words, the workers' status lines, each
- * worker's deque region and its stealer handle, the sleep words, each producer's completion channel, the
- * notes of each worker and of each remote producer slot, and the lines of each slot. A part of the pool
- * takes from a {@link PoolMemory} the views it needs; a handle that keeps per-thread state (a deque's
- * owner handle, the injectors with a thread's notes) is opened from it by the thread that uses it.
+ * What it owns: the views of the buffer's regions, made here and nowhere else in `lib/`: the control
+ * words, the workers' status lines, each worker's deque region and its stealer handle, the sleep words,
+ * each producer's completion channel, the notes of each worker and of each remote producer slot, the lines
+ * of each slot (its waiting word, its counts), and the task table's regions ({@link RecordMemory}: the
+ * records, the overflow blocks, the slab table, the two free lists), which `record/` reads and writes
+ * through its own handles. A part of the pool takes from a {@link PoolMemory} the views it needs; a handle
+ * that keeps per-thread state (a deque's owner handle, the injectors with a thread's notes, a thread's
+ * `TaskTable`) is opened from it by the thread that uses it.
  *
  * Invariants: a {@link PoolMemory} makes no write: opening one on a buffer the owner set up
  * ({@link PoolMemory.create}) changes nothing, so that a thread opens its own at any time. Its handles are
@@ -32,6 +34,7 @@ import {
   poolLayout,
   type PoolShape,
   ProducerWords,
+  SLAB_REGION_BYTES,
   StatusWords,
 } from "./layout.ts";
 import { levelRegions, Levels } from "./levels.ts";
@@ -49,6 +52,27 @@ export interface ProducerChannel {
   readonly waiting: number;
 }
 
+/**
+ * The task table's regions (read and written through `record/`'s handles: `record/task.ts`,
+ * `record/payload.ts`, `record/slabs.ts`).
+ */
+export interface RecordMemory {
+  /** The record area's words: record `i` is `layout.recordBytes / 4` words from word `i * recordBytes / 4`. */
+  readonly words: Int32Array;
+  /** The record area's bytes (the same memory as {@link RecordMemory.words}). */
+  readonly bytes: Uint8Array;
+  /** The overflow blocks' words: block `i` from word `i * blockBytes / 4` (its first word: the next block). */
+  readonly blockWords: Int32Array;
+  /** The overflow blocks' bytes (the same memory as {@link RecordMemory.blockWords}). */
+  readonly blockBytes: Uint8Array;
+  /** The slab table's words (`SLAB_REGION_BYTES`; `record/slabs.ts`). */
+  readonly slabWords: Int32Array;
+  /** The free list of records (capacity `taskCapacity`). */
+  readonly freeRecords: InjectorRegion;
+  /** The free list of overflow blocks (capacity `blocks`). */
+  readonly freeBlocks: InjectorRegion;
+}
+
 /** The notes of each handle on the three queues of tasks from outside, by level: high, normal, low. */
 export type LevelNotes = readonly [Int32Array, Int32Array, Int32Array];
 
@@ -62,6 +86,7 @@ export type LevelNotes = readonly [Int32Array, Int32Array, Int32Array];
  * console.log(memory.stealers.length, memory.channels.length); // 2 1
  * const mine = new PoolMemory(memory.buffer, memory.layout); // another thread's, on the same buffer
  * console.log(mine.control.length); // 48
+ * console.log(mine.records.freeRecords.capacity, mine.records.bytes.length); // 16 2048
  * ```
  */
 export class PoolMemory {
@@ -85,6 +110,8 @@ export class PoolMemory {
   readonly channels: readonly ProducerChannel[];
   /** The sleep words (protocol/sleep.ts), as this thread wakes and sleeps. */
   readonly sleep: Sleep;
+  /** The task table's regions (records, blocks, slabs, free lists), for this thread's `TaskTable`. */
+  readonly records: RecordMemory;
 
   /**
    * Opens this thread's views of a pool's buffer (set up by {@link PoolMemory.create} in the owner).
@@ -105,12 +132,14 @@ export class PoolMemory {
     this.stealers = Array.from({ length: workers }, (_, i) => new Stealer(this.dequeRegion(i)));
     this.channels = allChannels(buffer, layout);
     this.sleep = new Sleep(buffer, layout.sleep, workers);
+    this.records = recordMemory(buffer, layout);
   }
 
   /**
    * The owner, once: a new buffer for `shape`, its deques and queues initialized (each deque, the injector
    * of each priority level, each producer's completion queue), opened. The task records and the metrics
-   * are set up by their own layers (record/task.ts `TaskTable.init`, lib/assemble.ts).
+   * are set up by their own layers, in this memory's views (record/task.ts `TaskTable.init`,
+   * lib/assemble.ts).
    *
    * @param shape The sizes (validated by `poolLayout`).
    * @param arena The arena of large payloads, if any.
@@ -219,6 +248,32 @@ export class PoolMemory {
   slotLine(slot: number): Int32Array {
     return this.channels[slot].words;
   }
+
+  /**
+   * The counts line of remote slot `slot` (1 to {@link PoolMemory.producers}): its producers' record
+   * allocations and releases (see {@link slotCounts}).
+   *
+   * @param slot The slot.
+   * @returns Its words.
+   */
+  slotCounts(slot: number): Int32Array {
+    return slotCounts(this.buffer, this.layout, slot);
+  }
+}
+
+/** The task table's regions of a pool's buffer (see {@link RecordMemory}). */
+function recordMemory(buffer: SharedArrayBuffer, layout: PoolLayout): RecordMemory {
+  const { taskCapacity, blocks, blockBytes } = layout.shape;
+  const recordArea = taskCapacity * layout.recordBytes;
+  return {
+    words: new Int32Array(buffer, layout.records, recordArea / 4),
+    bytes: new Uint8Array(buffer, layout.records, recordArea),
+    blockWords: new Int32Array(buffer, layout.blockArea, (blocks * blockBytes) / 4),
+    blockBytes: new Uint8Array(buffer, layout.blockArea, blocks * blockBytes),
+    slabWords: new Int32Array(buffer, layout.slabs, SLAB_REGION_BYTES / 4),
+    freeRecords: { buffer, byteOffset: layout.freeRecords, capacity: taskCapacity },
+    freeBlocks: { buffer, byteOffset: layout.freeBlocks, capacity: blocks },
+  };
 }
 
 /**

@@ -73,13 +73,12 @@ export interface RecordCensus {
  *
  * @example Usage
  * ```ts
- * import { poolLayout } from "../protocol/layout.ts";
+ * import { PoolMemory } from "../protocol/memory.ts";
  * import { TaskTable } from "./task.ts";
  * import { idleAccountingErrors, recordCensus } from "./census.ts";
- * const layout = poolLayout({ workers: 1, dequeCapacity: 4, taskCapacity: 4, inlineBytes: 64, blockBytes: 128, blocks: 4 });
- * const buffer = new SharedArrayBuffer(layout.totalBytes);
- * TaskTable.init(buffer, layout);
- * const table = new TaskTable(buffer, layout);
+ * const memory = PoolMemory.create({ workers: 1, dequeCapacity: 4, taskCapacity: 4, inlineBytes: 64, blockBytes: 128, blocks: 4 });
+ * TaskTable.init(memory);
+ * const table = new TaskTable(memory);
  * const handle = table.allocate();
  * console.log(recordCensus(table).allocations); // 1
  * table.release(table.indexOf(handle));

@@ -1,6 +1,6 @@
 /**
- * Where a task record's payload lives, and the bytes in and out of it: the record area's views, the
- * overflow blocks and their free list, the slabs of the payload arena; writing a payload, handing its bytes
+ * Where a task record's payload lives, and the bytes in and out of it: the record area, the overflow
+ * blocks and their free list, the slabs of the payload arena; writing a payload, handing its bytes
  * to the caller, freeing it. The bytes are opaque here: the codec (`codec/`) makes and reads them, and this
  * layer imports nothing of it (a {@link PayloadSource} is anything that can copy its bytes out, as the
  * codec's Encoder can).
@@ -11,6 +11,8 @@
  * block starts with the index of the next (-1 at the end). A payload of {@link SLAB_FROM} bytes or more goes
  * whole into one slab of the payload arena instead (slabs.ts), named by its record (`payloadBlock` = -2 -
  * slot) and owned with it. Its `payloadLength` word says how many bytes (or PAYLOAD_BY_MESSAGE, fields.ts).
+ * The typed views of these regions are the pool memory's (`protocol/memory.ts` `PoolMemory.records`,
+ * opened once per thread); a handle takes them in its constructor and opens none of its own.
  *
  * Invariants:
  * - Payload bytes, the payload words of a record and the block chain are plain accesses (`mem.read` /
@@ -31,11 +33,11 @@
 
 import { mem } from "../protocol/atomics.ts";
 import { Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
-import { NoteWords, type PoolLayout, RECORD_HEADER_WORDS } from "../protocol/layout.ts";
-import { notesOf } from "../protocol/memory.ts";
-import { producerThreadId, slotNotes } from "../protocol/producers.ts";
+import { NoteWords, RECORD_HEADER_WORDS } from "../protocol/layout.ts";
+import type { PoolMemory } from "../protocol/memory.ts";
+import { producerThreadId } from "../protocol/producers.ts";
 import { RecordFields, RecordWords } from "./fields.ts";
-import { NO_SLAB, SLAB_FROM, SLAB_REGION_BYTES, SlabTable } from "./slabs.ts";
+import { NO_SLAB, SLAB_FROM, SlabTable } from "./slabs.ts";
 
 // The table notes' words (see `Payloads.note`).
 /** A record `allocate` took from the shared free list and has not yet marked as ours (task.ts). */
@@ -80,20 +82,30 @@ export interface PayloadSource {
 }
 
 /**
+ * Whose handle on the task records a `TaskTable` (or its {@link Payloads}) is: a worker's, the owner's
+ * producer's (the main thread), or a producer's in another thread.
+ */
+export interface TableThread {
+  /** A worker index, or -1 (the default) for a producer: the owner's or another thread's. */
+  readonly owner?: number;
+  /** The producer slot of a producer in another thread (1 to `shape.producers`); 0 (the default) else. */
+  readonly slot?: number;
+}
+
+/**
  * The notes array of the thread a handle belongs to: a worker's own (`owner` ≥ 0), a producer slot's in
  * another thread (`slot` > 0), each in the pool's buffer.
  *
  * @returns The `words` notes words at `at` of that thread.
  */
 export function threadNotes(
-  buffer: SharedArrayBuffer | ArrayBuffer,
-  layout: PoolLayout,
+  memory: PoolMemory,
   owner: number,
   slot: number,
   at: number,
   words?: number,
 ): Int32Array {
-  return slot > 0 ? slotNotes(buffer, layout, slot, at, words) : notesOf(buffer, layout, owner, at, words);
+  return slot > 0 ? memory.slotNotes(slot, at, words) : memory.notes(owner, at, words);
 }
 
 /**
@@ -102,12 +114,11 @@ export function threadNotes(
  *
  * @example Usage
  * ```ts
- * import { poolLayout } from "../protocol/layout.ts";
+ * import { PoolMemory } from "../protocol/memory.ts";
  * import { TaskTable } from "./task.ts";
- * const layout = poolLayout({ workers: 1, dequeCapacity: 4, taskCapacity: 4, inlineBytes: 64, blockBytes: 128, blocks: 4 });
- * const buffer = new SharedArrayBuffer(layout.totalBytes);
- * TaskTable.init(buffer, layout);
- * const table = new TaskTable(buffer, layout);
+ * const memory = PoolMemory.create({ workers: 1, dequeCapacity: 4, taskCapacity: 4, inlineBytes: 64, blockBytes: 128, blocks: 4 });
+ * TaskTable.init(memory);
+ * const table = new TaskTable(memory);
  * const index = table.indexOf(table.allocate());
  * table.writePayload(index, new Uint8Array(200).fill(7)); // inline, then a chain of blocks
  * const bytes = table.payloadBytes(index);
@@ -157,42 +168,36 @@ export class Payloads {
   private maxPayload = -1;
 
   /**
-   * Opens the payload views of an initialized buffer (see `TaskTable`'s constructor).
+   * Takes the payload views of an initialized pool from this thread's memory (see `TaskTable`'s
+   * constructor).
    *
-   * @param buffer The pool's buffer.
-   * @param layout Its layout.
-   * @param owner The thread this handle belongs to: a worker index, or -1 for the main thread.
-   * @param arena The payload arena the pool made (undefined for none).
-   * @param slot The producer slot of a producer in another thread (0 for the owner's and a worker).
+   * @param memory This thread's memory of the pool (its records' regions, its notes, its arena).
+   * @param thread Whose handle this is (a worker's, or a producer's: the owner's or a remote slot's).
    */
-  constructor(
-    buffer: SharedArrayBuffer | ArrayBuffer,
-    layout: PoolLayout,
-    owner: number,
-    arena?: SharedArrayBuffer,
-    slot = 0,
-  ) {
-    const { taskCapacity, blocks, inlineBytes, blockBytes } = layout.shape;
+  constructor(memory: PoolMemory, thread: TableThread = {}) {
+    const { owner = -1, slot = 0 } = thread;
+    const { layout, records } = memory;
+    const { taskCapacity, inlineBytes, blockBytes } = layout.shape;
     // A producer in another thread (slot > 0) notes its steps in its slot's notes, as a worker does in its
     // own, and marks what it holds with an id past every worker's (protocol/producers.ts).
     const shared = owner >= 0 || slot > 0;
     this.owner = slot > 0 ? producerThreadId(layout, slot) : owner;
     this.note = shared
-      ? threadNotes(buffer, layout, owner, slot, NoteWords.table, TABLE_NOTE_WORDS)
+      ? threadNotes(memory, owner, slot, NoteWords.table, TABLE_NOTE_WORDS)
       : new Int32Array(TABLE_NOTE_WORDS);
     // (A worker's: the main thread's recovery of its predecessor, if any, is done.)
     this.note.fill(-1);
-    this.words = new Int32Array(buffer, layout.records, (taskCapacity * layout.recordBytes) / 4);
-    this.bytes = new Uint8Array(buffer, layout.records, taskCapacity * layout.recordBytes);
+    this.words = records.words;
+    this.bytes = records.bytes;
     this.fields = new RecordFields(this.words, layout.recordBytes / 4);
-    this.blockWords = new Int32Array(buffer, layout.blockArea, (blocks * blockBytes) / 4);
-    this.blockBytes = new Uint8Array(buffer, layout.blockArea, blocks * blockBytes);
+    this.blockWords = records.blockWords;
+    this.blockBytes = records.blockBytes;
     // A worker's notes in the pool's buffer (the main thread completes its operation if it dies in one).
     this.freeBlocks = new Injector(
-      { buffer, byteOffset: layout.freeBlocks, capacity: blocks },
-      shared ? threadNotes(buffer, layout, owner, slot, NoteWords.freeBlocks) : undefined,
+      records.freeBlocks,
+      shared ? threadNotes(memory, owner, slot, NoteWords.freeBlocks) : undefined,
     );
-    this.slabs = new SlabTable(new Int32Array(buffer, layout.slabs, SLAB_REGION_BYTES / 4), arena, this.owner);
+    this.slabs = new SlabTable(records.slabWords, memory.arena, this.owner);
     this.recordCount = taskCapacity;
     this.recordWords = layout.recordBytes / 4;
     this.inlineBytes = inlineBytes;

@@ -42,12 +42,21 @@
 
 import { mem } from "../protocol/atomics.ts";
 import { initInjector, Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
-import { NoteWords, type PoolLayout, StatusWords } from "../protocol/layout.ts";
+import { NoteWords, StatusWords } from "../protocol/layout.ts";
 import { asLevel, Level, type LevelIndex } from "../protocol/levels.ts";
-import { slotCounts } from "../protocol/producers.ts";
+import type { PoolMemory } from "../protocol/memory.ts";
 import { RecordWords, TaskState } from "./fields.ts";
-import { ALLOCATING, BLOCK, BLOCK_RECORD, NO_BLOCK, Payloads, RELEASING, threadNotes } from "./payload.ts";
-import { SLAB_REGION_BYTES, SlabTable } from "./slabs.ts";
+import {
+  ALLOCATING,
+  BLOCK,
+  BLOCK_RECORD,
+  NO_BLOCK,
+  Payloads,
+  RELEASING,
+  type TableThread,
+  threadNotes,
+} from "./payload.ts";
+import { SlabTable } from "./slabs.ts";
 
 export {
   Origin,
@@ -59,7 +68,7 @@ export {
   TaskFlags,
   TaskState,
 } from "./fields.ts";
-export { type PayloadSource, TABLE_NOTE_WORDS, tableNotesInStep } from "./payload.ts";
+export { type PayloadSource, TABLE_NOTE_WORDS, tableNotesInStep, type TableThread } from "./payload.ts";
 
 /** Returned by {@link TaskTable.allocate} when every record is in use. */
 export const NO_RECORD = -1;
@@ -82,12 +91,11 @@ export function cacheLimit(taskCapacity: number, workers: number): number {
  *
  * @example Usage
  * ```ts
- * import { poolLayout } from "../protocol/layout.ts";
+ * import { PoolMemory } from "../protocol/memory.ts";
  * import { TaskTable } from "./task.ts";
- * const layout = poolLayout({ workers: 1, dequeCapacity: 4, taskCapacity: 4, inlineBytes: 64, blockBytes: 128, blocks: 4 });
- * const buffer = new SharedArrayBuffer(layout.totalBytes);
- * TaskTable.init(buffer, layout);
- * const table = new TaskTable(buffer, layout);
+ * const memory = PoolMemory.create({ workers: 1, dequeCapacity: 4, taskCapacity: 4, inlineBytes: 64, blockBytes: 128, blocks: 4 });
+ * TaskTable.init(memory);
+ * const table = new TaskTable(memory); // the main thread's; a worker's: new TaskTable(memory, { owner: 0 })
  * const handle = table.allocate();
  * const index = table.indexOf(handle);
  * table.writePayload(index, new Uint8Array([1, 2, 3]));
@@ -149,18 +157,18 @@ export class TaskTable extends Payloads {
   private readonly status: Int32Array;
 
   /**
-   * Writes the initial state: every record and block free.
+   * The owner, once, on a new pool's memory: writes the initial state, every record and block free (and
+   * the slab table, over the memory's arena if any).
    *
-   * @param buffer The pool's buffer.
-   * @param layout Its layout.
-   * @param arena The payload arena (a growable SharedArrayBuffer), or undefined for none.
+   * @param memory The owner's memory of the new pool (`PoolMemory.create`).
    */
-  static init(buffer: SharedArrayBuffer | ArrayBuffer, layout: PoolLayout, arena?: SharedArrayBuffer): void {
-    const { taskCapacity, blocks } = layout.shape;
-    SlabTable.init(new Int32Array(buffer, layout.slabs, SLAB_REGION_BYTES / 4), arena);
-    initInjector({ buffer, byteOffset: layout.freeRecords, capacity: taskCapacity });
-    initInjector({ buffer, byteOffset: layout.freeBlocks, capacity: blocks });
-    const table = new TaskTable(buffer, layout);
+  static init(memory: PoolMemory): void {
+    const { taskCapacity, blocks } = memory.layout.shape;
+    const { records } = memory;
+    SlabTable.init(records.slabWords, memory.arena);
+    initInjector(records.freeRecords);
+    initInjector(records.freeBlocks);
+    const table = new TaskTable(memory);
     for (let i = 0; i < taskCapacity; i++) {
       // No payload: a record reclaimed from a dead worker that had just taken it (before allocate wrote
       // this) must not free block 0, which it never held.
@@ -171,45 +179,32 @@ export class TaskTable extends Payloads {
   }
 
   /**
-   * Opens a handle on the records of an initialized buffer.
+   * Opens a handle on the records of an initialized pool, with the views of this thread's memory.
    *
-   * @param buffer The pool's buffer.
-   * @param layout Its layout.
-   * @param owner The thread this handle belongs to: a worker index, or -1 for the main thread.
-   * @param arena The payload arena the pool made (undefined for none).
-   * @param slot The producer slot of a producer in another thread (0 for the owner's and a worker).
+   * @param memory This thread's memory of the pool (its records' regions, status lines, notes, arena).
+   * @param thread Whose handle this is: `owner`, a worker index, or -1 (the default) for a producer;
+   * `slot`, the producer slot of a producer in another thread (0, the default, for the owner's producer
+   * and a worker).
    */
-  constructor(
-    buffer: SharedArrayBuffer | ArrayBuffer,
-    layout: PoolLayout,
-    owner = -1,
-    arena?: SharedArrayBuffer,
-    slot = 0,
-  ) {
-    super(buffer, layout, owner, arena, slot);
-    const { taskCapacity, workers } = layout.shape;
+  constructor(memory: PoolMemory, thread: TableThread = {}) {
+    super(memory, thread);
+    const { owner = -1, slot = 0 } = thread;
+    const { taskCapacity, workers } = memory.layout.shape;
     const shared = owner >= 0 || slot > 0;
     // A producer in another thread keeps no cache: every record it marks CACHED is one it took for a task
     // (the owner then knows one it reclaims after the thread died was allocated: a death inside a step).
     this.cacheBound = slot > 0 ? 0 : cacheLimit(taskCapacity, workers);
-    this.status = new Int32Array(buffer, layout.status, workers * StatusWords.count);
-    // A producer in another thread counts in its slot's counts line (protocol/producers.ts), which the
+    this.status = memory.status;
+    // A producer in another thread counts in its slot's counts line (protocol/memory.ts), which the
     // owner's accounting sums with the workers'.
-    this.counts = owner >= 0
-      ? this.status
-      : slot > 0
-      ? slotCounts(buffer, layout, slot)
-      : new Int32Array(StatusWords.count);
+    this.counts = owner >= 0 ? this.status : slot > 0 ? memory.slotCounts(slot) : new Int32Array(StatusWords.count);
     this.countsAt = owner >= 0 ? owner * StatusWords.count : 0;
     this.ownCounts = owner < 0 && slot === 0;
-    this.remoteCounts = Array.from(
-      { length: layout.shape.producers ?? 0 },
-      (_, i) => slotCounts(buffer, layout, i + 1),
-    );
+    this.remoteCounts = Array.from({ length: memory.producers }, (_, i) => memory.slotCounts(i + 1));
     // A worker's notes in the pool's buffer (the main thread completes its operation if it dies in one).
     this.freeRecords = new Injector(
-      { buffer, byteOffset: layout.freeRecords, capacity: taskCapacity },
-      shared ? threadNotes(buffer, layout, owner, slot, NoteWords.freeRecords) : undefined,
+      memory.records.freeRecords,
+      shared ? threadNotes(memory, owner, slot, NoteWords.freeRecords) : undefined,
     );
     this.indexBits = Math.log2(taskCapacity);
     this.indexMask = taskCapacity - 1;
@@ -282,12 +277,11 @@ export class TaskTable extends Payloads {
    *
    * @example Usage
    * ```ts
-   * import { poolLayout } from "../protocol/layout.ts";
+   * import { PoolMemory } from "../protocol/memory.ts";
    * import { TaskTable } from "./task.ts";
-   * const layout = poolLayout({ workers: 1, dequeCapacity: 4, taskCapacity: 4, inlineBytes: 64, blockBytes: 128, blocks: 4 });
-   * const buffer = new SharedArrayBuffer(layout.totalBytes);
-   * TaskTable.init(buffer, layout);
-   * const table = new TaskTable(buffer, layout);
+   * const memory = PoolMemory.create({ workers: 1, dequeCapacity: 4, taskCapacity: 4, inlineBytes: 64, blockBytes: 128, blocks: 4 });
+   * TaskTable.init(memory);
+   * const table = new TaskTable(memory);
    * table.release(table.indexOf(table.allocate()));
    * console.log(table.accounting()); // { allocations: 1, releases: 1 }
    * ```

@@ -147,7 +147,7 @@ export class WorkerLoop {
       )
     );
     const sleep = memory.sleep;
-    const table = new TaskTable(memory.buffer, memory.layout, index, memory.arena);
+    const table = new TaskTable(memory, { owner: index });
     const tasks = new TaskFunctions(functions);
     const buffers = new BufferRegistry(control, ControlWords.nextBufferId, (id, buffer) => {
       post({ type: "buffer", id, buffer });

@@ -230,10 +230,10 @@ const SCENARIOS: Record<RecordMutant["caughtBy"], Scenario> = {
     const { TaskTable, TaskState } = await import(
       new URL("record/task.ts", poolUrl).href
     ) as typeof import("../../lib/record/task.ts");
-    const { poolLayout } = await import(
-      new URL("protocol/layout.ts", poolUrl).href
-    ) as typeof import("../../lib/protocol/layout.ts");
-    const layout = poolLayout({
+    const { PoolMemory } = await import(
+      new URL("protocol/memory.ts", poolUrl).href
+    ) as typeof import("../../lib/protocol/memory.ts");
+    const memory = PoolMemory.create({
       workers: 1,
       dequeCapacity: 4,
       taskCapacity: 2,
@@ -241,9 +241,8 @@ const SCENARIOS: Record<RecordMutant["caughtBy"], Scenario> = {
       blockBytes: 128,
       blocks: 4,
     });
-    const buffer = new SharedArrayBuffer(layout.totalBytes);
-    TaskTable.init(buffer, layout);
-    const table = new TaskTable(buffer, layout);
+    TaskTable.init(memory);
+    const table = new TaskTable(memory);
     const problems: string[] = [];
     /** Allocates record `index` (others taken and given back), publishes it as RUNNING on worker 0. */
     const take = (index: number): number => {
