@@ -16,7 +16,7 @@
 (* A steal or pop that returns EMPTY/RETRY changes nothing, so it is a     *)
 (* stutter here; ChaseLev.tla checks separately, as action properties,      *)
 (* that pop's EMPTY and push's "full" are exact and that steal's EMPTY is  *)
-(* justified (see spec/README.md).                                          *)
+(* justified (see spec/docs/ChaseLev.md).                                   *)
 (***************************************************************************)
 EXTENDS Integers, Sequences
 

@@ -13,7 +13,7 @@
 (* queue, but it is already decided which value the consumer will return.  *)
 (* A push that returns false and a pop that returns EMPTY change nothing,  *)
 (* so they are stutters here; Injector.tla states separately, as action    *)
-(* properties, when the code may return them (see spec/README.md).         *)
+(* properties, when the code may return them (see spec/docs/Injector.md).  *)
 (***************************************************************************)
 EXTENDS Integers, Sequences
 

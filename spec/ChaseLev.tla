@@ -14,7 +14,7 @@
 (* Owner's deque into its own deque (stealHalfInto's dst is the caller's   *)
 (* own deque). Thieves do not steal half from each other: a task could     *)
 (* then bounce between thieves for ever, so a deque's indices would have   *)
-(* no bound and no finite modulus would be sound (see README).              *)
+(* no bound and no finite modulus would be sound (see spec/docs/ChaseLev.md). *)
 (*                                                                          *)
 (* Indices. The code's int32 words wrap at 2^32; here the words wrap at    *)
 (* Modulus. The state holds each index unwrapped (a plain integer), and    *)
@@ -38,8 +38,8 @@ CONSTANTS
 
 ASSUME CapacityOk == Capacity \in {2, 4, 8} /\ Pushes \in Nat /\ InitIndex \in Nat \ {0}
 ASSUME ModulusOk == Modulus \in Nat \ {0} /\ Modulus % Capacity = 0
-\* Every difference the code computes is, unwrapped, in -1..Pushes+Capacity (README: "Why the modulus
-\* is sound"), so the signed wrapping difference is exact, and no compare-exchange can match a top that
+\* Every difference the code computes is, unwrapped, in -1..Pushes+Capacity (spec/docs/ChaseLev.md: "Why the real
+\* modulus is sound"), so the signed wrapping difference is exact, and no compare-exchange can match a top that
 \* moved by a whole Modulus (top moves at most Pushes times per deque).
 ASSUME CountersWideEnough == Modulus >= 2 * (Pushes + Capacity) + 2
 

@@ -98,7 +98,7 @@ Match(e) ==
 
 \* approximateLength (lib/protocol/deque.ts, `length`) by the owner: between two of its operations, it loads its
 \* own deque's top or bottom. It writes nothing and decides nothing in ChaseLev, so it is not an action of
-\* the spec (spec/README.md): a load that must see the word's value in the state it is taken in, and changes
+\* the spec (spec/docs/Trace.md): a load that must see the word's value in the state it is taken in, and changes
 \* no variable. It does not match a load by a thread inside an operation, of another deque, or of a slot.
 \* (A lazy join, keepsInline in lib/worker/fork_join.ts, made these loads until 2026-11-27; it now reads the
 \* same two words plainly (`dequeDepth` there), which no trace logs. No pool code makes this load now.)

@@ -45,7 +45,7 @@ ASSUME ConstantsOk ==
 ASSUME ModulusOk == Modulus \in Nat \ {0} /\ Modulus % Capacity = 0
 
 Pushes == Cardinality(Producers) * PushesEach
-\* Every difference the code computes is, unwrapped, in -Capacity..Pushes+Capacity-1 (README: "Why the
+\* Every difference the code computes is, unwrapped, in -Capacity..Pushes+Capacity-1 (spec/docs/Injector.md: "Why the
 \* modulus is sound"), so the signed wrapping difference is exact, and no compare-exchange can match a
 \* head or tail that moved by a whole Modulus (each moves at most Pushes times).
 ASSUME CountersWideEnough == Modulus >= 2 * (Pushes + Capacity)
@@ -272,7 +272,7 @@ PopReleaseSeq(i) ==
 (* length: two reads, head first. Its answer is not used here (its         *)
 (* callers: the main thread's recheck of the completion queue,             *)
 (* MainRecheckCompletions in SleepWake.tla, and the batch size of          *)
-(* worker.ts's findWork); LengthCoversSize says what it means.             *)
+(* worker/search.ts's findWork); LengthCoversSize says what it means.      *)
 
 LengthReadHead(i) ==
     /\ loc[i].pc = "Idle" /\ i \in Consumers /\ Lengths
@@ -448,7 +448,7 @@ PopEmptyJustified ==
 \* length never reports less than the size at its read of tail, and reports 0 only if the queue was
 \* empty from its read of head to its read of tail (head = tail = the head it read; with
 \* PositionsMonotonic, nothing was pushed or popped in between). With PositionsMonotonic, a result > 0
-\* also means the queue was non-empty at some moment of the call (README).
+\* also means the queue was non-empty at some moment of the call (spec/docs/Injector.md).
 LengthCoversSize ==
     [][\A i \in Threads :
          (loc[i].pc = "LengthReadTail" /\ LengthReadTail(i))

@@ -44,7 +44,7 @@
 (* that sees 1 changes nothing, and it polls again later. Whether the task *)
 (* finished meanwhile (the reason to withdraw) is a free choice. One       *)
 (* worker, never replaced: a replacement starts with a new epoch, so the   *)
-(* killed worker's `mine` never comes back (spec/README.md says what that  *)
+(* killed worker's `mine` never comes back (spec/docs/KillGuard.md says what that *)
 (* assumes of the guard word).                                             *)
 (***************************************************************************)
 EXTENDS Integers

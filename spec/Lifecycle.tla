@@ -38,7 +38,7 @@
 (* Death. A worker dies (at most MaxDeaths times in all) only where the    *)
 (* code can die: inside task code, or at the loop's await points (after a  *)
 (* task, in sleepAsync) -- not between two shared-memory steps of the pool *)
-(* (see README: a thread killed from outside at such a point is not        *)
+(* (see spec/docs/Lifecycle.md: a thread killed from outside at such a point is not *)
 (* covered). The main thread's workerDied handles the death (recovery.ts): *)
 (* it rejects and frees the dead worker's running tasks, fails a subtask   *)
 (* it ran for a live joiner, and orphans a subtask it forked and had not   *)

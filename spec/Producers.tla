@@ -3,7 +3,7 @@
 (* Producers in other threads (issue 29): the producer's part of a task's *)
 (* lifecycle, and the owner's part in a producer's.                        *)
 (*                                                                          *)
-(* What it models (the design the lead is finishing, see spec/README.md,   *)
+(* What it models (the design the lead is finishing, see spec/docs/Producers.md, *)
 (* "Producers.tla"):                                                        *)
 (* - Slots 1..Slots of lib/protocol/producers.ts, each FREE, OPEN or DEAD, *)
 (*   with its own completion queue, waiting word and pending count. The    *)
@@ -50,11 +50,11 @@
 (* and fair share of records (a producer waits until a record is free;     *)
 (* RecordWait.tla models how it is woken then).                            *)
 (* A completion's pop, settlement and free are one step: a death between   *)
-(* them is not modelled (see the README).                                  *)
+(* them is not modelled (see spec/docs/Producers.md).                  *)
 (*                                                                          *)
 (* Mirrored by `// spec: Name` comments (one per action of Step, at the   *)
 (* access it models; some actions are shared with SleepWake.tla and       *)
-(* Lifecycle.tla, which model the same access; see the README):            *)
+(* Lifecycle.tla, which model the same access; see spec/docs/Producers.md): *)
 (* code: lib/protocol/producers.ts                                          *)
 (* code: lib/owner/links.ts                                                 *)
 (* code: lib/owner/producer_deaths.ts                                       *)
@@ -399,7 +399,7 @@ SubmitStoreQueued(h) ==
                    wvars, ovars, ghosts>>
 
 \* The push, and the mark taken off with it. The two are one step here: a death between them must leave a record
-\* the owner can tell apart (pushed: a worker frees or runs it; not pushed: the owner reclaims it). See the README:
+\* the owner can tell apart (pushed: a worker frees or runs it; not pushed: the owner reclaims it). See spec/docs/Producers.md:
 \* the code needs the injector's own note of a push (InjectorDeath.tla) or an equivalent for this.
 SubmitPushInjector(h) ==
     /\ h \in H /\ hpc[h] = "Push"

@@ -67,7 +67,7 @@ ASSUME ConstantsOk ==
     /\ Submits \in Nat /\ Forks \in Nat /\ InitJec \in 0..JecModulus - 1 /\ InitJec % 2 = 0
     /\ JecModulus % 2 = 0 /\ Main \notin Workers
 \* The code's fields: the sleeping count holds every worker (Sleep's constructor caps workers at 1023),
-\* and the JEC cannot move by a whole modulus while a worker holds a token (see README).
+\* and the JEC cannot move by a whole modulus while a worker holds a token (see spec/docs/SleepWake.md).
 ASSUME CountersWideEnough ==
     /\ SleepersModulus > Cardinality(Workers)
     /\ JecModulus > MaxJecMoves
