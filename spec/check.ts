@@ -876,6 +876,11 @@ export const RUNS: readonly Run[] = [
     kind: "mutant",
     expect: ROOM_LIVENESS,
   },
+  { name: "Graph", module: "Graph.tla", cfg: "Graph.cfg", kind: "real" },
+  { name: "GraphChain", module: "Graph.tla", cfg: "GraphChain.cfg", kind: "real" },
+  { name: "GraphJoin", module: "Graph.tla", cfg: "GraphJoin.cfg", kind: "real" },
+  { name: "GraphLiveness", module: "Graph.tla", cfg: "GraphLiveness.cfg", kind: "real" },
+  { name: "Graph1", module: "Graph.tla", cfg: "Graph1.cfg", kind: "real" },
 ];
 
 /**
@@ -910,6 +915,10 @@ export const CI_SIZES: Readonly<Record<string, Readonly<Record<string, string>>>
   // LevelsLiveness keeps its two workers, and the mutants' configurations theirs.
   LevelsStarve: { Workers: "{w1}" },
   LevelsOrder: { Workers: "{w1}" },
+  // The graph: two workers (three in the full models), nodes 2 and 3 that may throw (1 as well in the full
+  // models), node 2 alone under the liveness check, catch every graph mutant.
+  Graph: { Workers: "{w1, w2}", MayFail: "{2, 3}" },
+  GraphLiveness: { Workers: "{w1, w2}", MayFail: "{2}" },
 };
 
 /**
