@@ -431,6 +431,9 @@ SettlesAtMostOnce == \A n \in Nodes : settles[n] <= 1
 
 \* A cancelled node never runs; a rejection names a node that failed, the node itself or one upstream.
 CancelledNeverRuns == \A n \in Nodes : outcome[n] = "cancelled" => runs[n] = 0
+\* Once the owner's cancellation has visited every node, none waits or is queued: none can start any more
+\* (every start is a compare-exchange from QUEUED).
+NothingStartsAfterCancel == cidx > N => \A n \in Nodes : state[n] \notin {"WAITING", "QUEUED"}
 RejectionNamed ==
     \A n \in Nodes : outcome[n] = "rejected" => named[n] \in failed /\ named[n] \in UpOf[n] \cup {n}
 \* Downstream of a failed node, nothing runs and nothing resolves.

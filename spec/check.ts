@@ -129,6 +129,7 @@ const GRAPH_SAFETY = [
   "FreedAtMostOnce",
   "NoLeakAtRest",
   "TerminateSettlesAll",
+  "NothingStartsAfterCancel",
 ] as const;
 
 // The liveness properties of Graph.tla: a node left waiting breaks them together (it never settles, nor does
