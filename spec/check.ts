@@ -116,6 +116,26 @@ const PRODUCERS_ROUTING = ["CompletionsRouted", "CompletionOnlyToOpenSlot", "Slo
 // The liveness properties of RoomWait.tla: a hang breaks them together (the wait, the task after it, the count).
 const ROOM_LIVENESS = ["RoomServed", "AllSettled", "CountReturns"] as const;
 
+// The semantic invariants of Graph.tla (TypeOK excepted, as above): a start too early or twice, a settlement
+// twice, a cancelled node run, a rejection unnamed, a node run downstream of a failure, a record freed twice or
+// left out at rest.
+const GRAPH_SAFETY = [
+  "StartsAtMostOnce",
+  "StartsAfterInputs",
+  "SettlesAtMostOnce",
+  "CancelledNeverRuns",
+  "RejectionNamed",
+  "FailureStopsDownstream",
+  "FreedAtMostOnce",
+  "NoLeakAtRest",
+  "TerminateSettlesAll",
+  "NothingStartsAfterCancel",
+] as const;
+
+// The liveness properties of Graph.tla: a node left waiting breaks them together (it never settles, nor does
+// its record come back).
+const GRAPH_LIVENESS = ["EveryNodeSettles", "RecordsComeBack"] as const;
+
 /** Every configuration, in the order it runs. A `.cfg` under spec/ that is not listed here fails the command. */
 export const RUNS: readonly Run[] = [
   { name: "ChaseLev", module: "ChaseLev.tla", cfg: "ChaseLev.cfg", kind: "real" },
@@ -876,6 +896,118 @@ export const RUNS: readonly Run[] = [
     kind: "mutant",
     expect: ROOM_LIVENESS,
   },
+  { name: "Graph", module: "Graph.tla", cfg: "Graph.cfg", kind: "real" },
+  { name: "GraphChain", module: "Graph.tla", cfg: "GraphChain.cfg", kind: "real" },
+  { name: "GraphJoin", module: "Graph.tla", cfg: "GraphJoin.cfg", kind: "real" },
+  { name: "GraphLiveness", module: "Graph.tla", cfg: "GraphLiveness.cfg", kind: "real" },
+  { name: "Graph1", module: "Graph.tla", cfg: "Graph1.cfg", kind: "real" },
+  {
+    name: "CountDecrementedTwice",
+    module: "Graph.tla",
+    mutant: "CountDecrementedTwice",
+    cfg: "mutants/GraphSafety.cfg",
+    kind: "mutant",
+    expect: GRAPH_SAFETY,
+  },
+  {
+    name: "StartAtOne",
+    module: "Graph.tla",
+    mutant: "StartAtOne",
+    cfg: "mutants/GraphSafety.cfg",
+    kind: "mutant",
+    expect: GRAPH_SAFETY,
+  },
+  {
+    // The same on the join, whose first decrement reads 2: the early start itself.
+    name: "StartAtOne_Join",
+    module: "Graph.tla",
+    mutant: "StartAtOne",
+    cfg: "mutants/GraphJoinSafety.cfg",
+    kind: "mutant",
+    expect: ["StartsAfterInputs"],
+  },
+  {
+    name: "StartOnEveryDecrement",
+    module: "Graph.tla",
+    mutant: "StartOnEveryDecrement",
+    cfg: "mutants/GraphSafety.cfg",
+    kind: "mutant",
+    expect: GRAPH_SAFETY,
+  },
+  {
+    name: "CancelledInputLeavesWaiting",
+    module: "Graph.tla",
+    mutant: "CancelledInputLeavesWaiting",
+    cfg: "mutants/GraphSafety.cfg",
+    kind: "mutant",
+    expect: GRAPH_SAFETY,
+  },
+  {
+    // The same without NoLeakAtRest: the hang.
+    name: "CancelledInputLeavesWaiting_Liveness",
+    module: "Graph.tla",
+    mutant: "CancelledInputLeavesWaiting",
+    cfg: "mutants/GraphLiveness.cfg",
+    kind: "mutant",
+    expect: GRAPH_LIVENESS,
+  },
+  {
+    name: "RejectedInputLeavesWaiting",
+    module: "Graph.tla",
+    mutant: "RejectedInputLeavesWaiting",
+    cfg: "mutants/GraphSafety.cfg",
+    kind: "mutant",
+    expect: GRAPH_SAFETY,
+  },
+  {
+    name: "ReadBeforePublish",
+    module: "Graph.tla",
+    mutant: "ReadBeforePublish",
+    cfg: "mutants/GraphSafety.cfg",
+    kind: "mutant",
+    expect: GRAPH_SAFETY,
+  },
+  {
+    name: "DeathLeavesDependantsWaiting",
+    module: "Graph.tla",
+    mutant: "DeathLeavesDependantsWaiting",
+    cfg: "mutants/GraphSafety.cfg",
+    kind: "mutant",
+    expect: GRAPH_SAFETY,
+  },
+  {
+    // The same without NoLeakAtRest: the hang.
+    name: "DeathLeavesDependantsWaiting_Liveness",
+    module: "Graph.tla",
+    mutant: "DeathLeavesDependantsWaiting",
+    cfg: "mutants/GraphLiveness.cfg",
+    kind: "mutant",
+    expect: GRAPH_LIVENESS,
+  },
+  {
+    name: "ZeroStoresQueued",
+    module: "Graph.tla",
+    mutant: "ZeroStoresQueued",
+    cfg: "mutants/GraphSafety.cfg",
+    kind: "mutant",
+    expect: GRAPH_SAFETY,
+  },
+  {
+    name: "ZeroIgnoresCause",
+    module: "Graph.tla",
+    mutant: "ZeroIgnoresCause",
+    cfg: "mutants/GraphSafety.cfg",
+    kind: "mutant",
+    expect: GRAPH_SAFETY,
+  },
+  {
+    name: "CancelStoresCancelled",
+    module: "Graph.tla",
+    mutant: "CancelStoresCancelled",
+    cfg: "mutants/GraphSafety.cfg",
+    kind: "mutant",
+    expect: GRAPH_SAFETY,
+  },
 ];
 
 /**
@@ -910,6 +1042,10 @@ export const CI_SIZES: Readonly<Record<string, Readonly<Record<string, string>>>
   // LevelsLiveness keeps its two workers, and the mutants' configurations theirs.
   LevelsStarve: { Workers: "{w1}" },
   LevelsOrder: { Workers: "{w1}" },
+  // The graph: two workers (three in the full models), nodes 2 and 3 that may throw (1 as well in the full
+  // models), node 2 alone under the liveness check, catch every graph mutant.
+  Graph: { Workers: "{w1, w2}", MayFail: "{2, 3}" },
+  GraphLiveness: { Workers: "{w1, w2}", MayFail: "{2}" },
 };
 
 /**

@@ -937,6 +937,127 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       replace: "                [] hret[p] = \"Check\" -> Arm(p, \"Idle\", waiting[p], pw[p], ~has)   \\* BUG: armed after\n",
     }],
   },
+  // ---- Graph.tla (issue 48's dependency protocol, specified before its code) ----
+  {
+    name: "CountDecrementedTwice",
+    base: "Graph.tla",
+    bug: "a walk decrements a dependant's count and, not having reached zero, decrements it again (the walk does " +
+      "not move on): a join's count reaches zero while its other input still runs, and the node starts early",
+    patches: [{
+      find: '    /\\ IF pending[At(t)] = 1 THEN /\\ Go(t, "Zero") /\\ UNCHANGED di ELSE Next1(t)\n',
+      replace: '    /\\ IF pending[At(t)] = 1 THEN /\\ Go(t, "Zero") /\\ UNCHANGED di\n' +
+        '       ELSE /\\ Go(t, "Walk") /\\ UNCHANGED di   \\* BUG: the same dependant again\n',
+    }],
+  },
+  {
+    name: "StartAtOne",
+    base: "Graph.tla",
+    bug: "the decrement that takes the count to one (it read 2), not to zero, owns the dependant and pushes it: a " +
+      "join starts with one input still running (and a node of one input never starts)",
+    patches: [{
+      find: '    /\\ IF pending[At(t)] = 1 THEN /\\ Go(t, "Zero") /\\ UNCHANGED di ELSE Next1(t)\n',
+      replace: '    /\\ IF pending[At(t)] = 2 THEN /\\ Go(t, "Zero") /\\ UNCHANGED di ELSE Next1(t)   \\* BUG: was = 1\n',
+    }],
+  },
+  {
+    name: "StartOnEveryDecrement",
+    base: "Graph.tla",
+    bug: "every decrement, not only the one that reaches zero, goes on to the compare-exchange and the push: a join " +
+      "starts at its first input's decrement",
+    patches: [{
+      find: '    /\\ IF pending[At(t)] = 1 THEN /\\ Go(t, "Zero") /\\ UNCHANGED di ELSE Next1(t)\n',
+      replace: '    /\\ Go(t, "Zero") /\\ UNCHANGED di   \\* BUG: whatever the count read\n',
+    }],
+  },
+  {
+    name: "CancelledInputLeavesWaiting",
+    base: "Graph.tla",
+    bug: "the walk of a cancelled node marks its dependants but does not decrement their counts: a dependant whose " +
+      "input was cancelled waits for ever, and its record never comes back",
+    patches: [{
+      find: '    /\\ Go(t, "Dec")\n    /\\ UNCHANGED <<state, pending, args, rworker, cur, di, stack>>',
+      replace: '    /\\ IF Mark(cur[t]) = CANCEL THEN Next1(t) ELSE /\\ Go(t, "Dec") /\\ UNCHANGED di   \\* BUG: no decrement\n' +
+        "    /\\ UNCHANGED <<state, pending, args, rworker, cur, stack>>",
+    }],
+  },
+  {
+    name: "RejectedInputLeavesWaiting",
+    base: "Graph.tla",
+    bug: "the walk of a rejected node marks its dependants but does not decrement their counts: a dependant " +
+      "downstream of a failure waits for ever instead of rejecting, and its record never comes back",
+    patches: [{
+      find: '    /\\ Go(t, "Dec")\n    /\\ UNCHANGED <<state, pending, args, rworker, cur, di, stack>>',
+      replace: '    /\\ IF Mark(cur[t]) > 0 THEN Next1(t) ELSE /\\ Go(t, "Dec") /\\ UNCHANGED di   \\* BUG: no decrement\n' +
+        "    /\\ UNCHANGED <<state, pending, args, rworker, cur, stack>>",
+    }],
+  },
+  {
+    name: "ReadBeforePublish",
+    base: "Graph.tla",
+    bug: "a resolved node's walk decrements a dependant's count before it publishes its result into the " +
+      "dependant's slot: the other input's decrement reaches zero in between, and the dependant starts and reads " +
+      "a slot not yet written",
+    patches: [{
+      // A resolved node's walk goes to the decrement first (its mark is 0: the compare-exchange writes nothing) ...
+      find: "    /\\ pc[t] = \"Walk\" /\\ di[t] <= Len(Deps(cur[t])) /\\ Mark(cur[t]) /= 0\n",
+      replace: "    /\\ pc[t] = \"Walk\" /\\ di[t] <= Len(Deps(cur[t]))   \\* BUG: a resolved node too: decrement first\n",
+    }, {
+      // ... whose step, for a resolved node, publishes next ...
+      find: '    /\\ IF pending[At(t)] = 1 THEN /\\ Go(t, "Zero") /\\ UNCHANGED di ELSE Next1(t)\n',
+      replace: '    /\\ IF Mark(cur[t]) = 0 THEN /\\ Go(t, IF pending[At(t)] = 1 THEN "PubZero" ELSE "Pub") /\\ UNCHANGED di\n' +
+        '       ELSE IF pending[At(t)] = 1 THEN /\\ Go(t, "Zero") /\\ UNCHANGED di ELSE Next1(t)\n',
+    }, {
+      // ... and the publish, after the decrement, goes on as the decrement did.
+      find: "    /\\ pc[t] = \"Walk\" /\\ di[t] <= Len(Deps(cur[t])) /\\ Mark(cur[t]) = 0\n",
+      replace: '    /\\ pc[t] \\in {"Pub", "PubZero"}   \\* BUG: the publish after the decrement\n',
+    }, {
+      find: '    /\\ Go(t, "Dec")\n    /\\ UNCHANGED <<state, pending, cause, rworker, cur, di, stack>>',
+      replace: '    /\\ IF pc[t] = "PubZero" THEN /\\ Go(t, "Zero") /\\ UNCHANGED di ELSE Next1(t)\n' +
+        "    /\\ UNCHANGED <<state, pending, cause, rworker, cur, stack>>",
+    }],
+  },
+  {
+    name: "DeathLeavesDependantsWaiting",
+    base: "Graph.tla",
+    bug: "the owner's recovery rejects the dead worker's running node but does not walk it: its dependants' counts " +
+      "never reach zero, they never settle, and their records never come back",
+    patches: [{
+      find: "                     /\\ Walk(t, n)\n",
+      replace: "                     /\\ UNCHANGED <<cur, di, pc>>   \\* BUG: no walk\n",
+    }],
+  },
+  {
+    name: "ZeroStoresQueued",
+    base: "Graph.tla",
+    bug: "the decrement that reaches zero stores QUEUED instead of its compare-exchange from WAITING: it overwrites " +
+      "the owner's CANCELLED, and the cancelled node runs (the race of the last decrement with the cancellation " +
+      "has two winners)",
+    patches: [{
+      find: '       IF state[d] = "WAITING" /\\ cause[d] = 0\n',
+      replace: '       IF state[d] \\in {"WAITING", "CANCELLED"} /\\ cause[d] = 0   \\* BUG: a store, over CANCELLED too\n',
+    }],
+  },
+  {
+    name: "ZeroIgnoresCause",
+    base: "Graph.tla",
+    bug: "the decrement that reaches zero pushes the dependant without reading its cause word: a node downstream " +
+      "of a failed input runs",
+    patches: [{
+      find: '       IF state[d] = "WAITING" /\\ cause[d] = 0\n',
+      replace: '       IF state[d] = "WAITING" /\\ cause[d] /= CANCEL   \\* BUG: a failed input not looked at\n',
+    }],
+  },
+  {
+    name: "CancelStoresCancelled",
+    base: "Graph.tla",
+    bug: "the owner's cancellation stores CANCELLED over any node not settled, a RUNNING one too, instead of its " +
+      "compare-exchange from WAITING or QUEUED: a node that started is settled twice, cancelled and then by its " +
+      "worker",
+    patches: [{
+      find: '    /\\ IF state[cidx] \\in {"WAITING", "QUEUED"}\n',
+      replace: '    /\\ IF state[cidx] \\in {"WAITING", "QUEUED", "RUNNING"}   \\* BUG: a store, over RUNNING too\n',
+    }],
+  },
 ];
 
 /**
