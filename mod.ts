@@ -52,6 +52,7 @@ export {
   type PoolStats,
   type Priority,
   type RunOptions,
+  type SlotCounts,
   type TaskArgs,
   type TaskName,
   type TaskResult,

@@ -31,7 +31,7 @@ import { mem } from "../protocol/atomics.ts";
 import { Killer } from "../protocol/kill_guard.ts";
 import { PoolClosedError, TaskNotFoundError } from "../errors.ts";
 import { HANDLE_KIND, HANDLE_VERSION, type PoolHandle } from "../producer/handle.ts";
-import { ProducerLinks } from "./links.ts";
+import { ProducerLinks, type SlotCounts } from "./links.ts";
 import { ProducerDeaths } from "./producer_deaths.ts";
 import { ControlWords } from "../protocol/layout.ts";
 import type { PoolMemory } from "../protocol/memory.ts";
@@ -210,6 +210,16 @@ export class Owner implements OwnerPort, WorkforceEvents {
       deathsInSteps: deaths.deathsInSteps + this.producerDeaths.inSteps,
       producerDeaths: this.producerDeaths.count,
     };
+  }
+
+  /**
+   * The counts of each producer slot in another thread that holds or held a producer (see
+   * `ProducerLinks.counts`).
+   *
+   * @returns One entry a slot, by slot.
+   */
+  producerCounts(): SlotCounts[] {
+    return this.links.counts();
   }
 
   /**
