@@ -49,6 +49,8 @@ export type { AbortSignalLike, BatchOptions, PoolOptions, Priority, RunOptions }
 export type { MapInputs, MapOptions } from "./producer/map.ts";
 export type { HistogramSummary, MetricsStats, WorkerMetrics } from "./metrics.ts";
 export type { SlotCounts } from "./owner/links.ts";
+export { PoolEvent, type PoolEventListener, type PoolEventMap, PoolEvents, type PoolEventType } from "./events.ts";
+import type { PoolEvents } from "./events.ts";
 export {
   type AnyFunction,
   type TaskArgs,
@@ -359,6 +361,23 @@ export class Pool<M extends object = Record<string, AnyFunction>> extends TaskSu
       bytesPerTask: layout.recordBytes + 3 * 8,
       taskCapacity: layout.shape.taskCapacity,
     };
+  }
+
+  /**
+   * The pool's events: an `EventTarget` of `PoolEvent`s, typed by `PoolEventMap` (`drain`,
+   * `workeronline`, `workerdied`, `workerreplaced`, `queuefull`, `queueroom`, `close`, `terminate`).
+   * Dispatched in this thread, in a task of their own after the step that caused them (see docs/events.md):
+   * a listener may submit, close or terminate; one that throws disturbs neither the pool nor the other
+   * listeners (the runtime reports its error as an uncaught one).
+   *
+   * @example Usage
+   * ```ts ignore
+   * pool.events.addEventListener("workerdied", (event) => console.error(event.detail.worker, event.detail.error));
+   * pool.events.addEventListener("drain", () => console.log("idle"));
+   * ```
+   */
+  get events(): PoolEvents {
+    return this.owner.events.queue.target;
   }
 
   /** The pool's lifecycle state. */

@@ -70,6 +70,14 @@ export interface EntryControl {
   detach(): void;
 }
 
+/** What watches the ledger's counts (the owner's pool events): told after each change, never re-entered. */
+export interface LedgerWatch {
+  /** A task was submitted (the pending count went up). */
+  opened(): void;
+  /** A task settled (the pending count went down). */
+  settled(): void;
+}
+
 /** How a task settled. */
 export const Settled = Object.freeze({
   /** With its value. */
@@ -115,6 +123,11 @@ export class TaskLedger {
   private readonly drainWaiters: { upTo: number; remaining: number; resolve: () => void }[] = [];
   /** Called after each settle (the pending count went down): the room in the pool's queue (room.ts). */
   released: (() => void) | undefined = undefined;
+  /**
+   * Told after each submission and each settle, once the ledger's counts are whole: the owner's pool
+   * events (lib/owner/pool_events.ts), which note what happened and dispatch it later. No user code.
+   */
+  watch: LedgerWatch | undefined = undefined;
   private keepAlive: ReturnType<typeof setInterval> | undefined;
   private readonly onError: ((error: unknown, task: string) => void) | undefined;
 
@@ -187,6 +200,7 @@ export class TaskLedger {
     if (this.shared !== undefined) mem.add(this.shared.words, this.shared.at, 1); // spec: SubmitCountPending
     // Read by the owner's stats() with atomic loads: one writer (this thread), an atomic add (a few ns).
     if (this.slotCounts !== undefined) mem.add(this.slotCounts, SlotCountWords.submitted, 1);
+    this.watch?.opened();
     return entry;
   }
 
@@ -216,6 +230,7 @@ export class TaskLedger {
     if (this.pending === 0) this.releaseProcess();
     if (this.drainWaiters.length > 0) this.countDown(entry.seq);
     this.released?.();
+    this.watch?.settled();
     return true;
   }
 
