@@ -28,6 +28,44 @@
  * @module
  */
 
+import type { AbortSignalLike } from "./options.ts";
+
+/**
+ * The web platform's `Event`, as the pool's events are: the global type where the consumer's types declare
+ * it (the DOM library, `@types/node`, Deno, Bun), else the part the pool relies on (typed structurally, so
+ * that a TypeScript consumer needs neither the DOM library nor `@types/node`).
+ */
+export type EventLike = typeof globalThis extends { Event: { prototype: infer E } } ? E : {
+  readonly type: string;
+  readonly timeStamp: number;
+  readonly defaultPrevented: boolean;
+  preventDefault(): void;
+  stopPropagation(): void;
+  stopImmediatePropagation(): void;
+};
+
+/** The web platform's `EventTarget`, as far as {@link PoolEvents} extends it (typed structurally, as {@link EventLike}). */
+export interface EventTargetLike {
+  /** Adds a listener. */
+  addEventListener(type: string, listener: unknown, options?: unknown): void;
+  /** Removes a listener. */
+  removeEventListener(type: string, listener: unknown, options?: unknown): void;
+  /** Dispatches an event to the listeners of its type. */
+  dispatchEvent(event: EventLike): boolean;
+}
+
+/** The options of {@link PoolEvents.addEventListener} (those of any `EventTarget`). */
+export interface PoolListenerOptions {
+  /** Removed after its first call. */
+  once?: boolean;
+  /** Removed when this signal aborts. */
+  signal?: AbortSignalLike;
+  /** Accepted for the `EventTarget` signature; the pool's events have no phases. */
+  capture?: boolean;
+  /** Accepted for the `EventTarget` signature. */
+  passive?: boolean;
+}
+
 /** Each event's type, and what its {@link PoolEvent.detail} holds. */
 export interface PoolEventMap {
   /**
@@ -80,7 +118,9 @@ export type PoolEventType = keyof PoolEventMap;
  * console.log(event.type, event.detail.worker); // workerreplaced 1
  * ```
  */
-export class PoolEvent<T extends string = string, D = unknown> extends Event {
+// (The runtime's `Event`, under the structural type: every runtime the pool supports has it.)
+export class PoolEvent<T extends string = string, D = unknown>
+  extends (globalThis as unknown as { Event: new (type: string) => EventLike }).Event {
   /** What happened (see {@link PoolEventMap}). */
   readonly detail: D;
 
@@ -114,7 +154,7 @@ export type PoolEventListener<K extends PoolEventType> =
  * events.addEventListener("workerdied", (event) => console.log(event.detail.worker, event.detail.error.message));
  * ```
  */
-export class PoolEvents extends EventTarget {
+export class PoolEvents extends (globalThis as unknown as { EventTarget: new () => EventTargetLike }).EventTarget {
   /** The types a listener was ever added for (the frequent events are skipped for the others). */
   private readonly heard = new Set<string>();
 
@@ -128,7 +168,7 @@ export class PoolEvents extends EventTarget {
   override addEventListener<K extends PoolEventType>(
     type: K,
     listener: PoolEventListener<K> | null,
-    options?: boolean | AddEventListenerOptions,
+    options?: boolean | PoolListenerOptions,
   ): void;
   /**
    * Adds a listener of any type (as `EventTarget.addEventListener`; the pool dispatches only its own).
@@ -139,13 +179,13 @@ export class PoolEvents extends EventTarget {
    */
   override addEventListener(
     type: string,
-    listener: EventListenerOrEventListenerObject | null,
-    options?: boolean | AddEventListenerOptions,
+    listener: unknown,
+    options?: boolean | PoolListenerOptions,
   ): void;
   override addEventListener(
     type: string,
-    listener: EventListenerOrEventListenerObject | null,
-    options?: boolean | AddEventListenerOptions,
+    listener: unknown,
+    options?: boolean | PoolListenerOptions,
   ): void {
     this.heard.add(type);
     super.addEventListener(type, listener, options);
@@ -161,7 +201,7 @@ export class PoolEvents extends EventTarget {
   override removeEventListener<K extends PoolEventType>(
     type: K,
     listener: PoolEventListener<K> | null,
-    options?: boolean | EventListenerOptions,
+    options?: boolean | PoolListenerOptions,
   ): void;
   /**
    * Removes a listener of any type (as `EventTarget.removeEventListener`).
@@ -172,13 +212,13 @@ export class PoolEvents extends EventTarget {
    */
   override removeEventListener(
     type: string,
-    listener: EventListenerOrEventListenerObject | null,
-    options?: boolean | EventListenerOptions,
+    listener: unknown,
+    options?: boolean | PoolListenerOptions,
   ): void;
   override removeEventListener(
     type: string,
-    listener: EventListenerOrEventListenerObject | null,
-    options?: boolean | EventListenerOptions,
+    listener: unknown,
+    options?: boolean | PoolListenerOptions,
   ): void {
     super.removeEventListener(type, listener, options);
   }
@@ -211,7 +251,7 @@ type DetailOf<K extends PoolEventType> = PoolEventMap[K]["detail"];
 export class EventQueue {
   /** The target the events are dispatched on. */
   readonly target: PoolEvents;
-  private readonly queued: Event[] = [];
+  private readonly queued: EventLike[] = [];
   private scheduled = false;
   /** Until {@link EventQueue.release}: events are noted, not dispatched (while the pool is being created). */
   private held = false;

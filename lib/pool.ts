@@ -49,7 +49,16 @@ export type { AbortSignalLike, BatchOptions, PoolOptions, Priority, RunOptions }
 export type { MapInputs, MapOptions } from "./producer/map.ts";
 export type { HistogramSummary, MetricsStats, WorkerMetrics } from "./metrics.ts";
 export type { SlotCounts } from "./owner/links.ts";
-export { PoolEvent, type PoolEventListener, type PoolEventMap, PoolEvents, type PoolEventType } from "./events.ts";
+export {
+  type EventLike,
+  type EventTargetLike,
+  PoolEvent,
+  type PoolEventListener,
+  type PoolEventMap,
+  PoolEvents,
+  type PoolEventType,
+  type PoolListenerOptions,
+} from "./events.ts";
 import type { PoolEvents } from "./events.ts";
 export {
   type AnyFunction,
