@@ -9,11 +9,13 @@ import type { Pool } from "../../lib/pool.ts";
 import type { PoolEventMap, PoolEventType } from "../../lib/events.ts";
 import { withTerminatedPool } from "./_pool.ts";
 import type * as tasks from "../fixtures/tasks.ts";
+import type * as forceTasks from "../fixtures/force_tasks.ts";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { assert, assertEquals, runtime, test, within } from "../_test.ts";
 
 const moduleUrl = new URL("../fixtures/tasks.ts", import.meta.url);
+const forceUrl = new URL("../fixtures/force_tasks.ts", import.meta.url);
 
 /** Records every event of `types` from now on, with what the pool said when it came. */
 function record<K extends PoolEventType>(pool: Pool<typeof tasks>, ...types: K[]) {
@@ -93,6 +95,20 @@ test(`events on ${runtime}: workerdied with its error, then workeronline and wor
     assertEquals(seen[2].detail, { worker: 0, replacement: true }, "the replacement's workeronline");
     assertEquals(await pool.run("add", 2, 3), 5, "the replacement runs tasks");
     assertEquals(pool.stats().workerCrashes, 1, "one crash counted");
+  });
+});
+
+test(`events on ${runtime}: a forced abort's kill is a workerdied with forced: true, then workerreplaced`, async () => {
+  await withTerminatedPool<typeof forceTasks>(forceUrl, { workers: 1 }, async (pool) => {
+    const { until } = record(pool as unknown as Pool<typeof tasks>, "workerdied", "workerreplaced");
+    const probe = new Int32Array(new SharedArrayBuffer(16));
+    const forced = pool.with({ timeout: 50, force: true }).run("ignoreAbort", probe, 60_000);
+    assertEquals(await forced.then(() => "ran", (e: Error) => e.name), "TimeoutError", "the forced timeout");
+    const [died] = await until("workerdied");
+    assertEquals([died.detail.worker, died.detail.forced], [0, true], "workerdied's detail");
+    await until("workerreplaced");
+    assertEquals(pool.stats().forcedKills, 1, "one forced kill counted");
+    assertEquals(await pool.run("add", 2, 3), 5, "the replacement runs tasks");
   });
 });
 
