@@ -34,6 +34,13 @@ import type { AbortSignalLike } from "./options.ts";
  * The web platform's `Event`, as the pool's events are: the global type where the consumer's types declare
  * it (the DOM library, `@types/node`, Deno, Bun), else the part the pool relies on (typed structurally, so
  * that a TypeScript consumer needs neither the DOM library nor `@types/node`).
+ *
+ * @example Usage
+ * ```ts
+ * import { type EventLike, PoolEvent } from "./events.ts";
+ * const event: EventLike = new PoolEvent("close", {});
+ * console.log(event.type); // close
+ * ```
  */
 export type EventLike = typeof globalThis extends { Event: { prototype: infer E } } ? E : {
   readonly type: string;
@@ -44,7 +51,18 @@ export type EventLike = typeof globalThis extends { Event: { prototype: infer E 
   stopImmediatePropagation(): void;
 };
 
-/** The web platform's `EventTarget`, as far as {@link PoolEvents} extends it (typed structurally, as {@link EventLike}). */
+/**
+ * The web platform's `EventTarget`, as far as {@link PoolEvents} extends it (typed structurally, as
+ * {@link EventLike}).
+ *
+ * @example Usage
+ * ```ts
+ * import type { EventTargetLike } from "./events.ts";
+ * import { PoolEvents } from "./events.ts";
+ * const target: EventTargetLike = new PoolEvents();
+ * console.log(typeof target.dispatchEvent); // function
+ * ```
+ */
 export interface EventTargetLike {
   /** Adds a listener. */
   addEventListener(type: string, listener: unknown, options?: unknown): void;
@@ -54,7 +72,16 @@ export interface EventTargetLike {
   dispatchEvent(event: EventLike): boolean;
 }
 
-/** The options of {@link PoolEvents.addEventListener} (those of any `EventTarget`). */
+/**
+ * The options of {@link PoolEvents.addEventListener} (those of any `EventTarget`).
+ *
+ * @example Usage
+ * ```ts
+ * import { PoolEvents, type PoolListenerOptions } from "./events.ts";
+ * const options: PoolListenerOptions = { once: true, signal: AbortSignal.timeout(1_000) };
+ * new PoolEvents().addEventListener("drain", (event) => console.log(event.detail.completed), options);
+ * ```
+ */
 export interface PoolListenerOptions {
   /** Removed after its first call. */
   once?: boolean;
@@ -66,7 +93,16 @@ export interface PoolListenerOptions {
   passive?: boolean;
 }
 
-/** Each event's type, and what its {@link PoolEvent.detail} holds. */
+/**
+ * Each event's type, and what its {@link PoolEvent.detail} holds.
+ *
+ * @example Usage
+ * ```ts
+ * import type { PoolEventMap } from "./events.ts";
+ * const onDied = (event: PoolEventMap["workerdied"]) => console.log(event.detail.worker, event.detail.error.message);
+ * console.log(typeof onDied); // function
+ * ```
+ */
 export interface PoolEventMap {
   /**
    * Every task submitted through the pool in this thread has settled (none pending, none queued), after
@@ -105,7 +141,16 @@ export interface PoolEventMap {
   terminate: PoolEvent<"terminate", { why: string; rejected: number }>;
 }
 
-/** The type of a pool event: a key of {@link PoolEventMap}. */
+/**
+ * The type of a pool event: a key of {@link PoolEventMap}.
+ *
+ * @example Usage
+ * ```ts
+ * import type { PoolEventType } from "./events.ts";
+ * const watched: PoolEventType[] = ["workerdied", "workerreplaced"];
+ * console.log(watched.length); // 2
+ * ```
+ */
 export type PoolEventType = keyof PoolEventMap;
 
 /**
@@ -139,7 +184,16 @@ export class PoolEvent<T extends string = string, D = unknown>
   declare readonly type: T;
 }
 
-/** A listener of events of type `K`: a function or an object with `handleEvent`. */
+/**
+ * A listener of events of type `K`: a function or an object with `handleEvent`.
+ *
+ * @example Usage
+ * ```ts
+ * import { type PoolEventListener, PoolEvents } from "./events.ts";
+ * const listener: PoolEventListener<"queuefull"> = (event) => console.log(event.detail.pending);
+ * new PoolEvents().addEventListener("queuefull", listener);
+ * ```
+ */
 export type PoolEventListener<K extends PoolEventType> =
   | ((event: PoolEventMap[K]) => void)
   | { handleEvent(event: PoolEventMap[K]): void };

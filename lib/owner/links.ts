@@ -59,7 +59,16 @@ export interface LinkActs {
   report(error: unknown, where: string): void;
 }
 
-/** One producer slot's counts, as `stats().producers` reports them (see `PoolStats`). */
+/**
+ * One producer slot's counts, as `stats().producers` reports them (see `PoolStats`).
+ *
+ * @example Usage
+ * ```ts ignore
+ * for (const { slot, open, submitted, completed, pending, abandoned } of pool.stats().producers) {
+ *   console.log(slot, open, submitted, completed, pending, abandoned);
+ * }
+ * ```
+ */
 export interface SlotCounts {
   /** The slot: 0 for the pool's own submissions (the owner's thread), 1 to `producers` for the others. */
   slot: number;
