@@ -36,6 +36,7 @@ import type { MetricsStats } from "./metrics.ts";
 import type { PoolLayout } from "./protocol/layout.ts";
 import { hrefOf, type PoolOptions, resolveOptions } from "./options.ts";
 import type { Owner } from "./owner/owner.ts";
+import type { SlotCounts } from "./owner/links.ts";
 import type { Producer, WorkerStats } from "./producer/producer.ts";
 import type { PoolHandle } from "./producer/handle.ts";
 import { type AnyFunction, type TaskArgs, type TaskName, type TaskResult, TaskSubmitter } from "./submitter.ts";
@@ -47,6 +48,18 @@ export type { WorkerStats } from "./producer/producer.ts";
 export type { AbortSignalLike, BatchOptions, PoolOptions, Priority, RunOptions } from "./options.ts";
 export type { MapInputs, MapOptions } from "./producer/map.ts";
 export type { HistogramSummary, MetricsStats, WorkerMetrics } from "./metrics.ts";
+export type { SlotCounts } from "./owner/links.ts";
+export {
+  type EventLike,
+  type EventTargetLike,
+  PoolEvent,
+  type PoolEventListener,
+  type PoolEventMap,
+  PoolEvents,
+  type PoolEventType,
+  type PoolListenerOptions,
+} from "./events.ts";
+import type { PoolEvents } from "./events.ts";
 export {
   type AnyFunction,
   type TaskArgs,
@@ -70,12 +83,26 @@ export interface CloseOptions {
 export interface PoolStats {
   /** Per worker, by index. */
   workers: WorkerStats[];
-  /** Tasks submitted (run and spawn) since creation. */
+  /**
+   * Tasks submitted since creation (run, spawn, each of `runMany`'s chunks and `map`'s tasks, each
+   * broadcast part), from every thread: the pool's own and every producer's (the sum of
+   * {@link PoolStats.producers}).
+   */
   submitted: number;
-  /** Tasks settled (resolved or rejected). */
+  /** Of those, the ones settled (resolved or rejected), in the thread that submitted them. */
   completed: number;
-  /** Submitted and not yet settled. */
+  /**
+   * Submitted and not yet settled, from every thread. At rest, `submitted` = `completed` + `pending` + the
+   * producers' `abandoned` (tasks of a producer whose thread died, which nobody settles).
+   */
   pending: number;
+  /**
+   * The same counts per submitting thread: slot 0, the pool's own (this thread's), first; then each slot of
+   * a producer in another thread (`pool.handle()`, `openProducer`) that holds one now or ever counted a
+   * task, by slot. A slot's counts are those of every producer that held it. Each producer's thread writes
+   * its own in shared memory; this thread reads them (atomic loads, a snapshot of moving counts).
+   */
+  producers: SlotCounts[];
   /** Waiting to run: in the injector, in deques, or in the main thread's backlog (approximate). */
   queued: number;
   /** Workers that died and were replaced. */
@@ -286,11 +313,17 @@ export class Pool<M extends object = Record<string, AnyFunction>> extends TaskSu
     const { workers, submitted, completed, pending, queued, duplicateReports, payloadArena, metrics } = this
       .producer.stats();
     const { workerCrashes, forcedKills, deathsInSteps, producerDeaths } = this.owner.deathCounts;
+    const producers: SlotCounts[] = [
+      { slot: 0, open: this.owner.lifecycle === "open", submitted, completed, pending, abandoned: 0 },
+      ...this.owner.producerCounts(),
+    ];
+    const sum = (key: "submitted" | "completed" | "pending") => producers.reduce((n, p) => n + p[key], 0);
     return {
       workers,
-      submitted,
-      completed,
-      pending,
+      submitted: sum("submitted"),
+      completed: sum("completed"),
+      pending: sum("pending"),
+      producers,
       queued,
       workerCrashes,
       forcedKills,
@@ -337,6 +370,23 @@ export class Pool<M extends object = Record<string, AnyFunction>> extends TaskSu
       bytesPerTask: layout.recordBytes + 3 * 8,
       taskCapacity: layout.shape.taskCapacity,
     };
+  }
+
+  /**
+   * The pool's events: an `EventTarget` of `PoolEvent`s, typed by `PoolEventMap` (`drain`,
+   * `workeronline`, `workerdied`, `workerreplaced`, `queuefull`, `queueroom`, `close`, `terminate`).
+   * Dispatched in this thread, in a task of their own after the step that caused them (see docs/events.md):
+   * a listener may submit, close or terminate; one that throws disturbs neither the pool nor the other
+   * listeners (the runtime reports its error as an uncaught one).
+   *
+   * @example Usage
+   * ```ts ignore
+   * pool.events.addEventListener("workerdied", (event) => console.error(event.detail.worker, event.detail.error));
+   * pool.events.addEventListener("drain", () => console.log("idle"));
+   * ```
+   */
+  get events(): PoolEvents {
+    return this.owner.events.queue.target;
   }
 
   /** The pool's lifecycle state. */

@@ -25,7 +25,7 @@
  */
 
 import { mem } from "../protocol/atomics.ts";
-import { ControlWords } from "../protocol/layout.ts";
+import { ControlWords, SlotCountWords } from "../protocol/layout.ts";
 import type { PoolMemory } from "../protocol/memory.ts";
 import type { ProducerDeaths } from "./producer_deaths.ts";
 import {
@@ -57,6 +57,31 @@ export interface LinkActs {
   buffers(): Iterable<[number, SharedArrayBuffer]>;
   /** Reports an error no caller can receive (a message of the wrong shape: two copies of filch?). */
   report(error: unknown, where: string): void;
+}
+
+/**
+ * One producer slot's counts, as `stats().producers` reports them (see `PoolStats`).
+ *
+ * @example Usage
+ * ```ts ignore
+ * for (const { slot, open, submitted, completed, pending, abandoned } of pool.stats().producers) {
+ *   console.log(slot, open, submitted, completed, pending, abandoned);
+ * }
+ * ```
+ */
+export interface SlotCounts {
+  /** The slot: 0 for the pool's own submissions (the owner's thread), 1 to `producers` for the others. */
+  slot: number;
+  /** Whether a producer holds the slot now (false once it closed or its thread died). */
+  open: boolean;
+  /** Tasks submitted through the slot since the pool was created, by every producer that held it. */
+  submitted: number;
+  /** Of those, the ones that settled (resolved or rejected) in their producer's thread. */
+  completed: number;
+  /** Submitted and not yet settled, by a producer that is still there to settle them. */
+  pending: number;
+  /** Tasks that were pending when their producer's thread died: nobody settles them (0 for slot 0). */
+  abandoned: number;
 }
 
 /** How often `close()` looks at the producers' pending counts while it waits for them (ms). */
@@ -231,6 +256,28 @@ export class ProducerLinks {
       if (mem.load(line, ProducerWords.state) === SlotState.OPEN) sum += mem.load(line, ProducerWords.pending); // spec: OwnerQuietRead
     }
     return sum;
+  }
+
+  /**
+   * The counts of every remote slot that a producer holds now or that ever counted a task, from its counts
+   * line (`SlotCountWords`, written by its producers' threads): read with atomic loads, `completed` before
+   * `submitted`, so that a snapshot taken while tasks settle never shows more settled than submitted.
+   *
+   * @returns One entry a slot, by slot.
+   */
+  counts(): SlotCounts[] {
+    const all: SlotCounts[] = [];
+    for (let slot = 1; slot <= this.channels.length; slot++) {
+      const state = mem.load(this.channels[slot - 1].words, ProducerWords.state);
+      const counts = this.memory.slotCounts(slot);
+      const abandoned = mem.load(counts, SlotCountWords.abandoned);
+      const completed = mem.load(counts, SlotCountWords.completed);
+      const submitted = mem.load(counts, SlotCountWords.submitted);
+      if (state === SlotState.FREE && submitted === 0) continue;
+      const pending = Math.max(0, submitted - completed - abandoned);
+      all.push({ slot, open: state === SlotState.OPEN, submitted, completed, pending, abandoned });
+    }
+    return all;
   }
 
   /** Resolves once no producer in another thread has a task pending (they submit no more: the pool closes). */

@@ -31,7 +31,7 @@ import { mem } from "../protocol/atomics.ts";
 import { Killer } from "../protocol/kill_guard.ts";
 import { PoolClosedError, TaskNotFoundError } from "../errors.ts";
 import { HANDLE_KIND, HANDLE_VERSION, type PoolHandle } from "../producer/handle.ts";
-import { ProducerLinks } from "./links.ts";
+import { ProducerLinks, type SlotCounts } from "./links.ts";
 import { ProducerDeaths } from "./producer_deaths.ts";
 import { ControlWords } from "../protocol/layout.ts";
 import type { PoolMemory } from "../protocol/memory.ts";
@@ -42,6 +42,7 @@ import type { OwnerPort } from "../producer/owner_port.ts";
 import { Producer } from "../producer/producer.ts";
 import { Workforce, type WorkforceEvents } from "./workforce.ts";
 import { WorkerDeaths } from "./worker_deaths.ts";
+import { OwnerEvents } from "./pool_events.ts";
 import { defaultWorkerUrl } from "../worker_url.ts";
 
 import { PoolState, type PoolStateName } from "../lifecycle.ts";
@@ -81,6 +82,8 @@ const STOP_GRACE_MS = 2000;
 export class Owner implements OwnerPort, WorkforceEvents {
   /** The owner's own producer (the pool's `run`, `spawn`, … go to it). */
   readonly producer: Producer;
+  /** The pool's events (`pool.events` is `events.queue.target`). */
+  readonly events: OwnerEvents;
   private readonly workforce: Workforce;
   private readonly killer: Killer;
   private readonly broadcaster: Broadcaster;
@@ -109,6 +112,9 @@ export class Owner implements OwnerPort, WorkforceEvents {
     this.workers = memory.workers;
     const producer = new Producer({ memory, port: this, options, metrics });
     this.producer = producer;
+    // The pool's events (lib/events.ts): noted by the parts below where things happen, dispatched later.
+    this.events = new OwnerEvents(producer.ledger, producer.room);
+    producer.ledger.watch = this.events;
     // What the owner's parts share with its producer, handles of this one thread: the task records, the
     // ledger (deaths settle tasks, broadcasts open entries), the injectors, the completion reader, the
     // registry of shared buffers.
@@ -177,6 +183,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
       },
       () => this.current,
     );
+    this.deaths.replaced = (index) => this.events.online(index, true);
   }
 
   /**
@@ -187,8 +194,13 @@ export class Owner implements OwnerPort, WorkforceEvents {
    */
   async start(): Promise<void> {
     try {
-      const names = await Promise.all(Array.from({ length: this.workers }, (_, i) => this.workforce.start(i)));
+      const names = await Promise.all(Array.from({ length: this.workers }, async (_, i) => {
+        const names = await this.workforce.start(i);
+        this.events.online(i, false);
+        return names;
+      }));
       this.producer.setTasks(names[0]);
+      this.events.queue.release();
     } catch (error) {
       this.moveTo(PoolState.TERMINATED);
       void this.stopWorkers(false);
@@ -210,6 +222,16 @@ export class Owner implements OwnerPort, WorkforceEvents {
       deathsInSteps: deaths.deathsInSteps + this.producerDeaths.inSteps,
       producerDeaths: this.producerDeaths.count,
     };
+  }
+
+  /**
+   * The counts of each producer slot in another thread that holds or held a producer (see
+   * `ProducerLinks.counts`).
+   *
+   * @returns One entry a slot, by slot.
+   */
+  producerCounts(): SlotCounts[] {
+    return this.links.counts();
   }
 
   /**
@@ -279,6 +301,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
       }
       if (this.current === PoolState.CLOSING) this.moveTo(PoolState.CLOSED);
       await this.stopWorkers(true);
+      this.events.closed();
     })();
     return this.closing;
   }
@@ -337,7 +360,10 @@ export class Owner implements OwnerPort, WorkforceEvents {
 
   /** A worker died after it was ready: its death is handled (repair, replacement). */
   died(index: number, cause: unknown, forced: boolean): void {
+    // (A death while the pool stops is not handled, nor told.)
+    const told = this.current === PoolState.OPEN || this.current === PoolState.CLOSING;
     this.deaths.died(index, cause, forced);
+    if (told) this.events.died(index, cause, forced);
   }
 
   /** A running worker passed a SharedArrayBuffer by reference: every producer registers it. */
@@ -419,9 +445,11 @@ export class Owner implements OwnerPort, WorkforceEvents {
   private terminateNow(why: string): void {
     this.moveTo(PoolState.TERMINATED);
     this.producer.stopReading();
+    const rejected = this.producer.ledger.pending;
     this.broadcaster.terminate(why);
     this.producer.rejectUnsettled(why);
     this.stopped = this.stopWorkers(false);
+    this.events.terminated(why, rejected);
   }
 
   /** Tells the workers to stop and waits for them (a graceful stop lets them finish first). */

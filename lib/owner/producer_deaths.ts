@@ -33,7 +33,7 @@
 import { mem } from "../protocol/atomics.ts";
 import { Injector, lastClaimedPush, QUEUE_EMPTY } from "../protocol/injector.ts";
 import { Level, type Levels } from "../protocol/levels.ts";
-import { NoteWords } from "../protocol/layout.ts";
+import { NoteWords, SlotCountWords } from "../protocol/layout.ts";
 import type { PoolMemory } from "../protocol/memory.ts";
 import { originOf, producerThreadId, ProducerWords, releaseSlot, SlotState } from "../protocol/producers.ts";
 import { TABLE_NOTE_WORDS, tableNotesInStep, TaskState, type TaskTable } from "../record/task.ts";
@@ -94,6 +94,11 @@ export class ProducerDeaths {
     if (mem.load(line, ProducerWords.state) !== SlotState.OPEN) return;
     this.count++;
     mem.store(line, ProducerWords.state, SlotState.DEAD); // spec: OwnerNoticeDeath
+    // Its tasks still pending are nobody's now: counted apart (`stats().producers[i].abandoned`). The thread
+    // ended, so its two counts move no more; the owner is the counts line's writer of `abandoned`.
+    const counts = this.parts.memory.slotCounts(slot);
+    const left = mem.load(counts, SlotCountWords.submitted) - mem.load(counts, SlotCountWords.completed);
+    mem.store(counts, SlotCountWords.abandoned, left);
     this.repairSteps(slot);
     this.sweeping.set(slot, this.sweep(slot));
   }

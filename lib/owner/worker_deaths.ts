@@ -113,7 +113,10 @@ export class WorkerDeaths {
       this.ledger.report(error, `(recovery of worker ${index})`);
     }
     this.workforce.start(index).then(
-      () => this.sleep.newWork(),
+      () => {
+        this.sleep.newWork();
+        this.replaced?.(index);
+      },
       // A replacement that close() or terminate() stopped while it loaded failed as it should: no report.
       (error) => {
         const state = this.state();
@@ -123,6 +126,9 @@ export class WorkerDeaths {
       },
     );
   }
+
+  /** Told when a dead worker's replacement is ready (the owner's pool events; no user code). */
+  replaced: ((index: number) => void) | undefined = undefined;
 
   /** Deaths that caught a worker inside one of the pool's own steps (see PoolStats.deathsInSteps). */
   deathsInSteps = 0;

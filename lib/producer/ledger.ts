@@ -2,7 +2,8 @@
  * The main thread's ledger of submitted tasks: who waits for each one, and the one step that settles it.
  *
  * What it owns: an {@link Entry} per submitted task (its promise's callbacks, or none for `spawn`), the
- * entries placed in task records (by record index), the counters (submitted, pending, settled), the
+ * entries placed in task records (by record index), the counters (submitted, pending, settled; a producer
+ * in another thread adds the first and last to its slot's counts line too, for the owner's `stats()`), the
  * `drain()` waiters, and what keeps the process alive while tasks are pending.
  *
  * Invariants:
@@ -24,6 +25,7 @@
 import { mem } from "../protocol/atomics.ts";
 import { holdEventLoop, releaseEventLoop } from "../runtime/holds.ts";
 import { Level, type LevelIndex } from "../protocol/levels.ts";
+import { SlotCountWords } from "../protocol/layout.ts";
 
 /** A submitted task, as the main thread tracks it until it settles. */
 export interface Entry {
@@ -66,6 +68,14 @@ export interface EntryControl {
   readonly force: boolean;
   /** Called when the entry settles, before its promise: stops its timers and listeners. No user code. */
   detach(): void;
+}
+
+/** What watches the ledger's counts (the owner's pool events): told after each change, never re-entered. */
+export interface LedgerWatch {
+  /** A task was submitted (the pending count went up). */
+  opened(): void;
+  /** A task settled (the pending count went down). */
+  settled(): void;
 }
 
 /** How a task settled. */
@@ -113,6 +123,11 @@ export class TaskLedger {
   private readonly drainWaiters: { upTo: number; remaining: number; resolve: () => void }[] = [];
   /** Called after each settle (the pending count went down): the room in the pool's queue (room.ts). */
   released: (() => void) | undefined = undefined;
+  /**
+   * Told after each submission and each settle, once the ledger's counts are whole: the owner's pool
+   * events (lib/owner/pool_events.ts), which note what happened and dispatch it later. No user code.
+   */
+  watch: LedgerWatch | undefined = undefined;
   private keepAlive: ReturnType<typeof setInterval> | undefined;
   private readonly onError: ((error: unknown, task: string) => void) | undefined;
 
@@ -122,19 +137,25 @@ export class TaskLedger {
    * @param shared For a producer in another thread: the word of its slot's line where the count of its
    *   pending tasks is kept for the owner, whose `close` waits for it to reach 0 (protocol/producers.ts);
    *   for the owner's own producer in a bounded pool, `ControlWords.ownerPending` (room.ts sums them).
+   * @param slotCounts For a producer in another thread: its slot's counts line (`SlotCountWords`), where it
+   *   adds each task it submits and each that settles, for the owner's `stats()`.
    */
   constructor(
     taskCapacity: number,
     onError: ((error: unknown, task: string) => void) | undefined,
     shared?: { words: Int32Array; at: number },
+    slotCounts?: Int32Array,
   ) {
     this.placed = new Array(taskCapacity).fill(undefined);
     this.onError = onError;
     this.shared = shared;
+    this.slotCounts = slotCounts;
   }
 
   /** See the constructor's `shared`. */
   private readonly shared: { words: Int32Array; at: number } | undefined;
+  /** See the constructor's `slotCounts`. */
+  private readonly slotCounts: Int32Array | undefined;
 
   /**
    * Records a new submission.
@@ -177,6 +198,9 @@ export class TaskLedger {
     this.pending++;
     this.submitted++;
     if (this.shared !== undefined) mem.add(this.shared.words, this.shared.at, 1); // spec: SubmitCountPending
+    // Read by the owner's stats() with atomic loads: one writer (this thread), an atomic add (a few ns).
+    if (this.slotCounts !== undefined) mem.add(this.slotCounts, SlotCountWords.submitted, 1);
+    this.watch?.opened();
     return entry;
   }
 
@@ -198,6 +222,7 @@ export class TaskLedger {
     this.pending--;
     this.completed++;
     if (this.shared !== undefined) mem.sub(this.shared.words, this.shared.at, 1); // spec: SettleReleasePending
+    if (this.slotCounts !== undefined) mem.add(this.slotCounts, SlotCountWords.completed, 1);
     entry.control?.detach();
     if (how === Settled.VALUE) entry.resolve?.(value);
     else if (entry.reject !== undefined) entry.reject(value);
@@ -205,6 +230,7 @@ export class TaskLedger {
     if (this.pending === 0) this.releaseProcess();
     if (this.drainWaiters.length > 0) this.countDown(entry.seq);
     this.released?.();
+    this.watch?.settled();
     return true;
   }
 

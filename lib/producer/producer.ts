@@ -226,6 +226,7 @@ export class Producer implements CompletionHooks {
         : bounded
         ? { words: control, at: ControlWords.ownerPending }
         : undefined,
+      slot !== 0 ? memory.slotCounts(slot) : undefined,
     );
     this.room = new Room(
       options.maxPending,

@@ -398,6 +398,31 @@ export const StatusWords = Object.freeze({
   count: CACHE_LINE_WORDS,
 });
 
+/**
+ * Word offsets in a remote producer slot's counts line (the second of its two lines, {@link
+ * PoolLayout.producerLines}; `protocol/memory.ts` `slotCounts`): counts that the owner reads with atomic
+ * loads and that each have one writer at a time. Never reset: a slot's later producers add to them, so that
+ * they count every task the slot ever carried (the pool's `stats()` sums them with the owner's own).
+ * Words 3 to 12 and 15 are free: a later count per producer slot (a graph's nodes, an elastic pool's
+ * requests) takes one of them, so that the one pool memory keeps one line of counts per slot.
+ */
+export const SlotCountWords = Object.freeze({
+  /** Tasks its producers submitted (`TaskLedger.open`). Written by the slot's producer only. */
+  submitted: 0,
+  /** Tasks of theirs that settled (`TaskLedger.settle`). Written by the slot's producer only. */
+  completed: 1,
+  /**
+   * Tasks that were pending when a producer of the slot died, which nobody settles (their promises died
+   * with its thread): written by the owner when it notices the death, after the thread ended (it writes the
+   * two words above no more).
+   */
+  abandoned: 2,
+  /** Task records its producers allocated (`StatusWords.allocations`: the table's accounting, census.ts). */
+  allocations: StatusWords.allocations,
+  /** Task records they freed (`StatusWords.releases`). */
+  releases: StatusWords.releases,
+});
+
 /** Words at the start of every task record, before its inline payload. */
 export const RECORD_HEADER_WORDS = CACHE_LINE_WORDS;
 
@@ -441,7 +466,8 @@ export interface PoolLayout {
   notesBytes: number;
   /**
    * The producer slots' lines from slot 1, two a slot: its `ProducerWords` (see `protocol/producers.ts`),
-   * then its records' allocation counts (laid out as a worker's status line, {@link StatusWords}).
+   * then its counts line, {@link SlotCountWords} (its tasks, and its records' allocation counts at a
+   * worker's status line's offsets).
    */
   producerLines: number;
   /** The producer slots' completion queues from slot 1, `injectorRegionBytes(taskCapacity)` each. */

@@ -250,8 +250,8 @@ export class PoolMemory {
   }
 
   /**
-   * The counts line of remote slot `slot` (1 to {@link PoolMemory.producers}): its producers' record
-   * allocations and releases (see {@link slotCounts}).
+   * The counts line of remote slot `slot` (1 to {@link PoolMemory.producers}): its producers' tasks and
+   * record allocations and releases, at `SlotCountWords` (see {@link slotCounts}).
    *
    * @param slot The slot.
    * @returns Its words.
@@ -351,8 +351,9 @@ export function slotLine(buffer: SharedArrayBuffer, layout: PoolLayout, slot: nu
 }
 
 /**
- * The counts line of remote slot `slot`: its producers' record allocations and releases (at
- * `StatusWords.allocations` and `StatusWords.releases`, as a worker's status line), summed by
+ * The counts line of remote slot `slot`, at `SlotCountWords`: its producers' tasks submitted and completed
+ * (the pool's `stats()` sums them with the owner's), those a dead producer left, and its record allocations
+ * and releases (at a worker's status line's offsets, `StatusWords.allocations` and `releases`), summed by
  * `TaskTable.accounting` with every worker's. Never reset: a slot's later producers add to them.
  *
  * @param buffer The pool's buffer.
