@@ -1,6 +1,9 @@
 // Smoke test of the npm build (dist/, compiled by `tsc -p tsconfig.build.json`) on the machine's own Node,
-// which is older than the Node 24 the rest of the suite runs on: import the package entry, and move tasks
-// between two threads through a deque in a SharedArrayBuffer. Prints "N passed, M failed".
+// which is older than the Node 24 the rest of the suite runs on (package.json's `engines` declares Node
+// 20.16, and tests/run_all.ts runs this file with the system Node, 20): import the package entry, move
+// tasks between two threads through a bare deque, then run the pool's real API from the built package —
+// create, run, a join inside a task, map, a producer in another worker thread, close — each asserted.
+// Prints "N passed, M failed".
 import { Worker } from "node:worker_threads";
 
 const entry = new URL("../../dist/mod.js", import.meta.url);
@@ -48,6 +51,71 @@ const stolen = await new Promise((resolve, reject) => {
 await thief.terminate();
 const all = [...mine, ...stolen].sort((a, b) => a - b);
 check("every task taken exactly once across two threads", all.length === 1000 && all.every((v, i) => v === i));
+
+// The pool's real API, from the built package. A throw anywhere is a failure of the step it cut short;
+// a hang fails the whole run (the watchdog below), never the runner's deadline alone.
+const watchdog = setTimeout(() => {
+  console.error("FAILED: the pool steps did not finish within 60 s");
+  console.log(`npm build smoke on Node ${process.version}: ${passed} passed, ${failed + 1} failed`);
+  process.exit(1);
+}, 60_000);
+watchdog.unref();
+async function step(name, body) {
+  try {
+    await body();
+  } catch (error) {
+    failed++;
+    console.error(`FAILED: ${name}: ${error?.stack ?? error}`);
+  }
+}
+const { Pool } = await import(entry.href);
+let pool;
+await step("Pool.create on the built package", async () => {
+  pool = await Pool.create(new URL("./npm_smoke_tasks.mjs", import.meta.url), { workers: 2 });
+  check(
+    "create: the pool is open with the module's tasks",
+    pool.lifecycle === "open" && pool.tasks.join() === "add,fib,square",
+  );
+});
+if (pool !== undefined) {
+  await step("run", async () => check("run: add(2, 3) is 5", (await pool.run("add", 2, 3)) === 5));
+  await step("join inside a task", async () => check("join: fib(20) is 6765", (await pool.run("fib", 20)) === 6765));
+  await step("map", async () => {
+    const squares = [];
+    for await (const square of pool.map("square", [1, 2, 3, 4, 5])) squares.push(square);
+    check("map: squares in input order", squares.join() === "1,4,9,16,25");
+  });
+  await step("a producer in another worker thread", async () => {
+    const handle = pool.handle();
+    const producerSource = `
+      const { workerData, parentPort } = require("node:worker_threads");
+      import(workerData.entry).then(async ({ openProducer }) => {
+        const producer = openProducer(workerData.handle);
+        const sums = await Promise.all(Array.from({ length: 100 }, (_, i) => producer.run("add", i, 1)));
+        const fib = await producer.run("fib", 15);
+        await producer.close();
+        parentPort.postMessage({ total: sums.reduce((a, b) => a + b, 0), fib });
+      }).catch((error) => parentPort.postMessage({ error: String(error && error.stack || error) }));`;
+    const thread = new Worker(producerSource, {
+      eval: true,
+      workerData: { entry: entry.href, handle },
+      transferList: [...handle.transfer],
+    });
+    const reply = await new Promise((resolve, reject) => {
+      thread.once("message", resolve);
+      thread.once("error", reject);
+    });
+    await thread.terminate();
+    if (reply.error !== undefined) throw new Error(`the producer thread threw: ${reply.error}`);
+    check("producer: 100 runs from another thread add up", reply.total === 5050);
+    check("producer: a join inside its task", reply.fib === 610);
+  });
+  await step("close", async () => {
+    await pool.close();
+    check("close: the pool is closed", pool.lifecycle === "closed");
+  });
+}
+clearTimeout(watchdog);
 
 console.log(`npm build smoke on Node ${process.version}: ${passed} passed, ${failed} failed`);
 if (failed > 0) process.exitCode = 1;
