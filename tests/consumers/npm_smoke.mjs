@@ -68,7 +68,7 @@ async function step(name, body) {
     console.error(`FAILED: ${name}: ${error?.stack ?? error}`);
   }
 }
-const { Pool } = await import(entry.href);
+const { move, Pool } = await import(entry.href);
 let pool;
 await step("Pool.create on the built package", async () => {
   pool = await Pool.create(new URL("./npm_smoke_tasks.mjs", import.meta.url), { workers: 2 });
@@ -84,6 +84,22 @@ if (pool !== undefined) {
     const squares = [];
     for await (const square of pool.map("square", [1, 2, 3, 4, 5])) squares.push(square);
     check("map: squares in input order", squares.join() === "1,4,9,16,25");
+  });
+  await step("a moved buffer is detached, and refused by name after", async () => {
+    // ArrayBuffer.prototype.detached is ES2024 (Node 22): on Node 20 the codec must still see a detached
+    // buffer, not send it as an empty one.
+    const bytes = new Uint8Array([1, 2, 3]);
+    check("move: the task gets the moved bytes", (await pool.run("add", move(bytes), 0)) === "1,2,30");
+    check("move: the sender's buffer is detached", bytes.buffer.byteLength === 0);
+    const again = await pool.run("add", bytes.buffer, 0).then(() => "resolved", (error) => String(error));
+    check(`a detached buffer as an argument is refused by name: ${again}`, again.includes("detached ArrayBuffer"));
+    let moved = "accepted";
+    try {
+      move(bytes);
+    } catch (error) {
+      moved = String(error);
+    }
+    check(`move() of a detached buffer is refused by name: ${moved}`, moved.includes("detached"));
   });
   await step("a producer in another worker thread", async () => {
     const handle = pool.handle();
