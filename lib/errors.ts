@@ -10,7 +10,9 @@
 import { nearestName } from "./nearest.ts";
 
 /**
- * A task was submitted after `close()` or `terminate()` began, or was still queued when `terminate()` ran.
+ * The pool (or the producer submitting) no longer takes tasks: a submission after `close()` began, or
+ * after its producer's `close()`. After `terminate()` the error is the subclass {@link PoolTerminatedError}
+ * (so a check for either class sees it).
  *
  * @example Usage
  * ```ts
@@ -55,15 +57,23 @@ export class QueueFullError extends Error {
 }
 
 /**
- * A task had not settled when `terminate()` stopped the pool.
+ * The pool was terminated (`terminate()`, or `close({ timeout })` when the timeout passed): a task that had
+ * not settled then, and every submission after it — `run`, `spawn`, `runMany`, `map`, `with(...)`,
+ * `broadcast`, from the pool or from a producer in another thread — and `pool.handle()` or `openProducer`
+ * on it.
+ *
+ * It extends {@link PoolClosedError}: a terminated pool is a closed one that also stopped its tasks, and
+ * code that checks `instanceof PoolClosedError` for "the pool no longer takes tasks" keeps working. Check
+ * for `PoolTerminatedError` first where the two are told apart.
  *
  * @example Usage
  * ```ts
- * import { PoolTerminatedError } from "./errors.ts";
- * console.log(new PoolTerminatedError("stopped").name); // "PoolTerminatedError"
+ * import { PoolClosedError, PoolTerminatedError } from "./errors.ts";
+ * const error = new PoolTerminatedError("Cannot run task 'add' as the pool was terminated: create a new pool");
+ * console.log(error.name, error instanceof PoolClosedError); // "PoolTerminatedError" true
  * ```
  */
-export class PoolTerminatedError extends Error {
+export class PoolTerminatedError extends PoolClosedError {
   /**
    * Creates the error.
    *

@@ -249,7 +249,8 @@ export class Pool<M extends object = Record<string, AnyFunction>> extends TaskSu
 
   /**
    * Stops the pool now: every task not yet settled rejects with {@link PoolTerminatedError}, and the
-   * workers stop. New submissions reject with {@link PoolClosedError}. On a closed pool it does nothing.
+   * workers stop. New submissions reject with {@link PoolTerminatedError} too (a subclass of
+   * {@link PoolClosedError}). On a closed pool it does nothing.
    *
    * @returns Resolves when the workers have been told to stop and terminated.
    *

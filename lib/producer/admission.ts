@@ -28,7 +28,7 @@
 import type { Canceller } from "./cancellation.ts";
 import type { Encoder } from "../codec/codec.ts";
 import type { CompletionReader } from "./completion.ts";
-import { PoolClosedError, QueueFullError, TaskNotFoundError } from "../errors.ts";
+import { PoolClosedError, PoolTerminatedError, QueueFullError, TaskNotFoundError } from "../errors.ts";
 import { Level, type LevelIndex, type Levels } from "../protocol/levels.ts";
 import { type Entry, Settled, type TaskLedger } from "./ledger.ts";
 import type { PoolMetrics } from "../metrics.ts";
@@ -304,7 +304,8 @@ export class Admission {
 
   /**
    * Its producer in another thread was closed (`PoolProducer.close`): from now on every submission is
-   * refused with a PoolClosedError, as when the pool is not open.
+   * refused with a PoolClosedError, as when the pool is not open (a PoolTerminatedError once the pool was
+   * terminated).
    */
   close(): void {
     this.closed = true;
@@ -318,13 +319,20 @@ export class Admission {
     return !this.closed && this.state() === "open";
   }
 
-  /** The error of a submission the pool's state, or its producer's close, refuses. */
+  /**
+   * The error of a submission the pool's state, or its producer's close, refuses: a PoolTerminatedError
+   * once the pool was terminated (whatever else is closed: the pool is gone), else a PoolClosedError.
+   */
   closedError(task: string): Error {
+    const state = this.state();
+    if (state === "terminated") {
+      return new PoolTerminatedError(`Cannot run task '${task}' as the pool was terminated: create a new pool`);
+    }
     if (this.closed) {
       return new PoolClosedError(
         `Cannot run task '${task}' as this producer was closed: open another from a new pool.handle()`,
       );
     }
-    return new PoolClosedError(`Cannot run task '${task}' as the pool is ${this.state()}: create a new pool`);
+    return new PoolClosedError(`Cannot run task '${task}' as the pool is ${state}: create a new pool`);
   }
 }

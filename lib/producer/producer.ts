@@ -554,7 +554,7 @@ export class Producer implements CompletionHooks {
    * The error of a submission the pool's state refuses.
    *
    * @param task The task's name.
-   * @returns A PoolClosedError naming the state.
+   * @returns A PoolClosedError naming the state (a PoolTerminatedError once the pool was terminated).
    */
   closedError(task: string): Error {
     return this.admission.closedError(task);
