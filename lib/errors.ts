@@ -199,6 +199,49 @@ export class TaskNotFoundError extends Error {
 }
 
 /**
+ * The error for a task that the task module does not export: a {@link TaskNotFoundError} for a name, and
+ * a `TypeError` for anything else given as the task (a function, say, as `pool.run(fib)`): tasks are the
+ * module's named exports, run by name. The message never holds a function's source text, and nothing is
+ * ever evaluated from it: filch runs only what the task module exports.
+ *
+ * @param task What was given as the task.
+ * @param known The names the module exports.
+ * @returns The error to reject (or report) with.
+ *
+ * @example Usage
+ * ```ts
+ * import { unknownTaskError } from "./errors.ts";
+ * console.log(unknownTaskError("ad", ["add"]).name); // "TaskNotFoundError"
+ * function add(a: number, b: number): number {
+ *   return a + b;
+ * }
+ * console.log(unknownTaskError(add, ["add"]).message.startsWith("Cannot run task as a task is named")); // true
+ * ```
+ */
+export function unknownTaskError(task: unknown, known: readonly string[]): Error {
+  if (typeof task === "string") return new TaskNotFoundError(task, known);
+  const list = known.length === 0 ? "none" : known.map((k) => `'${k}'`).join(", ");
+  const name = typeof task === "function" && typeof task.name === "string" && task.name !== "" ? task.name : undefined;
+  const received = typeof task === "function"
+    ? `a function${name === undefined ? "" : ` ('${name}')`}`
+    : task === null
+    ? "null"
+    : typeof task === "object"
+    ? "an object"
+    : typeof task === "symbol"
+    ? "a symbol"
+    : `${typeof task} ${String(task)}`;
+  const instead = name !== undefined && known.includes(name)
+    ? `pool.run("${name}", ...args)`
+    : `pool.run("name", ...args)`;
+  return new TypeError(
+    `Cannot run task as a task is named by a string: received ${received}. Tasks are the task module's ` +
+      `exported functions, run by name (${instead}); filch never evaluates code from a string nor sends a ` +
+      `function to a worker, so a function cannot be a task unless the module exports it. Known tasks are ${list}`,
+  );
+}
+
+/**
  * `join`, `scope` or a parallel loop found a pool worker whose copy of filch speaks another fork-join
  * protocol than the copy the task module imported (two versions of filch in one program): forks cannot
  * be handed over, and running them inline would hide it.

@@ -316,10 +316,12 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   if (o.workerUrl !== undefined) {
     const given = o.workerUrl as unknown;
     const href = hrefOf(given);
-    if (href === undefined || !URL.canParse(href)) {
+    if (href === undefined || isFilePath(href) || !URL.canParse(href)) {
       throw new TypeError(
-        `Cannot create pool as 'workerUrl' must be a URL or an absolute URL string: received ${describe(given)} ` +
-          `(with Vite: import workerUrl from "filch/worker?worker&url", then new URL(workerUrl, location.href))`,
+        `Cannot create pool as 'workerUrl' must be a URL or an absolute URL string: received ${describe(given)}` +
+          (href !== undefined && isFilePath(href)
+            ? `, a file path: pass pathToFileURL(${JSON.stringify(href)}) (import { pathToFileURL } from "node:url")`
+            : ` (with Vite: import workerUrl from "filch/worker?worker&url", then new URL(workerUrl, location.href))`),
       );
     }
     workerUrl = new URL(href).href;
@@ -585,6 +587,59 @@ function ms(name: string, value: unknown): number | undefined {
     );
   }
   return value;
+}
+
+/**
+ * The task module's URL, checked: from a URL, anything with an `href` (another realm's URL), or an absolute
+ * URL string. A file path is refused with the fix for a path (`pathToFileURL(path)`, from node:url), and a
+ * relative string with the fix for a module beside the caller (`new URL("./tasks.ts", import.meta.url)`):
+ * a string is never resolved against anything, as the workers would resolve it against filch's own URL.
+ *
+ * @param module What `Pool.create` was given.
+ * @returns The module's absolute URL.
+ * @throws {TypeError} If it is not a URL or an absolute URL string; the message says what to pass instead.
+ *
+ * @example Usage
+ * ```ts
+ * import { moduleHref } from "./options.ts";
+ * console.log(moduleHref(new URL("file:///app/tasks.ts"))); // file:///app/tasks.ts
+ * try {
+ *   moduleHref("/app/tasks.ts");
+ * } catch (error) {
+ *   console.log((error as Error).message.includes("pathToFileURL")); // true
+ * }
+ * ```
+ */
+export function moduleHref(module: unknown): string {
+  // A URL, another realm's URL, or any object with an href (typed structurally, so that a TypeScript
+  // consumer needs neither the DOM library nor @types/node for this signature): checked by parsing it.
+  const href = hrefOf(module);
+  if (href === undefined) {
+    throw new TypeError(`Cannot create pool as 'module' must be a URL: received ${describe(module)}`);
+  }
+  // A Windows path ("C:\\app\\tasks.ts") parses as a URL of scheme "c:": a path, whatever the parser says.
+  if (!isFilePath(href) && URL.canParse(href)) return new URL(href).href;
+  throw new TypeError(
+    `Cannot create pool as 'module' must be a URL or an absolute URL string: received '${href}'${pathHint(href)}`,
+  );
+}
+
+/** Whether `text` is a file path rather than a URL: POSIX absolute, Windows with a drive, or from a backslash. */
+function isFilePath(text: string): boolean {
+  return text.startsWith("/") || text.startsWith("\\") || /^[A-Za-z]:[\\/]/.test(text);
+}
+
+/**
+ * What to pass instead of `text`, a string that is not an absolute URL: `pathToFileURL` for a file path,
+ * `new URL(text, import.meta.url)` for a relative one.
+ */
+function pathHint(text: string): string {
+  if (isFilePath(text)) {
+    return `, a file path: pass pathToFileURL(${JSON.stringify(text)}) (import { pathToFileURL } from "node:url") ` +
+      `for a path, or new URL("./tasks.ts", import.meta.url) for a module beside the caller`;
+  }
+  return ` (use new URL(${JSON.stringify(text)}, import.meta.url) for a module beside the caller, or ` +
+    `pathToFileURL(path) from "node:url" for a file path)`;
 }
 
 /**

@@ -29,7 +29,7 @@
 import { Broadcaster } from "./broadcast.ts";
 import { mem } from "../protocol/atomics.ts";
 import { Killer } from "../protocol/kill_guard.ts";
-import { PoolClosedError, PoolTerminatedError, TaskNotFoundError } from "../errors.ts";
+import { PoolClosedError, PoolTerminatedError, unknownTaskError } from "../errors.ts";
 import { HANDLE_KIND, HANDLE_VERSION, type PoolHandle } from "../producer/handle.ts";
 import { ProducerLinks } from "./links.ts";
 import { ProducerDeaths } from "./producer_deaths.ts";
@@ -225,7 +225,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
     producer.repairIfCut();
     if (this.current !== PoolState.OPEN) return Promise.reject(producer.closedError(task));
     const taskId = producer.taskId(task);
-    if (taskId === undefined) return Promise.reject(new TaskNotFoundError(String(task), producer.taskNames));
+    if (taskId === undefined) return Promise.reject(unknownTaskError(task, producer.taskNames));
     let bytes: Uint8Array;
     try {
       // Runs the arguments' getters: user code.

@@ -28,7 +28,7 @@
 import type { Canceller } from "./cancellation.ts";
 import type { Encoder } from "../codec/codec.ts";
 import type { CompletionReader } from "./completion.ts";
-import { PoolClosedError, PoolTerminatedError, QueueFullError, TaskNotFoundError } from "../errors.ts";
+import { PoolClosedError, PoolTerminatedError, QueueFullError, unknownTaskError } from "../errors.ts";
 import { Level, type LevelIndex, type Levels } from "../protocol/levels.ts";
 import { type Entry, Settled, type TaskLedger } from "./ledger.ts";
 import type { PoolMetrics } from "../metrics.ts";
@@ -166,6 +166,11 @@ export class Admission {
     level: LevelIndex,
   ): Entry | undefined {
     if (this.submitting !== undefined) this.repair();
+    // A task is a name (a function here would put its source text in every message below).
+    if (typeof task !== "string") {
+      this.refuse("(not a task name)", reject, unknownTaskError(task, this.names));
+      return undefined;
+    }
     if (!this.open()) {
       this.refuse(task, reject, this.closedError(task));
       return undefined;
@@ -188,7 +193,7 @@ export class Admission {
     }
     const taskId = builtinId ?? this.taskIds.get(task);
     if (taskId === undefined) {
-      this.refuse(task, reject, new TaskNotFoundError(String(task), this.names));
+      this.refuse(task, reject, unknownTaskError(task, this.names));
       return undefined;
     }
     let encoder: Encoder;
