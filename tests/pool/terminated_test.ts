@@ -58,7 +58,7 @@ test("after terminate(), every new submission of the pool rejects with PoolTermi
   assertTerminatedRefusals(refusals, "the pool");
 });
 
-test("after terminate(), a producer in another thread: every new submission rejects with PoolTerminatedError, and openProducer throws it", async () => {
+test("after terminate(), a producer in another thread: its waiting task rejects at once (the owner wakes it), every new submission rejects with PoolTerminatedError, and openProducer throws it", async () => {
   const pool = await Pool.create<typeof tasks>(moduleUrl, { workers: 2 });
   const thread = startThread(threadUrl, "terminated-producer");
   try {
@@ -85,7 +85,23 @@ test("after terminate(), a producer in another thread: every new submission reje
       [...handle.transfer, ...spare.transfer] as unknown as ArrayBuffer[],
     );
     await opened;
-    await within(pool.terminate(), 10_000, "terminate");
+    // One task of the producer's holds a worker; the producer waits for it, woken by nothing of its own.
+    const gate = new Int32Array(new SharedArrayBuffer(4));
+    try {
+      const held = next("the producer submits its task");
+      thread.post({ kind: "hold", view: gate });
+      await held;
+      const settled = next("the producer's waiting task settles after terminate()");
+      await new Promise((resolve) => setTimeout(resolve, 50)); // it is waiting now
+      await within(pool.terminate(), 10_000, "terminate");
+      const reply = await within(settled, 5_000, "the waiting task's rejection (the owner's wake)");
+      assertTerminatedRefusals([reply.settled as Refusal], "the held task");
+    } finally {
+      // Only now: a gate opened earlier would let the task finish on a thread that terminate() did not
+      // stop (Deno), and its completion would wake the producer in the owner's stead.
+      Atomics.store(gate, 0, 1);
+      Atomics.notify(gate, 0);
+    }
     const submitted = next("the producer's submissions");
     thread.post({ kind: "submit" });
     const refusals = (await submitted).refusals as Refusal[];
