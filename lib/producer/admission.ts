@@ -329,15 +329,18 @@ export class Admission {
    * once the pool was terminated (whatever else is closed: the pool is gone), else a PoolClosedError.
    */
   closedError(task: string): Error {
+    // A broadcast checks the state before the name: a function given as the task must not put its source
+    // text here (see unknownTaskError).
+    const name = typeof task === "string" ? task : "(not a task name)";
     const state = this.state();
     if (state === "terminated") {
-      return new PoolTerminatedError(`Cannot run task '${task}' as the pool was terminated: create a new pool`);
+      return new PoolTerminatedError(`Cannot run task '${name}' as the pool was terminated: create a new pool`);
     }
     if (this.closed) {
       return new PoolClosedError(
-        `Cannot run task '${task}' as this producer was closed: open another from a new pool.handle()`,
+        `Cannot run task '${name}' as this producer was closed: open another from a new pool.handle()`,
       );
     }
-    return new PoolClosedError(`Cannot run task '${task}' as the pool is ${state}: create a new pool`);
+    return new PoolClosedError(`Cannot run task '${name}' as the pool is ${state}: create a new pool`);
   }
 }

@@ -83,6 +83,9 @@ test("pool.run(fn) is a TypeError saying tasks are the module's named exports, r
   } finally {
     await pool.close();
   }
+  // Closed: a broadcast reads the state before the name; still no source text.
+  const closed = await assertRejects((pool as unknown as Pool).broadcast(add as never, 1, 2));
+  assert(!(closed as Error).message.includes("return a + b"), `no source text after close: ${closed}`);
 });
 
 test('a default export is the task named "default", beside the named ones', async () => {
