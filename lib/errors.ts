@@ -16,7 +16,7 @@ import { nearestName } from "./nearest.ts";
  *
  * @example Usage
  * ```ts
- * import { PoolClosedError } from "./errors.ts";
+ * import { PoolClosedError } from "@filch/filch";
  * const error = new PoolClosedError("Cannot run task 'add' as the pool is closed: create a new pool");
  * console.log(error.name); // "PoolClosedError"
  * ```
@@ -39,7 +39,7 @@ export class PoolClosedError extends Error {
  *
  * @example Usage
  * ```ts
- * import { QueueFullError } from "./errors.ts";
+ * import { QueueFullError } from "@filch/filch";
  * console.log(new QueueFullError("full").name); // "QueueFullError"
  * ```
  */
@@ -68,7 +68,7 @@ export class QueueFullError extends Error {
  *
  * @example Usage
  * ```ts
- * import { PoolClosedError, PoolTerminatedError } from "./errors.ts";
+ * import { PoolClosedError, PoolTerminatedError } from "@filch/filch";
  * const error = new PoolTerminatedError("Cannot run task 'add' as the pool was terminated: create a new pool");
  * console.log(error.name, error instanceof PoolClosedError); // "PoolTerminatedError" true
  * ```
@@ -92,7 +92,7 @@ export class PoolTerminatedError extends PoolClosedError {
  *
  * @example Usage
  * ```ts
- * import { WorkerCrashedError } from "./errors.ts";
+ * import { WorkerCrashedError } from "@filch/filch";
  * const error = new WorkerCrashedError("worker 0 died", 0, { cause: new Error("boom") });
  * console.log(error.worker, (error.cause as Error).message); // 0 "boom"
  * ```
@@ -121,7 +121,7 @@ export class WorkerCrashedError extends Error {
  *
  * @example Usage
  * ```ts
- * import { ResourceLimitError, WorkerCrashedError } from "./errors.ts";
+ * import { ResourceLimitError, WorkerCrashedError } from "@filch/filch";
  * const error = new ResourceLimitError("worker 1 ran out of memory", 1);
  * console.log(error.name, error instanceof WorkerCrashedError); // "ResourceLimitError" true
  * ```
@@ -166,7 +166,7 @@ export function crashError(message: string, worker: number, cause?: unknown): Wo
  *
  * @example Usage
  * ```ts
- * import { TaskNotFoundError } from "./errors.ts";
+ * import { TaskNotFoundError } from "@filch/filch";
  * console.log(new TaskNotFoundError("ad", ["add", "mul"]).message);
  * // Cannot run task 'ad' as the task module exports no such function: did you mean 'add'? Known tasks are 'add', 'mul'
  * console.log(new TaskNotFoundError("nope", ["add", "mul"]).message);
@@ -248,7 +248,7 @@ export function unknownTaskError(task: unknown, known: readonly string[]): Error
  *
  * @example Usage
  * ```ts
- * import { ForkJoinProtocolError } from "./errors.ts";
+ * import { ForkJoinProtocolError } from "@filch/filch";
  * console.log(new ForkJoinProtocolError(1, 2).name); // ForkJoinProtocolError
  * ```
  */
@@ -276,7 +276,7 @@ export class ForkJoinProtocolError extends Error {
  *
  * @example Usage
  * ```ts
- * import { ModuleLoadError } from "./errors.ts";
+ * import { ModuleLoadError } from "@filch/filch";
  * const error = new ModuleLoadError("file:///app/tasks.ts", "it threw while loading: boom", { cause: new Error("boom") });
  * console.log(error.name, error.url); // ModuleLoadError file:///app/tasks.ts
  * ```

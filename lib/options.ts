@@ -26,7 +26,7 @@ import { type LevelIndex, levelOf } from "./protocol/levels.ts";
  *
  * @example Usage
  * ```ts
- * import type { ResourceLimits } from "./options.ts";
+ * import type { ResourceLimits } from "@filch/filch";
  * const limits: ResourceLimits = { maxOldGenerationSizeMb: 256 };
  * console.log(limits.maxOldGenerationSizeMb); // 256
  * ```
@@ -111,11 +111,10 @@ export interface PoolOptions {
    * submitted: a program that relies on today's behaviour keeps it; one that wants the bound asks.
    *
    * @example A bound of 4 async tasks per worker
-   * ```ts
-   * import { resolveOptions } from "./options.ts";
+   * ```ts ignore
+   * import { Pool } from "@filch/filch";
    * // 8 async tasks in flight at most (4 on each worker); a worker's death fails at most 4.
-   * console.log(resolveOptions({ workers: 2, asyncTasksPerWorker: 4 }).asyncTasksPerWorker); // 4
-   * console.log(resolveOptions({ workers: 2 }).asyncTasksPerWorker); // Infinity
+   * const pool = await Pool.create(new URL("./tasks.ts", import.meta.url), { workers: 2, asyncTasksPerWorker: 4 });
    * ```
    */
   asyncTasksPerWorker?: number;
@@ -388,7 +387,7 @@ function errorClassesOf(classes: unknown): ErrorClasses | undefined {
  *
  * @example Usage
  * ```ts
- * import type { AbortSignalLike } from "./options.ts";
+ * import type { AbortSignalLike } from "@filch/filch";
  * const signal: AbortSignalLike = AbortSignal.timeout(1_000);
  * console.log(signal.aborted); // false
  * ```
@@ -406,7 +405,7 @@ export type AbortSignalLike = typeof globalThis extends { AbortSignal: { prototy
  *
  * @example Usage
  * ```ts
- * import type { RunOptions } from "./options.ts";
+ * import type { RunOptions } from "@filch/filch";
  * const options: RunOptions = { signal: AbortSignal.timeout(5_000), timeout: 1_000 };
  * console.log(options.timeout); // 1000
  * ```
@@ -451,7 +450,7 @@ export interface RunOptions {
  *
  * @example Usage
  * ```ts
- * import type { Priority } from "./options.ts";
+ * import type { Priority } from "@filch/filch";
  * const background: Priority = "low";
  * console.log(background); // low
  * ```
@@ -463,7 +462,7 @@ export type Priority = "high" | "normal" | "low";
  *
  * @example Usage
  * ```ts
- * import type { BatchOptions } from "./options.ts";
+ * import type { BatchOptions } from "@filch/filch";
  * const options: BatchOptions = { priority: "low" };
  * console.log(options.priority); // low
  * ```

@@ -169,7 +169,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> extends TaskSu
    *
    * @example Usage
    * ```ts ignore
-   * import { Pool } from "./pool.ts";
+   * import { Pool } from "@filch/filch";
    * const pool = await Pool.create(new URL("./tasks.ts", import.meta.url), { workers: 2 });
    * await pool.close();
    * ```

@@ -63,7 +63,7 @@ const opened = new WeakSet<object>();
  * @example Usage
  * ```ts ignore
  * // in a Worker: the handle came in a message, posted with pool.handle().transfer
- * import { openProducer } from "filch";
+ * import { openProducer } from "@filch/filch";
  * import type * as tasks from "./tasks.ts";
  * self.onmessage = async (event) => {
  *   await using producer = openProducer<typeof tasks>(event.data);

@@ -66,7 +66,7 @@ export function isDetached(buffer: ArrayBuffer): boolean {
  *
  * @example Usage
  * ```ts ignore
- * import { move, Pool } from "filch";
+ * import { move, Pool } from "@filch/filch";
  * const pool = await Pool.create(new URL("../tasks.ts", import.meta.url));
  * const pixels = new Uint8Array(64 << 20);
  * const result = await pool.run("blur", move(pixels)); // no copy; pixels.length is now 0

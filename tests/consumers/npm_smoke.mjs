@@ -1,9 +1,13 @@
-// Smoke test of the npm build (dist/, compiled by `tsc -p tsconfig.build.json`) on the machine's own Node,
+// Smoke test of the npm build (dist/, made by scripts/build_npm.mjs) on the machine's own Node,
 // which is older than the Node 24 the rest of the suite runs on (package.json's `engines` declares Node
 // 20.16, and tests/run_all.ts runs this file with the system Node, 20): import the package entry, move
 // tasks between two threads through a bare deque, then run the pool's real API from the built package —
-// create, run, a join inside a task, map, a producer in another worker thread, close — each asserted.
+// create, run, a join inside a task, map, a producer in another worker thread, close — each asserted;
+// and read the public exports' hover examples in dist/*.d.ts for imports an npm user cannot resolve.
 // Prints "N passed, M failed".
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 
 const entry = new URL("../../dist/mod.js", import.meta.url);
@@ -132,6 +136,67 @@ if (pool !== undefined) {
   });
 }
 clearTimeout(watchdog);
+
+// The editor hover examples of the public exports, as an npm user sees them in dist/*.d.ts: each import
+// must resolve for that user. Refused: "@filch/filch" (the JSR name, which the npm build rewrites to
+// "filch") and a relative path to one of filch's own modules ("./pool.ts": a file the package does not
+// ship). A relative import of a module that is not filch's ("./tasks.ts") is the user's own task module.
+// Public: what dist/mod.d.ts re-exports, and every member of those classes and interfaces; the examples
+// of internal modules' exports may stay relative.
+{
+  const dist = fileURLToPath(new URL("../../dist/", import.meta.url));
+  const modDts = readFileSync(join(dist, "mod.d.ts"), "utf8");
+  const publicNames = new Set();
+  for (const [, names] of modDts.matchAll(/export\s*\{([^}]*)\}\s*from/g)) {
+    for (const name of names.split(",")) {
+      const bare = name.trim().replace(/^type\s+/, "").split(/\s+as\s+/).pop();
+      if (bare) publicNames.add(bare);
+    }
+  }
+  const declaration =
+    /^export\s+(?:declare\s+)?(?:abstract\s+)?(?:class|function|const|let|type|interface|enum)\s+(\w+)/;
+  const bad = [];
+  let examples = 0;
+  const walk = (dir) =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory() ? walk(join(dir, entry.name)) : entry.name.endsWith(".d.ts") ? [join(dir, entry.name)] : []
+    );
+  for (const file of walk(dist)) {
+    const lines = readFileSync(file, "utf8").split("\n");
+    // Each JSDoc block belongs to the declaration after it; an indented one to a member of the last
+    // top-level declaration; mod.d.ts's module doc (no declaration after it) is public.
+    let container;
+    for (let i = 0; i < lines.length; i++) {
+      const top = lines[i].match(declaration);
+      if (top) container = top[1];
+      if (!lines[i].trimStart().startsWith("/**")) continue;
+      let end = i;
+      while (end < lines.length && !lines[end].includes("*/")) end++;
+      let next = end + 1;
+      while (next < lines.length && lines[next].trim() === "") next++;
+      const owner = (lines[next] ?? "").match(declaration)?.[1] ??
+        (/^\s/.test(lines[next] ?? "") ? container : undefined);
+      const isPublic = owner === undefined ? file === join(dist, "mod.d.ts") : publicNames.has(owner);
+      for (let k = i; k <= end && isPublic; k++) {
+        const specifier = lines[k].match(/^\s*\*\s*import\b.*?\bfrom\s+"([^"]+)"/)?.[1];
+        if (specifier === undefined) continue;
+        examples++;
+        const own = specifier.startsWith(".") &&
+          existsSync(resolve(dirname(file), specifier.replace(/\.(ts|js)$/, ".d.ts")));
+        if (specifier === "@filch/filch" || own) {
+          bad.push(`${file.slice(dist.length)}:${k + 1} (${owner ?? "module doc"}): ${lines[k].trim()}`);
+        }
+      }
+      i = end;
+    }
+  }
+  check(
+    `the public exports' hover examples in dist/*.d.ts import what an npm user can resolve (${examples} imports read)${
+      bad.length === 0 ? "" : `; unresolvable:\n  ${bad.join("\n  ")}`
+    }`,
+    examples > 20 && bad.length === 0,
+  );
+}
 
 console.log(`npm build smoke on Node ${process.version}: ${passed} passed, ${failed} failed`);
 if (failed > 0) process.exitCode = 1;
