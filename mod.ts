@@ -7,15 +7,16 @@
  * memory — so a task costs a few atomic operations, not a message. Inside tasks, `join`, `scope`,
  * `parallelFor` and `parallelReduce` fork work that idle workers steal.
  *
- * Tasks are the exported functions of a module that every worker imports. The example imports `filch`, the
- * npm package's name (npm, Bun, and Deno through `npm:filch`); from JSR, import `jsr:@filch/filch` (or the
- * `@filch/filch` that `deno add jsr:@filch/filch` maps) instead. The README and `docs/` have complete
- * programs for each feature, run as tests on Deno, Bun and Node.
+ * Tasks are the exported functions of a module that every worker imports. The examples import
+ * `@filch/filch`, the name `deno add jsr:@filch/filch` maps (or `jsr:@filch/filch`); in the npm package's
+ * declarations they import `filch`, its npm name (npm, Bun, and Deno through `npm:filch`): the npm build
+ * rewrites the name. The README and `docs/` have complete programs for each feature, run as tests on Deno,
+ * Bun and Node.
  *
  * @example Usage
  * ```ts ignore
  * // tasks.ts
- * import { join } from "filch";
+ * import { join } from "@filch/filch";
  * export function fib(n: number): number {
  *   if (n < 20) return n < 2 ? n : fib(n - 1) + fib(n - 2);
  *   const [a, b] = join(() => fib(n - 1), fib, n - 2);
@@ -23,7 +24,7 @@
  * }
  *
  * // main.ts
- * import { Pool } from "filch";
+ * import { Pool } from "@filch/filch";
  * import type * as tasks from "./tasks.ts";
  * await using pool = await Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: 2 });
  * console.log(await pool.run("fib", 30)); // 832040

@@ -10,11 +10,13 @@
 import { nearestName } from "./nearest.ts";
 
 /**
- * A task was submitted after `close()` or `terminate()` began, or was still queued when `terminate()` ran.
+ * The pool (or the producer submitting) no longer takes tasks: a submission after `close()` began, or
+ * after its producer's `close()`. After `terminate()` the error is the subclass {@link PoolTerminatedError}
+ * (so a check for either class sees it).
  *
  * @example Usage
  * ```ts
- * import { PoolClosedError } from "./errors.ts";
+ * import { PoolClosedError } from "@filch/filch";
  * const error = new PoolClosedError("Cannot run task 'add' as the pool is closed: create a new pool");
  * console.log(error.name); // "PoolClosedError"
  * ```
@@ -37,7 +39,7 @@ export class PoolClosedError extends Error {
  *
  * @example Usage
  * ```ts
- * import { QueueFullError } from "./errors.ts";
+ * import { QueueFullError } from "@filch/filch";
  * console.log(new QueueFullError("full").name); // "QueueFullError"
  * ```
  */
@@ -55,15 +57,23 @@ export class QueueFullError extends Error {
 }
 
 /**
- * A task had not settled when `terminate()` stopped the pool.
+ * The pool was terminated (`terminate()`, or `close({ timeout })` when the timeout passed): a task that had
+ * not settled then, and every submission after it — `run`, `spawn`, `runMany`, `map`, `with(...)`,
+ * `broadcast`, from the pool or from a producer in another thread — and `pool.handle()` or `openProducer`
+ * on it.
+ *
+ * It extends {@link PoolClosedError}: a terminated pool is a closed one that also stopped its tasks, and
+ * code that checks `instanceof PoolClosedError` for "the pool no longer takes tasks" keeps working. Check
+ * for `PoolTerminatedError` first where the two are told apart.
  *
  * @example Usage
  * ```ts
- * import { PoolTerminatedError } from "./errors.ts";
- * console.log(new PoolTerminatedError("stopped").name); // "PoolTerminatedError"
+ * import { PoolClosedError, PoolTerminatedError } from "@filch/filch";
+ * const error = new PoolTerminatedError("Cannot run task 'add' as the pool was terminated: create a new pool");
+ * console.log(error.name, error instanceof PoolClosedError); // "PoolTerminatedError" true
  * ```
  */
-export class PoolTerminatedError extends Error {
+export class PoolTerminatedError extends PoolClosedError {
   /**
    * Creates the error.
    *
@@ -82,7 +92,7 @@ export class PoolTerminatedError extends Error {
  *
  * @example Usage
  * ```ts
- * import { WorkerCrashedError } from "./errors.ts";
+ * import { WorkerCrashedError } from "@filch/filch";
  * const error = new WorkerCrashedError("worker 0 died", 0, { cause: new Error("boom") });
  * console.log(error.worker, (error.cause as Error).message); // 0 "boom"
  * ```
@@ -111,7 +121,7 @@ export class WorkerCrashedError extends Error {
  *
  * @example Usage
  * ```ts
- * import { ResourceLimitError, WorkerCrashedError } from "./errors.ts";
+ * import { ResourceLimitError, WorkerCrashedError } from "@filch/filch";
  * const error = new ResourceLimitError("worker 1 ran out of memory", 1);
  * console.log(error.name, error instanceof WorkerCrashedError); // "ResourceLimitError" true
  * ```
@@ -156,7 +166,7 @@ export function crashError(message: string, worker: number, cause?: unknown): Wo
  *
  * @example Usage
  * ```ts
- * import { TaskNotFoundError } from "./errors.ts";
+ * import { TaskNotFoundError } from "@filch/filch";
  * console.log(new TaskNotFoundError("ad", ["add", "mul"]).message);
  * // Cannot run task 'ad' as the task module exports no such function: did you mean 'add'? Known tasks are 'add', 'mul'
  * console.log(new TaskNotFoundError("nope", ["add", "mul"]).message);
@@ -189,13 +199,56 @@ export class TaskNotFoundError extends Error {
 }
 
 /**
+ * The error for a task that the task module does not export: a {@link TaskNotFoundError} for a name, and
+ * a `TypeError` for anything else given as the task (a function, say, as `pool.run(fib)`): tasks are the
+ * module's named exports, run by name. The message never holds a function's source text, and nothing is
+ * ever evaluated from it: filch runs only what the task module exports.
+ *
+ * @param task What was given as the task.
+ * @param known The names the module exports.
+ * @returns The error to reject (or report) with.
+ *
+ * @example Usage
+ * ```ts
+ * import { unknownTaskError } from "./errors.ts";
+ * console.log(unknownTaskError("ad", ["add"]).name); // "TaskNotFoundError"
+ * function add(a: number, b: number): number {
+ *   return a + b;
+ * }
+ * console.log(unknownTaskError(add, ["add"]).message.startsWith("Cannot run task as a task is named")); // true
+ * ```
+ */
+export function unknownTaskError(task: unknown, known: readonly string[]): Error {
+  if (typeof task === "string") return new TaskNotFoundError(task, known);
+  const list = known.length === 0 ? "none" : known.map((k) => `'${k}'`).join(", ");
+  const name = typeof task === "function" && typeof task.name === "string" && task.name !== "" ? task.name : undefined;
+  const received = typeof task === "function"
+    ? `a function${name === undefined ? "" : ` ('${name}')`}`
+    : task === null
+    ? "null"
+    : typeof task === "object"
+    ? "an object"
+    : typeof task === "symbol"
+    ? "a symbol"
+    : `${typeof task} ${String(task)}`;
+  const instead = name !== undefined && known.includes(name)
+    ? `pool.run("${name}", ...args)`
+    : `pool.run("name", ...args)`;
+  return new TypeError(
+    `Cannot run task as a task is named by a string: received ${received}. Tasks are the task module's ` +
+      `exported functions, run by name (${instead}); filch never evaluates code from a string nor sends a ` +
+      `function to a worker, so a function cannot be a task unless the module exports it. Known tasks are ${list}`,
+  );
+}
+
+/**
  * `join`, `scope` or a parallel loop found a pool worker whose copy of filch speaks another fork-join
  * protocol than the copy the task module imported (two versions of filch in one program): forks cannot
  * be handed over, and running them inline would hide it.
  *
  * @example Usage
  * ```ts
- * import { ForkJoinProtocolError } from "./errors.ts";
+ * import { ForkJoinProtocolError } from "@filch/filch";
  * console.log(new ForkJoinProtocolError(1, 2).name); // ForkJoinProtocolError
  * ```
  */
@@ -223,7 +276,7 @@ export class ForkJoinProtocolError extends Error {
  *
  * @example Usage
  * ```ts
- * import { ModuleLoadError } from "./errors.ts";
+ * import { ModuleLoadError } from "@filch/filch";
  * const error = new ModuleLoadError("file:///app/tasks.ts", "it threw while loading: boom", { cause: new Error("boom") });
  * console.log(error.name, error.url); // ModuleLoadError file:///app/tasks.ts
  * ```

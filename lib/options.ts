@@ -26,7 +26,7 @@ import { type LevelIndex, levelOf } from "./protocol/levels.ts";
  *
  * @example Usage
  * ```ts
- * import type { ResourceLimits } from "./options.ts";
+ * import type { ResourceLimits } from "@filch/filch";
  * const limits: ResourceLimits = { maxOldGenerationSizeMb: 256 };
  * console.log(limits.maxOldGenerationSizeMb); // 256
  * ```
@@ -111,11 +111,10 @@ export interface PoolOptions {
    * submitted: a program that relies on today's behaviour keeps it; one that wants the bound asks.
    *
    * @example A bound of 4 async tasks per worker
-   * ```ts
-   * import { resolveOptions } from "./options.ts";
+   * ```ts ignore
+   * import { Pool } from "@filch/filch";
    * // 8 async tasks in flight at most (4 on each worker); a worker's death fails at most 4.
-   * console.log(resolveOptions({ workers: 2, asyncTasksPerWorker: 4 }).asyncTasksPerWorker); // 4
-   * console.log(resolveOptions({ workers: 2 }).asyncTasksPerWorker); // Infinity
+   * const pool = await Pool.create(new URL("./tasks.ts", import.meta.url), { workers: 2, asyncTasksPerWorker: 4 });
    * ```
    */
   asyncTasksPerWorker?: number;
@@ -316,10 +315,12 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   if (o.workerUrl !== undefined) {
     const given = o.workerUrl as unknown;
     const href = hrefOf(given);
-    if (href === undefined || !URL.canParse(href)) {
+    if (href === undefined || isFilePath(href) || !URL.canParse(href)) {
       throw new TypeError(
-        `Cannot create pool as 'workerUrl' must be a URL or an absolute URL string: received ${describe(given)} ` +
-          `(with Vite: import workerUrl from "filch/worker?worker&url", then new URL(workerUrl, location.href))`,
+        `Cannot create pool as 'workerUrl' must be a URL or an absolute URL string: received ${describe(given)}` +
+          (href !== undefined && isFilePath(href)
+            ? `, a file path: pass pathToFileURL(${JSON.stringify(href)}) (import { pathToFileURL } from "node:url")`
+            : ` (with Vite: import workerUrl from "filch/worker?worker&url", then new URL(workerUrl, location.href))`),
       );
     }
     workerUrl = new URL(href).href;
@@ -386,7 +387,7 @@ function errorClassesOf(classes: unknown): ErrorClasses | undefined {
  *
  * @example Usage
  * ```ts
- * import type { AbortSignalLike } from "./options.ts";
+ * import type { AbortSignalLike } from "@filch/filch";
  * const signal: AbortSignalLike = AbortSignal.timeout(1_000);
  * console.log(signal.aborted); // false
  * ```
@@ -404,7 +405,7 @@ export type AbortSignalLike = typeof globalThis extends { AbortSignal: { prototy
  *
  * @example Usage
  * ```ts
- * import type { RunOptions } from "./options.ts";
+ * import type { RunOptions } from "@filch/filch";
  * const options: RunOptions = { signal: AbortSignal.timeout(5_000), timeout: 1_000 };
  * console.log(options.timeout); // 1000
  * ```
@@ -449,7 +450,7 @@ export interface RunOptions {
  *
  * @example Usage
  * ```ts
- * import type { Priority } from "./options.ts";
+ * import type { Priority } from "@filch/filch";
  * const background: Priority = "low";
  * console.log(background); // low
  * ```
@@ -461,7 +462,7 @@ export type Priority = "high" | "normal" | "low";
  *
  * @example Usage
  * ```ts
- * import type { BatchOptions } from "./options.ts";
+ * import type { BatchOptions } from "@filch/filch";
  * const options: BatchOptions = { priority: "low" };
  * console.log(options.priority); // low
  * ```
@@ -585,6 +586,59 @@ function ms(name: string, value: unknown): number | undefined {
     );
   }
   return value;
+}
+
+/**
+ * The task module's URL, checked: from a URL, anything with an `href` (another realm's URL), or an absolute
+ * URL string. A file path is refused with the fix for a path (`pathToFileURL(path)`, from node:url), and a
+ * relative string with the fix for a module beside the caller (`new URL("./tasks.ts", import.meta.url)`):
+ * a string is never resolved against anything, as the workers would resolve it against filch's own URL.
+ *
+ * @param module What `Pool.create` was given.
+ * @returns The module's absolute URL.
+ * @throws {TypeError} If it is not a URL or an absolute URL string; the message says what to pass instead.
+ *
+ * @example Usage
+ * ```ts
+ * import { moduleHref } from "./options.ts";
+ * console.log(moduleHref(new URL("file:///app/tasks.ts"))); // file:///app/tasks.ts
+ * try {
+ *   moduleHref("/app/tasks.ts");
+ * } catch (error) {
+ *   console.log((error as Error).message.includes("pathToFileURL")); // true
+ * }
+ * ```
+ */
+export function moduleHref(module: unknown): string {
+  // A URL, another realm's URL, or any object with an href (typed structurally, so that a TypeScript
+  // consumer needs neither the DOM library nor @types/node for this signature): checked by parsing it.
+  const href = hrefOf(module);
+  if (href === undefined) {
+    throw new TypeError(`Cannot create pool as 'module' must be a URL: received ${describe(module)}`);
+  }
+  // A Windows path ("C:\\app\\tasks.ts") parses as a URL of scheme "c:": a path, whatever the parser says.
+  if (!isFilePath(href) && URL.canParse(href)) return new URL(href).href;
+  throw new TypeError(
+    `Cannot create pool as 'module' must be a URL or an absolute URL string: received '${href}'${pathHint(href)}`,
+  );
+}
+
+/** Whether `text` is a file path rather than a URL: POSIX absolute, Windows with a drive, or from a backslash. */
+function isFilePath(text: string): boolean {
+  return text.startsWith("/") || text.startsWith("\\") || /^[A-Za-z]:[\\/]/.test(text);
+}
+
+/**
+ * What to pass instead of `text`, a string that is not an absolute URL: `pathToFileURL` for a file path,
+ * `new URL(text, import.meta.url)` for a relative one.
+ */
+function pathHint(text: string): string {
+  if (isFilePath(text)) {
+    return `, a file path: pass pathToFileURL(${JSON.stringify(text)}) (import { pathToFileURL } from "node:url") ` +
+      `for a path, or new URL("./tasks.ts", import.meta.url) for a module beside the caller`;
+  }
+  return ` (use new URL(${JSON.stringify(text)}, import.meta.url) for a module beside the caller, or ` +
+    `pathToFileURL(path) from "node:url" for a file path)`;
 }
 
 /**

@@ -34,7 +34,7 @@
 import { assemblePool } from "./assemble.ts";
 import type { MetricsStats } from "./metrics.ts";
 import type { PoolLayout } from "./protocol/layout.ts";
-import { hrefOf, type PoolOptions, resolveOptions } from "./options.ts";
+import { moduleHref, type PoolOptions, resolveOptions } from "./options.ts";
 import type { Owner } from "./owner/owner.ts";
 import type { SlotCounts } from "./owner/links.ts";
 import type { Producer, WorkerStats } from "./producer/producer.ts";
@@ -134,8 +134,10 @@ export interface PoolStats {
 }
 
 /**
- * Where a pool's task module is: a URL (`new URL("./tasks.ts", import.meta.url)`), anything with an absolute
- * URL in `href`, or an absolute URL string. Typed structurally, so that a TypeScript consumer needs neither
+ * Where a pool's task module is: a URL (`new URL("./tasks.ts", import.meta.url)` for a module beside the
+ * caller, `pathToFileURL(path)` from node:url for a file path), anything with an absolute URL in `href`,
+ * or an absolute URL string; a path string is refused. Its exported functions are the tasks, by name; a
+ * default export is the task `"default"`. Typed structurally, so that a TypeScript consumer needs neither
  * the DOM library nor `@types/node` for it.
  */
 export type ModuleLocation = string | { readonly href: string };
@@ -179,19 +181,22 @@ export class Pool<M extends object = Record<string, AnyFunction>> extends TaskSu
    * Creates a pool whose workers each import the task module at `module` and run its exported functions.
    * Resolves once every worker has loaded the module.
    *
-   * @param module The task module: a URL (`new URL("./tasks.ts", import.meta.url)`) or an absolute URL string.
+   * @param module The task module: a URL (`new URL("./tasks.ts", import.meta.url)`; `pathToFileURL(path)`
+   * from node:url for a file path) or an absolute URL string. Its exported functions are the tasks, run by
+   * name; a default export is the task `"default"`.
    * @param options Worker count, sizes, name, `onError` for spawned tasks, `loadTimeout`, `resourceLimits`.
    * @returns The pool, open.
    * @throws {RangeError} If a size or count breaks its rule (the message names the option, the rule and
    * the value).
-   * @throws {TypeError} If `module` is not a URL, `options` is not an object, an option has the wrong type,
-   * or SharedArrayBuffer is unavailable (the message says how to enable it).
+   * @throws {TypeError} If `module` is not a URL (a path string: the message names the fix), `options` is
+   * not an object, an option has the wrong type, or SharedArrayBuffer is unavailable (the message says how
+   * to enable it).
    * @throws {ModuleLoadError} If a worker cannot load the module: it threw (the loader's error is the
    * `cause`), its thread exited, or it took longer than `loadTimeout`.
    *
    * @example Usage
    * ```ts ignore
-   * import { Pool } from "./pool.ts";
+   * import { Pool } from "@filch/filch";
    * const pool = await Pool.create(new URL("./tasks.ts", import.meta.url), { workers: 2 });
    * await pool.close();
    * ```
@@ -206,7 +211,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> extends TaskSu
           "isolated (headers 'Cross-Origin-Opener-Policy: same-origin' and 'Cross-Origin-Embedder-Policy: require-corp')",
       );
     }
-    const moduleUrl = toModuleUrl(module);
+    const moduleUrl = moduleHref(module);
     const { memory, owner, producer } = assemblePool(moduleUrl, resolveOptions(options));
     await owner.start();
     return new Pool<M>(owner, producer, memory.layout, memory.buffer);
@@ -276,7 +281,8 @@ export class Pool<M extends object = Record<string, AnyFunction>> extends TaskSu
 
   /**
    * Stops the pool now: every task not yet settled rejects with {@link PoolTerminatedError}, and the
-   * workers stop. New submissions reject with {@link PoolClosedError}. On a closed pool it does nothing.
+   * workers stop. New submissions reject with {@link PoolTerminatedError} too (a subclass of
+   * {@link PoolClosedError}). On a closed pool it does nothing.
    *
    * @returns Resolves when the workers have been told to stop and terminated.
    *
@@ -392,22 +398,5 @@ export class Pool<M extends object = Record<string, AnyFunction>> extends TaskSu
   /** The pool's lifecycle state. */
   get lifecycle(): PoolStateName {
     return this.owner.lifecycle;
-  }
-}
-
-function toModuleUrl(module: ModuleLocation): string {
-  // A URL, another realm's URL, or any object with an href (typed structurally, so that a TypeScript
-  // consumer needs neither the DOM library nor @types/node for this signature): checked by parsing it.
-  const href = hrefOf(module);
-  if (href === undefined) {
-    throw new TypeError(`Cannot create pool as 'module' must be a URL: received ${typeof module}`);
-  }
-  try {
-    return new URL(href).href;
-  } catch (error) {
-    throw new TypeError(
-      `Cannot create pool as 'module' must be a URL or an absolute URL string: received '${href}' (use new URL("./tasks.ts", import.meta.url))`,
-      { cause: error },
-    );
   }
 }

@@ -22,12 +22,13 @@
 import { holdLifeline } from "./runtime/lifeline.ts";
 import { mem } from "./protocol/atomics.ts";
 import { ControlWords } from "./protocol/layout.ts";
+import { PoolStateCode } from "./protocol/producers.ts";
 import { PoolMemory } from "./protocol/memory.ts";
 import { type CheckedHandle, checkHandle, type PoolHandle } from "./producer/handle.ts";
 import { OwnerLink, type ToProducer } from "./producer/owner_link.ts";
 import { LinkPort } from "./runtime/port.ts";
 import { Producer } from "./producer/producer.ts";
-import { PoolClosedError } from "./errors.ts";
+import { PoolClosedError, PoolTerminatedError } from "./errors.ts";
 import { type PoolOptions, resolveOptions } from "./options.ts";
 import type { PoolStateName } from "./lifecycle.ts";
 import { type AnyFunction, TaskSubmitter } from "./submitter.ts";
@@ -57,12 +58,12 @@ const opened = new WeakSet<object>();
  * @param options `onError` (errors of this producer's spawned tasks) and `errorClasses`.
  * @returns The producer.
  * @throws {TypeError} If `handle` is not a pool handle of this version or was opened already, or an option is wrong.
- * @throws {PoolClosedError} If the pool is closing, closed or terminated.
+ * @throws {PoolClosedError} If the pool is closing or closed ({@link PoolTerminatedError} if it was terminated).
  *
  * @example Usage
  * ```ts ignore
  * // in a Worker: the handle came in a message, posted with pool.handle().transfer
- * import { openProducer } from "filch";
+ * import { openProducer } from "@filch/filch";
  * import type * as tasks from "./tasks.ts";
  * self.onmessage = async (event) => {
  *   await using producer = openProducer<typeof tasks>(event.data);
@@ -94,8 +95,11 @@ export function openProducer<M extends object = Record<string, AnyFunction>>(
   const resolved = resolveOptions({ onError: options.onError, errorClasses: options.errorClasses, workers: 1 });
   // This thread's views of the pool's memory, opened once (protocol/memory.ts).
   const memory = new PoolMemory(checked.buffer, checked.layout, checked.arena);
-  if (mem.load(memory.control, ControlWords.poolState) !== 0) {
-    throw new PoolClosedError("Cannot open producer as the pool is not open: open one on an open pool");
+  const state = mem.load(memory.control, ControlWords.poolState);
+  if (state !== PoolStateCode.open) {
+    throw state === PoolStateCode.terminated
+      ? new PoolTerminatedError("Cannot open producer as the pool was terminated: open one on an open pool")
+      : new PoolClosedError("Cannot open producer as the pool is not open: open one on an open pool");
   }
   opened.add(checked.port);
   return new PoolProducer<M>(checked, memory, resolved.onError, resolved.errorClasses);

@@ -89,10 +89,12 @@ export abstract class TaskSubmitter<M extends object = Record<string, AnyFunctio
    * arrays, …) copied to the worker; SharedArrayBuffers and views on them by reference.
    * @returns The task's result (awaited if it returns a promise or a thenable).
    * @throws {TaskNotFoundError} (rejects) If the module exports no function of that name.
+   * @throws {TypeError} (rejects) If `task` is not a string (a function, say): tasks are run by name.
    * @throws {TypeError} (rejects) If an argument cannot cross threads; the message names its path.
    * @throws {PoolClosedError} (rejects) If the pool is closing or closed, or this producer was closed.
    * @throws {QueueFullError} (rejects) If the pool's queue is full (`maxQueue`).
-   * @throws {PoolTerminatedError} (rejects) If the pool was terminated before the task settled.
+   * @throws {PoolTerminatedError} (rejects) If the pool was terminated before the call, or before the task
+   * settled (a subclass of PoolClosedError).
    * @throws {WorkerCrashedError} (rejects) If the worker running it died.
    * @throws (rejects) Whatever the task threw, with its name, message, stack and cause.
    *

@@ -4,7 +4,7 @@
  * Steps, in order, the cheap and likely-to-fail first (each one's output is shown as it runs):
  * 1. static checks: `deno fmt --check`, `deno lint`, `deno check`, `tsc --noEmit`, `deno doc --lint`;
  * 2. the doc examples (`deno test --doc`);
- * 3. the npm build (`tsc -p tsconfig.build.json`) smoke-tested on the machine's own Node (20), and `deno
+ * 3. the npm build (`scripts/build_npm.mjs`: `tsc -p tsconfig.build.json`, then its examples' imports renamed) smoke-tested on the machine's own Node (20), and `deno
  *    compile` of a consumer project (SKIPPED where deno cannot fetch the runtime it embeds), and the packed
  *    npm build in headless Chromium (SKIPPED without Chromium, a failure under CI);
  * 4. the test files under the three runners: `deno test`, `bun test`, `node --test` (Node 24);
@@ -201,7 +201,7 @@ await step("deno doc --lint", join(bin, "deno"), ["doc", "--lint", "mod.ts"]);
   outcomes.push({ name: "deno doc examples", passed, failed, ok: doc.code === 0 && passed > 0, seconds: doc.seconds });
 }
 // 3. The npm build, on the machine's own Node.
-if (await step("npm build (tsc -p tsconfig.build.json)", join(bin, "tsc"), ["-p", "tsconfig.build.json"])) {
+if (await step("npm build (scripts/build_npm.mjs)", join(bin, "node"), [join(root, "scripts", "build_npm.mjs")])) {
   const node = systemNode();
   if (node === undefined) {
     outcomes.push({

@@ -52,7 +52,7 @@ import {
   errorKind,
 } from "./error_values.ts";
 import * as format from "./format.ts";
-import { isMarkedForMove } from "./move.ts";
+import { isDetached, isMarkedForMove } from "./move.ts";
 import { readsInert, Scratch } from "./scratch.ts";
 
 // The format's numbers as this module's own constants, as they were when the codec was one file: an imported
@@ -615,7 +615,7 @@ export class Encoder extends Scratch {
       this.varint(length);
       return;
     }
-    if ((buffer as ArrayBuffer).detached) {
+    if (isDetached(buffer as ArrayBuffer)) {
       throw this.reject(depth, `is a ${name ?? "DataView"} on a detached ArrayBuffer: its contents are gone`);
     }
     if (this.moves !== "copy" && isMarkedForMove(buffer as ArrayBuffer)) {
@@ -649,7 +649,7 @@ export class Encoder extends Scratch {
 
   /** Writes an ordinary ArrayBuffer: a copy of its bytes. */
   private arrayBuffer(value: ArrayBuffer, depth: number): void {
-    if (value.detached) throw this.reject(depth, "is a detached ArrayBuffer: its contents are gone");
+    if (isDetached(value)) throw this.reject(depth, "is a detached ArrayBuffer: its contents are gone");
     if (this.moves !== "copy" && isMarkedForMove(value)) {
       const index = this.moveIndex(value, depth);
       this.ensure(6);

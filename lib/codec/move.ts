@@ -23,6 +23,37 @@ const MARKS = Symbol.for("filch.move.marks");
 /** The marked buffers of this realm (shared by every copy of filch loaded in it). */
 const marks: WeakSet<ArrayBuffer> = ((globalThis as { [MARKS]?: WeakSet<ArrayBuffer> })[MARKS] ??= new WeakSet());
 
+/** Whether this runtime has `ArrayBuffer.prototype.detached` (ES2024; Node 22 and later, not Node 20). */
+const HAS_DETACHED = "detached" in ArrayBuffer.prototype;
+
+/**
+ * Whether `buffer` is detached (moved away, or transferred): `buffer.detached` where the runtime has it;
+ * on Node 20, which lacks it, a buffer of length 0 on which no view can be made (a detached buffer's length
+ * reads 0, and a view on it throws a TypeError).
+ *
+ * @param buffer An ordinary ArrayBuffer.
+ * @returns `true` if its contents are gone.
+ *
+ * @example Usage
+ * ```ts
+ * import { isDetached } from "./move.ts";
+ * const buffer = new ArrayBuffer(8);
+ * structuredClone(buffer, { transfer: [buffer] });
+ * console.log(isDetached(buffer), isDetached(new ArrayBuffer(0))); // true false
+ * ```
+ */
+export function isDetached(buffer: ArrayBuffer): boolean {
+  if (HAS_DETACHED) return buffer.detached;
+  if (buffer.byteLength !== 0) return false;
+  try {
+    new Uint8Array(buffer);
+    return false;
+  } catch (error) {
+    if (error instanceof TypeError) return true;
+    throw error;
+  }
+}
+
 /**
  * Marks `value`'s memory to be moved, not copied, when it crosses to a task or back: an ArrayBuffer, or a
  * typed array or DataView (its whole buffer moves, and the view arrives with its offset and length). After
@@ -35,7 +66,7 @@ const marks: WeakSet<ArrayBuffer> = ((globalThis as { [MARKS]?: WeakSet<ArrayBuf
  *
  * @example Usage
  * ```ts ignore
- * import { move, Pool } from "filch";
+ * import { move, Pool } from "@filch/filch";
  * const pool = await Pool.create(new URL("../tasks.ts", import.meta.url));
  * const pixels = new Uint8Array(64 << 20);
  * const result = await pool.run("blur", move(pixels)); // no copy; pixels.length is now 0
@@ -53,7 +84,7 @@ export function move<T>(value: T): T {
     );
   }
   if (!(buffer instanceof ArrayBuffer)) return value; // a view on shared memory: by reference already
-  if (buffer.detached) throw new TypeError("Cannot move value as its ArrayBuffer is detached (moved already)");
+  if (isDetached(buffer)) throw new TypeError("Cannot move value as its ArrayBuffer is detached (moved already)");
   marks.add(buffer);
   return value;
 }

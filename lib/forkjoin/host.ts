@@ -25,7 +25,7 @@ import type { AbortSignalLike } from "../options.ts";
  *
  * @example Usage
  * ```ts
- * import type { TaskContext } from "./host.ts";
+ * import type { TaskContext } from "@filch/filch";
  * function describe(context: TaskContext): string {
  *   return `task ${context.id} on worker ${context.worker}`;
  * }

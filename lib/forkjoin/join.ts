@@ -56,7 +56,7 @@ function portable(ref: TaskRef): number {
  *
  * @example Usage
  * ```ts
- * import { join } from "./join.ts";
+ * import { join } from "@filch/filch";
  * export function fib(n: number): number {
  *   if (n < 2) return n;
  *   const [x, y] = join(() => fib(n - 1), fib, n - 2);
@@ -177,7 +177,7 @@ export interface Scope {
  *
  * @example Usage
  * ```ts
- * import { scope } from "./join.ts";
+ * import { scope } from "@filch/filch";
  * export function square(x: number): number {
  *   return x * x;
  * }
@@ -241,7 +241,7 @@ export function scope<R>(body: (s: Scope) => R): [R, unknown[]] {
  *
  * @example Usage
  * ```ts
- * import { parallelFor } from "./join.ts";
+ * import { parallelFor } from "@filch/filch";
  * export function fill(lo: number, hi: number, out: Int32Array): void {
  *   for (let i = lo; i < hi; i++) out[i] = i * 2;
  * }
@@ -278,7 +278,7 @@ export function parallelFor<F extends (lo: number, hi: number, ...extra: never[]
  *
  * @example Usage
  * ```ts
- * import { parallelReduce } from "./join.ts";
+ * import { parallelReduce } from "@filch/filch";
  * export function sumRange(lo: number, hi: number): number {
  *   let s = 0;
  *   for (let i = lo; i < hi; i++) s += i;
@@ -317,7 +317,7 @@ export function parallelReduce<T>(
  *
  * @example Usage
  * ```ts
- * import { parallelMapInPlace } from "./join.ts";
+ * import { parallelMapInPlace } from "@filch/filch";
  * export function double(x: number): number {
  *   return 2 * x;
  * }

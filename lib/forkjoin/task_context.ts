@@ -30,7 +30,7 @@ export type { TaskContext } from "./host.ts";
  *
  * @example Usage
  * ```ts
- * import { currentTask } from "./task_context.ts";
+ * import { currentTask } from "@filch/filch";
  * export function count(n: number): number {
  *   const signal = currentTask()?.signal;
  *   let i = 0;

@@ -29,7 +29,7 @@
 import { Broadcaster } from "./broadcast.ts";
 import { mem } from "../protocol/atomics.ts";
 import { Killer } from "../protocol/kill_guard.ts";
-import { PoolClosedError, TaskNotFoundError } from "../errors.ts";
+import { PoolClosedError, PoolTerminatedError, unknownTaskError } from "../errors.ts";
 import { HANDLE_KIND, HANDLE_VERSION, type PoolHandle } from "../producer/handle.ts";
 import { ProducerLinks, type SlotCounts } from "./links.ts";
 import { ProducerDeaths } from "./producer_deaths.ts";
@@ -247,7 +247,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
     producer.repairIfCut();
     if (this.current !== PoolState.OPEN) return Promise.reject(producer.closedError(task));
     const taskId = producer.taskId(task);
-    if (taskId === undefined) return Promise.reject(new TaskNotFoundError(String(task), producer.taskNames));
+    if (taskId === undefined) return Promise.reject(unknownTaskError(task, producer.taskNames));
     let bytes: Uint8Array;
     try {
       // Runs the arguments' getters: user code.
@@ -383,12 +383,13 @@ export class Owner implements OwnerPort, WorkforceEvents {
    * A handle from which another thread opens a producer (see `Pool.handle`).
    *
    * @returns The handle, with its port to transfer.
-   * @throws {PoolClosedError} If the pool is not open.
+   * @throws {PoolClosedError} If the pool is not open ({@link PoolTerminatedError} if it was terminated).
    * @throws {RangeError} If the pool was created with `producers: 0`, or every producer slot is taken.
    */
   handle<M extends object>(): PoolHandle<M> {
     if (this.current !== PoolState.OPEN) {
-      throw new PoolClosedError(`Cannot make a pool handle as the pool is ${this.current}: create a new pool`);
+      const message = `Cannot make a pool handle as the pool is ${this.current}: create a new pool`;
+      throw this.current === PoolState.TERMINATED ? new PoolTerminatedError(message) : new PoolClosedError(message);
     }
     const { buffer, arena, layout } = this.memory;
     if ((layout.shape.producers ?? 0) === 0) {

@@ -28,7 +28,7 @@
 import type { Canceller } from "./cancellation.ts";
 import type { Encoder } from "../codec/codec.ts";
 import type { CompletionReader } from "./completion.ts";
-import { PoolClosedError, QueueFullError, TaskNotFoundError } from "../errors.ts";
+import { PoolClosedError, PoolTerminatedError, QueueFullError, unknownTaskError } from "../errors.ts";
 import { Level, type LevelIndex, type Levels } from "../protocol/levels.ts";
 import { type Entry, Settled, type TaskLedger } from "./ledger.ts";
 import type { PoolMetrics } from "../metrics.ts";
@@ -166,6 +166,11 @@ export class Admission {
     level: LevelIndex,
   ): Entry | undefined {
     if (this.submitting !== undefined) this.repair();
+    // A task is a name (a function here would put its source text in every message below).
+    if (typeof task !== "string") {
+      this.refuse("(not a task name)", reject, unknownTaskError(task, this.names));
+      return undefined;
+    }
     if (!this.open()) {
       this.refuse(task, reject, this.closedError(task));
       return undefined;
@@ -188,7 +193,7 @@ export class Admission {
     }
     const taskId = builtinId ?? this.taskIds.get(task);
     if (taskId === undefined) {
-      this.refuse(task, reject, new TaskNotFoundError(String(task), this.names));
+      this.refuse(task, reject, unknownTaskError(task, this.names));
       return undefined;
     }
     let encoder: Encoder;
@@ -304,7 +309,8 @@ export class Admission {
 
   /**
    * Its producer in another thread was closed (`PoolProducer.close`): from now on every submission is
-   * refused with a PoolClosedError, as when the pool is not open.
+   * refused with a PoolClosedError, as when the pool is not open (a PoolTerminatedError once the pool was
+   * terminated).
    */
   close(): void {
     this.closed = true;
@@ -318,13 +324,23 @@ export class Admission {
     return !this.closed && this.state() === "open";
   }
 
-  /** The error of a submission the pool's state, or its producer's close, refuses. */
+  /**
+   * The error of a submission the pool's state, or its producer's close, refuses: a PoolTerminatedError
+   * once the pool was terminated (whatever else is closed: the pool is gone), else a PoolClosedError.
+   */
   closedError(task: string): Error {
+    // A broadcast checks the state before the name: a function given as the task must not put its source
+    // text here (see unknownTaskError).
+    const name = typeof task === "string" ? task : "(not a task name)";
+    const state = this.state();
+    if (state === "terminated") {
+      return new PoolTerminatedError(`Cannot run task '${name}' as the pool was terminated: create a new pool`);
+    }
     if (this.closed) {
       return new PoolClosedError(
-        `Cannot run task '${task}' as this producer was closed: open another from a new pool.handle()`,
+        `Cannot run task '${name}' as this producer was closed: open another from a new pool.handle()`,
       );
     }
-    return new PoolClosedError(`Cannot run task '${task}' as the pool is ${this.state()}: create a new pool`);
+    return new PoolClosedError(`Cannot run task '${name}' as the pool is ${state}: create a new pool`);
   }
 }

@@ -31,7 +31,7 @@ import type { PoolHandle } from "./handle.ts";
  * @example Usage
  * ```ts ignore
  * // tasks.ts: a task that queues more top-level work on its own pool
- * import { openProducer, poolHandle } from "filch";
+ * import { openProducer, poolHandle } from "@filch/filch";
  * export async function crawl(url: string): Promise<number> {
  *   await using producer = openProducer<typeof import("./tasks.ts")>(await poolHandle());
  *   const pages = await Promise.all(linksOf(url).map((link) => producer.run("fetchPage", link)));

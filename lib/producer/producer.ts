@@ -72,6 +72,25 @@ const REMOTE_MOVE_REFUSAL = {
     "and a producer in another thread cannot move buffers to a worker (a move travels by message, which only the pool's owner can send): pass it without move() to copy it, or in a SharedArrayBuffer",
 };
 
+/**
+ * Whether this runtime has `Promise.withResolvers` (ES2024: Deno, Bun, Node 22 and later; not Node 20,
+ * which package.json's `engines` still declares). Read once, when the module loads: `run` then calls the
+ * native one directly where it exists (a constant branch, no wrapper in between), and
+ * {@link withResolversByExecutor} only where it does not.
+ */
+const NATIVE_WITH_RESOLVERS = typeof (Promise as { withResolvers?: unknown }).withResolvers === "function";
+
+/** `Promise.withResolvers`, made with an executor: for runtimes without it (Node 20). */
+function withResolversByExecutor<T>(): PromiseWithResolvers<T> {
+  let resolve!: (value: T | PromiseLike<T>) => void;
+  let reject!: (reason?: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
 /** How often {@link Producer.recordsBack} reads its completions again while a record is still out (ms). */
 const RECORDS_BACK_POLL_MS = 5;
 
@@ -389,8 +408,11 @@ export class Producer implements CompletionHooks {
    */
   run(task: string, args: unknown[]): Promise<unknown> {
     // Made with withResolvers, not an executor: no closure and no call into it, a task. On V8 that took the
-    // main thread's CPU in the demo's shape down by about 7% (docs/benchmarks.md, 2026-11-28).
-    const { promise, resolve, reject } = Promise.withResolvers<unknown>();
+    // main thread's CPU in the demo's shape down by about 7% (docs/benchmarks.md, 2026-11-28). Node 20
+    // lacks it: there the same comes from an executor (see NATIVE_WITH_RESOLVERS).
+    const { promise, resolve, reject } = NATIVE_WITH_RESOLVERS
+      ? Promise.withResolvers<unknown>()
+      : withResolversByExecutor<unknown>();
     try {
       this.admission.submit(task, args, resolve, reject);
     } catch (error) {
@@ -533,7 +555,7 @@ export class Producer implements CompletionHooks {
    * The error of a submission the pool's state refuses.
    *
    * @param task The task's name.
-   * @returns A PoolClosedError naming the state.
+   * @returns A PoolClosedError naming the state (a PoolTerminatedError once the pool was terminated).
    */
   closedError(task: string): Error {
     return this.admission.closedError(task);

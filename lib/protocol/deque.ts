@@ -81,7 +81,7 @@ export interface DequeRegion {
  *
  * @example Usage
  * ```ts
- * import { Deque, initDeque } from "./deque.ts";
+ * import { Deque, initDeque } from "@filch/filch";
  * const region = { buffer: new SharedArrayBuffer(4096), byteOffset: 0, capacity: 64 };
  * initDeque(region);
  * const deque = new Deque(region);
@@ -151,7 +151,7 @@ export function repairAbandonedPop(region: DequeRegion): boolean {
  *
  * @example Usage
  * ```ts
- * import { Deque, EMPTY, initDeque } from "./deque.ts";
+ * import { Deque, EMPTY, initDeque } from "@filch/filch";
  * const region = { buffer: new SharedArrayBuffer(1024), byteOffset: 0, capacity: 4 };
  * initDeque(region);
  * const owner = new Deque(region);
@@ -214,7 +214,7 @@ export class Deque {
    *
    * @example Usage
    * ```ts
-   * import { Deque, initDeque } from "./deque.ts";
+   * import { Deque, initDeque } from "@filch/filch";
    * const region = { buffer: new SharedArrayBuffer(1024), byteOffset: 0, capacity: 2 };
    * initDeque(region);
    * const owner = new Deque(region);
@@ -255,7 +255,7 @@ export class Deque {
    *
    * @example Usage
    * ```ts
-   * import { Deque, EMPTY, initDeque } from "./deque.ts";
+   * import { Deque, EMPTY, initDeque } from "@filch/filch";
    * const region = { buffer: new SharedArrayBuffer(1024), byteOffset: 0, capacity: 4 };
    * initDeque(region);
    * const owner = new Deque(region);
@@ -306,7 +306,7 @@ export class Deque {
    *
    * @example Usage
    * ```ts
-   * import { Deque, initDeque } from "./deque.ts";
+   * import { Deque, initDeque } from "@filch/filch";
    * const region = { buffer: new SharedArrayBuffer(1024), byteOffset: 0, capacity: 4 };
    * initDeque(region);
    * console.log(new Deque(region).cutShort); // false
@@ -327,7 +327,7 @@ export class Deque {
    *
    * @example Usage
    * ```ts
-   * import { Deque, initDeque } from "./deque.ts";
+   * import { Deque, initDeque } from "@filch/filch";
    * const region = { buffer: new SharedArrayBuffer(1024), byteOffset: 0, capacity: 4 };
    * initDeque(region);
    * new Deque(region).repair(); // nothing was cut short: nothing to do
@@ -389,7 +389,7 @@ export class Deque {
    *
    * @example Usage
    * ```ts
-   * import { Deque, initDeque } from "./deque.ts";
+   * import { Deque, initDeque } from "@filch/filch";
    * const region = { buffer: new SharedArrayBuffer(1024), byteOffset: 0, capacity: 4 };
    * initDeque(region);
    * const owner = new Deque(region);
@@ -407,7 +407,7 @@ export class Deque {
  *
  * @example Usage
  * ```ts
- * import { Deque, initDeque, Stealer } from "./deque.ts";
+ * import { Deque, initDeque, Stealer } from "@filch/filch";
  * const region = { buffer: new SharedArrayBuffer(1024), byteOffset: 0, capacity: 4 };
  * initDeque(region);
  * const owner = new Deque(region);
@@ -445,7 +445,7 @@ export class Stealer {
    *
    * @example Usage
    * ```ts
-   * import { EMPTY, initDeque, Stealer } from "./deque.ts";
+   * import { EMPTY, initDeque, Stealer } from "@filch/filch";
    * const region = { buffer: new SharedArrayBuffer(1024), byteOffset: 0, capacity: 4 };
    * initDeque(region);
    * console.log(new Stealer(region).steal() === EMPTY); // true
@@ -478,7 +478,7 @@ export class Stealer {
    *
    * @example Usage
    * ```ts
-   * import { Deque, initDeque, Stealer } from "./deque.ts";
+   * import { Deque, initDeque, Stealer } from "@filch/filch";
    * const buffer = new SharedArrayBuffer(4096);
    * const victim = { buffer, byteOffset: 0, capacity: 8 };
    * const mine = { buffer, byteOffset: 2048, capacity: 8 };
@@ -546,7 +546,7 @@ export class Stealer {
    *
    * @example Usage
    * ```ts
-   * import { initDeque, Stealer } from "./deque.ts";
+   * import { initDeque, Stealer } from "@filch/filch";
    * const region = { buffer: new SharedArrayBuffer(1024), byteOffset: 0, capacity: 4 };
    * initDeque(region);
    * console.log(new Stealer(region).length); // 0

@@ -123,7 +123,7 @@ export function notesBytes(producers: number): number {
  *
  * @example Usage
  * ```ts
- * import { dequeRegionBytes } from "./layout.ts";
+ * import { dequeRegionBytes } from "@filch/filch";
  * console.log(dequeRegionBytes(256)); // 1152: two header lines and 16 lines of slots
  * ```
  */

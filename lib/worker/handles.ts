@@ -16,7 +16,7 @@
  * @module
  */
 
-import { PoolClosedError } from "../errors.ts";
+import { PoolClosedError, PoolTerminatedError } from "../errors.ts";
 import { holdEventLoop, releaseEventLoop } from "../runtime/holds.ts";
 
 /** The owner's answer to a handle request. */
@@ -77,12 +77,14 @@ export class HandleRequests {
   }
 }
 
-/** The owner's error, rebuilt here with its name (RangeError and TypeError as themselves). */
+/** The owner's error, rebuilt here with its name (RangeError, TypeError and the pool's state errors as themselves). */
 function ownerError(error: { name: string; message: string }): Error {
   const made = error.name === "RangeError"
     ? new RangeError(error.message)
     : error.name === "TypeError"
     ? new TypeError(error.message)
+    : error.name === "PoolTerminatedError"
+    ? new PoolTerminatedError(error.message)
     : error.name === "PoolClosedError"
     ? new PoolClosedError(error.message)
     : new Error(error.message);

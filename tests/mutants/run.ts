@@ -143,7 +143,7 @@ export const GROUPS: readonly Group[] = [
   {
     name: "producer_threads",
     mutants: pool(PRODUCER_THREAD_MUTANTS),
-    checks: ["tests/pool/producers_test.ts", "tests/pool/inner_producer_test.ts"],
+    checks: ["tests/pool/producers_test.ts", "tests/pool/inner_producer_test.ts", "tests/pool/terminated_test.ts"],
     fast: false,
   },
   {

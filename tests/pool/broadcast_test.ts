@@ -3,6 +3,7 @@
  * workers both take their part; every part settles exactly once, through errors, crashes and terminate.
  */
 import { Pool } from "../../lib/pool.ts";
+import { PoolClosedError } from "../../lib/errors.ts";
 import type * as tasks from "../fixtures/cancel_tasks.ts";
 import { assertIdleAccounting } from "./_accounting.ts";
 import { assert, assertEquals, assertRejects, test, within } from "../_test.ts";
@@ -80,7 +81,7 @@ test("a part that throws rejects the broadcast; a part whose worker dies fails w
   }
 });
 
-test("terminate() rejects the parts in flight with PoolTerminatedError; a closed pool refuses broadcasts", async () => {
+test("terminate() rejects the parts in flight with PoolTerminatedError; then broadcasts are refused with it too", async () => {
   const pool = await Pool.create<typeof tasks>(moduleUrl, { workers: 2 });
   const probe = new Int32Array(new SharedArrayBuffer(16));
   const blocked = pool.run("blocker", probe, 30_000).catch((e) => e);
@@ -91,6 +92,7 @@ test("terminate() rejects the parts in flight with PoolTerminatedError; a closed
   assertEquals((error as Error).name, "PoolTerminatedError", String(error));
   await within(blocked, 10_000, "the blocker");
   const refused = await within(assertRejects(pool.broadcast("whoAmI", "closed")), 5_000, "refused");
-  assertEquals((refused as Error).name, "PoolClosedError");
+  assertEquals((refused as Error).name, "PoolTerminatedError", "refused after terminate(): the pool's state by name");
+  assert(refused instanceof PoolClosedError, "a PoolClosedError too");
   assert(pool.stats().pending === 0, "nothing pending");
 });
