@@ -96,6 +96,9 @@ export class ProgressReader {
    */
   watch(index: number): void {
     this.cells.reset(index);
+    // Last in the read order (a record left watched by a task settled another way is moved): cells are
+    // read in the order their tasks were placed.
+    this.watched.delete(index);
     this.watched.add(index);
   }
 

@@ -82,6 +82,31 @@ test("nothing is delivered after the task settled (a leftover timer's report is 
   });
 });
 
+test("a value read before its task was aborted (by another task's handler) is not delivered after the abort", async () => {
+  await withTerminatedPool<Tasks>(moduleUrl, { workers: 2 }, async (pool) => {
+    for (let round = 0; round < 5; round++) {
+      const gate = new Int32Array(new SharedArrayBuffer(4));
+      const controller = new AbortController();
+      const late: number[] = [];
+      // A's handler aborts B. Both reports are read in one drain (this thread is held until both are in
+      // their cells), A's first (it was placed first): B's value must then be dropped, not delivered. B
+      // spins until its signal aborts (5 s at most), so it is still running when the drain comes.
+      const a = pool.with<number>({ onProgress: () => controller.abort() }).run("reportInTurn", 1, gate, 1, 0);
+      const b = pool.with<number>({
+        signal: controller.signal,
+        onProgress: (v) => {
+          if (controller.signal.aborted) late.push(v);
+        },
+      }).run("reportInTurn", 2, gate, 0, 5_000).then(() => "resolved", (e) => (e as Error).name);
+      const until = Date.now() + 10_000;
+      while (Atomics.load(gate, 0) < 2 && Date.now() < until) { /* hold this thread: no drain meanwhile */ }
+      assertEquals(await a, 1, "A's result");
+      assertEquals(await b, "AbortError", "B aborted");
+      assertEquals(late, [], `round ${round}: nothing delivered to B after its abort`);
+    }
+  });
+});
+
 test("forks report to the caller of their top-level task", async () => {
   await withTerminatedPool<Tasks>(moduleUrl, { workers: 3 }, async (pool) => {
     for (let round = 0; round < 5; round++) {
