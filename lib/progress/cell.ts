@@ -206,6 +206,9 @@ export class ProgressCells {
   reset(index: number): void {
     const at = index * PROGRESS_CELL_WORDS + CellWords.state;
     const state = mem.load(this.words, at);
+    // Empty already (the common case: its last task's value was read at its settle): no store, which
+    // would take the line for writing once a task for nothing.
+    if ((state & PHASE) === CellPhase.EMPTY) return;
     // A new sequence number: a reader's copy begun before this store can no longer empty the cell.
     mem.store(this.words, at, (((state >>> 2) + 1) << 2) | CellPhase.EMPTY);
   }
