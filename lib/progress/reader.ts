@@ -31,6 +31,7 @@ import { decode, type ErrorClasses } from "../codec/codec.ts";
 import type { ProducerChannel } from "../protocol/memory.ts";
 import type { Entry, TaskLedger } from "../producer/ledger.ts";
 import { NUMBER_LENGTH, ProgressCells, Taken } from "./cell.ts";
+import { PROGRESS_CELL_WORDS } from "../protocol/layout.ts";
 
 /** How long the reader waits before it reads again a cell it found mid-write, ms. */
 const BUSY_RETRY_MS = 1;
@@ -55,8 +56,19 @@ export class ProgressReader {
   private readonly channel: ProducerChannel;
   private readonly ledger: TaskLedger;
   private readonly errorClasses: ErrorClasses | undefined;
-  /** Record indices of this producer's tasks placed with a handler (some may have settled since). */
-  private readonly watched = new Set<number>();
+  /**
+   * By record index: the stamp of the watch of the task placed there with a handler, or 0 if none is
+   * watched. A typed array and a flat list, not a Set: with a Set (three operations a task), tiny tasks
+   * with a handler ran at 0.926 [0.763–0.961] of those without on Node; with these, 0.961 [0.908–1.077]
+   * (bench/progress.ts, 21 rounds each, 2026-11-29).
+   */
+  private readonly stamps: Float64Array;
+  /** (index, stamp) pairs in placement order; a pair whose stamp is no longer its index's is skipped. */
+  private order: number[] = [];
+  /** The last stamp given. */
+  private stamp = 0;
+  /** Records watched now. */
+  private count = 0;
   private deliveries: Delivery[] = [];
   /**
    * Entries this reader's completions settled since the last delivery: their values read before (by a
@@ -82,6 +94,7 @@ export class ProgressReader {
     wake: () => void;
   }) {
     this.cells = new ProgressCells(parts.cells);
+    this.stamps = new Float64Array(parts.cells.length / PROGRESS_CELL_WORDS);
     this.channel = parts.channel;
     this.ledger = parts.ledger;
     this.errorClasses = parts.errorClasses;
@@ -96,34 +109,64 @@ export class ProgressReader {
    */
   watch(index: number): void {
     this.cells.reset(index);
-    // Last in the read order (a record left watched by a task settled another way is moved): cells are
-    // read in the order their tasks were placed.
-    this.watched.delete(index);
-    this.watched.add(index);
+    // Last in the read order (a record left watched by a task settled another way gets a new stamp, and
+    // its old pair is skipped): cells are read in the order their tasks were placed.
+    if (this.stamps[index] === 0) this.count++;
+    const stamp = ++this.stamp;
+    this.stamps[index] = stamp;
+    this.order.push(index, stamp);
+    if (this.order.length > 4 * this.count + 256) this.compact();
+  }
+
+  /** Stops reading record `index`. */
+  private unwatch(index: number): void {
+    if (this.stamps[index] === 0) return;
+    this.stamps[index] = 0;
+    this.count--;
+  }
+
+  /** Drops the pairs of records no longer watched (or watched again since) from the read order. */
+  private compact(): void {
+    const order = this.order;
+    const stamps = this.stamps;
+    const kept: number[] = [];
+    for (let k = 0; k < order.length; k += 2) {
+      if (stamps[order[k]] === order[k + 1]) kept.push(order[k], order[k + 1]);
+    }
+    this.order = kept;
   }
 
   /** Whether a worker raised this producer's progress word (read after its waiting word's store: see arm). */
   noticed(): boolean {
-    return this.watched.size > 0 && mem.load(this.channel.words, this.channel.progress) !== 0;
+    return this.count > 0 && mem.load(this.channel.words, this.channel.progress) !== 0;
   }
 
   /** At the start of a drain: if a worker raised the progress word (or a retry is due), reads every watched cell. */
   poll(): void {
-    if (this.watched.size === 0) return;
+    if (this.count === 0) return;
     // Lowered before the cells are read: a report that fills a cell after this exchange raises it again.
     const raised = mem.exchange(this.channel.words, this.channel.progress, 0) !== 0;
     if (!raised && !this.retryDue) return;
     this.retryDue = false;
     const placed = this.ledger.placed;
-    for (const index of this.watched) {
+    const stamps = this.stamps;
+    // Pairs added while reading (none: reads run no user code) would be read too; the pass compacts.
+    const order = this.order;
+    let kept = 0;
+    for (let k = 0; k < order.length; k += 2) {
+      const index = order[k];
+      if (stamps[index] !== order[k + 1]) continue;
       const entry = placed[index];
       if (entry === undefined || entry.settled || entry.onProgress === undefined) {
         // Its task settled by another way (aborted, timed out, its worker died): no longer read.
-        this.watched.delete(index);
+        this.unwatch(index);
         continue;
       }
+      order[kept++] = index;
+      order[kept++] = order[k + 1];
       this.read(index, entry, false);
     }
+    order.length = kept;
   }
 
   /**
@@ -134,7 +177,9 @@ export class ProgressReader {
    * @param entry The entry placed there.
    */
   settling(index: number, entry: Entry): void {
-    if (!this.watched.delete(index) || entry.settled) return;
+    if (this.stamps[index] === 0) return;
+    this.unwatch(index);
+    if (entry.settled) return;
     this.read(index, entry, true);
     // A value of it read (now, or by a poll of this drain) is delivered although it settles meanwhile.
     if (this.deliveries.length > 0) this.completed.add(entry);
@@ -208,6 +253,6 @@ export class ProgressReader {
 
   /** For tests and diagnostics: how many records are watched. */
   get watching(): number {
-    return this.watched.size;
+    return this.count;
   }
 }
