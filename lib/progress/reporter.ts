@@ -24,6 +24,7 @@ import { Encoder } from "../codec/codec.ts";
 import type { PoolMemory } from "../protocol/memory.ts";
 import { slotOf, wakeProducer } from "../protocol/producers.ts";
 import { TaskFlags, type TaskTable } from "../record/task.ts";
+import type { WorkerGuard } from "../protocol/kill_guard.ts";
 import { Filled, NUMBER_LENGTH, PROGRESS_VALUE_BYTES, ProgressCells } from "./cell.ts";
 
 /** A task's report function: sends `value` to its caller's `onProgress` (see `TaskContext.progress`). */
@@ -60,12 +61,21 @@ export class ProgressReporter {
    *
    * @param memory This worker's memory of the pool (its progress cells, every producer's channel).
    * @param table This worker's task table.
+   * @param guard This worker's kill guard.
    */
-  constructor(memory: Pick<PoolMemory, "progress" | "channels">, table: TaskTable) {
+  constructor(memory: Pick<PoolMemory, "progress" | "channels">, table: TaskTable, guard: WorkerGuard) {
     this.cells = new ProgressCells(memory.progress);
     this.table = table;
     this.channels = memory.channels;
+    this.guard = guard;
   }
+
+  /**
+   * This worker's kill guard: a report is called from user code, where a task that may be forced has the
+   * guard down; its shared steps raise it (as a fork does), so that a forced kill never lands between the
+   * exchange of the caller's waiting word and its notify (a lost wake), nor inside a cell's write.
+   */
+  private readonly guard: WorkerGuard;
 
   /**
    * This thread. The report function of the submitted task in record `root`, handle `handle`:
@@ -104,12 +114,22 @@ export class ProgressReporter {
       cells.scratchBytes.set(encoder.bytes.subarray(0, length));
       encoder.reset();
     }
-    if (cells.write(root, handle, length) !== Filled.NOTICE) return;
-    // The cell had no unread value of this task: raise the producer's progress word, then wake it if it
-    // waits. The word's store comes before wakeProducer's load of the waiting word, and the producer
-    // stores its waiting word before it re-checks this one (completion.ts arm): one of the two sees the
-    // other's store, so the notice is never lost (as a completion's push and wake).
-    mem.store(channel.words, channel.progress, 1);
-    wakeProducer(channel);
+    // Raised for the pool steps below if it is down (a task that may be forced, in its own code), and
+    // lowered again after them; left as it is otherwise (a report from a getter the pool's own code runs,
+    // with the guard up, must not lower it inside that step).
+    const guard = this.guard;
+    const lowered = guard.lowered;
+    if (lowered) guard.enter();
+    try {
+      if (cells.write(root, handle, length) !== Filled.NOTICE) return;
+      // The cell had no unread value of this task: raise the producer's progress word, then wake it if it
+      // waits. The word's store comes before wakeProducer's load of the waiting word, and the producer
+      // stores its waiting word before it re-checks this one (completion.ts arm): one of the two sees the
+      // other's store, so the notice is never lost (as a completion's push and wake).
+      mem.store(channel.words, channel.progress, 1);
+      wakeProducer(channel);
+    } finally {
+      if (lowered) guard.leave(); // back to user code
+    }
   }
 }

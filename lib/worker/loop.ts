@@ -168,7 +168,7 @@ export class WorkerLoop {
     const marks = new Marks({ memory, words: markWords, table, deque, levels, completions, forks, runs });
     const mail = new Mail({ memory, index, table, functions: tasks, buffers, post, guard });
     for (const [id, sab] of setup.buffers) mail.addBuffer(id, sab);
-    const signals = new TaskSignals(index, table, runs, mail, new ProgressReporter(memory, table));
+    const signals = new TaskSignals(index, table, runs, mail, new ProgressReporter(memory, table, guard));
     const search = new Search({ index, memory, deque, levels, table, encoder, marks, mail, stats });
     const runner = new Runner({
       index,

@@ -208,6 +208,35 @@ test("record reuse: a task never sees a report of the record's earlier task", as
   });
 });
 
+test("forced kills of tasks reporting in a tight loop: the pool goes on, and later tasks' reports arrive", async () => {
+  // The kill lands in the task's own code, maybe in a report: the report's shared steps raise the kill
+  // guard, so the kill never falls between the caller's waiting word and its notify, or inside a cell
+  // (a cell left mid-write would be reset when its record is placed again).
+  await withTerminatedPool<Tasks>(moduleUrl, { workers: 2, taskCapacity: 4 }, async (pool) => {
+    for (let round = 0; round < 4; round++) {
+      const seen: number[] = [];
+      const outcome = await within(
+        pool.with<number>({ timeout: 30, force: true, onProgress: (v) => seen.push(v) }).run("flood", 1e12)
+          .then(() => "resolved", (e) => (e as Error).name),
+        30_000,
+        "a forced flood",
+      );
+      assertEquals(outcome, "TimeoutError", "the flood is killed at its timeout");
+      assert(rising(seen), "what it reported before, in order");
+      for (let i = 0; i < 6; i++) {
+        const mine: number[] = [];
+        const value = await within(
+          pool.with<number>({ onProgress: (v) => mine.push(v) }).run("reportThenReturn", 100 * round + i, 0),
+          30_000,
+          "a task after the kill",
+        );
+        assertEquals(mine, [value], "its own report");
+      }
+    }
+    assert(pool.stats().forcedKills >= 1, "workers were killed");
+  });
+}, 180_000);
+
 test("onProgress must be a function", async () => {
   await withTerminatedPool<Tasks>(moduleUrl, { workers: 1 }, (pool) => {
     let name = "none";
