@@ -49,7 +49,7 @@ export interface TaskContext<P = unknown> {
   /**
    * Sends `value` to the `onProgress` handler its caller gave (`pool.with({ onProgress })`), on the
    * caller's thread, through the pool's shared memory (no message). Coalescing: a value its caller has not
-   * read yet is replaced, so a task may report in a tight loop (about 0.1–0.3 µs a number). A fork reports
+   * read yet is replaced, so a task may report in a tight loop (50–90 ns a number, bench/progress.ts). A fork reports
    * to the caller of the task that made it. Without a handler, or in a fork made after its task's first
    * `await`, it does nothing. Keep the context (call `currentTask()` before the first `await`) to report
    * from asynchronous code; a report after the task settled is dropped. See docs/progress.md.
