@@ -172,6 +172,33 @@ test("a throwing handler: the error goes to onError, every task still settles ex
   );
 });
 
+test("a handler that terminates the pool: every task settles once, and no handler runs after its task settled", async () => {
+  await withTerminatedPool<Tasks>(moduleUrl, { workers: 2 }, async (pool) => {
+    const settled = new Set<number>();
+    const after: number[] = [];
+    let terminating: Promise<void> | undefined;
+    const outcomes = await within(
+      Promise.all(Array.from({ length: 20 }, (_, i) =>
+        pool.with<number>({
+          onProgress: () => {
+            if (settled.has(i)) after.push(i);
+            terminating ??= pool.terminate();
+          },
+        }).run("steps", 50, 2).then(
+          () => (settled.add(i), "resolved"),
+          (e) => (settled.add(i), (e as Error).name),
+        ))),
+      30_000,
+      "20 tasks",
+    );
+    await terminating;
+    assertEquals(outcomes.length, 20, "every task settled");
+    assert(outcomes.every((o) => o === "PoolTerminatedError"), `each rejected by the terminate: ${outcomes}`);
+    assertEquals(after, [], "no handler after its task settled");
+    assertEquals(pool.stats().pending, 0, "none pending");
+  }, false);
+});
+
 test("report values: data up to the cell's size; larger ones throw a RangeError in the task", async () => {
   await withTerminatedPool<Tasks>(moduleUrl, { workers: 1 }, async (pool) => {
     const seen: unknown[] = [];
