@@ -169,6 +169,7 @@ const RUN_KEYS = [
   "queueTimeout",
   "force",
   "priority",
+  "onProgress",
 ] as const satisfies readonly (keyof RunOptions)[];
 /** Every option of `pool.with()` ({@link RunOptions}): any other key is refused. */
 export const RUN_OPTION_KEYS: readonly (keyof RunOptions)[] = Object.freeze(RUN_KEYS);
@@ -410,7 +411,7 @@ export type AbortSignalLike = typeof globalThis extends { AbortSignal: { prototy
  * console.log(options.timeout); // 1000
  * ```
  */
-export interface RunOptions {
+export interface RunOptions<P = unknown> {
   /**
    * Aborts the task: queued, it is removed and never runs; running, the signal inside the task (see
    * `currentTask`) and its forks' are aborted. Either way its promise rejects at once with the signal's
@@ -443,6 +444,14 @@ export interface RunOptions {
    * order whatever their priority.
    */
   priority?: Priority;
+  /**
+   * Receives the task's progress reports (`currentTask().progress(value)` inside it, and inside its forks),
+   * on this thread, in order. Coalescing: a report not yet read is replaced by the next, so the handler
+   * sees the latest value, never a backlog. None after the task settled; the last one before its end is
+   * delivered before its promise settles for its caller. A throw goes to `onError` (else an unhandled
+   * rejection) and the task goes on. See docs/progress.md.
+   */
+  onProgress?: (value: P) => void;
 }
 
 /**
@@ -480,6 +489,8 @@ export interface ResolvedRunOptions {
   readonly force: boolean;
   /** The priority's level (protocol/levels.ts: 0 high, 1 normal, 2 low). */
   readonly level: LevelIndex;
+  /** The progress handler, if any. */
+  readonly onProgress: ((value: unknown) => void) | undefined;
 }
 
 /**
@@ -523,7 +534,11 @@ export function resolveRunOptions(options: unknown): ResolvedRunOptions {
     );
   }
   const level = levelOf(o.priority);
-  return { signal, timeout, queueTimeout, force: force === true, level };
+  const onProgress = o.onProgress;
+  if (onProgress !== undefined && typeof onProgress !== "function") {
+    throw new TypeError(`Cannot run task as 'onProgress' must be a function: received ${describe(onProgress)}`);
+  }
+  return { signal, timeout, queueTimeout, force: force === true, level, onProgress };
 }
 
 /** The native `aborted` getter: brand-checked (it throws for anything but an AbortSignal), never user code. */

@@ -156,22 +156,26 @@ export abstract class TaskSubmitter<M extends object = Record<string, AnyFunctio
 
   /**
    * Tasks with options: an `AbortSignal` that cancels them, a `timeout` counted from their start, a
-   * `queueTimeout` for their wait, a `priority` (see {@link RunOptions}). A task aborted while queued
-   * never runs; one aborted while running sees it through its own signal (`currentTask().signal`), and so
-   * do the forks it made; its promise rejects at once either way.
+   * `queueTimeout` for their wait, a `priority`, an `onProgress` handler of their progress reports (see
+   * {@link RunOptions}). A task aborted while queued never runs; one aborted while running sees it through
+   * its own signal (`currentTask().signal`), and so do the forks it made; its promise rejects at once
+   * either way.
    *
+   * @typeParam P The type of the tasks' progress values (`onProgress`'s argument).
    * @param options The tasks' options (read once, here).
    * @returns A runner whose `run` and `spawn` submit with these options.
-   * @throws {TypeError} If `options` is not an object or `signal` is not an AbortSignal.
+   * @throws {TypeError} If `options` is not an object, `signal` is not an AbortSignal or `onProgress` not a function.
    * @throws {RangeError} If a timeout is not a number of ms from 0 to 2^31 - 1.
    *
    * @example Usage
    * ```ts ignore
    * const n = await pool.with({ signal: AbortSignal.timeout(5_000) }).run("fib", 30);
+   * // Inside the task: currentTask<number>()?.progress(0.5)
+   * await pool.with<number>({ onProgress: (done) => console.log(`${done * 100}%`) }).run("encode", file);
    * ```
    */
-  with(options: RunOptions): TaskRunner<M> {
-    return this.#producer.with(options) as unknown as TaskRunner<M>;
+  with<P = unknown>(options: RunOptions<P>): TaskRunner<M> {
+    return this.#producer.with(options as RunOptions) as unknown as TaskRunner<M>;
   }
 
   /**

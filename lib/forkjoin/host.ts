@@ -31,7 +31,7 @@ import type { AbortSignalLike } from "../options.ts";
  * }
  * ```
  */
-export interface TaskContext {
+export interface TaskContext<P = unknown> {
   /** The index of the worker running it (0 to workers - 1). */
   readonly worker: number;
   /**
@@ -46,6 +46,20 @@ export interface TaskContext {
    * its task's first `await` belongs to no task and gets a signal that never aborts.
    */
   readonly signal: AbortSignalLike;
+  /**
+   * Sends `value` to the `onProgress` handler its caller gave (`pool.with({ onProgress })`), on the
+   * caller's thread, through the pool's shared memory (no message). Coalescing: a value its caller has not
+   * read yet is replaced, so a task may report in a tight loop (50–90 ns a number, bench/progress.ts). A fork reports
+   * to the caller of the task that made it. Without a handler, or in a fork made after its task's first
+   * `await`, it does nothing. Keep the context (call `currentTask()` before the first `await`) to report
+   * from asynchronous code; a report after the task settled is dropped. See docs/progress.md.
+   *
+   * @param value A number (the fast path), or data the pool can copy that encodes to at most 48 bytes (a
+   * short string, a small object).
+   * @throws {RangeError} If the value encodes to more than 48 bytes.
+   * @throws {TypeError} If the value cannot cross threads (a function, a shared buffer, a moved one).
+   */
+  progress(value: P): void;
 }
 
 /** A function of the pool's task module. */
@@ -90,7 +104,7 @@ let host: ForkJoinHost | undefined;
  * The version of the {@link ForkJoinHost} interface: a copy of filch finds the host another copy
  * installed (see {@link currentHost}) only if they speak the same one.
  */
-const FORK_JOIN_PROTOCOL = 4; // 2: `context()`; 3: `lazy` forks, `inline`, `extra` spread; 4: `poolHandle()`
+const FORK_JOIN_PROTOCOL = 5; // 2: `context()`; 3: `lazy` forks, `inline`, `extra` spread; 4: `poolHandle()`; 5: `context().progress`
 
 /** Where a thread's host is registered for every copy of filch loaded in it (one realm, one thread). */
 const HOST_KEY = Symbol.for("filch.forkJoinHost");

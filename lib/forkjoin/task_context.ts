@@ -26,7 +26,9 @@ export type { TaskContext } from "./host.ts";
  * task's synchronous part (before its first `await`) and keep the result: after an `await` the worker may
  * be running another task, or none.
  *
- * @returns The task's context; undefined outside a pool task (the main thread, or between tasks).
+ * @typeParam P The type of the task's progress values (see {@link TaskContext.progress}).
+ * @returns The task's context; undefined outside a pool task (the main thread, or between tasks): so
+ * `currentTask()?.progress(value)` is a no-op there, and the same task code runs outside a pool.
  *
  * @example Usage
  * ```ts
@@ -40,8 +42,8 @@ export type { TaskContext } from "./host.ts";
  * console.log(count(10)); // 10 (outside a pool: no context, nothing to abort)
  * ```
  */
-export function currentTask(): TaskContext | undefined {
-  return currentHost()?.context();
+export function currentTask<P = unknown>(): TaskContext<P> | undefined {
+  return currentHost()?.context() as TaskContext<P> | undefined;
 }
 
 const nativeAborted = Object.getOwnPropertyDescriptor(AbortSignal.prototype, "aborted")!.get!;

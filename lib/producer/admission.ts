@@ -241,7 +241,10 @@ export class Admission {
     entry.moved = moved;
     if (this.metrics !== undefined) entry.submittedAt = this.metrics.submitClock();
     entry.level = options?.level ?? level;
-    if (options !== undefined) this.canceller.control(entry, options);
+    if (options !== undefined) {
+      entry.onProgress = options.onProgress;
+      this.canceller.control(entry, options);
+    }
     // Noted (a plain store) until done: a throw cut short below is completed by repair.
     this.submitting = entry;
     this.submitter.stage = 0;

@@ -37,6 +37,7 @@ import type { PoolMemory } from "../protocol/memory.ts";
 import { Settled, type TaskLedger } from "./ledger.ts";
 import { type ProducerChannel, ProducerWords, wakeProducer, wakeRecordWaiters } from "../protocol/producers.ts";
 import { Outcome, PAYLOAD_BY_MESSAGE, type TaskTable } from "../record/task.ts";
+import { ProgressReader } from "../progress/reader.ts";
 
 /** What the reader calls on its producer: at the start of each drain, and after it freed records. */
 export interface CompletionHooks {
@@ -109,7 +110,7 @@ export interface CompletionParts {
    * The pool's memory: its control words, and every producer's channel (those waiting for a record are
    * woken when this one frees some).
    */
-  readonly memory: Pick<PoolMemory, "control" | "channels">;
+  readonly memory: Pick<PoolMemory, "control" | "channels" | "progress">;
   /** This producer's completion channel (its waiting word; protocol/producers.ts). */
   readonly channel: ProducerChannel;
   /** This producer's completion queue (the channel's). */
@@ -166,6 +167,8 @@ export class CompletionReader {
   private readonly ledger: TaskLedger;
   private readonly buffers: BufferRegistry;
   private readonly hooks: CompletionHooks;
+  /** The progress of this producer's tasks that have a handler (lib/progress/reader.ts). */
+  readonly progress: ProgressReader;
   /**
    * @param parts What the reader works with (see {@link CompletionParts}).
    */
@@ -179,6 +182,16 @@ export class CompletionReader {
     this.buffers = parts.buffers;
     this.hooks = parts.hooks;
     this.errorClasses = parts.errorClasses;
+    this.progress = new ProgressReader({
+      cells: parts.memory.progress,
+      channel: parts.channel,
+      ledger: parts.ledger,
+      errorClasses: parts.errorClasses,
+      // A cell found mid-write is read again by a drain of its own (see ProgressReader.retryLater).
+      wake: () => {
+        this.drain();
+      },
+    });
   }
 
   /**
@@ -205,6 +218,8 @@ export class CompletionReader {
     // mutant CheckBeforeArm: the order before this line, which lost that wake).
     if (
       this.completions.length > 0 || // spec: MainRecheckCompletions
+      // A report that filled a cell before our store raised the progress word first (progress/reporter.ts).
+      this.progress.noticed() ||
       (starved && this.table.freeRecords.length > 0) || this.hooks.terminated() || // spec: ArmRecheckFree
       this.hooks.roomFree()
     ) {
@@ -270,6 +285,8 @@ export class CompletionReader {
     // them first; what it leaves past the cache's bound goes back to the shared list there.
     this.table.holdFreed(true);
     try {
+      // Progress first: a value read here is delivered before the settle of its task read below.
+      this.progress.poll();
       for (;;) {
         const handle = this.completions.pop(); // spec: MainPopCompletion
         if (handle === QUEUE_EMPTY) break;
@@ -418,6 +435,8 @@ export class CompletionReader {
       value = error;
       how = Settled.ERROR;
     }
+    // The task's last report, read before it settles (delivered after this drain, before its reactions).
+    if (entry.onProgress !== undefined) this.progress.settling(index, entry);
     this.ledger.placed[index] = undefined;
     if (byMessage) {
       this.messagePayloads.delete(handle);

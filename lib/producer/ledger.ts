@@ -54,6 +54,8 @@ export interface Entry {
   settled: boolean;
   /** Its cancellation and deadlines (`pool.with`), if it has any. */
   control: EntryControl | undefined;
+  /** Its progress handler (`pool.with({ onProgress })`), if any (lib/progress/reader.ts calls it). */
+  onProgress: ((value: unknown) => void) | undefined;
   /** With metrics: when it was submitted (epoch ms; see metrics.ts), else 0. */
   submittedAt: number;
   /** Its priority level (protocol/levels.ts): the queue it is pushed into. */
@@ -184,6 +186,7 @@ export class TaskLedger {
       moved: undefined,
       settled: false,
       control: undefined,
+      onProgress: undefined,
       submittedAt: 0,
       level: Level.normal,
     };

@@ -274,6 +274,8 @@ export class Producer implements CompletionHooks {
       shareBuffer: this.buffers.share,
       placement: new Directions(this.canceller, memory.status, port),
       stamps: this.metrics === undefined ? undefined : new TaskStamps(buffer, layout),
+      // The completion reader reads the cells of the tasks placed with a handler (made just below).
+      progress: { watch: (index) => this.reader.progress.watch(index) },
       producer: {
         origin: originOf(slot),
         moves: slot === 0 ? "transfer" : REMOTE_MOVE_REFUSAL,

@@ -65,6 +65,8 @@ export interface SubmitterParts {
   readonly placement: Placement;
   /** With metrics: where a placed task's submission time goes. */
   readonly stamps?: TaskStamps;
+  /** Where a task placed with a progress handler is watched (lib/progress/reader.ts). */
+  readonly progress?: { watch(index: number): void };
   /**
    * Its producer: the record origin word of its slot, what its tasks may do with moved buffers, the most
    * records it may hold now (see {@link Submitter.place}), and in another thread the note of the handle
@@ -112,6 +114,8 @@ export class Submitter {
    * after the injector push (protocol/producers.ts `ProducerWords.placing`), for the owner if it dies there.
    */
   private readonly placing: { words: Int32Array; at: number } | undefined;
+  /** See {@link SubmitterParts.progress}. */
+  private readonly progress: { watch(index: number): void } | undefined;
   /**
    * @param parts What placing tasks works with (see {@link SubmitterParts}).
    */
@@ -129,6 +133,7 @@ export class Submitter {
     this.shareBuffer = shareBuffer;
     this.placement = parts.placement;
     this.stamps = parts.stamps;
+    this.progress = parts.progress;
 
     // Large arguments are copied once, from the caller's buffer into their slab (see EncoderOptions.deferFrom).
     this.encoder = new Encoder({ shareBuffer, deferFrom: SLAB_FROM });
@@ -261,10 +266,13 @@ export class Submitter {
     const control = entry.control;
     const moved = entry.moved;
     const target = moved === undefined ? -1 : this.placement.pickWorker();
-    if (control !== undefined || moved !== undefined) {
+    if (control !== undefined || moved !== undefined || entry.onProgress !== undefined) {
       const flags = (control?.watchStart ? TaskFlags.WATCH_START : 0) | (control?.force ? TaskFlags.FORCE : 0) |
         (moved !== undefined ? TaskFlags.DIRECTED : 0);
-      if (flags !== 0) table.fields.setFlags(index, flags);
+      // With a handler: its cell emptied and watched before the QUEUED store publishes the flag below.
+      if (entry.onProgress !== undefined) this.progress?.watch(index);
+      const all = flags | (entry.onProgress !== undefined ? TaskFlags.PROGRESS : 0);
+      if (all !== 0) table.fields.setFlags(index, all);
     }
     // Read by recovery if that worker dies first (published by the QUEUED store below).
     if (target >= 0) table.fields.setWorker(index, target);

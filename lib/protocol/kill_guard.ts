@@ -99,6 +99,11 @@ export class WorkerGuard {
     if (at >= 0) held.splice(at, 1);
   }
 
+  /** Whether the guard is down now (this thread in user code, holding a task that may be forced). */
+  get lowered(): boolean {
+    return this.down;
+  }
+
   /** Pool code ends (into user code, or back to the event loop): killable, if a held task may be forced. */
   leave(): void {
     if (this.held.length !== 0 && !this.down) {

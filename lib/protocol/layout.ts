@@ -306,6 +306,11 @@ export const ControlWords = Object.freeze({
   lifecycle: 0,
   /** 1 while the main thread waits for completions (set by it, cleared by the worker that notifies it). */
   mainWaiting: CACHE_LINE_WORDS,
+  /**
+   * 1 when a task of the owner's producer filled its progress cell (lib/progress/): set by the reporting
+   * worker before it wakes the producer, exchanged to 0 by the producer before it reads the cells.
+   */
+  progressPending: CACHE_LINE_WORDS + 1,
   /** The next id for a SharedArrayBuffer passed by reference. */
   nextBufferId: 2 * CACHE_LINE_WORDS,
   /**
@@ -349,6 +354,8 @@ export const ProducerWords = Object.freeze({
   placing: 4,
   /** 1 while its producer counts itself in `ControlWords.roomWaiters` (undone by the owner if it dies). */
   countedRoom: 5,
+  /** 1 when one of its tasks filled its progress cell (as `ControlWords.progressPending` for the owner's). */
+  progressPending: 6,
 });
 
 /** Word offsets inside a worker's status line. */
@@ -423,6 +430,13 @@ export const SlotCountWords = Object.freeze({
   releases: StatusWords.releases,
 });
 
+/**
+ * Words of a task record's progress cell (lib/progress/cell.ts): one cache line, in a region of its own
+ * beside the records (`PoolLayout.progress`), so that a task's reports do not share a line with the record
+ * words its caller and the workers read.
+ */
+export const PROGRESS_CELL_WORDS = CACHE_LINE_WORDS;
+
 /** Words at the start of every task record, before its inline payload. */
 export const RECORD_HEADER_WORDS = CACHE_LINE_WORDS;
 
@@ -460,6 +474,8 @@ export interface PoolLayout {
   blockArea: number;
   /** The slab table of large payloads (see slabs.ts). */
   slabs: number;
+  /** The progress cells, one a record, {@link PROGRESS_CELL_WORDS} words each (lib/progress/cell.ts). */
+  progress: number;
   /** The workers' notes regions, {@link PoolLayout.notesBytes} each (see {@link NoteWords}). */
   notes: number;
   /** Bytes of one worker's notes region ({@link notesBytes}). */
@@ -544,6 +560,7 @@ export function poolLayout(shape: PoolShape): PoolLayout {
   const records = take(taskCapacity * recordBytes);
   const blockArea = take(blocks * blockBytes);
   const slabs = take(SLAB_REGION_BYTES);
+  const progress = take(taskCapacity * PROGRESS_CELL_WORDS * 4);
   const perWorkerNotes = notesBytes(producers);
   const notes = take(workers * perWorkerNotes);
   // Two lines a slot: its words (producers.ts), then its allocation counts (a status line's layout).
@@ -568,6 +585,7 @@ export function poolLayout(shape: PoolShape): PoolLayout {
     recordBytes,
     blockArea,
     slabs,
+    progress,
     notes,
     notesBytes: perWorkerNotes,
     producerLines,

@@ -6,9 +6,9 @@
  * What it owns: the views of the buffer's regions, made here and nowhere else in `lib/`: the control
  * words, the workers' status lines, each worker's deque region and its stealer handle, the sleep words,
  * each producer's completion channel, the notes of each worker and of each remote producer slot, the lines
- * of each slot (its waiting word, its counts), and the task table's regions ({@link RecordMemory}: the
- * records, the overflow blocks, the slab table, the two free lists), which `record/` reads and writes
- * through its own handles. A part of the pool takes from a {@link PoolMemory} the views it needs; a handle
+ * of each slot (its waiting word, its counts), the progress cells (lib/progress/), and the task table's
+ * regions ({@link RecordMemory}: the records, the overflow blocks, the slab table, the two free lists),
+ * which `record/` reads and writes through its own handles. A part of the pool takes from a {@link PoolMemory} the views it needs; a handle
  * that keeps per-thread state (a deque's owner handle, the injectors with a thread's notes, a thread's
  * `TaskTable`) is opened from it by the thread that uses it.
  *
@@ -34,6 +34,7 @@ import {
   poolLayout,
   type PoolShape,
   ProducerWords,
+  PROGRESS_CELL_WORDS,
   SLAB_REGION_BYTES,
   StatusWords,
 } from "./layout.ts";
@@ -50,6 +51,8 @@ export interface ProducerChannel {
   readonly words: Int32Array;
   /** Its waiting word's index in {@link ProducerChannel.words}. */
   readonly waiting: number;
+  /** Its progress word's index in {@link ProducerChannel.words}: 1 when a task of it filled its progress cell. */
+  readonly progress: number;
 }
 
 /**
@@ -112,6 +115,8 @@ export class PoolMemory {
   readonly sleep: Sleep;
   /** The task table's regions (records, blocks, slabs, free lists), for this thread's `TaskTable`. */
   readonly records: RecordMemory;
+  /** The progress cells, `PROGRESS_CELL_WORDS` words a record (lib/progress/cell.ts). */
+  readonly progress: Int32Array;
 
   /**
    * Opens this thread's views of a pool's buffer (set up by {@link PoolMemory.create} in the owner).
@@ -133,6 +138,7 @@ export class PoolMemory {
     this.channels = allChannels(buffer, layout);
     this.sleep = new Sleep(buffer, layout.sleep, workers);
     this.records = recordMemory(buffer, layout);
+    this.progress = new Int32Array(buffer, layout.progress, layout.shape.taskCapacity * PROGRESS_CELL_WORDS);
   }
 
   /**
@@ -434,6 +440,7 @@ export function producerChannel(buffer: SharedArrayBuffer, layout: PoolLayout, s
       queue: { buffer, byteOffset: layout.completions, capacity: taskCapacity },
       words: controlWords(buffer, layout),
       waiting: ControlWords.mainWaiting,
+      progress: ControlWords.progressPending,
     };
   }
   return {
@@ -445,6 +452,7 @@ export function producerChannel(buffer: SharedArrayBuffer, layout: PoolLayout, s
     },
     words: slotLine(buffer, layout, slot),
     waiting: ProducerWords.waiting,
+    progress: ProducerWords.progressPending,
   };
 }
 

@@ -130,6 +130,11 @@ export const TaskFlags = Object.freeze({
    * it; it is in no queue, so if that worker dies before starting it, recovery rejects it.
    */
   DIRECTED: 16,
+  /**
+   * Its caller gave a progress handler (`onProgress`): the task's reports, and its forks', are written to
+   * its progress cell (lib/progress/); without it a report is a no-op.
+   */
+  PROGRESS: 32,
 });
 
 /**

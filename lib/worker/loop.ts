@@ -36,6 +36,7 @@ import { Injector } from "../protocol/injector.ts";
 import { WorkerGuard } from "../protocol/kill_guard.ts";
 import { ControlWords, MARK_WORDS, NOTE_WORDS, NoteWords, type PoolLayout } from "../protocol/layout.ts";
 import { PoolMemory } from "../protocol/memory.ts";
+import { ProgressReporter } from "../progress/reporter.ts";
 import { type HandleReply, HandleRequests } from "./handles.ts";
 import { eventLoopHolds } from "../runtime/holds.ts";
 import { SLAB_FROM } from "../record/slabs.ts";
@@ -167,7 +168,7 @@ export class WorkerLoop {
     const marks = new Marks({ memory, words: markWords, table, deque, levels, completions, forks, runs });
     const mail = new Mail({ memory, index, table, functions: tasks, buffers, post, guard });
     for (const [id, sab] of setup.buffers) mail.addBuffer(id, sab);
-    const signals = new TaskSignals(index, table, runs, mail);
+    const signals = new TaskSignals(index, table, runs, mail, new ProgressReporter(memory, table, guard));
     const search = new Search({ index, memory, deque, levels, table, encoder, marks, mail, stats });
     const runner = new Runner({
       index,

@@ -16,6 +16,7 @@ import { TaskFlags, type TaskTable } from "../record/task.ts";
 import { type PollingSignal, pollingSignal, type TaskContext } from "../forkjoin/task_context.ts";
 import type { Mail } from "./mail.ts";
 import type { Runs } from "./runs.ts";
+import { NO_REPORT, type ProgressReporter, type Report } from "../progress/reporter.ts";
 
 /** The error an aborted task's signal and forks see, from its flags: a TimeoutError or an AbortError. */
 export function abortError(flags: number): DOMException {
@@ -31,7 +32,7 @@ export class TaskSignals {
   private readonly runs: Runs;
   private readonly mail: Mail;
   /** The signals handed to tasks (`currentTask()`), by root record index, with the root's handle. */
-  private readonly signals = new Map<number, { handle: number; polling: PollingSignal }>();
+  private readonly signals = new Map<number, { handle: number; polling: PollingSignal; progress: Report }>();
   /** The signal of a run that belongs to no submitted task: never aborted. */
   private readonly unowned = new AbortController().signal;
 
@@ -42,33 +43,46 @@ export class TaskSignals {
    * @param table The task records.
    * @param runs The runs under way.
    * @param mail This worker's mail (a broadcast part running has a context too).
+   * @param progress This worker's progress reporter (each context's `progress`).
    */
-  constructor(index: number, table: TaskTable, runs: Runs, mail: Mail) {
+  constructor(index: number, table: TaskTable, runs: Runs, mail: Mail, progress: ProgressReporter) {
     this.index = index;
     this.table = table;
     this.runs = runs;
     this.mail = mail;
+    this.progress = progress;
   }
+
+  /** Makes the report functions of the tasks' contexts (lib/progress/reporter.ts). */
+  private readonly progress: ProgressReporter;
 
   /** This thread. The task running synchronously now (see task_context.ts), or undefined between tasks. */
   context(): TaskContext | undefined {
     const runs = this.runs;
-    if (runs.runDepth() === 0 && this.mail.broadcasting) return { worker: this.index, id: -1, signal: this.unowned };
-    if (runs.currentRun() < 0) return undefined;
+    if (runs.runDepth() === 0 && this.mail.broadcasting) {
+      return { worker: this.index, id: -1, signal: this.unowned, progress: NO_REPORT };
+    }
+    const run = runs.currentRun();
+    if (run < 0) return undefined;
     const root = runs.currentRoot();
-    if (root < 0) return { worker: this.index, id: -1, signal: this.unowned };
+    if (root < 0) return { worker: this.index, id: -1, signal: this.unowned, progress: NO_REPORT };
     const table = this.table;
     const handle = table.handleOf(root);
     let known = this.signals.get(root);
     if (known === undefined || known.handle !== handle) {
-      known = { handle, polling: pollingSignal(() => this.abortReason(root)) };
+      known = {
+        handle,
+        polling: pollingSignal(() => this.abortReason(root)),
+        progress: this.progress.forTask(root, handle),
+      };
       this.signals.set(root, known);
     }
-    return {
-      worker: this.index,
-      id: table.fields.id(root),
-      signal: known.polling.signal,
-    };
+    const id = table.fields.id(root);
+    // A fork whose task settled and whose root record holds another task now (an orphan: its id differs)
+    // reports to nobody, rather than to that other task's caller.
+    const runIndex = table.indexOf(run);
+    const progress = runIndex === root || table.fields.id(runIndex) === id ? known.progress : NO_REPORT;
+    return { worker: this.index, id, signal: known.polling.signal, progress };
   }
 
   /**

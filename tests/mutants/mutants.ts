@@ -1035,6 +1035,41 @@ export const MEMORY_MUTANTS: readonly MemoryMutant[] = [
 ];
 
 /**
+ * A bug of progress from a task to its caller (lib/progress/, issue 51), caught by
+ * tests/pool/progress_test.ts in the mutation run.
+ */
+export interface ProgressMutant {
+  name: string;
+  module: "progress/reader.ts" | "progress/reporter.ts" | "progress/cell.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/** Progress's mutants. */
+export const PROGRESS_MUTANTS: readonly ProgressMutant[] = [
+  {
+    name: "progress_delivered_after_settle",
+    module: "progress/reader.ts",
+    bug: "a value read before its task settled by another way (an abort, here by another task's handler) is " +
+      "still delivered, after the settle",
+    patches: [{
+      find: "      if (entry.settled && !completed.has(entry)) continue;\n",
+      replace: "      // BUG: delivered whatever settled meanwhile\n",
+    }],
+  },
+  {
+    name: "progress_notice_lost",
+    module: "progress/reporter.ts",
+    bug: "a report that fills an empty cell never raises its producer's progress word: the caller hears of " +
+      "nothing until the task ends (only the last value, read at its settle)",
+    patches: [{
+      find: "    if (cells.write(root, handle, length) !== Filled.NOTICE) return;\n",
+      replace: "    if (cells.write(root, handle, length) !== Filled.DROPPED) return; // BUG: no notice\n",
+    }],
+  },
+];
+
+/**
  * A bug of the bound on a worker's async tasks (the pool's `asyncTasksPerWorker`, issue 30), caught by
  * tests/pool/async_bound_test.ts in the mutation run.
  */

@@ -54,6 +54,7 @@ import {
   POOL_MUTANTS,
   PRODUCER_THREAD_MUTANTS,
   PRODUCERS_MUTANTS,
+  PROGRESS_MUTANTS,
   RECORD_MUTANTS,
   SLEEP_MUTANTS,
   SORT_MUTANTS,
@@ -133,6 +134,7 @@ export const GROUPS: readonly Group[] = [
     fast: true,
   },
   { name: "memory", mutants: pool(MEMORY_MUTANTS), checks: ["tests/pool/priority_test.ts"], fast: true },
+  { name: "progress", mutants: pool(PROGRESS_MUTANTS), checks: ["tests/pool/progress_test.ts"], fast: true },
   { name: "async_bound", mutants: pool(ASYNC_BOUND_MUTANTS), checks: ["tests/pool/async_bound_test.ts"], fast: true },
   {
     name: "producers",

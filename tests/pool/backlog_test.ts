@@ -31,6 +31,7 @@ function entryOf(seq: number): Entry {
     moved: undefined,
     settled: false,
     control: undefined,
+    onProgress: undefined,
     submittedAt: 0,
     level: 1,
   };

@@ -65,7 +65,7 @@ test("a key near no option lists every option of the call", () => {
   const run = typeErrorOf(() => resolveRunOptions({ colour: "blue" }));
   assertEquals(
     run,
-    "Cannot run task as 'colour' is not an option: the options of pool.with() are 'signal', 'timeout', 'queueTimeout', 'force', 'priority'",
+    "Cannot run task as 'colour' is not an option: the options of pool.with() are 'signal', 'timeout', 'queueTimeout', 'force', 'priority', 'onProgress'",
   );
 });
 
@@ -114,10 +114,11 @@ test("every documented option is accepted by its own call", () => {
     queueTimeout: 10,
     force: true,
     priority: "low",
+    onProgress: () => {},
   });
   assertEquals(run.force, true);
   assertEquals(run.level, 2);
-  assertEquals([...RUN_OPTION_KEYS].sort(), ["force", "priority", "queueTimeout", "signal", "timeout"]);
+  assertEquals([...RUN_OPTION_KEYS].sort(), ["force", "onProgress", "priority", "queueTimeout", "signal", "timeout"]);
 });
 
 test("an unknown task name rejects with TaskNotFoundError naming the nearest task and listing them all", async () => {

@@ -178,7 +178,8 @@ function runProducer(
     backlogLength: () => 0,
   };
   const reader = new CompletionReader({
-    memory: { control, channels },
+    // No progress cells: no task of this model has a handler (the reader then touches none).
+    memory: { control, channels, progress: new Int32Array(0) },
     channel: channels[slot],
     completions,
     table: table as never,
