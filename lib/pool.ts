@@ -33,7 +33,7 @@
 
 import { assemblePool } from "./assemble.ts";
 import type { MetricsStats } from "./metrics.ts";
-import type { PoolLayout } from "./protocol/layout.ts";
+import { type PoolLayout, PROGRESS_CELL_WORDS } from "./protocol/layout.ts";
 import { moduleHref, type PoolOptions, resolveOptions } from "./options.ts";
 import type { Owner } from "./owner/owner.ts";
 import type { SlotCounts } from "./owner/links.ts";
@@ -359,7 +359,8 @@ export class Pool<M extends object = Record<string, AnyFunction>> extends TaskSu
 
   /**
    * The pool's shared memory: the buffer's size, and the bytes each task in flight occupies in it (its
-   * record with the inline payload, and its slots in the injector, the free list and the completion queue).
+   * record with the inline payload, its progress cell, and its slots in the injector, the free list and the
+   * completion queue).
    * A payload beyond the inline bytes also takes overflow blocks, shared by all tasks.
    *
    * @returns The sizes, in bytes.
@@ -373,7 +374,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> extends TaskSu
     const layout = this.layout;
     return {
       sharedBytes: layout.totalBytes,
-      bytesPerTask: layout.recordBytes + 3 * 8,
+      bytesPerTask: layout.recordBytes + PROGRESS_CELL_WORDS * 4 + 3 * 8,
       taskCapacity: layout.shape.taskCapacity,
     };
   }
