@@ -153,6 +153,15 @@ export interface PoolEventMap {
  */
 export type PoolEventType = keyof PoolEventMap;
 
+// The runtime's `Event` and `EventTarget` under their structural types (every runtime the pool supports has
+// both), so that the declarations need neither the DOM library nor @types/node. Named constants with their
+// types, not expressions in the `extends` clauses: JSR's fast check (its declarations for Node) reads an
+// `extends` clause only as an identifier.
+const RuntimeEvent: new (type: string) => EventLike =
+  (globalThis as unknown as { Event: new (type: string) => EventLike }).Event;
+const RuntimeEventTarget: new () => EventTargetLike =
+  (globalThis as unknown as { EventTarget: new () => EventTargetLike }).EventTarget;
+
 /**
  * An event of the pool: an `Event` with a typed `detail`.
  *
@@ -163,9 +172,7 @@ export type PoolEventType = keyof PoolEventMap;
  * console.log(event.type, event.detail.worker); // workerreplaced 1
  * ```
  */
-// (The runtime's `Event`, under the structural type: every runtime the pool supports has it.)
-export class PoolEvent<T extends string = string, D = unknown>
-  extends (globalThis as unknown as { Event: new (type: string) => EventLike }).Event {
+export class PoolEvent<T extends string = string, D = unknown> extends RuntimeEvent {
   /** What happened (see {@link PoolEventMap}). */
   readonly detail: D;
 
@@ -208,7 +215,7 @@ export type PoolEventListener<K extends PoolEventType> =
  * events.addEventListener("workerdied", (event) => console.log(event.detail.worker, event.detail.error.message));
  * ```
  */
-export class PoolEvents extends (globalThis as unknown as { EventTarget: new () => EventTargetLike }).EventTarget {
+export class PoolEvents extends RuntimeEventTarget {
   /** The types a listener was ever added for (the frequent events are skipped for the others). */
   private readonly heard = new Set<string>();
 

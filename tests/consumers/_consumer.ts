@@ -48,7 +48,7 @@ export async function packTarball(dir: string): Promise<string> {
  * AbortError, `map` and `runMany` return their results in order (a long `runMany` and a long `map` in
  * chunks), `broadcast` runs on both workers, long strings (Latin-1, UTF-8, a lone surrogate) arrive exactly,
  * `currentTask()` answers inside a task, a task submits to its own pool (`poolHandle()`), and `metrics`
- * record.
+ * record, a task's progress reaches its handler, the pool's `drain` event fires.
  * It sets `features` to the list of checks that failed ("" when all passed).
  */
 const CONSUMER_FEATURES = `const failed = [];
@@ -111,6 +111,18 @@ const highAt = settledOrder.indexOf("high 42");
 if (highAt < 0 || highAt > 2 || lowBatch.join() !== "2,4" || lowMap.join() !== "8,9") {
   failed.push("priority " + settledOrder.join("/"));
 }
+// Progress: a task's reports reach the handler given with it, in order, the last one before its result.
+const reported = [0].slice(0, 0);
+const stepped = await pool.with({ onProgress: (v) => reported.push(Number(v)) }).run("steps", 50);
+if (stepped !== 50 || reported.at(-1) !== 50 || reported.some((v, i) => i > 0 && v <= reported[i - 1])) {
+  failed.push("progress " + reported.join());
+}
+// Events: the pool's EventTarget says when every task submitted here has settled.
+let drains = 0;
+pool.events.addEventListener("drain", () => void drains++);
+await pool.run("inc", 1);
+for (let i = 0; i < 250 && drains === 0; i++) await new Promise((r) => setTimeout(r, 20));
+if (drains === 0) failed.push("events");
 `;
 
 /**
@@ -137,6 +149,12 @@ export const PRODUCER_SUMMARY = { runs: 2000, wrong: 0, sum: 2001000, batch: "3,
 /** The owner's check of what the producer thread posted back (`fromProducer`), the same for every thread. */
 const PRODUCER_CHECK = `if (JSON.stringify(fromProducer) !== ${JSON.stringify(JSON.stringify(PRODUCER_SUMMARY))}) {
   failed.push("producer " + JSON.stringify(fromProducer));
+}
+// stats() counts the producer's tasks too: its slot's submissions, all settled once it closed.
+const producerSlots = pool.stats().producers.filter((p) => p.slot !== 0);
+const producerSubmitted = producerSlots.reduce((n, p) => n + p.submitted, 0);
+if (producerSubmitted < 2000 || producerSlots.some((p) => p.pending !== 0)) {
+  failed.push("stats of producers " + JSON.stringify(producerSlots));
 }
 `;
 
@@ -300,6 +318,11 @@ export async function innerSums(n: number) {
   await producer.close();
   return sums.reduce((a, b) => a + b, 0);
 }
+export function steps(n: number): number {
+  const task = currentTask();
+  for (let i = 1; i <= n; i++) task?.progress(i);
+  return n;
+}
 export function whoAmI(): number {
   return currentTask()?.worker ?? -1;
 }
@@ -388,7 +411,7 @@ export function assertConsumerRan(what: string, run: { code: number; output: str
   assertEquals(
     result.features,
     "",
-    `${what}: the checks of abort, map, runMany, broadcast, poolHandle, metrics, force, move, priority and producer that failed`,
+    `${what}: the checks of abort, map, runMany, broadcast, poolHandle, metrics, force, move, priority, progress, events, producer and its stats that failed`,
   );
   assertEquals(result.fib, 832040, `${what}: fib(30)`);
   assert(result.waited !== "timed-out", `${what}: a join's b was never stolen while its a waited: ${line}`);
