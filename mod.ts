@@ -61,6 +61,8 @@ export {
   type PoolStats,
   type Priority,
   type RunOptions,
+  RuntimeEvent,
+  RuntimeEventTarget,
   type SlotCounts,
   type TaskArgs,
   type TaskName,

@@ -153,13 +153,34 @@ export interface PoolEventMap {
  */
 export type PoolEventType = keyof PoolEventMap;
 
-// The runtime's `Event` and `EventTarget` under their structural types (every runtime the pool supports has
-// both), so that the declarations need neither the DOM library nor @types/node. Named constants with their
-// types, not expressions in the `extends` clauses: JSR's fast check (its declarations for Node) reads an
-// `extends` clause only as an identifier.
-const RuntimeEvent: new (type: string) => EventLike =
+/**
+ * The runtime's own `Event` class (every runtime the pool supports has one), typed structurally so that the
+ * package's declarations need neither the DOM library nor `@types/node`: the base of {@link PoolEvent}.
+ * (A named constant rather than an expression in the `extends` clause: JSR's fast check reads that clause
+ * only as an identifier, and `deno doc` wants the base public.)
+ *
+ * @example Usage
+ * ```ts
+ * import { RuntimeEvent } from "./events.ts";
+ * console.log(new RuntimeEvent("ping").type); // ping
+ * ```
+ */
+export const RuntimeEvent: new (type: string) => EventLike =
   (globalThis as unknown as { Event: new (type: string) => EventLike }).Event;
-const RuntimeEventTarget: new () => EventTargetLike =
+
+/**
+ * The runtime's own `EventTarget` class, typed structurally as {@link RuntimeEvent} is: the base of
+ * {@link PoolEvents}.
+ *
+ * @example Usage
+ * ```ts
+ * import { RuntimeEvent, RuntimeEventTarget } from "./events.ts";
+ * const target = new RuntimeEventTarget();
+ * target.addEventListener("ping", () => console.log("pong"));
+ * target.dispatchEvent(new RuntimeEvent("ping")); // pong
+ * ```
+ */
+export const RuntimeEventTarget: new () => EventTargetLike =
   (globalThis as unknown as { EventTarget: new () => EventTargetLike }).EventTarget;
 
 /**

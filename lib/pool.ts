@@ -58,6 +58,8 @@ export {
   PoolEvents,
   type PoolEventType,
   type PoolListenerOptions,
+  RuntimeEvent,
+  RuntimeEventTarget,
 } from "./events.ts";
 import type { PoolEvents } from "./events.ts";
 export {
