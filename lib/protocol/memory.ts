@@ -28,6 +28,7 @@ import {
   CACHE_LINE_BYTES,
   CACHE_LINE_WORDS,
   ControlWords,
+  GRAPH_WORDS,
   injectorRegionBytes,
   NOTE_WORDS,
   type PoolLayout,
@@ -112,6 +113,8 @@ export class PoolMemory {
   readonly sleep: Sleep;
   /** The task table's regions (records, blocks, slabs, free lists), for this thread's `TaskTable`. */
   readonly records: RecordMemory;
+  /** Every record's graph words (`GraphWords`, `GRAPH_WORDS` a record; lib/graph/words.ts reads them). */
+  readonly graph: Int32Array;
 
   /**
    * Opens this thread's views of a pool's buffer (set up by {@link PoolMemory.create} in the owner).
@@ -133,6 +136,7 @@ export class PoolMemory {
     this.channels = allChannels(buffer, layout);
     this.sleep = new Sleep(buffer, layout.sleep, workers);
     this.records = recordMemory(buffer, layout);
+    this.graph = new Int32Array(buffer, layout.graph, layout.shape.taskCapacity * GRAPH_WORDS);
   }
 
   /**
