@@ -185,6 +185,7 @@ export class WorkerLoop {
       guard,
       post,
       asyncBound: setup.asyncTasksPerWorker,
+      graph: { words: memory.graph, deque, levels, sleep },
     });
     const host: ForkJoinHost = new ForkJoin({
       index,
