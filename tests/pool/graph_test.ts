@@ -10,6 +10,7 @@ import { Pool, type PoolOptions } from "../../lib/pool.ts";
 import { GraphInputError } from "../../lib/graph/input_error.ts";
 import { GraphNode } from "../../lib/graph/graph.ts";
 import { PoolTerminatedError, WorkerCrashedError } from "../../lib/errors.ts";
+import { openProducer } from "../../lib/pool_producer.ts";
 import { withTerminatedPool } from "./_pool.ts";
 import type * as tasks from "../fixtures/graph_tasks.ts";
 import { assert, assertEquals, assertRejects, assertThrows, test, within } from "../_test.ts";
@@ -117,6 +118,24 @@ test("the graph's types: a node feeds only a parameter of its result's type, and
     return r;
   };
   assert(typeof typed === "function", "typed");
+});
+
+test("a producer submits graphs as the pool's owner does: results, failures and every record back", async () => {
+  await withTerminatedPool<typeof tasks>(moduleUrl, { workers: 2, producers: 1 }, async (pool) => {
+    const producer = openProducer(pool.handle());
+    try {
+      const g = producer.graph();
+      const a = g.run("square", 3);
+      const c = g.run("add", a, g.run("square", 4));
+      assertEquals(await within(g.submit(g.run("describe", c, "sum")), 10_000, "the graph"), "sum: 25");
+      const cancellable = producer.graph({ signal: new AbortController().signal });
+      const failed = cancellable.run("fail", "x");
+      const error = await within(assertRejects(cancellable.submit(cancellable.run("add", failed, 1))), 10_000, "g2");
+      assert(error instanceof GraphInputError && error.cause instanceof SyntaxError, `${String(error)}`);
+    } finally {
+      await producer.close();
+    }
+  });
 });
 
 test("a cycle cannot be built: a node names only nodes made before it, of its own graph", async () => {
