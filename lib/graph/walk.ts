@@ -24,11 +24,11 @@
  *   it (a result asked for, a sink, whose error or end the graph reports), else freed here. A node's slots
  *   are freed by whoever settles it (its worker at its start, its walker if it never runs).
  *
- * Not covered yet (the issue's later layers): a death while a node runs rejects it (the owner's recovery)
- * but does not walk it, so its dependants wait; a walk cut short inside the pool's own code (a stack
- * overflow) is not repaired.
+ * A worker's death while a node runs: the owner's recovery rejects the node and walks it with a walker of
+ * its own ({@link GraphWalker.died}: no deque; its walks only reject). Not covered: a walk cut short inside
+ * the pool's own code (a stack overflow, a kill between two of its steps) is not repaired.
  *
- * Threads: made and used by its worker thread only (the runner calls it).
+ * Threads: made and used by one thread: a worker (the runner calls it), or the owner (its recovery).
  *
  * @module
  */

@@ -116,7 +116,8 @@ export interface RecoveryScope {
   complete: (slot: number, handle: number) => void;
   /**
    * Rejects and walks a graph node the dead worker ran (lib/graph/walk.ts `GraphWalker.died`); returns the
-   * handles of the records it published, for the caller to report. Undefined: no graph walk.
+   * handles of the owner's records it published, for the caller to report (a remote producer's go to its
+   * completion queue at once). Undefined: no graph walk.
    */
   graph?: { died(handle: number, error: Error): number[] };
 }
@@ -380,6 +381,18 @@ function recoverRemoteTask(
   // read, freed and reused in between. Read again after the handle: still DONE means `handle` was DONE
   // when read (a duplicate of a completion already queued is then harmless: completion.ts).
   if (table.fields.loadState(i) !== state) return false;
+  if (state === TaskState.RUNNING && scope.graph !== undefined && (table.fields.loadFlags(i) & TaskFlags.GRAPH) !== 0) {
+    // A graph node: rejected and walked as the owner's are (its published records go to their producer).
+    scope.graph.died(
+      handle,
+      crashError(
+        `Cannot finish graph node ${table.fields.id(i)} as worker ${dead} died while running it: see 'cause'`,
+        dead,
+        reason,
+      ),
+    );
+    return true;
+  }
   const directed = (table.fields.loadFlags(i) & TaskFlags.DIRECTED) !== 0;
   let failed = false;
   if (state === TaskState.RUNNING || (state === TaskState.QUEUED && directed)) {

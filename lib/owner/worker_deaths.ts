@@ -26,7 +26,7 @@ import type { Levels } from "../protocol/levels.ts";
 import { Injector } from "../protocol/injector.ts";
 import { MARK_WORDS, NOTE_WORDS, NoteWords } from "../protocol/layout.ts";
 import type { PoolMemory } from "../protocol/memory.ts";
-import { type ProducerChannel, wakeProducer } from "../protocol/producers.ts";
+import { type ProducerChannel, slotOf, wakeProducer } from "../protocol/producers.ts";
 import type { TaskLedger } from "../producer/ledger.ts";
 import type { PoolStateName } from "../lifecycle.ts";
 import { recoverDeadWorker } from "./recovery.ts";
@@ -111,7 +111,9 @@ export class WorkerDeaths {
       waitForBlocks: () => mem.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1),
       publish: (handle, index) => {
         this.table.fields.storeState(index, TaskState.DONE);
-        published.push(handle);
+        const slot = slotOf(this.table.fields.origin(index));
+        if (slot === 0) published.push(handle);
+        else this.completeRemote(slot, handle);
       },
       freed: () => {},
     });
@@ -155,6 +157,13 @@ export class WorkerDeaths {
   /** Deaths that caught a worker inside one of the pool's own steps (see PoolStats.deathsInSteps). */
   deathsInSteps = 0;
 
+  /** Queues `handle`'s completion for remote producer slot `slot` and wakes that producer if it waits. */
+  private completeRemote(slot: number, handle: number): void {
+    const { queue, channel } = this.remote[slot - 1];
+    queue.pushPatiently(handle);
+    wakeProducer(channel);
+  }
+
   /** Repairs what dead worker `index` held (recovery.ts), then lets the backlog in. */
   private recover(index: number, cause: unknown): void {
     const memory = this.memory;
@@ -191,11 +200,7 @@ export class WorkerDeaths {
         ),
         isDead: (worker) => worker >= 0 && this.workforce.isDead(worker),
         graph: this.graph,
-        complete: (slot, handle) => {
-          const { queue, channel } = this.remote[slot - 1];
-          queue.pushPatiently(handle);
-          wakeProducer(channel);
-        },
+        complete: (slot, handle) => this.completeRemote(slot, handle),
       },
       index,
       cause,

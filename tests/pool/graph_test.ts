@@ -282,6 +282,25 @@ test("a worker's death while it runs a node rejects it and every node downstream
   });
 });
 
+test("a worker's death in a node of a producer's graph rejects the nodes downstream, and every record comes back", async () => {
+  await withTerminatedPool<typeof tasks>(moduleUrl, { workers: 2, producers: 1 }, async (pool) => {
+    const producer = openProducer(pool.handle());
+    try {
+      const seen = probe();
+      const g = producer.graph();
+      const dies = g.run("exitThread", 9, g.run("square", 2));
+      const last = g.run("counted", seen, 1, dies);
+      const error = await within(assertRejects(g.submit(last)), 20_000, "the graph");
+      assert(error instanceof GraphInputError && error.inputNode === 2, `names the dead node: ${String(error)}`);
+      assert(error.cause instanceof WorkerCrashedError, `its cause is the crash: ${String(error.cause)}`);
+      assertEquals(Atomics.load(seen, 1), 0, "nothing downstream ran");
+      assertEquals(await within(producer.run("add", 2, 3), 20_000, "a task after the death"), 5);
+    } finally {
+      await producer.close();
+    }
+  });
+});
+
 test("close lets a submitted graph finish; terminate rejects what is unsettled", async () => {
   const pool = await Pool.create<typeof tasks>(moduleUrl, { workers: 2 });
   try {
