@@ -51,6 +51,23 @@ test("a continuation runs with its input's result, and a join with all of its in
   });
 });
 
+test("a graph runs to its end while the submitting thread is blocked: no node needs a step of it", async () => {
+  await withPool({ workers: 2 }, async (pool) => {
+    const seen = probe();
+    const g = pool.graph();
+    let x = g.run("add", 0, 1);
+    for (let i = 1; i < 200; i++) x = g.run(i % 2 === 0 ? "add" : "sum", x, 1);
+    const done = g.submit(g.run("reached", seen, x));
+    // Blocked (no event loop, no completion read) until the last node wakes it: every node started on a
+    // worker, from another node's walk. ("not-equal": the graph ended before the wait began, with this
+    // thread in synchronous code since submit() returned: no step of it either.)
+    const waited = Atomics.wait(seen, 1, 0, 20_000);
+    assert(waited === "ok" || waited === "not-equal", `the last node ran while this thread was blocked: ${waited}`);
+    assertEquals(Atomics.load(seen, 1), 200, "with its inputs' results");
+    assertEquals(await within(done, 10_000, "the graph"), 200);
+  });
+});
+
 test("fan-out: one node feeds several, runs once, and every node starts exactly once", async () => {
   await withPool({ workers: 3 }, async (pool) => {
     const seen = probe();
