@@ -137,24 +137,6 @@ test("the graph's types: a node feeds only a parameter of its result's type, and
   assert(typeof typed === "function", "typed");
 });
 
-test("a producer submits graphs as the pool's owner does: results, failures and every record back", async () => {
-  await withTerminatedPool<typeof tasks>(moduleUrl, { workers: 2, producers: 1 }, async (pool) => {
-    const producer = openProducer(pool.handle());
-    try {
-      const g = producer.graph();
-      const a = g.run("square", 3);
-      const c = g.run("add", a, g.run("square", 4));
-      assertEquals(await within(g.submit(g.run("describe", c, "sum")), 10_000, "the graph"), "sum: 25");
-      const cancellable = producer.graph({ signal: new AbortController().signal });
-      const failed = cancellable.run("fail", "x");
-      const error = await within(assertRejects(cancellable.submit(cancellable.run("add", failed, 1))), 10_000, "g2");
-      assert(error instanceof GraphInputError && error.cause instanceof SyntaxError, `${String(error)}`);
-    } finally {
-      await producer.close();
-    }
-  });
-});
-
 test("a cycle cannot be built: a node names only nodes made before it, of its own graph", async () => {
   await withPool({ workers: 1 }, async (pool) => {
     const g = pool.graph();
@@ -200,6 +182,24 @@ test("submit() rejects with a failed sink's error when nobody asked for its resu
     g.run("square", 3);
     const error = await within(assertRejects(g.submit()), 10_000, "the graph");
     assert(error instanceof GraphInputError && error.cause instanceof SyntaxError, `${String(error)}`);
+  });
+});
+
+test("a producer submits graphs as the pool's owner does: results, failures and every record back", async () => {
+  await withTerminatedPool<typeof tasks>(moduleUrl, { workers: 2, producers: 1 }, async (pool) => {
+    const producer = openProducer(pool.handle());
+    try {
+      const g = producer.graph();
+      const a = g.run("square", 3);
+      const c = g.run("add", a, g.run("square", 4));
+      assertEquals(await within(g.submit(g.run("describe", c, "sum")), 10_000, "the graph"), "sum: 25");
+      const cancellable = producer.graph({ signal: new AbortController().signal });
+      const failed = cancellable.run("fail", "x");
+      const error = await within(assertRejects(cancellable.submit(cancellable.run("add", failed, 1))), 10_000, "g2");
+      assert(error instanceof GraphInputError && error.cause instanceof SyntaxError, `${String(error)}`);
+    } finally {
+      await within(producer.close(), 10_000, "the producer's close");
+    }
   });
 });
 
@@ -313,7 +313,7 @@ test("a worker's death in a node of a producer's graph rejects the nodes downstr
       assertEquals(Atomics.load(seen, 1), 0, "nothing downstream ran");
       assertEquals(await within(producer.run("add", 2, 3), 20_000, "a task after the death"), 5);
     } finally {
-      await producer.close();
+      await within(producer.close(), 10_000, "the producer's close");
     }
   });
 });
