@@ -16,6 +16,7 @@
 import type { MapInputs, MapOptions } from "./producer/map.ts";
 import type { BatchOptions, RunOptions } from "./options.ts";
 import type { Producer } from "./producer/producer.ts";
+import { type GraphOptions, TaskGraph } from "./graph/graph.ts";
 
 /** Any function: what a task module's task exports are. */
 // deno-lint-ignore no-explicit-any
@@ -241,6 +242,26 @@ export abstract class TaskSubmitter<M extends object = Record<string, AnyFunctio
    */
   drain(): Promise<void> {
     return this.#producer.drain();
+  }
+
+  /**
+   * A new task graph: nodes that run when their inputs are done, with their results, on the worker that
+   * finished the last of them; only the results asked for come back to this thread (docs/graphs.md).
+   *
+   * @param options The graph's priority, and its cancellation (a signal, a timeout from its submission).
+   * @returns An empty graph, to build and then submit once.
+   * @throws {TypeError} If an option is malformed.
+   *
+   * @example Usage
+   * ```ts ignore
+   * const g = pool.graph();
+   * const a = g.run("parse", source);
+   * const b = g.run("analyse", a, { deep: true });
+   * console.log(await g.submit(g.run("merge", a, b)));
+   * ```
+   */
+  graph(options?: GraphOptions): TaskGraph<M> {
+    return new TaskGraph<M>(this.#producer.graphHost(), options);
   }
 
   /** The task names the module exports, sorted. */

@@ -4,9 +4,16 @@
 (* of unfinished inputs. This spec is the design of the code, written      *)
 (* before it: the words of a node's record, who writes each, and the one   *)
 (* atomic step per shared-memory access, named as the code's `// spec:`    *)
-(* comments will name them (spec/docs/Graph.md lists them). It names no    *)
-(* code file yet: when the code exists, its files join this comment as     *)
-(* code lines and tests/repo/spec_names_test.ts holds the two in step.     *)
+(* comments name them (spec/docs/Graph.md lists them), in the code below; *)
+(* tests/repo/spec_names_test.ts holds the two in step.                     *)
+(*                                                                          *)
+(* code: lib/graph/submit.ts                                                *)
+(* code: lib/graph/walk.ts                                                  *)
+(* code: lib/worker/search.ts                                               *)
+(* code: lib/worker/runner.ts                                               *)
+(* code: lib/producer/completion.ts                                         *)
+(* code: lib/producer/producer.ts                                           *)
+(* code: lib/owner/recovery.ts                                              *)
 (*                                                                          *)
 (* The record of a node n (beside the task record's words it already has): *)
 (*   state   FREE, WAITING, QUEUED, RUNNING, DONE, REJECTED, CANCELLED;    *)
@@ -94,8 +101,11 @@ RECURSIVE Up(_)
 Up(n) == Inputs(n) \cup UNION {Up(i) : i \in Inputs(n)}
 UpOf == [n \in Nodes |-> Up(n)]
 Downstream(x) == {n \in Nodes : x \in UpOf[n]}
-\* The nodes whose result the user awaits (its sinks): their records go to the owner's completion queue.
-Awaited == {n \in Nodes : Deps(n) = <<>>}
+\* The nodes whose record goes to the owner's completion queue after their walk: the sinks (a result the
+\* user awaits, or an error the graph reports), and, in a graph that can be cancelled, every node, so that
+\* the owner's cancellation visits only records it has not freed itself, never a record reused by another
+\* task (the code's TaskFlags.RETURN; a record's reuse is not modelled here).
+Awaited == IF MaxCancels > 0 THEN Nodes ELSE {n \in Nodes : Deps(n) = <<>>}
 Roots == {n \in Nodes : Inputs(n) = {}}
 
 CANCEL == -1                  \* the cause word of a node whose input was cancelled

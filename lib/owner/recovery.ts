@@ -114,6 +114,12 @@ export interface RecoveryScope {
    * waits (protocol/producers.ts).
    */
   complete: (slot: number, handle: number) => void;
+  /**
+   * Rejects and walks a graph node the dead worker ran (lib/graph/walk.ts `GraphWalker.died`); returns the
+   * handles of the owner's records it published, for the caller to report (a remote producer's go to its
+   * completion queue at once). Undefined: no graph walk.
+   */
+  graph?: { died(handle: number, error: Error): number[] };
 }
 
 /**
@@ -187,6 +193,24 @@ export function recoverDeadWorker(scope: RecoveryScope, dead: number, cause: unk
         continue;
       }
       if (state !== TaskState.RUNNING || worker !== dead) continue;
+      if (scope.graph !== undefined && (table.fields.loadFlags(i) & TaskFlags.GRAPH) !== 0) {
+        // A graph node: rejected and walked like any failed node (lib/graph/walk.ts): its dependants are
+        // rejected in turn, and its record comes back with the error if its submitter reads it.
+        const crash = crashError(
+          `Cannot finish graph node ${table.fields.id(i)} as worker ${dead} died while running it: see 'cause'`,
+          dead,
+          reason,
+        );
+        const entry = ledger.placed[i];
+        if (entry !== undefined && entry.handle === handle) {
+          // Its own promise settles here, with the error itself; the record's report then only frees it.
+          ledger.placed[i] = undefined;
+          ledger.settle(entry, Settled.ERROR, crash);
+        }
+        recovered.unreported.push(...scope.graph.died(handle, crash));
+        recovered.rejected++;
+        continue;
+      }
       const entry = ledger.placed[i];
       if (entry !== undefined && entry.handle === handle) { // spec: DiedRejectRunning
         ledger.placed[i] = undefined;
@@ -357,6 +381,18 @@ function recoverRemoteTask(
   // read, freed and reused in between. Read again after the handle: still DONE means `handle` was DONE
   // when read (a duplicate of a completion already queued is then harmless: completion.ts).
   if (table.fields.loadState(i) !== state) return false;
+  if (state === TaskState.RUNNING && scope.graph !== undefined && (table.fields.loadFlags(i) & TaskFlags.GRAPH) !== 0) {
+    // A graph node: rejected and walked as the owner's are (its published records go to their producer).
+    scope.graph.died(
+      handle,
+      crashError(
+        `Cannot finish graph node ${table.fields.id(i)} as worker ${dead} died while running it: see 'cause'`,
+        dead,
+        reason,
+      ),
+    );
+    return true;
+  }
   const directed = (table.fields.loadFlags(i) & TaskFlags.DIRECTED) !== 0;
   let failed = false;
   if (state === TaskState.RUNNING || (state === TaskState.QUEUED && directed)) {

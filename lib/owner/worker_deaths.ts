@@ -26,10 +26,13 @@ import type { Levels } from "../protocol/levels.ts";
 import { Injector } from "../protocol/injector.ts";
 import { MARK_WORDS, NOTE_WORDS, NoteWords } from "../protocol/layout.ts";
 import type { PoolMemory } from "../protocol/memory.ts";
-import { type ProducerChannel, wakeProducer } from "../protocol/producers.ts";
+import { type ProducerChannel, slotOf, wakeProducer } from "../protocol/producers.ts";
 import type { TaskLedger } from "../producer/ledger.ts";
 import type { PoolStateName } from "../lifecycle.ts";
 import { recoverDeadWorker } from "./recovery.ts";
+import { GraphWalker } from "../graph/walk.ts";
+import { GraphRecords } from "../graph/words.ts";
+import { mem } from "../protocol/atomics.ts";
 import type { Sleep } from "../protocol/sleep.ts";
 import { TABLE_NOTE_WORDS, TaskState, type TaskTable } from "../record/task.ts";
 
@@ -75,6 +78,8 @@ export class WorkerDeaths {
   private readonly workforce: Workforce;
   private readonly encoder: Encoder;
   private readonly state: () => PoolStateName;
+  /** Rejects and walks a graph node a dead worker ran (lib/graph/walk.ts), its published records kept. */
+  private readonly graph: { died(handle: number, error: Error): number[] };
   /** The owner's handles on the other producers' completion queues, by slot - 1 (recovery pushes there). */
   private readonly remote: { channel: ProducerChannel; queue: Injector }[];
 
@@ -93,6 +98,31 @@ export class WorkerDeaths {
     this.workforce = parts.workforce;
     this.encoder = new Encoder({ shareBuffer: parts.shareBuffer });
     this.state = state;
+    const published: number[] = [];
+    const walker = new GraphWalker({
+      table: this.table,
+      graph: new GraphRecords(this.memory.graph),
+      deque: undefined,
+      levels: this.levels,
+      sleep: this.sleep,
+      encoder: this.encoder,
+      resolve: undefined,
+      // The owner cannot wait for a worker to free blocks: a 1 ms sleep, as a worker's finish does.
+      waitForBlocks: () => mem.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1),
+      publish: (handle, index) => {
+        this.table.fields.storeState(index, TaskState.DONE);
+        const slot = slotOf(this.table.fields.origin(index));
+        if (slot === 0) published.push(handle);
+        else this.completeRemote(slot, handle);
+      },
+      freed: () => {},
+    });
+    this.graph = {
+      died: (handle, error) => {
+        walker.died(handle, error);
+        return published.splice(0);
+      },
+    };
     this.remote = parts.memory.channels.slice(1).map((channel) => ({
       channel,
       queue: new Injector(channel.queue),
@@ -133,6 +163,13 @@ export class WorkerDeaths {
   /** Deaths that caught a worker inside one of the pool's own steps (see PoolStats.deathsInSteps). */
   deathsInSteps = 0;
 
+  /** Queues `handle`'s completion for remote producer slot `slot` and wakes that producer if it waits. */
+  private completeRemote(slot: number, handle: number): void {
+    const { queue, channel } = this.remote[slot - 1];
+    queue.pushPatiently(handle);
+    wakeProducer(channel);
+  }
+
   /** Repairs what dead worker `index` held (recovery.ts), then lets the backlog in. */
   private recover(index: number, cause: unknown): void {
     const memory = this.memory;
@@ -168,11 +205,8 @@ export class WorkerDeaths {
           })),
         ),
         isDead: (worker) => worker >= 0 && this.workforce.isDead(worker),
-        complete: (slot, handle) => {
-          const { queue, channel } = this.remote[slot - 1];
-          queue.pushPatiently(handle);
-          wakeProducer(channel);
-        },
+        graph: this.graph,
+        complete: (slot, handle) => this.completeRemote(slot, handle),
       },
       index,
       cause,

@@ -323,7 +323,8 @@ export class Admission {
   private closed = false;
 
   /** Whether submissions are admitted: the pool is open and its producer was not closed. */
-  private open(): boolean {
+  /** Whether the pool is open and this producer not closed (a task graph's submission asks too). */
+  open(): boolean {
     return !this.closed && this.state() === "open";
   }
 

@@ -49,8 +49,8 @@ import { chunkTaskId, submitBatch } from "./batch.ts";
 import { BufferRegistry } from "../codec/buffers.ts";
 import { Canceller } from "./cancellation.ts";
 import { type CompletionHooks, CompletionReader } from "./completion.ts";
-import { PoolTerminatedError } from "../errors.ts";
-import type { Encoder } from "../codec/codec.ts";
+import { PoolTerminatedError, ResourceLimitError, WorkerCrashedError } from "../errors.ts";
+import { decode, type Encoder } from "../codec/codec.ts";
 import { Injector } from "../protocol/injector.ts";
 import { levelOf, type Levels } from "../protocol/levels.ts";
 import type { BatchOptions } from "../options.ts";
@@ -65,8 +65,15 @@ import type { PoolMemory } from "../protocol/memory.ts";
 import { Room } from "./room.ts";
 import { type Placement, Submitter } from "./submission.ts";
 import { TaskTable } from "../record/task.ts";
+import type { GraphHost } from "../graph/submit.ts";
 
 /** Why a task from a producer in another thread cannot move buffers (the end of the encoder's TypeError). */
+/** Why a graph node's arguments cannot move buffers (the end of the encoder's TypeError). */
+const GRAPH_MOVE_REFUSAL = {
+  refuse:
+    "and a graph node's arguments cannot be moved (any worker may run it): pass it without move() to copy it, or in a SharedArrayBuffer",
+};
+
 const REMOTE_MOVE_REFUSAL = {
   refuse:
     "and a producer in another thread cannot move buffers to a worker (a move travels by message, which only the pool's owner can send): pass it without move() to copy it, or in a SharedArrayBuffer",
@@ -205,6 +212,8 @@ export class Producer implements CompletionHooks {
   private readonly canceller: Canceller;
   private readonly submitter: Submitter;
   private readonly admission: Admission;
+  /** The error classes results and errors are decoded with (a graph's failed input's error too). */
+  private readonly errorClasses: ResolvedOptions["errorClasses"];
 
   /**
    * Builds the producer's parts. Calls nothing on `port` meanwhile (the owner may still be building).
@@ -283,6 +292,7 @@ export class Producer implements CompletionHooks {
         placing: slot === 0 ? undefined : { words: memory.slotLine(slot), at: ProducerWords.placing },
       },
     });
+    this.errorClasses = options.errorClasses;
     this.reader = new CompletionReader({
       memory,
       channel,
@@ -541,6 +551,43 @@ export class Producer implements CompletionHooks {
   get shared(): ProducerShared {
     const { table, ledger, levels, reader, buffers } = this;
     return { table, ledger, levels, reader, buffers };
+  }
+
+  /**
+   * What a task graph submitted here works with (lib/graph/submit.ts): this producer's records, queues,
+   * ledger and checks.
+   *
+   * @returns The graph's host.
+   */
+  graphHost(): GraphHost {
+    return {
+      table: this.table,
+      graph: this.memory.graph,
+      levels: this.levels,
+      sleep: this.memory.sleep,
+      ledger: this.ledger,
+      origin: originOf(this.slot),
+      taskNames: this.taskNames,
+      open: () => this.admission.open(),
+      closedError: (task) => this.closedError(task),
+      taskId: (task) => this.taskId(task),
+      encode: (args) => this.submitter.encode(args, GRAPH_MOVE_REFUSAL).snapshot(),
+      arm: () => this.reader.arm(),
+      abort: (worker, handle) => this.port.post(worker, { type: "abort", handle }),
+      // With the pool's own crash errors too: a node whose worker died is a failed input like any other.
+      decode: (bytes) =>
+        decode(
+          bytes,
+          0,
+          bytes.length,
+          this.buffers.resolve,
+          new Map([
+            ["WorkerCrashedError", WorkerCrashedError],
+            ["ResourceLimitError", ResourceLimitError],
+            ...(this.errorClasses ?? []),
+          ]),
+        ),
+    };
   }
 
   /** A producer in another thread is closing: its admission refuses every submission from now on. */

@@ -437,6 +437,32 @@ export const SlotCountWords = Object.freeze({
  */
 export const PROGRESS_CELL_WORDS = CACHE_LINE_WORDS;
 
+/**
+ * The graph words of a task record, in a region of their own beside the records (`PoolLayout.graph`,
+ * {@link GRAPH_WORDS} a record): what a node of a task graph (lib/graph/) carries beside a task's words,
+ * and what an argument slot (an edge: a record that carries one input's result to one dependant)
+ * carries. Who writes each, and when, is lib/graph/words.ts's contract; spec/Graph.tla is the protocol.
+ */
+export const GraphWords = Object.freeze({
+  /** A node: the count of its inputs that have not walked to it yet (the decrement that reads 1 owns it). */
+  pending: 0,
+  /** A node: 0, or the node number its rejection names (the failed input, or itself), or CANCEL. */
+  cause: 1,
+  /** A node: the handle of its first out-edge, or -1; an edge: the next out-edge of the same input. */
+  nextEdge: 2,
+  /** A node: the handle of its first argument slot, or -1; an edge: the next slot of the same dependant. */
+  nextSlot: 3,
+  /** An edge: the dependant's handle. */
+  target: 4,
+  /** An edge: the argument position it fills in the dependant's call. */
+  position: 5,
+  /** An edge: the input's node number (1-based in its graph), which a rejection names. */
+  source: 6,
+});
+
+/** Int32 words of a record's graph words (see {@link GraphWords}). */
+export const GRAPH_WORDS = 8;
+
 /** Words at the start of every task record, before its inline payload. */
 export const RECORD_HEADER_WORDS = CACHE_LINE_WORDS;
 
@@ -494,6 +520,11 @@ export interface PoolLayout {
    * complete them if the thread dies (see `owner/producer_deaths.ts`).
    */
   producerNotes: number;
+  /**
+   * The graph words of every task record ({@link GraphWords}, {@link GRAPH_WORDS} a record, by record
+   * index): a graph node's count of inputs, its cause, its lists of edges (lib/graph/).
+   */
+  graph: number;
   /** Total bytes. */
   totalBytes: number;
 }
@@ -568,6 +599,7 @@ export function poolLayout(shape: PoolShape): PoolLayout {
   const producerQueues = take(producers * injectorRegionBytes(taskCapacity));
   // Each remote producer's notes, laid out as a worker's (NoteWords): the owner repairs a dead one's steps.
   const producerNotes = take(producers * perWorkerNotes);
+  const graph = take(taskCapacity * GRAPH_WORDS * 4);
   return {
     shape: { ...shape, producers },
     control,
@@ -591,6 +623,7 @@ export function poolLayout(shape: PoolShape): PoolLayout {
     producerLines,
     producerQueues,
     producerNotes,
+    graph,
     totalBytes: at,
   };
 }

@@ -28,6 +28,7 @@ import {
   CACHE_LINE_BYTES,
   CACHE_LINE_WORDS,
   ControlWords,
+  GRAPH_WORDS,
   injectorRegionBytes,
   NOTE_WORDS,
   type PoolLayout,
@@ -117,6 +118,8 @@ export class PoolMemory {
   readonly records: RecordMemory;
   /** The progress cells, `PROGRESS_CELL_WORDS` words a record (lib/progress/cell.ts). */
   readonly progress: Int32Array;
+  /** Every record's graph words (`GraphWords`, `GRAPH_WORDS` a record; lib/graph/words.ts reads them). */
+  readonly graph: Int32Array;
 
   /**
    * Opens this thread's views of a pool's buffer (set up by {@link PoolMemory.create} in the owner).
@@ -139,6 +142,7 @@ export class PoolMemory {
     this.sleep = new Sleep(buffer, layout.sleep, workers);
     this.records = recordMemory(buffer, layout);
     this.progress = new Int32Array(buffer, layout.progress, layout.shape.taskCapacity * PROGRESS_CELL_WORDS);
+    this.graph = new Int32Array(buffer, layout.graph, layout.shape.taskCapacity * GRAPH_WORDS);
   }
 
   /**

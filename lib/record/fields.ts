@@ -102,6 +102,18 @@ export const TaskState = Object.freeze({
    * frees the record.
    */
   CANCELLED: 5,
+  /**
+   * A node of a task graph (lib/graph/) whose inputs have not all walked to it: written by its submitter
+   * before the graph is published; left only by a compare-exchange (to QUEUED, REJECTED or CANCELLED).
+   */
+  WAITING: 6,
+  /** A graph node rejected without running (an input failed): its walker settles and frees it. */
+  REJECTED: 7,
+  /**
+   * An argument slot of a graph node (an edge, lib/graph/): the record that carries one input's result to
+   * one dependant; never queued, never run; freed by whoever settles the dependant.
+   */
+  SLOT: 8,
 });
 
 /** What a DONE record's payload holds. */
@@ -135,6 +147,15 @@ export const TaskFlags = Object.freeze({
    * its progress cell (lib/progress/); without it a report is a no-op.
    */
   PROGRESS: 32,
+  /** A node of a task graph (lib/graph/): its arguments come from its slots, its finish walks its edges. */
+  GRAPH: 64,
+  /** A graph node whose result nobody asked for: its record, if it comes back, carries no value. */
+  QUIET: 128,
+  /**
+   * A graph node whose record comes back to its submitter after its walk (its result asked for, a sink, or
+   * any node of a graph that can be cancelled); without it, its walker frees it.
+   */
+  RETURN: 256,
 });
 
 /**

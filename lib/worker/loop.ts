@@ -186,6 +186,7 @@ export class WorkerLoop {
       guard,
       post,
       asyncBound: setup.asyncTasksPerWorker,
+      graph: { words: memory.graph, deque, levels, sleep },
     });
     const host: ForkJoinHost = new ForkJoin({
       index,

@@ -34,6 +34,11 @@ import { asyncForkError } from "../forkjoin/join.ts";
 import { encodeOutcome } from "../codec/outcome.ts";
 import { epochMs } from "../metrics.ts";
 import { Origin, Outcome, PAYLOAD_BY_MESSAGE, TaskFlags, TaskState, type TaskTable } from "../record/task.ts";
+import type { Deque } from "../protocol/deque.ts";
+import type { Levels } from "../protocol/levels.ts";
+import type { Sleep } from "../protocol/sleep.ts";
+import { GraphWalker } from "../graph/walk.ts";
+import { GraphRecords } from "../graph/words.ts";
 import type { Forks } from "./forks.ts";
 import type { TaskFunctions } from "./functions.ts";
 import type { Mail } from "./mail.ts";
@@ -93,6 +98,8 @@ export interface RunnerParts {
   post: (message: unknown, transfer?: ArrayBuffer[]) => void;
   /** The most async tasks pending at once (the pool's `asyncTasksPerWorker`), or Infinity. */
   asyncBound: number;
+  /** What the walk of a finished graph node works with (lib/graph/walk.ts): the graph words, our deque. */
+  graph: { words: Int32Array; deque: Deque; levels: Levels; sleep: Sleep };
 }
 
 /** Claims, runs and finishes tasks on this worker. */
@@ -119,6 +126,8 @@ export class Runner {
   private readonly asyncBound: number;
   /** Resolves the loop's wait for room below the bound ({@link Runner.room}), if it waits. */
   private roomWaiter: (() => void) | undefined = undefined;
+  /** Gathers a graph node's arguments and walks a finished one (lib/graph/walk.ts). */
+  private readonly graph: GraphWalker;
 
   /**
    * This thread.
@@ -142,6 +151,21 @@ export class Runner {
     this.guard = parts.guard;
     this.post = parts.post;
     this.asyncBound = parts.asyncBound;
+    this.graph = new GraphWalker({
+      table: parts.table,
+      graph: new GraphRecords(parts.graph.words),
+      deque: parts.graph.deque,
+      levels: parts.graph.levels,
+      sleep: parts.graph.sleep,
+      encoder: parts.encoder,
+      resolve: parts.buffers.resolve,
+      waitForBlocks: () => {
+        this.forks.stashFinished();
+        mem.wait(this.status, this.waitAt, 0, 1);
+      },
+      publish: (handle, index) => this.marks.publishDone(handle, index, false),
+      freed: () => this.marks.wakeMain(),
+    });
   }
 
   /**
@@ -199,6 +223,11 @@ export class Runner {
         // and releaseHandle's generation check keeps a stale one from freeing the record's next task.
         this.marks.claimed();
         this.mail.forgetMoved(handle);
+        // A graph node's dependants are cancelled in turn: ours to walk (lib/graph/walk.ts).
+        if (before === TaskState.CANCELLED && (table.fields.loadFlags(index) & TaskFlags.GRAPH) !== 0) {
+          this.graph.takeCancelled(handle);
+          return undefined;
+        }
         if (before === TaskState.CANCELLED) table.releaseHandle(handle);
         return undefined;
       }
@@ -221,6 +250,7 @@ export class Runner {
     // joiner goes on; a submitted task, if the abort came while it was handed back to the queue (below).
     if ((flags & TaskFlags.ABORTED) !== 0) {
       table.freePayload(index);
+      if ((flags & TaskFlags.GRAPH) !== 0) this.graph.freeSlots(index);
       this.finish(handle, Outcome.ERROR, abortError(flags));
       return undefined;
     }
@@ -236,6 +266,9 @@ export class Runner {
         moved,
       );
       if (moved !== undefined) this.mail.forgetMoved(handle);
+      // A graph node: its inputs' results, from its slots (lib/graph/walk.ts); kept if one names a buffer
+      // not here yet (then as for a task's own arguments, below), freed below if the start fails.
+      if ((flags & TaskFlags.GRAPH) !== 0) this.graph.gather(index, args as unknown[]);
     } catch (error) {
       if (error instanceof MissingBuffer) {
         if (requeue) {
@@ -255,6 +288,7 @@ export class Runner {
           }
         });
       }
+      if ((flags & TaskFlags.GRAPH) !== 0) this.graph.freeSlots(index);
       this.finish(handle, Outcome.ERROR, error);
       return undefined;
     }
@@ -311,10 +345,12 @@ export class Runner {
     const encoder = this.encoder;
     const origin = table.fields.origin(index);
     const forked = origin === Origin.FORK;
+    const graph = forked ? 0 : table.fields.loadFlags(index) & (TaskFlags.GRAPH | TaskFlags.QUIET | TaskFlags.RETURN);
     // A submitted task's result may move buffers back (move()) by message to the owner's thread; a fork's
     // is copied to its joiner, and so is the result of a producer in another thread: a message would reach
-    // it only through the owner's thread (protocol/producers.ts), so its bytes go through shared memory.
-    encoder.moves = origin === Origin.MAIN ? "transfer" : "copy";
+    // it only through the owner's thread (protocol/producers.ts), so its bytes go through shared memory; a
+    // graph node's is copied into its dependants' slots.
+    encoder.moves = origin === Origin.MAIN && graph === 0 ? "transfer" : "copy";
     // Never throws: a result that cannot cross threads fails the task with the reason, and an error that
     // cannot be encoded is replaced by a stand-in with its name and message (see outcome.ts).
     outcome = encodeOutcome(encoder, value, outcome === Outcome.ERROR);
@@ -338,6 +374,12 @@ export class Runner {
       // The loop's own task (not one nested in a join's wait, nor an async one settling later): the loop
       // goes on to the next task from here.
       if (this.runs.runDepth() === 1) stats.lastFinish = now;
+    }
+    if (graph !== 0) {
+      // Its walk: the result into its dependants' slots, and the record back (lib/graph/walk.ts).
+      stats.bump(StatusWords.executed);
+      this.graph.finished(handle, index, outcome, graph);
+      return;
     }
     // A forked task's joiner is a worker and cannot take a message: wait for blocks (1 ms steps) instead,
     // giving back the blocks of our own finished forks meanwhile (see forks.ts).

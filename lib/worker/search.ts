@@ -125,9 +125,10 @@ export class Search {
 
   /**
    * This thread. Own deque (newest first: our forks); then the injector's oldest task, one at a time (the
-   * submission order); then half of a random other worker's deque. Returns a task, held, or -1.
+   * submission order); then half of a random other worker's deque. Returns a task, held, or -1. (The whole
+   * search is one step of spec/Graph.tla, FindTake: a graph node is found as any task is.)
    */
-  findWork(): number {
+  findWork(): number { // spec: FindTake
     const marks = this.marks;
     // What it returns is held (see marks.ts) until `execute` registers it: a stale mark is completed first.
     marks.checkSearch();

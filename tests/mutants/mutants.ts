@@ -1070,6 +1070,63 @@ export const PROGRESS_MUTANTS: readonly ProgressMutant[] = [
 ];
 
 /**
+ * A bug of the walk of task graphs (lib/graph/walk.ts, spec/Graph.tla's mutants in the code), caught by
+ * tests/pool/graph_test.ts in the mutation run (group graph).
+ */
+export interface GraphMutant {
+  name: string;
+  module: "graph/walk.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/** The graph walk's mutants. */
+export const GRAPH_MUTANTS: readonly GraphMutant[] = [
+  {
+    name: "graph_decrement_twice",
+    module: "graph/walk.ts",
+    bug: "a walk decrements a dependant's count again when the first decrement did not reach zero " +
+      "(spec mutant CountDecrementedTwice): a join starts before its other input published its result",
+    patches: [{
+      find: "      if (graph.decrement(ti) === 1) this.own(target, ti); // spec: WalkDecrement\n",
+      replace:
+        "      if (graph.decrement(ti) === 1 || graph.decrement(ti) === 1) this.own(target, ti); // BUG: twice\n",
+    }],
+  },
+  {
+    name: "graph_start_at_two",
+    module: "graph/walk.ts",
+    bug: "the decrement that reads 2, not 1, owns the dependant (spec mutant StartAtOne): a join starts early, " +
+      "a continuation never",
+    patches: [{
+      find: "      if (graph.decrement(ti) === 1) this.own(target, ti); // spec: WalkDecrement\n",
+      replace: "      if (graph.decrement(ti) === 2) this.own(target, ti); // BUG: the wrong decrement\n",
+    }],
+  },
+  {
+    name: "graph_rejected_leaves_waiting",
+    module: "graph/walk.ts",
+    bug: "a failed node's walk marks its dependants' cause but does not decrement their counts " +
+      "(spec mutant RejectedInputLeavesWaiting): they wait for ever, and so does the graph",
+    patches: [{
+      find: "      if (graph.decrement(ti) === 1) this.own(target, ti); // spec: WalkDecrement\n",
+      replace:
+        "      if (cause === 0 && graph.decrement(ti) === 1) this.own(target, ti); // BUG: no decrement after a failure\n",
+    }],
+  },
+  {
+    name: "graph_zero_ignores_cause",
+    module: "graph/walk.ts",
+    bug: "the decrement that reaches zero queues the dependant without reading its cause " +
+      "(spec mutant ZeroIgnoresCause): a node downstream of a failure runs",
+    patches: [{
+      find: "    const cause = this.graph.loadCause(index);\n    const to = cause === 0",
+      replace: "    const cause = 0; // BUG: the cause is not read\n    const to = cause === 0",
+    }],
+  },
+];
+
+/**
  * A bug of the bound on a worker's async tasks (the pool's `asyncTasksPerWorker`, issue 30), caught by
  * tests/pool/async_bound_test.ts in the mutation run.
  */

@@ -93,7 +93,9 @@ export function checkNames(
 ): string[] {
   const problems: string[] = [];
   const mirroring = specs.filter((s) => s.mirrors.length > 0);
-  const actionOwner = new Map<string, SpecActions>();
+  // An action name may belong to several specs (ExecCasRunning is a step of Lifecycle, Levels, Producers
+  // and Graph): a code name is in step if any of them mirrors its file.
+  const actionOwners = new Map<string, SpecActions[]>();
   for (const spec of mirroring) {
     if (spec.actions.length === 0) problems.push(`${spec.file} mirrors code but has no Step or Next definition`);
     for (const a of spec.undefinedActions) {
@@ -102,7 +104,7 @@ export function checkNames(
     for (const m of spec.mirrors) {
       if (!codeFiles.includes(m)) problems.push(`${spec.file} mirrors ${m}, which does not exist`);
     }
-    for (const a of spec.actions) actionOwner.set(a, spec);
+    for (const a of spec.actions) actionOwners.set(a, [...(actionOwners.get(a) ?? []), spec]);
   }
   const seen = new Map<string, CodeName>();
   for (const c of code) {
@@ -114,12 +116,12 @@ export function checkNames(
       );
     }
     seen.set(key, c);
-    const spec = actionOwner.get(c.name);
-    if (!spec) problems.push(`${c.file}:${c.line} names ${c.name}, which is no action of any spec in spec/`);
-    else if (!spec.mirrors.includes(c.file)) {
+    const owners = actionOwners.get(c.name);
+    if (!owners) problems.push(`${c.file}:${c.line} names ${c.name}, which is no action of any spec in spec/`);
+    else if (!owners.some((spec) => spec.mirrors.includes(c.file))) {
       problems.push(
-        `${c.file}:${c.line} names ${c.name}, an action of ${spec.file}, which mirrors ${
-          spec.mirrors.join(", ")
+        `${c.file}:${c.line} names ${c.name}, an action of ${owners.map((s) => s.file).join(", ")}, which mirror ${
+          owners.flatMap((s) => s.mirrors).join(", ")
         } instead`,
       );
     }

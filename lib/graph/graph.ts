@@ -1,0 +1,365 @@
+/**
+ * Task graphs and continuations (issue 48): the API a submitter builds a graph with, and what it does with
+ * the records that come back.
+ *
+ * A graph is built on the submitting thread without awaiting anything: `g.run(task, ...args)` adds a node
+ * and returns a {@link GraphNode}, which later nodes take as arguments where the task's parameter has the
+ * node's result type; the rest of their arguments are constants. A node can only name nodes made before
+ * it, so a cycle cannot be built. `g.result(node)` asks for a node's result; `g.submit()` places the whole
+ * graph (graph/submit.ts) and from then on it runs without this thread: each node starts on the worker
+ * that finished its last input (graph/walk.ts). Only the results asked for are decoded here; an
+ * intermediate result goes from record to record in shared memory, and an intermediate node has no promise.
+ *
+ * What it owns: the nodes as built, the promises of the results asked for and of the graph, the mapping of
+ * what a node's record carries back (its value, its own error, or the failed input it names) to those
+ * promises, and the graph's cancellation (its signal and its timeout).
+ *
+ * Invariants:
+ * - A node's record comes back here if its result was asked for, if it is a sink (its error would
+ *   otherwise be lost; its value is not sent), or if the graph can be cancelled (graph/submit.ts); each
+ *   such node has one ledger entry, settled once (ledger.ts). Every other node's walker frees its record.
+ * - `submit()` resolves once every node whose record comes back has settled; it rejects with the first
+ *   failure of a sink whose result was not asked for (an asked-for result rejects its own promise), or
+ *   with the reason the graph could not be placed (the pool closed, an argument that cannot cross threads,
+ *   not enough free records).
+ *
+ * Threads: the thread of the submitter that made it (the pool's owner, or a producer in another thread).
+ *
+ * @module
+ */
+
+import { resolveRunOptions, type RunOptions, signalAborted, signalReason } from "../options.ts";
+import type { LevelIndex } from "../protocol/levels.ts";
+import { type Entry, Settled } from "../producer/ledger.ts";
+import { timeoutError } from "../producer/cancellation.ts";
+import { backgroundTimeout } from "../runtime/timer.ts";
+import { TaskNotFoundError } from "../errors.ts";
+import { TaskFlags } from "../record/task.ts";
+import { GraphInputError } from "./input_error.ts";
+import { cancelGraph, type GraphHost, type PlacedNode, placeGraph } from "./submit.ts";
+import { GRAPH_INPUT } from "./walk.ts";
+import { CANCEL } from "./words.ts";
+import type { TaskArgs, TaskName, TaskResult } from "../submitter.ts";
+
+/**
+ * The options of a whole graph (`pool.graph(options)`): its priority, and its cancellation. A signal that
+ * aborts, or a timeout that passes (counted from `submit()`), cancels every node not started: each rejects
+ * with the signal's reason (or a `TimeoutError`); a running node sees its signal (`currentTask().signal`)
+ * and settles as its code decides.
+ */
+export type GraphOptions = Pick<RunOptions, "signal" | "timeout" | "priority">;
+
+/** What a node's record carries back when it was rejected without running (graph/walk.ts). */
+interface InputFailure {
+  readonly [GRAPH_INPUT]: number;
+  readonly bytes: Uint8Array | undefined;
+}
+
+/**
+ * A node of a {@link TaskGraph}: the future result of one task, of type `T`, which later nodes of the same
+ * graph take as an argument. It is not a promise: ask for its value with {@link TaskGraph.result}.
+ *
+ * @typeParam T The node's result type.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const a: GraphNode<number> = g.run("add", 1, 2);
+ * const b = g.run("add", a, 10); // 13, once a is done
+ * ```
+ */
+export class GraphNode<T> {
+  /** Its number in its graph: 1 for the first node made, and so on. */
+  readonly number: number;
+  /** Its task's name. */
+  readonly task: string;
+  /** @internal The graph that made it. */
+  readonly graph: object;
+  /** The result type, for the type checker only (never set). */
+  declare readonly result?: T;
+
+  /** @internal Made by {@link TaskGraph.run} only. */
+  constructor(graph: object, number: number, task: string) {
+    this.graph = graph;
+    this.number = number;
+    this.task = task;
+  }
+}
+
+/** A task's arguments as a graph node takes them: each one a value, or a node whose result has its type. */
+export type GraphArgs<A extends readonly unknown[]> = { [I in keyof A]: A[I] | GraphNode<A[I]> };
+
+/** A node as built (before its submission). */
+interface BuiltNode {
+  readonly node: GraphNode<unknown>;
+  readonly args: unknown[];
+  readonly inputs: { node: number; position: number }[];
+  /** How many nodes take it as an input. */
+  dependants: number;
+  /** The promise asked for with `result`, if any. */
+  asked: PromiseWithResolvers<unknown> | undefined;
+}
+
+/**
+ * A task graph being built, then submitted once. Made by `pool.graph()` (or a producer's).
+ *
+ * @typeParam M The task module's type (as the pool's).
+ *
+ * @example Usage
+ * ```ts ignore
+ * const g = pool.graph();
+ * const a = g.run("parse", source);        // a root: no inputs
+ * const b = g.run("analyse", a, options);  // a continuation, with a constant argument beside a's result
+ * const c = g.run("merge", a, b);          // a join (and a is fanned out to b and c)
+ * console.log(await g.submit(c));          // only c's result comes back to this thread
+ * ```
+ */
+export class TaskGraph<M extends object = Record<string, (...args: never[]) => unknown>> {
+  readonly #host: GraphHost;
+  readonly #nodes: BuiltNode[] = [];
+  readonly #level: LevelIndex;
+  readonly #signal: RunOptions["signal"];
+  readonly #timeout: number | undefined;
+  #submitted: Promise<void> | undefined = undefined;
+
+  /**
+   * @internal Made by a submitter's `graph()`.
+   *
+   * @param host Its producer's parts.
+   * @param options The graph's options.
+   */
+  constructor(host: GraphHost, options: GraphOptions = {}) {
+    const resolved = resolveRunOptions(options);
+    this.#host = host;
+    this.#level = resolved.level;
+    this.#signal = resolved.signal;
+    this.#timeout = resolved.timeout;
+  }
+
+  /**
+   * Adds a node that runs `task` once every node among `args` has resolved, with their results in their
+   * places and the other arguments as given (copied now, as `pool.run` copies them at its call). Nothing
+   * runs before {@link TaskGraph.submit}.
+   *
+   * @param task The task's name.
+   * @param args Its arguments: values, or nodes of this graph whose result has the parameter's type.
+   * @returns The new node.
+   * @throws {Error} If the graph was submitted already.
+   * @throws {TypeError} If an argument is a node of another graph.
+   *
+   * @example Usage
+   * ```ts ignore
+   * const sum = g.run("add", g.run("square", 3), g.run("square", 4)); // 25
+   * ```
+   */
+  run<K extends TaskName<M>>(task: K, ...args: GraphArgs<TaskArgs<M, K>>): GraphNode<TaskResult<M, K>> {
+    if (this.#submitted !== undefined) {
+      throw new Error(`Cannot add task '${task}' to the graph as it was submitted already: build a new graph`);
+    }
+    const number = this.#nodes.length + 1;
+    const node = new GraphNode<TaskResult<M, K>>(this, number, task);
+    const values = [...(args as readonly unknown[])];
+    const inputs: { node: number; position: number }[] = [];
+    for (let position = 0; position < values.length; position++) {
+      const value = values[position];
+      if (!(value instanceof GraphNode)) continue;
+      if (value.graph !== this) {
+        throw new TypeError(
+          `Cannot add task '${task}' to the graph as its argument ${position} is a node of another graph: a node feeds only the graph that made it`,
+        );
+      }
+      inputs.push({ node: value.number, position });
+      this.#nodes[value.number - 1].dependants++;
+      values[position] = undefined;
+    }
+    this.#nodes.push({ node: node as GraphNode<unknown>, args: values, inputs, dependants: 0, asked: undefined });
+    return node;
+  }
+
+  /**
+   * Asks for a node's result: the promise resolves with it once the graph runs it, or rejects with its
+   * error, with a {@link GraphInputError} if an input failed (it never ran), or with the graph's
+   * cancellation reason. Only the results asked for are decoded on this thread. Ask before `submit()`.
+   *
+   * @param node A node of this graph.
+   * @returns Its result.
+   * @throws {Error} If the graph was submitted already.
+   * @throws {TypeError} If the node is of another graph.
+   *
+   * @example Usage
+   * ```ts ignore
+   * const total = g.result(sum);
+   * await g.submit();
+   * console.log(await total); // 25
+   * ```
+   */
+  result<T>(node: GraphNode<T>): Promise<T> {
+    if (!(node instanceof GraphNode) || node.graph !== this) {
+      throw new TypeError("Cannot ask for a result as the node is not one of this graph's");
+    }
+    if (this.#submitted !== undefined) {
+      throw new Error(
+        `Cannot ask for node ${node.number}'s result as the graph was submitted already: ask before submit()`,
+      );
+    }
+    const built = this.#nodes[node.number - 1];
+    built.asked ??= Promise.withResolvers<unknown>();
+    return built.asked.promise as Promise<T>;
+  }
+
+  /**
+   * Places the graph in the pool: its roots are queued now, and every other node starts on the worker that
+   * finishes its last input. Called once.
+   *
+   * @returns A promise that resolves once every node has settled (it rejects with the first failure of a
+   * sink whose result nobody asked for, or with why the graph could not be placed; the results asked for
+   * settle their own promises).
+   * @throws {Error} If the graph was submitted already.
+   *
+   * @example Usage
+   * ```ts ignore
+   * const total = g.result(sum);
+   * await g.submit();
+   * console.log(await total); // 25
+   * ```
+   */
+  submit(): Promise<void>;
+  /**
+   * Places the graph in the pool, as {@link TaskGraph.submit} without a node, and returns `node`'s result.
+   *
+   * @param node A node whose result to return (as {@link TaskGraph.result} then `submit()`).
+   * @returns Its result.
+   * @throws {Error} If the graph was submitted already.
+   *
+   * @example Usage
+   * ```ts ignore
+   * console.log(await g.submit(sum)); // 25
+   * ```
+   */
+  submit<T>(node: GraphNode<T>): Promise<T>;
+  submit<T>(node?: GraphNode<T>): Promise<T | void> {
+    const result = node === undefined ? undefined : this.result(node);
+    if (this.#submitted !== undefined) throw new Error("Cannot submit the graph as it was submitted already");
+    const done = Promise.withResolvers<void>();
+    this.#submitted = done.promise;
+    this.#place(done);
+    if (result === undefined) return done.promise;
+    // The graph's own promise is the caller's only through the result: a failure it reports is not lost
+    // (it is the result's too, or a sink's the caller did not ask for).
+    done.promise.catch(() => {});
+    return result;
+  }
+
+  /** {@link TaskGraph.submit}'s work: checks, encodes, places; settles `done` when every entry settled. */
+  #place(done: PromiseWithResolvers<void>): void {
+    const host = this.#host;
+    const nodes = this.#nodes;
+    const refuse = (error: unknown) => {
+      for (const built of nodes) built.asked?.reject(error);
+      done.reject(error);
+    };
+    if (nodes.length === 0) {
+      done.resolve();
+      return;
+    }
+    if (!host.open()) return refuse(host.closedError(nodes[0].node.task));
+    const signal = this.#signal;
+    if (signal !== undefined && signalAborted(signal)) return refuse(signalReason(signal));
+    const cancellable = signal !== undefined || this.#timeout !== undefined;
+    const placed: PlacedNode[] = [];
+    let open = 0;
+    let firstFailure: { error: unknown } | undefined;
+    const settled = () => {
+      if (--open > 0) return;
+      if (firstFailure !== undefined) done.reject(firstFailure.error);
+      else done.resolve();
+    };
+    let cancelled: { reason: unknown } | undefined;
+    for (const built of nodes) {
+      const task = built.node.task;
+      const taskId = host.taskId(task);
+      if (taskId === undefined) return refuse(new TaskNotFoundError(task, host.taskNames));
+      let bytes: Uint8Array;
+      try {
+        bytes = host.encode(built.args);
+      } catch (error) {
+        return refuse(error);
+      }
+      const sink = built.dependants === 0;
+      const asked = built.asked;
+      const returns = asked !== undefined || sink || cancellable;
+      const flags = (asked === undefined ? TaskFlags.QUIET : 0) | (returns ? TaskFlags.RETURN : 0);
+      let entry: Entry | undefined;
+      if (returns) {
+        open++;
+        const number = built.node.number;
+        entry = host.ledger.open(task, taskId, (value) => {
+          asked?.resolve(value);
+          settled();
+        }, (error) => {
+          const reason = this.#reason(number, error, cancelled);
+          if (asked !== undefined) asked.reject(reason);
+          else if (sink && firstFailure === undefined) firstFailure = { error: reason };
+          settled();
+        });
+      }
+      placed.push({
+        number: built.node.number,
+        task,
+        taskId,
+        bytes,
+        inputs: built.inputs,
+        level: this.#level,
+        flags,
+        entry,
+        handle: -1,
+      });
+    }
+    // (The encodes ran getters, user code: the pool may have closed meanwhile.)
+    const refused = host.open() ? placeGraph(host, placed) : host.closedError(nodes[0].node.task);
+    if (refused !== undefined) {
+      // Nothing was placed: the entries opened above settle with the refusal (no record to free).
+      for (const node of placed) if (node.entry !== undefined) host.ledger.settle(node.entry, Settled.ERROR, refused);
+      for (const built of nodes) built.asked?.reject(refused);
+      return;
+    }
+    if (!cancellable) return;
+    // The graph's cancellation: its signal, its timeout (counted from now).
+    const cancel = (reason: unknown, timedOut: boolean) => {
+      if (cancelled !== undefined) return;
+      cancelled = { reason };
+      cancelGraph(host, placed, timedOut);
+    };
+    const stops: (() => void)[] = [];
+    if (this.#timeout !== undefined) {
+      const ms = this.#timeout;
+      stops.push(backgroundTimeout(() => cancel(timeoutError(`The graph did not finish within ${ms} ms`), true), ms));
+    }
+    if (signal !== undefined) {
+      const onAbort = () => cancel(signalReason(signal), false);
+      (signal as EventTarget).addEventListener("abort", onAbort, { once: true });
+      stops.push(() => (signal as EventTarget).removeEventListener("abort", onAbort));
+    }
+    const stop = () => {
+      for (const s of stops) s();
+    };
+    done.promise.then(stop, stop);
+  }
+
+  /** What a node's promise rejects with, from what its record carried back. */
+  #reason(number: number, error: unknown, cancelled: { reason: unknown } | undefined): unknown {
+    if (typeof error !== "object" || error === null || !(GRAPH_INPUT in error)) return error;
+    const failure = error as InputFailure;
+    const cause = failure[GRAPH_INPUT];
+    if (cause === CANCEL) return cancelled?.reason ?? new DOMException("The graph was cancelled", "AbortError");
+    const task = this.#nodes[number - 1].node.task;
+    let inputError: unknown = undefined;
+    if (failure.bytes !== undefined) {
+      try {
+        inputError = this.#host.decode(failure.bytes);
+      } catch (error) {
+        inputError = error; // (a value that cannot be decoded here: why, as the cause)
+      }
+    }
+    return new GraphInputError(task, number, cause, this.#nodes[cause - 1].node.task, inputError);
+  }
+}

@@ -1,0 +1,215 @@
+/**
+ * A task graph's submission and cancellation, on the thread that submits it (spec/Graph.tla:
+ * SubmitPushRoots, CancelCasNode).
+ *
+ * What it owns: placing a built graph in shared memory, all at once, and visiting its nodes to cancel them.
+ * Placing takes one record per node and one per edge (an argument slot: the record an input's walker writes
+ * its result into, for one dependant), writes every record (a node's task, constant arguments, number,
+ * flags, level; its count of inputs and its lists of edges and slots, `graph/words.ts`; a non-root node
+ * WAITING), and only then publishes the roots: QUEUED, pushed into their level's injector. Until that push
+ * no other thread can reach any of the records, so every write before it is plain.
+ *
+ * Invariants:
+ * - A graph is placed whole or not at all: if the records or blocks it needs are not free, everything it
+ *   took goes back and it is refused with a RangeError (no backlog: a graph larger than the free table
+ *   cannot wait for its own nodes to finish).
+ * - A node's record is the graph's until its walker frees it (a node nobody reads) or its completion
+ *   reaches this thread, which frees it and then settles its ledger entry. A graph that can be cancelled
+ *   has every node's record come back here (`TaskFlags.RETURN`), each with an entry, so that the
+ *   cancellation's visit touches only records that are still the graph's (their entries unsettled), never
+ *   one another task holds now.
+ * - The cancellation's compare-exchange from WAITING or QUEUED to CANCELLED races the zero-reacher's from
+ *   WAITING (graph/walk.ts) and the taker's from QUEUED (worker/runner.ts): exactly one wins. The loser,
+ *   if it is a worker, owns the CANCELLED node and walks it; this thread walks nothing.
+ *
+ * Threads: the thread of the graph's producer (the owner's, or a producer's in another thread).
+ *
+ * @module
+ */
+
+import { mem } from "../protocol/atomics.ts";
+import type { LevelIndex, Levels } from "../protocol/levels.ts";
+import type { Sleep } from "../protocol/sleep.ts";
+import type { Entry, TaskLedger } from "../producer/ledger.ts";
+import { NO_RECORD, TaskFlags, TaskState, type TaskTable } from "../record/task.ts";
+import { SLOT_EMPTY } from "./walk.ts";
+import { GraphRecords, NO_EDGE } from "./words.ts";
+
+/** What a graph's submission needs of its producer (`Producer.graphHost`). */
+export interface GraphHost {
+  /** The task records, as this thread sees them. */
+  readonly table: TaskTable;
+  /** The graph words (`PoolMemory.graph`). */
+  readonly graph: Int32Array;
+  /** The queues workers take submitted tasks from. */
+  readonly levels: Levels;
+  /** The sleep protocol (the roots are new work). */
+  readonly sleep: Sleep;
+  /** The producer's ledger: a node whose record comes back has an entry. */
+  readonly ledger: TaskLedger;
+  /** The origin word of the producer's records (its completion queue). */
+  readonly origin: number;
+  /** The task names of the pool's module, sorted. */
+  readonly taskNames: readonly string[];
+  /** Whether the pool (and the producer) accept submissions. */
+  open(): boolean;
+  /** The error of a submission the pool's state refuses. */
+  closedError(task: string): Error;
+  /** A task's id, or undefined. */
+  taskId(task: string): number | undefined;
+  /** Encodes a node's constant arguments into bytes of their own (getters run: user code). */
+  encode(args: unknown[]): Uint8Array;
+  /** After a submission: the completion reader waits for completions. */
+  arm(): void;
+  /** Tells `worker` that the node `handle` it runs was aborted (its signal fires). */
+  abort(worker: number, handle: number): void;
+  /** Decodes a failed input's encoded error, with the pool's error classes (it throws what decode throws). */
+  decode(bytes: Uint8Array): unknown;
+}
+
+/** One node as its submission places it. */
+export interface PlacedNode {
+  /** Its number in its graph, from 1. */
+  readonly number: number;
+  /** Its task's name. */
+  readonly task: string;
+  /** Its task's id. */
+  readonly taskId: number;
+  /** Its encoded constant arguments (the inputs' positions empty). */
+  readonly bytes: Uint8Array;
+  /** Its inputs: the input node's number and the argument position it fills. */
+  readonly inputs: readonly { readonly node: number; readonly position: number }[];
+  /** Its priority level. */
+  readonly level: LevelIndex;
+  /** TaskFlags beyond GRAPH (QUIET, RETURN). */
+  readonly flags: number;
+  /** Its ledger entry, if its record comes back with an outcome the graph reads; placed here. */
+  readonly entry: Entry | undefined;
+  /** Its record's handle once placed. */
+  handle: number;
+}
+
+/**
+ * Places a graph's nodes (in number order: an input before its dependants) and publishes its roots. Runs
+ * no user code.
+ *
+ * @param host The producer's parts.
+ * @param nodes The nodes, `nodes[i].number === i + 1`.
+ * @returns Undefined once placed; else the RangeError that refuses it (nothing was placed).
+ */
+export function placeGraph(host: GraphHost, nodes: PlacedNode[]): RangeError | undefined {
+  const table = host.table;
+  const graph = new GraphRecords(host.graph);
+  const taken: number[] = [];
+  const giveBack = () => {
+    for (const handle of taken) table.release(table.indexOf(handle));
+  };
+  // Every record first: the graph is placed whole or not at all.
+  let edges = 0;
+  for (const node of nodes) edges += node.inputs.length;
+  for (let n = 0; n < nodes.length + edges; n++) {
+    const handle = table.allocate();
+    if (handle === NO_RECORD) {
+      giveBack();
+      return new RangeError(
+        `Cannot submit the graph as it needs ${
+          nodes.length + edges
+        } task records (${nodes.length} nodes, ${edges} edges) and only ${n} are free: raise the pool's 'taskCapacity', or submit the graph in parts`,
+      );
+    }
+    taken.push(handle);
+  }
+  for (let n = 0; n < nodes.length; n++) {
+    const node = nodes[n];
+    const handle = taken[n];
+    const index = table.indexOf(handle);
+    if (!table.writePayload(index, node.bytes)) {
+      giveBack();
+      return new RangeError(
+        `Cannot submit the graph as its nodes' arguments need more overflow blocks than are free: raise the pool's 'payloadMemory', or submit the graph in parts`,
+      );
+    }
+    node.handle = handle;
+  }
+  // Plain writes: nobody else can reach these records before the roots' push below publishes them.
+  for (const node of nodes) {
+    const index = table.indexOf(node.handle);
+    table.fields.setTask(index, node.taskId);
+    table.fields.setOrigin(index, host.origin);
+    table.fields.setId(index, node.number);
+    table.fields.setFlags(index, TaskFlags.GRAPH | node.flags);
+    table.fields.setLevel(index, node.level);
+    graph.setPending(index, node.inputs.length);
+    graph.setCause(index, 0);
+    graph.setNextEdge(index, NO_EDGE);
+    graph.setNextSlot(index, NO_EDGE);
+    if (node.inputs.length > 0) table.fields.setState(index, TaskState.WAITING);
+  }
+  let e = nodes.length;
+  for (const node of nodes) {
+    const index = table.indexOf(node.handle);
+    for (const input of node.inputs) {
+      const slot = taken[e++];
+      const at = table.indexOf(slot);
+      const from = table.indexOf(nodes[input.node - 1].handle);
+      table.fields.setState(at, TaskState.SLOT);
+      table.fields.setOrigin(at, host.origin);
+      table.fields.setPayloadLength(at, 0);
+      table.fields.setOutcome(at, SLOT_EMPTY);
+      graph.setTarget(at, node.handle);
+      graph.setPosition(at, input.position);
+      graph.setSource(at, input.node);
+      // Pushed at the head of the input's out-edges and of the dependant's slots.
+      graph.setNextEdge(at, graph.nextEdge(from));
+      graph.setNextEdge(from, slot);
+      graph.setNextSlot(at, graph.nextSlot(index));
+      graph.setNextSlot(index, slot);
+    }
+  }
+  for (const node of nodes) {
+    if (node.entry === undefined) continue;
+    node.entry.handle = node.handle;
+    node.entry.level = node.level;
+    host.ledger.placed[table.indexOf(node.handle)] = node.entry;
+  }
+  // Publishes every record written above to the worker that pops a root (and, through the walks, to the
+  // workers of the rest).
+  for (const node of nodes) {
+    if (node.inputs.length > 0) continue;
+    table.fields.storeState(table.indexOf(node.handle), TaskState.QUEUED);
+    host.levels.pushPatiently(node.handle, node.level); // spec: SubmitPushRoots
+  }
+  host.sleep.newWork();
+  host.arm();
+  return undefined;
+}
+
+/**
+ * Cancels a placed graph (its signal fired, or its timeout passed): every node not started is moved to
+ * CANCELLED (its worker, the one that finds it so, walks it and cancels its dependants in turn); a running
+ * node is marked aborted and its worker told, so that its signal fires. Only nodes whose records this
+ * thread has not freed are visited (every node of a cancellable graph has an entry, and comes back here).
+ *
+ * @param host The producer's parts.
+ * @param nodes The graph's nodes, placed.
+ * @param timedOut Whether a timeout cancels it (its running nodes' signals say TimeoutError).
+ */
+export function cancelGraph(host: GraphHost, nodes: readonly PlacedNode[], timedOut: boolean): void {
+  const table = host.table;
+  const words = table.words;
+  for (const node of nodes) {
+    const handle = node.handle;
+    // Its completion came (this thread freed the record, then settled the entry), or the pool settled it
+    // (terminate, a death): not the graph's record any more, or not to be touched.
+    if (handle < 0 || node.entry === undefined || node.entry.settled) continue;
+    const index = table.indexOf(handle);
+    const state = table.fields.stateWord(index);
+    let was = mem.compareExchange(words, state, TaskState.WAITING, TaskState.CANCELLED); // spec: CancelCasNode
+    if (was === TaskState.QUEUED) was = mem.compareExchange(words, state, TaskState.QUEUED, TaskState.CANCELLED);
+    if (was !== TaskState.RUNNING) continue;
+    // Running: it runs on, and sees its signal (as a running task's abort does, cancellation.ts).
+    table.fields.orFlags(index, TaskFlags.ABORTED | (timedOut ? TaskFlags.TIMED_OUT : 0));
+    const worker = table.fields.loadWorker(index);
+    if (worker >= 0) host.abort(worker, handle);
+  }
+}
