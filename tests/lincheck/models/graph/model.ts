@@ -366,7 +366,6 @@ export const GRAPH: Model<GraphScenario, GraphEnd> = {
   threads: LTHREADS,
   bufferBytes: GBUFFER_BYTES,
   maxSteps: 2500,
-  traced: ["walk.ts", "submit.ts", "deque.ts"],
   stalls: true,
   continuation: "round-robin",
   schedules: { maxLength: 200, maxSegment: 30, maxSegments: 16, timeouts: false },
