@@ -1127,6 +1127,84 @@ export const GRAPH_MUTANTS: readonly GraphMutant[] = [
 ];
 
 /**
+ * A bug of the graph's concurrency (lib/graph/walk.ts, lib/graph/submit.ts): an order or an atomicity that
+ * only a race breaks, caught by the interleaving harness (tests/lincheck/graph_test.ts, group
+ * graph_lincheck); tests/pool/graph_test.ts runs real workers and sees them rarely if at all.
+ */
+export interface GraphLincheckMutant {
+  name: string;
+  module: "graph/walk.ts" | "graph/submit.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/** The graph's race mutants: a publish order, a cause order, two compare-exchanges made plain. */
+export const GRAPH_LINCHECK_MUTANTS: readonly GraphLincheckMutant[] = [
+  {
+    name: "graph_slot_after_decrement",
+    module: "graph/walk.ts",
+    bug: "a resolved input's walk writes its result into the dependant's slot after its decrement, not before " +
+      "(spec mutant ReadBeforePublish): the walker that takes the count to zero starts the node, which reads " +
+      "a slot not written yet",
+    patches: [
+      {
+        find: "      if (cause === 0) {\n        this.writeSlot(at, source!);\n",
+        replace: "      // BUG: a resolved input decrements before its slot's write\n" +
+          "      const early = cause === 0 && graph.decrement(ti) === 1;\n" +
+          "      if (cause === 0) {\n        this.writeSlot(at, source!);\n",
+      },
+      {
+        find: "      if (graph.decrement(ti) === 1) this.own(target, ti); // spec: WalkDecrement\n",
+        replace: "      if (cause === 0 ? early : graph.decrement(ti) === 1) this.own(target, ti);\n",
+      },
+    ],
+  },
+  {
+    name: "graph_cause_after_decrement",
+    module: "graph/walk.ts",
+    bug: "a failed input's walk marks the dependant's cause after its decrement, not before: a resolved " +
+      "input's walker that takes the count to zero in between reads no cause and starts a node whose input failed",
+    patches: [
+      {
+        find: "      } else if (graph.markCause(ti, cause) === 0 && source !== undefined) { // spec: WalkMarkCause\n",
+        replace:
+          "      }\n      const last = graph.decrement(ti) === 1; // BUG: the decrement before the cause's mark\n" +
+          "      if (cause !== 0 && graph.markCause(ti, cause) === 0 && source !== undefined) {\n",
+      },
+      {
+        find: "      if (graph.decrement(ti) === 1) this.own(target, ti); // spec: WalkDecrement\n",
+        replace: "      if (last) this.own(target, ti);\n",
+      },
+    ],
+  },
+  {
+    name: "graph_zero_store_not_cas",
+    module: "graph/walk.ts",
+    bug: "the walker that takes a count to zero stores QUEUED (or REJECTED) instead of its compare-exchange from " +
+      "WAITING: when the owner's cancellation moved the node to CANCELLED first, both win, and a cancelled node runs",
+    patches: [{
+      find: "    const found = this.table.fields.casState(index, TaskState.WAITING, to); // spec: ZeroCasState\n",
+      replace: "    this.table.fields.storeState(index, to); // BUG: a store, not the compare-exchange\n" +
+        "    const found: number = TaskState.WAITING;\n",
+    }],
+  },
+  {
+    name: "graph_cancel_store_not_cas",
+    module: "graph/submit.ts",
+    bug: "the cancellation's visit loads a node's state and stores CANCELLED if it was WAITING or QUEUED, " +
+      "instead of its compare-exchanges: a zero-reacher or a claim in between wins too, and the store " +
+      "overwrites REJECTED, QUEUED or RUNNING",
+    patches: [{
+      find:
+        "    let was = mem.compareExchange(words, state, TaskState.WAITING, TaskState.CANCELLED); // spec: CancelCasNode\n" +
+        "    if (was === TaskState.QUEUED) was = mem.compareExchange(words, state, TaskState.QUEUED, TaskState.CANCELLED);\n",
+      replace: "    const was = mem.load(words, state); // BUG: a load, then a store, not the compare-exchange\n" +
+        "    if (was === TaskState.WAITING || was === TaskState.QUEUED) mem.store(words, state, TaskState.CANCELLED);\n",
+    }],
+  },
+];
+
+/**
  * A bug of the bound on a worker's async tasks (the pool's `asyncTasksPerWorker`, issue 30), caught by
  * tests/pool/async_bound_test.ts in the mutation run.
  */

@@ -42,6 +42,7 @@ import {
   CUT_MUTANTS,
   DEATH_MUTANTS,
   FORCE_MUTANTS,
+  GRAPH_LINCHECK_MUTANTS,
   GRAPH_MUTANTS,
   JOIN_MUTANTS,
   KILL_GUARD_MUTANTS,
@@ -138,6 +139,12 @@ export const GROUPS: readonly Group[] = [
   { name: "progress", mutants: pool(PROGRESS_MUTANTS), checks: ["tests/pool/progress_test.ts"], fast: true },
   { name: "async_bound", mutants: pool(ASYNC_BOUND_MUTANTS), checks: ["tests/pool/async_bound_test.ts"], fast: true },
   { name: "graph", mutants: pool(GRAPH_MUTANTS), checks: ["tests/pool/graph_test.ts"], fast: true },
+  {
+    name: "graph_lincheck",
+    mutants: pool(GRAPH_LINCHECK_MUTANTS),
+    checks: ["tests/lincheck/graph_test.ts"],
+    fast: true,
+  },
   {
     name: "producers",
     mutants: pool(PRODUCERS_MUTANTS),
