@@ -129,6 +129,52 @@ test("nothing is delivered for a node after it settled (a leftover timer's repor
   });
 });
 
+test("a producer in another thread receives its own graph's reports, with their nodes", async () => {
+  await withTerminatedPool<Tasks>(moduleUrl, { workers: 2, producers: 1 }, async (pool) => {
+    const owner: Seen[] = [];
+    const g = pool.graph<number>({ onProgress: (value, node) => owner.push({ node, value }) });
+    const mine = g.run("steps", 3, 5);
+    const [inner] = await within(
+      Promise.all([pool.run("producerGraphSees", 6, 5), g.submit(mine)]),
+      30_000,
+      "producerGraphSees",
+    );
+    assertEquals(inner.result, 6, "the producer's graph's result");
+    const first = inner.seen.filter((s) => s.startsWith("1:")).map((s) => Number(s.slice(2)));
+    assert(rising(first), `node 1 in order: ${inner.seen}`);
+    assertEquals(first.at(-1), 6, `node 1's last report: ${inner.seen}`);
+    assertEquals(inner.seen.filter((s) => s.startsWith("2:")), ["2:6"], "node 2's report");
+    assertEquals(of(owner, mine).at(-1), 3, "the owner saw its own graph's");
+    assert(owner.every((s) => s.node === mine), "and none of the producer's");
+  });
+});
+
+test("a cancelled graph: the running node's report arrives, the nodes that never ran report nothing", async () => {
+  await withTerminatedPool<Tasks>(moduleUrl, { workers: 2 }, async (pool) => {
+    const controller = new AbortController();
+    const seen: Seen[] = [];
+    const g = pool.graph<number>({
+      signal: controller.signal,
+      onProgress: (value, node) => {
+        seen.push({ node, value });
+        controller.abort(); // from the handler: the running node sees its signal
+      },
+    });
+    const gate = new Int32Array(new SharedArrayBuffer(4));
+    const a = g.run("reportInTurn", 1, gate, 0, 20_000); // reports 1, then runs until its signal aborts
+    const b = g.run("reportThenReturn", a, 0);
+    const outcomes = await within(
+      Promise.all([g.result(a), g.submit(b)].map((p) => p.then(() => "resolved", (e) => (e as Error).name))),
+      20_000,
+      "the cancelled graph",
+    );
+    assertEquals(outcomes, ["AbortError", "AbortError"], "the running node and its dependant");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assertEquals(of(seen, a), [1], "the running node's report");
+    assertEquals(of(seen, b), [], "none from the node that never ran");
+  });
+});
+
 test("a throwing graph handler: each throw goes to onError, and every node still settles once", async () => {
   const errors: unknown[] = [];
   await withTerminatedPool<Tasks>(moduleUrl, { workers: 2, onError: (error) => errors.push(error) }, async (pool) => {
