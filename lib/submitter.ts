@@ -248,19 +248,21 @@ export abstract class TaskSubmitter<M extends object = Record<string, AnyFunctio
    * A new task graph: nodes that run when their inputs are done, with their results, on the worker that
    * finished the last of them; only the results asked for come back to this thread (docs/graphs.md).
    *
-   * @param options The graph's priority, and its cancellation (a signal, a timeout from its submission).
+   * @typeParam P The type of the nodes' progress values, if `onProgress` is given.
+   * @param options The graph's priority, its cancellation (a signal, a timeout from its submission), and
+   * `onProgress(value, node)`, which receives every node's progress reports (docs/progress.md).
    * @returns An empty graph, to build and then submit once.
    * @throws {TypeError} If an option is malformed.
    *
    * @example Usage
    * ```ts ignore
-   * const g = pool.graph();
+   * const g = pool.graph<number>({ onProgress: (fraction, node) => console.log(node.task, fraction) });
    * const a = g.run("parse", source);
    * const b = g.run("analyse", a, { deep: true });
    * console.log(await g.submit(g.run("merge", a, b)));
    * ```
    */
-  graph(options?: GraphOptions): TaskGraph<M> {
+  graph<P = unknown>(options?: GraphOptions<P>): TaskGraph<M> {
     return new TaskGraph<M>(this.#producer.graphHost(), options);
   }
 

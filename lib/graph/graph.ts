@@ -16,8 +16,12 @@
  *
  * Invariants:
  * - A node's record comes back here if its result was asked for, if it is a sink (its error would
- *   otherwise be lost; its value is not sent), or if the graph can be cancelled (graph/submit.ts); each
+ *   otherwise be lost; its value is not sent), if the graph can be cancelled (graph/submit.ts), or if it
+ *   has a progress handler (the record's return ends the node's progress, as a task's settle does); each
  *   such node has one ledger entry, settled once (ledger.ts). Every other node's walker frees its record.
+ * - Progress (`onProgress`): every node carries TaskFlags.PROGRESS and an entry whose `onProgress` names
+ *   the node; its cell is watched from its placement to its record's return, read by this thread's
+ *   progress reader as a task's (lib/progress/README.md). Without a handler no node carries the flag.
  * - `submit()` resolves once every node whose record comes back has settled; it rejects with the first
  *   failure of a sink whose result was not asked for (an asked-for result rejects its own promise), or
  *   with the reason the graph could not be placed (the pool closed, an argument that cannot cross threads,
@@ -42,12 +46,38 @@ import { CANCEL } from "./words.ts";
 import type { TaskArgs, TaskName, TaskResult } from "../submitter.ts";
 
 /**
- * The options of a whole graph (`pool.graph(options)`): its priority, and its cancellation. A signal that
- * aborts, or a timeout that passes (counted from `submit()`), cancels every node not started: each rejects
- * with the signal's reason (or a `TimeoutError`); a running node sees its signal (`currentTask().signal`)
- * and settles as its code decides.
+ * The options of a whole graph (`pool.graph(options)`): its priority, its cancellation, and its progress
+ * handler. A signal that aborts, or a timeout that passes (counted from `submit()`), cancels every node not
+ * started: each rejects with the signal's reason (or a `TimeoutError`); a running node sees its signal
+ * (`currentTask().signal`) and settles as its code decides.
+ *
+ * @typeParam P The type of the nodes' progress values (`currentTask<P>().progress(value)` in their tasks).
+ *
+ * @example Usage
+ * ```ts
+ * import type { GraphOptions } from "@filch/filch";
+ * const options: GraphOptions<number> = {
+ *   priority: "high",
+ *   onProgress: (fraction, node) => console.log(node.number, fraction),
+ * };
+ * console.log(options.priority); // high
+ * ```
  */
-export type GraphOptions = Pick<RunOptions, "signal" | "timeout" | "priority">;
+export type GraphOptions<P = unknown> = Pick<RunOptions, "signal" | "timeout" | "priority"> & {
+  /**
+   * Receives the progress reports of every node (`currentTask().progress(value)` in its task, and in its
+   * forks), on the submitting thread, with the node that made them: as `pool.with({ onProgress })` does for
+   * a task (docs/progress.md), per node. Coalesced per node (the handler sees each node's latest value),
+   * in order per node, none for a node after it settled; each node's last report is delivered before that
+   * node's settle is seen (its result's promise, or `submit()`'s). A throw goes to `onError` (else an
+   * unhandled rejection) and the graph goes on. With a handler, every node's record comes back to this
+   * thread (one ledger entry a node, as in a cancellable graph); without one, a graph costs nothing more.
+   */
+  onProgress?: (value: P, node: GraphNode<unknown>) => void;
+};
+
+/** A graph's progress handler, as the graph keeps it. */
+type GraphProgress = (value: unknown, node: GraphNode<unknown>) => void;
 
 /** What a node's record carries back when it was rejected without running (graph/walk.ts). */
 interface InputFailure {
@@ -119,6 +149,7 @@ export class TaskGraph<M extends object = Record<string, (...args: never[]) => u
   readonly #level: LevelIndex;
   readonly #signal: RunOptions["signal"];
   readonly #timeout: number | undefined;
+  readonly #onProgress: GraphProgress | undefined;
   #submitted: Promise<void> | undefined = undefined;
 
   /**
@@ -127,12 +158,15 @@ export class TaskGraph<M extends object = Record<string, (...args: never[]) => u
    * @param host Its producer's parts.
    * @param options The graph's options.
    */
-  constructor(host: GraphHost, options: GraphOptions = {}) {
-    const resolved = resolveRunOptions(options);
+  constructor(host: GraphHost, options: GraphOptions<never> = {}) {
+    // Checked as a task's options are (each property read once; `onProgress` must be a function): the
+    // handler takes a second argument, the node, which the checks do not look at.
+    const resolved = resolveRunOptions(options as RunOptions);
     this.#host = host;
     this.#level = resolved.level;
     this.#signal = resolved.signal;
     this.#timeout = resolved.timeout;
+    this.#onProgress = resolved.onProgress as GraphProgress | undefined;
   }
 
   /**
@@ -265,6 +299,10 @@ export class TaskGraph<M extends object = Record<string, (...args: never[]) => u
     const signal = this.#signal;
     if (signal !== undefined && signalAborted(signal)) return refuse(signalReason(signal));
     const cancellable = signal !== undefined || this.#timeout !== undefined;
+    // With a progress handler every node reports (PROGRESS) and its record comes back (RETURN), as a
+    // cancellable graph's do: the record's return is what ends its progress (its cell is read a last time
+    // then, and the record unwatched: completion.ts, progress/reader.ts), exactly as a task's settle does.
+    const onProgress = this.#onProgress;
     const placed: PlacedNode[] = [];
     let open = 0;
     let firstFailure: { error: unknown } | undefined;
@@ -286,8 +324,9 @@ export class TaskGraph<M extends object = Record<string, (...args: never[]) => u
       }
       const sink = built.dependants === 0;
       const asked = built.asked;
-      const returns = asked !== undefined || sink || cancellable;
-      const flags = (asked === undefined ? TaskFlags.QUIET : 0) | (returns ? TaskFlags.RETURN : 0);
+      const returns = asked !== undefined || sink || cancellable || onProgress !== undefined;
+      const flags = (asked === undefined ? TaskFlags.QUIET : 0) | (returns ? TaskFlags.RETURN : 0) |
+        (onProgress !== undefined ? TaskFlags.PROGRESS : 0);
       let entry: Entry | undefined;
       if (returns) {
         open++;
@@ -301,6 +340,11 @@ export class TaskGraph<M extends object = Record<string, (...args: never[]) => u
           else if (sink && firstFailure === undefined) firstFailure = { error: reason };
           settled();
         });
+        if (onProgress !== undefined) {
+          // Watched at its placement (submit.ts); the reader calls it with each value read from its cell.
+          const node = built.node;
+          entry.onProgress = (value) => onProgress(value, node);
+        }
       }
       placed.push({
         number: built.node.number,

@@ -17,7 +17,8 @@
  *   reaches this thread, which frees it and then settles its ledger entry. A graph that can be cancelled
  *   has every node's record come back here (`TaskFlags.RETURN`), each with an entry, so that the
  *   cancellation's visit touches only records that are still the graph's (their entries unsettled), never
- *   one another task holds now.
+ *   one another task holds now. So does a graph with a progress handler (`TaskFlags.PROGRESS` too): each
+ *   node's cell is watched before the roots are published, and read a last time at its record's return.
  * - The cancellation's compare-exchange from WAITING or QUEUED to CANCELLED races the zero-reacher's from
  *   WAITING (graph/walk.ts) and the taker's from QUEUED (worker/runner.ts): exactly one wins. The loser,
  *   if it is a worker, owns the CANCELLED node and walks it; this thread walks nothing.
@@ -65,6 +66,11 @@ export interface GraphHost {
   abort(worker: number, handle: number): void;
   /** Decodes a failed input's encoded error, with the pool's error classes (it throws what decode throws). */
   decode(bytes: Uint8Array): unknown;
+  /**
+   * Placing a node with a progress handler (its entry's `onProgress`) in record `index`, before the roots'
+   * publication: its cell is emptied and read from now on (lib/progress/reader.ts `watch`).
+   */
+  watch(index: number): void;
 }
 
 /** One node as its submission places it. */
@@ -170,7 +176,11 @@ export function placeGraph(host: GraphHost, nodes: PlacedNode[]): RangeError | u
     if (node.entry === undefined) continue;
     node.entry.handle = node.handle;
     node.entry.level = node.level;
-    host.ledger.placed[table.indexOf(node.handle)] = node.entry;
+    const index = table.indexOf(node.handle);
+    // A graph with a progress handler (flag PROGRESS, set above): watched before any node is published,
+    // as a task is before its QUEUED store (submission.ts), so that no report lands in an unwatched cell.
+    if (node.entry.onProgress !== undefined) host.watch(index);
+    host.ledger.placed[index] = node.entry;
   }
   // Publishes every record written above to the worker that pops a root (and, through the walks, to the
   // workers of the rest).

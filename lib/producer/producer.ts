@@ -574,6 +574,7 @@ export class Producer implements CompletionHooks {
       encode: (args) => this.submitter.encode(args, GRAPH_MOVE_REFUSAL).snapshot(),
       arm: () => this.reader.arm(),
       abort: (worker, handle) => this.port.post(worker, { type: "abort", handle }),
+      watch: (index) => this.reader.progress.watch(index),
       // With the pool's own crash errors too: a node whose worker died is a failed input like any other.
       decode: (bytes) =>
         decode(

@@ -238,6 +238,9 @@ export class Runner {
     this.runs.setRoot(root);
     // One load of the flags that matter here: a submitted task's own, or a fork's root's.
     const flags = root >= 0 ? table.fields.loadFlags(root) : 0;
+    // A graph node itself, not a fork of one (a fork reads its root's flags, GRAPH among them, but has no
+    // argument slots: its record's graph words are stale, and gathering from them decoded garbage).
+    const node = !forked && (flags & TaskFlags.GRAPH) !== 0;
     const stats = this.stats;
     if (!claimed && !forked) {
       // A submitted task whose timeout counts from its start: the main thread waits on the state word.
@@ -250,7 +253,7 @@ export class Runner {
     // joiner goes on; a submitted task, if the abort came while it was handed back to the queue (below).
     if ((flags & TaskFlags.ABORTED) !== 0) {
       table.freePayload(index);
-      if ((flags & TaskFlags.GRAPH) !== 0) this.graph.freeSlots(index);
+      if (node) this.graph.freeSlots(index);
       this.finish(handle, Outcome.ERROR, abortError(flags));
       return undefined;
     }
@@ -268,7 +271,7 @@ export class Runner {
       if (moved !== undefined) this.mail.forgetMoved(handle);
       // A graph node: its inputs' results, from its slots (lib/graph/walk.ts); kept if one names a buffer
       // not here yet (then as for a task's own arguments, below), freed below if the start fails.
-      if ((flags & TaskFlags.GRAPH) !== 0) this.graph.gather(index, args as unknown[]);
+      if (node) this.graph.gather(index, args as unknown[]);
     } catch (error) {
       if (error instanceof MissingBuffer) {
         if (requeue) {
@@ -288,7 +291,7 @@ export class Runner {
           }
         });
       }
-      if ((flags & TaskFlags.GRAPH) !== 0) this.graph.freeSlots(index);
+      if (node) this.graph.freeSlots(index);
       this.finish(handle, Outcome.ERROR, error);
       return undefined;
     }

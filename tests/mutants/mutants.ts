@@ -1070,12 +1070,13 @@ export const PROGRESS_MUTANTS: readonly ProgressMutant[] = [
 ];
 
 /**
- * A bug of the walk of task graphs (lib/graph/walk.ts, spec/Graph.tla's mutants in the code), caught by
- * tests/pool/graph_test.ts in the mutation run (group graph).
+ * A bug of task graphs: of their walk (lib/graph/walk.ts, spec/Graph.tla's mutants in the code), caught by
+ * tests/pool/graph_test.ts, or of their nodes' progress and forks (lib/graph/graph.ts, lib/worker/runner.ts),
+ * caught by tests/pool/graph_progress_test.ts, in the mutation run (group graph).
  */
 export interface GraphMutant {
   name: string;
-  module: "graph/walk.ts";
+  module: "graph/walk.ts" | "graph/graph.ts" | "worker/runner.ts";
   bug: string;
   patches: Patch[];
 }
@@ -1122,6 +1123,27 @@ export const GRAPH_MUTANTS: readonly GraphMutant[] = [
     patches: [{
       find: "    const cause = this.graph.loadCause(index);\n    const to = cause === 0",
       replace: "    const cause = 0; // BUG: the cause is not read\n    const to = cause === 0",
+    }],
+  },
+  {
+    name: "graph_progress_not_returned",
+    module: "graph/graph.ts",
+    bug: "a graph with a progress handler marks its nodes PROGRESS but brings back only the records it did " +
+      "without one: an intermediate node has no entry and no watched cell, so its reports reach nobody",
+    patches: [{
+      find: "      const returns = asked !== undefined || sink || cancellable || onProgress !== undefined;\n",
+      replace:
+        "      const returns = asked !== undefined || sink || cancellable; // BUG: progress does not bring nodes back\n",
+    }],
+  },
+  {
+    name: "graph_fork_gathers_slots",
+    module: "worker/runner.ts",
+    bug: "a fork of a graph node (its root's flags say GRAPH) gathers argument slots from its own record's " +
+      "stale graph words, as the node does: a join inside a node returns garbage",
+    patches: [{
+      find: "    const node = !forked && (flags & TaskFlags.GRAPH) !== 0;\n",
+      replace: "    const node = (flags & TaskFlags.GRAPH) !== 0; // BUG: a fork gathers as its node\n",
     }],
   },
 ];

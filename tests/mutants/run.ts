@@ -138,7 +138,12 @@ export const GROUPS: readonly Group[] = [
   { name: "memory", mutants: pool(MEMORY_MUTANTS), checks: ["tests/pool/priority_test.ts"], fast: true },
   { name: "progress", mutants: pool(PROGRESS_MUTANTS), checks: ["tests/pool/progress_test.ts"], fast: true },
   { name: "async_bound", mutants: pool(ASYNC_BOUND_MUTANTS), checks: ["tests/pool/async_bound_test.ts"], fast: true },
-  { name: "graph", mutants: pool(GRAPH_MUTANTS), checks: ["tests/pool/graph_test.ts"], fast: true },
+  {
+    name: "graph",
+    mutants: pool(GRAPH_MUTANTS),
+    checks: ["tests/pool/graph_test.ts", "tests/pool/graph_progress_test.ts"],
+    fast: true,
+  },
   {
     name: "graph_lincheck",
     mutants: pool(GRAPH_LINCHECK_MUTANTS),
