@@ -1134,9 +1134,9 @@ export const CI_SIZES: Readonly<Record<string, Readonly<Record<string, string>>>
   // models), node 2 alone under the liveness check, catch every graph mutant.
   Graph: { Workers: "{w1, w2}", MayFail: "{2, 3}" },
   GraphLiveness: { Workers: "{w1, w2}", MayFail: "{2}" },
-  // The elastic pool: two slots (three in the full model) catch every elastic mutant (each has its own
-  // configuration, of one or two slots).
-  Elastic: { Workers: "{w1, w2}" },
+  // The elastic pool: two slots and one idle timeout (three and two in the full model) catch the six elastic
+  // mutants that a minimum of one can show (each mutant also has its own configuration, of one or two slots).
+  Elastic: { Workers: "{w1, w2}", MaxRetires: "1" },
 };
 
 /**
