@@ -136,6 +136,18 @@ const GRAPH_SAFETY = [
 // its record come back).
 const GRAPH_LIVENESS = ["EveryNodeSettles", "RecordsComeBack"] as const;
 
+// The semantic invariants of Elastic.tla (TypeOK excepted, as above): a sleep count left behind, a SLEEPING word
+// with mail, a task stranded in a slot that is not active, a task run twice or lost, the pool out of its bounds, a
+// lost wake-up.
+const ELASTIC_SAFETY = [
+  "CountersConsistent",
+  "SleepingWordsHonest",
+  "NoStrandedTask",
+  "RunsOnce",
+  "WithinBounds",
+  "NoLostWakeup",
+] as const;
+
 /** Every configuration, in the order it runs. A `.cfg` under spec/ that is not listed here fails the command. */
 export const RUNS: readonly Run[] = [
   { name: "ChaseLev", module: "ChaseLev.tla", cfg: "ChaseLev.cfg", kind: "real" },
@@ -1008,6 +1020,82 @@ export const RUNS: readonly Run[] = [
     kind: "mutant",
     expect: GRAPH_SAFETY,
   },
+  { name: "Elastic", module: "Elastic.tla", cfg: "Elastic.cfg", kind: "real" },
+  { name: "ElasticLiveness", module: "Elastic.tla", cfg: "ElasticLiveness.cfg", kind: "real" },
+  { name: "Elastic1", module: "Elastic.tla", cfg: "Elastic1.cfg", kind: "real" },
+  {
+    name: "RetireNonEmptyDeque",
+    module: "Elastic.tla",
+    mutant: "RetireNonEmptyDeque",
+    cfg: "mutants/ElasticSafety.cfg",
+    kind: "mutant",
+    expect: ELASTIC_SAFETY,
+  },
+  {
+    name: "RetireLeavesCount",
+    module: "Elastic.tla",
+    mutant: "RetireLeavesCount",
+    cfg: "mutants/ElasticSafety.cfg",
+    kind: "mutant",
+    expect: ELASTIC_SAFETY,
+  },
+  {
+    name: "GrowthStartsNone",
+    module: "Elastic.tla",
+    mutant: "GrowthStartsNone",
+    cfg: "mutants/ElasticLiveness.cfg",
+    kind: "mutant",
+    expect: ["EveryTaskRuns"],
+  },
+  {
+    name: "DirectToRetiring",
+    module: "Elastic.tla",
+    mutant: "DirectToRetiring",
+    cfg: "mutants/ElasticSafety.cfg",
+    kind: "mutant",
+    expect: ELASTIC_SAFETY,
+  },
+  {
+    name: "RetireBelowMin",
+    module: "Elastic.tla",
+    mutant: "RetireBelowMin",
+    cfg: "mutants/ElasticSafety.cfg",
+    kind: "mutant",
+    expect: ELASTIC_SAFETY,
+  },
+  {
+    name: "RetireStoresRetiring",
+    module: "Elastic.tla",
+    mutant: "RetireStoresRetiring",
+    cfg: "mutants/ElasticSafety.cfg",
+    kind: "mutant",
+    expect: ELASTIC_SAFETY,
+  },
+  {
+    name: "NoGrowthAfterRetire",
+    module: "Elastic.tla",
+    mutant: "NoGrowthAfterRetire",
+    cfg: "mutants/ElasticSafety1.cfg",
+    kind: "mutant",
+    expect: ELASTIC_SAFETY,
+  },
+  {
+    name: "NoGrowthWhenNobodyWoken",
+    module: "Elastic.tla",
+    mutant: "NoGrowthWhenNobodyWoken",
+    cfg: "mutants/ElasticSafety0.cfg",
+    kind: "mutant",
+    expect: ELASTIC_SAFETY,
+  },
+  {
+    // The same at the minimum of 0 under fairness: the hang.
+    name: "NoGrowthWhenNobodyWoken_Liveness",
+    module: "Elastic.tla",
+    mutant: "NoGrowthWhenNobodyWoken",
+    cfg: "mutants/ElasticLiveness.cfg",
+    kind: "mutant",
+    expect: ["EveryTaskRuns"],
+  },
 ];
 
 /**
@@ -1046,6 +1134,9 @@ export const CI_SIZES: Readonly<Record<string, Readonly<Record<string, string>>>
   // models), node 2 alone under the liveness check, catch every graph mutant.
   Graph: { Workers: "{w1, w2}", MayFail: "{2, 3}" },
   GraphLiveness: { Workers: "{w1, w2}", MayFail: "{2}" },
+  // The elastic pool: two slots and one idle timeout (three and two in the full model) catch the six elastic
+  // mutants that a minimum of one can show (each mutant also has its own configuration, of one or two slots).
+  Elastic: { Workers: "{w1, w2}", MaxRetires: "1" },
 };
 
 /**

@@ -1058,6 +1058,100 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       replace: '    /\\ IF state[cidx] \\in {"WAITING", "QUEUED", "RUNNING"}   \\* BUG: a store, over RUNNING too\n',
     }],
   },
+  // ---- Elastic.tla (issue 49's retirement and growth, specified before its code) ----
+  {
+    name: "RetireNonEmptyDeque",
+    base: "Elastic.tla",
+    bug: "a worker retires at the top of its loop when its idle clock says so (a compare-exchange of its slot " +
+      "word from AWAKE, not from SLEEPING), without its search: the task it spawned onto its own deque is left " +
+      "in a slot that thieves skip",
+    patches: [{
+      find: "Next ==\n    \\/ \\E t \\in Threads : Step(t)\n    \\/ \\E w \\in Workers : SleepTimeout(w) \\/ Die(w)\n",
+      replace: "\\* BUG: retirement from the loop's top, its own deque not looked at.\n" +
+        "LoopRetire(w) ==\n" +
+        '    /\\ pc[w] = "Top" /\\ retires < MaxRetires /\\ size > Min /\\ slot[w] = [st |-> AWAKE, mail |-> {}]\n' +
+        "    /\\ retires' = retires + 1 /\\ size' = size - 1 /\\ slot' = WithSt(w, RETIRING)\n" +
+        '    /\\ GoFresh(w, "Teardown")\n' +
+        "    /\\ UNCHANGED <<jec, sleepers, inj, dq, due, died, posted, runs, deaths, starts>>\n\n" +
+        "Next ==\n    \\/ \\E t \\in Threads : Step(t)\n" +
+        "    \\/ \\E w \\in Workers : SleepTimeout(w) \\/ Die(w) \\/ LoopRetire(w)\n",
+    }],
+  },
+  {
+    name: "RetireLeavesCount",
+    base: "Elastic.tla",
+    bug: "a retiring worker never takes itself out of the sleeping count: posters then scan for a sleeper that " +
+      "is gone, and the owner, seeing one counted, does not grow",
+    patches: [{
+      find: "    /\\ pc[w] = \"RetireUncount\"\n    /\\ sleepers' = sleepers - 1\n",
+      replace: "    /\\ pc[w] = \"RetireUncount\"\n    /\\ sleepers' = sleepers   \\* BUG: the count left behind\n",
+    }],
+  },
+  {
+    name: "GrowthStartsNone",
+    base: "Elastic.tla",
+    bug: "the owner's growth reserves the size word and marks the slot STARTING but never starts the thread: a " +
+      "pool at its minimum of 0 never runs anything",
+    patches: [{
+      find: "              /\\ pc' = [pc EXCEPT ![t] = \"MainIdle\", ![w] = \"Boot\"]\n",
+      replace: "              /\\ pc' = [pc EXCEPT ![t] = \"MainIdle\"]   \\* BUG: no thread started\n",
+    }],
+  },
+  {
+    name: "DirectToRetiring",
+    base: "Elastic.tla",
+    bug: "a directed push takes a RETIRING slot for a live one (it skips only ABSENT and STARTING slots) and " +
+      "adds its task to that slot's mail: the task is lost with the leaving worker",
+    patches: [{
+      find: "         IF slot[w].st \\in ACTIVE\n" +
+        "           THEN /\\ slot' = [slot EXCEPT ![w] = [st |-> AWAKE, mail |-> @.mail \\cup {posted + 1}]]\n",
+      replace: "         IF slot[w].st \\in ACTIVE \\cup {RETIRING}   \\* BUG: a leaving worker taken for a live one\n" +
+        "           THEN /\\ slot' = [slot EXCEPT ![w] = [st |-> IF @.st = RETIRING THEN RETIRING ELSE AWAKE,\n" +
+        "                                                 mail |-> @.mail \\cup {posted + 1}]]\n",
+    }],
+  },
+  {
+    name: "RetireBelowMin",
+    base: "Elastic.tla",
+    bug: "the retirement's reservation checks the size word against 0, not the minimum: two sleepers that time " +
+      "out together both leave a pool whose minimum is one",
+    patches: [{
+      find: "    /\\ IF size > Min\n         THEN /\\ size' = size - 1 /\\ Go(w, \"RetireUncount\")\n",
+      replace: "    /\\ IF size > 0   \\* BUG: was size > Min\n         THEN /\\ size' = size - 1 /\\ Go(w, \"RetireUncount\")\n",
+    }],
+  },
+  {
+    name: "RetireStoresRetiring",
+    base: "Elastic.tla",
+    bug: "the retirement stores RETIRING instead of its compare-exchange from (no mail, SLEEPING): a directed " +
+      "push that landed after the timeout is overwritten, and its task leaves with the worker",
+    patches: [{
+      find: "    /\\ IF slot[w] = [st |-> SLEEPING, mail |-> {}]\n         THEN /\\ slot' = WithSt(w, RETIRING)",
+      replace: "    /\\ IF TRUE   \\* BUG: a store, whatever a wake or a push did\n" +
+        "         THEN /\\ slot' = WithSt(w, RETIRING)",
+    }],
+  },
+  {
+    name: "NoGrowthAfterRetire",
+    base: "Elastic.tla",
+    bug: "a worker's retirement does not tell the owner: a task that came while every slot was taken (the " +
+      "owner's check then found no ABSENT slot) waits for ever once the leaving worker is gone",
+    patches: [{
+      find: "    /\\ slot' = WithSt(w, ABSENT)\n    /\\ due' = TRUE\n    /\\ GoFresh(w, \"None\")\n",
+      replace: "    /\\ slot' = WithSt(w, ABSENT)\n    /\\ UNCHANGED due   \\* BUG: the owner is not told\n" +
+        "    /\\ GoFresh(w, \"None\")\n",
+    }],
+  },
+  {
+    name: "NoGrowthWhenNobodyWoken",
+    base: "Elastic.tla",
+    bug: "the owner does not look at growth after a newWork that woke nobody: a task submitted while the last " +
+      "sleeper retires, or to a pool of no worker, waits for ever",
+    patches: [{
+      find: "    /\\ due' = (due \\/ t = Main)\n",
+      replace: "    /\\ UNCHANGED due   \\* BUG: no growth check after a newWork that woke nobody\n",
+    }],
+  },
 ];
 
 /**
