@@ -56,3 +56,20 @@ function fibLeaf(n: number): number {
 export function add(a: number, b: number): number {
   return a + b;
 }
+
+/** A graph node (scenario `graph`): its inputs' results summed, plus one. */
+export function node(...inputs: number[]): number {
+  return inputs.reduce((a, b) => a + b, 1);
+}
+
+/** A graph node that throws (scenario `graph`: an input's failure). */
+export function fail(): number {
+  throw new RangeError("the failing node of the traced graph");
+}
+
+/** A graph root that takes a while (scenario `graph`: the graph is cancelled while it runs). */
+export function slow(ms: number): number {
+  const until = Date.now() + ms;
+  while (Date.now() < until) { /* busy: the worker is inside the node's code */ }
+  return 1;
+}
