@@ -2,9 +2,11 @@
  * Trace validation: runs the real pool with every shared access recorded (`spec/trace/run.ts`, on Deno,
  * Bun and Node), and has TLC check that each recorded log is a behaviour of the matching spec — the
  * deques' accesses against `ChaseLevTrace.tla` (ChaseLev.tla), each queue's (the injector, the free list,
- * the completion queue) against `InjectorTrace.tla` (Injector.tla). Then the same for a run of the pool
- * built with each TypeScript mutant of those modules (`tests/mutants/mutants.ts`, applied to a copy of
- * `mod.ts` and `lib/`): its log must be REJECTED (or break an invariant on the way).
+ * the completion queue) against `InjectorTrace.tla` (Injector.tla), the sleep words' against
+ * `SleepWakeTrace.tla`, each task graph's against `GraphTrace.tla` (Graph.tla). Then the same for a run of
+ * the pool built with each TypeScript mutant of those modules (`tests/mutants/mutants.ts`, and this file's
+ * own {@link GRAPH_TRACE_MUTANTS} of `lib/graph/`, applied to a copy of `mod.ts` and `lib/`): its log must
+ * be REJECTED (or break an invariant on the way).
  *
  * Verdicts: ACCEPTED (some behaviour of the spec matches the whole log: TLC's complete search of the
  * behaviours that follow the log reaches depth records + 1), REJECTED (none does: the search stops short,
@@ -16,7 +18,8 @@
  * Exits 0 when everything is as expected, 1 on any surprise, 2 when TLC cannot run (SKIPPED: no Java or no
  * jar; never counted as passed). Uses only `node:` builtins; runs under Node, Deno and Bun.
  *
- * Usage: `trace.ts [--runtimes deno,bun,node] [--mutants all|none|NAME[,NAME...]] [--keep DIR]`
+ * Usage: `trace.ts [--runtimes deno,bun,node] [--scenarios pool,producers,stress,sleep,graph|none]
+ * [--mutants all|none|NAME[,NAME...]] [--keep DIR]`
  *
  * @module
  */
@@ -752,7 +755,10 @@ async function main(argv: string[]): Promise<number> {
   let scenarios: readonly string[] = SCENARIOS;
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--runtimes") runtimes = argv[++i].split(",");
-    else if (argv[i] === "--scenarios") scenarios = argv[++i].split(",");
+    else if (argv[i] === "--scenarios") {
+      const v = argv[++i];
+      scenarios = v === "none" ? [] : v.split(",");
+    }
     else if (argv[i] === "--mutants") {
       const v = argv[++i];
       mutantNames = v === "all" ? "all" : v === "none" ? [] : v.split(",");
