@@ -6,7 +6,7 @@
  * awaited before the next, so that spec/trace.ts can cut the log into one graph each), the shapes
  * spec/Graph.tla models, numbered as it numbers them (a node's number is its order of building): a
  * diamond, a join, a chain, a diamond whose node 2 throws, and a diamond cancelled by its signal while its
- * root runs. Checks each outcome, closes the pool, and reports.
+ * root runs (the root runs until it sees its signal). Checks each outcome, closes the pool, and reports.
  *
  * @module
  */
@@ -63,7 +63,7 @@ try {
     // a diamond cancelled while its root runs: 2, 3 and 4 are cancelled, and never run
     const controller = new AbortController();
     g = pool.graph({ signal: controller.signal });
-    a = g.run("slow", 40);
+    a = g.run("slow", 5_000);
     d = g.run("node", g.run("node", a), g.run("node", a));
     const submitted = g.submit(d);
     setTimeout(() => controller.abort(new Error("cancelled by the traced run")), 10);
