@@ -485,7 +485,7 @@ export function graphValidations(run: RecordedRun): (Validation | string)[] {
       if (edge !== undefined) record = [t, 4, seg.nodes.get(edge.target) ?? 0, edge.source, old, now];
     } else if (inGraph && (field === G_PENDING || field === G_CAUSE) && node !== undefined && kind !== Kind.write) {
       const what = field === G_PENDING ? (kind === Kind.sub && a === 1 ? 6 : 99) : kind === Kind.compareExchange ? 5 : 99;
-      record = [t, what, node, 0, old, now];
+      record = [t, what, node, what === 99 ? kind : 0, old, now];
     }
     if (record !== null) {
       seg.log.push(record);
