@@ -2,9 +2,11 @@
  * Trace validation: runs the real pool with every shared access recorded (`spec/trace/run.ts`, on Deno,
  * Bun and Node), and has TLC check that each recorded log is a behaviour of the matching spec — the
  * deques' accesses against `ChaseLevTrace.tla` (ChaseLev.tla), each queue's (the injector, the free list,
- * the completion queue) against `InjectorTrace.tla` (Injector.tla). Then the same for a run of the pool
- * built with each TypeScript mutant of those modules (`tests/mutants/mutants.ts`, applied to a copy of
- * `mod.ts` and `lib/`): its log must be REJECTED (or break an invariant on the way).
+ * the completion queue) against `InjectorTrace.tla` (Injector.tla), the sleep words' against
+ * `SleepWakeTrace.tla`, each task graph's against `GraphTrace.tla` (Graph.tla). Then the same for a run of
+ * the pool built with each TypeScript mutant of those modules (`tests/mutants/mutants.ts`, and this file's
+ * own {@link GRAPH_TRACE_MUTANTS} of `lib/graph/`, applied to a copy of `mod.ts` and `lib/`): its log must
+ * be REJECTED (or break an invariant on the way).
  *
  * Verdicts: ACCEPTED (some behaviour of the spec matches the whole log: TLC's complete search of the
  * behaviours that follow the log reaches depth records + 1), REJECTED (none does: the search stops short,
@@ -16,7 +18,8 @@
  * Exits 0 when everything is as expected, 1 on any surprise, 2 when TLC cannot run (SKIPPED: no Java or no
  * jar; never counted as passed). Uses only `node:` builtins; runs under Node, Deno and Bun.
  *
- * Usage: `trace.ts [--runtimes deno,bun,node] [--mutants all|none|NAME[,NAME...]] [--keep DIR]`
+ * Usage: `trace.ts [--runtimes deno,bun,node] [--scenarios pool,producers,stress,sleep,graph|none]
+ * [--mutants all|none|NAME[,NAME...]] [--keep DIR]`
  *
  * @module
  */
@@ -389,6 +392,156 @@ export function sleepValidation(run: RecordedRun): Validation | string {
   };
 }
 
+/** The code's TaskState numbers the graph log names (lib/record/fields.ts). */
+const QUEUED = 1;
+const WAITING = 6;
+/** The TaskFlags bits the placement sets (lib/record/fields.ts): GRAPH, RETURN. */
+const GRAPH_FLAG = 64;
+const RETURN_FLAG = 256;
+/** RecordWords the graph log reads (lib/record/fields.ts): state, outcome, flags, id. */
+const R_STATE = 0;
+const R_OUTCOME = 5;
+const R_FLAGS = 10;
+const R_ID = 12;
+/** GraphWords (lib/protocol/layout.ts): pending, cause, target, source. */
+const G_PENDING = 0;
+const G_CAUSE = 1;
+const G_TARGET = 4;
+const G_SOURCE = 6;
+
+/**
+ * The logs of a `graph` run, one a graph (GraphTrace.tla): the run's graphs are submitted one after the
+ * other, each awaited, so a graph's log runs from its placement (the submitter's plain writes naming its
+ * records: a node's id and GRAPH flags, an edge's target and source) to the next graph's. Each access to a
+ * node's state, pending or cause word is bound to the node's number, and each walker's write of VALUE
+ * into a slot's outcome to the slot's input and dependant.
+ */
+export function graphValidations(run: RecordedRun): (Validation | string)[] {
+  const g = run.regions.graph;
+  if (g === undefined) return ["the run recorded no graph words (not a graph run)"];
+  const main = run.setupThread;
+  const workerIds = new Map<number, number>();
+  const spec = (thread: number) => {
+    if (thread === main) return 0;
+    if (!workerIds.has(thread)) workerIds.set(thread, workerIds.size + 1);
+    return workerIds.get(thread)!;
+  };
+  const mask = g.capacity - 1;
+  interface Segment {
+    nodes: Map<number, number>;
+    flags: Map<number, number>;
+    edges: Map<number, { target: number; source: number }>;
+    edgeOrder: number[];
+    log: number[][];
+    indices: number[];
+    submitted: boolean;
+  }
+  const segments: Segment[] = [];
+  const ids = new Map<number, number>();
+  let seg: Segment | null = null;
+  for (let index = 0; index < run.events.length; index++) {
+    const [thread, kind, word, a, , old, now] = run.events[index];
+    const inRecords = word >= g.records && word < g.records + g.capacity * g.recordWords;
+    const inGraph = word >= g.graph && word < g.graph + g.capacity * g.graphWords;
+    if (!inRecords && !inGraph) continue;
+    const at = inRecords ? Math.floor((word - g.records) / g.recordWords) : Math.floor((word - g.graph) / g.graphWords);
+    const field = inRecords ? (word - g.records) % g.recordWords : (word - g.graph) % g.graphWords;
+    const t = spec(thread);
+    if (t === 0 && kind === Kind.write) {
+      // The placement: the submitter's plain writes.
+      if (inRecords && field === R_ID) ids.set(at, now);
+      else if (inRecords && field === R_FLAGS && (now & GRAPH_FLAG) !== 0) {
+        if (seg === null || seg.submitted) {
+          seg = { nodes: new Map(), flags: new Map(), edges: new Map(), edgeOrder: [], log: [], indices: [], submitted: false };
+          segments.push(seg);
+        }
+        seg.nodes.set(at, ids.get(at) ?? 0);
+        seg.flags.set(at, now);
+      } else if (seg !== null && !seg.submitted && inGraph && (field === G_TARGET || field === G_SOURCE)) {
+        if (!seg.edges.has(at)) {
+          seg.edges.set(at, { target: -1, source: -1 });
+          seg.edgeOrder.push(at);
+        }
+        if (field === G_TARGET) seg.edges.get(at)!.target = now & mask;
+        else seg.edges.get(at)!.source = now;
+      }
+      continue;
+    }
+    if (seg === null || kind === Kind.load) continue;
+    let record: number[] | null = null;
+    const node = seg.nodes.get(at);
+    if (inRecords && field === R_STATE && node !== undefined && kind !== Kind.write) {
+      if (t === 0) {
+        if (kind === Kind.store && now === QUEUED) {
+          if (!seg.submitted) record = [t, 1, node, 0, old, now];
+          seg.submitted = true;
+        } else if (kind === Kind.compareExchange) {
+          // cancelGraph: from WAITING, then, if it found QUEUED, from QUEUED: one CancelCasNode.
+          if (!(a === WAITING && old === QUEUED)) record = [t, 8, node, 0, old, now];
+        } else record = [t, 99, node, kind, old, now];
+      } else record = [t, kind === Kind.compareExchange ? 2 : kind === Kind.store ? 3 : 99, node, kind, old, now];
+    } else if (inRecords && field === R_OUTCOME && kind === Kind.write && t !== 0 && now === 0) {
+      const edge = seg.edges.get(at);
+      if (edge !== undefined) record = [t, 4, seg.nodes.get(edge.target) ?? 0, edge.source, old, now];
+    } else if (inGraph && (field === G_PENDING || field === G_CAUSE) && node !== undefined && kind !== Kind.write) {
+      const what = field === G_PENDING ? (kind === Kind.sub && a === 1 ? 6 : 99) : kind === Kind.compareExchange ? 5 : 99;
+      record = [t, what, node, what === 99 ? kind : 0, old, now];
+    }
+    if (record !== null) {
+      seg.log.push(record);
+      seg.indices.push(index);
+    }
+  }
+  const workers = Math.max(2, workerIds.size);
+  const whatName = ["?", "submit", "cas state", "store state", "publish slot", "cas cause", "sub pending", "?", "cancel cas"];
+  return segments.map((s, k): Validation | string => {
+    const n = s.nodes.size;
+    const edges = s.edgeOrder.map((e) => s.edges.get(e)!).map((e) => [e.source, s.nodes.get(e.target) ?? 0]);
+    const key = edges.map(([from, to]) => `${from}>${to}`).sort().join(",");
+    const shape = n === 4 && key === "1>2,1>3,2>4,3>4" ? "diamond" : n === 3 && key === "1>2,2>3" ? "chain"
+      : n === 3 && key === "1>3,2>3" ? "join" : null;
+    if (shape === null) return `graph ${k + 1} is no shape Graph.tla models (${n} nodes, edges ${key})`;
+    const deps = [...Array(n).keys()].map((i) => edges.filter(([from]) => from === i + 1).map(([, to]) => to).reverse());
+    const mayFail = [...new Set(s.log.filter((r) => r[1] === 3 && r[5] === 7).map((r) => r[2]))];
+    const cancellable = [...s.flags.values()].every((f) => (f & RETURN_FLAG) !== 0);
+    const name = `graph ${k + 1} (${shape}${mayFail.length > 0 ? ", failing" : ""}${
+      s.log.some((r) => r[1] === 8) ? ", cancelled" : ""
+    })`;
+    const lines = [
+      "---------------------------- MODULE GraphTraceData ----------------------------",
+      `\\* GENERATED by spec/trace.ts from a ${run.runtime} ${run.scenario} run of spec/trace/run.ts: ${name}, ${s.log.length} records.`,
+      "EXTENDS Integers, Sequences",
+      `TraceWorkers == 1..${workers}`,
+      "TraceMain == 0",
+      `TraceShape == "${shape}"`,
+      `TraceMayFail == {${mayFail.join(", ")}}`,
+      `TraceMaxCancels == ${cancellable ? 1 : 0}`,
+      `TraceDepList == <<${deps.map((d) => `<<${d.join(", ")}>>`).join(", ")}>>`,
+      "TraceLog == <<",
+      s.log.map((r) => `  ${tlaTuple(r)}`).join(",\n"),
+      ">>",
+      "=============================================================================",
+    ];
+    return {
+      name,
+      module: "GraphTrace",
+      dataModule: "GraphTraceData",
+      data: lines.join("\n") + "\n",
+      records: s.log.length,
+      indices: s.indices,
+      acceptance: "furthest",
+      describe: (i) => {
+        const r = s.log[i];
+        if (r === undefined) return "(past the end of the log)";
+        const who = r[0] === 0 ? "main" : `worker ${r[0]}`;
+        return `record ${i + 1}: ${who} ${whatName[r[1]] ?? `unexpected access (kind ${KIND_NAMES[r[3]]})`} node ${r[2]}${
+          r[1] === 4 ? ` from ${r[3]}` : ""
+        }: ${r[4]} -> ${r[5]}`;
+      },
+    };
+  });
+}
+
 /** How a log fared: see the module doc. */
 export type Verdict = "ACCEPTED" | "REJECTED" | "VIOLATED" | "ERROR";
 
@@ -478,22 +631,27 @@ async function record(runtime: string, libRoot: string, scenario: string): Promi
 }
 
 /** A copy of `mod.ts` and `lib/` with `mutant` applied; returns the copy's root URL (with a trailing slash). */
-function mutatedRoot(mutant: Mutant, into: string): string {
+function mutatedRoot(mutant: Mutant | TraceMutant, into: string): string {
   const dir = join(into, mutant.name);
   mkdirSync(dir, { recursive: true });
   cpSync(join(root, "lib"), join(dir, "lib"), { recursive: true });
   copyFileSync(join(root, "mod.ts"), join(dir, "mod.ts"));
   // Node decides ESM vs CommonJS for a .ts file by the nearest package.json.
   writeFileSync(join(dir, "package.json"), '{ "type": "module" }\n');
-  // The protocol mutants (tests/mutants/mutants.ts) name their module inside lib/protocol/.
-  const file = join(dir, "lib", "protocol", mutant.module);
-  writeFileSync(file, applyPatches(readFileSync(file, "utf8"), mutant));
+  // The protocol mutants (tests/mutants/mutants.ts) name their module inside lib/protocol/; trace
+  // validation's own name their file under lib/.
+  const file = "file" in mutant ? join(dir, "lib", mutant.file) : join(dir, "lib", "protocol", mutant.module);
+  writeFileSync(
+    file,
+    applyPatches(readFileSync(file, "utf8"), "file" in mutant ? { ...mutant, module: mutant.file } : mutant),
+  );
   return pathToFileURL(dir).href + "/";
 }
 
 /** The validations of a recorded run, for the protocols given. */
 function validations(run: RecordedRun, protocols: readonly string[]): (Validation | string)[] {
   const out: (Validation | string)[] = [];
+  if (run.regions.graph !== undefined) return protocols.includes("graph") ? graphValidations(run) : [];
   if (run.regions.sleep !== undefined) {
     // A sleep run's deque and queue operations are atomic (one at a time): its deque and queue logs would
     // add little to the pool and stress runs' (they pass: checked when this was written) at a minute of
@@ -512,7 +670,7 @@ function validations(run: RecordedRun, protocols: readonly string[]): (Validatio
 }
 
 /** The scenarios of spec/trace/run.ts every runtime runs. */
-const SCENARIOS = ["pool", "producers", "stress", "sleep"] as const;
+const SCENARIOS = ["pool", "producers", "stress", "sleep", "graph"] as const;
 /** Stress runs a mutant gets before the pool run (a bug that needs a race may not show in one). */
 const ATTEMPTS = 5;
 /**
@@ -536,26 +694,83 @@ function corrupt(run: RecordedRun, v: Validation): RecordedRun {
   return { ...run, events };
 }
 
+/** A mutant of trace validation's own: a patch of a file of `lib/` (its path under `lib/`). */
+interface TraceMutant {
+  name: string;
+  /** The patched file, under `lib/` (e.g. "graph/walk.ts"). */
+  file: string;
+  bug: string;
+  patches: Mutant["patches"];
+}
+
+/**
+ * The graph's kept mutants (patches of `lib/graph/`), each of which some `graph` run's log must have TLC
+ * reject (GraphTrace.tla): the bugs spec/Graph.tla's own mutants name, as the code would have them.
+ */
+export const GRAPH_TRACE_MUTANTS: readonly TraceMutant[] = [
+  {
+    name: "graph_trace_decrement_before_publish",
+    file: "graph/walk.ts",
+    bug: "a resolved input's walk decrements the dependant's count before it writes the slot: the dependant may start and read its slot before the result is in it",
+    patches: [
+      {
+        find: "      if (cause === 0) {\n        this.writeSlot(at, source!);",
+        replace: "      const early = cause === 0 ? graph.decrement(ti) : 0;\n      if (cause === 0) {\n        this.writeSlot(at, source!);",
+      },
+      {
+        find: "      if (graph.decrement(ti) === 1) this.own(target, ti); // spec: WalkDecrement",
+        replace: "      if ((cause === 0 ? early : graph.decrement(ti)) === 1) this.own(target, ti);",
+      },
+    ],
+  },
+  {
+    name: "graph_trace_zero_store",
+    file: "graph/walk.ts",
+    bug: "the zero-reacher's compare-exchange of the dependant's state from WAITING is a load and a store: it overwrites the owner's CANCELLED",
+    patches: [{
+      find: "    const found = this.table.fields.casState(index, TaskState.WAITING, to); // spec: ZeroCasState",
+      replace: "    const found = this.table.fields.loadState(index);\n    this.table.fields.storeState(index, to);",
+    }],
+  },
+  {
+    name: "graph_trace_decrement_twice",
+    file: "graph/walk.ts",
+    bug: "a walk whose decrement does not take the count to zero decrements it again: a join starts before its last input walked",
+    patches: [{
+      find: "      if (graph.decrement(ti) === 1) this.own(target, ti); // spec: WalkDecrement",
+      replace: "      if (graph.decrement(ti) === 1 || graph.decrement(ti) === 1) this.own(target, ti);",
+    }],
+  },
+];
+
+/** Graph runs a graph mutant gets (each runs every shape twice). */
+const GRAPH_ATTEMPTS = 3;
+
 /** The modules trace validation covers, and their mutants that it runs. */
-const COVERED = ["deque.ts", "injector.ts", "sleep.ts"];
+const COVERED = ["deque.ts", "injector.ts", "sleep.ts", "graph"];
 
 async function main(argv: string[]): Promise<number> {
   let runtimes = ["deno", "bun", "node"];
   let mutantNames: string[] | "all" = "all";
+  let scenarios: readonly string[] = SCENARIOS;
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--runtimes") runtimes = argv[++i].split(",");
+    else if (argv[i] === "--scenarios") {
+      const v = argv[++i];
+      scenarios = v === "none" ? [] : v.split(",");
+    }
     else if (argv[i] === "--mutants") {
       const v = argv[++i];
       mutantNames = v === "all" ? "all" : v === "none" ? [] : v.split(",");
     } else if (argv[i] === "--keep") keepDir = argv[++i];
     else {
       throw new RangeError(
-        `Cannot run trace.ts as '${argv[i]}' is not an option: use --runtimes, --mutants all|none|A,B or --keep DIR`,
+        `Cannot run trace.ts as '${argv[i]}' is not an option: use --runtimes, --scenarios, --mutants all|none|A,B or --keep DIR`,
       );
     }
   }
-  const mutants = [...ALL_MUTANTS, ...SLEEP_MUTANTS].filter((m) =>
-    COVERED.includes(m.module) && (mutantNames === "all" || mutantNames.includes(m.name))
+  const mutants = [...ALL_MUTANTS, ...SLEEP_MUTANTS, ...GRAPH_TRACE_MUTANTS].filter((m) =>
+    ("file" in m || COVERED.includes(m.module)) && (mutantNames === "all" || mutantNames.includes(m.name))
   );
   if (mutantNames !== "all") {
     for (const name of mutantNames) {
@@ -586,9 +801,9 @@ async function main(argv: string[]): Promise<number> {
   const here = pathToFileURL(root).href + "/";
   // The first run of each scenario but stress (whose logs are judged by the same specs as the pool's).
   const controls = new Map<string, RecordedRun>();
-  console.log(`Real runs (scenarios ${SCENARIOS.join(", ")} of spec/trace/run.ts): every log must be ACCEPTED`);
+  console.log(`Real runs (scenarios ${scenarios.join(", ")} of spec/trace/run.ts): every log must be ACCEPTED`);
   for (const runtime of runtimes) {
-    for (const scenario of SCENARIOS) {
+    for (const scenario of scenarios) {
       let run: RecordedRun;
       try {
         run = await record(runtime, here, scenario);
@@ -627,7 +842,8 @@ async function main(argv: string[]): Promise<number> {
   if (controls.size > 0) {
     console.log("\nControls (a real log with one recorded value changed): must be REJECTED");
     for (const control of controls.values()) {
-      for (const v of validations(control, COVERED)) {
+      // A graph run's logs are one a graph: two of them (a diamond and a join) are enough of a control.
+      for (const v of validations(control, COVERED).slice(0, control.scenario === "graph" ? 2 : undefined)) {
         if (typeof v === "string" || v.records === 0) continue;
         const corrupted = validations(corrupt(control, v), COVERED).find((c) =>
           typeof c !== "string" && c.name === v.name
@@ -651,7 +867,10 @@ async function main(argv: string[]): Promise<number> {
         const tried: string[] = [];
         // A bug that needs a race may not show in one run: the deque's and the queue's, up to ATTEMPTS
         // stress runs, then the pool; sleep/wake's, up to SLEEP_ATTEMPTS sleep runs.
-        const plan = mutant.module === "sleep.ts"
+        const protocol = "file" in mutant ? "graph" : mutant.module;
+        const plan = protocol === "graph"
+          ? Array(GRAPH_ATTEMPTS).fill("graph")
+          : protocol === "sleep.ts"
           ? Array(SLEEP_ATTEMPTS).fill("sleep")
           : [...Array(ATTEMPTS).fill("stress"), "pool"];
         for (const [attempt, scenario] of plan.entries()) {
@@ -660,7 +879,7 @@ async function main(argv: string[]): Promise<number> {
           const run = await record(runtimes[0], mutantRoot, scenario);
           // The logs first: the run's own check (ids and values taken once, a deadline) only if every
           // log was accepted.
-          for (const v of validations(run, [mutant.module])) {
+          for (const v of validations(run, [protocol])) {
             if (caughtBy !== "") break;
             if (typeof v === "string") {
               caughtBy = `${runName}: the log is malformed: ${v}`;

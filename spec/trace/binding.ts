@@ -19,7 +19,7 @@
  *
  * What is recorded: loads, stores and read-modify-writes on the pool's buffer (recognised by its byte
  * length, which the driver gives when it arms the trace). Plain `read`/`write` (task-record words one thread
- * owns, never a protocol word: tests/repo/facade_rule_test.ts), `wait`, `waitAsync`, `notify` and `pause` pass
+ * owns, never a protocol word: tests/repo/facade_rule_test.ts; recorded in a run that asks, {@link PLAIN_KEY}), `wait`, `waitAsync`, `notify` and `pause` pass
  * through unrecorded and without the lock (a thread must never sleep holding it).
  *
  * Where the log starts: at the first access of a thread of the run proper (role `"run"`: a pool worker, a
@@ -43,6 +43,11 @@ export const TRACE_KEY = "filch.trace.buffer";
 export const ROOT_KEY = "filch.trace.root";
 /** Set (to "1") when every deque and queue operation is to be one recorded step (`spec/trace/ops.ts`). */
 export const OPS_KEY = "filch.trace.operations";
+/**
+ * Set (to "1") when plain writes are recorded too (scenario `graph`: the submitter's placement of a graph
+ * names its records, and a walker's write of a slot's outcome is GraphTrace's WalkPublishArg).
+ */
+export const PLAIN_KEY = "filch.trace.plainWrites";
 
 /** Words of the trace buffer's header. */
 export const TraceWords = Object.freeze({
@@ -84,6 +89,8 @@ export const Kind = Object.freeze({
    * region's first word, a = the operation ({@link Operation}), b = its argument, now = its result.
    */
   operation: 12,
+  /** A plain write (recorded only in a run that asks for it, {@link PLAIN_KEY}): a = old = now = the value. */
+  write: 13,
 });
 
 /** The operations {@link TracingBinding.operation} records. */
@@ -245,6 +252,7 @@ export function tracingBinding(
   thread: number,
   real: Readonly<SharedMemory>,
   role: "setup" | "run",
+  plainWrites = false,
 ): TracingBinding {
   const words = new Int32Array(trace);
   const snapshotWords = words[TraceWords.snapshotCapacity] / 4;
@@ -350,7 +358,14 @@ export function tracingBinding(
     or: rmw(Kind.or, real.or, (o, x) => o | x),
     and: rmw(Kind.and, real.and, (o, x) => o & x),
     read: real.read,
-    write: real.write,
+    write: plainWrites
+      ? (view, index, value) => {
+        traced(view, index, Kind.write, value, 0, () => {
+          real.write(view, index, value);
+          return { result: 0, old: value | 0, now: value | 0 };
+        });
+      }
+      : real.write,
     wait: (view, index, expected, timeout) => {
       noteWait(view, index, Kind.wait, expected, timeout);
       return real.wait(view, index, expected, timeout);
@@ -403,7 +418,7 @@ export async function traceThisThread(root: string, role: "setup" | "run"): Prom
     atomicsBinding: Readonly<SharedMemory>;
     installSharedMemory(binding: SharedMemory): () => void;
   };
-  const binding = tracingBinding(trace, threadId, facade.atomicsBinding, role);
+  const binding = tracingBinding(trace, threadId, facade.atomicsBinding, role, getEnvironmentData(PLAIN_KEY) === "1");
   facade.installSharedMemory(binding);
   if (getEnvironmentData(OPS_KEY) === "1") {
     const { recordOperations } = await import("./ops.ts");

@@ -20,7 +20,10 @@
  *   through its deque while thieves steal and steal half from every deque into their own; every thread
  *   pushes values into a 4-slot queue and pops from it (full and empty queues, racing claims).
  *
- * Usage: `spec/trace/run.ts --scenario pool|producers|stress|sleep --out FILE [--root DIR_URL] [--deadline MS]` (`--root`: a
+ * - `graph`: a real pool of 2 workers running small task graphs (`spec/trace/graph.ts`: a diamond, a join,
+ *   a chain, a diamond with a failing node, a cancelled diamond), plain writes recorded too.
+ *
+ * Usage: `spec/trace/run.ts --scenario pool|producers|stress|sleep|graph --out FILE [--root DIR_URL] [--deadline MS]` (`--root`: a
  * directory holding `mod.ts` and `lib/`, default the repository). Exits 0 with the trace written; 1 if the
  * run failed (the trace is written anyway, with the failure in it).
  *
@@ -30,7 +33,7 @@ import { writeFileSync } from "node:fs";
 import process from "node:process";
 import { setEnvironmentData, Worker } from "node:worker_threads";
 import type { PoolLayout, PoolShape } from "../../lib/protocol/layout.ts";
-import { armTrace, createTrace, OPS_KEY, readTrace, ROOT_KEY, TRACE_KEY } from "./binding.ts";
+import { armTrace, createTrace, OPS_KEY, PLAIN_KEY, readTrace, ROOT_KEY, TRACE_KEY } from "./binding.ts";
 
 function option(name: string, fallback: string): string {
   const at = process.argv.indexOf(`--${name}`);
@@ -43,6 +46,12 @@ export interface Regions {
   queues: { name: string; base: number; capacity: number }[];
   /** The sleep words and the control words (scenario `sleep`). */
   sleep?: { base: number; control: number };
+  /**
+   * The task records and their graph words (scenario `graph`): record i's words from `records + i *
+   * recordWords`, its graph words from `graph + i * graphWords`; a handle's record index is
+   * `handle & (capacity - 1)`.
+   */
+  graph?: { records: number; recordWords: number; graph: number; graphWords: number; capacity: number };
 }
 
 /** What a scenario's set-up tells the supervisor. */
@@ -57,6 +66,7 @@ if (out === "") throw new Error("Cannot run spec/trace/run.ts as '--out FILE' is
 const root = option("root", new URL("../../", import.meta.url).href);
 const deadlineMs = Number(option("deadline", "10000"));
 const layoutModule = await import(new URL("lib/protocol/layout.ts", root).href) as {
+  GRAPH_WORDS: number;
   poolLayout(s: PoolShape): PoolLayout;
   dequeRegionBytes(capacity: number): number;
   injectorRegionBytes(capacity: number): number;
@@ -129,6 +139,28 @@ if (scenario === "pool") {
   plan = pool.plan;
   setEnvironmentData(OPS_KEY, "1");
   threads = [{ script: "./pool.ts", data: { root, shape: pool.shape, fib: 0, tiny: 80, wave: 4, pauseMs: 30 } }];
+} else if (scenario === "graph") {
+  // Task graphs (spec/trace/graph.ts) on 2 workers, plain writes recorded too (the placement names the
+  // records; a slot's outcome write is WalkPublishArg).
+  const pool = poolPlan(false);
+  const shape: PoolShape = { ...pool.shape, workers: 2, taskCapacity: 32 };
+  const layout = layoutModule.poolLayout(shape);
+  plan = {
+    bytes: layout.totalBytes,
+    regions: {
+      deques: null,
+      queues: [],
+      graph: {
+        records: layout.records / 4,
+        recordWords: layout.recordBytes / 4,
+        graph: layout.graph / 4,
+        graphWords: layoutModule.GRAPH_WORDS,
+        capacity: shape.taskCapacity,
+      },
+    },
+  };
+  setEnvironmentData(PLAIN_KEY, "1");
+  threads = [{ script: "./graph.ts", data: { root, shape, rounds: 1 } }];
 } else if (scenario === "stress") {
   const stressThreads = 3;
   const dequeCapacity = 8;
@@ -176,7 +208,7 @@ if (scenario === "pool") {
   }));
 } else {
   throw new RangeError(
-    `Cannot run spec/trace/run.ts as '--scenario ${scenario}' is not one: use pool, producers, stress or sleep`,
+    `Cannot run spec/trace/run.ts as '--scenario ${scenario}' is not one: use pool, producers, stress, sleep or graph`,
   );
 }
 

@@ -21,7 +21,10 @@ if (typeof root !== "string") {
 await traceThisThread(root, "run");
 
 type Join = <A, B, P extends unknown[]>(a: () => A, b: (...args: P) => B, ...args: P) => [A, B];
-const { join } = await import(new URL("mod.ts", root).href) as { join: Join };
+const { join, currentTask } = await import(new URL("mod.ts", root).href) as {
+  join: Join;
+  currentTask(): { signal: AbortSignal } | undefined;
+};
 
 /** Fork-join Fibonacci, joining above `cutoff`: pushes, pops, steals and steal-halves. */
 export function fib(n: number, cutoff: number): number {
@@ -55,4 +58,30 @@ function fibLeaf(n: number): number {
 /** A tiny task: the injector, the free list and the completion queue. */
 export function add(a: number, b: number): number {
   return a + b;
+}
+
+/** A graph node (scenario `graph`): its inputs' results summed, plus one. */
+export function node(...inputs: number[]): number {
+  return inputs.reduce((a, b) => a + b, 1);
+}
+
+/** A graph node that throws (scenario `graph`: an input's failure). */
+export function fail(): number {
+  throw new RangeError("the failing node of the traced graph");
+}
+
+/**
+ * A graph root that runs until its graph is cancelled (scenario `graph`), at most `ms`: a running node sees
+ * its signal at once (its flags word, read every 2 ms), so the cancellation always lands while it runs,
+ * however late the submitting thread's timer fires on a loaded machine.
+ */
+export function slow(ms: number): number {
+  const signal = currentTask()?.signal;
+  const until = Date.now() + ms;
+  for (let next = Date.now(); Date.now() < until;) {
+    if (Date.now() < next) continue; // busy: the worker is inside the node's code
+    if (signal?.aborted) break;
+    next = Date.now() + 2;
+  }
+  return 1;
 }
