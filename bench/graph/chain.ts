@@ -12,7 +12,9 @@
  * Figures: nodes a second of each (N ÷ wall time), the main thread's CPU a node (its own CPU clock over
  * the run, bench/_owner_cpu.ts, ÷ N: for the graph, building, submitting and awaiting the last result),
  * and the per-round throughput ratios graph ÷ await filch and graph ÷ await piscina (median [95%
- * interval]). The goals: ≥ 5× the await chain, ≤ 1 µs of the submitting thread's CPU a node.
+ * interval]). The goals: ≥ 5× the await chain, ≤ 1 µs of the submitting thread's CPU a node. Then the
+ * graph's main-thread CPU a node split by phase (building, `submit`'s synchronous part, waiting for the
+ * result): where that CPU goes.
  *
  * The graph is placed whole: one record a node and one an edge, so the pool has `taskCapacity` the power
  * of two ≥ 2N (32,768 for 10,000).
@@ -28,6 +30,7 @@ import process from "node:process";
 import { Pool } from "../../lib/pool.ts";
 import { format, runtimeName, summarize, type Summary } from "../_stats.ts";
 import { withTimeout } from "../_deadline.ts";
+import { ownerCpuNs } from "../_owner_cpu.ts";
 import { checkOwnerCpu, type Contender, option, type Ratio, ratio, ratioText, rounds } from "./_rounds.ts";
 import type * as tasks from "./tasks.ts";
 
@@ -53,6 +56,13 @@ export interface ChainReport {
   ratios: Map<string, Ratio>;
   skipped: string[];
   cpuProblem: string | undefined;
+  /**
+   * The graph's main-thread CPU a node, ns, by phase, one sample a run (the warm-up's too): building the
+   * nodes (`g.run`), `g.submit`'s synchronous part (encoding each node's constants, placing the records and
+   * edges, pushing the root), and from then until the last node's result is in hand. The CPU clock moves
+   * in ticks of a few ms, so read the medians.
+   */
+  phases: { build: number[]; submit: number[]; result: number[] };
 }
 
 /**
@@ -75,14 +85,25 @@ export async function benchChain(s: ChainSettings): Promise<ChainReport> {
     "the filch pool did not start within 20 s",
   );
   const skipped: string[] = [];
+  const phases: ChainReport["phases"] = { build: [], submit: [], result: [] };
   const contenders: Contender<number>[] = [
     {
       name: "graph",
-      run() {
+      async run() {
+        const clock = cpuProblem === undefined ? ownerCpuNs : () => NaN;
+        const c0 = clock();
         const g = pool.graph();
         let node = g.run("add", 0, 1);
         for (let i = 1; i < s.nodes; i++) node = g.run("add", node, 1);
-        return g.submit(node);
+        const c1 = clock();
+        const result = g.submit(node);
+        const c2 = clock();
+        const v = await result;
+        const c3 = clock();
+        phases.build.push((c1 - c0) / s.nodes);
+        phases.submit.push((c2 - c1) / s.nodes);
+        phases.result.push((c3 - c2) / s.nodes);
+        return v;
       },
     },
     {
@@ -125,7 +146,7 @@ export async function benchChain(s: ChainSettings): Promise<ChainReport> {
     const ratios = new Map<string, Ratio>();
     const graphMs = measured.ms.get("graph")!;
     for (const c of contenders.slice(1)) ratios.set(`graph ÷ ${c.name}`, ratio(measured.ms.get(c.name)!, graphMs));
-    return { rows, ratios, skipped, cpuProblem };
+    return { rows, ratios, skipped, cpuProblem, phases };
   } finally {
     await withTimeout(pool.close(), 10_000, "the filch pool did not close within 10 s")
       .catch((error) => console.error(`WARNING ${error}`));
@@ -163,6 +184,15 @@ if (import.meta.main ?? process.argv[1]?.endsWith("chain.ts")) {
     console.log("\n| ratio | throughput |");
     console.log("|---|---|");
     for (const [name, r] of report.ratios) console.log(`| ${name} | ${ratioText(r)} |`);
+    if (report.cpuProblem === undefined) {
+      const p = report.phases;
+      console.log(
+        `\nThe graph's main-thread CPU a node by phase, ns, median (min–max): build ${
+          format(summarize(p.build), 0)
+        }, ` +
+          `submit ${format(summarize(p.submit), 0)}, until the result ${format(summarize(p.result), 0)}.`,
+      );
+    }
   }
   process.exit(0);
 }
