@@ -28,7 +28,7 @@
  */
 import process from "node:process";
 import { Pool } from "../../lib/pool.ts";
-import { format, runtimeName, summarize, type Summary } from "../_stats.ts";
+import { format, medianInterval, runtimeName, summarize, type Summary } from "../_stats.ts";
 import { withTimeout } from "../_deadline.ts";
 import { ownerCpuNs } from "../_owner_cpu.ts";
 import { checkOwnerCpu, type Contender, option, type Ratio, ratio, ratioText, rounds } from "./_rounds.ts";
@@ -47,6 +47,8 @@ export interface ChainRow {
   nodesPerSecond: Summary;
   /** The main thread's CPU a node, µs. */
   cpuMicrosPerNode: Summary;
+  /** Its median's 95% interval (undefined for fewer than 6 rounds). */
+  cpuInterval: [number, number] | undefined;
 }
 
 /** What {@link benchChain} found. */
@@ -142,6 +144,7 @@ export async function benchChain(s: ChainSettings): Promise<ChainReport> {
       contender: c.name,
       nodesPerSecond: summarize(measured.ms.get(c.name)!.map((ms) => s.nodes / ms * 1000)),
       cpuMicrosPerNode: summarize(measured.cpuMs.get(c.name)!.map((ms) => ms * 1000 / s.nodes)),
+      cpuInterval: medianInterval(measured.cpuMs.get(c.name)!.map((ms) => ms * 1000 / s.nodes)),
     }));
     const ratios = new Map<string, Ratio>();
     const graphMs = measured.ms.get("graph")!;
@@ -176,10 +179,15 @@ if (import.meta.main ?? process.argv[1]?.endsWith("chain.ts")) {
     );
     for (const line of report.skipped) console.log(`SKIPPED ${line}`);
     if (report.cpuProblem !== undefined) console.log(`SKIPPED main thread CPU: ${report.cpuProblem}`);
-    console.log("| contender | nodes/s | main thread CPU µs a node |");
-    console.log("|---|---|---|");
+    console.log("| contender | nodes/s | main thread CPU µs a node | its 95% interval |");
+    console.log("|---|---|---|---|");
     for (const row of report.rows) {
-      console.log(`| ${row.contender} | ${format(row.nodesPerSecond, 0)} | ${format(row.cpuMicrosPerNode, 3)} |`);
+      const ci = row.cpuInterval === undefined
+        ? "n/a"
+        : `${row.cpuInterval[0].toFixed(3)}–${row.cpuInterval[1].toFixed(3)}`;
+      console.log(
+        `| ${row.contender} | ${format(row.nodesPerSecond, 0)} | ${format(row.cpuMicrosPerNode, 3)} | ${ci} |`,
+      );
     }
     console.log("\n| ratio | throughput |");
     console.log("|---|---|");

@@ -9,6 +9,10 @@
  *   last row, tile + 1 int32, and last column, tile int32: 2 KiB and some at the default size, past a
  *   record's 192 inline bytes, so they travel in overflow blocks of 1 KiB) go from record to record in
  *   shared memory, and only the last tile's come back.
+ * - "graph, 1 worker" (with `--workers` > 1): the same graph on a pool of one worker. On a shared machine
+ *   a process's threads each get a share of the cores, so 2 workers may get more than twice the inline
+ *   thread's time; the 1-worker figure shows how much of a speedup is that, and the graph's time on 1
+ *   worker ÷ on 2 what the second worker adds.
  * The strings are pseudo-random over a 4-letter alphabet (a fixed seed; a DNA-like pair with a distance
  * well inside the table). Every run's distance must equal the inline run's, and the inline tiles' result
  * equals the untiled table's (checked once at start).
@@ -52,6 +56,10 @@ export interface WavefrontReport {
   distance: number;
   rows: WavefrontRow[];
   speedup: Ratio;
+  /** inline ÷ the graph on a pool of 1 worker (with `workers` > 1): what the machine's sharing gives one thread. */
+  speedupOneWorker: Ratio | undefined;
+  /** The graph on 1 worker ÷ on `workers`, per round: what the workers beyond one add, in the pool. */
+  scaling: Ratio | undefined;
 }
 
 /** `n` characters of a 4-letter alphabet from a fixed seed (xorshift32). */
@@ -125,22 +133,23 @@ export async function benchWavefront(s: WavefrontSettings): Promise<WavefrontRep
   }
   const count = Math.ceil(s.length / s.tile) ** 2;
   const capacity = 2 ** Math.ceil(Math.log2(3 * count + 64));
-  const pool = await withTimeout(
-    Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: s.workers, taskCapacity: capacity }),
-    20_000,
-    "the filch pool did not start within 20 s",
-  );
+  const open = (workers: number) =>
+    withTimeout(
+      Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers, taskCapacity: capacity }),
+      20_000,
+      `the filch pool of ${workers} workers did not start within 20 s`,
+    );
+  const pools = s.workers > 1 ? [await open(s.workers), await open(1)] : [await open(s.workers)];
+  const graphOn = (pool: Pool<typeof tasks>) => async () => {
+    const g = pool.graph();
+    const end = tiles<GraphNode<Edges>>(a, b, s.tile, (...args) => g.run("tile", ...args));
+    return last(await g.submit(end));
+  };
   const contenders: Contender<number>[] = [
     { name: "inline", run: () => Promise.resolve(inlineRun()) },
-    {
-      name: "graph",
-      async run() {
-        const g = pool.graph();
-        const end = tiles<GraphNode<Edges>>(a, b, s.tile, (...args) => g.run("tile", ...args));
-        return last(await g.submit(end));
-      },
-    },
+    { name: "graph", run: graphOn(pools[0]) },
   ];
+  if (pools.length > 1) contenders.push({ name: "graph, 1 worker", run: graphOn(pools[1]) });
   try {
     const measured = await rounds(contenders, (d) => d === distance, s.rounds, 120_000);
     const cells = s.length * s.length;
@@ -154,10 +163,16 @@ export async function benchWavefront(s: WavefrontSettings): Promise<WavefrontRep
       distance,
       rows,
       speedup: ratio(measured.ms.get("inline")!, measured.ms.get("graph")!),
+      speedupOneWorker: pools.length > 1
+        ? ratio(measured.ms.get("inline")!, measured.ms.get("graph, 1 worker")!)
+        : undefined,
+      scaling: pools.length > 1 ? ratio(measured.ms.get("graph, 1 worker")!, measured.ms.get("graph")!) : undefined,
     };
   } finally {
-    await withTimeout(pool.close(), 10_000, "the filch pool did not close within 10 s")
-      .catch((error) => console.error(`WARNING ${error}`));
+    for (const pool of pools) {
+      await withTimeout(pool.close(), 10_000, "a filch pool did not close within 10 s")
+        .catch((error) => console.error(`WARNING ${error}`));
+    }
   }
 }
 
@@ -177,6 +192,14 @@ if (import.meta.main ?? process.argv[1]?.endsWith("wavefront.ts")) {
   if (process.argv.includes("--json")) {
     for (const row of report.rows) console.log(JSON.stringify({ runtime: runtimeName(), ...row }));
     console.log(JSON.stringify({ runtime: runtimeName(), ratio: "inline ÷ graph", ...report.speedup }));
+    if (report.scaling !== undefined) {
+      console.log(JSON.stringify({ runtime: runtimeName(), ratio: "graph, 1 worker ÷ graph", ...report.scaling }));
+    }
+    if (report.speedupOneWorker !== undefined) {
+      console.log(
+        JSON.stringify({ runtime: runtimeName(), ratio: "inline ÷ graph, 1 worker", ...report.speedupOneWorker }),
+      );
+    }
   } else {
     const grid = Math.ceil(settings.length / settings.tile);
     console.log(
@@ -194,6 +217,14 @@ if (import.meta.main ?? process.argv[1]?.endsWith("wavefront.ts")) {
     console.log(
       `\n| speedup | inline ÷ graph |\n|---|---|\n| ${settings.workers} workers | ${ratioText(report.speedup)} |`,
     );
+    if (report.speedupOneWorker !== undefined) console.log(`| 1 worker | ${ratioText(report.speedupOneWorker)} |`);
+    if (report.scaling !== undefined) {
+      console.log(
+        `\nThe graph on ${settings.workers} workers against 1 (its ms on 1 ÷ on ${settings.workers}): ${
+          ratioText(report.scaling)
+        }.`,
+      );
+    }
   }
   process.exit(0);
 }
