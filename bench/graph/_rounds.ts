@@ -27,6 +27,8 @@ export interface Measured {
   ms: Map<string, number[]>;
   /** The main thread's CPU ms per run (NaN where it cannot be read: see `cpuProblem`). */
   cpuMs: Map<string, number[]>;
+  /** The whole process's CPU ms per run (every thread: `process.cpuUsage()`). */
+  processCpuMs: Map<string, number[]>;
   /** Why the main thread's CPU could not be read, or undefined. */
   cpuProblem: string | undefined;
 }
@@ -77,18 +79,22 @@ export async function rounds<R>(
   const cpuProblem = checkOwnerCpu();
   const ms = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
   const cpuMs = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
+  const processCpuMs = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
   const once = async (c: Contender<R>, round: number) => {
     collectGarbage?.();
     await sleep(20);
     const cpu0 = cpuProblem === undefined ? ownerCpuNs() : NaN;
+    const usage0 = process.cpuUsage();
     const start = performance.now();
     const result = await withTimeout(c.run(), deadlineMs, `hang: ${c.name} did not finish within ${deadlineMs} ms`);
     const wall = performance.now() - start;
     const cpu = cpuProblem === undefined ? (ownerCpuNs() - cpu0) / 1e6 : NaN;
+    const usage = process.cpuUsage(usage0);
     if (!same(result)) throw new Error(`Cannot trust the benchmark as ${c.name}'s result differs from the reference's`);
     if (round >= 0) {
       ms.get(c.name)!.push(wall);
       cpuMs.get(c.name)!.push(cpu);
+      processCpuMs.get(c.name)!.push((usage.user + usage.system) / 1000);
       if (process.argv.includes("--verbose")) {
         console.error(`round ${round}: ${c.name} ${wall.toFixed(1)} ms, main thread CPU ${cpu.toFixed(1)} ms`);
       }
@@ -98,7 +104,7 @@ export async function rounds<R>(
   for (let r = 0; r < rounds; r++) {
     for (let k = 0; k < contenders.length; k++) await once(contenders[(r + k) % contenders.length], r);
   }
-  return { ms, cpuMs, cpuProblem };
+  return { ms, cpuMs, processCpuMs, cpuProblem };
 }
 
 /** A ratio taken per round: its median, spread and 95% interval. */

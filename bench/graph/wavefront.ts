@@ -17,8 +17,11 @@
  * well inside the table). Every run's distance must equal the inline run's, and the inline tiles' result
  * equals the untiled table's (checked once at start).
  *
- * Figures: each contender's ms a run and cells a second, and the per-round speedup inline ÷ graph (median
- * [95% interval]). The goal: ≥ 1.8× inline on 2 workers.
+ * Figures: each contender's ms a run, cells a second and process CPU a run (every thread), the per-round
+ * speedup inline ÷ graph (median [95% interval]), and the same bounded by CPU time: workers × inline's
+ * CPU ÷ the graph's process CPU, the speedup the graph would reach with each worker on a core of its own,
+ * which a loaded machine does not distort (a thread waiting for a core is not charged). The goal: ≥ 1.8×
+ * inline on 2 workers.
  *
  * Run: `node bench/graph/wavefront.ts`, `deno run -A …`, `bun …`. Options: `--rounds R` (default 15),
  * `--length L` (default 8,192), `--tile T` (default 256), `--workers W` (default 2), `--quick` (3 rounds,
@@ -48,6 +51,8 @@ export interface WavefrontRow {
   contender: string;
   ms: Summary;
   cellsPerSecond: Summary;
+  /** The whole process's CPU ms a run (every thread). */
+  processCpuMs: Summary;
 }
 
 /** What {@link benchWavefront} found. */
@@ -58,6 +63,13 @@ export interface WavefrontReport {
   speedup: Ratio;
   /** inline ÷ the graph on a pool of 1 worker (with `workers` > 1): what the machine's sharing gives one thread. */
   speedupOneWorker: Ratio | undefined;
+  /**
+   * `workers` × the inline run's CPU ÷ the graph's process CPU, per round: the speedup the graph would
+   * reach with its workers busy all the time on cores of their own (the wavefront's parallelism, 16
+   * tiles on average at 32 × 32, is not the bound at 2 workers). CPU time is what a loaded machine does not
+   * distort: a thread waiting for a core is not charged.
+   */
+  cpuBound: Ratio;
   /** The graph on 1 worker ÷ on `workers`, per round: what the workers beyond one add, in the pool. */
   scaling: Ratio | undefined;
 }
@@ -157,6 +169,7 @@ export async function benchWavefront(s: WavefrontSettings): Promise<WavefrontRep
       contender: c.name,
       ms: summarize(measured.ms.get(c.name)!),
       cellsPerSecond: summarize(measured.ms.get(c.name)!.map((ms) => cells / ms * 1000)),
+      processCpuMs: summarize(measured.processCpuMs.get(c.name)!),
     }));
     return {
       tiles: count,
@@ -166,6 +179,10 @@ export async function benchWavefront(s: WavefrontSettings): Promise<WavefrontRep
       speedupOneWorker: pools.length > 1
         ? ratio(measured.ms.get("inline")!, measured.ms.get("graph, 1 worker")!)
         : undefined,
+      cpuBound: ratio(
+        measured.processCpuMs.get("inline")!.map((ms) => ms * s.workers),
+        measured.processCpuMs.get("graph")!,
+      ),
       scaling: pools.length > 1 ? ratio(measured.ms.get("graph, 1 worker")!, measured.ms.get("graph")!) : undefined,
     };
   } finally {
@@ -195,6 +212,9 @@ if (import.meta.main ?? process.argv[1]?.endsWith("wavefront.ts")) {
     if (report.scaling !== undefined) {
       console.log(JSON.stringify({ runtime: runtimeName(), ratio: "graph, 1 worker ÷ graph", ...report.scaling }));
     }
+    console.log(
+      JSON.stringify({ runtime: runtimeName(), ratio: "workers × inline CPU ÷ graph CPU", ...report.cpuBound }),
+    );
     if (report.speedupOneWorker !== undefined) {
       console.log(
         JSON.stringify({ runtime: runtimeName(), ratio: "inline ÷ graph, 1 worker", ...report.speedupOneWorker }),
@@ -207,17 +227,21 @@ if (import.meta.main ?? process.argv[1]?.endsWith("wavefront.ts")) {
         `${report.distance}) in ${grid} × ${grid} tiles of ${settings.tile}, ${settings.workers} workers, ` +
         `${settings.rounds} rounds; median (min–max); speedup per round: median [95% interval].\n`,
     );
-    console.log("| contender | ms | M cells/s |");
-    console.log("|---|---|---|");
+    console.log("| contender | ms | M cells/s | process CPU ms |");
+    console.log("|---|---|---|---|");
     for (const row of report.rows) {
       const m = row.cellsPerSecond;
       const cells = `${(m.median / 1e6).toFixed(0)} (${(m.min / 1e6).toFixed(0)}–${(m.max / 1e6).toFixed(0)})`;
-      console.log(`| ${row.contender} | ${format(row.ms, 1)} | ${cells} |`);
+      console.log(`| ${row.contender} | ${format(row.ms, 1)} | ${cells} | ${format(row.processCpuMs, 0)} |`);
     }
     console.log(
       `\n| speedup | inline ÷ graph |\n|---|---|\n| ${settings.workers} workers | ${ratioText(report.speedup)} |`,
     );
     if (report.speedupOneWorker !== undefined) console.log(`| 1 worker | ${ratioText(report.speedupOneWorker)} |`);
+    console.log(
+      `\nBy CPU time (${settings.workers} × inline's CPU ÷ the graph's process CPU: the speedup with every worker ` +
+        `on a core of its own): ${ratioText(report.cpuBound)}.`,
+    );
     if (report.scaling !== undefined) {
       console.log(
         `\nThe graph on ${settings.workers} workers against 1 (its ms on 1 ÷ on ${settings.workers}): ${
