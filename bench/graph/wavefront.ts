@@ -53,6 +53,8 @@ export interface WavefrontRow {
   cellsPerSecond: Summary;
   /** The whole process's CPU ms a run (every thread). */
   processCpuMs: Summary;
+  /** The main thread's CPU ms a run (NaN where it cannot be read). */
+  mainCpuMs: Summary;
 }
 
 /** What {@link benchWavefront} found. */
@@ -170,6 +172,7 @@ export async function benchWavefront(s: WavefrontSettings): Promise<WavefrontRep
       ms: summarize(measured.ms.get(c.name)!),
       cellsPerSecond: summarize(measured.ms.get(c.name)!.map((ms) => cells / ms * 1000)),
       processCpuMs: summarize(measured.processCpuMs.get(c.name)!),
+      mainCpuMs: summarize(measured.cpuMs.get(c.name)!),
     }));
     return {
       tiles: count,
@@ -227,12 +230,16 @@ if (import.meta.main ?? process.argv[1]?.endsWith("wavefront.ts")) {
         `${report.distance}) in ${grid} × ${grid} tiles of ${settings.tile}, ${settings.workers} workers, ` +
         `${settings.rounds} rounds; median (min–max); speedup per round: median [95% interval].\n`,
     );
-    console.log("| contender | ms | M cells/s | process CPU ms |");
-    console.log("|---|---|---|---|");
+    console.log("| contender | ms | M cells/s | process CPU ms | main thread CPU ms |");
+    console.log("|---|---|---|---|---|");
     for (const row of report.rows) {
       const m = row.cellsPerSecond;
       const cells = `${(m.median / 1e6).toFixed(0)} (${(m.min / 1e6).toFixed(0)}–${(m.max / 1e6).toFixed(0)})`;
-      console.log(`| ${row.contender} | ${format(row.ms, 1)} | ${cells} | ${format(row.processCpuMs, 0)} |`);
+      console.log(
+        `| ${row.contender} | ${format(row.ms, 1)} | ${cells} | ${format(row.processCpuMs, 0)} | ${
+          format(row.mainCpuMs, 0)
+        } |`,
+      );
     }
     console.log(
       `\n| speedup | inline ÷ graph |\n|---|---|\n| ${settings.workers} workers | ${ratioText(report.speedup)} |`,
