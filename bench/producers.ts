@@ -51,11 +51,11 @@
  * default 4,096 records when P × window exceeds them), `--json` (one JSON line per row, then per ratio). Every run has a deadline (bench/_deadline.ts): a hang fails with a message.
  */
 import process from "node:process";
-import { readFileSync } from "node:fs";
 import { Pool } from "../lib/pool.ts";
 import { startThread, type ThreadHandle } from "../lib/runtime/thread.ts";
 import { collectGarbage, format, medianInterval, runtimeName, summarize, type Summary } from "./_stats.ts";
 import { withTimeout } from "./_deadline.ts";
+import { ownerCpuNs, ownerCpuProblem } from "./_owner_cpu.ts";
 import type * as tasks from "./producers_tasks.ts";
 import type { FromThread, Go, ToThread } from "./producers_thread.ts";
 
@@ -116,42 +116,6 @@ export interface ProducersRatio {
   task: string;
   value: Summary;
   interval95?: [number, number];
-}
-
-// ---- the owner's CPU time ----
-
-const statPath = `/proc/${process.pid}/task/${process.pid}/schedstat`;
-
-/** The main thread's CPU time so far, ns (Linux's per-thread schedstat). */
-function ownerCpuNs(): number {
-  return Number(readFileSync(statPath, "utf8").split(" ")[0]);
-}
-
-/**
- * Why the owner's CPU cannot be measured here, or undefined if it can. The check: spin on the main thread
- * (before any pool exists) until the file says it spent 50 ms; the whole process's CPU time
- * (`process.cpuUsage()`) must have grown by about as much (45–80 ms: the runtime's own helper threads add
- * a little), so the file is this thread's CPU time, not wall time or another thread's.
- */
-function ownerCpuProblem(): string | undefined {
-  try {
-    const usage0 = process.cpuUsage();
-    const before = ownerCpuNs();
-    const wallEnd = performance.now() + 2_000;
-    while (ownerCpuNs() - before < 50e6) {
-      if (performance.now() > wallEnd) return `${statPath} did not reach 50 ms of CPU in 2 s of spinning`;
-    }
-    const usage = process.cpuUsage(usage0);
-    const processMs = (usage.user + usage.system) / 1000;
-    if (!(processMs >= 45 && processMs <= 80)) {
-      return `50 ms of main-thread CPU in ${statPath} was ${
-        processMs.toFixed(1)
-      } ms of the process's (process.cpuUsage)`;
-    }
-    return undefined;
-  } catch (error) {
-    return `cannot read ${statPath}: ${String(error).split("\n")[0]}`;
-  }
 }
 
 // ---- the benchmark ----

@@ -1,0 +1,261 @@
+/**
+ * The wavefront benchmark of task graphs (issue 48): the edit-distance (Levenshtein) table of two strings
+ * of `--length` characters (default 8,192), cut into square tiles of `--tile` characters a side (default
+ * 256: a 32 × 32 grid, 1,024 tiles of 65,536 cells), each tile depending on the tile above and the tile
+ * on the left (bench/graph/tasks.ts `tile`): the anti-diagonals of tiles run in parallel, each waiting for
+ * the last. Contenders:
+ * - "inline": every tile on this thread, row by row (the same function, the same tiles);
+ * - "graph": one filch graph of the tiles, built without awaiting and submitted once; a tile's edges (its
+ *   last row, tile + 1 int32, and last column, tile int32: 2 KiB and some at the default size, past a
+ *   record's 192 inline bytes, so they travel in overflow blocks of 1 KiB) go from record to record in
+ *   shared memory, and only the last tile's come back.
+ * - "graph, 1 worker" (with `--workers` > 1): the same graph on a pool of one worker. On a shared machine
+ *   a process's threads each get a share of the cores, so 2 workers may get more than twice the inline
+ *   thread's time; the 1-worker figure shows how much of a speedup is that, and the graph's time on 1
+ *   worker ÷ on 2 what the second worker adds.
+ * The strings are pseudo-random over a 4-letter alphabet (a fixed seed; a DNA-like pair with a distance
+ * well inside the table). Every run's distance must equal the inline run's, and the inline tiles' result
+ * equals the untiled table's (checked once at start).
+ *
+ * Figures: each contender's ms a run, cells a second and process CPU a run (every thread), the per-round
+ * speedup inline ÷ graph (median [95% interval]), and the same bounded by CPU time: workers × inline's
+ * CPU ÷ the graph's process CPU, the speedup the graph would reach with each worker on a core of its own,
+ * which a loaded machine does not distort (a thread waiting for a core is not charged). The goal: ≥ 1.8×
+ * inline on 2 workers.
+ *
+ * Run: `node bench/graph/wavefront.ts`, `deno run -A …`, `bun …`. Options: `--rounds R` (default 15),
+ * `--length L` (default 8,192), `--tile T` (default 256), `--workers W` (default 2), `--quick` (3 rounds,
+ * length 2,048), `--json`, `--verbose`.
+ *
+ * @module
+ */
+import process from "node:process";
+import { Pool } from "../../lib/pool.ts";
+import type { GraphNode } from "../../lib/graph/graph.ts";
+import { format, runtimeName, summarize, type Summary } from "../_stats.ts";
+import { withTimeout } from "../_deadline.ts";
+import { type Contender, option, type Ratio, ratio, ratioText, rounds } from "./_rounds.ts";
+import { type Edges, tile } from "./tasks.ts";
+import type * as tasks from "./tasks.ts";
+
+/** The wavefront benchmark's settings. */
+export interface WavefrontSettings {
+  rounds: number;
+  length: number;
+  tile: number;
+  workers: number;
+}
+
+/** One contender's figures over the rounds. */
+export interface WavefrontRow {
+  contender: string;
+  ms: Summary;
+  cellsPerSecond: Summary;
+  /** The whole process's CPU ms a run (every thread). */
+  processCpuMs: Summary;
+  /** The main thread's CPU ms a run (NaN where it cannot be read). */
+  mainCpuMs: Summary;
+}
+
+/** What {@link benchWavefront} found. */
+export interface WavefrontReport {
+  tiles: number;
+  distance: number;
+  rows: WavefrontRow[];
+  speedup: Ratio;
+  /** inline ÷ the graph on a pool of 1 worker (with `workers` > 1): what the machine's sharing gives one thread. */
+  speedupOneWorker: Ratio | undefined;
+  /**
+   * `workers` × the inline run's CPU ÷ the graph's process CPU, per round: the speedup the graph would
+   * reach with its workers busy all the time on cores of their own (the wavefront's parallelism, 16
+   * tiles on average at 32 × 32, is not the bound at 2 workers). CPU time is what a loaded machine does not
+   * distort: a thread waiting for a core is not charged.
+   */
+  cpuBound: Ratio;
+  /** The graph on 1 worker ÷ on `workers`, per round: what the workers beyond one add, in the pool. */
+  scaling: Ratio | undefined;
+}
+
+/** `n` characters of a 4-letter alphabet from a fixed seed (xorshift32). */
+function randomText(n: number, seed: number): string {
+  let x = seed >>> 0 || 1;
+  let out = "";
+  for (let i = 0; i < n; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    out += "ACGT"[(x >>> 0) & 3];
+  }
+  return out;
+}
+
+/** The edit distance of `a` and `b` with one table row at a time, untiled: the tiles' check. */
+function untiled(a: string, b: string): number {
+  return tile(a, b, 0, 0, null, null).bottom[b.length];
+}
+
+/**
+ * Runs the tiles in any order that respects their dependencies, through `place`: the inline run and the
+ * graph build it the same way.
+ *
+ * @param a Rows' string.
+ * @param b Columns' string.
+ * @param size The tile's side.
+ * @param place Makes one tile from its inputs.
+ * @returns The last tile.
+ */
+function tiles<T>(
+  a: string,
+  b: string,
+  size: number,
+  place: (aPart: string, bPart: string, row0: number, col0: number, above: T | null, left: T | null) => T,
+): T {
+  const rows = Math.ceil(a.length / size);
+  const cols = Math.ceil(b.length / size);
+  let above: (T | null)[] = new Array(cols).fill(null);
+  for (let i = 0; i < rows; i++) {
+    const row: T[] = [];
+    for (let j = 0; j < cols; j++) {
+      const aPart = a.slice(i * size, (i + 1) * size);
+      const bPart = b.slice(j * size, (j + 1) * size);
+      row.push(place(aPart, bPart, i * size, j * size, above[j], j === 0 ? null : row[j - 1]));
+    }
+    above = row;
+  }
+  return above[cols - 1]!;
+}
+
+/**
+ * Runs the wavefront benchmark (see the module doc).
+ *
+ * @param s The settings.
+ * @returns The figures.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const report = await benchWavefront({ rounds: 15, length: 8192, tile: 256, workers: 2 });
+ * ```
+ */
+export async function benchWavefront(s: WavefrontSettings): Promise<WavefrontReport> {
+  const a = randomText(s.length, 0x9e3779b9);
+  const b = randomText(s.length, 0x85ebca6b);
+  const last = (e: Edges) => e.bottom[e.bottom.length - 1];
+  const inlineRun = () => last(tiles<Edges>(a, b, s.tile, tile));
+  const distance = inlineRun();
+  if (distance !== untiled(a, b)) {
+    throw new Error(`Cannot trust the tiles as they computed ${distance}, the untiled table ${untiled(a, b)}`);
+  }
+  const count = Math.ceil(s.length / s.tile) ** 2;
+  const capacity = 2 ** Math.ceil(Math.log2(3 * count + 64));
+  const open = (workers: number) =>
+    withTimeout(
+      Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers, taskCapacity: capacity }),
+      20_000,
+      `the filch pool of ${workers} workers did not start within 20 s`,
+    );
+  const pools = s.workers > 1 ? [await open(s.workers), await open(1)] : [await open(s.workers)];
+  const graphOn = (pool: Pool<typeof tasks>) => async () => {
+    const g = pool.graph();
+    const end = tiles<GraphNode<Edges>>(a, b, s.tile, (...args) => g.run("tile", ...args));
+    return last(await g.submit(end));
+  };
+  const contenders: Contender<number>[] = [
+    { name: "inline", run: () => Promise.resolve(inlineRun()) },
+    { name: "graph", run: graphOn(pools[0]) },
+  ];
+  if (pools.length > 1) contenders.push({ name: "graph, 1 worker", run: graphOn(pools[1]) });
+  try {
+    const measured = await rounds(contenders, (d) => d === distance, s.rounds, 120_000);
+    const cells = s.length * s.length;
+    const rows = contenders.map((c): WavefrontRow => ({
+      contender: c.name,
+      ms: summarize(measured.ms.get(c.name)!),
+      cellsPerSecond: summarize(measured.ms.get(c.name)!.map((ms) => cells / ms * 1000)),
+      processCpuMs: summarize(measured.processCpuMs.get(c.name)!),
+      mainCpuMs: summarize(measured.cpuMs.get(c.name)!),
+    }));
+    return {
+      tiles: count,
+      distance,
+      rows,
+      speedup: ratio(measured.ms.get("inline")!, measured.ms.get("graph")!),
+      speedupOneWorker: pools.length > 1
+        ? ratio(measured.ms.get("inline")!, measured.ms.get("graph, 1 worker")!)
+        : undefined,
+      cpuBound: ratio(
+        measured.processCpuMs.get("inline")!.map((ms) => ms * s.workers),
+        measured.processCpuMs.get("graph")!,
+      ),
+      scaling: pools.length > 1 ? ratio(measured.ms.get("graph, 1 worker")!, measured.ms.get("graph")!) : undefined,
+    };
+  } finally {
+    for (const pool of pools) {
+      await withTimeout(pool.close(), 10_000, "a filch pool did not close within 10 s")
+        .catch((error) => console.error(`WARNING ${error}`));
+    }
+  }
+}
+
+if (import.meta.main ?? process.argv[1]?.endsWith("wavefront.ts")) {
+  const quick = process.argv.includes("--quick");
+  const settings: WavefrontSettings = {
+    rounds: Number(option("rounds") ?? (quick ? 3 : 15)),
+    length: Number(option("length") ?? (quick ? 2_048 : 8_192)),
+    tile: Number(option("tile") ?? 256),
+    workers: Number(option("workers") ?? 2),
+  };
+  if (!(settings.rounds >= 1 && settings.length >= 1 && settings.tile >= 1 && settings.workers >= 1)) {
+    throw new Error("Cannot run with those settings: --rounds, --length, --tile and --workers must be ≥ 1");
+  }
+  const report = await benchWavefront(settings);
+  const when = new Date().toISOString().slice(0, 16).replace("T", " ");
+  if (process.argv.includes("--json")) {
+    for (const row of report.rows) console.log(JSON.stringify({ runtime: runtimeName(), ...row }));
+    console.log(JSON.stringify({ runtime: runtimeName(), ratio: "inline ÷ graph", ...report.speedup }));
+    if (report.scaling !== undefined) {
+      console.log(JSON.stringify({ runtime: runtimeName(), ratio: "graph, 1 worker ÷ graph", ...report.scaling }));
+    }
+    console.log(
+      JSON.stringify({ runtime: runtimeName(), ratio: "workers × inline CPU ÷ graph CPU", ...report.cpuBound }),
+    );
+    if (report.speedupOneWorker !== undefined) {
+      console.log(
+        JSON.stringify({ runtime: runtimeName(), ratio: "inline ÷ graph, 1 worker", ...report.speedupOneWorker }),
+      );
+    }
+  } else {
+    const grid = Math.ceil(settings.length / settings.tile);
+    console.log(
+      `\n${runtimeName()}, ${when} UTC, edit distance of two ${settings.length}-character strings (distance ` +
+        `${report.distance}) in ${grid} × ${grid} tiles of ${settings.tile}, ${settings.workers} workers, ` +
+        `${settings.rounds} rounds; median (min–max); speedup per round: median [95% interval].\n`,
+    );
+    console.log("| contender | ms | M cells/s | process CPU ms | main thread CPU ms |");
+    console.log("|---|---|---|---|---|");
+    for (const row of report.rows) {
+      const m = row.cellsPerSecond;
+      const cells = `${(m.median / 1e6).toFixed(0)} (${(m.min / 1e6).toFixed(0)}–${(m.max / 1e6).toFixed(0)})`;
+      console.log(
+        `| ${row.contender} | ${format(row.ms, 1)} | ${cells} | ${format(row.processCpuMs, 0)} | ${
+          format(row.mainCpuMs, 0)
+        } |`,
+      );
+    }
+    console.log(
+      `\n| speedup | inline ÷ graph |\n|---|---|\n| ${settings.workers} workers | ${ratioText(report.speedup)} |`,
+    );
+    if (report.speedupOneWorker !== undefined) console.log(`| 1 worker | ${ratioText(report.speedupOneWorker)} |`);
+    console.log(
+      `\nBy CPU time (${settings.workers} × inline's CPU ÷ the graph's process CPU: the speedup with every worker ` +
+        `on a core of its own): ${ratioText(report.cpuBound)}.`,
+    );
+    if (report.scaling !== undefined) {
+      console.log(
+        `\nThe graph on ${settings.workers} workers against 1 (its ms on 1 ÷ on ${settings.workers}): ${
+          ratioText(report.scaling)
+        }.`,
+      );
+    }
+  }
+  process.exit(0);
+}
