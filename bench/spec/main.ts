@@ -7,7 +7,10 @@
  * Options: `--quick` (small sizes and 3 rounds: for development and the smoke test), `--rounds=N` (default
  * 15), `--runtimes=deno,bun,node` (which, in that order), `--only=1,2,3,4,summary` (which workloads),
  * `--json` (each runtime's JSON lines after the report). A runtime that fails is reported as not run, with
- * its last error line; the others still run. Exits with 1 if any runtime failed.
+ * its status; the others still run. Exits with 1 if any runtime failed.
+ *
+ * Threads: a main thread; the runtimes run one after another, never two at once (they would share the
+ * cores they measure).
  *
  * @module
  */

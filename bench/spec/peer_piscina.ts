@@ -14,6 +14,12 @@ import { micro } from "./work.ts";
  *
  * @param task The task's index and the loop's rounds.
  * @returns `i + 1`.
+ *
+ * @example Usage
+ * ```ts
+ * import run from "./peer_piscina.ts";
+ * console.log(run({ i: 1, n: 10 })); // 2
+ * ```
  */
 export default function run(task: { i: number; n: number }): number {
   return micro(task.i, task.n);

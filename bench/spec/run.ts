@@ -38,6 +38,10 @@
  *
  * Run: `node bench/spec/run.ts [--quick] [--rounds=N] [--only=1,2,3,4,summary]` (or `deno run -A`, `bun`).
  *
+ * Threads: the main thread of its own process (main.ts starts one per runtime); every workload makes and
+ * closes its own peers and threads, so that none of them runs, or idles, during another's rounds. The
+ * default pool serves workloads 1–3 and the summary; 4 has pools of its own.
+ *
  * @module
  */
 import process from "node:process";

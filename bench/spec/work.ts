@@ -40,6 +40,12 @@ export function micro(i: number, iters: number): number {
  *
  * @param us How long.
  * @returns The loop's count.
+ *
+ * @example Usage
+ * ```ts
+ * import { spin } from "./work.ts";
+ * console.log(spin(10) >= 0); // true
+ * ```
  */
 export function spin(us: number): number {
   const end = performance.now() + us / 1000;
@@ -47,9 +53,6 @@ export function spin(us: number): number {
   while (performance.now() < end) n++;
   return n;
 }
-
-/** The heterogeneous workload's task kinds: ~1 µs (the calibrated loop), ~100 µs and ~10 ms (the clock). */
-export const MIXED_KINDS = ["1 µs", "100 µs", "10 ms"] as const;
 
 /**
  * One task of the heterogeneous workload: `kind` 0 runs {@link micro} (`iters` rounds), 1 spins 100 µs, 2
@@ -200,6 +203,13 @@ export function quicksortParallel(a: Int32Array, lo: number, hi: number, cutoff:
  * @param patienceMs How long the half spins for the flag.
  * @param warm 1 to find the thief searching, 0 as it is (asleep when the pool was idle).
  * @returns `[µs from push to the thief's start, stolen]`.
+ *
+ * @example Usage
+ * ```ts
+ * import { stealProbe } from "./work.ts";
+ * // Off a pool, join runs the fork inline: nothing is stolen.
+ * console.log(stealProbe(new Int32Array(new SharedArrayBuffer(12)), 1, 0)[1]); // 0
+ * ```
  */
 export function stealProbe(flag: Int32Array, patienceMs: number, warm: number): number[] {
   if (warm === 0) return stealOnce(flag, patienceMs);
@@ -222,7 +232,20 @@ export function stealProbe(flag: Int32Array, patienceMs: number, warm: number): 
   return measured;
 }
 
-/** The warm probe's first fork: notes that a thief took it. */
+/**
+ * The warm probe's first fork: notes that a thief took it.
+ *
+ * @param flag The probe's words.
+ * @returns 0.
+ *
+ * @example Usage
+ * ```ts
+ * import { markWarm } from "./work.ts";
+ * const flag = new Int32Array(new SharedArrayBuffer(12));
+ * markWarm(flag);
+ * console.log(flag[2]); // 1
+ * ```
+ */
 export function markWarm(flag: Int32Array): number {
   mem.store(flag, 2, 1);
   return 0;
@@ -255,7 +278,20 @@ function stealOnce(flag: Int32Array, patienceMs: number): number[] {
   return [stolen ? (seenAt - start) * 1000 : NaN, stolen ? 1 : 0];
 }
 
-/** The probe's fork: notes that it started, and where. */
+/**
+ * The probe's measured fork: notes that it started, and where.
+ *
+ * @param flag The probe's words.
+ * @returns 0.
+ *
+ * @example Usage
+ * ```ts
+ * import { markStart } from "./work.ts";
+ * const flag = new Int32Array(new SharedArrayBuffer(12));
+ * markStart(flag);
+ * console.log(flag[0], flag[1]); // 1 -1 (off a pool: no worker)
+ * ```
+ */
 export function markStart(flag: Int32Array): number {
   mem.store(flag, 1, (currentTask()?.worker ?? -2) + 1);
   mem.store(flag, 0, 1);
