@@ -1,8 +1,8 @@
 /**
  * The report of the specification's benchmark: its rows (issue 50's table: the four workloads and the
- * summary), the specification's figures for 8 workers, and a function that lays this run's figures beside
- * them, one column per runtime, each also per worker (throughput ÷ workers, speedup ÷ workers) so that a
- * run on 2 cores and the specification's on 8 compare.
+ * summary), the specification's figures for 8 workers, issue 50's goals where it sets one, and a function
+ * that lays this run's figures beside them, one column per runtime, each also per worker (throughput ÷
+ * workers, speedup ÷ workers) so that a run on 2 cores and the specification's on 8 compare.
  *
  * A cell is the median over rounds with its 95% interval (bench/_stats.ts `medianInterval`, 6 rounds or
  * more) in brackets; the median alone with fewer rounds (`--quick`), or for a figure measured once. Pure: no I/O; main.ts prints it.
@@ -22,6 +22,8 @@ export interface Row {
   spec: string;
   /** The specification's figure per worker, where one applies. */
   specPerWorker: string;
+  /** Issue 50's goal for this row, where it sets one. */
+  goal?: string;
   /** This run's cell, from the workload's figures; undefined if they lack it. */
   cell(m: Measured): string | undefined;
   /** This run's cell per worker, where one applies. */
@@ -108,6 +110,7 @@ export const ROWS: Row[] = [
   {
     workload: "1",
     label: "throughput, tasks/s",
+    goal: "≥ 86,000 per worker",
     spec: "689,655",
     specPerWorker: "86,207",
     cell: (m) => median(m.figures.tasksPerSecond),
@@ -166,6 +169,7 @@ export const ROWS: Row[] = [
   {
     workload: "2",
     label: "speedup; efficiency",
+    goal: "efficiency ≥ 94% (≥ 1.88× on 2 workers)",
     spec: "7.54×; 94.3%",
     specPerWorker: "0.94×",
     cell: (m) =>
@@ -213,6 +217,7 @@ export const ROWS: Row[] = [
   {
     workload: "3",
     label: "average active time",
+    goal: "≥ 96%",
     spec: "96.2%",
     specPerWorker: "",
     cell: (m) => median(m.figures.activePercent, 1, "%"),
@@ -227,6 +232,7 @@ export const ROWS: Row[] = [
   {
     workload: "3",
     label: "against round-robin distribution (its ms ÷ ours)",
+    goal: "≥ 1.6×",
     spec: "1.6×",
     specPerWorker: "",
     cell: (m) =>
@@ -238,6 +244,7 @@ export const ROWS: Row[] = [
   {
     workload: "4",
     label: "all complete; tasks/s",
+    goal: "≤ 4.8 s on 2 workers (104,000 per worker)",
     spec: "1.2 s; 833,333",
     specPerWorker: "104,167",
     cell: (m) => m.figures.seconds && `${median(m.figures.seconds, 2, " s")}; ${median(m.figures.filchPerSecond)}`,
@@ -246,6 +253,7 @@ export const ROWS: Row[] = [
   {
     workload: "4",
     label: "every result checked",
+    goal: "every one",
     spec: "no races",
     specPerWorker: "",
     // run.ts throws on a wrong or failed result: a report exists only if every one was right.
@@ -254,6 +262,7 @@ export const ROWS: Row[] = [
   {
     workload: "4",
     label: "clean shutdown",
+    goal: "yes",
     spec: "yes",
     specPerWorker: "",
     cell: (m) =>
@@ -265,6 +274,7 @@ export const ROWS: Row[] = [
   {
     workload: "4",
     label: "against the relay users write today",
+    goal: "≥ 3×",
     spec: "—",
     specPerWorker: "",
     cell: (m) =>
@@ -274,6 +284,7 @@ export const ROWS: Row[] = [
   {
     workload: "4",
     label: "against the main thread alone",
+    goal: "> 1×",
     spec: "—",
     specPerWorker: "",
     cell: (m) =>
@@ -283,6 +294,7 @@ export const ROWS: Row[] = [
   {
     workload: "4",
     label: "tasks of 40 µs: tasks/s; ÷ the relay",
+    goal: "≥ 45,000 on 2 workers; > 1×",
     spec: "—",
     specPerWorker: "",
     cell: (m) =>
@@ -293,6 +305,7 @@ export const ROWS: Row[] = [
   {
     workload: "summary",
     label: "fork (spawn) overhead, ns per join",
+    goal: "< 200 ns",
     spec: "~80 ns",
     specPerWorker: "",
     cell: (m) => median(m.figures.forkNs, 0, " ns"),
@@ -333,6 +346,7 @@ export const ROWS: Row[] = [
   {
     workload: "summary",
     label: "idle CPU of an open pool, ms per s",
+    goal: "< 1 ms",
     spec: "near zero",
     specPerWorker: "",
     cell: (m) =>
@@ -362,7 +376,7 @@ export interface RuntimeResult {
  * ```
  */
 export function render(results: RuntimeResult[]): string {
-  const head = ["#", "workload: figure", "specification (8 workers)", "per worker"];
+  const head = ["#", "workload: figure", "specification (8 workers)", "per worker", "issue 50's goal"];
   for (const r of results) {
     const workers = r.measured[0]?.workers;
     head.push(`${r.runtime}${workers === undefined ? "" : ` (${workers} workers)`}`, "per worker");
@@ -372,7 +386,7 @@ export function render(results: RuntimeResult[]): string {
   for (const row of ROWS) {
     const cells = [row.workload === last ? "" : row.workload === "summary" ? "" : row.workload];
     cells.push(row.workload === last ? row.label : `${WORKLOADS[row.workload]}: ${row.label}`);
-    cells.push(row.spec, row.specPerWorker);
+    cells.push(row.spec, row.specPerWorker, row.goal ?? "");
     for (const r of results) {
       const m = r.measured.find((x) => x.workload === row.workload);
       if (m === undefined) cells.push(r.error === undefined ? "not run" : "did not run", "");

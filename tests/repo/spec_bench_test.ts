@@ -38,8 +38,8 @@ test(`bench:spec --quick on ${runtime} prints every row with this run's figure`,
     const line = table[k + 1];
     assert(line.includes(row.label), `row ${k} is "${row.label}": ${line}`);
     const cells = line.split(" | ");
-    // "# | label | spec | spec per worker | this run | per worker |": this run's cell is the fifth.
-    const mine = cells[4];
+    // "# | label | spec | spec per worker | goal | this run | per worker |": this run's cell is the sixth.
+    const mine = cells[5];
     assert(
       mine !== undefined && mine.trim() !== "" && !/n\/a|did not run|not run/.test(mine),
       `row "${row.label}" has a figure: ${line}`,
