@@ -136,6 +136,8 @@ export interface Settings {
   producers: number[];
   /** If set, a second filch pool with this `taskCapacity`, as one more contender (`--capacity`). */
   capacity?: number;
+  /** False leaves piscina out (bench/spec/run.ts: behind the relay it runs at a sixth of filch's rate). */
+  piscina?: boolean;
 }
 
 /**
@@ -230,6 +232,7 @@ export async function benchProducers(
   });
   // (c) piscina behind the same relay.
   try {
+    if (s.piscina === false) throw new Error("left out (piscina: false)");
     const { Piscina } = await import("piscina");
     const made = new Piscina({
       filename: new URL("./peers/producers_piscina_worker.mjs", import.meta.url).href,
