@@ -14,6 +14,7 @@ import { Pool } from "../../lib/pool.ts";
 import type * as tasks from "../fixtures/async_bound_tasks.ts";
 import { PROBE } from "../fixtures/async_bound_tasks.ts";
 import { assert, assertEquals, assertRejects, test, within } from "../_test.ts";
+import { tableOf } from "./_accounting.ts";
 
 const TASKS = new URL("../fixtures/async_bound_tasks.ts", import.meta.url);
 
@@ -40,6 +41,18 @@ function until(condition: () => boolean, what: string): Promise<void> {
 function handled<T>(promises: Promise<T>[]): Promise<T>[] {
   for (const promise of promises) promise.catch(() => {});
   return promises;
+}
+
+/**
+ * Wakes every thread waiting on a task record's latch (a join's wait: fork_join.ts `awaitFork`), and says
+ * how many there were. A debug view through the pool's internals (as tests/pool/_accounting.ts's): the
+ * join's wait is timed and rechecks its latch, so a wake changes nothing but when it looks again.
+ */
+function wakeJoinWaiters(pool: unknown): number {
+  const table = tableOf(pool);
+  let woken = 0;
+  for (let i = 0; i <= table.indexMask; i++) woken += Atomics.notify(table.words, table.fields.latchWord(i));
+  return woken;
 }
 
 /** The tasks each slot (worker) holds now, for the slots taken so far. */
@@ -135,13 +148,22 @@ test(
     const pool = await Pool.create<typeof tasks>(TASKS, { workers: 2, asyncTasksPerWorker: K });
     try {
       const probe = newProbe();
-      // b is stolen by the other worker and holds it; the joiner waits in its join, searching for work.
+      // b is stolen by the other worker and holds it; the joiner waits in its join, searching for work,
+      // once the N tasks are queued (its `a` returns only then): each of its searches sees all of them.
       const joined = handled([pool.run("joinWithStolenB", probe)]);
       await until(() => Atomics.load(probe, PROBE.bStarted) === 1, "b started on the other worker");
       const all = handled(Array.from({ length: N }, () => pool.run("held", probe)));
-      await until(() => Atomics.load(probe, PROBE.started) >= 1, "the joiner took one async task");
-      // Its join goes on waiting (b is not released): a joiner that went on searching would have taken
-      // the others meanwhile, all at once, since it is in synchronous code and none of them can settle.
+      Atomics.store(probe, PROBE.queued, 1);
+      // The check is made at a point the design defines, not after a delay: once the joiner has taken a
+      // task and then waits on its latch (the join's wait does so only when it found nothing to run).
+      // There a joiner that obeys the bound holds 1, the rest still queued; one whose join went on
+      // searching took all N before its search came back empty (nothing else can take them: the other
+      // worker is in b). Before, the check came right after the first start: a joiner delayed there by a
+      // loaded machine took the rest only later, after b was released, and the mutant passed.
+      await until(
+        () => Atomics.load(probe, PROBE.started) >= 1 && wakeJoinWaiters(pool) > 0,
+        "the joiner took one async task, then waited on its latch",
+      );
       assertEquals(Atomics.load(probe, PROBE.started), 1, "async tasks the joiner took at its bound of 1");
       Atomics.store(probe, PROBE.bReleased, 1);
       Atomics.notify(probe, PROBE.bReleased);
