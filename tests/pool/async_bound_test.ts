@@ -72,7 +72,17 @@ test(
       for (let released = 0; released < N; released++) {
         // `released` tickets let go (and finished, or finishing): 2K more at most may have started.
         const expected = Math.min(2 * K + released, N);
-        await until(() => Atomics.load(probe, PROBE.started) >= expected, `${expected} tasks started`);
+        // The first check waits for a state the design defines, not a delay: both workers took tasks and
+        // then let their event loops turn (a held task of each polled). A worker's loop yields only at its
+        // bound, with nothing left to take, or after 16 tasks (loop.ts): so there each worker that obeys
+        // the bound holds K, the rest still queued, and one that ignores it had taken all N first.
+        await until(
+          () =>
+            Atomics.load(probe, PROBE.started) >= expected &&
+            (released > 0 ||
+              (Atomics.load(probe, PROBE.slots) === 2 && [0, 1].every((s) => Atomics.load(probe, PROBE.polled + s)))),
+          `${expected} tasks started${released === 0 ? ", and both workers' event loops turned" : ""}`,
+        );
         assertEquals(Atomics.load(probe, PROBE.started), expected, `tasks started with ${released} released`);
         if (released === 0) assertEquals(heldBySlot(probe), [K, K], "each worker holds K: the other took the rest");
         Atomics.store(probe, PROBE.released, released + 1);
