@@ -898,12 +898,12 @@ export const ORDER_MUTANTS: readonly OrderMutant[] = [
     patches: [{
       find: "      this.stats.bump(StatusWords.injectorPops);\n",
       replace: "      // BUG: a batch moved into our deque, popped newest first\n" +
-        "      const want = Math.min((this.injector.length / this.stealers.length) | 0, this.deque.capacity >> 1, 64);\n" +
+        "      const want = Math.min((this.levels.length / this.stealers.length) | 0, this.deque.capacity >> 1, 64);\n" +
         "      for (let moved = 0; moved < want; moved++) {\n" +
-        "        const next = this.injector.pop();\n" +
+        "        const next = this.levels.take();\n" +
         "        if (next === QUEUE_EMPTY) break;\n" +
         "        if (!this.deque.push(next)) {\n" +
-        "          this.injector.pushPatiently(next);\n" +
+        "          this.levels.pushPatiently(next, 1);\n" +
         "          break;\n" +
         "        }\n" +
         "      }\n" +
@@ -918,15 +918,15 @@ export const ORDER_MUTANTS: readonly OrderMutant[] = [
     patches: [{
       find: "      this.stats.bump(StatusWords.injectorPops);\n",
       replace: "      // BUG: a batch moved into our deque, newest pushed first so that we pop it oldest first\n" +
-        "      const want = Math.min((this.injector.length / this.stealers.length) | 0, this.deque.capacity >> 1, 64);\n" +
+        "      const want = Math.min((this.levels.length / this.stealers.length) | 0, this.deque.capacity >> 1, 64);\n" +
         "      const batch: number[] = [];\n" +
         "      while (batch.length < want) {\n" +
-        "        const next = this.injector.pop();\n" +
+        "        const next = this.levels.take();\n" +
         "        if (next === QUEUE_EMPTY) break;\n" +
         "        batch.push(next);\n" +
         "      }\n" +
         "      for (let k = batch.length - 1; k >= 0; k--) {\n" +
-        "        if (!this.deque.push(batch[k])) this.injector.pushPatiently(batch[k]);\n" +
+        "        if (!this.deque.push(batch[k])) this.levels.pushPatiently(batch[k], 1);\n" +
         "      }\n" +
         "      this.stats.bump(StatusWords.injectorPops);\n",
     }],

@@ -14,6 +14,7 @@ import { Pool } from "../../lib/pool.ts";
 import type * as tasks from "../fixtures/async_bound_tasks.ts";
 import { PROBE } from "../fixtures/async_bound_tasks.ts";
 import { assert, assertEquals, assertRejects, test, within } from "../_test.ts";
+import { tableOf } from "./_accounting.ts";
 
 const TASKS = new URL("../fixtures/async_bound_tasks.ts", import.meta.url);
 
@@ -42,6 +43,18 @@ function handled<T>(promises: Promise<T>[]): Promise<T>[] {
   return promises;
 }
 
+/**
+ * Wakes every thread waiting on a task record's latch (a join's wait: fork_join.ts `awaitFork`), and says
+ * how many there were. A debug view through the pool's internals (as tests/pool/_accounting.ts's): the
+ * join's wait is timed and rechecks its latch, so a wake changes nothing but when it looks again.
+ */
+function wakeJoinWaiters(pool: unknown): number {
+  const table = tableOf(pool);
+  let woken = 0;
+  for (let i = 0; i <= table.indexMask; i++) woken += Atomics.notify(table.words, table.fields.latchWord(i));
+  return woken;
+}
+
 /** The tasks each slot (worker) holds now, for the slots taken so far. */
 function heldBySlot(probe: Int32Array): number[] {
   const slots = Atomics.load(probe, PROBE.slots);
@@ -59,7 +72,17 @@ test(
       for (let released = 0; released < N; released++) {
         // `released` tickets let go (and finished, or finishing): 2K more at most may have started.
         const expected = Math.min(2 * K + released, N);
-        await until(() => Atomics.load(probe, PROBE.started) >= expected, `${expected} tasks started`);
+        // The first check waits for a state the design defines, not a delay: both workers took tasks and
+        // then let their event loops turn (a held task of each polled). A worker's loop yields only at its
+        // bound, with nothing left to take, or after 16 tasks (loop.ts): so there each worker that obeys
+        // the bound holds K, the rest still queued, and one that ignores it had taken all N first.
+        await until(
+          () =>
+            Atomics.load(probe, PROBE.started) >= expected &&
+            (released > 0 ||
+              (Atomics.load(probe, PROBE.slots) === 2 && [0, 1].every((s) => Atomics.load(probe, PROBE.polled + s)))),
+          `${expected} tasks started${released === 0 ? ", and both workers' event loops turned" : ""}`,
+        );
         assertEquals(Atomics.load(probe, PROBE.started), expected, `tasks started with ${released} released`);
         if (released === 0) assertEquals(heldBySlot(probe), [K, K], "each worker holds K: the other took the rest");
         Atomics.store(probe, PROBE.released, released + 1);
@@ -135,13 +158,22 @@ test(
     const pool = await Pool.create<typeof tasks>(TASKS, { workers: 2, asyncTasksPerWorker: K });
     try {
       const probe = newProbe();
-      // b is stolen by the other worker and holds it; the joiner waits in its join, searching for work.
+      // b is stolen by the other worker and holds it; the joiner waits in its join, searching for work,
+      // once the N tasks are queued (its `a` returns only then): each of its searches sees all of them.
       const joined = handled([pool.run("joinWithStolenB", probe)]);
       await until(() => Atomics.load(probe, PROBE.bStarted) === 1, "b started on the other worker");
       const all = handled(Array.from({ length: N }, () => pool.run("held", probe)));
-      await until(() => Atomics.load(probe, PROBE.started) >= 1, "the joiner took one async task");
-      // Its join goes on waiting (b is not released): a joiner that went on searching would have taken
-      // the others meanwhile, all at once, since it is in synchronous code and none of them can settle.
+      Atomics.store(probe, PROBE.queued, 1);
+      // The check is made at a point the design defines, not after a delay: once the joiner has taken a
+      // task and then waits on its latch (the join's wait does so only when it found nothing to run).
+      // There a joiner that obeys the bound holds 1, the rest still queued; one whose join went on
+      // searching took all N before its search came back empty (nothing else can take them: the other
+      // worker is in b). Before, the check came right after the first start: a joiner delayed there by a
+      // loaded machine took the rest only later, after b was released, and the mutant passed.
+      await until(
+        () => Atomics.load(probe, PROBE.started) >= 1 && wakeJoinWaiters(pool) > 0,
+        "the joiner took one async task, then waited on its latch",
+      );
       assertEquals(Atomics.load(probe, PROBE.started), 1, "async tasks the joiner took at its bound of 1");
       Atomics.store(probe, PROBE.bReleased, 1);
       Atomics.notify(probe, PROBE.bReleased);

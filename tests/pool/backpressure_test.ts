@@ -109,11 +109,14 @@ test("map ends on break: tasks in flight are aborted (queued ones never run) and
     let closed = false;
     let pulled = 0;
     // An async generator: its inputs go one task each (no chunks), so every task is its own witness.
+    // Task 5 holds the one worker until the map has ended: the tasks submitted behind it (6 and 7 at
+    // least: the first window is 8) are still queued then, whatever the machine's speed. Before, the
+    // worker could run every task in flight before the break, and nothing was left to abort.
     async function* inputs() {
       try {
         for (let n = 0; n < 1_000_000; n++) {
           pulled++;
-          yield { n, ms: 1, probe: p };
+          yield n === 5 ? { n, ms: 1, probe: p, hold: 30_000 } : { n, ms: 1, probe: p };
         }
       } finally {
         closed = true;
@@ -127,6 +130,7 @@ test("map ends on break: tasks in flight are aborted (queued ones never run) and
     // without an aborted signal is one that was queued at the end and ran anyway (see `watched`). Which
     // tasks had run by then depends on the order the worker took them in, so that is not asserted.
     Atomics.store(p, 3, 1);
+    Atomics.notify(p, 3);
     assert(closed, "the input generator was closed");
     assert(pulled <= 5 + 8, `inputs pulled only as the window had room: ${pulled}`);
     await within(pool.drain(), 10_000, "drain");

@@ -6,6 +6,9 @@
  *
  * Each scenario holds the one worker with a first task while the rest are queued, so what the worker
  * takes next is decided by the queues alone (the tasks note their start rank: fixtures/order_tasks.ts).
+ * The first task holds its worker at a gate (a word in shared memory) that the test opens once the rest
+ * are queued: before, it spun 50 ms, and a main thread delayed longer than that in its submissions (a
+ * loaded machine) let the worker take a task before the higher ones behind it were queued.
  */
 import type { Pool } from "../../lib/pool.ts";
 import { LEVEL_QUOTA } from "../../lib/protocol/levels.ts";
@@ -39,13 +42,29 @@ async function started(p: Int32Array, tasks: number[]): Promise<void> {
   }
 }
 
-/** Submits task 0 (normal, 50 ms: it holds the one worker), then one task per priority given, in order. */
+/** A closed gate of the order tasks (fixtures/order_tasks.ts). */
+function newGate(): Int32Array {
+  return new Int32Array(new SharedArrayBuffer(4));
+}
+
+/** Opens a gate: the tasks held at it go on. */
+function open(gate: Int32Array): void {
+  Atomics.store(gate, 0, 1);
+  Atomics.notify(gate, 0);
+}
+
+/**
+ * Submits task 0 (normal, held at a gate: it holds the one worker), then one task per priority given, in
+ * order, then opens the gate.
+ */
 async function queued(pool: Pool<typeof tasks>, priorities: Priority[]): Promise<number[]> {
   const n = 1 + priorities.length;
   const p = probe(n);
-  const runs = [pool.run("ranked", 0, 50, p)];
+  const gate = newGate();
+  const runs = [pool.run("ranked", 0, 0, p, gate)];
   await started(p, [0]);
   priorities.forEach((priority, k) => runs.push(pool.with({ priority }).run("ranked", k + 1, 0, p)));
+  open(gate);
   await within(Promise.all(runs), 20_000, "the tasks");
   return ranks(p, n);
 }
@@ -94,12 +113,14 @@ test("two workers: priorities hold with several workers taking at once (high bef
   await withPool(2, async (pool) => {
     const n = 1 + 60;
     const p = probe(n);
-    const first = [pool.run("ranked", 0, 50, p), pool.run("ranked", 1, 50, p)];
+    const gate = newGate();
+    const first = [pool.run("ranked", 0, 0, p, gate), pool.run("ranked", 1, 0, p, gate)];
     await started(p, [0, 1]);
     const rest: Promise<number>[] = [];
     for (let k = 2; k < n; k++) {
       rest.push(pool.with({ priority: k % 2 === 0 ? "low" : "high" }).run("ranked", k, 1, p));
     }
+    open(gate);
     await within(Promise.all([...first, ...rest]), 20_000, "the tasks");
     const ranked = ranks(p, n);
     const low = ranked.flatMap((rank, i) => i >= 2 && i % 2 === 0 ? [rank] : []);
@@ -116,7 +137,8 @@ test("runMany and map take a priority too: a high batch goes before normal tasks
     // 4 low, 4 normal, 3 high: fewer than LEVEL_QUOTA above the low ones, so the order is strict.
     const n = 1 + 4 + 4 + 3;
     const p = probe(n);
-    const runs: Promise<unknown>[] = [pool.run("ranked", 0, 50, p)];
+    const gate = newGate();
+    const runs: Promise<unknown>[] = [pool.run("ranked", 0, 0, p, gate)];
     await started(p, [0]);
     const inputs = [1, 2, 3, 4].map((i) => ({ i, probe: p }));
     const mapped = (async () => {
@@ -128,6 +150,13 @@ test("runMany and map take a priority too: a high batch goes before normal tasks
     runs.push(pool.runMany("ranked", [9, 10, 11].map((i) => [i, 0, p] as [number, number, Int32Array]), {
       priority: "high",
     }));
+    // The map submits as its loop pulls (after a turn or more): the gate opens once all 12 are in.
+    const deadline = Date.now() + 10_000;
+    while (pool.stats().submitted < n) {
+      if (Date.now() > deadline) throw new Error(`${pool.stats().submitted} of ${n} tasks submitted within 10 s`);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    open(gate);
     await within(Promise.all([...runs, mapped]), 20_000, "the tasks");
     assertEquals(ranks(p, n), [0, 8, 9, 10, 11, 4, 5, 6, 7, 1, 2, 3], "start ranks: high, then normal, then low");
     assertThrows(() => pool.runMany("ranked", [], { priority: 3 as unknown as Priority }), TypeError, "'priority'");

@@ -119,10 +119,16 @@ test(
       // workers + maxQueue = 3 places, all taken by the owner's tasks until the gate opens.
       const gate = new Int32Array(new SharedArrayBuffer(4));
       const held = Array.from({ length: 3 }, () => pool.run("gate", gate));
-      const opened = new Int32Array(new SharedArrayBuffer(4));
+      // Word 1: the thread asked for its first run (refused at the call while the pool is full). The gate
+      // opens only then: before, it opened after 100 ms, which a slow thread could outlast.
+      const opened = new Int32Array(new SharedArrayBuffer(8));
       const report = producerThread(pool, { kind: "room", n: 20 }, "bounded", opened, 20_000);
       await allOpen(opened, 1);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      const deadline = Date.now() + 30_000;
+      while (Atomics.load(opened, 1) === 0) {
+        if (Date.now() > deadline) throw new Error("hang: the producer thread made no run in 30 s");
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
       Atomics.store(gate, 0, 1);
       Atomics.notify(gate, 0);
       await within(Promise.all(held), 20_000, "the owner's gated tasks");
@@ -181,6 +187,49 @@ test(
     });
   },
   120_000,
+);
+
+test(
+  "turns for room: while a producer waits for room, the owner past its share of a bounded pool is refused",
+  async () => {
+    // workers + maxQueue = 4 places, two producers open: a share of 2 each while one of them waits.
+    // Checked at a point the design defines, not by timing: the thread is counted as waiting and held
+    // (it cannot take the place itself), one of the owner's 4 tasks has settled, and the owner, with 3
+    // pending, asks for a fourth. The pool as a whole has room; the owner's share does not. (The flood
+    // test above misses the bug: the waiting thread wins enough races for a place to finish its tasks.)
+    await withTerminatedPool<typeof tasks>(moduleUrl, { workers: 1, maxQueue: 3 }, async (pool) => {
+      const gates = Array.from({ length: 4 }, () => new Int32Array(new SharedArrayBuffer(4)));
+      const held = gates.map((gate) => pool.run("gate", gate));
+      const flag = new Int32Array(new SharedArrayBuffer(4));
+      const report = producerThread(pool, { kind: "turns", flag }, "turns", undefined, 30_000);
+      const deadline = Date.now() + 30_000;
+      while (Atomics.load(flag, 0) !== 1) {
+        if (Date.now() > deadline) throw new Error("hang: the producer thread did not wait for room in 30 s");
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      // The worker runs the first gated task: let it settle.
+      Atomics.store(gates[0], 0, 1);
+      Atomics.notify(gates[0], 0);
+      await within(held[0], 20_000, "the first gated task");
+      // Refused at the call (QueueFullError), or queued behind the gated tasks: awaited once they are let go.
+      const fourth = pool.run("add", 1, 2).then(() => "resolved", (e) => (e as Error).name);
+      Atomics.store(flag, 0, 2);
+      Atomics.notify(flag, 0);
+      for (const gate of gates.slice(1)) {
+        Atomics.store(gate, 0, 1);
+        Atomics.notify(gate, 0);
+      }
+      await within(Promise.all(held), 20_000, "the gated tasks");
+      const r = await report;
+      assertEquals(
+        await within(fourth, 20_000, "the owner's fourth run"),
+        "QueueFullError",
+        "the owner's run past its share while the thread waits for room",
+      );
+      assertEquals(r.notes.got, 42, "the waiting thread's run, once let go");
+    });
+  },
+  60_000,
 );
 
 test(

@@ -28,8 +28,28 @@ test("progress values arrive in order, through the caller's own wait, and the la
     assertEquals(result, 20, "the result");
     assert(rising(seen), `in order: ${seen}`);
     assertEquals(seen[seen.length - 1], 20, "the last report is seen");
-    // 5 ms apart, each report is read before the next (a few may coalesce on a loaded machine).
-    assert(seen.length >= 10, `most reports seen: ${seen.length}`);
+    // How many of 20 reports 5 ms apart coalesce depends on how soon this thread runs: not asserted
+    // (it once asserted at least 10, which a loaded machine can break). The test below counts them where
+    // the design promises each one: a report into an empty cell raises the caller's notice.
+  });
+});
+
+test("a report made into an empty cell is delivered: each one acknowledged before the next, all 20 are seen", async () => {
+  await withTerminatedPool<Tasks>(moduleUrl, { workers: 2 }, async (pool) => {
+    const seen: number[] = [];
+    const ack = new Int32Array(new SharedArrayBuffer(4));
+    const result = await within(
+      pool.with<number>({
+        onProgress: (v) => {
+          seen.push(v);
+          Atomics.store(ack, 0, v);
+        },
+      }).run("stepsAcked", 20, ack, 10_000),
+      60_000,
+      "stepsAcked",
+    );
+    assertEquals(result, 20, "every report acknowledged");
+    assertEquals(seen, Array.from({ length: 20 }, (_, i) => i + 1), "each report seen once, in order");
   });
 });
 
