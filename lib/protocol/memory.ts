@@ -53,6 +53,11 @@ export interface ProducerChannel {
   readonly waiting: number;
   /** Its progress word's index in {@link ProducerChannel.words}: 1 when a task of it filled its progress cell. */
   readonly progress: number;
+  /**
+   * Its counted word's index in {@link ProducerChannel.words}: 1 while the producer counts itself waiting for a
+   * record (`ControlWords.recordWaiters`), so that a record's wake goes to a producer that waits for one.
+   */
+  readonly counted: number;
 }
 
 /**
@@ -441,6 +446,7 @@ export function producerChannel(buffer: SharedArrayBuffer, layout: PoolLayout, s
       words: controlWords(buffer, layout),
       waiting: ControlWords.mainWaiting,
       progress: ControlWords.progressPending,
+      counted: ControlWords.ownerCountedWaiting,
     };
   }
   return {
@@ -453,6 +459,7 @@ export function producerChannel(buffer: SharedArrayBuffer, layout: PoolLayout, s
     words: slotLine(buffer, layout, slot),
     waiting: ProducerWords.waiting,
     progress: ProducerWords.progressPending,
+    counted: ProducerWords.countedWaiting,
   };
 }
 
