@@ -5,9 +5,23 @@
 (* backlog until one is freed, by itself or by another producer. Nobody    *)
 (* else's completion tells it so: it counts itself waiting for a record    *)
 (* (ControlWords.recordWaiters), looks at the free list after the count,   *)
-(* and waits; a producer that frees records reads the count and, if it is *)
-(* not 0, wakes every producer that waits (protocol/producers.ts           *)
-(* wakeRecordWaiters).                                                      *)
+(* and waits; a producer that frees records, if any are free on the      *)
+(* shared list after its own feed, reads the count and, if it is not 0,   *)
+(* wakes ONE producer that waits for a record (protocol/producers.ts       *)
+(* wakeRecordWaiters): it takes the next turn (ControlWords.recordWakeTurn)*)
+(* and looks at the slots from that turn's on, round the ring, waking the *)
+(* first whose counted word is 1 and whose waiting word it takes 1 -> 0.  *)
+(* The woken producer feeds its backlog and, records still free, wakes the *)
+(* next in the same way (the wake passes on; none free, another took them *)
+(* and will wake someone when it frees them). Before issue 50 every        *)
+(* waiting producer was woken for every freed batch: up to 8 wake-ups a   *)
+(* record with 8 producers on 2 cores.                                     *)
+(*                                                                          *)
+(* The counted word (a remote slot's ProducerWords.countedWaiting, the     *)
+(* owner's ControlWords.ownerCountedWaiting) is stored right after the    *)
+(* count; here the two are one step (counted, shared): a wake that reads  *)
+(* the count between them passes the producer over, whose look at the    *)
+(* free list comes after both.                                             *)
 (*                                                                          *)
 (* The bug this spec was written for (fixed in the commit before it): the  *)
 (* submission arms the reader before it places the task (the completion   *)
@@ -52,9 +66,19 @@
 (*   comes). The old code's order breaks it.                               *)
 (* - WaitersCount, RecordsConserved: the count is the number of producers *)
 (*   that say they are counted; free records and records in use add up.  *)
+(* - NoRecordLeftAsleep: once every producer is idle with no wake-up     *)
+(*   pending, no producer counted as waiting for a record sleeps while a  *)
+(*   record is free (the one wake a batch reached a waiter that took it,  *)
+(*   or passed on). Mutant WokenWakesNobody (only a producer that read    *)
+(*   completions of its own wakes) breaks it.                              *)
 (* - AllSettled (liveness): every submitted task is settled.               *)
 (* - BacklogServed (liveness): a backlog while a record is free does not   *)
 (*   last: the backlog empties or the record is taken.                     *)
+(* - WaiterServed (liveness, fairness): a producer asleep counted as       *)
+(*   waiting for a record is served in the end: it holds a record or its  *)
+(*   backlog emptied. Mutant WakeSkipsLastSlot (the ring's modulo one      *)
+(*   short: the last slot never looked at) and StopsAtAwakeWaiter (the    *)
+(*   wake gives up at the first counted slot, awake or not) break it.      *)
 (***************************************************************************)
 EXTENDS Naturals, FiniteSets
 
@@ -87,15 +111,18 @@ VARIABLES
     counted,    \* the reader's countedWaiting: it counts itself in recordWaiters
     waiting,    \* the reader's `waiting`: armed, its wake-up to come
     mode,       \* how that wake-up comes: "async" (waitAsync on word 1: once the word is 0), "micro" (queued)
-    cursor      \* wakeRecordWaiters's loop over the channels (0: not in it)
+    turn,       \* ControlWords.recordWakeTurn: the next wake's turn (kept mod Producers here)
+    cursor,     \* wakeRecordWaiters's loop: the slot it looks at (0: not in it)
+    looked,     \* how many slots that loop looked at before this one
+    popped      \* the drain's `read`: it popped a completion of its own (read only by a mutant)
 
-vars == <<free, waiters, waitw, cq, inj, wpc, wfor, pc, ret, submitted, backlog, held, settled, counted, waiting, mode,
-          cursor>>
+vars == <<free, waiters, waitw, cq, inj, turn, wpc, wfor, pc, ret, submitted, backlog, held, settled, counted, waiting,
+          mode, cursor, looked, popped>>
 
 \* The groups each action leaves unchanged.
-shared == <<free, waiters, waitw, cq, inj>>
+shared == <<free, waiters, waitw, cq, inj, turn>>
 wvars == <<wpc, wfor>>
-pvars == <<pc, ret, submitted, backlog, held, settled, counted, waiting, mode, cursor>>
+pvars == <<pc, ret, submitted, backlog, held, settled, counted, waiting, mode, cursor, looked, popped>>
 
 Init ==
     /\ free = Records
@@ -114,7 +141,10 @@ Init ==
     /\ counted = [p \in P |-> FALSE]
     /\ waiting = [p \in P |-> FALSE]
     /\ mode = [p \in P |-> "none"]
+    /\ turn = 0
     /\ cursor = [p \in P |-> 0]
+    /\ looked = [p \in P |-> 0]
+    /\ popped = [p \in P |-> FALSE]
 
 \* The ledger's count of tasks not yet settled.
 Pending(p) == submitted[p] - settled[p]
@@ -139,7 +169,7 @@ Submit(p) ==
     /\ submitted' = [submitted EXCEPT ![p] = @ + 1]
     /\ pc' = [pc EXCEPT ![p] = ArmPc("Enqueue", waiting[p], Pending(p) + 1)]
     /\ ret' = [ret EXCEPT ![p] = "Enqueue"]
-    /\ UNCHANGED <<shared, wvars, backlog, held, settled, counted, waiting, mode, cursor>>
+    /\ UNCHANGED <<shared, wvars, backlog, held, settled, counted, waiting, mode, cursor, looked, popped>>
 
 \* The free list's pop (Submitter.place's allocate). At the enqueue: taken if the backlog is empty and a record is
 \* free (placed and pushed, one step here), else the task goes to the backlog; then, with a backlog, arm() once
@@ -157,16 +187,16 @@ SubmitTakeRecord(p) ==
                 ELSE /\ backlog' = [backlog EXCEPT ![p] = @ + 1]
                      /\ pc' = [pc EXCEPT ![p] = ArmPc("Idle", waiting[p], Pending(p))]
                      /\ ret' = [ret EXCEPT ![p] = "Idle"]
-                     /\ UNCHANGED <<free, held, inj>>
+                     /\ UNCHANGED <<turn, free, held, inj>>
          ELSE IF backlog[p] > 0 /\ free > 0
                 THEN /\ free' = free - 1
                      /\ backlog' = [backlog EXCEPT ![p] = @ - 1]
                      /\ held' = [held EXCEPT ![p] = @ + 1]
                      /\ inj' = [inj EXCEPT ![p] = @ + 1]
                      /\ UNCHANGED <<pc, ret>>
-                ELSE /\ pc' = [pc EXCEPT ![p] = "ReadWaiters"]
-                     /\ UNCHANGED <<free, backlog, held, inj, ret>>
-    /\ UNCHANGED <<waiters, waitw, cq, wvars, submitted, settled, counted, waiting, mode, cursor>>
+                ELSE /\ pc' = [pc EXCEPT ![p] = "ReadFree"]
+                     /\ UNCHANGED <<turn, free, backlog, held, inj, ret>>
+    /\ UNCHANGED <<turn, waiters, waitw, cq, wvars, submitted, settled, counted, waiting, mode, cursor, looked, popped>>
 
 \* countWaiting: the reader counts itself in recordWaiters (or uncounts) if that changed. From arm (starved
 \* now?), from the recount of an arm while waiting (the same; unchanged, the recount returns at once), and after
@@ -184,27 +214,27 @@ RecordCountWaiting(p) ==
                                 ELSE IF want = counted[p] THEN ret[p]
                                 ELSE "RecountFree"]
                     /\ UNCHANGED ret
-    /\ UNCHANGED <<free, waitw, cq, inj, wvars, submitted, backlog, held, settled, waiting, mode, cursor>>
+    /\ UNCHANGED <<turn, free, waitw, cq, inj, wvars, submitted, backlog, held, settled, waiting, mode, cursor, looked, popped>>
 
 \* arm(): its waiting word 1 (after the count: whoever frees a record after this reads the count).
 MainAnnounceWaiting(p) ==
     /\ p \in P /\ pc[p] = "Announce"
     /\ waitw' = [waitw EXCEPT ![p] = 1]
     /\ pc' = [pc EXCEPT ![p] = "RecheckCq"]
-    /\ UNCHANGED <<free, waiters, cq, inj, wvars, ret, submitted, backlog, held, settled, counted, waiting, mode,
-                   cursor>>
+    /\ UNCHANGED <<turn, free, waiters, cq, inj, wvars, ret, submitted, backlog, held, settled, counted, waiting, mode,
+                   cursor, looked, popped>>
 
 \* Its completion queue once more: a completion there, it takes the word back.
 MainRecheckCompletions(p) ==
     /\ p \in P /\ pc[p] = "RecheckCq"
     /\ pc' = [pc EXCEPT ![p] = IF cq[p] > 0 THEN "Retract" ELSE "RecheckFree"]
-    /\ UNCHANGED <<shared, wvars, ret, submitted, backlog, held, settled, counted, waiting, mode, cursor>>
+    /\ UNCHANGED <<shared, wvars, ret, submitted, backlog, held, settled, counted, waiting, mode, cursor, looked, popped>>
 
 \* Then the free list, if starved: a record freed before the count was read by no wake.
 ArmRecheckFree(p) ==
     /\ p \in P /\ pc[p] = "RecheckFree"
     /\ pc' = [pc EXCEPT ![p] = IF Starved(p) /\ free > 0 THEN "Retract" ELSE "Wait"]
-    /\ UNCHANGED <<shared, wvars, ret, submitted, backlog, held, settled, counted, waiting, mode, cursor>>
+    /\ UNCHANGED <<shared, wvars, ret, submitted, backlog, held, settled, counted, waiting, mode, cursor, looked, popped>>
 
 \* Something to do: the word back to 0, the wake-up queued as a microtask.
 MainRetractWaiting(p) ==
@@ -213,7 +243,7 @@ MainRetractWaiting(p) ==
     /\ waiting' = [waiting EXCEPT ![p] = TRUE]
     /\ mode' = [mode EXCEPT ![p] = "micro"]
     /\ pc' = [pc EXCEPT ![p] = ret[p]]
-    /\ UNCHANGED <<free, waiters, cq, inj, wvars, ret, submitted, backlog, held, settled, counted, cursor>>
+    /\ UNCHANGED <<turn, free, waiters, cq, inj, wvars, ret, submitted, backlog, held, settled, counted, cursor, looked, popped>>
 
 \* Atomics.waitAsync on word 1: woken once a wake exchanged it to 0 and notified (already 0: at once).
 MainWaitAsync(p) ==
@@ -221,7 +251,7 @@ MainWaitAsync(p) ==
     /\ mode' = [mode EXCEPT ![p] = IF waitw[p] = 1 THEN "async" ELSE "micro"]
     /\ waiting' = [waiting EXCEPT ![p] = TRUE]
     /\ pc' = [pc EXCEPT ![p] = ret[p]]
-    /\ UNCHANGED <<shared, wvars, ret, submitted, backlog, held, settled, counted, cursor>>
+    /\ UNCHANGED <<shared, wvars, ret, submitted, backlog, held, settled, counted, cursor, looked, popped>>
 
 \* recountWaiting, after it counted itself: a record on the free list now, it wakes itself (wakeProducer on its
 \* own channel: the word exchanged 1 -> 0 and notified; the read and the wake are one step here).
@@ -229,8 +259,8 @@ RecountRecheckFree(p) ==
     /\ p \in P /\ pc[p] = "RecountFree"
     /\ IF counted[p] /\ free > 0 THEN waitw' = [waitw EXCEPT ![p] = 0] ELSE UNCHANGED waitw
     /\ pc' = [pc EXCEPT ![p] = ret[p]]
-    /\ UNCHANGED <<free, waiters, cq, inj, wvars, ret, submitted, backlog, held, settled, counted, waiting, mode,
-                   cursor>>
+    /\ UNCHANGED <<turn, free, waiters, cq, inj, wvars, ret, submitted, backlog, held, settled, counted, waiting, mode,
+                   cursor, looked, popped>>
 
 \* onWake: the event loop runs the wake-up (its word is 0, or it was queued); the word cleared; then the drain.
 MainClearWaiting(p) ==
@@ -240,7 +270,8 @@ MainClearWaiting(p) ==
     /\ mode' = [mode EXCEPT ![p] = "none"]
     /\ waitw' = [waitw EXCEPT ![p] = 0]
     /\ pc' = [pc EXCEPT ![p] = "Drain"]
-    /\ UNCHANGED <<free, waiters, cq, inj, wvars, ret, submitted, backlog, held, settled, counted, cursor>>
+    /\ popped' = [popped EXCEPT ![p] = FALSE]
+    /\ UNCHANGED <<turn, free, waiters, cq, inj, wvars, ret, submitted, backlog, held, settled, counted, cursor, looked>>
 
 \* The drain: one completion popped, its task settled and its record freed (one step, as in Producers.tla); the
 \* queue empty, the backlog is fed.
@@ -251,27 +282,69 @@ MainPopCompletion(p) ==
               /\ held' = [held EXCEPT ![p] = @ - 1]
               /\ settled' = [settled EXCEPT ![p] = @ + 1]
               /\ free' = free + 1
+              /\ popped' = [popped EXCEPT ![p] = TRUE]
               /\ UNCHANGED pc
          ELSE /\ pc' = [pc EXCEPT ![p] = "Feed"]
-              /\ UNCHANGED <<cq, held, settled, free>>
-    /\ UNCHANGED <<waiters, waitw, inj, wvars, ret, submitted, backlog, counted, waiting, mode, cursor>>
+              /\ UNCHANGED <<cq, held, settled, free, popped>>
+    /\ UNCHANGED <<turn, waiters, waitw, inj, wvars, ret, submitted, backlog, counted, waiting, mode, cursor, looked>>
 
-\* wakeRecordWaiters, after the feed: the count read; 0, nobody is woken.
+\* freed(), after the feed: the shared free list's length read (the code's `freeRecords.length`); records
+\* still free, one waiter is woken (it may be another producer's turn, or this one passes on the wake it got);
+\* none, nobody (whoever took them wakes someone when it frees them).
+FreedReadFree(p) ==
+    /\ p \in P /\ pc[p] = "ReadFree"
+    /\ pc' = [pc EXCEPT ![p] = IF free > 0 THEN "ReadWaiters" ELSE "Uncount"]
+    /\ UNCHANGED <<shared, wvars, ret, submitted, backlog, held, settled, counted, waiting, mode, cursor, looked, popped>>
+
+\* wakeRecordWaiters: the count read; 0, nobody is woken.
 FreedReadWaiters(p) ==
     /\ p \in P /\ pc[p] = "ReadWaiters"
-    /\ IF waiters = 0
-         THEN /\ pc' = [pc EXCEPT ![p] = "Uncount"] /\ UNCHANGED cursor
-         ELSE /\ pc' = [pc EXCEPT ![p] = "WakeWaiters"] /\ cursor' = [cursor EXCEPT ![p] = 1]
-    /\ UNCHANGED <<shared, wvars, ret, submitted, backlog, held, settled, counted, waiting, mode>>
+    /\ pc' = [pc EXCEPT ![p] = IF waiters = 0 THEN "Uncount" ELSE "TakeTurn"]
+    /\ UNCHANGED <<shared, wvars, ret, submitted, backlog, held, settled, counted, waiting, mode, cursor, looked, popped>>
 
-\* Not 0: every producer's channel woken in turn (its own too), one wakeProducer a step.
+\* The slot after `c` round the ring (the code's `(turn + k) % n`).
+NextSlot(c) == (c % Producers) + 1
+
+\* The turn taken (a fetch-add): the loop starts at its slot.
+FreedTakeTurn(p) ==
+    /\ p \in P /\ pc[p] = "TakeTurn"
+    /\ turn' = (turn + 1) % Producers
+    /\ cursor' = [cursor EXCEPT ![p] = turn + 1]
+    /\ looked' = [looked EXCEPT ![p] = 0]
+    /\ pc' = [pc EXCEPT ![p] = "ReadCounted"]
+    /\ UNCHANGED <<free, waiters, waitw, cq, inj, wvars, ret, submitted, backlog, held, settled, counted, waiting, mode,
+                   popped>>
+
+\* On to the next slot, or, every slot looked at, out of the loop with nobody woken.
+LookNext(p) ==
+    IF looked[p] + 1 = Producers
+      THEN /\ pc' = [pc EXCEPT ![p] = "Uncount"]
+           /\ cursor' = [cursor EXCEPT ![p] = 0]
+           /\ looked' = [looked EXCEPT ![p] = 0]
+      ELSE /\ pc' = [pc EXCEPT ![p] = "ReadCounted"]
+           /\ cursor' = [cursor EXCEPT ![p] = NextSlot(@)]
+           /\ looked' = [looked EXCEPT ![p] = @ + 1]
+
+\* The slot's counted word: 0, passed over.
+FreedReadCounted(p) ==
+    /\ p \in P /\ pc[p] = "ReadCounted"
+    /\ IF counted[cursor[p]]
+         THEN /\ pc' = [pc EXCEPT ![p] = "WakeWaiter"] /\ UNCHANGED <<cursor, looked>>
+         ELSE LookNext(p)
+    /\ UNCHANGED <<shared, wvars, ret, submitted, backlog, held, settled, counted, waiting, mode, popped>>
+
+\* wakeProducer on it (the word's read, exchange and notify, one step): woken, the loop ends; awake (its word
+\* 0: running, or between its count and its look at the free list), passed over.
 FreedWakeWaiter(p) ==
-    /\ p \in P /\ pc[p] = "WakeWaiters"
-    /\ waitw' = [waitw EXCEPT ![cursor[p]] = 0]
-    /\ IF cursor[p] = Producers
-         THEN /\ pc' = [pc EXCEPT ![p] = "Uncount"] /\ cursor' = [cursor EXCEPT ![p] = 0]
-         ELSE /\ cursor' = [cursor EXCEPT ![p] = @ + 1] /\ UNCHANGED pc
-    /\ UNCHANGED <<free, waiters, cq, inj, wvars, ret, submitted, backlog, held, settled, counted, waiting, mode>>
+    /\ p \in P /\ pc[p] = "WakeWaiter"
+    /\ IF waitw[cursor[p]] = 1
+         THEN /\ waitw' = [waitw EXCEPT ![cursor[p]] = 0]
+              /\ pc' = [pc EXCEPT ![p] = "Uncount"]
+              /\ cursor' = [cursor EXCEPT ![p] = 0]
+              /\ looked' = [looked EXCEPT ![p] = 0]
+         ELSE /\ LookNext(p) /\ UNCHANGED waitw
+    /\ UNCHANGED <<turn, free, waiters, cq, inj, wvars, ret, submitted, backlog, held, settled, counted, waiting, mode,
+                   popped>>
 
 ----------------------------------------------------------------------------
 (* A worker: takes a task, runs it, pushes its completion to its producer, wakes it. *)
@@ -283,13 +356,13 @@ FindPopInjector(w) ==
          /\ inj' = [inj EXCEPT ![p] = @ - 1]
          /\ wfor' = [wfor EXCEPT ![w] = p]
     /\ wpc' = [wpc EXCEPT ![w] = "Push"]
-    /\ UNCHANGED <<free, waiters, waitw, cq, pvars>>
+    /\ UNCHANGED <<turn, free, waiters, waitw, cq, pvars>>
 
 FinishPushCompletion(w) ==
     /\ w \in W /\ wpc[w] = "Push"
     /\ cq' = [cq EXCEPT ![wfor[w]] = @ + 1]
     /\ wpc' = [wpc EXCEPT ![w] = "Wake"]
-    /\ UNCHANGED <<free, waiters, waitw, inj, wfor, pvars>>
+    /\ UNCHANGED <<turn, free, waiters, waitw, inj, wfor, pvars>>
 
 \* wakeProducer on the task's producer: its word exchanged 1 -> 0 and notified (one step).
 FinishWakeProducer(w) ==
@@ -297,14 +370,15 @@ FinishWakeProducer(w) ==
     /\ waitw' = [waitw EXCEPT ![wfor[w]] = 0]
     /\ wpc' = [wpc EXCEPT ![w] = "Top"]
     /\ wfor' = [wfor EXCEPT ![w] = 0]
-    /\ UNCHANGED <<free, waiters, cq, inj, pvars>>
+    /\ UNCHANGED <<turn, free, waiters, cq, inj, pvars>>
 
 \* A thread's step: a producer's (t in P) or a worker's (t in W). Each action is one `// spec:` name at its
 \* access in the files of the code: lines above.
 Step(t) ==
     \/ SubmitTakeRecord(t) \/ RecordCountWaiting(t) \/ MainAnnounceWaiting(t) \/ MainRecheckCompletions(t)
     \/ ArmRecheckFree(t) \/ MainRetractWaiting(t) \/ MainWaitAsync(t) \/ RecountRecheckFree(t)
-    \/ MainClearWaiting(t) \/ MainPopCompletion(t) \/ FreedReadWaiters(t) \/ FreedWakeWaiter(t)
+    \/ MainClearWaiting(t) \/ MainPopCompletion(t) \/ FreedReadFree(t) \/ FreedReadWaiters(t) \/ FreedTakeTurn(t)
+    \/ FreedReadCounted(t) \/ FreedWakeWaiter(t)
     \/ FindPopInjector(t) \/ FinishPushCompletion(t) \/ FinishWakeProducer(t)
 
 Threads == P \cup W
@@ -321,7 +395,7 @@ Spec ==
 (* Properties.                                                              *)
 
 Steps == {"Idle", "Enqueue", "Feed", "ArmCount", "RecountCount", "Uncount", "Announce", "RecheckCq", "RecheckFree",
-          "Retract", "Wait", "RecountFree", "Drain", "ReadWaiters", "WakeWaiters"}
+          "Retract", "Wait", "RecountFree", "Drain", "ReadFree", "ReadWaiters", "TakeTurn", "ReadCounted", "WakeWaiter"}
 
 TypeOK ==
     /\ free \in 0..Records
@@ -333,7 +407,8 @@ TypeOK ==
     /\ submitted \in [P -> 0..Tasks] /\ backlog \in [P -> 0..Tasks] /\ settled \in [P -> 0..Tasks]
     /\ counted \in [P -> BOOLEAN] /\ waiting \in [P -> BOOLEAN]
     /\ mode \in [P -> {"none", "async", "micro"}]
-    /\ cursor \in [P -> 0..Producers]
+    /\ turn \in 0..(Producers - 1)
+    /\ cursor \in [P -> 0..Producers] /\ looked \in [P -> 0..(Producers - 1)] /\ popped \in [P -> BOOLEAN]
 
 \* recordWaiters is the number of producers that say they are counted.
 WaitersCount == waiters = Cardinality({p \in P : counted[p]})
@@ -349,9 +424,25 @@ RecordsConserved == free + SumOver(held, P) = Records
 WaitsCounted ==
     \A p \in P : (pc[p] = "Idle" /\ waiting[p] /\ backlog[p] > 0 /\ held[p] = 0) => counted[p]
 
+\* A state constraint for mutants/RecordWaitPass.cfg, to keep three producers and two records small: producer 1
+\* submits its Tasks tasks (its drain may free two records at once), the others one each (two waiters).
+OneFreerTwoWaiters == \A p \in P \ {1} : submitted[p] <= 1
+
+\* A producer asleep: idle, waiting on waitAsync with its word still 1 (no wake-up on its way).
+Asleep(p) == pc[p] = "Idle" /\ waiting[p] /\ mode[p] = "async" /\ waitw[p] = 1
+
+\* Every producer idle with no wake-up on its way (nobody is about to look at the free list), and a record
+\* free: then no producer counted as waiting for a record sleeps (the wake reached one, or it passed on).
+NoRecordLeftAsleep ==
+    (free > 0 /\ \A p \in P : pc[p] = "Idle" /\ (waiting[p] => Asleep(p)))
+      => \A p \in P : ~(counted[p] /\ Asleep(p))
+
 \* Every task is settled in the end.
 AllSettled == <>(\A p \in P : settled[p] = Tasks)
 
 \* A backlog does not wait for ever while a record is free.
 BacklogServed == \A p \in P : (backlog[p] > 0 /\ free > 0) ~> (backlog[p] = 0 \/ free = 0)
+
+\* A producer asleep, counted as waiting for a record, is served: it holds a record, or its backlog emptied.
+WaiterServed == \A p \in P : (counted[p] /\ Asleep(p)) ~> (held[p] > 0 \/ backlog[p] = 0)
 =============================================================================

@@ -860,7 +860,34 @@ export const RUNS: readonly Run[] = [
     mutant: "RecountSkipsFreeCheck",
     cfg: "mutants/RecordWaitLiveness.cfg",
     kind: "mutant",
-    expect: ["AllSettled", "BacklogServed"],
+    expect: ["AllSettled", "BacklogServed", "WaiterServed"],
+  },
+  {
+    // Issue 50: the woken waiter that took one record of two (or none) does not pass the wake on.
+    name: "WokenWakesNobody",
+    module: "RecordWait.tla",
+    mutant: "WokenWakesNobody",
+    cfg: "mutants/RecordWaitPass.cfg",
+    kind: "mutant",
+    expect: ["NoRecordLeftAsleep"],
+  },
+  {
+    // Issue 50: a waiter skipped for ever (the wake's ring one slot short).
+    name: "WakeSkipsLastSlot",
+    module: "RecordWait.tla",
+    mutant: "WakeSkipsLastSlot",
+    cfg: "mutants/RecordWaitLiveness.cfg",
+    kind: "mutant",
+    expect: ["AllSettled", "BacklogServed", "WaiterServed"],
+  },
+  {
+    // Issue 50: the wake gives up at an awake counted producer instead of passing it over.
+    name: "StopsAtAwakeWaiter",
+    module: "RecordWait.tla",
+    mutant: "StopsAtAwakeWaiter",
+    cfg: "mutants/RecordWaitPass.cfg",
+    kind: "mutant",
+    expect: ["NoRecordLeftAsleep"],
   },
   { name: "RoomWait", module: "RoomWait.tla", cfg: "RoomWait.cfg", kind: "real" },
   {

@@ -878,6 +878,43 @@ export const SPEC_MUTANTS: readonly SpecMutant[] = [
       replace: "    /\\ UNCHANGED waitw   \\* BUG: no look at the free list after the count\n",
     }],
   },
+  {
+    name: "WokenWakesNobody",
+    base: "RecordWait.tla",
+    bug: "issue 50's one wake a batch without its pass-on: only a producer that read completions of its own " +
+      "wakes a record waiter, so a woken waiter that took one record of two (or none) wakes nobody, and another " +
+      "counted waiter sleeps while a record is free (tests/mutants/mutants.ts woken_waiter_wakes_nobody)",
+    patches: [{
+      find: "    /\\ pc' = [pc EXCEPT ![p] = IF free > 0 THEN \"ReadWaiters\" ELSE \"Uncount\"]\n",
+      replace: "    /\\ pc' = [pc EXCEPT ![p] = IF free > 0 /\\ popped[p] THEN \"ReadWaiters\" ELSE \"Uncount\"]   \\* BUG\n",
+    }],
+  },
+  {
+    name: "WakeSkipsLastSlot",
+    base: "RecordWait.tla",
+    bug: "the wake's ring one slot short (its modulo Producers - 1): the last slot is never looked at, and its " +
+      "producer, waiting for a record with nothing in flight, is skipped for ever (tests/mutants/mutants.ts " +
+      "record_wake_skips_last_slot)",
+    patches: [{
+      find: "NextSlot(c) == (c % Producers) + 1\n",
+      replace: "NextSlot(c) == (c % (Producers - 1)) + 1   \\* BUG: one short\n",
+    }, {
+      find: "    /\\ cursor' = [cursor EXCEPT ![p] = turn + 1]\n",
+      replace: "    /\\ cursor' = [cursor EXCEPT ![p] = (turn % (Producers - 1)) + 1]   \\* BUG: one short\n",
+    }],
+  },
+  {
+    name: "StopsAtAwakeWaiter",
+    base: "RecordWait.tla",
+    bug: "the wake gives up at the first counted slot whose producer is awake (its word 0: the freer itself, " +
+      "still counted until after its wake, or one between its count and its look) instead of passing it over: " +
+      "a counted producer asleep further round the ring is never woken (tests/mutants/mutants.ts " +
+      "record_wake_stops_at_awake)",
+    patches: [{
+      find: "         ELSE /\\ LookNext(p) /\\ UNCHANGED waitw\n",
+      replace: "         ELSE /\\ pc' = [pc EXCEPT ![p] = \"Uncount\"] /\\ UNCHANGED <<waitw, cursor, looked>>   \\* BUG\n",
+    }],
+  },
   // ---- RoomWait.tla (the wait for room in the pool's queue, for the pool as a whole) ----
   {
     name: "RoomWakesNobody",

@@ -35,7 +35,7 @@ import { type Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
 import { ControlWords } from "../protocol/layout.ts";
 import type { PoolMemory } from "../protocol/memory.ts";
 import { Settled, type TaskLedger } from "./ledger.ts";
-import { type ProducerChannel, ProducerWords, wakeProducer, wakeRecordWaiters } from "../protocol/producers.ts";
+import { type ProducerChannel, wakeProducer, wakeRecordWaiters } from "../protocol/producers.ts";
 import { Outcome, PAYLOAD_BY_MESSAGE, type TaskTable } from "../record/task.ts";
 import { ProgressReader } from "../progress/reader.ts";
 
@@ -259,10 +259,13 @@ export class CompletionReader {
     if (starved === this.countedWaiting) return;
     this.countedWaiting = starved;
     mem.add(this.control, ControlWords.recordWaiters, starved ? 1 : -1); // spec: RecordCountWaiting
-    // A producer in another thread says so in its slot's line too: if it dies counted, the owner uncounts
-    // it (protocol/producers.ts releaseSlot). (Dead between the two, it is counted once too often: the
-    // other producers then keep to their fair share of records while any waits; nothing is lost.)
-    if (this.channel.slot !== 0) mem.store(this.channel.words, ProducerWords.countedWaiting, starved ? 1 : 0);
+    // Its channel's counted word too, after the count (the spec folds the two into one step: a wake that
+    // reads the count between them passes over this producer, whose re-check of the free list comes after
+    // both): a record's wake goes only to a producer that says so (protocol/producers.ts
+    // wakeRecordWaiters). A producer in another thread's word is in its slot's line: if it dies counted,
+    // the owner uncounts it (releaseSlot). (Dead between the two, it is counted once too often: the other
+    // producers then keep to their fair share of records while any waits; nothing is lost.)
+    mem.store(this.channel.words, this.channel.counted, starved ? 1 : 0);
   }
 
   /** Whether a producer other than this one waits for a record (this one then keeps to its share). */
@@ -308,13 +311,17 @@ export class CompletionReader {
 
   /**
    * After records may have been freed: our backlog first (the hook), then another producer's, if one
-   * waits: the records our private cache kept go back to the shared list, and the waiters are woken.
+   * waits: the records our private cache kept go back to the shared list, and if any are free there now,
+   * one waiter is woken (protocol/producers.ts `wakeRecordWaiters`: one a batch, in turn). Called by a
+   * producer woken for a record too, after its own feed: records still free (it could take only some, or
+   * none), it passes the wake on to the next waiter instead of swallowing it; none free (another took
+   * them), there is nothing to pass on, and whoever frees the next one wakes the next waiter.
    */
   private freed(): void {
     this.hooks.freed();
     this.table.holdFreed(false);
     if (this.othersWaitForRecords()) this.table.flushCache();
-    wakeRecordWaiters(this.channels, this.control);
+    if (this.table.freeRecords.length > 0) wakeRecordWaiters(this.channels, this.control); // spec: FreedReadFree
   }
 
   /**

@@ -334,6 +334,16 @@ export const ControlWords = Object.freeze({
   ownerPending: 2 * CACHE_LINE_WORDS + 5,
   /** Producers waiting for room in the pool's queue: whoever settles a task wakes them (producer/room.ts). */
   roomWaiters: 2 * CACHE_LINE_WORDS + 6,
+  /**
+   * 1 while the owner's producer (slot 0) counts itself in `recordWaiters`: the remote slots' flag is their
+   * line's `ProducerWords.countedWaiting`. Read by whoever wakes a record waiter (producers.ts).
+   */
+  ownerCountedWaiting: 2 * CACHE_LINE_WORDS + 7,
+  /**
+   * The record waiters' wake turn: each wake takes the next (a fetch-add) and looks at the slots from that
+   * one on, so that every waiting producer's turn comes (producers.ts `wakeRecordWaiters`).
+   */
+  recordWakeTurn: 2 * CACHE_LINE_WORDS + 8,
 });
 
 /** Word offsets in a remote producer slot's line (its protocol: `producers.ts`). */
@@ -344,7 +354,10 @@ export const ProducerWords = Object.freeze({
   waiting: 1,
   /** Its tasks submitted and not yet settled (kept by its producer; the owner's `close` waits for 0). */
   pending: 2,
-  /** 1 while its producer counts itself in `ControlWords.recordWaiters` (undone by the owner if it dies). */
+  /**
+   * 1 while its producer counts itself in `ControlWords.recordWaiters` (undone by the owner if it dies); a
+   * wake of a record waiter goes only to a slot that says so.
+   */
   countedWaiting: 3,
   /**
    * The handle its producer is placing (from before the QUEUED store to after the injector push), or -1:

@@ -54,6 +54,11 @@ export interface ProducerChannel {
   readonly waiting: number;
   /** Its progress word's index in {@link ProducerChannel.words}: 1 when a task of it filled its progress cell. */
   readonly progress: number;
+  /**
+   * Its counted word's index in {@link ProducerChannel.words}: 1 while the producer counts itself waiting for a
+   * record (`ControlWords.recordWaiters`), so that a record's wake goes to a producer that waits for one.
+   */
+  readonly counted: number;
 }
 
 /**
@@ -445,6 +450,7 @@ export function producerChannel(buffer: SharedArrayBuffer, layout: PoolLayout, s
       words: controlWords(buffer, layout),
       waiting: ControlWords.mainWaiting,
       progress: ControlWords.progressPending,
+      counted: ControlWords.ownerCountedWaiting,
     };
   }
   return {
@@ -457,6 +463,7 @@ export function producerChannel(buffer: SharedArrayBuffer, layout: PoolLayout, s
     words: slotLine(buffer, layout, slot),
     waiting: ProducerWords.waiting,
     progress: ProducerWords.progressPending,
+    counted: ProducerWords.countedWaiting,
   };
 }
 

@@ -157,24 +157,48 @@ export function slotOf(origin: number): number {
  * notified, so that one wake serves one wait. Pairs with the producer's store of 1 and its re-check.
  *
  * @param channel The producer's channel.
+ * @returns Whether this call woke it (its exchange took the word from 1 to 0).
  */
-export function wakeProducer(channel: ProducerChannel): void {
+export function wakeProducer(channel: ProducerChannel): boolean {
   if (mem.load(channel.words, channel.waiting) === 1) { // spec: FinishReadMainWaiting
     if (mem.exchange(channel.words, channel.waiting, 0) === 1) { // spec: FinishTakeMainWaiting
       mem.notify(channel.words, channel.waiting, 1); // spec: FinishNotifyMain
+      return true;
     }
   }
+  return false;
 }
 
 /**
- * After a record was freed: wakes every producer waiting that has tasks waiting for a record, if any
- * producer said so (`ControlWords.recordWaiters`). A producer counts itself there before it re-checks
- * the free list and waits, so a record freed after that re-check finds the count non-zero.
+ * After records were freed to the shared list: wakes ONE producer that waits for a record, if any producer
+ * said it waits for one (`ControlWords.recordWaiters`). A producer counts itself there (and raises its
+ * channel's counted word) before it stores its waiting word and re-checks the free list, so a record freed
+ * after that re-check finds the count non-zero, the counted word 1 and the waiting word 1.
+ *
+ * Which one: the wake takes the next turn (`ControlWords.recordWakeTurn`, a fetch-add) and looks at the
+ * slots from that turn's slot on, round the ring, waking the first counted producer whose waiting word it
+ * takes from 1 to 0; so every waiting producer's turn comes, whoever else waits (none is skipped for
+ * ever). A counted producer that is not waiting (awake, or between its count and its re-check) is passed
+ * over: it looks at the free list itself before it waits.
+ *
+ * One wake a batch, not one a waiter (before, every waiting producer was woken: up to 8 wake-ups a record
+ * with 8 producers): the woken producer takes what it may and, if records are still free and others still
+ * wait, calls this again (completion.ts `freed`), so the wake passes on instead of being swallowed by a
+ * producer that found the records taken or could take only some.
  *
  * @param channels Every producer's channel (slot 0 first).
  * @param control The pool's control words.
+ * @returns Whether a producer was woken.
  */
-export function wakeRecordWaiters(channels: readonly ProducerChannel[], control: Int32Array): void {
-  if (mem.load(control, ControlWords.recordWaiters) === 0) return; // spec: FreedReadWaiters
-  for (const channel of channels) wakeProducer(channel); // spec: FreedWakeWaiter
+export function wakeRecordWaiters(channels: readonly ProducerChannel[], control: Int32Array): boolean {
+  if (mem.load(control, ControlWords.recordWaiters) === 0) return false; // spec: FreedReadWaiters
+  const n = channels.length;
+  // Unsigned, so that the turn's wrap past 2^31 keeps the ring's order.
+  const turn = mem.add(control, ControlWords.recordWakeTurn, 1) >>> 0; // spec: FreedTakeTurn
+  for (let k = 0; k < n; k++) {
+    const channel = channels[(turn + k) % n];
+    if (mem.load(channel.words, channel.counted) !== 1) continue; // spec: FreedReadCounted
+    if (wakeProducer(channel)) return true; // spec: FreedWakeWaiter
+  }
+  return false;
 }

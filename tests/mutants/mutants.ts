@@ -1345,8 +1345,8 @@ export const PRODUCERS_MUTANTS: readonly ProducersMutant[] = [
     bug: "whoever frees a record never wakes the producers that wait for one: a backlog with no task in " +
       "flight waits for good",
     patches: [{
-      find: "  if (mem.load(control, ControlWords.recordWaiters) === 0) return; // spec: FreedReadWaiters\n",
-      replace: "  if (mem.load(control, ControlWords.recordWaiters) >= 0) return; // BUG: always\n",
+      find: "  if (mem.load(control, ControlWords.recordWaiters) === 0) return false; // spec: FreedReadWaiters\n",
+      replace: "  if (mem.load(control, ControlWords.recordWaiters) >= 0) return false; // BUG: always\n",
     }],
   },
   {
@@ -1365,6 +1365,51 @@ export const PRODUCERS_MUTANTS: readonly ProducersMutant[] = [
           "    const result = mem.waitAsync(words, waiting, 1); // spec: MainWaitAsync\n",
       },
     ],
+  },
+  {
+    name: "woken_waiter_wakes_nobody",
+    module: "producer/completion.ts",
+    bug: "issue 50's one wake a batch without its pass-on: only a drain that read completions of its own wakes " +
+      "a record waiter, so a woken waiter that took one record of two wakes nobody, and another waiter sleeps " +
+      "with a record free (spec/RecordWait.tla WokenWakesNobody)",
+    patches: [{
+      find: "    this.freed();\n    if (!this.hooks.starved()) this.countWaiting(false);\n",
+      replace: "    if (read > 0) this.freed(); // BUG: a woken waiter that read nothing passes nothing on\n" +
+        "    else (this.hooks.freed(), this.table.holdFreed(false));\n" +
+        "    if (!this.hooks.starved()) this.countWaiting(false);\n",
+    }],
+  },
+  {
+    name: "record_wake_skips_last_slot",
+    module: "protocol/producers.ts",
+    bug: "the record wake's ring one slot short (modulo n - 1): the last slot is never looked at, and its " +
+      "producer, waiting for a record with nothing in flight, is skipped for ever (spec/RecordWait.tla " +
+      "WakeSkipsLastSlot)",
+    patches: [{
+      find: "    const channel = channels[(turn + k) % n];\n",
+      replace: "    const channel = channels[(turn + k) % (n - 1)]; // BUG: one short\n",
+    }],
+  },
+  {
+    name: "record_wake_wakes_all",
+    module: "protocol/producers.ts",
+    bug: "the wake before issue 50: every counted waiting producer is woken for one freed batch (up to 8 " +
+      "wake-ups a record with 8 producers), not one in turn",
+    patches: [{
+      find: "    if (wakeProducer(channel)) return true; // spec: FreedWakeWaiter\n",
+      replace: "    wakeProducer(channel); // BUG: every waiter\n",
+    }],
+  },
+  {
+    name: "record_wake_stops_at_awake",
+    module: "protocol/producers.ts",
+    bug: "the record wake gives up at the first counted slot whose producer is awake (a woken waiter passing " +
+      "the wake on finds itself first) instead of passing it over: a waiter further round the ring sleeps " +
+      "with a record free (spec/RecordWait.tla StopsAtAwakeWaiter)",
+    patches: [{
+      find: "    if (wakeProducer(channel)) return true; // spec: FreedWakeWaiter\n",
+      replace: "    return wakeProducer(channel); // BUG: stops at the first counted slot\n",
+    }],
   },
   {
     name: "claim_slot_load_then_store",
@@ -1454,7 +1499,8 @@ export const PRODUCER_THREAD_MUTANTS: readonly ProducerThreadMutant[] = [
     bug: "a producer that frees records wakes no other producer: one whose tasks all wait for a record, with " +
       "none in flight, sleeps on after the records it waits for came free",
     patches: [{
-      find: "    wakeRecordWaiters(this.channels, this.control);\n",
+      find:
+        "    if (this.table.freeRecords.length > 0) wakeRecordWaiters(this.channels, this.control); // spec: FreedReadFree\n",
       replace: "    // BUG: nobody woken\n",
     }],
   },

@@ -3,14 +3,15 @@
  * (issue 29) under controlled interleavings — `Marks.publishDone` (lib/worker/marks.ts: DONE, the push to
  * the completion queue of the slot the record's origin names, `wakeProducer`), `CompletionReader`'s `arm`,
  * `drain` and `onWake` (lib/producer/completion.ts: the waiting word, the count in `recordWaiters`, the
- * re-checks, `wakeRecordWaiters` after freeing records) and the slot registry (`claimSlot`, `releaseSlot`,
+ * re-checks, `wakeRecordWaiters` after freeing records: one waiter a batch, in turn, passed on by a woken
+ * waiter that leaves records free) and the slot registry (`claimSlot`, `releaseSlot`,
  * lib/protocol/producers.ts) — over real `lib/protocol/injector.ts` queues in one SharedArrayBuffer, under
  * the kernel's controlled interleavings (`../../kernel/harness.ts`; `waitAsync` modelled as the futex
  * wait). Scenarios, the run's set-up and end state, oracles, tables and the named scenarios of the
  * systematic mode; the programs are `thread.ts`, the layout `layout.ts`. The shipped code only: its
  * mutants are the mutation run's (marks.ts and completion.ts import half the pool).
  *
- * Threads of a run (up to four): the producers first (each on its own slot), then the finishers (workers),
+ * Threads of a run (up to four): the producers first (each on its own slot, up to three), then the finishers (workers),
  * or two or three claimers. A run ends when no thread can run: every thread returned, or the ones left
  * are blocked in a wait nobody will end (a lost wakeup), or the step bound cut it.
  *
@@ -238,6 +239,11 @@ export const PRODUCERS: Model<PScenario, ProducersEnd> = {
  *   on its re-check): every completion queued, every record freed reached a waiting producer;
  * - `records-reach-backlog`: each producer's backlog was placed, and nobody counts itself in
  *   `recordWaiters` at the end;
+ * - `one-wake-a-batch`: a producer's wake of record waiters (from its read of a non-zero `recordWaiters` to
+ *   its first access that is not of the wake: the turn, a counted word, a waiting word's load, exchange or
+ *   notify) takes at most one waiting word from 1 to 0 — one waiter woken for the records it freed, not
+ *   every one (issue 50). That no waiter is left asleep while a record is free is `no-lost-wakeup`: a
+ *   producer of these runs that sleeps with its backlog waiting is never woken by anything else;
  * - `slot-exclusive`: no claim returned a slot another claimer held;
  * - `slot-reusable`: after the claimers released theirs, every slot can be claimed again (once each), and
  *   `producersOpen` is back to 0.
@@ -294,9 +300,48 @@ export function checkProducersExecution(s: PScenario, exec: PExecution): PViolat
       out.push({ oracle: "no-lost-wakeup", detail: `producer@${p.slot} ended ${gateStateName(st)}` });
     }
   });
+  for (const v of wakesPerBatch(s, exec)) out.push(v);
   if (out.length === 0 && exec.recordWaiters !== 0) {
     out.push({ oracle: "records-reach-backlog", detail: `recordWaiters is ${exec.recordWaiters} at the end` });
   }
+  return out;
+}
+
+/** The words of a record wake besides `recordWaiters`: the turn, every slot's counted and waiting words. */
+function wakeWords(): { counted: Set<number>; waiting: Set<number>; turn: number } {
+  const counted = new Set([control + ControlWords.ownerCountedWaiting]);
+  const waiting = new Set([control + ControlWords.mainWaiting]);
+  for (let slot = 1; slot <= PSLOTS; slot++) {
+    counted.add(lineAt(slot) + ProducerWords.countedWaiting);
+    waiting.add(lineAt(slot) + ProducerWords.waiting);
+  }
+  return { counted, waiting, turn: control + ControlWords.recordWakeTurn };
+}
+
+/** `one-wake-a-batch`: each producer's record wakes, each taking at most one waiting word from 1 to 0. */
+function wakesPerBatch(s: PScenario, exec: PExecution): PViolation[] {
+  const out: PViolation[] = [];
+  const { counted, waiting, turn } = wakeWords();
+  const inWake = (a: GateAccess): boolean =>
+    a.addr === turn || (counted.has(a.addr) && a.fn === Fn.load) ||
+    (waiting.has(a.addr) && (a.fn === Fn.load || a.fn === Fn.exchange || a.fn === Fn.notify));
+  s.producers.forEach((_, t) => {
+    let woken = -1; // -1: not in a wake; else the waiting words taken 1 -> 0 in this one
+    for (const a of exec.accesses as GateAccess[]) {
+      if (a.thread !== t) continue;
+      if (woken >= 0 && inWake(a)) {
+        if (a.fn === Fn.exchange && a.result === 1) woken++;
+        continue;
+      }
+      if (woken > 1) {
+        out.push({ oracle: "one-wake-a-batch", detail: `${pThreadName(s, t)} woke ${woken} waiters in one wake` });
+      }
+      woken = a.addr === control + ControlWords.recordWaiters && a.fn === Fn.load && a.result > 0 ? 0 : -1;
+    }
+    if (woken > 1) {
+      out.push({ oracle: "one-wake-a-batch", detail: `${pThreadName(s, t)} woke ${woken} waiters in one wake` });
+    }
+  });
   return out;
 }
 
@@ -336,6 +381,27 @@ export const PRODUCERS_SCENARIOS: readonly { name: string; scenario: PScenario; 
     preemptions: 2,
   },
   {
+    // Issue 50: two producers' backlogs wait for a record, none in flight; the third frees two records in one
+    // drain and wakes one waiter (its turn's), which takes one and passes the wake on to the other.
+    name: "two_backlogs_one_freer_of_two",
+    scenario: {
+      producers: [{ slot: 1, backlog: 1 }, { slot: 2, backlog: 1 }, { slot: 0, backlog: 0 }],
+      tasks: [{ slot: 0, by: -1 }, { slot: 0, by: -1 }],
+      finishers: 0,
+    },
+    preemptions: 2,
+  },
+  {
+    // The same, the records freed by a worker's finishes one by one (the freer drains one or two a wake).
+    name: "two_backlogs_freer_with_a_worker",
+    scenario: {
+      producers: [{ slot: 2, backlog: 1 }, { slot: 0, backlog: 1 }, { slot: 1, backlog: 0 }],
+      tasks: [{ slot: 1, by: 0 }, { slot: 1, by: -1 }],
+      finishers: 1,
+    },
+    preemptions: 1,
+  },
+  {
     // Two claimers, one slot each round, twice: never the same slot at once, every slot back at the end.
     name: "two_claimers_two_rounds",
     scenario: { producers: [], tasks: [], finishers: 0, claimers: { threads: 2, rounds: 2 } },
@@ -348,7 +414,10 @@ export const PRODUCERS_SCENARIOS: readonly { name: string; scenario: PScenario; 
   },
 ];
 
-/** Random scenarios: completions to two producers, a backlog waiting for records, or claimers. */
+/**
+ * Random scenarios: completions to two producers, a backlog waiting for records, two backlogs waiting for
+ * the records a third producer frees, or claimers.
+ */
 export function producersScenarioArbitrary(): fc.Arbitrary<PScenario> {
   const slots = fc.constantFrom<[number, number]>([0, 1], [1, 0], [1, 2], [2, 0]);
   const completions = fc.tuple(
@@ -369,9 +438,20 @@ export function producersScenarioArbitrary(): fc.Arbitrary<PScenario> {
       tasks: picks.map((x, i) => ({ slot: b, by: x === 2 ? -1 : (x + i) % finishers })),
       finishers,
     }));
+  // Issue 50: two backlogs wait (a and b), c frees two records (finished before the run or by a worker).
+  const passes = fc.tuple(
+    fc.constantFrom<[number, number, number]>([0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]),
+    fc.integer({ min: 0, max: 1 }),
+    fc.array(fc.boolean(), { minLength: 2, maxLength: 2 }),
+  )
+    .map(([[a, b, c], finishers, byWorker]): PScenario => ({
+      producers: [{ slot: a, backlog: 1 }, { slot: b, backlog: 1 }, { slot: c, backlog: 0 }],
+      tasks: byWorker.map((w) => ({ slot: c, by: w && finishers > 0 ? 0 : -1 })),
+      finishers,
+    }));
   const claims = fc.tuple(fc.integer({ min: 2, max: 3 }), fc.integer({ min: 1, max: 2 }))
     .map(([threads, rounds]): PScenario => ({ producers: [], tasks: [], finishers: 0, claimers: { threads, rounds } }));
-  return fc.oneof(completions, records, claims);
+  return fc.oneof(completions, records, passes, claims);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -382,11 +462,14 @@ function wordName(addr: number): string {
     [control + ControlWords.mainWaiting, "waiting@0"],
     [control + ControlWords.recordWaiters, "recordWaiters"],
     [control + ControlWords.producersOpen, "producersOpen"],
+    [control + ControlWords.ownerCountedWaiting, "counted@0"],
+    [control + ControlWords.recordWakeTurn, "recordWakeTurn"],
   ];
   for (let slot = 1; slot <= PSLOTS; slot++) {
     names.push([lineAt(slot) + ProducerWords.state, `state@${slot}`]);
     names.push([lineAt(slot) + ProducerWords.waiting, `waiting@${slot}`]);
     names.push([lineAt(slot) + ProducerWords.pending, `pending@${slot}`]);
+    names.push([lineAt(slot) + ProducerWords.countedWaiting, `counted@${slot}`]);
   }
   const queues: [number, string][] = Array.from({ length: PSLOTS + 1 }, (_, slot) => [queueAt(slot), `Q${slot}`]);
   queues.push([PFREE_BYTES >> 2, "F"]);
