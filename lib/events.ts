@@ -37,7 +37,7 @@ import type { AbortSignalLike } from "./options.ts";
  *
  * @example Usage
  * ```ts
- * import { type EventLike, PoolEvent } from "./events.ts";
+ * import { type EventLike, PoolEvent } from "@filch/filch";
  * const event: EventLike = new PoolEvent("close", {});
  * console.log(event.type); // close
  * ```
@@ -57,8 +57,8 @@ export type EventLike = typeof globalThis extends { Event: { prototype: infer E 
  *
  * @example Usage
  * ```ts
- * import type { EventTargetLike } from "./events.ts";
- * import { PoolEvents } from "./events.ts";
+ * import type { EventTargetLike } from "@filch/filch";
+ * import { PoolEvents } from "@filch/filch";
  * const target: EventTargetLike = new PoolEvents();
  * console.log(typeof target.dispatchEvent); // function
  * ```
@@ -77,7 +77,7 @@ export interface EventTargetLike {
  *
  * @example Usage
  * ```ts
- * import { PoolEvents, type PoolListenerOptions } from "./events.ts";
+ * import { PoolEvents, type PoolListenerOptions } from "@filch/filch";
  * const options: PoolListenerOptions = { once: true, signal: AbortSignal.timeout(1_000) };
  * new PoolEvents().addEventListener("drain", (event) => console.log(event.detail.completed), options);
  * ```
@@ -98,7 +98,7 @@ export interface PoolListenerOptions {
  *
  * @example Usage
  * ```ts
- * import type { PoolEventMap } from "./events.ts";
+ * import type { PoolEventMap } from "@filch/filch";
  * const onDied = (event: PoolEventMap["workerdied"]) => console.log(event.detail.worker, event.detail.error.message);
  * console.log(typeof onDied); // function
  * ```
@@ -146,7 +146,7 @@ export interface PoolEventMap {
  *
  * @example Usage
  * ```ts
- * import type { PoolEventType } from "./events.ts";
+ * import type { PoolEventType } from "@filch/filch";
  * const watched: PoolEventType[] = ["workerdied", "workerreplaced"];
  * console.log(watched.length); // 2
  * ```
@@ -161,7 +161,7 @@ export type PoolEventType = keyof PoolEventMap;
  *
  * @example Usage
  * ```ts
- * import { RuntimeEvent } from "./events.ts";
+ * import { RuntimeEvent } from "@filch/filch";
  * console.log(new RuntimeEvent("ping").type); // ping
  * ```
  */
@@ -174,7 +174,7 @@ export const RuntimeEvent: new (type: string) => EventLike =
  *
  * @example Usage
  * ```ts
- * import { RuntimeEvent, RuntimeEventTarget } from "./events.ts";
+ * import { RuntimeEvent, RuntimeEventTarget } from "@filch/filch";
  * const target = new RuntimeEventTarget();
  * target.addEventListener("ping", () => console.log("pong"));
  * target.dispatchEvent(new RuntimeEvent("ping")); // pong
@@ -188,7 +188,7 @@ export const RuntimeEventTarget: new () => EventTargetLike =
  *
  * @example Usage
  * ```ts
- * import { PoolEvent } from "./events.ts";
+ * import { PoolEvent } from "@filch/filch";
  * const event = new PoolEvent("workerreplaced", { worker: 1 });
  * console.log(event.type, event.detail.worker); // workerreplaced 1
  * ```
@@ -217,7 +217,7 @@ export class PoolEvent<T extends string = string, D = unknown> extends RuntimeEv
  *
  * @example Usage
  * ```ts
- * import { type PoolEventListener, PoolEvents } from "./events.ts";
+ * import { type PoolEventListener, PoolEvents } from "@filch/filch";
  * const listener: PoolEventListener<"queuefull"> = (event) => console.log(event.detail.pending);
  * new PoolEvents().addEventListener("queuefull", listener);
  * ```
@@ -231,7 +231,7 @@ export type PoolEventListener<K extends PoolEventType> =
  *
  * @example Usage
  * ```ts
- * import { PoolEvents } from "./events.ts";
+ * import { PoolEvents } from "@filch/filch";
  * const events = new PoolEvents();
  * events.addEventListener("workerdied", (event) => console.log(event.detail.worker, event.detail.error.message));
  * ```

@@ -16,7 +16,7 @@
  *
  * @example Usage
  * ```ts
- * import { GraphInputError } from "./input_error.ts";
+ * import { GraphInputError } from "@filch/filch";
  * const error = new GraphInputError("merge", 3, 1, "parse", new SyntaxError("bad input"));
  * console.log(error.name, error.input, (error.cause as Error).message); // GraphInputError parse bad input
  * console.log(error.message);
