@@ -6,7 +6,8 @@
  * (a pool not open, a producer closed, a full queue, an unknown task) is the producer's admission
  * (lib/producer/admission.ts), for both alike.
  *
- * Also here: the types that name a module's tasks, their arguments and their results.
+ * Also here, re-exported from lib/task_types.ts: the types that name a module's tasks, their arguments and
+ * their results.
  *
  * Threads: a submitter belongs to the thread that made it (its producer's).
  *
@@ -18,23 +19,8 @@ import type { BatchOptions, RunOptions } from "./options.ts";
 import type { Producer } from "./producer/producer.ts";
 import { type GraphOptions, TaskGraph } from "./graph/graph.ts";
 
-/** Any function: what a task module's task exports are. */
-// deno-lint-ignore no-explicit-any
-export type AnyFunction = (...args: any[]) => unknown;
-
-/** The names of `M`'s exports that are functions: the tasks a pool of module `M` can run. */
-export type TaskName<M> = { [K in keyof M]: M[K] extends AnyFunction ? K : never }[keyof M] & string;
-
-/** The names of `M`'s tasks that take one argument (or none): the tasks `Pool.map` can run. */
-export type UnaryTaskName<M> =
-  & { [K in keyof M]: M[K] extends (arg: infer _A) => unknown ? K : never }[keyof M]
-  & TaskName<M>;
-
-/** The parameters of task `K` of module `M`. */
-export type TaskArgs<M, K extends keyof M> = M[K] extends (...args: infer A) => unknown ? A : never;
-
-/** What task `K` of module `M` resolves to. */
-export type TaskResult<M, K extends keyof M> = M[K] extends (...args: infer _A) => infer R ? Awaited<R> : never;
+export type { AnyFunction, TaskArgs, TaskName, TaskResult, UnaryTaskName } from "./task_types.ts";
+import type { AnyFunction, TaskArgs, TaskName, TaskResult, UnaryTaskName } from "./task_types.ts";
 
 /**
  * Runs tasks with the options given to {@link TaskSubmitter.with}: `run` and `spawn` as the pool's own.

@@ -43,7 +43,7 @@ import { GraphInputError } from "./input_error.ts";
 import { cancelGraph, type GraphHost, type PlacedNode, placeGraph } from "./submit.ts";
 import { GRAPH_INPUT } from "./walk.ts";
 import { CANCEL } from "./words.ts";
-import type { TaskArgs, TaskName, TaskResult } from "../submitter.ts";
+import type { TaskArgs, TaskName, TaskResult } from "../task_types.ts";
 
 /**
  * The options of a whole graph (`pool.graph(options)`): its priority, its cancellation, and its progress
