@@ -96,6 +96,7 @@ export {
   ResourceLimitError,
   TaskNotFoundError,
   WorkerCrashedError,
+  WorkerTeardownError,
 } from "./lib/errors.ts";
 export type { ResourceLimits } from "./lib/options.ts";
 export { type GraphArgs, GraphNode, type GraphOptions, TaskGraph } from "./lib/graph/graph.ts";

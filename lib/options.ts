@@ -137,6 +137,20 @@ export interface PoolOptions {
    * see docs/benchmarks.md).
    */
   metrics?: boolean;
+  /**
+   * Data for each worker's setup: the task module's `setupWorker(data)` export, if it has one, is called
+   * with a structured clone of it once per worker thread, before that worker takes any task (the first
+   * workers, and each replacement of a worker that died). Any value that `structuredClone` carries; one it
+   * cannot (a function, a symbol) is refused at `Pool.create` with a TypeError. See docs/elastic.md.
+   *
+   * @example Setup data
+   * ```ts ignore
+   * import { Pool } from "@filch/filch";
+   * // tasks.ts: export function setupWorker(data: { table: number[] }) { ... }
+   * const pool = await Pool.create(new URL("./tasks.ts", import.meta.url), { workerData: { table: [1, 2, 3] } });
+   * ```
+   */
+  workerData?: unknown;
 }
 
 /** The options of `Pool.create`, as a tuple type (see {@link Listed}). */
@@ -158,6 +172,7 @@ const POOL_KEYS = [
   "errorClasses",
   "producers",
   "metrics",
+  "workerData",
 ] as const satisfies readonly (keyof PoolOptions)[];
 /** Every option of `Pool.create` ({@link PoolOptions}): any other key is refused. */
 export const POOL_OPTION_KEYS: readonly (keyof PoolOptions)[] = Object.freeze(POOL_KEYS);
@@ -226,6 +241,8 @@ export interface ResolvedOptions {
   metrics: boolean;
   /** The payload arena's cap, bytes (0: none). */
   payloadMemory: number;
+  /** Data for each worker's `setupWorker` (`workerData`), checked to be structured-clonable. */
+  workerData: unknown;
 }
 
 const DEFAULTS = {
@@ -347,7 +364,24 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     errorClasses: errorClassesOf(o.errorClasses),
     metrics: flag("metrics", o.metrics),
     payloadMemory,
+    workerData: carried("workerData", o.workerData),
   };
+}
+
+/** `value`, checked to be one that the start message can carry (a structured clone), else a TypeError. */
+function carried(name: string, value: unknown): unknown {
+  if (value === undefined) return undefined;
+  try {
+    structuredClone(value);
+  } catch (cause) {
+    throw new TypeError(
+      `Cannot create pool as '${name}' cannot be sent to a worker (structured clone failed: ${
+        cause instanceof Error ? cause.message : String(cause)
+      }): pass data that postMessage carries (no functions or symbols)`,
+      { cause },
+    );
+  }
+  return value;
 }
 
 function flag(name: string, value: unknown): boolean {

@@ -29,7 +29,7 @@
 import { Broadcaster } from "./broadcast.ts";
 import { mem } from "../protocol/atomics.ts";
 import { Killer } from "../protocol/kill_guard.ts";
-import { PoolClosedError, PoolTerminatedError, unknownTaskError } from "../errors.ts";
+import { PoolClosedError, PoolTerminatedError, unknownTaskError, WorkerTeardownError } from "../errors.ts";
 import { HANDLE_KIND, HANDLE_VERSION, type PoolHandle } from "../producer/handle.ts";
 import { ProducerLinks, type SlotCounts } from "./links.ts";
 import { ProducerDeaths } from "./producer_deaths.ts";
@@ -136,6 +136,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
         buffers: buffers.entries(),
         arena,
         asyncTasksPerWorker: options.asyncTasksPerWorker,
+        workerData: options.workerData,
         metrics: metrics === undefined ? undefined : { since, histograms: metrics.histograms },
       }),
     );
@@ -427,6 +428,17 @@ export class Owner implements OwnerPort, WorkforceEvents {
       return;
     }
     reply({ type: "handle-reply", id, handle }, handle.transfer as Transferable[]);
+  }
+
+  /** A leaving worker's teardown failed (worker/setup.ts): to `onError`, as a {@link WorkerTeardownError}. */
+  teardownFailed(index: number, timedOut: boolean, cause: unknown): void {
+    const why = timedOut
+      ? "it did not finish in time (see docs/elastic.md)"
+      : `it threw: ${cause instanceof Error ? cause.message : String(cause)}`;
+    this.producer.ledger.report(
+      new WorkerTeardownError(index, why, timedOut ? undefined : { cause }),
+      "(worker teardown)",
+    );
   }
 
   /** Moves the lifecycle forward, where the producers in other threads read it too. */

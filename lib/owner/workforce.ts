@@ -48,6 +48,8 @@ export interface WorkforceEvents {
   broadcastResult(id: number, bytes: Uint8Array, failed: boolean): void;
   /** A task on a worker asked for a pool handle (`poolHandle()`): `reply` posts the answer to that worker. */
   handleRequest(id: number, reply: (message: unknown, transfer?: Transferable[]) => void): void;
+  /** A leaving worker's `teardownWorker()` threw (`cause`) or did not finish in time (worker/setup.ts). */
+  teardownFailed(index: number, timedOut: boolean, cause: unknown): void;
 }
 
 /** How the workforce starts threads. */
@@ -167,7 +169,11 @@ export class Workforce {
           const message = messageOf(cause);
           const at = whereItThrew(cause);
           const where = at !== undefined && !message.includes(at) ? ` (at ${at})` : "";
-          fail(new ModuleLoadError(moduleUrl, `it threw while loading: ${message}${where}`, { cause }));
+          // A throw of the module's setupWorker (worker/setup.ts) fails the start as a load error does.
+          const what = (m as { inSetup?: boolean }).inSetup === true
+            ? "its setupWorker threw"
+            : "it threw while loading";
+          fail(new ModuleLoadError(moduleUrl, `${what}: ${message}${where}`, { cause }));
         } else if (m.type === "payload") {
           this.events.payload(m.handle!, m.bytes!, (m as { moved?: ArrayBuffer[] }).moved);
         } else if (m.type === "broadcast-result") {
@@ -185,6 +191,9 @@ export class Workforce {
           this.events.handleRequest(m.id!, (reply, transfer) => {
             if (!slot.dead) thread.post(reply, transfer as ArrayBuffer[] | undefined);
           });
+        } else if (m.type === "teardown-error") {
+          const cause = decode(m.bytes!, 0, m.bytes!.length);
+          this.events.teardownFailed(index, (m as { timedOut?: boolean }).timedOut === true, cause);
         } else if (m.type === "exited") {
           slot.markExited();
         }

@@ -77,6 +77,8 @@ export interface WorkerSetup {
    * undefined without.
    */
   metrics?: { since: number; histograms: SharedArrayBuffer };
+  /** The pool's `workerData` (structured-cloned), for the module's `setupWorker` (setup.ts). */
+  workerData?: unknown;
 }
 
 /**
