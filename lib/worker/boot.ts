@@ -6,9 +6,10 @@
  * Messages (set-up and rare events only; tasks never travel by message):
  * - from the pool: `{ type: "start", setup }`, then `{ type: "buffer", id, buffer }` for each
  *   SharedArrayBuffer the main thread passes by reference, and `{ type: "handle-reply", id, handle | error }`
- *   answering a task's `poolHandle()` (handles.ts);
+ *   answering a task's `poolHandle()` (handles.ts), and `{ type: "leave" }` answering a recycling worker's
+ *   `recycle-ready` (loop.ts);
  * - to the pool: `{ type: "ready", names }`, `{ type: "load-error", bytes, inSetup }`, `{ type:
- *   "teardown-error", index, timedOut, bytes }` (setup.ts), `{ type: "buffer", id, buffer }`
+ *   "teardown-error", index, timedOut, bytes }` (setup.ts), `{ type: "recycle-ready", reason }` (loop.ts), `{ type: "buffer", id, buffer }`
  *   for a SharedArrayBuffer a result passes by reference, `{ type: "payload", handle, bytes }` for a
  *   result that found no free overflow blocks, `{ type: "handle-request", id }` for a task's `poolHandle()`,
  *   and `{ type: "exited" }` when the loop returns.
@@ -94,6 +95,11 @@ export function bootWorker(): void {
       const task = message as { handle: number; moved: ArrayBuffer[] };
       if (loop === undefined) earlyDirected.push(task);
       else loop.directed(task.handle, task.moved);
+      return;
+    }
+    if (m.type === "leave") {
+      // The owner's answer to our recycle-ready (loop.ts): everything posted to this worker has arrived.
+      loop?.leave();
       return;
     }
     if (m.type === "handle-reply") {

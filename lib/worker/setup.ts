@@ -112,3 +112,78 @@ export async function teardownThisWorker(index: number): Promise<void> {
   encodeOutcome(encoder, failure === "timeout" ? undefined : failure.cause, true);
   post({ type: "teardown-error", index, timedOut: failure === "timeout", bytes: encoder.snapshot() });
 }
+
+/** What `Pool.create`'s `recycle` option asks of each worker (Infinity: no bound). */
+export interface RecycleBounds {
+  /** Leave after this many tasks taken by the loop. */
+  afterTasks: number;
+  /** Leave once this thread's heap in use passes this many MiB (checked every {@link HEAP_CHECK_EVERY} tasks). */
+  heapMB: number;
+}
+
+/** Every how many tasks a worker with a heap bound reads its heap (a read costs a few microseconds). */
+export const HEAP_CHECK_EVERY = 4;
+
+/**
+ * A reader of this thread's heap in use, in bytes, where the runtime has one (Node and Bun:
+ * `process.memoryUsage().heapUsed`, which in a worker thread measures that thread's own heap; Deno:
+ * `Deno.memoryUsage().heapUsed`, the same); undefined elsewhere (a browser's worker).
+ *
+ * @returns The reader, or undefined.
+ *
+ * @example Usage
+ * ```ts
+ * import { heapReader } from "./setup.ts";
+ * const read = heapReader();
+ * console.log(read === undefined || read() > 0); // true
+ * ```
+ */
+export function heapReader(): (() => number) | undefined {
+  const g = globalThis as {
+    Deno?: { memoryUsage?: () => { heapUsed: number } };
+    process?: { memoryUsage?: () => { heapUsed: number } };
+  };
+  const deno = g.Deno?.memoryUsage;
+  if (typeof deno === "function") return () => deno().heapUsed;
+  const node = g.process?.memoryUsage;
+  if (typeof node === "function") return () => node.call(g.process).heapUsed;
+  return undefined;
+}
+
+/**
+ * This worker's recycling bounds: counts the tasks its loop takes, reads its heap now and then, and says
+ * when the worker is due to leave (lib/worker/loop.ts then stops taking tasks; the owner replaces it:
+ * lib/owner/recycle.ts).
+ *
+ * @example Usage
+ * ```ts
+ * import { RecycleWatch } from "./setup.ts";
+ * const watch = new RecycleWatch({ afterTasks: 2, heapMB: Infinity });
+ * console.log(watch.ranOne(), watch.ranOne()); // undefined tasks
+ * ```
+ */
+export class RecycleWatch {
+  private readonly bounds: RecycleBounds;
+  private readonly readHeap: (() => number) | undefined;
+  private tasks = 0;
+
+  /** @param bounds The pool's `recycle` option, resolved. */
+  constructor(bounds: RecycleBounds) {
+    this.bounds = bounds;
+    this.readHeap = bounds.heapMB === Infinity ? undefined : heapReader();
+  }
+
+  /**
+   * This thread, after its loop ran a task: whether the worker is now due to leave, and why.
+   *
+   * @returns `"tasks"`, `"heap"`, or undefined (not due).
+   */
+  ranOne(): "tasks" | "heap" | undefined {
+    const n = ++this.tasks;
+    if (n >= this.bounds.afterTasks) return "tasks";
+    if (this.readHeap !== undefined && n % HEAP_CHECK_EVERY === 0) {
+      if (this.readHeap() > this.bounds.heapMB * 2 ** 20) return "heap";
+    }
+    return undefined;
+  }
+}
