@@ -386,7 +386,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> extends TaskSu
 
   /**
    * The pool's events: an `EventTarget` of `PoolEvent`s, typed by `PoolEventMap` (`drain`,
-   * `workeronline`, `workerdied`, `workerreplaced`, `queuefull`, `queueroom`, `close`, `terminate`).
+   * `workeronline`, `workerdied`, `workerreplaced`, `workerrecycled`, `queuefull`, `queueroom`, `close`, `terminate`).
    * Dispatched in this thread, in a task of their own after the step that caused them (see docs/events.md):
    * a listener may submit, close or terminate; one that throws disturbs neither the pool nor the other
    * listeners (the runtime reports its error as an uncaught one).
