@@ -50,6 +50,70 @@ test(`recycle on ${runtime}: after N tasks, every task (sync, async, fork-join) 
   assertEquals(Atomics.load(counts, 1), Atomics.load(counts, 0), "a teardown per thread");
 });
 
+test(`recycle on ${runtime}: a worker due while an async task runs leaves only after it settled`, async () => {
+  // [0] setups, [1] teardowns, [2] teardowns while a task of that thread still ran.
+  const counts = new Int32Array(new SharedArrayBuffer(12));
+  const gate = new Int32Array(new SharedArrayBuffer(4));
+  const pool = await within(
+    Pool.create<typeof tasks>(TASKS, { workers: 1, recycle: { afterTasks: 2 }, workerData: { counts } }),
+    30_000,
+    "create",
+  );
+  try {
+    // The async task holds the worker's recycle back until it settles (after 2 s, its gate shut); the sync
+    // task makes the worker due. A worker that left without waiting would tear down while it runs.
+    const held = pool.run("markGated", gate, 2_000);
+    const tally = new Int32Array(new SharedArrayBuffer(4));
+    await within(pool.run("mark", tally, 0), 20_000, "the task that makes the worker due");
+    await within(
+      Promise.race([
+        held,
+        (async () => {
+          while (Atomics.load(counts, 1) === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+        })(),
+      ]),
+      20_000,
+      "the held task, or a teardown",
+    );
+    assertEquals(Atomics.load(counts, 2), 0, "no worker tore down while its async task ran");
+    Atomics.store(gate, 0, 1);
+    await within(held, 20_000, "the held task");
+    const [i] = await within(pool.run("mark", tally, 0), 20_000, "a task after the recycle");
+    assertEquals(i, 0, "a task runs after the recycle");
+  } finally {
+    await within(pool.close(), 20_000, "close");
+  }
+});
+
+test(`recycle on ${runtime}: graph nodes queued on a recycled worker's deque all run, once`, async () => {
+  // A finished node's successors go to its worker's deque: a worker due after that node leaves them there,
+  // for thieves and for its replacement.
+  const counts = new Int32Array(new SharedArrayBuffer(8));
+  const pool = await within(
+    Pool.create<typeof tasks>(TASKS, { workers: 2, recycle: { afterTasks: 2 }, workerData: { counts } }),
+    30_000,
+    "create",
+  );
+  const fan = 8;
+  const rounds = 4;
+  const tally = new Int32Array(new SharedArrayBuffer(4 * rounds * (fan + 1)));
+  try {
+    for (let r = 0; r < rounds; r++) {
+      const base = r * (fan + 1);
+      const g = pool.graph();
+      const root = g.run("step", 0, tally, base);
+      const kids = Array.from({ length: fan }, (_, k) => g.run("step", root, tally, base + 1 + k));
+      assertEquals(await within(g.submit(g.run("total", ...kids)), 30_000, `graph ${r}`), 2 * fan, "the sum");
+    }
+    const wrong = [...tally.entries()].filter(([, c]) => c !== 1);
+    assertEquals(wrong, [], "each node ran once");
+    assert(pool.stats().workersRecycled >= 5, `recycled ${pool.stats().workersRecycled} times`);
+    assertEquals(pool.stats().workerCrashes, 0, "no deaths");
+  } finally {
+    await within(pool.close(), 20_000, "close");
+  }
+});
+
 test(`recycle on ${runtime}: a worker whose heap passed heapMB (a task that leaks) is replaced`, async () => {
   const counts = new Int32Array(new SharedArrayBuffer(8));
   const pool = await within(
