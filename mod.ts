@@ -96,8 +96,9 @@ export {
   ResourceLimitError,
   TaskNotFoundError,
   WorkerCrashedError,
+  WorkerTeardownError,
 } from "./lib/errors.ts";
-export type { ResourceLimits } from "./lib/options.ts";
+export type { RecycleOptions, ResourceLimits } from "./lib/options.ts";
 export { type GraphArgs, GraphNode, type GraphOptions, TaskGraph } from "./lib/graph/graph.ts";
 export { GraphInputError } from "./lib/graph/input_error.ts";
 export { Deque, type DequeRegion, EMPTY, initDeque, MAX_TASK_VALUE, RETRY, Stealer } from "./lib/protocol/deque.ts";

@@ -187,10 +187,12 @@ export class TaskNotFoundError extends Error {
   constructor(task: string, known: readonly string[]) {
     const nearest = nearestName(String(task), known);
     const list = known.length === 0 ? "none" : known.map((k) => `'${k}'`).join(", ");
+    // The worker's setup and teardown exports (lib/worker/setup.ts) are not tasks.
+    const reserved = task === "setupWorker" || task === "teardownWorker";
     super(
-      `Cannot run task '${task}' as the task module exports no such function: ${
-        nearest === undefined ? `known tasks are ${list}` : `did you mean '${nearest}'? Known tasks are ${list}`
-      }`,
+      `Cannot run task '${task}' as the task module exports no such ${
+        reserved ? "task (it is the worker's own setup or teardown, run by the pool)" : "function"
+      }: ${nearest === undefined ? `known tasks are ${list}` : `did you mean '${nearest}'? Known tasks are ${list}`}`,
     );
     this.name = "TaskNotFoundError";
     this.known = known;
@@ -295,6 +297,35 @@ export class ModuleLoadError extends Error {
     super(`Cannot create pool as the task module '${url}' could not be loaded: ${why}`, options);
     this.name = "ModuleLoadError";
     this.url = url;
+  }
+}
+
+/**
+ * A worker's `teardownWorker()` (the task module's teardown, see docs/elastic.md) threw, rejected, or did not
+ * finish within its bound when the worker left (pool close, a recycle): reported to the pool's `onError`
+ * (task name `"(worker teardown)"`). The worker leaves anyway; `cause` is what the teardown threw.
+ *
+ * @example Usage
+ * ```ts
+ * import { WorkerTeardownError } from "@filch/filch";
+ * const error = new WorkerTeardownError(1, "it threw: disk full", { cause: new Error("disk full") });
+ * console.log(error.name, error.worker); // WorkerTeardownError 1
+ * ```
+ */
+export class WorkerTeardownError extends Error {
+  /** The worker's index. */
+  readonly worker: number;
+  /**
+   * Creates the error.
+   *
+   * @param worker The worker's index.
+   * @param why What went wrong (appended to "The teardown of worker <n> failed: …").
+   * @param options What the teardown threw, if anything.
+   */
+  constructor(worker: number, why: string, options?: ErrorOptions) {
+    super(`The teardown of worker ${worker} failed: ${why}`, options);
+    this.name = "WorkerTeardownError";
+    this.worker = worker;
   }
 }
 

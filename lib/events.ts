@@ -125,6 +125,12 @@ export interface PoolEventMap {
   /** The replacement of a dead worker is ready, on the same index and deque. */
   workerreplaced: PoolEvent<"workerreplaced", { worker: number }>;
   /**
+   * With the `recycle` option: a worker that ran `afterTasks` tasks (`reason: "tasks"`) or passed `heapMB`
+   * (`"heap"`) left between tasks, and its replacement is ready on the same index and deque (a
+   * `workeronline` with `replacement: true` comes first; `stats().workersRecycled`). Nothing was rejected.
+   */
+  workerrecycled: PoolEvent<"workerrecycled", { worker: number; reason: "tasks" | "heap" }>;
+  /**
    * With `maxQueue`: a submission through the pool in this thread found the pool's pending tasks (every
    * producer's) at the bound, `maxPending` (`workers + maxQueue`): submissions reject with
    * `QueueFullError` until there is room. piscina's `needsDrain`, poolifier's `backPressure`.

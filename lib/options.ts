@@ -137,6 +137,45 @@ export interface PoolOptions {
    * see docs/benchmarks.md).
    */
   metrics?: boolean;
+  /**
+   * Data for each worker's setup: the task module's `setupWorker(data)` export, if it has one, is called
+   * with a structured clone of it once per worker thread, before that worker takes any task (the first
+   * workers, and each replacement of a worker that died). Any value that `structuredClone` carries; one it
+   * cannot (a function, a symbol) is refused at `Pool.create` with a TypeError. See docs/elastic.md.
+   *
+   * @example Setup data
+   * ```ts ignore
+   * import { Pool } from "@filch/filch";
+   * // tasks.ts: export function setupWorker(data: { table: number[] }) { ... }
+   * const pool = await Pool.create(new URL("./tasks.ts", import.meta.url), { workerData: { table: [1, 2, 3] } });
+   * ```
+   */
+  workerData?: unknown;
+  /**
+   * Replace a worker between tasks after it ran `afterTasks` tasks, or once its heap in use passes `heapMB`
+   * MiB (read every few tasks; Node, Deno and Bun report a worker's own heap, and elsewhere `heapMB` is
+   * refused at create): it takes no new task, its running tasks (async ones too) finish, its
+   * `teardownWorker()` runs, and a fresh worker, set up again with `workerData`, takes its place on the same
+   * deque. Nothing is rejected and nothing queued is lost. Each a positive integer (default: neither).
+   * `stats().workersRecycled`, the `workerrecycled` event. See docs/elastic.md.
+   *
+   * @example Recycle after 1,000 tasks or past 256 MiB of heap
+   * ```ts ignore
+   * import { Pool } from "@filch/filch";
+   * const pool = await Pool.create(new URL("./tasks.ts", import.meta.url), {
+   *   recycle: { afterTasks: 1_000, heapMB: 256 },
+   * });
+   * ```
+   */
+  recycle?: RecycleOptions;
+}
+
+/** The `recycle` option of `Pool.create`: when a worker is replaced by a fresh one (either bound, or both). */
+export interface RecycleOptions {
+  /** Replace a worker after it ran this many tasks (a positive integer). */
+  afterTasks?: number;
+  /** Replace a worker once its heap in use passes this many MiB (a positive integer). */
+  heapMB?: number;
 }
 
 /** The options of `Pool.create`, as a tuple type (see {@link Listed}). */
@@ -158,6 +197,8 @@ const POOL_KEYS = [
   "errorClasses",
   "producers",
   "metrics",
+  "workerData",
+  "recycle",
 ] as const satisfies readonly (keyof PoolOptions)[];
 /** Every option of `Pool.create` ({@link PoolOptions}): any other key is refused. */
 export const POOL_OPTION_KEYS: readonly (keyof PoolOptions)[] = Object.freeze(POOL_KEYS);
@@ -226,6 +267,10 @@ export interface ResolvedOptions {
   metrics: boolean;
   /** The payload arena's cap, bytes (0: none). */
   payloadMemory: number;
+  /** Data for each worker's `setupWorker` (`workerData`), checked to be structured-clonable. */
+  workerData: unknown;
+  /** The `recycle` bounds (Infinity: none), or undefined without the option. */
+  recycle: { afterTasks: number; heapMB: number } | undefined;
 }
 
 const DEFAULTS = {
@@ -347,7 +392,54 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     errorClasses: errorClassesOf(o.errorClasses),
     metrics: flag("metrics", o.metrics),
     payloadMemory,
+    workerData: carried("workerData", o.workerData),
+    recycle: recycleOf(o.recycle),
   };
+}
+
+/** The `recycle` option, checked, with Infinity for a bound not given. */
+function recycleOf(given: unknown): { afterTasks: number; heapMB: number } | undefined {
+  if (given === undefined) return undefined;
+  if (given === null || typeof given !== "object") {
+    throw new TypeError(`Cannot create pool as 'recycle' must be an object: received ${describe(given)}`);
+  }
+  const { afterTasks, heapMB, ...rest } = given as RecycleOptions;
+  for (const key of Object.keys(rest)) {
+    throw new TypeError(
+      `Cannot create pool as 'recycle.${key}' is not a recycling bound: they are 'afterTasks', 'heapMB'`,
+    );
+  }
+  if (afterTasks !== undefined) integer("recycle.afterTasks", afterTasks, 1, 2 ** 53 - 1, "a positive integer");
+  if (heapMB !== undefined) {
+    integer("recycle.heapMB", heapMB, 1, 2 ** 31 - 1, "a positive integer number of MiB");
+    const g = globalThis as { Deno?: { memoryUsage?: unknown }; process?: { memoryUsage?: unknown } };
+    if (typeof g.Deno?.memoryUsage !== "function" && typeof g.process?.memoryUsage !== "function") {
+      throw new TypeError(
+        "Cannot create pool as 'recycle.heapMB' needs each worker's heap size, which this runtime does not " +
+          "report to its workers (Node, Deno and Bun do): recycle with 'afterTasks' instead",
+      );
+    }
+  }
+  if (afterTasks === undefined && heapMB === undefined) {
+    throw new TypeError("Cannot create pool as 'recycle' names no bound: give 'afterTasks', 'heapMB' or both");
+  }
+  return { afterTasks: afterTasks ?? Infinity, heapMB: heapMB ?? Infinity };
+}
+
+/** `value`, checked to be one that the start message can carry (a structured clone), else a TypeError. */
+function carried(name: string, value: unknown): unknown {
+  if (value === undefined) return undefined;
+  try {
+    structuredClone(value);
+  } catch (cause) {
+    throw new TypeError(
+      `Cannot create pool as '${name}' cannot be sent to a worker (structured clone failed: ${
+        cause instanceof Error ? cause.message : String(cause)
+      }): pass data that postMessage carries (no functions or symbols)`,
+      { cause },
+    );
+  }
+  return value;
 }
 
 function flag(name: string, value: unknown): boolean {

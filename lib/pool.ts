@@ -109,6 +109,8 @@ export interface PoolStats {
   queued: number;
   /** Workers that died and were replaced. */
   workerCrashes: number;
+  /** Workers replaced by the `recycle` option (after `afterTasks` tasks or past `heapMB`); not deaths. */
+  workersRecycled: number;
   /** Workers terminated to force the abort of a task (`force: true`) and replaced; not in `workerCrashes`. */
   forcedKills: number;
   /**
@@ -320,7 +322,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> extends TaskSu
   stats(): PoolStats {
     const { workers, submitted, completed, pending, queued, duplicateReports, payloadArena, metrics } = this
       .producer.stats();
-    const { workerCrashes, forcedKills, deathsInSteps, producerDeaths } = this.owner.deathCounts;
+    const { workerCrashes, forcedKills, deathsInSteps, producerDeaths, workersRecycled } = this.owner.deathCounts;
     const producers: SlotCounts[] = [
       { slot: 0, open: this.owner.lifecycle === "open", submitted, completed, pending, abandoned: 0 },
       ...this.owner.producerCounts(),
@@ -334,6 +336,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> extends TaskSu
       producers,
       queued,
       workerCrashes,
+      workersRecycled,
       forcedKills,
       deathsInSteps,
       producerDeaths,
@@ -383,7 +386,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> extends TaskSu
 
   /**
    * The pool's events: an `EventTarget` of `PoolEvent`s, typed by `PoolEventMap` (`drain`,
-   * `workeronline`, `workerdied`, `workerreplaced`, `queuefull`, `queueroom`, `close`, `terminate`).
+   * `workeronline`, `workerdied`, `workerreplaced`, `workerrecycled`, `queuefull`, `queueroom`, `close`, `terminate`).
    * Dispatched in this thread, in a task of their own after the step that caused them (see docs/events.md):
    * a listener may submit, close or terminate; one that throws disturbs neither the pool nor the other
    * listeners (the runtime reports its error as an uncaught one).

@@ -12,8 +12,15 @@
 // deno-lint-ignore no-explicit-any
 export type AnyFunction = (...args: any[]) => unknown;
 
-/** The names of `M`'s exports that are functions: the tasks a pool of module `M` can run. */
-export type TaskName<M> = { [K in keyof M]: M[K] extends AnyFunction ? K : never }[keyof M] & string;
+/**
+ * The names of `M`'s exports that are functions, but `setupWorker` and `teardownWorker` (the worker's own
+ * setup and teardown, lib/worker/setup.ts, which the pool calls itself): the tasks a pool of module `M` can
+ * run.
+ */
+export type TaskName<M> = Exclude<
+  { [K in keyof M]: M[K] extends AnyFunction ? K : never }[keyof M] & string,
+  "setupWorker" | "teardownWorker"
+>;
 
 /** The names of `M`'s tasks that take one argument (or none): the tasks `Pool.map` can run. */
 export type UnaryTaskName<M> =

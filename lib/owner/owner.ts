@@ -29,7 +29,7 @@
 import { Broadcaster } from "./broadcast.ts";
 import { mem } from "../protocol/atomics.ts";
 import { Killer } from "../protocol/kill_guard.ts";
-import { PoolClosedError, PoolTerminatedError, unknownTaskError } from "../errors.ts";
+import { PoolClosedError, PoolTerminatedError, unknownTaskError, WorkerTeardownError } from "../errors.ts";
 import { HANDLE_KIND, HANDLE_VERSION, type PoolHandle } from "../producer/handle.ts";
 import { ProducerLinks, type SlotCounts } from "./links.ts";
 import { ProducerDeaths } from "./producer_deaths.ts";
@@ -42,6 +42,7 @@ import type { OwnerPort } from "../producer/owner_port.ts";
 import { Producer } from "../producer/producer.ts";
 import { Workforce, type WorkforceEvents } from "./workforce.ts";
 import { WorkerDeaths } from "./worker_deaths.ts";
+import { Recycler } from "./recycle.ts";
 import { OwnerEvents } from "./pool_events.ts";
 import { defaultWorkerUrl } from "../worker_url.ts";
 
@@ -88,6 +89,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
   private readonly killer: Killer;
   private readonly broadcaster: Broadcaster;
   private readonly deaths: WorkerDeaths;
+  private readonly recycler: Recycler;
   private readonly workers: number;
   private current: PoolStateName = PoolState.OPEN;
   private closing: Promise<void> | undefined;
@@ -136,6 +138,8 @@ export class Owner implements OwnerPort, WorkforceEvents {
         buffers: buffers.entries(),
         arena,
         asyncTasksPerWorker: options.asyncTasksPerWorker,
+        workerData: options.workerData,
+        recycle: options.recycle,
         metrics: metrics === undefined ? undefined : { since, histograms: metrics.histograms },
       }),
     );
@@ -184,6 +188,16 @@ export class Owner implements OwnerPort, WorkforceEvents {
       () => this.current,
     );
     this.deaths.replaced = (index) => this.events.online(index, true);
+    this.recycler = new Recycler({
+      workforce,
+      sleep: memory.sleep,
+      state: () => this.current,
+      recycled: (index, reason) => this.events.recycled(index, reason),
+      failed: (index, error) => {
+        this.broadcaster.workerDied(index, error instanceof Error ? error : new Error(String(error)));
+        ledger.report(error, "(worker recycle)");
+      },
+    });
   }
 
   /**
@@ -214,9 +228,16 @@ export class Owner implements OwnerPort, WorkforceEvents {
   }
 
   /** Deaths counted so far: crashes, forced kills, and those that caught a worker inside a pool step. */
-  get deathCounts(): { workerCrashes: number; forcedKills: number; deathsInSteps: number; producerDeaths: number } {
+  get deathCounts(): {
+    workerCrashes: number;
+    forcedKills: number;
+    deathsInSteps: number;
+    producerDeaths: number;
+    workersRecycled: number;
+  } {
     const deaths = this.deaths;
     return {
+      workersRecycled: this.recycler.count,
       workerCrashes: deaths.crashes,
       forcedKills: deaths.forcedKills,
       deathsInSteps: deaths.deathsInSteps + this.producerDeaths.inSteps,
@@ -427,6 +448,22 @@ export class Owner implements OwnerPort, WorkforceEvents {
       return;
     }
     reply({ type: "handle-reply", id, handle }, handle.transfer as Transferable[]);
+  }
+
+  /** Worker `index` is due to be recycled: it leaves, and a replacement starts (recycle.ts). */
+  recycleReady(index: number, reason: "tasks" | "heap"): void {
+    this.recycler.ready(index, reason);
+  }
+
+  /** A leaving worker's teardown failed (worker/setup.ts): to `onError`, as a {@link WorkerTeardownError}. */
+  teardownFailed(index: number, timedOut: boolean, cause: unknown): void {
+    const why = timedOut
+      ? "it did not finish in time (see docs/elastic.md)"
+      : `it threw: ${cause instanceof Error ? cause.message : String(cause)}`;
+    this.producer.ledger.report(
+      new WorkerTeardownError(index, why, timedOut ? undefined : { cause }),
+      "(worker teardown)",
+    );
   }
 
   /** Moves the lifecycle forward, where the producers in other threads read it too. */

@@ -82,6 +82,12 @@ export class OwnerEvents implements LedgerWatch {
     if (replacement) this.queue.emit("workerreplaced", { worker });
   }
 
+  /** Worker `worker` was recycled (recycle.ts): its replacement is ready. */
+  recycled(worker: number, reason: "tasks" | "heap"): void {
+    this.queue.emit("workeronline", { worker, replacement: true });
+    this.queue.emit("workerrecycled", { worker, reason });
+  }
+
   /** Worker `worker` died (after its repair). */
   died(worker: number, cause: unknown, forced: boolean): void {
     this.queue.emit("workerdied", { worker, error: toError(cause), forced });

@@ -48,6 +48,10 @@ export interface WorkforceEvents {
   broadcastResult(id: number, bytes: Uint8Array, failed: boolean): void;
   /** A task on a worker asked for a pool handle (`poolHandle()`): `reply` posts the answer to that worker. */
   handleRequest(id: number, reply: (message: unknown, transfer?: Transferable[]) => void): void;
+  /** A worker is due to be recycled (its loop stopped taking tasks: worker/loop.ts); see recycle.ts. */
+  recycleReady(index: number, reason: "tasks" | "heap"): void;
+  /** A leaving worker's `teardownWorker()` threw (`cause`) or did not finish in time (worker/setup.ts). */
+  teardownFailed(index: number, timedOut: boolean, cause: unknown): void;
 }
 
 /** How the workforce starts threads. */
@@ -76,6 +80,11 @@ export interface WorkforceOptions {
 export class Workforce {
   private readonly slots: (Slot | undefined)[] = [];
   private stopping = false;
+  /**
+   * Messages for a recycling worker's index, kept for its replacement (recycle.ts): posted to the new
+   * thread right after its start message (boot.ts keeps them until its loop exists).
+   */
+  private readonly deferred = new Map<number, [unknown, ArrayBuffer[] | undefined][]>();
 
   private readonly options: WorkforceOptions;
   private readonly events: WorkforceEvents;
@@ -167,7 +176,11 @@ export class Workforce {
           const message = messageOf(cause);
           const at = whereItThrew(cause);
           const where = at !== undefined && !message.includes(at) ? ` (at ${at})` : "";
-          fail(new ModuleLoadError(moduleUrl, `it threw while loading: ${message}${where}`, { cause }));
+          // A throw of the module's setupWorker (worker/setup.ts) fails the start as a load error does.
+          const what = (m as { inSetup?: boolean }).inSetup === true
+            ? "its setupWorker threw"
+            : "it threw while loading";
+          fail(new ModuleLoadError(moduleUrl, `${what}: ${message}${where}`, { cause }));
         } else if (m.type === "payload") {
           this.events.payload(m.handle!, m.bytes!, (m as { moved?: ArrayBuffer[] }).moved);
         } else if (m.type === "broadcast-result") {
@@ -185,6 +198,11 @@ export class Workforce {
           this.events.handleRequest(m.id!, (reply, transfer) => {
             if (!slot.dead) thread.post(reply, transfer as ArrayBuffer[] | undefined);
           });
+        } else if (m.type === "recycle-ready") {
+          if (!slot.dead) this.events.recycleReady(index, (m as { reason?: "tasks" | "heap" }).reason ?? "tasks");
+        } else if (m.type === "teardown-error") {
+          const cause = decode(m.bytes!, 0, m.bytes!.length);
+          this.events.teardownFailed(index, (m as { timedOut?: boolean }).timedOut === true, cause);
         } else if (m.type === "exited") {
           slot.markExited();
         }
@@ -207,6 +225,11 @@ export class Workforce {
         } else this.died(index, slot, new Error(`worker ${index} exited with code ${code}`));
       });
       thread.post({ type: "start", setup: this.setup(index) });
+      const queued = this.deferred.get(index);
+      if (queued !== undefined) {
+        this.deferred.delete(index);
+        for (const [message, transfer] of queued) thread.post(message, transfer);
+      }
     });
   }
 
@@ -230,8 +253,45 @@ export class Workforce {
    * @param transfer ArrayBuffers to move with it (detached here, even if the worker is dead).
    */
   send(index: number, message: unknown, transfer?: ArrayBuffer[]): void {
+    const deferred = this.deferred.get(index);
+    if (deferred !== undefined) {
+      deferred.push([message, transfer]);
+      return;
+    }
     const slot = this.slots[index];
     if (slot !== undefined && !slot.dead) slot.thread.post(message, transfer);
+  }
+
+  /**
+   * Recycles worker `index` (recycle.ts): from now on messages for its index wait for its replacement;
+   * tells the thread to leave (after every message posted to it before: messages keep their order), waits
+   * until its loop returned and its teardown ran, and stops the thread. The caller then starts the
+   * replacement with {@link Workforce.start}, which posts the kept messages.
+   *
+   * @param index The worker.
+   * @returns Whether the caller should start the replacement: false if the thread died meanwhile (the death
+   * path replaces it, with the kept messages) or the pool stops.
+   */
+  async recycle(index: number): Promise<boolean> {
+    const slot = this.slots[index];
+    if (slot === undefined || slot.dead || this.stopping || this.deferred.has(index)) return false;
+    this.deferred.set(index, []);
+    slot.thread.post({ type: "leave" });
+    await slot.exited;
+    if (slot.dead || this.stopping) return false;
+    // Marked first: its exit event, which follows, is then no death.
+    slot.dead = true;
+    slot.thread.terminate();
+    return true;
+  }
+
+  /**
+   * Drops the messages kept for `index` (a replacement that failed to start: see recycle.ts).
+   *
+   * @param index The worker.
+   */
+  dropDeferred(index: number): void {
+    this.deferred.delete(index);
   }
 
   /**

@@ -52,6 +52,8 @@ import { Runs } from "./runs.ts";
 import { Search, SEARCH_SLEEP_ASYNC, SEARCH_STOP } from "./search.ts";
 import { TaskSignals } from "./signals.ts";
 import { WorkerStats } from "./stats.ts";
+import { type RecycleBounds, RecycleWatch } from "./setup.ts";
+import type { Sleep } from "../protocol/sleep.ts";
 
 /** What the pool sends a new worker thread. */
 export interface WorkerSetup {
@@ -77,6 +79,10 @@ export interface WorkerSetup {
    * undefined without.
    */
   metrics?: { since: number; histograms: SharedArrayBuffer };
+  /** The pool's `workerData` (structured-cloned), for the module's `setupWorker` (setup.ts). */
+  workerData?: unknown;
+  /** The pool's `recycle` bounds (setup.ts), or undefined for none. */
+  recycle?: RecycleBounds;
 }
 
 /**
@@ -108,6 +114,14 @@ export class WorkerLoop {
   private finished: () => void = () => {};
   /** Tasks run since the loop last yielded to the event loop while async tasks were pending. */
   private sinceYield = 0;
+  /** With the pool's `recycle` option: when this worker is due to leave (setup.ts). */
+  private readonly recycle: RecycleWatch | undefined;
+  /** Due to be recycled: takes no task from the queues any more (see {@link WorkerLoop.leaving}). */
+  private recycling = false;
+  /** The owner's `leave`: everything it posted to this worker before it deferred its posts has arrived. */
+  private leaveAllowed = false;
+  private readonly sleep: Sleep;
+  private readonly post: (message: unknown, transfer?: ArrayBuffer[]) => void;
 
   /**
    * Opens this worker's view of the pool and builds its parts.
@@ -215,6 +229,17 @@ export class WorkerLoop {
     this.signals = signals;
     this.stats = stats;
     this.guard = guard;
+    this.sleep = sleep;
+    this.post = post;
+    this.recycle = setup.recycle === undefined ? undefined : new RecycleWatch(setup.recycle);
+  }
+
+  /**
+   * This thread, from its message handler: the owner's `leave`, answering our `recycle-ready` (see
+   * {@link WorkerLoop.leaving}).
+   */
+  leave(): void {
+    this.leaveAllowed = true;
   }
 
   /**
@@ -321,13 +346,53 @@ export class WorkerLoop {
     }
   }
 
+  /** Counts a task the loop ran; when the worker is due to be recycled, starts leaving. */
+  private ranOne(): void {
+    const reason = this.recycle!.ranOne();
+    if (reason === undefined || this.recycling) return;
+    this.recycling = true;
+    this.post({ type: "recycle-ready", reason });
+    // Tasks left in our deque (moved there from the injector) stay stealable, and stay for our replacement
+    // on this deque; a sleeper woken now steals them rather than wait for it (no wake is owed to us: a poster
+    // wakes sleepers, and we never sleep again).
+    this.sleep.newWork();
+  }
+
+  /**
+   * A recycling worker's slices, after its loop stopped taking tasks from the queues: it runs what was
+   * posted to it alone (broadcast parts, directed tasks: only it can run them) until the owner's `leave`
+   * says nothing more comes (the owner defers later posts to the replacement), lets its async tasks settle,
+   * then finishes, holding nothing: boot.ts runs the teardown and posts `exited`, and the owner starts the
+   * replacement on this deque.
+   */
+  private leaving(): void {
+    const mail = this.mail;
+    this.stats.endBusy();
+    if (this.marks.cutShort()) this.runner.repairInterrupted();
+    if (mail.hasParts()) mail.runParts();
+    if (mail.hasDirected()) {
+      const handle = mail.takeDirected();
+      if (handle >= 0) {
+        this.search.found();
+        const pending = this.runner.execute(handle);
+        if (pending !== undefined) return this.resumeAfter(pending);
+        return macrotask(() => this.slice());
+      }
+    }
+    if (!this.leaveAllowed || this.pendingAsync() > 0 || mail.hasParts() || mail.hasDirected()) {
+      setTimeout(() => this.slice(), LEAVE_POLL_MS);
+      return;
+    }
+    this.finished();
+  }
+
   /** {@link WorkerLoop.slice}'s work. */
   private loop(): void {
     const search = this.search;
     const runner = this.runner;
     const mail = this.mail;
     const stats = this.stats;
-    while (!search.stopping()) { // spec: LoopReadLifecycle
+    while (!search.stopping() && !this.recycling) { // spec: LoopReadLifecycle
       // No join is in progress here: any fork not joined, or step not completed, was cut short.
       if (this.marks.cutShort()) runner.repairInterrupted();
       if (mail.hasParts()) {
@@ -352,6 +417,7 @@ export class WorkerLoop {
         search.found();
         stats.busy();
         const pending = runner.execute(handle);
+        if (this.recycle !== undefined) this.ranOne();
         if (pending !== undefined) {
           stats.endBusy();
           return this.resumeAfter(pending);
@@ -368,13 +434,14 @@ export class WorkerLoop {
       const late = search.idle(this.pendingAsync() !== 0);
       if (late >= 0) {
         const pending = runner.execute(late); // held by findWork
-
+        if (this.recycle !== undefined) this.ranOne();
         if (pending !== undefined) return this.resumeAfter(pending);
         continue;
       }
       if (late === SEARCH_STOP) break;
       if (late === SEARCH_SLEEP_ASYNC) return this.resumeAfter(search.sleepAsync());
     }
+    if (this.recycling && !search.stopping()) return this.leaving();
     // Let async tasks still running finish and report, so none is lost on a graceful close.
     if (this.pendingAsync() > 0) {
       yieldToEventLoop().then(() => this.slice());
@@ -383,6 +450,9 @@ export class WorkerLoop {
     this.finished();
   }
 }
+
+/** How often a recycling worker looks whether it may leave, in ms (a few times, while it waits). */
+const LEAVE_POLL_MS = 2;
 
 /** Calls `callback` in a macrotask of its own (setImmediate where there is one, else a 0 ms timer). */
 function macrotask(callback: () => void): void {

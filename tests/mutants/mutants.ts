@@ -1292,6 +1292,79 @@ export const ASYNC_BOUND_MUTANTS: readonly AsyncBoundMutant[] = [
 ];
 
 /**
+ * A bug of setup once per worker or of recycling (issue 49: lib/worker/setup.ts, lib/worker/boot.ts,
+ * lib/worker/loop.ts, lib/owner/workforce.ts), caught by tests/pool/worker_setup_test.ts and
+ * tests/pool/recycle_test.ts in the mutation run (group setup).
+ */
+export interface SetupMutant {
+  name: string;
+  module: "worker/boot.ts" | "worker/loop.ts" | "owner/workforce.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/** Setup's and recycling's mutants. */
+export const SETUP_MUTANTS: readonly SetupMutant[] = [
+  {
+    name: "setup_data_not_to_replacements",
+    module: "owner/workforce.ts",
+    bug: "a replacement's start message carries no workerData: only the first workers are set up with it",
+    patches: [
+      {
+        find: "    this.slots[index] = slot;\n",
+        replace:
+          "    const replacement = this.slots[index] !== undefined; // BUG: below\n    this.slots[index] = slot;\n",
+      },
+      {
+        find: '      thread.post({ type: "start", setup: this.setup(index) });\n',
+        replace:
+          '      thread.post({ type: "start", setup: { ...this.setup(index), ...(replacement ? { workerData: undefined } : {}) } });\n',
+      },
+    ],
+  },
+  {
+    name: "setup_not_awaited",
+    module: "worker/boot.ts",
+    bug: "the worker reports ready without waiting for its setup: a task may run before it, and a setup " +
+      "that throws is no load error",
+    patches: [{
+      find: "      await runWorkerSetup(module, setup.workerData",
+      replace: "      void runWorkerSetup(module, setup.workerData", // BUG: not awaited
+    }],
+  },
+  {
+    name: "setup_exports_are_tasks",
+    module: "worker/boot.ts",
+    bug: "setupWorker and teardownWorker are not left out of the task functions: they run as tasks",
+    patches: [{
+      find: '    typeof module[name] === "function" && !RESERVED_EXPORTS.includes(name)',
+      replace: '    typeof module[name] === "function" && RESERVED_EXPORTS.length > 0 // BUG: reserved names kept',
+    }],
+  },
+  {
+    name: "recycle_leaves_async_running",
+    module: "worker/loop.ts",
+    bug: "a recycling worker leaves without waiting for its async tasks: they never settle",
+    patches: [{
+      find: "    if (!this.leaveAllowed || this.pendingAsync() > 0 || mail.hasParts() || mail.hasDirected()) {\n",
+      replace:
+        "    if (!this.leaveAllowed || mail.hasParts() || mail.hasDirected()) { // BUG: async tasks not awaited\n",
+    }],
+  },
+  {
+    name: "recycle_drops_deque",
+    module: "worker/loop.ts",
+    bug: "a recycling worker empties its deque as it leaves: the tasks queued there are lost",
+    patches: [{
+      find: '    this.post({ type: "recycle-ready", reason });\n',
+      replace: '    this.post({ type: "recycle-ready", reason });\n' +
+        "    // deno-lint-ignore no-explicit-any\n" +
+        "    while ((this.search as any).deque.pop() >= 0); // BUG: the deque's tasks are dropped\n",
+    }],
+  },
+];
+
+/**
  * A bug of producers in other threads (issue 29): the routing of a completion to its producer's slot, the
  * completion and record wake protocols, the slot claim; caught by tests/lincheck/producers_test.ts in the
  * mutation run (group producers).

@@ -58,6 +58,7 @@ import {
   PRODUCERS_MUTANTS,
   PROGRESS_MUTANTS,
   RECORD_MUTANTS,
+  SETUP_MUTANTS,
   SLEEP_MUTANTS,
   SORT_MUTANTS,
   TEXT_MUTANTS,
@@ -138,6 +139,12 @@ export const GROUPS: readonly Group[] = [
   { name: "memory", mutants: pool(MEMORY_MUTANTS), checks: ["tests/pool/priority_test.ts"], fast: true },
   { name: "progress", mutants: pool(PROGRESS_MUTANTS), checks: ["tests/pool/progress_test.ts"], fast: true },
   { name: "async_bound", mutants: pool(ASYNC_BOUND_MUTANTS), checks: ["tests/pool/async_bound_test.ts"], fast: true },
+  {
+    name: "setup",
+    mutants: pool(SETUP_MUTANTS),
+    checks: ["tests/pool/worker_setup_test.ts", "tests/pool/recycle_test.ts"],
+    fast: false,
+  },
   {
     name: "graph",
     mutants: pool(GRAPH_MUTANTS),

@@ -99,6 +99,8 @@ test("every documented option is accepted by its own call", () => {
     errorClasses: [RangeError],
     producers: 2,
     metrics: true,
+    workerData: { table: [1, 2, 3] },
+    recycle: { afterTasks: 100, heapMB: 512 },
   };
   // resourceLimits is refused on Bun by design (its workers ignore heap limits): given where it is taken.
   const options = "Bun" in globalThis ? valid : { ...valid, resourceLimits: { maxOldGenerationSizeMb: 512 } };
