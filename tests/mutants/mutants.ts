@@ -1798,7 +1798,7 @@ export const SLEEP_MUTANTS: readonly Mutant[] = [
     module: "sleep.ts",
     bug: "fallAsleep counts itself without comparing the JEC with getSleepy's: a post since then is ignored",
     patches: [{
-      find: "      if (jecOf(c) !== jec) {\n",
+      find: "      if (jecOf(c) !== jec) { // spec: FallAsleepUndo\n",
       replace: "      if (false) { // mutant: the JEC test dropped\n",
     }],
   },
@@ -1807,7 +1807,8 @@ export const SLEEP_MUTANTS: readonly Mutant[] = [
     module: "sleep.ts",
     bug: "newWork moves the JEC but never wakes a sleeping worker",
     patches: [{
-      find: "    if ((c & SLEEPERS_MASK) === 0) return false;\n    return this.wakeOne();\n",
+      find:
+        "    if ((c & SLEEPERS_MASK) === 0) return this.wokeNobody();\n    return this.wakeOne() || this.wokeNobody();\n",
       replace: "    return false; // mutant: the JEC moved, nobody woken\n",
     }],
   },
@@ -1817,8 +1818,8 @@ export const SLEEP_MUTANTS: readonly Mutant[] = [
     module: "sleep.ts",
     bug: "newWork wakes a sleeper only when more than one sleeps: a lone sleeper is left asleep",
     patches: [{
-      find: "    if ((c & SLEEPERS_MASK) === 0) return false;\n",
-      replace: "    if ((c & SLEEPERS_MASK) <= 1) return false; // mutant: was === 0\n",
+      find: "    if ((c & SLEEPERS_MASK) === 0) return this.wokeNobody();\n",
+      replace: "    if ((c & SLEEPERS_MASK) <= 1) return this.wokeNobody(); // mutant: was === 0\n",
     }],
   },
   {
@@ -1843,7 +1844,7 @@ export const SLEEP_MUTANTS: readonly Mutant[] = [
     bug: "the worker's last search comes before it announces itself sleepy, so a post in between is missed",
     patches: [{
       find:
-        "    const jec = this.getSleepy();\n    // One more search after announcing: work posted before the announcement is found here.\n    const late = search();\n",
+        "    const jec = this.getSleepy(); // spec: GetSleepy\n    // One more search after announcing: work posted before the announcement is found here.\n    const late = search();\n",
       replace:
         "    const late = search(); // mutant: searched before getting sleepy\n    const jec = this.getSleepy();\n",
     }],
