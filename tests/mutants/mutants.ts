@@ -1237,6 +1237,75 @@ export interface AsyncBoundMutant {
   patches: Patch[];
 }
 
+/** A mutant of an elastic pool's code (issue 49; spec/Elastic.tla): a file of `lib/`. */
+export interface ElasticMutant {
+  name: string;
+  module: "protocol/sleep.ts" | "protocol/slots.ts" | "owner/growth.ts" | "worker/loop.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/**
+ * The elastic pool's mutants (group elastic): caught by tests/protocol/slots_test.ts (the retirement's
+ * steps at the windows Elastic.tla's mutants exploit, one thread playing each side) or by
+ * tests/pool/elastic_test.ts (real pools that grow and shrink). Elastic.tla's "a thief that steals from a
+ * retired slot" is not kept: a slot that is not live has an empty deque (NoStrandedTask), so skipping it is
+ * a saving, and a thief that reads it takes nothing (spec/docs/Elastic.md says why).
+ */
+export const ELASTIC_MUTANTS: readonly ElasticMutant[] = [
+  {
+    name: "retire_cas_is_store",
+    module: "protocol/sleep.ts",
+    bug: "the retirement stores RETIRING instead of its compare-exchange from SLEEPING: a wake that landed " +
+      "after its reservation is overwritten, and the worker it woke leaves (Elastic.tla RetireStoresRetiring)",
+    patches: [{
+      find:
+        "    if (mem.compareExchange(this.words, stateAt, SLEEPING, RETIRING) !== SLEEPING) { // spec: RetireCasSlot\n",
+      replace: "    if (mem.store(this.words, stateAt, RETIRING) !== RETIRING) { // mutant: a store, not the CAS\n",
+    }],
+  },
+  {
+    name: "retire_without_uncount",
+    module: "protocol/sleep.ts",
+    bug: "the retiring worker never undoes its sleep count: posters scan for a sleeper that left, and the " +
+      "owner, seeing one counted, does not grow (Elastic.tla RetireLeavesCount)",
+    patches: [{
+      find: "    mem.sub(this.words, SleepWords.counters, 1); // spec: RetireUncount\n",
+      replace: "    // mutant: the sleep count is left behind\n",
+    }],
+  },
+  {
+    name: "retire_below_min",
+    module: "protocol/slots.ts",
+    bug: "the retirement's reservation checks the size against 0, not the minimum: the pool shrinks below " +
+      "it (Elastic.tla RetireBelowMin)",
+    patches: [{
+      find: "      if (n <= min) return false;\n",
+      replace: "      if (n <= 0) return false; // mutant: was n <= min\n",
+    }],
+  },
+  {
+    name: "growth_starts_none",
+    module: "owner/growth.ts",
+    bug: "the owner's growth marks a slot STARTING and reserves the size, but starts no thread: queued work " +
+      "waits for workers that never come (Elastic.tla GrowthStartsNone)",
+    patches: [{
+      find: "    this.parts.start(index).then(\n",
+      replace: "    Promise.resolve().then( // mutant: no thread started\n",
+    }],
+  },
+  {
+    name: "retire_tells_nobody",
+    module: "worker/loop.ts",
+    bug: "a retired worker does not tell the owner: its retirement is never counted, and the owner does not " +
+      "look at growth after it (Elastic.tla NoGrowthAfterRetire)",
+    patches: [{
+      find: '    this.post({ type: "retired" });\n',
+      replace: "    // mutant: the owner is not told\n",
+    }],
+  },
+];
+
 /** The bound's mutants. */
 export const ASYNC_BOUND_MUTANTS: readonly AsyncBoundMutant[] = [
   {

@@ -41,6 +41,7 @@ import {
   BACKLOG_MUTANTS,
   CUT_MUTANTS,
   DEATH_MUTANTS,
+  ELASTIC_MUTANTS,
   FORCE_MUTANTS,
   GRAPH_LINCHECK_MUTANTS,
   GRAPH_MUTANTS,
@@ -138,6 +139,12 @@ export const GROUPS: readonly Group[] = [
   { name: "memory", mutants: pool(MEMORY_MUTANTS), checks: ["tests/pool/priority_test.ts"], fast: true },
   { name: "progress", mutants: pool(PROGRESS_MUTANTS), checks: ["tests/pool/progress_test.ts"], fast: true },
   { name: "async_bound", mutants: pool(ASYNC_BOUND_MUTANTS), checks: ["tests/pool/async_bound_test.ts"], fast: true },
+  {
+    name: "elastic",
+    mutants: pool(ELASTIC_MUTANTS),
+    checks: ["tests/protocol/slots_test.ts", "tests/pool/elastic_test.ts"],
+    fast: true,
+  },
   {
     name: "graph",
     mutants: pool(GRAPH_MUTANTS),
