@@ -7,6 +7,7 @@
  */
 import { Pool } from "../../lib/pool.ts";
 import { openProducer } from "../../lib/pool_producer.ts";
+import { move } from "../../mod.ts";
 import { resolveOptions } from "../../lib/options.ts";
 import type * as tasks from "../fixtures/elastic_tasks.ts";
 import { assert, assertEquals, test, within } from "../_test.ts";
@@ -95,6 +96,8 @@ test("a pool starts min, a burst grows it to at most max, idle workers retire to
       assertEquals(shrunk.started, 2 * (cycle + 1), `cycle ${cycle}: two started`);
     }
     assertEquals(pool.stats().elastic!.peak, 3);
+    // Four starts into the two slots above min: the retired slots were reused.
+    assertEquals(pool.stats().elastic!.started, 4);
     // Still runs: the one worker left takes it.
     assertEquals((await within(pool.run("whoAmI", "after"), 10_000, "a task after shrinking")).tag, "after");
   } finally {
@@ -102,22 +105,28 @@ test("a pool starts min, a burst grows it to at most max, idle workers retire to
   }
 });
 
-test("every task runs exactly once across grow and shrink cycles: joins in tasks, a producer, broadcasts", async () => {
+test("every task runs exactly once across grow and shrink cycles: joins in tasks, a producer, broadcasts, directed tasks", async () => {
   const pool = await Pool.create<typeof tasks>(moduleUrl, { workers: { min: 1, max: 4 }, idleTimeout: 20 });
   const producer = openProducer<typeof tasks>(pool.handle());
   try {
     const n = 60;
     for (let cycle = 0; cycle < 4; cycle++) {
-      const runs = new Int32Array(new SharedArrayBuffer(8 * n));
+      const runs = new Int32Array(new SharedArrayBuffer(4 * (2 * n + 8)));
       const mine = Array.from({ length: n }, (_, i) => pool.run("mark", runs, i, 4));
       const theirs = Array.from({ length: n }, (_, i) => producer.run("mark", runs, n + i, 3));
       const parts = pool.broadcast("whoAmI", `cycle ${cycle}`);
+      // Tasks whose argument moves a buffer are posted to one worker each (directed): to live workers only.
+      const moved = Array.from({ length: 8 }, (_, k) => {
+        const bytes = new Uint8Array(1024).fill(1);
+        return pool.run("markMoved", move(bytes), runs, 2 * n + k);
+      });
       const sums = await within(Promise.all([...mine, ...theirs]), 60_000, `cycle ${cycle}'s tasks`);
       assertEquals(sums, [...mine.map(() => 16), ...theirs.map(() => 8)], "every join returned its sum");
+      assertEquals(await within(Promise.all(moved), 30_000, "the directed tasks"), moved.map(() => 1024));
       const seen = await within(parts, 30_000, `cycle ${cycle}'s broadcast`);
       assertEquals(new Set(seen.map((s) => s.worker)).size, seen.length, "one part per worker");
       assert(seen.every((s) => s.tag === `cycle ${cycle}`), "each part ran its own broadcast");
-      for (let i = 0; i < 2 * n; i++) assertEquals(runs[i], 1, `cycle ${cycle}: task ${i} ran once`);
+      for (let i = 0; i < 2 * n + 8; i++) assertEquals(runs[i], 1, `cycle ${cycle}: task ${i} ran once`);
       // Idle: let workers retire before the next burst (some cycles start from fewer workers).
       await until(
         () => {
@@ -190,7 +199,8 @@ test("a worker that dies while it retires is recovered: its slot is reused and t
       await until(
         () => {
           const { current, retired } = pool.stats().elastic!;
-          return current === 1 && retired === round + 1;
+          // (The death's event is dispatched a moment after the owner handled it.)
+          return current === 1 && retired === round + 1 && errors.length === round + 1;
         },
         30_000,
         `round ${round}'s shrink`,
