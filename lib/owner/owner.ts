@@ -452,6 +452,9 @@ export class Owner implements OwnerPort, WorkforceEvents {
     const told = this.current === PoolState.OPEN || this.current === PoolState.CLOSING;
     this.deaths.died(index, cause, forced);
     if (told) this.events.died(index, cause, forced);
+    // An elastic pool looks at growth after a death too (spec/Elastic.tla): its replacement is one start,
+    // and queued work may want more.
+    this.elastic?.growth.due();
   }
 
   /** An elastic pool's worker retired (its slot ABSENT): counted, and the owner looks at growth. */
