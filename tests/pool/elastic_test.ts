@@ -8,6 +8,7 @@
 import { Pool } from "../../lib/pool.ts";
 import { openProducer } from "../../lib/pool_producer.ts";
 import { move } from "../../mod.ts";
+import { assertIdleAccounting } from "./_accounting.ts";
 import { resolveOptions } from "../../lib/options.ts";
 import type * as tasks from "../fixtures/elastic_tasks.ts";
 import { assert, assertEquals, test, within } from "../_test.ts";
@@ -142,6 +143,9 @@ test("every task runs exactly once across grow and shrink cycles: joins in tasks
     assert(stats.elastic!.started > 0, "the bursts grew the pool");
     assertEquals(stats.elastic!.started, stats.elastic!.retired, "every started worker retired again");
     assertEquals(stats.pending, 0);
+    // Retired workers gave back their cached records before they slept: every record is accounted for.
+    await within(pool.drain(), 10_000, "drain");
+    await assertIdleAccounting(pool, "after grow and shrink cycles");
   } finally {
     await within(producer.close(), 20_000, "producer close");
     await within(pool.close(), 20_000, "close");
