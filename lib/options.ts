@@ -42,10 +42,29 @@ export interface ResourceLimits {
   stackSizeMb?: number;
 }
 
+/** The `workers` option of an elastic pool: the fewest and the most worker threads it keeps. */
+export interface ElasticWorkers {
+  /** The workers the pool starts with and never retires below: an integer from 1 to `max`. */
+  min: number;
+  /** The most workers it runs at once: an integer from `min` to 1023. */
+  max: number;
+}
+
 /** Options of `Pool.create`. Every size has a default that suits small tasks. */
 export interface PoolOptions {
-  /** Worker threads: an integer from 1 to 1023 (default: the hardware's parallelism). */
-  workers?: number;
+  /**
+   * Worker threads: an integer from 1 to 1023 (default: the hardware's parallelism), kept for the pool's
+   * life; or `{ min, max }` for an elastic pool (docs/elastic.md): it starts `min` workers, starts more, one
+   * at a time, up to `max` while queued work waits and no worker sleeps, and a worker that slept for
+   * `idleTimeout` retires, down to `min`. `min` is from 1 (a pool of none could not load its task module
+   * at `Pool.create`), `max` from `min` to 1023; the shared memory is laid out for `max`.
+   */
+  workers?: number | ElasticWorkers;
+  /**
+   * An elastic pool's idle timeout (`workers: { min, max }` only): how long a worker sleeps with nothing to
+   * do before it retires (if more than `min` remain), in ms, from 1 to 2^31 - 1. Default 60,000.
+   */
+  idleTimeout?: number;
   /** A name for the threads (shown in debuggers and error messages). Default "filch". */
   name?: string;
   /** Slots per worker deque, a power of two from 2 to 2^28 (default 256). */
@@ -181,6 +200,7 @@ export interface RecycleOptions {
 /** The options of `Pool.create`, as a tuple type (see {@link Listed}). */
 const POOL_KEYS = [
   "workers",
+  "idleTimeout",
   "name",
   "dequeCapacity",
   "taskCapacity",
@@ -271,6 +291,18 @@ export interface ResolvedOptions {
   workerData: unknown;
   /** The `recycle` bounds (Infinity: none), or undefined without the option. */
   recycle: { afterTasks: number; heapMB: number } | undefined;
+  /** An elastic pool's bounds and idle timeout (`shape.workers` is its `max`); undefined for a fixed pool. */
+  elastic: ResolvedElastic | undefined;
+}
+
+/** An elastic pool's resolved `workers: { min, max }` and `idleTimeout`. */
+export interface ResolvedElastic {
+  /** The workers it starts with and keeps at least. */
+  min: number;
+  /** The most it runs at once (the slots the memory has). */
+  max: number;
+  /** How long a worker sleeps before it retires, ms. */
+  idleTimeout: number;
 }
 
 const DEFAULTS = {
@@ -309,7 +341,8 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   }
   checkKeys(options, POOL_OPTION_KEYS, RUN_OPTION_KEYS, "Cannot create pool", "Pool.create", "pool.with()");
   const o = options as PoolOptions;
-  const workers = o.workers === undefined ? defaultWorkers() : o.workers;
+  const elastic = elasticOf(o.workers, o.idleTimeout);
+  const workers = elastic !== undefined ? elastic.max : o.workers === undefined ? defaultWorkers() : o.workers;
   integer("workers", workers, 1, 1023, "an integer from 1 to 1023");
   const shape: PoolShape = {
     workers,
@@ -394,6 +427,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     payloadMemory,
     workerData: carried("workerData", o.workerData),
     recycle: recycleOf(o.recycle),
+    elastic,
   };
 }
 
@@ -448,6 +482,33 @@ function flag(name: string, value: unknown): boolean {
     throw new TypeError(`Cannot create pool as '${name}' must be a boolean: received ${describe(value)}`);
   }
   return value;
+}
+
+/** The `workers: { min, max }` and `idleTimeout` options, checked; undefined for a fixed pool. */
+function elasticOf(workers: unknown, idleTimeout: unknown): ResolvedElastic | undefined {
+  if (workers === null || typeof workers !== "object") {
+    if (idleTimeout !== undefined) {
+      throw new TypeError(
+        "Cannot create pool as 'idleTimeout' applies only to an elastic pool: pass 'workers: { min, max }' with it",
+      );
+    }
+    return undefined;
+  }
+  for (const key of Object.keys(workers)) {
+    if (key !== "min" && key !== "max") {
+      throw new TypeError(`Cannot create pool as 'workers.${key}' is not an option (workers takes { min, max })`);
+    }
+  }
+  const { min, max } = workers as ElasticWorkers;
+  integer("workers.max", max, 1, 1023, "an integer from 1 to 1023");
+  integer("workers.min", min, 1, max, `an integer from 1 to 'workers.max' (${max})`);
+  const timeout = idleTimeout ?? 60_000;
+  if (typeof timeout !== "number" || !(timeout >= 1) || timeout > 2 ** 31 - 1) {
+    throw new RangeError(
+      `Cannot create pool as 'idleTimeout' must be a number of ms from 1 to 2^31 - 1: received ${describe(timeout)}`,
+    );
+  }
+  return { min, max, idleTimeout: timeout };
 }
 
 /** The `errorClasses` option, checked, by class name. */

@@ -35,7 +35,7 @@ import { assemblePool } from "./assemble.ts";
 import type { MetricsStats } from "./metrics.ts";
 import { type PoolLayout, PROGRESS_CELL_WORDS } from "./protocol/layout.ts";
 import { moduleHref, type PoolOptions, resolveOptions } from "./options.ts";
-import type { Owner } from "./owner/owner.ts";
+import type { ElasticStats, Owner } from "./owner/owner.ts";
 import type { SlotCounts } from "./owner/links.ts";
 import type { Producer, WorkerStats } from "./producer/producer.ts";
 import type { PoolHandle } from "./producer/handle.ts";
@@ -135,6 +135,15 @@ export interface PoolStats {
   payloadArena: { bytes: number; resets: number };
   /** With the `metrics` option: run and wait times, per pool and per worker, and utilization. */
   metrics?: MetricsStats;
+  /**
+   * An elastic pool's (`workers: { min, max }`): its current, peak, started and retired workers, and its
+   * bounds. Absent for a fixed pool. (`workers` above has a row per slot, `max` of them.)
+   */
+  elastic?: ElasticStats;
+}
+
+function elasticOf(elastic: ElasticStats | undefined): { elastic?: ElasticStats } {
+  return elastic === undefined ? {} : { elastic };
 }
 
 /**
@@ -343,6 +352,7 @@ export class Pool<M extends object = Record<string, AnyFunction>> extends TaskSu
       duplicateReports,
       payloadArena,
       ...(metrics === undefined ? {} : { metrics }),
+      ...elasticOf(this.owner.elasticCounts()),
     };
   }
 

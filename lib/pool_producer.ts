@@ -32,6 +32,7 @@ import { PoolClosedError, PoolTerminatedError } from "./errors.ts";
 import { type PoolOptions, resolveOptions } from "./options.ts";
 import type { PoolStateName } from "./lifecycle.ts";
 import { type AnyFunction, TaskSubmitter } from "./submitter.ts";
+import { Slots } from "./protocol/slots.ts";
 
 /** The options of {@link openProducer}: how this thread's side handles what comes back. */
 export type ProducerOptions = Pick<PoolOptions, "onError" | "errorClasses">;
@@ -136,6 +137,14 @@ export class PoolProducer<M extends object = Record<string, AnyFunction>> extend
     const slot = handle.slot;
     const port = new LinkPort(handle.port);
     const link = new OwnerLink(port, memory.control);
+    if (handle.elastic === true) {
+      // An elastic pool (issue 49): a submission of ours that found nobody asleep asks the owner, the only
+      // thread that can start a worker, for one more (once per want: the owner clears the flag when it looks).
+      const slots = new Slots(memory.control, memory.sleep.words, memory.status, memory.workers);
+      memory.sleep.onNobodyWoken = () => {
+        if (slots.wantWorker()) link.send({ type: "grow" });
+      };
+    }
     const producer = new Producer({
       memory,
       port: link,

@@ -100,19 +100,26 @@ export class Broadcaster {
    * @param entries One open entry per worker, by worker index.
    * @param taskId The task.
    * @param bytes Its encoded arguments (each worker gets a copy by message).
+   * @param targets An elastic pool's: the worker of each entry (its mail counted already); else entry `w`
+   * goes to worker `w`.
    */
-  send(entries: Entry[], taskId: number, bytes: Uint8Array): void {
-    for (let worker = 0; worker < entries.length; worker++) {
-      const entry = entries[worker];
+  send(entries: Entry[], taskId: number, bytes: Uint8Array, targets?: readonly number[]): void {
+    for (let k = 0; k < entries.length; k++) {
+      const entry = entries[k];
+      const worker = targets === undefined ? k : targets[k];
       if (this.isDead(worker)) {
+        // (An elastic pool's target counted its part already: taken back, as the worker's replacement
+        // starts from a mail of 0.)
+        if (targets !== undefined) mem.sub(this.status, worker * StatusWords.count + StatusWords.mail, 1);
         this.ledger.settle(entry, Settled.ERROR, crashed(entry, worker, "was being replaced when it was sent"));
         continue;
       }
       const id = this.nextId++;
       this.parts.set(id, { entry, worker });
       // Counted before it is posted: the worker never sees its message without the count (it would not
-      // know to read its messages before sleeping).
-      mem.add(this.status, worker * StatusWords.count + StatusWords.mail, 1);
+      // know to read its messages before sleeping). An elastic pool's targets were counted by the owner's
+      // `Slots.claimMail`, which is what keeps each from retiring meanwhile.
+      if (targets === undefined) mem.add(this.status, worker * StatusWords.count + StatusWords.mail, 1);
       this.post(worker, { type: "broadcast", id, taskId, bytes });
     }
   }

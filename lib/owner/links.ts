@@ -55,6 +55,8 @@ export interface LinkActs {
   kill(worker: number, handle: number, cause: Error): void;
   /** The SharedArrayBuffers passed by reference so far (a new producer gets them all). */
   buffers(): Iterable<[number, SharedArrayBuffer]>;
+  /** An elastic pool: a producer's submission found nobody asleep; the owner looks at growth (growth.ts). */
+  grow(): void;
   /** Reports an error no caller can receive (a message of the wrong shape: two copies of filch?). */
   report(error: unknown, where: string): void;
 }
@@ -187,6 +189,9 @@ export class ProducerLinks {
           return;
         case "kill":
           this.acts.kill(message.worker, message.handle, new Error(message.reason));
+          return;
+        case "grow":
+          this.acts.grow();
           return;
         case "holding": {
           // It holds its lifeline: the lock comes free when it closes or its thread ends.

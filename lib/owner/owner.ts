@@ -33,7 +33,7 @@ import { PoolClosedError, PoolTerminatedError, unknownTaskError, WorkerTeardownE
 import { HANDLE_KIND, HANDLE_VERSION, type PoolHandle } from "../producer/handle.ts";
 import { ProducerLinks, type SlotCounts } from "./links.ts";
 import { ProducerDeaths } from "./producer_deaths.ts";
-import { ControlWords } from "../protocol/layout.ts";
+import { ControlWords, StatusWords } from "../protocol/layout.ts";
 import type { PoolMemory } from "../protocol/memory.ts";
 import type { PoolMetrics } from "../metrics.ts";
 import type { Entry } from "../producer/ledger.ts";
@@ -45,6 +45,8 @@ import { WorkerDeaths } from "./worker_deaths.ts";
 import { Recycler } from "./recycle.ts";
 import { OwnerEvents } from "./pool_events.ts";
 import { defaultWorkerUrl } from "../worker_url.ts";
+import { Growth } from "./growth.ts";
+import { ABSENT, RETIRING, Slots } from "../protocol/slots.ts";
 
 import { PoolState, type PoolStateName } from "../lifecycle.ts";
 
@@ -60,6 +62,28 @@ export interface OwnerParts {
   readonly metrics: PoolMetrics | undefined;
   /** When the pool was created (epoch ms), for the workers' metrics. */
   readonly since: number;
+}
+
+/** An elastic pool's worker counts, in `pool.stats().elastic` (docs/metrics.md). */
+export interface ElasticStats {
+  /** The fewest workers the pool keeps (`workers.min`). */
+  min: number;
+  /** The most it runs at once (`workers.max`). */
+  max: number;
+  /** Worker threads now: started and not retired (a retiring one counts until it is gone). */
+  current: number;
+  /** The most at once so far. */
+  peak: number;
+  /** Workers started by growth (the first `min` not counted; nor replacements of dead workers). */
+  started: number;
+  /** Workers that retired after their idle timeout (a death during a retirement counted too). */
+  retired: number;
+}
+
+/** Counts a directed message in worker `index`'s mail word (a fixed pool's, where no worker retires). */
+function countMail(memory: PoolMemory, index: number): true {
+  mem.add(memory.status, index * StatusWords.count + StatusWords.mail, 1);
+  return true;
 }
 
 /** Why a broadcast's arguments cannot move buffers (the end of the encoder's TypeError). */
@@ -101,6 +125,8 @@ export class Owner implements OwnerPort, WorkforceEvents {
   readonly producerDeaths: ProducerDeaths;
   private readonly memory: PoolMemory;
   private readonly maxPending: number;
+  /** An elastic pool's slots and growth (growth.ts); undefined for a fixed pool. */
+  private readonly elastic: { slots: Slots; growth: Growth; min: number; max: number } | undefined;
 
   /**
    * Builds the owner's parts and its producer; starts no worker (see {@link Owner.start}).
@@ -141,9 +167,32 @@ export class Owner implements OwnerPort, WorkforceEvents {
         workerData: options.workerData,
         recycle: options.recycle,
         metrics: metrics === undefined ? undefined : { since, histograms: metrics.histograms },
+        ...(options.elastic === undefined
+          ? {}
+          : { elastic: { min: options.elastic.min, idleTimeout: options.elastic.idleTimeout } }),
       }),
     );
     this.workforce = workforce;
+    // ---- an elastic pool (issue 49): its slots, its growth, and the owner's newWork that found nobody ----
+    if (options.elastic !== undefined) {
+      const { min, max } = options.elastic;
+      const slots = new Slots(memory.control, memory.sleep.words, status, memory.workers);
+      slots.initElastic(min, max);
+      const growth = new Growth({
+        slots,
+        sleeping: () => memory.sleep.sleeping,
+        queued: () => levels.queued,
+        max,
+        running: () => this.current === PoolState.OPEN || this.current === PoolState.CLOSING,
+        start: async (index) => {
+          await workforce.start(index);
+          this.events.online(index, false);
+        },
+        failed: (error) => ledger.report(error, "starting a worker"),
+      });
+      memory.sleep.onNobodyWoken = () => growth.due();
+      this.elastic = { slots, growth, min, max };
+    }
     this.killer = new Killer(
       status,
       (handle, worker) => table.runsOn(handle, worker),
@@ -172,6 +221,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
       kill: (worker, handle, cause) => this.killer.request(worker, handle, cause),
       buffers: () => buffers.entries(),
       report: (error, where) => ledger.report(error, where),
+      grow: () => this.grow(),
     }, this.producerDeaths);
     this.maxPending = options.maxPending;
     this.deaths = new WorkerDeaths(
@@ -208,12 +258,14 @@ export class Owner implements OwnerPort, WorkforceEvents {
    */
   async start(): Promise<void> {
     try {
-      const names = await Promise.all(Array.from({ length: this.workers }, async (_, i) => {
+      const first = this.elastic === undefined ? this.workers : this.elastic.min;
+      const names = await Promise.all(Array.from({ length: first }, async (_, i) => {
         const names = await this.workforce.start(i);
         this.events.online(i, false);
         return names;
       }));
       this.producer.setTasks(names[0]);
+      this.elastic?.growth.notePeak();
       this.events.queue.release();
     } catch (error) {
       this.moveTo(PoolState.TERMINATED);
@@ -280,11 +332,22 @@ export class Owner implements OwnerPort, WorkforceEvents {
     if (this.current !== PoolState.OPEN) return Promise.reject(producer.closedError(task));
     const entries: Entry[] = [];
     const ledger = producer.ledger;
-    const parts = Array.from({ length: this.workers }, () =>
-      new Promise<unknown>((resolve, reject) => {
-        entries.push(ledger.open(task, taskId, resolve, reject));
-      }));
-    this.broadcaster.send(entries, taskId, bytes);
+    // An elastic pool's broadcast goes to the workers it has now (a worker started later does not run it,
+    // as a replacement does not): each claimed by its mail count, so that none retires before it reads it.
+    const slots = this.elastic?.slots;
+    let targets: number[] | undefined;
+    if (slots !== undefined) {
+      targets = [];
+      for (let i = 0; i < this.workers; i++) if (!this.workforce.isDead(i) && slots.claimMail(i)) targets.push(i);
+    }
+    const parts = Array.from(
+      { length: targets?.length ?? this.workers },
+      () =>
+        new Promise<unknown>((resolve, reject) => {
+          entries.push(ledger.open(task, taskId, resolve, reject));
+        }),
+    );
+    this.broadcaster.send(entries, taskId, bytes, targets);
     // Every worker, sleeping or about to: each one reads its messages before it sleeps again.
     this.memory.sleep.wakeAll();
     return Promise.all(parts);
@@ -363,17 +426,26 @@ export class Owner implements OwnerPort, WorkforceEvents {
     this.killer.request(worker, handle, cause);
   }
 
-  /** The next worker a task that moves buffers is posted to: live ones in turn (any, if none is). */
+  /**
+   * The next worker a task that moves buffers is posted to: live ones in turn (any, if none is). Its mail
+   * word counts the message from here (the caller posts it): in an elastic pool, that count is what keeps
+   * the worker from retiring meanwhile (protocol/slots.ts `claimMail`).
+   */
   pickWorker(): number {
     const n = this.workers;
+    const slots = this.elastic?.slots;
     for (let k = 0; k < n; k++) {
       const worker = (this.nextDirected + k) % n;
-      if (!this.workforce.isDead(worker)) {
+      if (
+        !this.workforce.isDead(worker) &&
+        (slots === undefined ? countMail(this.memory, worker) : slots.claimMail(worker))
+      ) {
         this.nextDirected = (worker + 1) % n;
         return worker;
       }
     }
     // Every worker is being replaced (killed, its death not yet handled): recovery rejects the task.
+    countMail(this.memory, this.nextDirected);
     return this.nextDirected;
   }
 
@@ -381,10 +453,62 @@ export class Owner implements OwnerPort, WorkforceEvents {
 
   /** A worker died after it was ready: its death is handled (repair, replacement). */
   died(index: number, cause: unknown, forced: boolean): void {
+    const elastic = this.elastic;
+    if (elastic !== undefined) {
+      const state = elastic.slots.state(index);
+      if (state === RETIRING || state === ABSENT) {
+        // A death during a retirement (its teardown: user code), or after its RetireStoreAbsent: its count
+        // and its size were undone and its deque and mail are empty (spec/Elastic.tla, RecoverStoreAbsent).
+        // Not replaced: the retirement ends here, and the owner looks at growth.
+        if (state === RETIRING && (this.current === PoolState.OPEN || this.current === PoolState.CLOSING)) {
+          this.events.died(index, cause, forced);
+        }
+        elastic.slots.recoverStoreAbsent(index);
+        this.broadcaster.workerDied(index, cause instanceof Error ? cause : new Error(String(cause)));
+        this.retired(index);
+        return;
+      }
+    }
     // (A death while the pool stops is not handled, nor told.)
     const told = this.current === PoolState.OPEN || this.current === PoolState.CLOSING;
     this.deaths.died(index, cause, forced);
     if (told) this.events.died(index, cause, forced);
+    // An elastic pool looks at growth after a death too (spec/Elastic.tla): its replacement is one start,
+    // and queued work may want more.
+    this.elastic?.growth.due();
+  }
+
+  /** An elastic pool's worker retired (its slot ABSENT): counted, and the owner looks at growth. */
+  retired(_index: number): void {
+    const elastic = this.elastic;
+    if (elastic === undefined) return;
+    elastic.growth.retired++;
+    elastic.growth.due();
+  }
+
+  /** An elastic pool's worker (or producer thread) found queued work and nobody asleep. */
+  grow(): void {
+    this.elastic?.growth.due();
+  }
+
+  /**
+   * An elastic pool's worker counts: `undefined` for a fixed pool.
+   *
+   * @returns The current, peak, started and retired workers, and the bounds.
+   */
+  elasticCounts(): ElasticStats | undefined {
+    const elastic = this.elastic;
+    if (elastic === undefined) return undefined;
+    const { growth, min, max } = elastic;
+    const current = growth.current();
+    return {
+      min,
+      max,
+      current,
+      peak: Math.max(growth.peak, current),
+      started: growth.started,
+      retired: growth.retired,
+    };
   }
 
   /** A running worker passed a SharedArrayBuffer by reference: every producer registers it. */
@@ -429,6 +553,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
       slot,
       maxPending: this.maxPending,
       ...(lifeline === undefined ? {} : { lifeline }),
+      ...(this.elastic === undefined ? {} : { elastic: true as const }),
       port,
       transfer: [port],
     };

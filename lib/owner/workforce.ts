@@ -46,6 +46,10 @@ export interface WorkforceEvents {
   payload(handle: number, bytes: Uint8Array, moved: ArrayBuffer[] | undefined): void;
   /** A broadcast part finished on a worker: its encoded outcome. */
   broadcastResult(id: number, bytes: Uint8Array, failed: boolean): void;
+  /** An elastic pool's worker retired (its slot says ABSENT); its thread is being terminated. */
+  retired(index: number): void;
+  /** An elastic pool's worker found queued work and nobody asleep: the owner looks at growth. */
+  grow(): void;
   /** A task on a worker asked for a pool handle (`poolHandle()`): `reply` posts the answer to that worker. */
   handleRequest(id: number, reply: (message: unknown, transfer?: Transferable[]) => void): void;
   /** A worker is due to be recycled (its loop stopped taking tasks: worker/loop.ts); see recycle.ts. */
@@ -113,6 +117,7 @@ export class Workforce {
    * longer than `loadTimeout`.
    */
   async start(index: number): Promise<string[]> {
+    if (this.stopping) throw new ModuleLoadError(this.options.moduleUrl, "the pool stopped before the worker started");
     const { name, moduleUrl, loadTimeout, resourceLimits, workerUrl } = this.options;
     // In a Bun single-file executable only the files named when compiling are worker entries, and ours
     // is not one: the thread starts from the task module, which boots it (task_entry.ts). Elsewhere the
@@ -205,6 +210,15 @@ export class Workforce {
           this.events.teardownFailed(index, (m as { timedOut?: boolean }).timedOut === true, cause);
         } else if (m.type === "exited") {
           slot.markExited();
+        } else if (m.type === "retired") {
+          // An elastic pool's worker left its loop by retiring (protocol/slots.ts): not a death.
+          if (slot.dead) return;
+          slot.dead = true;
+          slot.markExited();
+          thread.terminate();
+          this.events.retired(index);
+        } else if (m.type === "grow") {
+          this.events.grow();
         }
       });
       thread.onError((error) => {

@@ -55,6 +55,11 @@ export interface PoolHandle<M extends object = Record<string, (...args: never[])
    */
   readonly lifeline?: string;
   /**
+   * `true` for an elastic pool (`workers: { min, max }`): the producer asks the owner for a worker when
+   * its submission finds nobody asleep (owner/growth.ts); else absent.
+   */
+  readonly elastic?: true;
+  /**
    * This handle's end of its channel to the pool's owner (a MessagePort): put it in the transfer list.
    * Typed by what filch uses of it, so that a consumer needs neither the DOM library nor @types/node.
    */

@@ -29,6 +29,8 @@ export type ToOwner =
   | { type: "share"; id: number; buffer: SharedArrayBuffer }
   | { type: "kill"; worker: number; handle: number; reason: string }
   | { type: "closed" }
+  /** An elastic pool: its submission found nobody asleep and set `ControlWords.growWanted` (growth.ts). */
+  | { type: "grow" }
   /** It holds its handle's lifeline lock (runtime/lifeline.ts): the owner may watch it now. */
   | { type: "holding" };
 

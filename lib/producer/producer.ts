@@ -779,9 +779,9 @@ class Directions implements Placement {
   }
 
   direct(worker: number, handle: number, moved: ArrayBuffer[]): void {
-    // Counted before it is posted: the worker never sees its message without the count (it would not
-    // know to read its messages before sleeping).
-    mem.add(this.status, worker * StatusWords.count + StatusWords.mail, 1);
+    // Counted before it is posted, by pickWorker (owner.ts): the worker never sees its message without the
+    // count (it would not know to read its messages before sleeping), and an elastic pool's worker does
+    // not retire while it counts one (protocol/slots.ts).
     this.port.post(worker, { type: "directed", handle, moved }, moved);
   }
 }

@@ -344,6 +344,18 @@ export const ControlWords = Object.freeze({
    * one on, so that every waiting producer's turn comes (producers.ts `wakeRecordWaiters`).
    */
   recordWakeTurn: 2 * CACHE_LINE_WORDS + 8,
+  /**
+   * An elastic pool's size word (protocol/slots.ts): the workers it keeps, started or starting, less those
+   * that reserved their retirement. Raised by the owner (GrowReserve), lowered by a retiring worker
+   * (RetireReserve), both by compare-exchange within the bounds. Unused (0) in a fixed pool.
+   */
+  poolSize: 2 * CACHE_LINE_WORDS + 9,
+  /**
+   * An elastic pool's "want a worker" flag (protocol/slots.ts): set (0 → 1) by a worker whose wake found
+   * nobody while queued work waits, which then tells the owner by message; the owner clears it before it
+   * looks at growth. Unused in a fixed pool.
+   */
+  growWanted: 2 * CACHE_LINE_WORDS + 10,
 });
 
 /** Word offsets in a remote producer slot's line (its protocol: `producers.ts`). */

@@ -45,7 +45,11 @@
  * (`tests/lincheck/sleep_thread.ts`) runs the worker loop's own path to sleep.
  *
  * Specified in `spec/SleepWake.tla` (with the worker loop and submission around it): each shared-memory
- * access names its action there.
+ * access names its action there. An elastic pool's steps (the retirement in `sleepOrRetire`, the slot
+ * states above SLEEPING, `onNobodyWoken`) are `spec/Elastic.tla`'s, which checks the protocol at a coarser
+ * grain: its names on a method's first line (GetSleepy, FallAsleepCasSlot, AwakenCasSlot, NewWork,
+ * WakeCasSlot) name the whole method, as one step of that spec. In a fixed pool no step of Elastic.tla's
+ * runs but those.
  *
  * @module
  */
@@ -57,6 +61,34 @@ import { SleepWords } from "./layout.ts";
 export const AWAKE = 0;
 /** A worker's state word: counted as sleeping, waiting (or about to wait) on this word. */
 export const SLEEPING = 1;
+/**
+ * An elastic pool's slot word (the state word; protocol/slots.ts): the worker reserved its retirement and
+ * left the sleep (RetireCasSlot); no wake or post goes to it.
+ */
+export const RETIRING = 2;
+/** An elastic pool's slot word: no thread (protocol/slots.ts). */
+export const ABSENT = 3;
+/** An elastic pool's slot word: a thread started, not yet loaded (protocol/slots.ts). */
+export const STARTING = 4;
+/** The state bits of a slot word. */
+export const STATE_MASK = 7;
+
+/** {@link Sleep.sleepOrRetire}'s answer: a poster woke it (counted awake again). */
+export const SLEPT_WOKEN = 0;
+/** {@link Sleep.sleepOrRetire}'s answer: the timeout passed and it stays (counted awake again). */
+export const SLEPT_TIMED_OUT = 1;
+/** {@link Sleep.sleepOrRetire}'s answer: it retired: its slot is RETIRING, its count and size undone. */
+export const SLEPT_RETIRED = 2;
+
+/** What {@link Sleep.sleepOrRetire} needs of an elastic pool (protocol/slots.ts, the worker's mail). */
+export interface Retirement {
+  /** RetireReserve: the size word lowered, only above the minimum; `false` to stay. */
+  reserve(): boolean;
+  /** RetireUnreserve: the size word back (the worker stays after all). */
+  unreserve(): void;
+  /** Whether the worker's mail word counts a message (see slots.ts: the worker then stays). */
+  mail(): boolean;
+}
 
 /** {@link Sleep.idle}'s answer: the stop check said stopping; leave the loop. */
 export const IDLE_STOPPING = -2;
@@ -96,6 +128,11 @@ export class Sleep {
   /** How many workers have a state word. */
   readonly workers: number;
   private nextToWake = 0;
+  /**
+   * The owner's memory of an elastic pool only: called when a `newWork` found nobody asleep to wake
+   * (Elastic.tla's WokeNobody: the owner then looks at growth). Undefined elsewhere, and in a fixed pool.
+   */
+  onNobodyWoken: (() => void) | undefined = undefined;
 
   /**
    * Opens the sleep region at `byteOffset` (all zero is its initial state).
@@ -125,7 +162,7 @@ export class Sleep {
    * (search again), or {@link IDLE_ASLEEP} (counted as sleeping: call `sleep` or `sleepAsync` next).
    */
   idle(index: number, search: () => number, stopping: () => boolean): number {
-    const jec = this.getSleepy();
+    const jec = this.getSleepy(); // spec: GetSleepy
     // One more search after announcing: work posted before the announcement is found here.
     const late = search();
     if (late >= 0) return late;
@@ -156,13 +193,13 @@ export class Sleep {
    * @returns `true` if now counted as sleeping (call `sleep` or `sleepAsync` next), `false` if work was
    * posted meanwhile (search again).
    */
-  fallAsleep(index: number, jec: number): boolean {
+  fallAsleep(index: number, jec: number): boolean { // spec: FallAsleepCasSlot
     const stateAt = SleepWords.state(index);
     // SLEEPING before counting: a poster that sees the count finds this word to wake.
     mem.store(this.words, stateAt, SLEEPING); // spec: FallAsleepStoreSleeping
     for (;;) {
       const c = mem.load(this.words, SleepWords.counters); // spec: FallAsleepLoad
-      if (jecOf(c) !== jec) {
+      if (jecOf(c) !== jec) { // spec: FallAsleepUndo
         mem.store(this.words, stateAt, AWAKE); // spec: FallAsleepStoreAwake
         return false;
       }
@@ -198,8 +235,51 @@ export class Sleep {
    * @returns `true` if woken by a poster, `false` if the timeout passed first.
    */
   sleep(index: number, timeoutMs?: number): boolean {
-    mem.wait(this.words, SleepWords.state(index), SLEEPING, timeoutMs); // spec: SleepWait
+    this.waitSleeping(index, timeoutMs);
     return this.awaken(index);
+  }
+
+  private waitSleeping(index: number, timeoutMs: number | undefined): void {
+    mem.wait(this.words, SleepWords.state(index), SLEEPING, timeoutMs); // spec: SleepWait
+  }
+
+  /**
+   * The worker `index` of an elastic pool only, after `fallAsleep` returned true: sleeps as `sleep` does, up
+   * to its idle timeout; if the timeout passed, retires if the pool may shrink (spec/Elastic.tla):
+   * RetireReserve, RetireUncount, RetireCasSlot (SLEEPING → RETIRING: a wake that came first makes it
+   * fail), then a look at its mail (a directed post counted before the compare-exchange: see slots.ts). If
+   * it stays, the size goes back (RetireUnreserve) and it searches, uncounted already.
+   *
+   * @param index The worker.
+   * @param timeoutMs Its idle timeout, in ms.
+   * @param retirement The size word's steps and the mail check.
+   * @returns {@link SLEPT_WOKEN}, {@link SLEPT_TIMED_OUT} (it stays) or {@link SLEPT_RETIRED} (run the
+   * teardown, then store ABSENT and exit).
+   */
+  sleepOrRetire(index: number, timeoutMs: number, retirement: Retirement): number {
+    this.waitSleeping(index, timeoutMs);
+    const stateAt = SleepWords.state(index);
+    // Still SLEEPING: nobody woke us (a timeout, or a spurious return). Otherwise a waker did: as `sleep`.
+    if (mem.load(this.words, stateAt) !== SLEEPING || !retirement.reserve()) {
+      return this.awaken(index) ? SLEPT_WOKEN : SLEPT_TIMED_OUT;
+    }
+    // Uncounted before the compare-exchange (spec/docs/Elastic.md says why this order): a poster that
+    // read the count before this scans the words and wakes this one, which makes the next step fail.
+    mem.store(this.words, SleepWords.counted(index), 0); // see fallAsleep: not a protocol step
+    mem.sub(this.words, SleepWords.counters, 1); // spec: RetireUncount
+    if (mem.compareExchange(this.words, stateAt, SLEEPING, RETIRING) !== SLEEPING) { // spec: RetireCasSlot
+      // Woken meanwhile (the word says AWAKE): stay, and search.
+      retirement.unreserve();
+      return SLEPT_WOKEN;
+    }
+    if (retirement.mail()) {
+      // A post was counted before our compare-exchange (slots.ts, claimMail): its poster may have seen
+      // SLEEPING and posted to us. Stay; only we write our word while it says RETIRING.
+      mem.store(this.words, stateAt, AWAKE);
+      retirement.unreserve();
+      return SLEPT_WOKEN;
+    }
+    return SLEPT_RETIRED;
   }
 
   /**
@@ -216,7 +296,7 @@ export class Sleep {
     return this.awaken(index);
   }
 
-  private awaken(index: number): boolean {
+  private awaken(index: number): boolean { // spec: AwakenCasSlot
     const stateAt = SleepWords.state(index);
     // If nobody woke us (timeout), leave SLEEPING ourselves; either way, we uncount ourselves.
     const woken = mem.compareExchange(this.words, stateAt, SLEEPING, AWAKE) !== SLEEPING; // spec: AwakenCasState
@@ -248,7 +328,7 @@ export class Sleep {
    *
    * @returns `true` if it woke a worker.
    */
-  newWork(): boolean {
+  newWork(): boolean { // spec: NewWork
     let c = mem.load(this.words, SleepWords.counters); // spec: NewWorkLoad
     for (;;) {
       const jec = jecOf(c);
@@ -260,8 +340,14 @@ export class Sleep {
       }
       c = seen;
     }
-    if ((c & SLEEPERS_MASK) === 0) return false;
-    return this.wakeOne();
+    if ((c & SLEEPERS_MASK) === 0) return this.wokeNobody();
+    return this.wakeOne() || this.wokeNobody();
+  }
+
+  /** newWork found nobody to wake: an elastic pool's thread tells its growth (see `onNobodyWoken`). */
+  private wokeNobody(): false {
+    if (this.onNobodyWoken !== undefined) this.onNobodyWoken(); // spec: WokeNobody
+    return false;
   }
 
   /**
@@ -295,7 +381,7 @@ export class Sleep {
     return false;
   }
 
-  private wake(index: number): boolean {
+  private wake(index: number): boolean { // spec: WakeCasSlot
     const stateAt = SleepWords.state(index);
     // A load first: while a woken worker has not yet uncounted itself, posters see a stale count and scan;
     // a failed compare-exchange would take each word's cache line exclusively for nothing.

@@ -26,7 +26,7 @@ import { Encoder } from "../codec/codec.ts";
 import type { HandleReply } from "./handles.ts";
 import { encodeOutcome } from "../codec/outcome.ts";
 import { parentPort } from "../runtime/thread.ts";
-import { WorkerLoop, type WorkerSetup } from "./loop.ts";
+import { setRetireTeardown, WorkerLoop, type WorkerSetup } from "./loop.ts";
 import { RESERVED_EXPORTS, runWorkerSetup, teardownThisWorker } from "./setup.ts";
 
 /**
@@ -130,6 +130,11 @@ export function bootWorker(): void {
       return;
     }
     const [names, functions] = taskFunctions(module);
+    // An elastic pool's retirement runs the module's teardown while its slot is RETIRING, before the slot is
+    // marked ABSENT for reuse (spec/Elastic.tla: teardown, then RetireStoreAbsent), so that a new thread in
+    // the slot never overlaps an old one's teardown; the call after the loop returns is then a no-op (once
+    // per thread).
+    setRetireTeardown(() => teardownThisWorker(setup.index));
     loop = new WorkerLoop(
       { ...setup, buffers: [...setup.buffers, ...early] },
       functions,

@@ -49,7 +49,8 @@ import { Mail } from "./mail.ts";
 import { Marks } from "./marks.ts";
 import { FORK_MOVE_REFUSAL, RESULT_TRANSFER_FROM, Runner } from "./runner.ts";
 import { Runs } from "./runs.ts";
-import { Search, SEARCH_SLEEP_ASYNC, SEARCH_STOP } from "./search.ts";
+import { Search, SEARCH_RETIRE, SEARCH_SLEEP_ASYNC, SEARCH_STOP, type SearchElastic } from "./search.ts";
+import { Slots } from "../protocol/slots.ts";
 import { TaskSignals } from "./signals.ts";
 import { WorkerStats } from "./stats.ts";
 import { type RecycleBounds, RecycleWatch } from "./setup.ts";
@@ -83,6 +84,11 @@ export interface WorkerSetup {
   workerData?: unknown;
   /** The pool's `recycle` bounds (setup.ts), or undefined for none. */
   recycle?: RecycleBounds;
+  /**
+   * An elastic pool's bounds (issue 49, protocol/slots.ts): the fewest workers it keeps and how long a
+   * worker sleeps before it retires. Undefined for a fixed pool.
+   */
+  elastic?: { min: number; idleTimeout: number };
 }
 
 /**
@@ -112,6 +118,10 @@ export class WorkerLoop {
   private readonly guard: WorkerGuard;
   /** Resolves `run()`'s promise. */
   private finished: () => void = () => {};
+  /** An elastic pool's slots (protocol/slots.ts); undefined in a fixed pool. */
+  private readonly slots: Slots | undefined = undefined;
+  private readonly index: number;
+  private readonly post: (message: unknown, transfer?: ArrayBuffer[]) => void;
   /** Tasks run since the loop last yielded to the event loop while async tasks were pending. */
   private sinceYield = 0;
   /** With the pool's `recycle` option: when this worker is due to leave (setup.ts). */
@@ -121,7 +131,6 @@ export class WorkerLoop {
   /** The owner's `leave`: everything it posted to this worker before it deferred its posts has arrived. */
   private leaveAllowed = false;
   private readonly sleep: Sleep;
-  private readonly post: (message: unknown, transfer?: ArrayBuffer[]) => void;
 
   /**
    * Opens this worker's view of the pool and builds its parts.
@@ -183,7 +192,14 @@ export class WorkerLoop {
     const mail = new Mail({ memory, index, table, functions: tasks, buffers, post, guard });
     for (const [id, sab] of setup.buffers) mail.addBuffer(id, sab);
     const signals = new TaskSignals(index, table, runs, mail, new ProgressReporter(memory, table, guard));
-    const search = new Search({ index, memory, deque, levels, table, encoder, marks, mail, stats });
+    // ---- an elastic pool (issue 49): this worker's slot, its retirement, its asks for growth ----
+    let elastic: SearchElastic | undefined;
+    if (setup.elastic !== undefined) {
+      const slots = new Slots(control, sleep.words, status, workers);
+      elastic = { slots, ...setup.elastic, wantWorker: () => post({ type: "grow" }) };
+      this.slots = slots;
+    }
+    const search = new Search({ index, memory, deque, levels, table, encoder, marks, mail, stats, elastic });
     const runner = new Runner({
       index,
       status,
@@ -230,8 +246,12 @@ export class WorkerLoop {
     this.stats = stats;
     this.guard = guard;
     this.sleep = sleep;
+    this.index = index;
     this.post = post;
     this.recycle = setup.recycle === undefined ? undefined : new RecycleWatch(setup.recycle);
+    // Loaded: STARTING → AWAKE, from here thieves and directed posts see this worker (a replacement of a
+    // dead worker finds its slot AWAKE already).
+    this.slots?.bootStoreAwake(index);
   }
 
   /**
@@ -416,7 +436,7 @@ export class WorkerLoop {
       if (handle >= 0) {
         search.found();
         stats.busy();
-        const pending = runner.execute(handle);
+        const pending = runner.execute(handle); // spec: RunTask
         if (this.recycle !== undefined) this.ranOne();
         if (pending !== undefined) {
           stats.endBusy();
@@ -439,6 +459,10 @@ export class WorkerLoop {
         continue;
       }
       if (late === SEARCH_STOP) break;
+      if (late === SEARCH_RETIRE) {
+        void this.retire();
+        return;
+      }
       if (late === SEARCH_SLEEP_ASYNC) return this.resumeAfter(search.sleepAsync());
     }
     if (this.recycling && !search.stopping()) return this.leaving();
@@ -449,6 +473,45 @@ export class WorkerLoop {
     }
     this.finished();
   }
+
+  /**
+   * This thread, an elastic pool's worker whose sleep ended in a retirement (its slot RETIRING, its sleep
+   * count and its size undone, its deque and mail empty): the teardown — THE CALL SITE of the per-worker
+   * teardown — then RetireStoreAbsent, then the "retired" message, on which the owner terminates this
+   * thread and looks at growth. The loop does not run again.
+   */
+  private async retire(): Promise<void> {
+    try {
+      await retireTeardown();
+    } catch {
+      // The worker leaves all the same; reporting the teardown's error is the setup's part.
+    }
+    this.slots!.retireStoreAbsent(this.index);
+    this.post({ type: "retired" });
+    this.finished();
+  }
+}
+
+/**
+ * The teardown a retiring worker of an elastic pool runs before its slot says ABSENT (issue 49: the task
+ * module's teardown, which the per-worker setup wires here). Called once, from `WorkerLoop.retire`, with
+ * the slot RETIRING: nothing is in this worker's deque or mail, and no task runs. A death here is
+ * recovered by the owner (RecoverStoreAbsent); a rejection is ignored (the worker leaves all the same).
+ */
+let retireTeardown: () => void | Promise<void> = () => {};
+
+/**
+ * This thread. Sets the teardown a retirement runs (see `WorkerLoop.retire`); the default does nothing.
+ *
+ * @param teardown Runs once when this worker retires, before it leaves.
+ *
+ * @example Usage
+ * ```ts ignore
+ * setRetireTeardown(async () => await connection.close());
+ * ```
+ */
+export function setRetireTeardown(teardown: () => void | Promise<void>): void {
+  retireTeardown = teardown;
 }
 
 /** How often a recycling worker looks whether it may leave, in ms (a few times, while it waits). */

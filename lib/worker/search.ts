@@ -30,7 +30,15 @@ import { QUEUE_EMPTY } from "../protocol/injector.ts";
 import type { Levels } from "../protocol/levels.ts";
 import type { PoolMemory } from "../protocol/memory.ts";
 import { ControlWords, StatusWords } from "../protocol/layout.ts";
-import { IDLE_POSTED, IDLE_STOPPING, type Sleep } from "../protocol/sleep.ts";
+import {
+  IDLE_POSTED,
+  IDLE_STOPPING,
+  type Retirement,
+  type Sleep,
+  SLEPT_RETIRED,
+  SLEPT_WOKEN,
+} from "../protocol/sleep.ts";
+import type { Slots } from "../protocol/slots.ts";
 import type { TaskTable } from "../record/task.ts";
 import type { Mail } from "./mail.ts";
 import type { Marks } from "./marks.ts";
@@ -55,6 +63,23 @@ export const SEARCH_AGAIN = -1;
 export const SEARCH_STOP = IDLE_STOPPING;
 /** {@link Search.idle}: sleep, but asynchronously (async tasks are pending): see {@link Search.sleepAsync}. */
 export const SEARCH_SLEEP_ASYNC = -5;
+/**
+ * {@link Search.idle}: an elastic pool's worker retired (its slot RETIRING, its count and size undone):
+ * the loop runs the teardown, stores ABSENT and leaves (loop.ts `retire`).
+ */
+export const SEARCH_RETIRE = -6;
+
+/** An elastic pool's part of a worker's search (protocol/slots.ts); absent in a fixed pool. */
+export interface SearchElastic {
+  /** The slot words and the size word. */
+  readonly slots: Slots;
+  /** The fewest workers the pool keeps. */
+  readonly min: number;
+  /** How long a sleep lasts before the worker retires, ms. */
+  readonly idleTimeout: number;
+  /** Tells the owner that queued work waits and nobody sleeps (a "grow" message). */
+  readonly wantWorker: () => void;
+}
 
 /** What a worker's search is built from. */
 export interface SearchParts {
@@ -76,6 +101,8 @@ export interface SearchParts {
   readonly mail: Mail;
   /** Our counters. */
   readonly stats: WorkerStats;
+  /** An elastic pool's slots and bounds; undefined in a fixed pool. */
+  readonly elastic?: SearchElastic;
 }
 
 /** A worker's search for work and its idle path. */
@@ -96,6 +123,10 @@ export class Search {
   private idleRounds = 0;
   /** The last search before sleeping saw mail: do not sleep (see `idle`). */
   private mailSeen = false;
+  /** An elastic pool's slots (thieves skip slots that are not live) and its retirement; else undefined. */
+  private readonly slots: Slots | undefined;
+  private readonly elastic: SearchElastic | undefined;
+  private readonly retirement: Retirement | undefined;
 
   /**
    * This thread.
@@ -116,6 +147,24 @@ export class Search {
     this.mail = parts.mail;
     this.stats = parts.stats;
     this.random = (index * 0x9e3779b1 + 1) | 0;
+    const elastic = parts.elastic;
+    this.elastic = elastic;
+    this.slots = elastic?.slots;
+    if (elastic !== undefined) {
+      const { slots, min } = elastic;
+      const mail = parts.mail;
+      this.retirement = {
+        reserve: () => slots.retireReserve(min),
+        unreserve: () => slots.retireUnreserve(),
+        mail: () => mail.waiting(),
+      };
+      // Our newWork that found nobody to wake while tasks wait in the injector: all are busy, ask the owner
+      // for one more (the flag makes a burst one message).
+      const levels = parts.levels;
+      this.sleep.onNobodyWoken = () => {
+        if (levels.queued > 0 && slots.wantWorker()) elastic.wantWorker();
+      };
+    } else this.retirement = undefined;
   }
 
   /** This thread. Whether the lifecycle word says stopping. */
@@ -158,6 +207,9 @@ export class Search {
       for (let k = 0; k < workers; k++) {
         const victim = (start + k) % workers;
         if (victim === this.index) continue;
+        // An elastic pool's slot that is not live has an empty deque (spec/Elastic.tla NoStrandedTask):
+        // skipped as a saving, not for safety.
+        if (this.slots !== undefined && !this.slots.live(victim)) continue;
         this.stats.bump(StatusWords.stealAttempts);
         let moved = this.stealers[victim].stealHalfInto(this.deque); // spec: FindStealHalf
         if (moved === RETRY) moved = this.stealers[victim].stealHalfInto(this.deque);
@@ -217,6 +269,14 @@ export class Search {
     }
     this.stats.bump(StatusWords.sleeps);
     if (pendingAsync) return SEARCH_SLEEP_ASYNC;
+    const elastic = this.elastic;
+    if (elastic !== undefined) {
+      // An elastic pool's worker sleeps at most its idle timeout, then retires if the pool may shrink.
+      const slept = this.sleep.sleepOrRetire(this.index, elastic.idleTimeout, this.retirement!);
+      if (slept === SLEPT_RETIRED) return SEARCH_RETIRE;
+      if (slept === SLEPT_WOKEN) this.stats.bump(StatusWords.wakes);
+      return SEARCH_AGAIN;
+    }
     if (this.sleep.sleep(this.index)) this.stats.bump(StatusWords.wakes);
     return SEARCH_AGAIN;
   }

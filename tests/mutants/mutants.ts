@@ -1237,6 +1237,75 @@ export interface AsyncBoundMutant {
   patches: Patch[];
 }
 
+/** A mutant of an elastic pool's code (issue 49; spec/Elastic.tla): a file of `lib/`. */
+export interface ElasticMutant {
+  name: string;
+  module: "protocol/sleep.ts" | "protocol/slots.ts" | "owner/growth.ts" | "worker/loop.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/**
+ * The elastic pool's mutants (group elastic): caught by tests/protocol/slots_test.ts (the retirement's
+ * steps at the windows Elastic.tla's mutants exploit, one thread playing each side) or by
+ * tests/pool/elastic_test.ts (real pools that grow and shrink). Elastic.tla's "a thief that steals from a
+ * retired slot" is not kept: a slot that is not live has an empty deque (NoStrandedTask), so skipping it is
+ * a saving, and a thief that reads it takes nothing (spec/docs/Elastic.md says why).
+ */
+export const ELASTIC_MUTANTS: readonly ElasticMutant[] = [
+  {
+    name: "retire_cas_is_store",
+    module: "protocol/sleep.ts",
+    bug: "the retirement stores RETIRING instead of its compare-exchange from SLEEPING: a wake that landed " +
+      "after its reservation is overwritten, and the worker it woke leaves (Elastic.tla RetireStoresRetiring)",
+    patches: [{
+      find:
+        "    if (mem.compareExchange(this.words, stateAt, SLEEPING, RETIRING) !== SLEEPING) { // spec: RetireCasSlot\n",
+      replace: "    if (mem.store(this.words, stateAt, RETIRING) !== RETIRING) { // mutant: a store, not the CAS\n",
+    }],
+  },
+  {
+    name: "retire_without_uncount",
+    module: "protocol/sleep.ts",
+    bug: "the retiring worker never undoes its sleep count: posters scan for a sleeper that left, and the " +
+      "owner, seeing one counted, does not grow (Elastic.tla RetireLeavesCount)",
+    patches: [{
+      find: "    mem.sub(this.words, SleepWords.counters, 1); // spec: RetireUncount\n",
+      replace: "    // mutant: the sleep count is left behind\n",
+    }],
+  },
+  {
+    name: "retire_below_min",
+    module: "protocol/slots.ts",
+    bug: "the retirement's reservation checks the size against 0, not the minimum: the pool shrinks below " +
+      "it (Elastic.tla RetireBelowMin)",
+    patches: [{
+      find: "      if (n <= min) return false;\n",
+      replace: "      if (n <= 0) return false; // mutant: was n <= min\n",
+    }],
+  },
+  {
+    name: "growth_starts_none",
+    module: "owner/growth.ts",
+    bug: "the owner's growth marks a slot STARTING and reserves the size, but starts no thread: queued work " +
+      "waits for workers that never come (Elastic.tla GrowthStartsNone)",
+    patches: [{
+      find: "    this.parts.start(index).then(\n",
+      replace: "    Promise.resolve().then( // mutant: no thread started\n",
+    }],
+  },
+  {
+    name: "retire_tells_nobody",
+    module: "worker/loop.ts",
+    bug: "a retired worker does not tell the owner: its retirement is never counted, and the owner does not " +
+      "look at growth after it (Elastic.tla NoGrowthAfterRetire)",
+    patches: [{
+      find: '    this.post({ type: "retired" });\n',
+      replace: "    // mutant: the owner is not told\n",
+    }],
+  },
+];
+
 /** The bound's mutants. */
 export const ASYNC_BOUND_MUTANTS: readonly AsyncBoundMutant[] = [
   {
@@ -1871,7 +1940,7 @@ export const SLEEP_MUTANTS: readonly Mutant[] = [
     module: "sleep.ts",
     bug: "fallAsleep counts itself without comparing the JEC with getSleepy's: a post since then is ignored",
     patches: [{
-      find: "      if (jecOf(c) !== jec) {\n",
+      find: "      if (jecOf(c) !== jec) { // spec: FallAsleepUndo\n",
       replace: "      if (false) { // mutant: the JEC test dropped\n",
     }],
   },
@@ -1880,7 +1949,8 @@ export const SLEEP_MUTANTS: readonly Mutant[] = [
     module: "sleep.ts",
     bug: "newWork moves the JEC but never wakes a sleeping worker",
     patches: [{
-      find: "    if ((c & SLEEPERS_MASK) === 0) return false;\n    return this.wakeOne();\n",
+      find:
+        "    if ((c & SLEEPERS_MASK) === 0) return this.wokeNobody();\n    return this.wakeOne() || this.wokeNobody();\n",
       replace: "    return false; // mutant: the JEC moved, nobody woken\n",
     }],
   },
@@ -1890,8 +1960,8 @@ export const SLEEP_MUTANTS: readonly Mutant[] = [
     module: "sleep.ts",
     bug: "newWork wakes a sleeper only when more than one sleeps: a lone sleeper is left asleep",
     patches: [{
-      find: "    if ((c & SLEEPERS_MASK) === 0) return false;\n",
-      replace: "    if ((c & SLEEPERS_MASK) <= 1) return false; // mutant: was === 0\n",
+      find: "    if ((c & SLEEPERS_MASK) === 0) return this.wokeNobody();\n",
+      replace: "    if ((c & SLEEPERS_MASK) <= 1) return this.wokeNobody(); // mutant: was === 0\n",
     }],
   },
   {
@@ -1916,7 +1986,7 @@ export const SLEEP_MUTANTS: readonly Mutant[] = [
     bug: "the worker's last search comes before it announces itself sleepy, so a post in between is missed",
     patches: [{
       find:
-        "    const jec = this.getSleepy();\n    // One more search after announcing: work posted before the announcement is found here.\n    const late = search();\n",
+        "    const jec = this.getSleepy(); // spec: GetSleepy\n    // One more search after announcing: work posted before the announcement is found here.\n    const late = search();\n",
       replace:
         "    const late = search(); // mutant: searched before getting sleepy\n    const jec = this.getSleepy();\n",
     }],

@@ -41,6 +41,7 @@ import {
   BACKLOG_MUTANTS,
   CUT_MUTANTS,
   DEATH_MUTANTS,
+  ELASTIC_MUTANTS,
   FORCE_MUTANTS,
   GRAPH_LINCHECK_MUTANTS,
   GRAPH_MUTANTS,
@@ -144,6 +145,12 @@ export const GROUPS: readonly Group[] = [
     mutants: pool(SETUP_MUTANTS),
     checks: ["tests/pool/worker_setup_test.ts", "tests/pool/recycle_test.ts"],
     fast: false,
+  },
+  {
+    name: "elastic",
+    mutants: pool(ELASTIC_MUTANTS),
+    checks: ["tests/protocol/slots_test.ts", "tests/pool/elastic_test.ts"],
+    fast: true,
   },
   {
     name: "graph",

@@ -83,7 +83,8 @@ test("pool.with() refuses a misspelled option at the call, before anything is su
 
 test("every documented option is accepted by its own call", () => {
   const valid: Required<Omit<PoolOptions, "resourceLimits">> = {
-    workers: 1,
+    workers: { min: 1, max: 1 },
+    idleTimeout: 1_000,
     name: "strict",
     dequeCapacity: 64,
     taskCapacity: 64,

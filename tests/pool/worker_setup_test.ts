@@ -150,3 +150,42 @@ test(`setup on ${runtime}: setupWorker and teardownWorker are not tasks; uncarri
   );
   assert(refused instanceof TypeError && /'workerData' cannot be sent/.test(refused.message), String(refused));
 });
+
+test(
+  `setup on ${runtime}: an elastic pool's grown workers are set up with the data, and each retiring one tears down before its slot is reused`,
+  async () => {
+    const c = counts();
+    const pool = await within(
+      Pool.create<typeof tasks>(TASKS, {
+        workers: { min: 1, max: 2 },
+        idleTimeout: 50,
+        workerData: { label: "elastic", counts: c, teardown: "slow" },
+      }),
+      30_000,
+      "create",
+    );
+    try {
+      for (let cycle = 1; cycle <= 2; cycle++) {
+        // Two tasks that hold their workers: the pool grows to two, and the grown worker was set up first.
+        const view = new Int32Array(new SharedArrayBuffer(8));
+        const held = [pool.run("hold", view), pool.run("hold", view)];
+        while (Atomics.load(view, 0) < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+        Atomics.store(view, 1, 1);
+        const setups = await within(Promise.all(held), 20_000, "the held tasks");
+        assertEquals(setups, [1, 1], `cycle ${cycle}: both workers set up once`);
+        // Idle past the timeout: the grown worker retires, and its teardown has run by then.
+        while (pool.stats().elastic!.retired < cycle) await new Promise((resolve) => setTimeout(resolve, 10));
+        assertEquals(Atomics.load(c, 0), 1 + cycle, `cycle ${cycle}: a setup for the first worker and each grown one`);
+        assertEquals(
+          Atomics.load(c, 1),
+          cycle,
+          `cycle ${cycle}: a teardown for each retired worker, before it is counted`,
+        );
+      }
+    } finally {
+      await within(pool.close(), 20_000, "close");
+    }
+    assertEquals(Atomics.load(c, 1), 3, "and the last worker's at close");
+  },
+  60_000,
+);
