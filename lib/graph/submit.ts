@@ -111,36 +111,34 @@ export function placeGraph(host: GraphHost, nodes: PlacedNode[]): RangeError | u
   let edges = 0;
   for (let n = 0; n < count; n++) edges += nodes[n].inputs.length;
   const total = count + edges;
-  // Every record first, in one array of handles (the nodes' first, then the edges'): the graph is placed
-  // whole or not at all.
+  // One pass over the records, each taken, then written at once (a graph's records are more than a core's
+  // cache holds: a pass for the taking, one for the payloads and one for the words each missed on every
+  // record). The graph is still placed whole or not at all: a record or a block not free, everything taken
+  // so far goes back; nobody else saw any of it.
   const taken = new Int32Array(total);
-  for (let n = 0; n < total; n++) {
-    const handle = table.allocate();
-    if (handle === NO_RECORD) {
-      giveBack(table, taken, n);
-      return new RangeError(
-        `Cannot submit the graph as it needs ${total} task records (${count} nodes, ${edges} edges) and only ${n} are free: raise the pool's 'taskCapacity', or submit the graph in parts`,
-      );
-    }
-    taken[n] = handle;
-  }
+  let t = 0;
+  const noRecord = () => {
+    giveBack(table, taken, t);
+    return new RangeError(
+      `Cannot submit the graph as it needs ${total} task records (${count} nodes, ${edges} edges) and only ${t} are free: raise the pool's 'taskCapacity', or submit the graph in parts`,
+    );
+  };
+  // Plain writes, in number order (an input is written before its dependants, whose edges push at the
+  // head of its list): nobody else can reach these records before the roots' push below publishes them.
+  const origin = host.origin;
   for (let n = 0; n < count; n++) {
-    if (!table.writePayload(table.indexOf(taken[n]), nodes[n].bytes)) {
-      giveBack(table, taken, total);
+    const node = nodes[n];
+    const handle = table.allocate();
+    if (handle === NO_RECORD) return noRecord();
+    taken[t++] = handle;
+    const index = table.indexOf(handle);
+    if (!table.writePayload(index, node.bytes)) {
+      giveBack(table, taken, t);
       return new RangeError(
         `Cannot submit the graph as its nodes' arguments need more overflow blocks than are free: raise the pool's 'payloadMemory', or submit the graph in parts`,
       );
     }
-  }
-  // Plain writes, one pass in number order (an input is written before its dependants, whose edges push at
-  // the head of its list): nobody else can reach these records before the roots' push below publishes them.
-  const origin = host.origin;
-  let e = count;
-  for (let n = 0; n < count; n++) {
-    const node = nodes[n];
-    const handle = taken[n];
     node.handle = handle;
-    const index = table.indexOf(handle);
     const inputs = node.inputs;
     fields.setTask(index, node.taskId);
     fields.setOrigin(index, origin);
@@ -153,9 +151,11 @@ export function placeGraph(host: GraphHost, nodes: PlacedNode[]): RangeError | u
     let slots = NO_EDGE;
     for (let k = 0; k < inputs.length; k++) {
       const input = inputs[k];
-      const slot = taken[e++];
+      const slot = table.allocate();
+      if (slot === NO_RECORD) return noRecord();
+      taken[t++] = slot;
       const at = table.indexOf(slot);
-      const from = table.indexOf(taken[input.node - 1]);
+      const from = table.indexOf(nodes[input.node - 1].handle);
       fields.setState(at, TaskState.SLOT);
       fields.setOrigin(at, origin);
       fields.setPayloadLength(at, 0);
@@ -171,9 +171,14 @@ export function placeGraph(host: GraphHost, nodes: PlacedNode[]): RangeError | u
     }
     graph.setNextSlot(index, slots);
     if (inputs.length > 0) fields.setState(index, TaskState.WAITING);
+  }
+  // Placed whole: the ledger's entries now (a refusal above had opened none of its records to them).
+  for (let n = 0; n < count; n++) {
+    const node = nodes[n];
     const entry = node.entry;
     if (entry === undefined) continue;
-    entry.handle = handle;
+    const index = table.indexOf(node.handle);
+    entry.handle = node.handle;
     entry.level = node.level;
     // A graph with a progress handler (flag PROGRESS, set above): watched before any node is published,
     // as a task is before its QUEUED store (submission.ts), so that no report lands in an unwatched cell.
