@@ -31,7 +31,16 @@ import { Pool } from "../../lib/pool.ts";
 import { format, medianInterval, runtimeName, summarize, type Summary } from "../_stats.ts";
 import { withTimeout } from "../_deadline.ts";
 import { ownerCpuNs } from "../_owner_cpu.ts";
-import { checkOwnerCpu, type Contender, option, type Ratio, ratio, ratioText, rounds } from "./_rounds.ts";
+import {
+  checkOwnerCpu,
+  type Contender,
+  option,
+  printJsonRows,
+  type Ratio,
+  ratio,
+  ratioText,
+  rounds,
+} from "./_rounds.ts";
 import type * as tasks from "./tasks.ts";
 
 /** The chain benchmark's settings. */
@@ -170,8 +179,7 @@ if (import.meta.main ?? process.argv[1]?.endsWith("chain.ts")) {
   const report = await benchChain(settings);
   const when = new Date().toISOString().slice(0, 16).replace("T", " ");
   if (process.argv.includes("--json")) {
-    for (const row of report.rows) console.log(JSON.stringify({ runtime: runtimeName(), ...row }));
-    for (const [name, r] of report.ratios) console.log(JSON.stringify({ runtime: runtimeName(), ratio: name, ...r }));
+    printJsonRows(report.rows, report.ratios);
   } else {
     console.log(
       `\n${runtimeName()}, ${when} UTC, a chain of ${settings.nodes} dependent tiny tasks, ${settings.workers} workers, ` +

@@ -32,7 +32,16 @@ import { fileURLToPath } from "node:url";
 import { Pool } from "../../lib/pool.ts";
 import { format, runtimeName, summarize, type Summary as Spread } from "../_stats.ts";
 import { withTimeout } from "../_deadline.ts";
-import { checkOwnerCpu, type Contender, option, type Ratio, ratio, ratioText, rounds } from "./_rounds.ts";
+import {
+  checkOwnerCpu,
+  type Contender,
+  option,
+  printJsonRows,
+  type Ratio,
+  ratio,
+  ratioText,
+  rounds,
+} from "./_rounds.ts";
 import { merge, readText, scan, summarise, type Summary } from "./tasks.ts";
 import type * as tasks from "./tasks.ts";
 
@@ -183,8 +192,7 @@ if (import.meta.main ?? process.argv[1]?.endsWith("pipeline.ts")) {
   const report = await benchPipeline(settings);
   const when = new Date().toISOString().slice(0, 16).replace("T", " ");
   if (process.argv.includes("--json")) {
-    for (const row of report.rows) console.log(JSON.stringify({ runtime: runtimeName(), ...row }));
-    for (const [name, r] of report.ratios) console.log(JSON.stringify({ runtime: runtimeName(), ratio: name, ...r }));
+    printJsonRows(report.rows, report.ratios);
   } else {
     console.log(
       `\n${runtimeName()}, ${when} UTC, read → scan → summarise → merge over ${report.files} files ` +

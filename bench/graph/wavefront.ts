@@ -34,7 +34,7 @@ import { Pool } from "../../lib/pool.ts";
 import type { GraphNode } from "../../lib/graph/graph.ts";
 import { format, runtimeName, summarize, type Summary } from "../_stats.ts";
 import { withTimeout } from "../_deadline.ts";
-import { type Contender, option, type Ratio, ratio, ratioText, rounds } from "./_rounds.ts";
+import { type Contender, option, printJsonRows, type Ratio, ratio, ratioText, rounds } from "./_rounds.ts";
 import { type Edges, tile } from "./tasks.ts";
 import type * as tasks from "./tasks.ts";
 
@@ -210,19 +210,12 @@ if (import.meta.main ?? process.argv[1]?.endsWith("wavefront.ts")) {
   const report = await benchWavefront(settings);
   const when = new Date().toISOString().slice(0, 16).replace("T", " ");
   if (process.argv.includes("--json")) {
-    for (const row of report.rows) console.log(JSON.stringify({ runtime: runtimeName(), ...row }));
-    console.log(JSON.stringify({ runtime: runtimeName(), ratio: "inline ÷ graph", ...report.speedup }));
-    if (report.scaling !== undefined) {
-      console.log(JSON.stringify({ runtime: runtimeName(), ratio: "graph, 1 worker ÷ graph", ...report.scaling }));
-    }
-    console.log(
-      JSON.stringify({ runtime: runtimeName(), ratio: "workers × inline CPU ÷ graph CPU", ...report.cpuBound }),
-    );
-    if (report.speedupOneWorker !== undefined) {
-      console.log(
-        JSON.stringify({ runtime: runtimeName(), ratio: "inline ÷ graph, 1 worker", ...report.speedupOneWorker }),
-      );
-    }
+    printJsonRows(report.rows, [
+      ["inline ÷ graph", report.speedup],
+      ["graph, 1 worker ÷ graph", report.scaling],
+      ["workers × inline CPU ÷ graph CPU", report.cpuBound],
+      ["inline ÷ graph, 1 worker", report.speedupOneWorker],
+    ]);
   } else {
     const grid = Math.ceil(settings.length / settings.tile);
     console.log(

@@ -118,6 +118,24 @@ export class GraphNode<T> {
 /** A task's arguments as a graph node takes them: each one a value, or a node whose result has its type. */
 export type GraphArgs<A extends readonly unknown[]> = { [I in keyof A]: A[I] | GraphNode<A[I]> };
 
+/** The inputs of a root (shared by every root: never written). */
+const NO_INPUTS: { node: number; position: number }[] = [];
+
+/**
+ * Whether `args` are the same primitives, one for one, as `previous`, whose encoding is then theirs too (an
+ * encoding of primitives runs no user code and depends on nothing else: a chain's or a map's nodes, whose
+ * constant arguments repeat, are encoded once).
+ */
+function samePrimitives(args: readonly unknown[], previous: readonly unknown[] | undefined): boolean {
+  if (previous === undefined || args.length !== previous.length) return false;
+  for (let i = 0; i < args.length; i++) {
+    const value = args[i];
+    if ((typeof value === "object" && value !== null) || typeof value === "function") return false;
+    if (!Object.is(value, previous[i])) return false;
+  }
+  return true;
+}
+
 /** A node as built (before its submission). */
 interface BuiltNode {
   readonly node: GraphNode<unknown>;
@@ -191,8 +209,10 @@ export class TaskGraph<M extends object = Record<string, (...args: never[]) => u
     }
     const number = this.#nodes.length + 1;
     const node = new GraphNode<TaskResult<M, K>>(this, number, task);
-    const values = [...(args as readonly unknown[])];
-    const inputs: { node: number; position: number }[] = [];
+    // The rest parameter is a new array of this call's: kept as the node's own (no copy), its inputs'
+    // places emptied below.
+    const values = args as unknown[];
+    let inputs: { node: number; position: number }[] = NO_INPUTS;
     for (let position = 0; position < values.length; position++) {
       const value = values[position];
       if (!(value instanceof GraphNode)) continue;
@@ -201,6 +221,7 @@ export class TaskGraph<M extends object = Record<string, (...args: never[]) => u
           `Cannot add task '${task}' to the graph as its argument ${position} is a node of another graph: a node feeds only the graph that made it`,
         );
       }
+      if (inputs === NO_INPUTS) inputs = [];
       inputs.push({ node: value.number, position });
       this.#nodes[value.number - 1].dependants++;
       values[position] = undefined;
@@ -312,15 +333,24 @@ export class TaskGraph<M extends object = Record<string, (...args: never[]) => u
       else done.resolve();
     };
     let cancelled: { reason: unknown } | undefined;
+    // The last node's task and encoded constants, reused by a node with the same (see samePrimitives).
+    let lastTask: string | undefined = undefined;
+    let lastTaskId: number | undefined = undefined;
+    let lastArgs: unknown[] | undefined = undefined;
+    let bytes: Uint8Array = new Uint8Array(0);
     for (const built of nodes) {
       const task = built.node.task;
-      const taskId = host.taskId(task);
+      const taskId: number | undefined = task === lastTask ? lastTaskId : host.taskId(task);
       if (taskId === undefined) return refuse(new TaskNotFoundError(task, host.taskNames));
-      let bytes: Uint8Array;
-      try {
-        bytes = host.encode(built.args);
-      } catch (error) {
-        return refuse(error);
+      lastTask = task;
+      lastTaskId = taskId;
+      if (!samePrimitives(built.args, lastArgs)) {
+        try {
+          bytes = host.encode(built.args);
+        } catch (error) {
+          return refuse(error);
+        }
+        lastArgs = built.args;
       }
       const sink = built.dependants === 0;
       const asked = built.asked;

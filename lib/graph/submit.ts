@@ -105,93 +105,102 @@ export interface PlacedNode {
  */
 export function placeGraph(host: GraphHost, nodes: PlacedNode[]): RangeError | undefined {
   const table = host.table;
+  const fields = table.fields;
   const graph = new GraphRecords(host.graph);
-  const taken: number[] = [];
-  const giveBack = () => {
-    for (const handle of taken) table.release(table.indexOf(handle));
-  };
-  // Every record first: the graph is placed whole or not at all.
+  const count = nodes.length;
   let edges = 0;
-  for (const node of nodes) edges += node.inputs.length;
-  for (let n = 0; n < nodes.length + edges; n++) {
-    const handle = table.allocate();
-    if (handle === NO_RECORD) {
-      giveBack();
-      return new RangeError(
-        `Cannot submit the graph as it needs ${
-          nodes.length + edges
-        } task records (${nodes.length} nodes, ${edges} edges) and only ${n} are free: raise the pool's 'taskCapacity', or submit the graph in parts`,
-      );
-    }
-    taken.push(handle);
-  }
-  for (let n = 0; n < nodes.length; n++) {
+  for (let n = 0; n < count; n++) edges += nodes[n].inputs.length;
+  const total = count + edges;
+  // One pass over the records, each taken, then written at once (a graph's records are more than a core's
+  // cache holds: a pass for the taking, one for the payloads and one for the words each missed on every
+  // record). The graph is still placed whole or not at all: a record or a block not free, everything taken
+  // so far goes back; nobody else saw any of it.
+  const taken = new Int32Array(total);
+  let t = 0;
+  const noRecord = () => {
+    giveBack(table, taken, t);
+    return new RangeError(
+      `Cannot submit the graph as it needs ${total} task records (${count} nodes, ${edges} edges) and only ${t} are free: raise the pool's 'taskCapacity', or submit the graph in parts`,
+    );
+  };
+  // Plain writes, in number order (an input is written before its dependants, whose edges push at the
+  // head of its list): nobody else can reach these records before the roots' push below publishes them.
+  const origin = host.origin;
+  for (let n = 0; n < count; n++) {
     const node = nodes[n];
-    const handle = taken[n];
+    const handle = table.allocate();
+    if (handle === NO_RECORD) return noRecord();
+    taken[t++] = handle;
     const index = table.indexOf(handle);
     if (!table.writePayload(index, node.bytes)) {
-      giveBack();
+      giveBack(table, taken, t);
       return new RangeError(
         `Cannot submit the graph as its nodes' arguments need more overflow blocks than are free: raise the pool's 'payloadMemory', or submit the graph in parts`,
       );
     }
     node.handle = handle;
-  }
-  // Plain writes: nobody else can reach these records before the roots' push below publishes them.
-  for (const node of nodes) {
-    const index = table.indexOf(node.handle);
-    table.fields.setTask(index, node.taskId);
-    table.fields.setOrigin(index, host.origin);
-    table.fields.setId(index, node.number);
-    table.fields.setFlags(index, TaskFlags.GRAPH | node.flags);
-    table.fields.setLevel(index, node.level);
-    graph.setPending(index, node.inputs.length);
+    const inputs = node.inputs;
+    fields.setTask(index, node.taskId);
+    fields.setOrigin(index, origin);
+    fields.setId(index, node.number);
+    fields.setFlags(index, TaskFlags.GRAPH | node.flags);
+    fields.setLevel(index, node.level);
+    graph.setPending(index, inputs.length);
     graph.setCause(index, 0);
     graph.setNextEdge(index, NO_EDGE);
-    graph.setNextSlot(index, NO_EDGE);
-    if (node.inputs.length > 0) table.fields.setState(index, TaskState.WAITING);
-  }
-  let e = nodes.length;
-  for (const node of nodes) {
-    const index = table.indexOf(node.handle);
-    for (const input of node.inputs) {
-      const slot = taken[e++];
+    let slots = NO_EDGE;
+    for (let k = 0; k < inputs.length; k++) {
+      const input = inputs[k];
+      const slot = table.allocate();
+      if (slot === NO_RECORD) return noRecord();
+      taken[t++] = slot;
       const at = table.indexOf(slot);
       const from = table.indexOf(nodes[input.node - 1].handle);
-      table.fields.setState(at, TaskState.SLOT);
-      table.fields.setOrigin(at, host.origin);
-      table.fields.setPayloadLength(at, 0);
-      table.fields.setOutcome(at, SLOT_EMPTY);
-      graph.setTarget(at, node.handle);
+      fields.setState(at, TaskState.SLOT);
+      fields.setOrigin(at, origin);
+      fields.setPayloadLength(at, 0);
+      fields.setOutcome(at, SLOT_EMPTY);
+      graph.setTarget(at, handle);
       graph.setPosition(at, input.position);
       graph.setSource(at, input.node);
       // Pushed at the head of the input's out-edges and of the dependant's slots.
       graph.setNextEdge(at, graph.nextEdge(from));
       graph.setNextEdge(from, slot);
-      graph.setNextSlot(at, graph.nextSlot(index));
-      graph.setNextSlot(index, slot);
+      graph.setNextSlot(at, slots);
+      slots = slot;
     }
+    graph.setNextSlot(index, slots);
+    if (inputs.length > 0) fields.setState(index, TaskState.WAITING);
   }
-  for (const node of nodes) {
-    if (node.entry === undefined) continue;
-    node.entry.handle = node.handle;
-    node.entry.level = node.level;
+  // Placed whole: the ledger's entries now (a refusal above had opened none of its records to them).
+  for (let n = 0; n < count; n++) {
+    const node = nodes[n];
+    const entry = node.entry;
+    if (entry === undefined) continue;
     const index = table.indexOf(node.handle);
+    entry.handle = node.handle;
+    entry.level = node.level;
     // A graph with a progress handler (flag PROGRESS, set above): watched before any node is published,
     // as a task is before its QUEUED store (submission.ts), so that no report lands in an unwatched cell.
-    if (node.entry.onProgress !== undefined) host.watch(index);
-    host.ledger.placed[index] = node.entry;
+    if (entry.onProgress !== undefined) host.watch(index);
+    host.ledger.placed[index] = entry;
   }
   // Publishes every record written above to the worker that pops a root (and, through the walks, to the
   // workers of the rest).
-  for (const node of nodes) {
+  for (let n = 0; n < count; n++) {
+    const node = nodes[n];
     if (node.inputs.length > 0) continue;
-    table.fields.storeState(table.indexOf(node.handle), TaskState.QUEUED);
+    fields.storeState(table.indexOf(node.handle), TaskState.QUEUED);
     host.levels.pushPatiently(node.handle, node.level); // spec: SubmitPushRoots
   }
   host.sleep.newWork();
   host.arm();
   return undefined;
+}
+
+/** A refused placement: the first `n` records taken go back (their payloads, if written, with them). */
+function giveBack(table: TaskTable, taken: Int32Array, n: number): void {
+  for (let k = 0; k < n; k++) table.release(table.indexOf(taken[k]));
 }
 
 /**

@@ -75,7 +75,7 @@ export interface GraphWalkerParts {
   readonly waitForBlocks: () => void;
   /** Publishes a reported node: its DONE store and its completion push (marks.ts `publishDone`). */
   readonly publish: (handle: number, index: number) => void;
-  /** Wakes the owner's producer and other record waiters after records were freed with no completion. */
+  /** After records were freed with no completion: wakes a producer that waits for a record, if any. */
   readonly freed: () => void;
 }
 

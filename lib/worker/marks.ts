@@ -294,6 +294,20 @@ export class Marks {
     wakeRecordWaiters(this.channels, this.control);
   }
 
+  /**
+   * This thread, after a graph walk freed a node's record (graph/walk.ts `release`): wakes a producer only
+   * if one said it waits for a record (its counted word, `ControlWords.recordWaiters`: the owner's too), not
+   * the owner for every freed record as {@link Marks.wakeMain} does. A producer not counted needs no wake:
+   * its backlog is empty, or it holds its share and its own completions wake it; a counted one counts
+   * itself before it looks at the free list, so a record pushed before its look is found by the look, and
+   * one pushed after finds the count (protocol/producers.ts, spec/RecordWait.tla). A record that went to
+   * this worker's cache is of no use to a waiter until the flush before this worker sleeps, which wakes as
+   * wakeMain does (worker/search.ts).
+   */
+  wakeRecordWaiters(): void {
+    wakeRecordWaiters(this.channels, this.control);
+  }
+
   // ---- Repairs ----
 
   /**

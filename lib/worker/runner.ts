@@ -164,7 +164,8 @@ export class Runner {
         mem.wait(this.status, this.waitAt, 0, 1);
       },
       publish: (handle, index) => this.marks.publishDone(handle, index, false),
-      freed: () => this.marks.wakeMain(),
+      // Only a producer that waits for a record is woken: the owner no longer wakes for every freed node.
+      freed: () => this.marks.wakeRecordWaiters(),
     });
   }
 

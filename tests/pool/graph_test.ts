@@ -51,6 +51,27 @@ test("a continuation runs with its input's result, and a join with all of its in
   });
 });
 
+test("nodes whose constants repeat, or differ only by the sign of a zero, each run with their own", async () => {
+  await withPool({ workers: 2 }, async (pool) => {
+    // Consecutive nodes with the same primitives share one encoding (graph.ts samePrimitives): each must
+    // still get exactly its own arguments, as pool.run would pass them.
+    const pairs: [number, number][] = [[0, -0], [-0, -0], [-0, 0], [NaN, 1], [NaN, 1], [1, 1], [1, 1], [1, 2]];
+    const g = pool.graph();
+    const asked = pairs.map(([a, b]) => g.result(g.run("add", a, b)));
+    const last = g.run("describe", 7, "x");
+    const again = g.run("describe", 7, "x");
+    const other = g.run("describe", 7, "y");
+    const texts = [g.result(last), g.result(again), g.result(other)];
+    await within(g.submit(), 10_000, "the graph");
+    const got = await Promise.all(asked);
+    for (let i = 0; i < pairs.length; i++) {
+      const want = await within(pool.run("add", ...pairs[i]), 10_000, "pool.run");
+      assert(Object.is(got[i], want), `node ${i} (add ${pairs[i]}) gave ${got[i]}, pool.run ${want}`);
+    }
+    assertEquals(await Promise.all(texts), ["x: 7", "x: 7", "y: 7"]);
+  });
+});
+
 test("a graph runs to its end while the submitting thread is blocked: no node needs a step of it", async () => {
   await withPool({ workers: 2 }, async (pool) => {
     const seen = probe();
