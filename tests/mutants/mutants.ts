@@ -1292,6 +1292,53 @@ export const ASYNC_BOUND_MUTANTS: readonly AsyncBoundMutant[] = [
 ];
 
 /**
+ * A bug of issue 47's classes 5, 6 and 8 (auditB): the wake for the rest of a burst, the async bound on a
+ * directed task's path, the event loop held for a pool handle's reply; caught by tests/pool/audit_b_test.ts
+ * in the mutation run (group audit_b).
+ */
+export interface AuditBMutant {
+  name: string;
+  module: "worker/search.ts" | "worker/loop.ts" | "worker/handles.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/** auditB's mutants. */
+export const AUDIT_B_MUTANTS: readonly AuditBMutant[] = [
+  {
+    name: "wake_rest_only_if_many",
+    module: "worker/search.ts",
+    bug: "a worker that takes a task from the injector wakes a sleeper for the rest only when more than one " +
+      "task is left: the last task of a burst posted with one wake waits for a busy worker",
+    patches: [{
+      find: "      if (this.levels.length > 0) this.sleep.newWork(); // spec: FindInjectorLeft\n",
+      replace: "      if (this.levels.length > 1) this.sleep.newWork(); // BUG: only when more than one is left\n",
+    }],
+  },
+  {
+    name: "async_bound_directed_bypass",
+    module: "worker/loop.ts",
+    bug: "a worker at its bound of async tasks still takes a task directed to it (its buffers moved): the " +
+      "path only one worker can run bypasses asyncTasksPerWorker",
+    patches: [{
+      find: "      if (runner.full()) {\n        stats.endBusy();\n        return this.resumeAfter(runner.room());\n",
+      replace: "      if (runner.full() && !mail.hasDirected()) { // BUG: directed tasks bypass the bound\n" +
+        "        stats.endBusy();\n        return this.resumeAfter(runner.room());\n",
+    }],
+  },
+  {
+    name: "handle_request_no_hold",
+    module: "worker/handles.ts",
+    bug: "a worker that asks the owner for a pool handle does not hold its event loop until the reply: a " +
+      "task that returns at once leaves the worker asleep blocking, and the reply is never read",
+    patches: [
+      { find: "      holdEventLoop();\n", replace: "      // BUG: the event loop is not held\n" },
+      { find: "    releaseEventLoop();\n", replace: "    // BUG: (nor released)\n" },
+    ],
+  },
+];
+
+/**
  * A bug of producers in other threads (issue 29): the routing of a completion to its producer's slot, the
  * completion and record wake protocols, the slot claim; caught by tests/lincheck/producers_test.ts in the
  * mutation run (group producers).
