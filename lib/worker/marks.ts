@@ -17,8 +17,13 @@
  * the main thread if this thread dies (owner/recovery.ts): `held` until `start` has claimed the task
  * (QUEUED to RUNNING), and `pushing`, `moving`, `consuming` and `freeing`. Those are set with the fields
  * and cleared with them. Where this thread repairs a mark itself, the copy of a mark whose repair puts a
- * task back in a queue (`held`, `moving`) is cleared first: a death after the push would have recovery put
- * the task back again, to run twice (a death before the push loses it instead). The copy of a mark whose
+ * task back in a queue (`held`, `moving`) is cleared right after the push, with no call between the push's
+ * publishing store and the clear (as `placeFork` clears `pushing`): a death before the publishing store
+ * leaves the mark, and recovery puts the task back (the push published nothing); no death can land after
+ * it with the mark still set (which would have recovery put it back again, to run twice). Cleared before
+ * the push, as it once was, a death between the clear and the push lost the task, QUEUED in no queue and
+ * no mark (issue 47, class 7; tests/protocol/recovery_paths_test.ts kills the worker at every access of
+ * these repairs). The copy of a mark whose
  * repair frees a record (`pushing`, `consuming`, `freeing`) is cleared last: recovery frees only a record
  * still current and in the mark's state, so a death after the release frees nothing twice, and a death
  * before it leaves the record to recovery rather than stranded. Plain element stores, not facade calls (see
@@ -319,9 +324,17 @@ export class Marks {
    * the held task from the main thread (see repairHeld).
    */
   repairAll(): void {
-    // This thread puts back what it held, not the main thread (see repairHeld).
-    this.words[MarkWords.held] = -1;
+    // The shared held mark stays until the task it names is back in a queue (repairHeld, or putBack for a
+    // run registered before its claim, which clears it right after the push): see the module doc.
     this.repair();
+  }
+
+  /**
+   * This thread, after the runs cut short were put back or failed (Runner.repairInterrupted): the shared
+   * held mark names no task waiting to be taken any more (putBack cleared it if it named one), so clear it.
+   */
+  repairedRuns(): void {
+    this.words[MarkWords.held] = -1;
   }
 
   /**
@@ -372,6 +385,9 @@ export class Marks {
   putBack(handle: number): boolean {
     if (!this.queued(handle)) return false;
     if (!this.deque.push(handle)) this.toInjector(handle);
+    // Right after the push's publishing store, with no call between (see the module doc): the shared
+    // held mark may still name this run (registered, cut short before its claim).
+    if (this.words[MarkWords.held] === handle) this.words[MarkWords.held] = -1;
     this.sleep.newWork();
     return true;
   }
@@ -418,12 +434,11 @@ export class Marks {
   /** A task taken and not started: back to our deque (we run it soon), or the injector if it is full. */
   private repairHeld(): void {
     const handle = this.held;
-    // This thread puts it back, not the main thread (were it to die before the push, it would be lost
-    // rather than run twice).
-    this.words[MarkWords.held] = -1;
     // A CANCELLED one goes back too: whoever takes it next frees it.
     if (this.queued(handle) && !this.deque.push(handle)) this.toInjector(handle); // spec: RepairHeldPush
-    this.held = -1;
+    // Cleared right after the push's publishing store, with no call between: a death before it leaves the
+    // mark, and recovery puts the task back; cleared before the push, a death there lost it (module doc).
+    this.held = this.words[MarkWords.held] = -1;
     this.sleep.newWork();
   }
 
@@ -434,9 +449,9 @@ export class Marks {
 
   /** A task on its way back to the injector (handed back): into our deque, or back to the injector. */
   private repairMoving(): void {
-    this.words[MarkWords.moving] = -1; // (this thread takes over from the main thread: see repairHeld)
     if (!this.deque.push(this.moving)) this.toInjector(this.moving);
-    this.moving = -1;
+    // Cleared right after the push's publishing store, with no call between (see repairHeld).
+    this.moving = this.words[MarkWords.moving] = -1;
     this.sleep.newWork();
   }
 

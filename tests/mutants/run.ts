@@ -139,7 +139,12 @@ export const GROUPS: readonly Group[] = [
   { name: "memory", mutants: pool(MEMORY_MUTANTS), checks: ["tests/pool/priority_test.ts"], fast: true },
   { name: "progress", mutants: pool(PROGRESS_MUTANTS), checks: ["tests/pool/progress_test.ts"], fast: true },
   { name: "async_bound", mutants: pool(ASYNC_BOUND_MUTANTS), checks: ["tests/pool/async_bound_test.ts"], fast: true },
-  { name: "audit_b", mutants: pool(AUDIT_B_MUTANTS), checks: ["tests/pool/audit_b_test.ts"], fast: true },
+  {
+    name: "audit_b",
+    mutants: pool(AUDIT_B_MUTANTS),
+    checks: ["tests/protocol/recovery_paths_test.ts", "tests/pool/audit_b_test.ts"],
+    fast: true,
+  },
   {
     name: "graph",
     mutants: pool(GRAPH_MUTANTS),
