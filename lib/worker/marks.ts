@@ -94,6 +94,12 @@ export class Marks {
   private finishing = -1;
   /** A record we must free and have not finished freeing (an orphan we finished), or -1. */
   private freeing = -1;
+  /**
+   * The held or moving task whose repair's push into the injector is under way (its queue's `published`
+   * reset first), or -1: a push cut short after its claim is published by the queue's own repair, which
+   * `repair` runs first, and must not be made again (see `inInjector`).
+   */
+  private injecting = -1;
   private readonly control: Int32Array;
   private readonly channels: readonly ProducerChannel[];
   private readonly table: TaskTable;
@@ -435,11 +441,30 @@ export class Marks {
   private repairHeld(): void {
     const handle = this.held;
     // A CANCELLED one goes back too: whoever takes it next frees it.
-    if (this.queued(handle) && !this.deque.push(handle)) this.toInjector(handle); // spec: RepairHeldPush
+    if (this.queued(handle) && !this.inInjector(handle) && !this.deque.push(handle)) this.injectOnce(handle); // spec: RepairHeldPush
     // Cleared right after the push's publishing store, with no call between: a death before it leaves the
     // mark, and recovery puts the task back; cleared before the push, a death there lost it (module doc).
     this.held = this.words[MarkWords.held] = -1;
+    this.injecting = -1;
     this.sleep.newWork();
+  }
+
+  /**
+   * Whether this repair's own push of `handle` into the injector was cut short after its claim (a stack
+   * overflow inside it) and published since by the queue's repair (`repair` runs it first): then the task
+   * is in the injector already, and a second push would queue it twice (run twice, or a CANCELLED one
+   * freed twice).
+   */
+  private inInjector(handle: number): boolean {
+    return this.injecting === handle && this.levels.queues.some((queue) => queue.published === handle);
+  }
+
+  /** Task `handle` into its level's injector, noted as {@link Marks.injecting} (see `inInjector`). */
+  private injectOnce(handle: number): void {
+    const level = this.table.levelOf(handle);
+    this.levels.queues[level].published = QUEUE_EMPTY;
+    this.injecting = handle;
+    this.levels.pushPatiently(handle, level);
   }
 
   /** Task `handle` (current, held by us) into its own level's injector (its record's level word). */
@@ -449,9 +474,10 @@ export class Marks {
 
   /** A task on its way back to the injector (handed back): into our deque, or back to the injector. */
   private repairMoving(): void {
-    if (!this.deque.push(this.moving)) this.toInjector(this.moving);
+    if (!this.inInjector(this.moving) && !this.deque.push(this.moving)) this.injectOnce(this.moving);
     // Cleared right after the push's publishing store, with no call between (see repairHeld).
     this.moving = this.words[MarkWords.moving] = -1;
+    this.injecting = -1;
     this.sleep.newWork();
   }
 

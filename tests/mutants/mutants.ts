@@ -1345,6 +1345,16 @@ export const AUDIT_B_MUTANTS: readonly AuditBMutant[] = [
     }],
   },
   {
+    name: "repair_held_pushes_again",
+    module: "worker/marks.ts",
+    bug: "a held task's repair cut short inside its injector push (after the claim) pushes it again when " +
+      "repaired: the queue's own repair had published it, so it is queued twice",
+    patches: [{
+      find: "this.queued(handle) && !this.inInjector(handle) && !this.deque.push(handle)",
+      replace: "this.queued(handle) && !this.deque.push(handle) /* BUG: pushed again */",
+    }],
+  },
+  {
     name: "recovery_held_queued_only",
     module: "owner/recovery.ts",
     bug: "recovery puts back a dead worker's held or moving task only if it is QUEUED: a CANCELLED one it " +

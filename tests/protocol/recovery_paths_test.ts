@@ -338,3 +338,30 @@ test("class 7: a producer's death swept while a worker claims its QUEUED task: t
   assertEquals(alone.cancelled, 1, "tasks the sweep cancelled");
   assert(alone.freed, "the cancelled task's record freed by its taker");
 });
+
+test("class 7: a held task's repair cut short by a throw at any access (a stack overflow), then repaired again: the task is queued once", () => {
+  let cuts = 0;
+  for (const state of [TaskState.QUEUED, TaskState.CANCELLED]) {
+    for (const full of [false, true]) {
+      for (let m = 0;; m++) {
+        const world = newWorld();
+        if (full) { for (let i = 0; i < DEQUE_CAPACITY; i++) world.deque.push(1000 + i); }
+        const handle = takeFromInjector(world, state);
+        const cut = killAt(m, () => world.marks.checkSearch());
+        // The next search's check completes it (or finds nothing left to do).
+        world.marks.checkSearch();
+        assertEquals(world.words[MarkWords.held], -1, "the held mark after the repair");
+        assertEquals(
+          timesQueued(world, handle),
+          1,
+          `${state === TaskState.QUEUED ? "QUEUED" : "CANCELLED"}, deque ${
+            full ? "full" : "not full"
+          }, cut at ${m}: times queued`,
+        );
+        if (!cut) break;
+        cuts++;
+      }
+    }
+  }
+  assert(cuts >= 8, `repairs cut short (${cuts})`);
+});
