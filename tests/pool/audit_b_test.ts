@@ -7,8 +7,12 @@
  *   asleep, a burst posted with one wake (a graph's roots: graph/submit.ts wakes once for all of them)
  *   starts all its tasks while the first one still holds its worker, so each woken worker must wake the
  *   next while tasks are left.
- * - Class 6, the async bound (`asyncTasksPerWorker`) on the path of a task only one worker can run (a
- *   directed task: its buffers moved, posted to that worker), and on a graph's continuations.
+ * - Class 6, the async bound (`asyncTasksPerWorker`) on every path that hands a worker a task: a task only
+ *   one worker can run (a directed task: its buffers moved, posted to that worker) and a graph's
+ *   continuations (pushed on the deque of the worker that finished their input: its own deque's pop, and
+ *   the other worker's steal) here; the injector's take, a join's search and broadcast parts (which the
+ *   bound leaves out by design) in tests/pool/async_bound_test.ts. Every path goes through the loop's one
+ *   check (loop.ts `runner.full()`) or the join's (fork_join.ts), before the take.
  * - Class 8, a thread's event loop while a reply is on its way: a task that asks for `poolHandle()` and
  *   returns at once gets its handle (the worker sleeps without blocking its event loop while the request
  *   is on its way) and can use it.
