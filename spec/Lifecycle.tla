@@ -228,6 +228,9 @@ ExecCasRunning(w) ==
 \* held mark is repaired (marks.ts repairHeld; putBack is the same for a run cut short before its claim):
 \* now that tasks come from the injector one at a time, the one way a submitted task gets into a deque.
 \* Where the worker goes on is simplified: as after a lost claim. At most MaxPutBacks times in all.
+\* One step with the held mark's clear: the shipped repair clears the mark right after the push's publishing
+\* store, with no call between, so no death falls between them (issue 47; a clear before the push, as the
+\* code once did, let a death there lose the task: tests/protocol/recovery_paths_test.ts).
 RepairHeldPush(w) ==
     /\ w \in Workers /\ alive[w] /\ pc[w] = "Exec" /\ putBacks < MaxPutBacks
     /\ dq' = [dq EXCEPT ![w] = @ \cup {Active(w)}]

@@ -17,8 +17,13 @@
  * the main thread if this thread dies (owner/recovery.ts): `held` until `start` has claimed the task
  * (QUEUED to RUNNING), and `pushing`, `moving`, `consuming` and `freeing`. Those are set with the fields
  * and cleared with them. Where this thread repairs a mark itself, the copy of a mark whose repair puts a
- * task back in a queue (`held`, `moving`) is cleared first: a death after the push would have recovery put
- * the task back again, to run twice (a death before the push loses it instead). The copy of a mark whose
+ * task back in a queue (`held`, `moving`) is cleared right after the push, with no call between the push's
+ * publishing store and the clear (as `placeFork` clears `pushing`): a death before the publishing store
+ * leaves the mark, and recovery puts the task back (the push published nothing); no death can land after
+ * it with the mark still set (which would have recovery put it back again, to run twice). Cleared before
+ * the push, as it once was, a death between the clear and the push lost the task, QUEUED in no queue and
+ * no mark (issue 47, class 7; tests/protocol/recovery_paths_test.ts kills the worker at every access of
+ * these repairs). The copy of a mark whose
  * repair frees a record (`pushing`, `consuming`, `freeing`) is cleared last: recovery frees only a record
  * still current and in the mark's state, so a death after the release frees nothing twice, and a death
  * before it leaves the record to recovery rather than stranded. Plain element stores, not facade calls (see
@@ -89,6 +94,12 @@ export class Marks {
   private finishing = -1;
   /** A record we must free and have not finished freeing (an orphan we finished), or -1. */
   private freeing = -1;
+  /**
+   * The held or moving task whose repair's push into the injector is under way (its queue's `published`
+   * reset first), or -1: a push cut short after its claim is published by the queue's own repair, which
+   * `repair` runs first, and must not be made again (see `inInjector`).
+   */
+  private injecting = -1;
   private readonly control: Int32Array;
   private readonly channels: readonly ProducerChannel[];
   private readonly table: TaskTable;
@@ -333,9 +344,17 @@ export class Marks {
    * the held task from the main thread (see repairHeld).
    */
   repairAll(): void {
-    // This thread puts back what it held, not the main thread (see repairHeld).
-    this.words[MarkWords.held] = -1;
+    // The shared held mark stays until the task it names is back in a queue (repairHeld, or putBack for a
+    // run registered before its claim, which clears it right after the push): see the module doc.
     this.repair();
+  }
+
+  /**
+   * This thread, after the runs cut short were put back or failed (Runner.repairInterrupted): the shared
+   * held mark names no task waiting to be taken any more (putBack cleared it if it named one), so clear it.
+   */
+  repairedRuns(): void {
+    this.words[MarkWords.held] = -1;
   }
 
   /**
@@ -386,6 +405,9 @@ export class Marks {
   putBack(handle: number): boolean {
     if (!this.queued(handle)) return false;
     if (!this.deque.push(handle)) this.toInjector(handle);
+    // Right after the push's publishing store, with no call between (see the module doc): the shared
+    // held mark may still name this run (registered, cut short before its claim).
+    if (this.words[MarkWords.held] === handle) this.words[MarkWords.held] = -1;
     this.sleep.newWork();
     return true;
   }
@@ -432,13 +454,31 @@ export class Marks {
   /** A task taken and not started: back to our deque (we run it soon), or the injector if it is full. */
   private repairHeld(): void {
     const handle = this.held;
-    // This thread puts it back, not the main thread (were it to die before the push, it would be lost
-    // rather than run twice).
-    this.words[MarkWords.held] = -1;
     // A CANCELLED one goes back too: whoever takes it next frees it.
-    if (this.queued(handle) && !this.deque.push(handle)) this.toInjector(handle); // spec: RepairHeldPush
-    this.held = -1;
+    if (this.queued(handle) && !this.inInjector(handle) && !this.deque.push(handle)) this.injectOnce(handle); // spec: RepairHeldPush
+    // Cleared right after the push's publishing store, with no call between: a death before it leaves the
+    // mark, and recovery puts the task back; cleared before the push, a death there lost it (module doc).
+    this.held = this.words[MarkWords.held] = -1;
+    this.injecting = -1;
     this.sleep.newWork();
+  }
+
+  /**
+   * Whether this repair's own push of `handle` into the injector was cut short after its claim (a stack
+   * overflow inside it) and published since by the queue's repair (`repair` runs it first): then the task
+   * is in the injector already, and a second push would queue it twice (run twice, or a CANCELLED one
+   * freed twice).
+   */
+  private inInjector(handle: number): boolean {
+    return this.injecting === handle && this.levels.queues.some((queue) => queue.published === handle);
+  }
+
+  /** Task `handle` into its level's injector, noted as {@link Marks.injecting} (see `inInjector`). */
+  private injectOnce(handle: number): void {
+    const level = this.table.levelOf(handle);
+    this.levels.queues[level].published = QUEUE_EMPTY;
+    this.injecting = handle;
+    this.levels.pushPatiently(handle, level);
   }
 
   /** Task `handle` (current, held by us) into its own level's injector (its record's level word). */
@@ -448,9 +488,10 @@ export class Marks {
 
   /** A task on its way back to the injector (handed back): into our deque, or back to the injector. */
   private repairMoving(): void {
-    this.words[MarkWords.moving] = -1; // (this thread takes over from the main thread: see repairHeld)
-    if (!this.deque.push(this.moving)) this.toInjector(this.moving);
-    this.moving = -1;
+    if (!this.inInjector(this.moving) && !this.deque.push(this.moving)) this.injectOnce(this.moving);
+    // Cleared right after the push's publishing store, with no call between (see repairHeld).
+    this.moving = this.words[MarkWords.moving] = -1;
+    this.injecting = -1;
     this.sleep.newWork();
   }
 

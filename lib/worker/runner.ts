@@ -468,6 +468,7 @@ export class Runner {
         ),
       );
     }
+    marks.repairedRuns();
     // Forks never joined: nobody will join them now.
     this.forks.orphanAll();
     // Records freed above may have gone to our cache: give them to the shared list (the main thread's

@@ -1372,6 +1372,25 @@ export interface SetupMutant {
   patches: Patch[];
 }
 
+/**
+ * A bug of issue 47's classes 5 to 8 (auditB): the wake for the rest of a burst, the async bound on a
+ * directed task's path, the state changes on the recovery paths, the event loop held for a pool handle's
+ * reply; caught by tests/pool/audit_b_test.ts and tests/protocol/recovery_paths_test.ts in the mutation run
+ * (group audit_b).
+ */
+export interface AuditBMutant {
+  name: string;
+  module:
+    | "worker/search.ts"
+    | "worker/loop.ts"
+    | "worker/handles.ts"
+    | "worker/marks.ts"
+    | "owner/recovery.ts"
+    | "owner/producer_deaths.ts";
+  bug: string;
+  patches: Patch[];
+}
+
 /** Setup's and recycling's mutants. */
 export const SETUP_MUTANTS: readonly SetupMutant[] = [
   {
@@ -1430,6 +1449,94 @@ export const SETUP_MUTANTS: readonly SetupMutant[] = [
         "    // deno-lint-ignore no-explicit-any\n" +
         "    while ((this.search as any).deque.pop() >= 0); // BUG: the deque's tasks are dropped\n",
     }],
+  },
+];
+
+/** auditB's mutants. */
+export const AUDIT_B_MUTANTS: readonly AuditBMutant[] = [
+  {
+    name: "wake_rest_only_if_many",
+    module: "worker/search.ts",
+    bug: "a worker that takes a task from the injector wakes a sleeper for the rest only when more than one " +
+      "task is left: the last task of a burst posted with one wake waits for a busy worker",
+    patches: [{
+      find: "      if (this.levels.length > 0) this.sleep.newWork(); // spec: FindInjectorLeft\n",
+      replace: "      if (this.levels.length > 1) this.sleep.newWork(); // BUG: only when more than one is left\n",
+    }],
+  },
+  {
+    name: "async_bound_directed_bypass",
+    module: "worker/loop.ts",
+    bug: "a worker at its bound of async tasks still takes a task directed to it (its buffers moved): the " +
+      "path only one worker can run bypasses asyncTasksPerWorker",
+    patches: [{
+      find: "      if (runner.full()) {\n        stats.endBusy();\n        return this.resumeAfter(runner.room());\n",
+      replace: "      if (runner.full() && !mail.hasDirected()) { // BUG: directed tasks bypass the bound\n" +
+        "        stats.endBusy();\n        return this.resumeAfter(runner.room());\n",
+    }],
+  },
+  {
+    name: "held_mark_cleared_before_push",
+    module: "worker/marks.ts",
+    bug: "the repair of a held task clears its shared mark before the push (the order before issue 47): a " +
+      "worker killed between the clear and the push's publishing store loses the task",
+    patches: [{
+      find: "    const handle = this.held;\n    // A CANCELLED one goes back too",
+      replace: "    const handle = this.held;\n    this.words[MarkWords.held] = -1; // BUG: cleared before the push\n" +
+        "    // A CANCELLED one goes back too",
+    }],
+  },
+  {
+    name: "repair_held_pushes_again",
+    module: "worker/marks.ts",
+    bug: "a held task's repair cut short inside its injector push (after the claim) pushes it again when " +
+      "repaired: the queue's own repair had published it, so it is queued twice",
+    patches: [{
+      find: "this.queued(handle) && !this.inInjector(handle) && !this.deque.push(handle)",
+      replace: "this.queued(handle) && !this.deque.push(handle) /* BUG: pushed again */",
+    }],
+  },
+  {
+    name: "recovery_held_queued_only",
+    module: "owner/recovery.ts",
+    bug: "recovery puts back a dead worker's held or moving task only if it is QUEUED: a CANCELLED one it " +
+      "held is in no queue, and its record is never freed",
+    patches: [{
+      find: "    if (state !== TaskState.QUEUED && state !== TaskState.CANCELLED) continue;\n",
+      replace: "    if (state !== TaskState.QUEUED) continue; // BUG: CANCELLED left out\n",
+    }],
+  },
+  {
+    name: "repair_held_queued_only",
+    module: "worker/marks.ts",
+    bug: "a worker's repair puts a held task back only if it is QUEUED: a CANCELLED one it held is dropped, " +
+      "its record never freed",
+    patches: [{
+      find: "    return this.current(handle, TaskState.QUEUED) || this.current(handle, TaskState.CANCELLED);\n",
+      replace: "    return this.current(handle, TaskState.QUEUED); // BUG: CANCELLED left out\n",
+    }],
+  },
+  {
+    name: "producer_sweep_cancel_store",
+    module: "owner/producer_deaths.ts",
+    bug: "the sweep after a producer's death cancels a QUEUED task by a store, not a compare-exchange: a " +
+      "worker's claim between the sweep's read and its store is overwritten, the running task CANCELLED",
+    patches: [{
+      find: "              mem.compareExchange(table.words, table.fields.stateWord(i), TaskState.QUEUED, " +
+        "TaskState.CANCELLED) === // spec: DiedCancelQueued\n",
+      replace: "              (mem.store(table.words, table.fields.stateWord(i), TaskState.CANCELLED), " +
+        "TaskState.QUEUED) === // BUG: a store\n",
+    }],
+  },
+  {
+    name: "handle_request_no_hold",
+    module: "worker/handles.ts",
+    bug: "a worker that asks the owner for a pool handle does not hold its event loop until the reply: a " +
+      "task that returns at once leaves the worker asleep blocking, and the reply is never read",
+    patches: [
+      { find: "      holdEventLoop();\n", replace: "      // BUG: the event loop is not held\n" },
+      { find: "    releaseEventLoop();\n", replace: "    // BUG: (nor released)\n" },
+    ],
   },
 ];
 

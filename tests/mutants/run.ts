@@ -38,6 +38,7 @@ import {
   ALL_MUTANTS,
   applyPatches,
   ASYNC_BOUND_MUTANTS,
+  AUDIT_B_MUTANTS,
   BACKLOG_MUTANTS,
   CUT_MUTANTS,
   DEATH_MUTANTS,
@@ -150,6 +151,12 @@ export const GROUPS: readonly Group[] = [
     name: "elastic",
     mutants: pool(ELASTIC_MUTANTS),
     checks: ["tests/protocol/slots_test.ts", "tests/pool/elastic_test.ts"],
+    fast: true,
+  },
+  {
+    name: "audit_b",
+    mutants: pool(AUDIT_B_MUTANTS),
+    checks: ["tests/protocol/recovery_paths_test.ts", "tests/pool/audit_b_test.ts"],
     fast: true,
   },
   {
