@@ -27,7 +27,8 @@ import {
   type LTake,
   lThreadName,
 } from "./models/levels/model.ts";
-import { explore, Harness, huntMutant, replayChooser, scheduleArbitrary, scheduleChooser } from "./kernel/harness.ts";
+import { exploreModel, runSystematic } from "./kernel/systematic.ts";
+import { Harness, huntMutant, replayChooser, scheduleArbitrary, scheduleChooser } from "./kernel/harness.ts";
 import { config, describeViolations, intEnv, mutantFromEnv } from "./kernel/env.ts";
 import { LEVELS_MUTANTS } from "../mutants/mutants.ts";
 import { assert, assertEquals, runtime, test } from "../_test.ts";
@@ -131,28 +132,14 @@ test(
   "levels systematic mode: every schedule within each named scenario's preemption bound satisfies every oracle",
   async () => {
     const h = await shared;
-    const started = performance.now();
-    const lines: string[] = [];
-    const failures: string[] = [];
-    let schedules = 0;
-    let steps = 0;
-    for (const { name, scenario, preemptions } of LEVELS_SCENARIOS) {
-      const r = explore(h, scenario, 0, preemptions + EXTRA);
-      schedules += r.schedules;
-      steps += r.steps;
-      lines.push(
-        `  ${name.padEnd(36)} <= ${preemptions + EXTRA} preemptions ${String(r.schedules).padStart(6)} schedules  ` +
-          describeLevelsScenario(scenario),
-      );
-      if (r.failure) {
-        failures.push(`${name}: choices ${JSON.stringify(r.failure.choices)}: ${describe(r.failure.violations)}`);
-      }
-    }
-    const seconds = (performance.now() - started) / 1000;
-    console.log(
-      `lincheck levels systematic [${runtime}]: ${LEVELS_SCENARIOS.length} scenarios, ${schedules} schedules, ` +
-        `${steps} steps, ${seconds.toFixed(1)} s\n${lines.join("\n")}`,
-    );
+    const { failures } = runSystematic({
+      label: "lincheck levels systematic",
+      scenarios: LEVELS_SCENARIOS,
+      bound: ({ preemptions }) => preemptions! + EXTRA,
+      exploreOne: exploreModel(h),
+      describe: describeLevelsScenario,
+      nameWidth: 36,
+    });
     assertEquals(failures, [], "no schedule breaks an oracle");
   },
   300_000,
