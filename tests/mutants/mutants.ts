@@ -1989,3 +1989,126 @@ export const KILL_GUARD_MUTANTS: readonly Mutant[] = [
 
 /** The URL of the shipped kill guard. */
 export const SHIPPED_KILL_GUARD: URL = new URL("kill_guard.ts", PROTOCOL);
+
+/**
+ * A bug of the classes of issue 47's outside audit that the project's checks missed (auditA: classes 2–4;
+ * class 1's are in the producers model's group), caught by the tests written for the class: a loop over
+ * the producer slots that stops one short (tests/protocol/producer_slots_test.ts, every slot claimed), a
+ * fair share with a party left out of its divisor (tests/pool/fair_share_test.ts), a starving level found
+ * empty that keeps its streak (tests/protocol/levels_quota_test.ts).
+ */
+export interface AuditAMutant {
+  name: string;
+  module:
+    | "protocol/producers.ts"
+    | "producer/room.ts"
+    | "owner/links.ts"
+    | "record/task.ts"
+    | "producer/producer.ts"
+    | "protocol/levels.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/** The audit's classes 2–4, one mutant a loop or a rule. */
+export const AUDIT_A_MUTANTS: readonly AuditAMutant[] = [
+  {
+    name: "slot_claim_stops_short",
+    module: "protocol/producers.ts",
+    bug: "the claim looks at slots 1 to producers − 1: the last slot is never handed out",
+    patches: [{
+      find: "  for (let slot = 1; slot <= producers; slot++) {\n",
+      replace: "  for (let slot = 1; slot < producers; slot++) { // BUG: one short\n",
+    }],
+  },
+  {
+    name: "room_lines_stop_short",
+    module: "producer/room.ts",
+    bug: "the room opens the lines of slots 1 to producers − 1: the last slot's pending tasks are never summed",
+    patches: [{
+      find: "    for (let s = 1; s <= memory.producers; s++) this.lines[s] = memory.slotLine(s);\n",
+      replace: "    for (let s = 1; s < memory.producers; s++) this.lines[s] = memory.slotLine(s); // BUG: one short\n",
+    }],
+  },
+  {
+    name: "room_sum_stops_short",
+    module: "producer/room.ts",
+    bug: "the room's sum stops before the last slot's line: its pending tasks do not count against the bound",
+    patches: [{
+      find: "    for (let s = 1; s < lines.length; s++) {\n",
+      replace: "    for (let s = 1; s < lines.length - 1; s++) { // BUG: one short\n",
+    }],
+  },
+  {
+    name: "record_wake_ring_stops_short",
+    module: "protocol/producers.ts",
+    bug: "a freed record's wake looks at n − 1 slots round the ring: the slot just before the turn's is " +
+      "never woken from that turn",
+    patches: [{
+      find: "  for (let k = 0; k < n; k++) {\n",
+      replace: "  for (let k = 0; k < n - 1; k++) { // BUG: one short\n",
+    }],
+  },
+  {
+    name: "owner_pending_stops_short",
+    module: "owner/links.ts",
+    bug: "the owner's sum of its producers' pending tasks stops before the last slot: close ends while the " +
+      "last slot's tasks are pending",
+    patches: [{
+      find: "    let sum = 0;\n    for (let slot = 1; slot <= this.channels.length; slot++) {\n",
+      replace: "    let sum = 0;\n    for (let slot = 1; slot < this.channels.length; slot++) { // BUG: one short\n",
+    }],
+  },
+  {
+    name: "owner_counts_stop_short",
+    module: "owner/links.ts",
+    bug: "the stats' producer counts stop before the last slot: its producer is missing from `stats()`",
+    patches: [{
+      find: "    const all: SlotCounts[] = [];\n    for (let slot = 1; slot <= this.channels.length; slot++) {\n",
+      replace:
+        "    const all: SlotCounts[] = [];\n    for (let slot = 1; slot < this.channels.length; slot++) { // BUG: one short\n",
+    }],
+  },
+  {
+    name: "accounting_slots_stop_short",
+    module: "record/task.ts",
+    bug: "the records' accounting opens the counts of slots 1 to producers − 1: the last slot's allocations " +
+      "and releases are not summed",
+    patches: [{
+      find: "    this.remoteCounts = Array.from({ length: memory.producers }, (_, i) => memory.slotCounts(i + 1));\n",
+      replace:
+        "    this.remoteCounts = Array.from({ length: memory.producers - 1 }, (_, i) => memory.slotCounts(i + 1)); // BUG\n",
+    }],
+  },
+  {
+    name: "record_share_leaves_owner_out",
+    module: "producer/producer.ts",
+    bug: "the fair share of records divides among the producers in other threads, leaving the owner's out " +
+      "of the divisor: while another waits, each may hold more than the records divided among all",
+    patches: [{
+      find: "    const open = mem.load(this.memory.control, ControlWords.producersOpen) + 1;\n",
+      replace:
+        "    const open = mem.load(this.memory.control, ControlWords.producersOpen); // BUG: the owner left out\n",
+    }],
+  },
+  {
+    name: "room_share_leaves_owner_out",
+    module: "producer/room.ts",
+    bug: "the fair share of the room divides the bound among the producers in other threads, leaving the " +
+      "owner's out of the divisor",
+    patches: [{
+      find: "      const open = mem.load(control, ControlWords.producersOpen) + 1;\n",
+      replace: "      const open = mem.load(control, ControlWords.producersOpen); // BUG: the owner left out\n",
+    }],
+  },
+  {
+    name: "starving_empty_keeps_streak",
+    module: "protocol/levels.ts",
+    bug: "a starving level found empty keeps its streak: a task that reaches it later is taken at once, " +
+      "ahead of the higher levels, without waiting its LEVEL_QUOTA takes",
+    patches: [{
+      find: "      streaks[level] = 0; // it no longer waits\n",
+      replace: "      // BUG: the streak is kept\n",
+    }],
+  },
+];

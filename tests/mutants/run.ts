@@ -38,6 +38,7 @@ import {
   ALL_MUTANTS,
   applyPatches,
   ASYNC_BOUND_MUTANTS,
+  AUDIT_A_MUTANTS,
   BACKLOG_MUTANTS,
   CUT_MUTANTS,
   DEATH_MUTANTS,
@@ -161,6 +162,16 @@ export const GROUPS: readonly Group[] = [
     mutants: pool(PRODUCER_THREAD_MUTANTS),
     checks: ["tests/pool/producers_test.ts", "tests/pool/inner_producer_test.ts", "tests/pool/terminated_test.ts"],
     fast: false,
+  },
+  {
+    name: "audit_a",
+    mutants: pool(AUDIT_A_MUTANTS),
+    checks: [
+      "tests/protocol/producer_slots_test.ts",
+      "tests/protocol/levels_quota_test.ts",
+      "tests/pool/fair_share_test.ts",
+    ],
+    fast: true,
   },
   {
     name: "record",
