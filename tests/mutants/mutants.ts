@@ -2112,3 +2112,58 @@ export const AUDIT_A_MUTANTS: readonly AuditAMutant[] = [
     }],
   },
 ];
+
+/**
+ * A bug of either side of the wait for room (`maxQueue`; issue 47, class 1: the settling side of a
+ * handshake), caught by tests/lincheck/room_wait_test.ts, the shipped code of both sides under the
+ * interleaving harness with spec/RoomWait.tla's properties as oracles.
+ */
+export interface AuditARoomMutant {
+  name: string;
+  module: "producer/ledger.ts" | "producer/room.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/** The room wait's mutants: the settler's two accesses swapped, the waiter's count after its check, the wake skipped. */
+export const AUDIT_A_ROOM_MUTANTS: readonly AuditARoomMutant[] = [
+  {
+    name: "room_settle_reads_count_first",
+    module: "producer/ledger.ts",
+    bug: "the settler reads the room's waiters (and wakes them) before it takes its pending word down: a waiter " +
+      "woken then checks, finds no room, waits again, and the settle's room comes with nobody to wake it",
+    patches: [
+      {
+        find:
+          "    if (this.shared !== undefined) mem.sub(this.shared.words, this.shared.at, 1); // spec: SettleReleasePending\n",
+        replace: "",
+      },
+      {
+        find: "    this.released?.();\n",
+        replace: "    this.released?.();\n" +
+          "    if (this.shared !== undefined) mem.sub(this.shared.words, this.shared.at, 1); // BUG: after the wake\n",
+      },
+    ],
+  },
+  {
+    name: "room_count_after_check",
+    module: "producer/room.ts",
+    bug: "the waiter counts itself after its last check for room: a settle between the check and the count " +
+      "reads no waiter and wakes nobody, and the waiter sleeps with room",
+    patches: [{
+      find: "      this.count(true);\n      this.host.arm();\n      if (this.hasRoom()) this.resolveWaiters();\n",
+      replace:
+        "      this.host.arm();\n      if (this.hasRoom()) this.resolveWaiters();\n      this.count(true); // BUG: counted last\n",
+    }],
+  },
+  {
+    name: "room_wake_skipped",
+    module: "producer/room.ts",
+    bug: "a settle that sees producers waiting for room wakes none of them",
+    patches: [{
+      find:
+        "    for (const channel of this.channels) if (channel.slot !== this.slot) wakeProducer(channel); // spec: RoomWakeProducer\n",
+      replace: "    // BUG: no wake\n",
+    }],
+  },
+];

@@ -39,6 +39,7 @@ import {
   applyPatches,
   ASYNC_BOUND_MUTANTS,
   AUDIT_A_MUTANTS,
+  AUDIT_A_ROOM_MUTANTS,
   BACKLOG_MUTANTS,
   CUT_MUTANTS,
   DEATH_MUTANTS,
@@ -171,6 +172,12 @@ export const GROUPS: readonly Group[] = [
       "tests/protocol/levels_quota_test.ts",
       "tests/pool/fair_share_test.ts",
     ],
+    fast: true,
+  },
+  {
+    name: "audit_a_room",
+    mutants: pool(AUDIT_A_ROOM_MUTANTS),
+    checks: ["tests/lincheck/room_wait_test.ts"],
     fast: true,
   },
   {
