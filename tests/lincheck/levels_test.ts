@@ -76,6 +76,41 @@ test(
   60_000,
 );
 
+test(
+  "levels harness: a starving level found empty starts its streak again: the next low task waits behind the published highs",
+  async () => {
+    const h = await shared;
+    // Issue 47, class 4: low 101 and eight highs published; worker1 takes the eight (its low streak at the
+    // quota); worker2 takes 101; worker1's starving look finds the low level empty; then low 110 and highs
+    // 111, 112 are published: the highs are taken before 110 (worker1's streak started again).
+    const s: LevelsScenario = { levels: [2, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0], workers: 2 };
+    const steps = (schedule: number[], t: number, ops: number) =>
+      h.run(s, scheduleChooser(LEVELS, schedule)).accesses.filter((a) => a.thread === t && a.op < ops).length;
+    const run = (t: number, n: number) => new Array<number>(n).fill(t);
+    // Each phase's length, measured on the runs that lead to it (the schedule of every step before it).
+    const pushes = steps(run(0, 400), 0, 9);
+    const highs = steps([...run(0, pushes), ...run(1, 400)], 1, 8);
+    const before = [...run(0, pushes), ...run(1, highs)];
+    // worker2's take of 101 and one look that finds nothing: it then yields, as worker1 does after its look.
+    const low = steps([...before, ...run(2, 100)], 2, 2);
+    const look = steps([...before, ...run(2, low), ...run(1, 100)], 1, 9) - highs;
+    const rest = steps(run(0, 400), 0, s.levels.length) - pushes;
+    const schedule = [...before, ...run(2, low), ...run(1, look), ...run(0, rest), ...run(1, 400)];
+    const exec = h.run(s, scheduleChooser(LEVELS, schedule));
+    const rows = exec.accesses.map((a) => `${lThreadName(a.thread)}: ${describeLAccess(a)}`).join("\n");
+    const taken = (t: number) => exec.takes.filter((k) => k.worker === t).map((k) => k.task);
+    assertEquals(taken(1).slice(0, 8), [102, 103, 104, 105, 106, 107, 108, 109], `worker1's first takes:\n${rows}`);
+    assertEquals(taken(2)[0], 101, `worker2 takes the low task:\n${rows}`);
+    // worker1's op 8 looked at the low level first (its starving turn) and took nothing.
+    const first = exec.accesses.find((a) => a.thread === 1 && a.op === 8)!;
+    assertEquals(describeLAccess(first), "load L.head → 1", `worker1's starving look:\n${rows}`);
+    // Then both workers' low streaks are 0 (worker2's since its take of 101): 110 waits behind 111 and 112,
+    // which no-inversion checks from worker1's empty look on (a kept streak takes 110 at once).
+    assertEquals(checkLevelsExecution(s, exec), [], `no oracle breaks:\n${rows}`);
+  },
+  60_000,
+);
+
 test("levels random mode: generated submissions under generated interleavings satisfy every oracle", async () => {
   const { seed, path } = config();
   const { mutant, variant } = mutantFromEnv("FILCH_LINCHECK_LEVELS_MUTANT", LEVELS_MUTANTS);

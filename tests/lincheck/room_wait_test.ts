@@ -5,7 +5,7 @@
  * (tests/lincheck/models/room_wait/model.ts). Random mode and systematic mode; the mutants
  * (tests/mutants/mutants.ts, AUDIT_A_ROOM_MUTANTS: the settler's two accesses swapped, the waiter's count
  * after its check, the wake skipped) are run by the mutation run (`node tests/mutants/run.ts --only
- * audit_a_room`), which patches the shipped files under this suite.
+ * audit_a_waits`), which patches the shipped files under this suite.
  *
  * Environment: FILCH_LINCHECK_SEED (default 20261121), FILCH_LINCHECK_ROOM_RUNS (random-mode runs, default
  * 3000), FILCH_LINCHECK_ROOM_PREEMPTIONS (added to each named scenario's bound, default 0),

@@ -2120,12 +2120,17 @@ export const AUDIT_A_MUTANTS: readonly AuditAMutant[] = [
  */
 export interface AuditARoomMutant {
   name: string;
-  module: "producer/ledger.ts" | "producer/room.ts";
+  module: "producer/ledger.ts" | "producer/room.ts" | "producer/completion.ts";
   bug: string;
   patches: Patch[];
 }
 
-/** The room wait's mutants: the settler's two accesses swapped, the waiter's count after its check, the wake skipped. */
+/**
+ * The room wait's mutants: the settler's two accesses swapped, the waiter's count after its check, the wake
+ * skipped; and the record wait's settling side (issue 50's one wake a batch), whose waiter's count and
+ * re-check and whose wake the `producers` group already swaps and skips: the freer's read of the waiters
+ * moved before its frees (caught by tests/lincheck/producers_test.ts).
+ */
 export const AUDIT_A_ROOM_MUTANTS: readonly AuditARoomMutant[] = [
   {
     name: "room_settle_reads_count_first",
@@ -2165,5 +2170,30 @@ export const AUDIT_A_ROOM_MUTANTS: readonly AuditARoomMutant[] = [
         "    for (const channel of this.channels) if (channel.slot !== this.slot) wakeProducer(channel); // spec: RoomWakeProducer\n",
       replace: "    // BUG: no wake\n",
     }],
+  },
+  {
+    name: "record_freer_reads_waiters_first",
+    module: "producer/completion.ts",
+    bug: "a producer that frees records reads recordWaiters at the start of its drain, before the frees, and " +
+      "wakes a record waiter only if it saw one then: a waiter that counts itself and re-checks the free list " +
+      "between that read and the frees sleeps with records free",
+    patches: [
+      {
+        find: 'const LINGERS = typeof (globalThis as { process?: unknown }).process !== "undefined";\n',
+        replace: 'const LINGERS = typeof (globalThis as { process?: unknown }).process !== "undefined";\n' +
+          "let waitersSeen = 0; // BUG: the freer's read of the waiters, before its frees\n",
+      },
+      {
+        find: "    this.hooks.beforeDrain();\n",
+        replace:
+          "    this.hooks.beforeDrain();\n    waitersSeen = mem.load(this.control, ControlWords.recordWaiters); // BUG: first\n",
+      },
+      {
+        find:
+          "    if (this.table.freeRecords.length > 0) wakeRecordWaiters(this.channels, this.control); // spec: FreedReadFree\n",
+        replace:
+          "    if (waitersSeen > 0 && this.table.freeRecords.length > 0) wakeRecordWaiters(this.channels, this.control);\n",
+      },
+    ],
   },
 ];

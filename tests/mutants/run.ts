@@ -175,9 +175,9 @@ export const GROUPS: readonly Group[] = [
     fast: true,
   },
   {
-    name: "audit_a_room",
+    name: "audit_a_waits",
     mutants: pool(AUDIT_A_ROOM_MUTANTS),
-    checks: ["tests/lincheck/room_wait_test.ts"],
+    checks: ["tests/lincheck/room_wait_test.ts", "tests/lincheck/producers_test.ts"],
     fast: true,
   },
   {
