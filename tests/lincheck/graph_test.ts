@@ -20,7 +20,8 @@ import {
   graphScenarioArbitrary,
 } from "./models/graph/model.ts";
 import { Settled } from "./models/graph/layout.ts";
-import { explore, Harness, replayChooser, scheduleArbitrary, scheduleChooser } from "./kernel/harness.ts";
+import { Harness, scheduleArbitrary, scheduleChooser } from "./kernel/harness.ts";
+import { exploreModel, runSystematic } from "./kernel/systematic.ts";
 import { config, describeViolations, intEnv } from "./kernel/env.ts";
 import { assert, assertEquals, runtime, test } from "../_test.ts";
 
@@ -105,32 +106,14 @@ test(
   async () => {
     const h = await shared;
     try {
-      const started = performance.now();
-      const lines: string[] = [];
-      const failures: string[] = [];
-      let schedules = 0;
-      let steps = 0;
-      for (const { name, scenario, preemptions = 1 } of GRAPH_SCENARIOS) {
-        const r = explore(h, scenario, 0, preemptions + EXTRA);
-        schedules += r.schedules;
-        steps += r.steps;
-        lines.push(
-          `  ${name.padEnd(38)} <= ${preemptions + EXTRA} preemptions ${String(r.schedules).padStart(6)} ` +
-            `schedules  ${describeGraphScenario(scenario)}`,
-        );
-        if (r.failure) {
-          const exec = h.run(scenario, replayChooser(GRAPH, r.failure.choices));
-          failures.push(
-            `${name}: choices ${JSON.stringify(r.failure.choices)}: ${describeViolations(r.failure.violations)}\n` +
-              formatGraphTable(scenario, exec),
-          );
-        }
-      }
-      const seconds = (performance.now() - started) / 1000;
-      console.log(
-        `lincheck graph systematic [${runtime}]: ${GRAPH_SCENARIOS.length} scenarios, ${schedules} ` +
-          `schedules, ${steps} steps, ${seconds.toFixed(1)} s\n${lines.join("\n")}`,
-      );
+      const { failures } = runSystematic({
+        label: "lincheck graph systematic",
+        scenarios: GRAPH_SCENARIOS,
+        bound: ({ preemptions = 1 }) => preemptions + EXTRA,
+        exploreOne: exploreModel(h, formatGraphTable),
+        describe: describeGraphScenario,
+        nameWidth: 38,
+      });
       assertEquals(failures, [], "no schedule breaks an oracle");
     } finally {
       await h.close();

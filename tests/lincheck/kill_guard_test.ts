@@ -21,7 +21,8 @@ import {
   type KillGuardScenario,
   killScenarioArbitrary,
 } from "./models/kill_guard/model.ts";
-import { explore, Harness, huntMutant, replayChooser, scheduleArbitrary, scheduleChooser } from "./kernel/harness.ts";
+import { exploreModel, runSystematic } from "./kernel/systematic.ts";
+import { Harness, huntMutant, replayChooser, scheduleArbitrary, scheduleChooser } from "./kernel/harness.ts";
 import { Fn } from "../../spec/trace/facade_codes.ts";
 import { State } from "./kernel/words.ts";
 import { config, describeViolations, intEnv, mutantFromEnv } from "./kernel/env.ts";
@@ -140,27 +141,15 @@ test(
   "kill-guard systematic mode: every schedule with at most 3 preemptions of the small scenarios satisfies every oracle",
   async () => {
     const h = await shared;
-    const started = performance.now();
-    const lines: string[] = [];
-    const failures: string[] = [];
-    let schedules = 0;
-    let steps = 0;
-    for (const { name, scenario } of KILL_SCENARIOS) {
-      const r = explore(h, scenario, 0, PREEMPTIONS);
-      schedules += r.schedules;
-      steps += r.steps;
-      lines.push(
-        `  ${name.padEnd(40)} ${String(r.schedules).padStart(6)} schedules  ${describeKillScenario(scenario)}`,
-      );
-      if (r.failure) {
-        failures.push(`${name}: choices ${JSON.stringify(r.failure.choices)}: ${describe(r.failure.violations)}`);
-      }
-    }
-    const seconds = (performance.now() - started) / 1000;
-    console.log(
-      `lincheck kill-guard systematic [${runtime}]: ${KILL_SCENARIOS.length} scenarios, ${schedules} schedules ` +
-        `(<= ${PREEMPTIONS} preemptions), ${steps} steps, ${seconds.toFixed(1)} s\n${lines.join("\n")}`,
-    );
+    const { failures } = runSystematic({
+      label: "lincheck kill-guard systematic",
+      scenarios: KILL_SCENARIOS,
+      bound: () => PREEMPTIONS,
+      exploreOne: exploreModel(h),
+      describe: describeKillScenario,
+      nameWidth: 40,
+      header: PREEMPTIONS,
+    });
     assertEquals(failures, [], "no schedule breaks an oracle");
   },
   300_000,

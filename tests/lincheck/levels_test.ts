@@ -27,7 +27,8 @@ import {
   type LTake,
   lThreadName,
 } from "./models/levels/model.ts";
-import { explore, Harness, huntMutant, replayChooser, scheduleArbitrary, scheduleChooser } from "./kernel/harness.ts";
+import { exploreModel, runSystematic } from "./kernel/systematic.ts";
+import { Harness, huntMutant, replayChooser, scheduleArbitrary, scheduleChooser } from "./kernel/harness.ts";
 import { config, describeViolations, intEnv, mutantFromEnv } from "./kernel/env.ts";
 import { LEVELS_MUTANTS } from "../mutants/mutants.ts";
 import { assert, assertEquals, runtime, test } from "../_test.ts";
@@ -71,6 +72,41 @@ test(
     const first = exec.accesses.find((a) => a.thread === 1 && a.op === turn.op)!;
     assertEquals(describeLAccess(first), "PopReadHead: load L.head → 0", `the low level's turn:\n${rows.join("\n")}`);
     assertEquals(checkLevelsExecution(s, exec), [], "no oracle breaks");
+  },
+  60_000,
+);
+
+test(
+  "levels harness: a starving level found empty starts its streak again: the next low task waits behind the published highs",
+  async () => {
+    const h = await shared;
+    // Issue 47, class 4: low 101 and eight highs published; worker1 takes the eight (its low streak at the
+    // quota); worker2 takes 101; worker1's starving look finds the low level empty; then low 110 and highs
+    // 111, 112 are published: the highs are taken before 110 (worker1's streak started again).
+    const s: LevelsScenario = { levels: [2, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0], workers: 2 };
+    const steps = (schedule: number[], t: number, ops: number) =>
+      h.run(s, scheduleChooser(LEVELS, schedule)).accesses.filter((a) => a.thread === t && a.op < ops).length;
+    const run = (t: number, n: number) => new Array<number>(n).fill(t);
+    // Each phase's length, measured on the runs that lead to it (the schedule of every step before it).
+    const pushes = steps(run(0, 400), 0, 9);
+    const highs = steps([...run(0, pushes), ...run(1, 400)], 1, 8);
+    const before = [...run(0, pushes), ...run(1, highs)];
+    // worker2's take of 101 and one look that finds nothing: it then yields, as worker1 does after its look.
+    const low = steps([...before, ...run(2, 100)], 2, 2);
+    const look = steps([...before, ...run(2, low), ...run(1, 100)], 1, 9) - highs;
+    const rest = steps(run(0, 400), 0, s.levels.length) - pushes;
+    const schedule = [...before, ...run(2, low), ...run(1, look), ...run(0, rest), ...run(1, 400)];
+    const exec = h.run(s, scheduleChooser(LEVELS, schedule));
+    const rows = exec.accesses.map((a) => `${lThreadName(a.thread)}: ${describeLAccess(a)}`).join("\n");
+    const taken = (t: number) => exec.takes.filter((k) => k.worker === t).map((k) => k.task);
+    assertEquals(taken(1).slice(0, 8), [102, 103, 104, 105, 106, 107, 108, 109], `worker1's first takes:\n${rows}`);
+    assertEquals(taken(2)[0], 101, `worker2 takes the low task:\n${rows}`);
+    // worker1's op 8 looked at the low level first (its starving turn) and took nothing.
+    const first = exec.accesses.find((a) => a.thread === 1 && a.op === 8)!;
+    assertEquals(describeLAccess(first), "load L.head → 1", `worker1's starving look:\n${rows}`);
+    // Then both workers' low streaks are 0 (worker2's since its take of 101): 110 waits behind 111 and 112,
+    // which no-inversion checks from worker1's empty look on (a kept streak takes 110 at once).
+    assertEquals(checkLevelsExecution(s, exec), [], `no oracle breaks:\n${rows}`);
   },
   60_000,
 );
@@ -131,28 +167,14 @@ test(
   "levels systematic mode: every schedule within each named scenario's preemption bound satisfies every oracle",
   async () => {
     const h = await shared;
-    const started = performance.now();
-    const lines: string[] = [];
-    const failures: string[] = [];
-    let schedules = 0;
-    let steps = 0;
-    for (const { name, scenario, preemptions } of LEVELS_SCENARIOS) {
-      const r = explore(h, scenario, 0, preemptions + EXTRA);
-      schedules += r.schedules;
-      steps += r.steps;
-      lines.push(
-        `  ${name.padEnd(36)} <= ${preemptions + EXTRA} preemptions ${String(r.schedules).padStart(6)} schedules  ` +
-          describeLevelsScenario(scenario),
-      );
-      if (r.failure) {
-        failures.push(`${name}: choices ${JSON.stringify(r.failure.choices)}: ${describe(r.failure.violations)}`);
-      }
-    }
-    const seconds = (performance.now() - started) / 1000;
-    console.log(
-      `lincheck levels systematic [${runtime}]: ${LEVELS_SCENARIOS.length} scenarios, ${schedules} schedules, ` +
-        `${steps} steps, ${seconds.toFixed(1)} s\n${lines.join("\n")}`,
-    );
+    const { failures } = runSystematic({
+      label: "lincheck levels systematic",
+      scenarios: LEVELS_SCENARIOS,
+      bound: ({ preemptions }) => preemptions! + EXTRA,
+      exploreOne: exploreModel(h),
+      describe: describeLevelsScenario,
+      nameWidth: 36,
+    });
     assertEquals(failures, [], "no schedule breaks an oracle");
   },
   300_000,

@@ -22,7 +22,8 @@ import {
   type PScenario,
   pThreadName,
 } from "./models/producers/model.ts";
-import { explore, Harness, replayChooser, scheduleArbitrary, scheduleChooser } from "./kernel/harness.ts";
+import { Harness, scheduleArbitrary, scheduleChooser } from "./kernel/harness.ts";
+import { exploreModel, runSystematic } from "./kernel/systematic.ts";
 import { config, describeViolations, intEnv } from "./kernel/env.ts";
 import { assert, assertEquals, runtime, test } from "../_test.ts";
 
@@ -107,32 +108,14 @@ test(
   async () => {
     const h = await shared;
     try {
-      const started = performance.now();
-      const lines: string[] = [];
-      const failures: string[] = [];
-      let schedules = 0;
-      let steps = 0;
-      for (const { name, scenario, preemptions } of PRODUCERS_SCENARIOS) {
-        const r = explore(h, scenario, 0, preemptions + EXTRA);
-        schedules += r.schedules;
-        steps += r.steps;
-        lines.push(
-          `  ${name.padEnd(44)} <= ${preemptions + EXTRA} preemptions ${String(r.schedules).padStart(6)} ` +
-            `schedules  ${describeProducersScenario(scenario)}`,
-        );
-        if (r.failure) {
-          const exec = h.run(scenario, replayChooser(PRODUCERS, r.failure.choices));
-          failures.push(
-            `${name}: choices ${JSON.stringify(r.failure.choices)}: ${describeViolations(r.failure.violations)}\n` +
-              formatProducersTable(scenario, exec),
-          );
-        }
-      }
-      const seconds = (performance.now() - started) / 1000;
-      console.log(
-        `lincheck producers systematic [${runtime}]: ${PRODUCERS_SCENARIOS.length} scenarios, ${schedules} ` +
-          `schedules, ${steps} steps, ${seconds.toFixed(1)} s\n${lines.join("\n")}`,
-      );
+      const { failures } = runSystematic({
+        label: "lincheck producers systematic",
+        scenarios: PRODUCERS_SCENARIOS,
+        bound: ({ preemptions }) => preemptions! + EXTRA,
+        exploreOne: exploreModel(h, formatProducersTable),
+        describe: describeProducersScenario,
+        nameWidth: 44,
+      });
       assertEquals(failures, [], "no schedule breaks an oracle");
     } finally {
       await h.close();

@@ -23,6 +23,7 @@ import {
   startQueueHarness,
 } from "./models/queue/suite.ts";
 import { exploreRuns, scheduleChooser } from "./models/deque/scenario.ts";
+import { runSystematic } from "./kernel/systematic.ts";
 import { QUEUE_MUTANTS } from "../mutants/mutants.ts";
 import { assert, assertEquals, runtime, test } from "../_test.ts";
 
@@ -81,28 +82,23 @@ test(
   async () => {
     const { preemptions } = queueConfig();
     const harness = await shared;
-    const started = performance.now();
-    const lines: string[] = [];
-    const failures: string[] = [];
-    let schedules = 0;
-    let steps = 0;
-    for (const { name, scenario } of SMALL_QUEUE_SCENARIOS) {
-      const r = exploreRuns((choose) => harness.run(scenario, choose, 0), preemptions, (exec) => {
-        const v = checkQueueExecution(exec, scenario);
-        return v.length === 0 ? null : v.map((x) => `[${x.oracle}] ${x.detail}`).join("; ");
-      });
-      schedules += r.schedules;
-      steps += r.steps;
-      lines.push(
-        `  ${name.padEnd(26)} ${String(r.schedules).padStart(6)} schedules  ${describeQueueScenario(scenario)}`,
-      );
-      if (r.failure) failures.push(`${name}: schedule ${JSON.stringify(r.failure.schedule)}: ${r.failure.message}`);
-    }
-    const seconds = (performance.now() - started) / 1000;
-    console.log(
-      `lincheck queue systematic [${runtime}]: ${SMALL_QUEUE_SCENARIOS.length} scenarios, ${schedules} schedules ` +
-        `(<= ${preemptions} preemptions), ${steps} shared accesses, ${seconds.toFixed(1)} s\n${lines.join("\n")}`,
-    );
+    const { failures } = runSystematic({
+      label: "lincheck queue systematic",
+      scenarios: SMALL_QUEUE_SCENARIOS,
+      bound: () => preemptions,
+      exploreOne: (scenario, bound) => {
+        const r = exploreRuns((choose) => harness.run(scenario, choose, 0), bound, (exec) => {
+          const v = checkQueueExecution(exec, scenario);
+          return v.length === 0 ? null : v.map((x) => `[${x.oracle}] ${x.detail}`).join("; ");
+        });
+        const failure = r.failure && `schedule ${JSON.stringify(r.failure.schedule)}: ${r.failure.message}`;
+        return { schedules: r.schedules, steps: r.steps, failure };
+      },
+      describe: describeQueueScenario,
+      nameWidth: 26,
+      header: preemptions,
+      stepsWord: "shared accesses",
+    });
     assertEquals(failures, [], "no schedule breaks an oracle");
   },
   300_000,

@@ -23,7 +23,8 @@ import {
   type SleepScenario,
   sleepScenarioArbitrary,
 } from "./models/sleep/model.ts";
-import { explore, Harness, huntMutant, replayChooser, scheduleArbitrary, scheduleChooser } from "./kernel/harness.ts";
+import { exploreModel, runSystematic } from "./kernel/systematic.ts";
+import { Harness, huntMutant, replayChooser, scheduleArbitrary, scheduleChooser } from "./kernel/harness.ts";
 import { State } from "./kernel/words.ts";
 import { SLEEP_RECORDED } from "./models/sleep/counterexamples.ts";
 import { config, describeViolations, intEnv, mutantFromEnv } from "./kernel/env.ts";
@@ -144,28 +145,15 @@ test(
   "sleep systematic mode: every schedule with at most 2 preemptions of the small scenarios passes every oracle",
   async () => {
     const h = await shared;
-    const started = performance.now();
-    const lines: string[] = [];
-    const failures: string[] = [];
-    let schedules = 0;
-    let steps = 0;
-    const explored = LONG ? [...SLEEP_SCENARIOS, ...SLEEP_SCENARIOS_LONG] : SLEEP_SCENARIOS;
-    for (const { name, scenario } of explored) {
-      const r = explore(h, scenario, 0, PREEMPTIONS);
-      schedules += r.schedules;
-      steps += r.steps;
-      lines.push(
-        `  ${name.padEnd(26)} ${String(r.schedules).padStart(6)} schedules  ${describeSleepScenario(scenario)}`,
-      );
-      if (r.failure) {
-        failures.push(`${name}: choices ${JSON.stringify(r.failure.choices)}: ${describe(r.failure.violations)}`);
-      }
-    }
-    const seconds = (performance.now() - started) / 1000;
-    console.log(
-      `lincheck sleep systematic [${runtime}]: ${explored.length} scenarios, ${schedules} schedules ` +
-        `(<= ${PREEMPTIONS} preemptions), ${steps} steps, ${seconds.toFixed(1)} s\n${lines.join("\n")}`,
-    );
+    const { failures } = runSystematic({
+      label: "lincheck sleep systematic",
+      scenarios: LONG ? [...SLEEP_SCENARIOS, ...SLEEP_SCENARIOS_LONG] : SLEEP_SCENARIOS,
+      bound: () => PREEMPTIONS,
+      exploreOne: exploreModel(h),
+      describe: describeSleepScenario,
+      nameWidth: 26,
+      header: PREEMPTIONS,
+    });
     assertEquals(failures, [], "no schedule breaks an oracle");
   },
   300_000,

@@ -7,6 +7,7 @@ import { checkExecution } from "./models/deque/oracles.ts";
 import { describeScenario, explore, SMALL_SCENARIOS } from "./models/deque/scenario.ts";
 import { startHarness } from "./models/deque/suite.ts";
 import { MUTANTS } from "../mutants/mutants.ts";
+import { runSystematic } from "./kernel/systematic.ts";
 import { assertEquals, runtime, test } from "../_test.ts";
 
 const PREEMPTIONS = 2;
@@ -16,26 +17,23 @@ test(
   "systematic mode: every schedule with at most 2 preemptions of the small scenarios passes every oracle",
   async () => {
     const h = await harness;
-    const started = performance.now();
-    const lines: string[] = [];
-    const failures: string[] = [];
-    let schedules = 0;
-    let steps = 0;
-    for (const { name, scenario } of SMALL_SCENARIOS) {
-      const r = explore(h, scenario, 0, PREEMPTIONS, (exec) => {
-        const v = checkExecution(exec, scenario);
-        return v.length === 0 ? null : v.map((x) => `[${x.oracle}] ${x.detail}`).join("; ");
-      });
-      schedules += r.schedules;
-      steps += r.steps;
-      lines.push(`  ${name.padEnd(24)} ${String(r.schedules).padStart(6)} schedules  ${describeScenario(scenario)}`);
-      if (r.failure) failures.push(`${name}: schedule ${JSON.stringify(r.failure.schedule)}: ${r.failure.message}`);
-    }
-    const seconds = (performance.now() - started) / 1000;
-    console.log(
-      `lincheck systematic [${runtime}]: ${SMALL_SCENARIOS.length} scenarios, ${schedules} schedules ` +
-        `(<= ${PREEMPTIONS} preemptions), ${steps} shared accesses, ${seconds.toFixed(1)} s\n${lines.join("\n")}`,
-    );
+    const { failures } = runSystematic({
+      label: "lincheck systematic",
+      scenarios: SMALL_SCENARIOS,
+      bound: () => PREEMPTIONS,
+      exploreOne: (scenario, bound) => {
+        const r = explore(h, scenario, 0, bound, (exec) => {
+          const v = checkExecution(exec, scenario);
+          return v.length === 0 ? null : v.map((x) => `[${x.oracle}] ${x.detail}`).join("; ");
+        });
+        const failure = r.failure && `schedule ${JSON.stringify(r.failure.schedule)}: ${r.failure.message}`;
+        return { schedules: r.schedules, steps: r.steps, failure };
+      },
+      describe: describeScenario,
+      nameWidth: 24,
+      header: PREEMPTIONS,
+      stepsWord: "shared accesses",
+    });
     assertEquals(failures, [], "no schedule breaks an oracle");
   },
   600_000,

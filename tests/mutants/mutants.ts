@@ -2239,3 +2239,211 @@ export const KILL_GUARD_MUTANTS: readonly Mutant[] = [
 
 /** The URL of the shipped kill guard. */
 export const SHIPPED_KILL_GUARD: URL = new URL("kill_guard.ts", PROTOCOL);
+
+/**
+ * A bug of the classes of issue 47's outside audit that the project's checks missed (auditA: classes 2–4;
+ * class 1's are in the producers model's group), caught by the tests written for the class: a loop over
+ * the producer slots that stops one short (tests/protocol/producer_slots_test.ts, every slot claimed), a
+ * fair share with a party left out of its divisor (tests/pool/fair_share_test.ts), a starving level found
+ * empty that keeps its streak (tests/protocol/levels_quota_test.ts).
+ */
+export interface AuditAMutant {
+  name: string;
+  module:
+    | "protocol/producers.ts"
+    | "producer/room.ts"
+    | "owner/links.ts"
+    | "record/task.ts"
+    | "producer/producer.ts"
+    | "protocol/levels.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/** The audit's classes 2–4, one mutant a loop or a rule. */
+export const AUDIT_A_MUTANTS: readonly AuditAMutant[] = [
+  {
+    name: "slot_claim_stops_short",
+    module: "protocol/producers.ts",
+    bug: "the claim looks at slots 1 to producers − 1: the last slot is never handed out",
+    patches: [{
+      find: "  for (let slot = 1; slot <= producers; slot++) {\n",
+      replace: "  for (let slot = 1; slot < producers; slot++) { // BUG: one short\n",
+    }],
+  },
+  {
+    name: "room_lines_stop_short",
+    module: "producer/room.ts",
+    bug: "the room opens the lines of slots 1 to producers − 1: the last slot's pending tasks are never summed",
+    patches: [{
+      find: "    for (let s = 1; s <= memory.producers; s++) this.lines[s] = memory.slotLine(s);\n",
+      replace: "    for (let s = 1; s < memory.producers; s++) this.lines[s] = memory.slotLine(s); // BUG: one short\n",
+    }],
+  },
+  {
+    name: "room_sum_stops_short",
+    module: "producer/room.ts",
+    bug: "the room's sum stops before the last slot's line: its pending tasks do not count against the bound",
+    patches: [{
+      find: "    for (let s = 1; s < lines.length; s++) {\n",
+      replace: "    for (let s = 1; s < lines.length - 1; s++) { // BUG: one short\n",
+    }],
+  },
+  {
+    name: "record_wake_ring_stops_short",
+    module: "protocol/producers.ts",
+    bug: "a freed record's wake looks at n − 1 slots round the ring: the slot just before the turn's is " +
+      "never woken from that turn",
+    patches: [{
+      find: "  for (let k = 0; k < n; k++) {\n",
+      replace: "  for (let k = 0; k < n - 1; k++) { // BUG: one short\n",
+    }],
+  },
+  {
+    name: "owner_pending_stops_short",
+    module: "owner/links.ts",
+    bug: "the owner's sum of its producers' pending tasks stops before the last slot: close ends while the " +
+      "last slot's tasks are pending",
+    patches: [{
+      find: "    let sum = 0;\n    for (let slot = 1; slot <= this.channels.length; slot++) {\n",
+      replace: "    let sum = 0;\n    for (let slot = 1; slot < this.channels.length; slot++) { // BUG: one short\n",
+    }],
+  },
+  {
+    name: "owner_counts_stop_short",
+    module: "owner/links.ts",
+    bug: "the stats' producer counts stop before the last slot: its producer is missing from `stats()`",
+    patches: [{
+      find: "    const all: SlotCounts[] = [];\n    for (let slot = 1; slot <= this.channels.length; slot++) {\n",
+      replace:
+        "    const all: SlotCounts[] = [];\n    for (let slot = 1; slot < this.channels.length; slot++) { // BUG: one short\n",
+    }],
+  },
+  {
+    name: "accounting_slots_stop_short",
+    module: "record/task.ts",
+    bug: "the records' accounting opens the counts of slots 1 to producers − 1: the last slot's allocations " +
+      "and releases are not summed",
+    patches: [{
+      find: "    this.remoteCounts = Array.from({ length: memory.producers }, (_, i) => memory.slotCounts(i + 1));\n",
+      replace:
+        "    this.remoteCounts = Array.from({ length: memory.producers - 1 }, (_, i) => memory.slotCounts(i + 1)); // BUG\n",
+    }],
+  },
+  {
+    name: "record_share_leaves_owner_out",
+    module: "producer/producer.ts",
+    bug: "the fair share of records divides among the producers in other threads, leaving the owner's out " +
+      "of the divisor: while another waits, each may hold more than the records divided among all",
+    patches: [{
+      find: "    const open = mem.load(this.memory.control, ControlWords.producersOpen) + 1;\n",
+      replace:
+        "    const open = mem.load(this.memory.control, ControlWords.producersOpen); // BUG: the owner left out\n",
+    }],
+  },
+  {
+    name: "room_share_leaves_owner_out",
+    module: "producer/room.ts",
+    bug: "the fair share of the room divides the bound among the producers in other threads, leaving the " +
+      "owner's out of the divisor",
+    patches: [{
+      find: "      const open = mem.load(control, ControlWords.producersOpen) + 1;\n",
+      replace: "      const open = mem.load(control, ControlWords.producersOpen); // BUG: the owner left out\n",
+    }],
+  },
+  {
+    name: "starving_empty_keeps_streak",
+    module: "protocol/levels.ts",
+    bug: "a starving level found empty keeps its streak: a task that reaches it later is taken at once, " +
+      "ahead of the higher levels, without waiting its LEVEL_QUOTA takes",
+    patches: [{
+      find: "      streaks[level] = 0; // it no longer waits\n",
+      replace: "      // BUG: the streak is kept\n",
+    }],
+  },
+];
+
+/**
+ * A bug of either side of the wait for room (`maxQueue`; issue 47, class 1: the settling side of a
+ * handshake), caught by tests/lincheck/room_wait_test.ts, the shipped code of both sides under the
+ * interleaving harness with spec/RoomWait.tla's properties as oracles.
+ */
+export interface AuditARoomMutant {
+  name: string;
+  module: "producer/ledger.ts" | "producer/room.ts" | "producer/completion.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/**
+ * The room wait's mutants: the settler's two accesses swapped, the waiter's count after its check, the wake
+ * skipped; and the record wait's settling side (issue 50's one wake a batch), whose waiter's count and
+ * re-check and whose wake the `producers` group already swaps and skips: the freer's read of the waiters
+ * moved before its frees (caught by tests/lincheck/producers_test.ts).
+ */
+export const AUDIT_A_ROOM_MUTANTS: readonly AuditARoomMutant[] = [
+  {
+    name: "room_settle_reads_count_first",
+    module: "producer/ledger.ts",
+    bug: "the settler reads the room's waiters (and wakes them) before it takes its pending word down: a waiter " +
+      "woken then checks, finds no room, waits again, and the settle's room comes with nobody to wake it",
+    patches: [
+      {
+        find:
+          "    if (this.shared !== undefined) mem.sub(this.shared.words, this.shared.at, 1); // spec: SettleReleasePending\n",
+        replace: "",
+      },
+      {
+        find: "    this.released?.();\n",
+        replace: "    this.released?.();\n" +
+          "    if (this.shared !== undefined) mem.sub(this.shared.words, this.shared.at, 1); // BUG: after the wake\n",
+      },
+    ],
+  },
+  {
+    name: "room_count_after_check",
+    module: "producer/room.ts",
+    bug: "the waiter counts itself after its last check for room: a settle between the check and the count " +
+      "reads no waiter and wakes nobody, and the waiter sleeps with room",
+    patches: [{
+      find: "      this.count(true);\n      this.host.arm();\n      if (this.hasRoom()) this.resolveWaiters();\n",
+      replace:
+        "      this.host.arm();\n      if (this.hasRoom()) this.resolveWaiters();\n      this.count(true); // BUG: counted last\n",
+    }],
+  },
+  {
+    name: "room_wake_skipped",
+    module: "producer/room.ts",
+    bug: "a settle that sees producers waiting for room wakes none of them",
+    patches: [{
+      find:
+        "    for (const channel of this.channels) if (channel.slot !== this.slot) wakeProducer(channel); // spec: RoomWakeProducer\n",
+      replace: "    // BUG: no wake\n",
+    }],
+  },
+  {
+    name: "record_freer_reads_waiters_first",
+    module: "producer/completion.ts",
+    bug: "a producer that frees records reads recordWaiters at the start of its drain, before the frees, and " +
+      "wakes a record waiter only if it saw one then: a waiter that counts itself and re-checks the free list " +
+      "between that read and the frees sleeps with records free",
+    patches: [
+      {
+        find: 'const LINGERS = typeof (globalThis as { process?: unknown }).process !== "undefined";\n',
+        replace: 'const LINGERS = typeof (globalThis as { process?: unknown }).process !== "undefined";\n' +
+          "let waitersSeen = 0; // BUG: the freer's read of the waiters, before its frees\n",
+      },
+      {
+        find: "    this.hooks.beforeDrain();\n",
+        replace:
+          "    this.hooks.beforeDrain();\n    waitersSeen = mem.load(this.control, ControlWords.recordWaiters); // BUG: first\n",
+      },
+      {
+        find:
+          "    if (this.table.freeRecords.length > 0) wakeRecordWaiters(this.channels, this.control); // spec: FreedReadFree\n",
+        replace:
+          "    if (waitersSeen > 0 && this.table.freeRecords.length > 0) wakeRecordWaiters(this.channels, this.control);\n",
+      },
+    ],
+  },
+];

@@ -38,6 +38,8 @@ import {
   ALL_MUTANTS,
   applyPatches,
   ASYNC_BOUND_MUTANTS,
+  AUDIT_A_MUTANTS,
+  AUDIT_A_ROOM_MUTANTS,
   AUDIT_B_MUTANTS,
   BACKLOG_MUTANTS,
   CUT_MUTANTS,
@@ -182,6 +184,22 @@ export const GROUPS: readonly Group[] = [
     mutants: pool(PRODUCER_THREAD_MUTANTS),
     checks: ["tests/pool/producers_test.ts", "tests/pool/inner_producer_test.ts", "tests/pool/terminated_test.ts"],
     fast: false,
+  },
+  {
+    name: "audit_a",
+    mutants: pool(AUDIT_A_MUTANTS),
+    checks: [
+      "tests/protocol/producer_slots_test.ts",
+      "tests/protocol/levels_quota_test.ts",
+      "tests/pool/fair_share_test.ts",
+    ],
+    fast: true,
+  },
+  {
+    name: "audit_a_waits",
+    mutants: pool(AUDIT_A_ROOM_MUTANTS),
+    checks: ["tests/lincheck/room_wait_test.ts", "tests/lincheck/producers_test.ts"],
+    fast: true,
   },
   {
     name: "record",

@@ -232,6 +232,35 @@ interface Claim {
   claim: number;
 }
 
+/** The level of the queue a word belongs to, or -1. */
+function queueLevel(addr: number): number {
+  for (let level = 0; level < 3; level++) {
+    if (addr >= LAddr.head(level) && addr < LAddr.value(level, LCAPACITY)) return level;
+  }
+  return -1;
+}
+
+/**
+ * The ops of `worker` whose first queue access was to `level`'s queue, a lower level than high, and that
+ * claimed no task of it: a starving look (`FindStarving`, which comes before the look from the highest
+ * level down) that found the level empty. (A worker that never saw a level announced looks at the normal
+ * queue alone, first too: it took nothing of a higher level, so counting from there changes nothing.)
+ */
+function emptyFinds(exec: LExecution, worker: number, level: number): number[] {
+  const first = new Map<number, number>();
+  const claimed = new Set<number>();
+  for (const a of exec.accesses) {
+    if (a.thread !== worker) continue;
+    const l = queueLevel(a.addr);
+    if (l < 0) continue;
+    if (!first.has(a.op)) first.set(a.op, l);
+    if (l === level && a.fn === Fn.compareExchange && a.addr === LAddr.head(level) && a.result === a.arg1) {
+      claimed.add(a.op);
+    }
+  }
+  return [...first].filter(([op, l]) => l === level && level > 0 && !claimed.has(op)).map(([op]) => op);
+}
+
 /**
  * Every oracle, on a run's trace and end state (spec/Levels.tla's properties, on the shipped code's steps):
  * - `no-exception`: no thread threw, the step bound was not reached.
@@ -242,7 +271,8 @@ interface Claim {
  * - `no-inversion` (NoInversion): a take of level l passes over no task of a higher level that was published
  *   before the take's first step and not claimed before the take's claim, unless it may be a starving
  *   level's turn: its worker took at least LEVEL_QUOTA tasks of levels above l since its own last take of
- *   level l (a streak counts such takes alone, and starts again at that take).
+ *   level l or its last starving look that found level l empty (a streak counts such takes alone, and starts
+ *   again at either).
  * - `bounded-overtake` (BoundedOvertake): while a published task waits in its level (not claimed), at most
  *   (LEVEL_QUOTA + 1) × workers tasks of higher levels are claimed before a task of that level is (the
  *   spec's `passed`, restarted by each claim of the level).
@@ -317,11 +347,15 @@ export function checkLevelsExecution(s: LevelsScenario, exec: LExecution): LViol
       s.levels[i] < c.level && published[i] < c.first && (claimOf.get(i) ?? Infinity) > c.claim
     );
     if (passed.length === 0) continue;
-    // Its worker's takes before it, back to its own last take of this level: how many of higher levels.
+    // Its worker's takes before it, back to its own last take of this level or to its last starving look
+    // that found this level empty (the streak starts again there too: the module doc, issue 47 class 4):
+    // how many of higher levels. A take in the op of that look counts (the streak may count it again if a
+    // task reached the level before its length was read).
     const mine = claims.filter((o) => o.worker === c.worker && o.op < c.op).sort((a, b) => b.op - a.op);
+    const restart = emptyFinds(exec, c.worker, c.level).filter((op) => op < c.op).reduce((a, b) => Math.max(a, b), -1);
     let above = 0;
     for (const o of mine) {
-      if (o.level === c.level) break;
+      if (o.level === c.level || o.op < restart) break;
       if (o.level < c.level) above++;
     }
     if (above >= LEVEL_QUOTA) continue;
@@ -330,7 +364,7 @@ export function checkLevelsExecution(s: LevelsScenario, exec: LExecution): LViol
       detail: `${lThreadName(c.worker)}'s take #${c.op} (steps ${c.first}..${c.claim}) took ${101 + c.index} ` +
         `(${LEVEL_NAMES[c.level]}) over ${passed.map((i) => `${101 + i} (${LEVEL_NAMES[s.levels[i]]})`).join(", ")}, ` +
         `published before it began, after only ${above} higher take${above === 1 ? "" : "s"} since its last ` +
-        `${LEVEL_NAMES[c.level]} one (a starving turn needs ${LEVEL_QUOTA})`,
+        `${LEVEL_NAMES[c.level]} take or empty look (a starving turn needs ${LEVEL_QUOTA})`,
     });
   }
   // BoundedOvertake.
