@@ -48,7 +48,8 @@ export async function packTarball(dir: string): Promise<string> {
  * AbortError, `map` and `runMany` return their results in order (a long `runMany` and a long `map` in
  * chunks), `broadcast` runs on both workers, long strings (Latin-1, UTF-8, a lone surrogate) arrive exactly,
  * `currentTask()` answers inside a task, a task submits to its own pool (`poolHandle()`), and `metrics`
- * record, a task's progress reaches its handler, the pool's `drain` event fires.
+ * record, a task's progress reaches its handler, the pool's `drain` event fires, a task graph returns its
+ * result.
  * It sets `features` to the list of checks that failed ("" when all passed).
  */
 const CONSUMER_FEATURES = `const failed = [];
@@ -123,6 +124,12 @@ pool.events.addEventListener("drain", () => void drains++);
 await pool.run("inc", 1);
 for (let i = 0; i < 250 && drains === 0; i++) await new Promise((r) => setTimeout(r, 20));
 if (drains === 0) failed.push("events");
+// A task graph: a continuation, a fan-out and a join with a constant, run on the workers where their inputs
+// finish; only the asked-for result comes back.
+const g = pool.graph();
+const root = g.run("inc", 1);
+const joined = g.run("sum", g.run("add", root, 10), g.run("inc", root), 100);
+if ((await g.submit(joined)) !== 115) failed.push("graph");
 `;
 
 /**
@@ -175,7 +182,25 @@ const fromProducer = await new Promise((resolve, reject) => {
   producerThread.once("message", resolve);
   producerThread.once("error", reject);
 });
-${PRODUCER_CHECK}`;
+${PRODUCER_CHECK}// An elastic pool of the same module with setup data and recycling: it starts one worker, grows to two
+// while tasks wait, each worker set up once with the data (setupWorker), recycled after 40 tasks, and the
+// grown one retires when idle.
+const tasksUrl = new URL(import.meta.url.endsWith(".mjs") ? "./tasks.mjs" : "./tasks.ts", import.meta.url);
+const elastic = await Pool.create(tasksUrl, {
+  workers: { min: 1, max: 2 },
+  idleTimeout: 50,
+  workerData: { label: "set up" },
+  recycle: { afterTasks: 40 },
+});
+const labels = await Promise.all(Array.from({ length: 120 }, () => elastic.run("label", 2)));
+const grown = elastic.stats().elastic;
+for (let i = 0; i < 250 && (elastic.stats().elastic?.retired ?? 0) === 0; i++) await new Promise((r) => setTimeout(r, 20));
+const shrunk = elastic.stats().elastic;
+if (labels.some((l) => l !== "set up") || grown?.peak !== 2 || shrunk?.retired === 0 || elastic.stats().workersRecycled === 0) {
+  failed.push("elastic " + JSON.stringify({ labels: [...new Set(labels)], grown, shrunk, recycled: elastic.stats().workersRecycled }));
+}
+await elastic.close();
+`;
 
 /**
  * The same producer in a browser: a module Web Worker (the page's `producer.js`, from
@@ -323,6 +348,18 @@ export function steps(n: number): number {
   for (let i = 1; i <= n; i++) task?.progress(i);
   return n;
 }
+let setUpWith = "not set up";
+export function setupWorker(data: { label: string } | undefined): void {
+  if (data !== undefined) setUpWith = data.label;
+}
+export function teardownWorker(): void {
+  setUpWith = "torn down";
+}
+export function label(ms: number): string {
+  const end = Date.now() + ms;
+  while (Date.now() < end);
+  return setUpWith;
+}
 export function whoAmI(): number {
   return currentTask()?.worker ?? -1;
 }
@@ -387,7 +424,10 @@ ${PRODUCER_WORK.replace(/^(?=.)/gm, "    ")}    self.postMessage(summary);
  */
 export function consumerJsTasks(specifier: string): string {
   const js = consumerFiles(specifier)["tasks.ts"].replace(/^type Tasks = .*\n/m, "").replaceAll("<Tasks>", "")
-    .replaceAll(": number[]", "").replaceAll(": number", "")
+    .replaceAll(": { label: string } | undefined", "").replaceAll(": void", "").replaceAll(": number[]", "").replaceAll(
+      ": number",
+      "",
+    )
     .replaceAll(": Uint8Array", "").replaceAll(": Int32Array", "").replaceAll(": string", "");
   if (/\w: \w/.test(js)) throw new Error("Cannot make the JavaScript task module as an annotation is left in it");
   return js;
@@ -411,7 +451,7 @@ export function assertConsumerRan(what: string, run: { code: number; output: str
   assertEquals(
     result.features,
     "",
-    `${what}: the checks of abort, map, runMany, broadcast, poolHandle, metrics, force, move, priority, progress, events, producer and its stats that failed`,
+    `${what}: the checks of abort, map, runMany, broadcast, poolHandle, metrics, force, move, priority, progress, events, graph, producer and its stats, elastic (growth, setup data, recycling, retirement) that failed`,
   );
   assertEquals(result.fib, 832040, `${what}: fib(30)`);
   assert(result.waited !== "timed-out", `${what}: a join's b was never stolen while its a waited: ${line}`);
