@@ -44,8 +44,10 @@ export interface Decision {
   atLeast: boolean;
   /** Applied to each round's value first (per worker, say). */
   scale?(m: Measured): (v: number) => number;
-  /** Decimals of the median and interval shown with the verdict. */
+  /** Decimals of the median and interval shown with the verdict (default 2). */
   digits?: number;
+  /** After each number shown (default "×"). */
+  unit?: string;
 }
 
 /** The workloads' titles, as the specification names them. */
@@ -117,12 +119,12 @@ export function verdict(d: Decision, m: Measured): string | undefined {
   const [lo, hi] = ci ?? [med, med];
   const good = (v: number) => d.atLeast ? v >= d.bound : v <= d.bound;
   const word = good(lo) && good(hi) ? "MET" : !good(lo) && !good(hi) ? "NOT MET" : "not decided";
-  const unit = d.digits === undefined ? "×" : "";
+  const unit = d.unit ?? "×";
   const shown = ci === undefined
     ? `${num(med, digits)}${unit} (median of ${samples.length}, no interval)`
     : `${num(med, digits)}${unit} [${num(lo, digits)}–${num(hi, digits)}]`;
   const per = d.scale === undefined ? "" : " per worker";
-  return `${word}: ${shown}${per} (goal ${d.atLeast ? "≥" : "≤"} ${d.bound.toLocaleString("en-US")})`;
+  return `${word}: ${shown}${per} (goal ${d.atLeast ? "≥" : "≤"} ${d.bound.toLocaleString("en-US")}${unit})`;
 }
 
 /** The median of a figure, or NaN. */
@@ -163,7 +165,7 @@ export const ROWS: Row[] = [
     goal: "≥ 86,000 per worker",
     spec: "689,655",
     specPerWorker: "86,207",
-    decide: [{ figure: "tasksPerSecond", bound: 86_000, atLeast: true, scale: perWorker, digits: 0 }],
+    decide: [{ figure: "tasksPerSecond", bound: 86_000, atLeast: true, scale: perWorker, digits: 0, unit: " tasks/s" }],
     cell: (m) => median(m.figures.tasksPerSecond),
     perWorker: (m) => median(m.figures.tasksPerSecond, 0, "", perWorker(m)),
   },
@@ -230,7 +232,7 @@ export const ROWS: Row[] = [
     goal: "efficiency ≥ 94% (≥ 1.88× on 2 workers)",
     spec: "7.54×; 94.3%",
     specPerWorker: "0.94×",
-    decide: [{ figure: "efficiencyPercent", bound: 94, atLeast: true, digits: 1 }],
+    decide: [{ figure: "efficiencyPercent", bound: 94, atLeast: true, digits: 1, unit: "%" }],
     cell: (m) =>
       m.figures.speedup && `${median(m.figures.speedup, 2, "×")}; ${median(m.figures.efficiencyPercent, 1, "%")}`,
     perWorker: (m) => median(m.figures.speedup, 2, "×", perWorker(m)),
@@ -279,7 +281,7 @@ export const ROWS: Row[] = [
     goal: "≥ 96%",
     spec: "96.2%",
     specPerWorker: "",
-    decide: [{ figure: "activePercent", bound: 96, atLeast: true, digits: 1 }],
+    decide: [{ figure: "activePercent", bound: 96, atLeast: true, digits: 1, unit: "%" }],
     cell: (m) => median(m.figures.activePercent, 1, "%"),
   },
   {
@@ -308,7 +310,7 @@ export const ROWS: Row[] = [
     goal: "≤ 4.8 s on 2 workers (104,000 per worker)",
     spec: "1.2 s; 833,333",
     specPerWorker: "104,167",
-    decide: [{ figure: "seconds", bound: 4.8, atLeast: false, digits: 2 }],
+    decide: [{ figure: "seconds", bound: 4.8, atLeast: false, digits: 2, unit: " s" }],
     cell: (m) => m.figures.seconds && `${median(m.figures.seconds, 2, " s")}; ${median(m.figures.filchPerSecond)}`,
     perWorker: (m) => median(m.figures.filchPerSecond, 0, "", perWorker(m)),
   },
@@ -362,7 +364,7 @@ export const ROWS: Row[] = [
     spec: "—",
     specPerWorker: "",
     decide: [
-      { figure: "filchSpinPerSecond", bound: 45_000, atLeast: true, digits: 0 },
+      { figure: "filchSpinPerSecond", bound: 45_000, atLeast: true, digits: 0, unit: " tasks/s" },
       { figure: "over_relaySpin", bound: 1, atLeast: true },
     ],
     cell: (m) =>
@@ -376,7 +378,7 @@ export const ROWS: Row[] = [
     goal: "< 200 ns",
     spec: "~80 ns",
     specPerWorker: "",
-    decide: [{ figure: "forkNs", bound: 200, atLeast: false, digits: 0 }],
+    decide: [{ figure: "forkNs", bound: 200, atLeast: false, digits: 0, unit: " ns" }],
     cell: (m) => median(m.figures.forkNs, 0, " ns"),
   },
   {
@@ -418,7 +420,7 @@ export const ROWS: Row[] = [
     goal: "< 1 ms",
     spec: "near zero",
     specPerWorker: "",
-    decide: [{ figure: "idleCpuMsPerSecond", bound: 1, atLeast: false, digits: 2 }],
+    decide: [{ figure: "idleCpuMsPerSecond", bound: 1, atLeast: false, digits: 2, unit: " ms" }],
     cell: (m) =>
       m.figures.idleCpuMsPerSecond &&
       `${median(m.figures.idleCpuMsPerSecond, 2, " ms")} over ${num(m.sizes.idleMs / 1000)} s`,
