@@ -5,8 +5,10 @@
  * its figures for 8 workers beside this run's, each also per worker.
  *
  * Options: `--quick` (small sizes and 3 rounds: for development and the smoke test), `--rounds=N` (default
- * 15), `--runtimes=deno,bun,node` (which, in that order), `--only=1,2,3,4,summary` (which workloads),
- * `--json` (each runtime's JSON lines after the report). A runtime that fails is reported as not run, with
+ * 15), `--runtimes=deno,bun,node` (which, in that order), `--only=1,2,3,4,summary,goals` (which workloads),
+ * `--json` (each runtime's JSON lines after the report), `--from=a.jsonl,b.jsonl` (runs nothing: renders the report
+ * from JSON lines that run.ts printed, each file one runtime's or part of one, merged by runtime: how runs made one
+ * runtime at a time, or a workload again, become one report). A runtime that fails is reported as not run, with
  * its status; the others still run. Exits with 1 if any runtime failed.
  *
  * Threads: a main thread; the runtimes run one after another, never two at once (they would share the
@@ -15,6 +17,7 @@
  * @module
  */
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -41,7 +44,18 @@ const passOn = [
 const started = new Date();
 const load = loadavg();
 const results: RuntimeResult[] = [];
-for (const runtime of runtimes) {
+const from = option("from")?.split(",");
+for (const file of from ?? []) {
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    if (!line.startsWith("{")) continue;
+    const m = JSON.parse(line) as Measured;
+    let r = results.find((x) => x.runtime === m.runtime);
+    if (r === undefined) results.push(r = { runtime: m.runtime, measured: [] });
+    // A workload measured again replaces the earlier one.
+    r.measured = [...r.measured.filter((x) => x.workload !== m.workload), m];
+  }
+}
+for (const runtime of from === undefined ? runtimes : []) {
   const prefix = runtime === "deno" ? ["run", "-A"] : [];
   console.error(`bench/spec/run.ts on ${runtime} …`);
   const child = spawnSync(join(bin, runtime), [...prefix, join(root, "bench", "spec", "run.ts"), ...passOn], {
@@ -67,12 +81,14 @@ for (const runtime of runtimes) {
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? "cpu"}`;
 const rounds = option("rounds") ?? (quick ? "3" : "15");
 console.log(
-  `\nThe specification's benchmark, ${started.toISOString().slice(0, 16).replace("T", " ")} UTC; ${machine}; ` +
-    `load average at start ${load.map((l) => l.toFixed(2)).join(", ")}; ` +
-    `command: npm run bench:spec${passOn.length > 0 ? ` -- ${passOn.join(" ")}` : ""}` +
-    `${option("runtimes") ? ` --runtimes=${option("runtimes")}` : ""}; ${rounds} rounds${
-      quick ? " (--quick: small sizes, not the specification's)" : ""
-    }. A cell: the median over rounds [its 95% interval], contenders alternating within each round.\n`,
+  from !== undefined
+    ? `\nThe specification's benchmark, from ${from.join(", ")}`
+    : `\nThe specification's benchmark, ${started.toISOString().slice(0, 16).replace("T", " ")} UTC; ${machine}; ` +
+      `load average at start ${load.map((l) => l.toFixed(2)).join(", ")}; ` +
+      `command: npm run bench:spec${passOn.length > 0 ? ` -- ${passOn.join(" ")}` : ""}` +
+      `${option("runtimes") ? ` --runtimes=${option("runtimes")}` : ""}; ${rounds} rounds${
+        quick ? " (--quick: small sizes, not the specification's)" : ""
+      }. A cell: the median over rounds [its 95% interval], contenders alternating within each round.\n`,
 );
 console.log(render(results));
 for (const r of results) {

@@ -28,6 +28,26 @@ export interface Row {
   cell(m: Measured): string | undefined;
   /** This run's cell per worker, where one applies. */
   perWorker?(m: Measured): string | undefined;
+  /** How the goal is decided from this run's figures (one figure each part), where the row has a goal. */
+  decide?: Decision[];
+}
+
+/**
+ * A goal decided by one figure's rounds: MET where the 95% interval of its median (after `scale`) lies
+ * wholly on the goal's side of `bound`, NOT MET where wholly on the other, else not decided (the interval
+ * holds the bound); with fewer than 6 rounds (no interval) the median alone decides, marked so.
+ */
+export interface Decision {
+  figure: string;
+  bound: number;
+  /** Whether the goal asks for at least (true) or at most (false) the bound. */
+  atLeast: boolean;
+  /** Applied to each round's value first (per worker, say). */
+  scale?(m: Measured): (v: number) => number;
+  /** Decimals of the median and interval shown with the verdict (default 2). */
+  digits?: number;
+  /** After each number shown (default "×"). */
+  unit?: string;
 }
 
 /** The workloads' titles, as the specification names them. */
@@ -37,6 +57,7 @@ export const WORKLOADS: Record<Measured["workload"], string> = {
   "3": "heterogeneous: 10,000 tasks, 80% ~1 µs, 15% ~100 µs, 5% ~10 ms",
   "4": "stress: 1,000,000 tasks from 8 external threads, 125,000 each",
   "summary": "summary",
+  "goals": "the last performance issue's goals, restated against this machine's floor",
 };
 
 /** A number with thousands separators and `digits` decimals. */
@@ -68,11 +89,42 @@ export function median(
   map: (v: number) => number = (v) => v,
 ): string | undefined {
   if (samples === undefined || samples.length === 0) return undefined;
-  const values = samples.map(map).filter((v) => !Number.isNaN(v));
+  const values = samples.map(map).filter((v) => Number.isFinite(v));
   if (values.length === 0) return "n/a";
   const m = `${num(summarize(values).median, digits)}${unit}`;
   const ci = medianInterval(values);
   return ci === undefined ? m : `${m} [${num(ci[0], digits)}–${num(ci[1], digits)}]`;
+}
+
+/**
+ * A goal's verdict from a figure's rounds (see {@link Decision}).
+ *
+ * @param d The decision.
+ * @param m The workload's figures.
+ * @returns "MET", "NOT MET" or "not decided", with the median and interval; undefined without the figure.
+ *
+ * @example Usage
+ * ```ts
+ * import { verdict } from "./report.ts";
+ * const m = { runtime: "node", workers: 2, workload: "goals" as const, sizes: {}, skipped: [], figures: { r: [2, 2, 2, 2, 2, 2] } };
+ * console.log(verdict({ figure: "r", bound: 1.5, atLeast: false }, m)); // NOT MET: 2.00× … (goal ≤ 1.5)
+ * ```
+ */
+export function verdict(d: Decision, m: Measured): string | undefined {
+  const samples = m.figures[d.figure]?.map(d.scale?.(m) ?? ((v) => v)).filter((v) => Number.isFinite(v));
+  if (samples === undefined || samples.length === 0) return undefined;
+  const digits = d.digits ?? 2;
+  const med = summarize(samples).median;
+  const ci = medianInterval(samples);
+  const [lo, hi] = ci ?? [med, med];
+  const good = (v: number) => d.atLeast ? v >= d.bound : v <= d.bound;
+  const word = good(lo) && good(hi) ? "MET" : !good(lo) && !good(hi) ? "NOT MET" : "not decided";
+  const unit = d.unit ?? "×";
+  const shown = ci === undefined
+    ? `${num(med, digits)}${unit} (median of ${samples.length}, no interval)`
+    : `${num(med, digits)}${unit} [${num(lo, digits)}–${num(hi, digits)}]`;
+  const per = d.scale === undefined ? "" : " per worker";
+  return `${word}: ${shown}${per} (goal ${d.atLeast ? "≥" : "≤"} ${d.bound.toLocaleString("en-US")}${unit})`;
 }
 
 /** The median of a figure, or NaN. */
@@ -113,6 +165,7 @@ export const ROWS: Row[] = [
     goal: "≥ 86,000 per worker",
     spec: "689,655",
     specPerWorker: "86,207",
+    decide: [{ figure: "tasksPerSecond", bound: 86_000, atLeast: true, scale: perWorker, digits: 0, unit: " tasks/s" }],
     cell: (m) => median(m.figures.tasksPerSecond),
     perWorker: (m) => median(m.figures.tasksPerSecond, 0, "", perWorker(m)),
   },
@@ -133,6 +186,13 @@ export const ROWS: Row[] = [
     specPerWorker: "",
     cell: (m) =>
       m.figures.stealAttempts && `${median(m.figures.stealAttempts)}; ${median(m.figures.stealSuccessPercent, 1, "%")}`,
+  },
+  {
+    workload: "1",
+    label: "the spec's steal attempts here: injector takes; deque steals that got work",
+    spec: "—",
+    specPerWorker: "",
+    cell: (m) => m.figures.injectorTakes && `${median(m.figures.injectorTakes)}; ${median(m.figures.dequeSteals)}`,
   },
   {
     workload: "1",
@@ -172,6 +232,7 @@ export const ROWS: Row[] = [
     goal: "efficiency ≥ 94% (≥ 1.88× on 2 workers)",
     spec: "7.54×; 94.3%",
     specPerWorker: "0.94×",
+    decide: [{ figure: "efficiencyPercent", bound: 94, atLeast: true, digits: 1, unit: "%" }],
     cell: (m) =>
       m.figures.speedup && `${median(m.figures.speedup, 2, "×")}; ${median(m.figures.efficiencyPercent, 1, "%")}`,
     perWorker: (m) => median(m.figures.speedup, 2, "×", perWorker(m)),
@@ -220,6 +281,7 @@ export const ROWS: Row[] = [
     goal: "≥ 96%",
     spec: "96.2%",
     specPerWorker: "",
+    decide: [{ figure: "activePercent", bound: 96, atLeast: true, digits: 1, unit: "%" }],
     cell: (m) => median(m.figures.activePercent, 1, "%"),
   },
   {
@@ -235,6 +297,7 @@ export const ROWS: Row[] = [
     goal: "≥ 1.6×",
     spec: "1.6×",
     specPerWorker: "",
+    decide: [{ figure: "overRoundRobin", bound: 1.6, atLeast: true }],
     cell: (m) =>
       m.figures.overRoundRobin &&
       `${median(m.figures.overRoundRobin, 2, "×")} (it: ${median(m.figures.roundRobinMs, 0, " ms")}, active ${
@@ -247,6 +310,7 @@ export const ROWS: Row[] = [
     goal: "≤ 4.8 s on 2 workers (104,000 per worker)",
     spec: "1.2 s; 833,333",
     specPerWorker: "104,167",
+    decide: [{ figure: "seconds", bound: 4.8, atLeast: false, digits: 2, unit: " s" }],
     cell: (m) => m.figures.seconds && `${median(m.figures.seconds, 2, " s")}; ${median(m.figures.filchPerSecond)}`,
     perWorker: (m) => median(m.figures.filchPerSecond, 0, "", perWorker(m)),
   },
@@ -277,6 +341,7 @@ export const ROWS: Row[] = [
     goal: "≥ 3×",
     spec: "—",
     specPerWorker: "",
+    decide: [{ figure: "over_relay", bound: 3, atLeast: true }],
     cell: (m) =>
       m.figures.over_relay &&
       `${median(m.figures.over_relay, 2, "×")} (it: ${median(m.figures.relayPerSecond)} tasks/s)`,
@@ -287,6 +352,7 @@ export const ROWS: Row[] = [
     goal: "> 1×",
     spec: "—",
     specPerWorker: "",
+    decide: [{ figure: "over_mainAlone", bound: 1, atLeast: true }],
     cell: (m) =>
       m.figures.over_mainAlone &&
       `${median(m.figures.over_mainAlone, 2, "×")} (it: ${median(m.figures.mainAlonePerSecond)} tasks/s)`,
@@ -297,6 +363,10 @@ export const ROWS: Row[] = [
     goal: "≥ 45,000 on 2 workers; > 1×",
     spec: "—",
     specPerWorker: "",
+    decide: [
+      { figure: "filchSpinPerSecond", bound: 45_000, atLeast: true, digits: 0, unit: " tasks/s" },
+      { figure: "over_relaySpin", bound: 1, atLeast: true },
+    ],
     cell: (m) =>
       m.figures.filchSpinPerSecond &&
       `${median(m.figures.filchSpinPerSecond)}; ${median(m.figures.over_relaySpin, 2, "×")}`,
@@ -308,6 +378,7 @@ export const ROWS: Row[] = [
     goal: "< 200 ns",
     spec: "~80 ns",
     specPerWorker: "",
+    decide: [{ figure: "forkNs", bound: 200, atLeast: false, digits: 0, unit: " ns" }],
     cell: (m) => median(m.figures.forkNs, 0, " ns"),
   },
   {
@@ -349,9 +420,53 @@ export const ROWS: Row[] = [
     goal: "< 1 ms",
     spec: "near zero",
     specPerWorker: "",
+    decide: [{ figure: "idleCpuMsPerSecond", bound: 1, atLeast: false, digits: 2, unit: " ms" }],
     cell: (m) =>
       m.figures.idleCpuMsPerSecond &&
       `${median(m.figures.idleCpuMsPerSecond, 2, " ms")} over ${num(m.sizes.idleMs / 1000)} s`,
+  },
+  {
+    workload: "goals",
+    label:
+      "the submitting thread's CPU a task, the demo's shape ÷ its floor (promises held as the demo's, no pool work)",
+    goal: "≤ 1.5×",
+    spec: "—",
+    specPerWorker: "",
+    decide: [{ figure: "cpuOverHeldFloor", bound: 1.5, atLeast: false }],
+    cell: (m) =>
+      m.figures.cpuOverHeldFloor &&
+      `${median(m.figures.cpuOverHeldFloor, 2, "×")} (${median(m.figures.demoCpuUs, 2, " µs")} ÷ ${
+        median(m.figures.heldFloorUs, 2, " µs")
+      }; ÷ promises resolved at once ${median(m.figures.cpuOverBareFloor, 2, "×")}, ${
+        median(m.figures.bareFloorUs, 2, " µs")
+      })`,
+  },
+  {
+    workload: "goals",
+    label: "the join's overhead with nothing stolen, 2 workers ÷ 1 (the issue's goal is Bun's)",
+    goal: "≤ 1.3× (Bun)",
+    spec: "—",
+    specPerWorker: "",
+    decide: [{ figure: "joinTwoOverOne", bound: 1.3, atLeast: false }],
+    cell: (m) =>
+      m.figures.joinTwoOverOne &&
+      `${median(m.figures.joinTwoOverOne, 2, "×")} (${median(m.figures.joinTwoNs, 0, " ns")} ÷ ${
+        median(m.figures.joinOneNs, 0, " ns")
+      })`,
+  },
+  {
+    workload: "goals",
+    label: "64 KiB arguments; results: tasks/s ÷ the bare postMessage loop's",
+    goal: "≥ 0.9× each",
+    spec: "—",
+    specPerWorker: "",
+    decide: [
+      { figure: "payloadArgumentOverBare", bound: 0.9, atLeast: true },
+      { figure: "payloadResultOverBare", bound: 0.9, atLeast: true },
+    ],
+    cell: (m) =>
+      m.figures.payloadArgumentOverBare &&
+      `${median(m.figures.payloadArgumentOverBare, 2, "×")}; ${median(m.figures.payloadResultOverBare, 2, "×")}`,
   },
 ];
 
@@ -395,6 +510,18 @@ export function render(results: RuntimeResult[]): string {
     lines.push(`| ${cells.join(" | ")} |`);
     last = row.workload;
   }
+  const verdicts: string[] = [];
+  for (const r of results) {
+    for (const row of ROWS) {
+      const m = r.measured.find((x) => x.workload === row.workload);
+      if (m === undefined || row.decide === undefined) continue;
+      const where = row.workload === "summary" || row.workload === "goals" ? "" : `#${row.workload} `;
+      for (const d of row.decide) {
+        const v = verdict(d, m);
+        if (v !== undefined) verdicts.push(`- ${r.runtime}, ${where}${row.label} (${d.figure}): ${v}`);
+      }
+    }
+  }
   const notes: string[] = [];
   for (const r of results) {
     if (r.error !== undefined) notes.push(`- ${r.runtime} did not finish: ${r.error}`);
@@ -402,5 +529,11 @@ export function render(results: RuntimeResult[]): string {
       for (const skip of m.skipped) notes.push(`- ${r.runtime}, workload ${m.workload}: not run: ${skip}`);
     }
   }
-  return [...lines, ...(notes.length > 0 ? ["", ...notes] : [])].join("\n");
+  return [
+    ...lines,
+    ...(verdicts.length > 0
+      ? ["", "Goals, decided by the 95% interval of the median over rounds:", "", ...verdicts]
+      : []),
+    ...(notes.length > 0 ? ["", ...notes] : []),
+  ].join("\n");
 }

@@ -33,10 +33,17 @@
  * the whole process (`process.cpuUsage()`, every thread, on all three runtimes) while the open default pool
  * idles for 10 s after work, in ms per second.
  *
+ * The restated goals (goals.ts, the "goals" workload): the submitting thread's CPU per task in the demo's
+ * shape ÷ this machine's floor, the join's overhead on 2 workers ÷ on 1, 64 KiB arguments and results ÷ the
+ * bare loop.
+ *
+ * Workload 1 also counts the injector's takes apart from the deque steals: tasks submitted from outside
+ * reach the workers through the injector, so the steal calls there are only the idle workers' deque probes.
+ *
  * Rounds: each workload runs `--rounds` rounds (default 15; `--quick`: 3), its contenders alternating
  * within each round, the order rotated each round; the ratios are taken per round.
  *
- * Run: `node bench/spec/run.ts [--quick] [--rounds=N] [--only=1,2,3,4,summary]` (or `deno run -A`, `bun`).
+ * Run: `node bench/spec/run.ts [--quick] [--rounds=N] [--only=1,2,3,4,summary,goals]` (or `deno run -A`, `bun`).
  *
  * Threads: the main thread of its own process (main.ts starts one per runtime); every workload makes and
  * closes its own peers and threads, so that none of them runs, or idles, during another's rounds. The
@@ -53,6 +60,7 @@ import { collectGarbage, runtimeName } from "../_stats.ts";
 import { withTimeout } from "../_deadline.ts";
 import { benchProducers } from "../producers.ts";
 import * as work from "./work.ts";
+import { restatedGoals } from "./goals.ts";
 import type * as forkjoin from "../forkjoin_tasks.ts";
 import type * as producerTasks from "../producers_tasks.ts";
 import type { BareTask } from "./peer_bare.ts";
@@ -61,7 +69,7 @@ import type { BareTask } from "./peer_bare.ts";
 export interface Measured {
   runtime: string;
   workers: number;
-  workload: "1" | "2" | "3" | "4" | "summary";
+  workload: "1" | "2" | "3" | "4" | "summary" | "goals";
   /** The sizes it ran with. */
   sizes: Record<string, number>;
   figures: Record<string, number[]>;
@@ -83,6 +91,8 @@ export interface Sizes {
   idleMs: number;
   stealSamples: number;
   fibN: number;
+  /** The demo's tasks a burst in the restated goals (goals.ts). */
+  demoTasks: number;
 }
 
 /**
@@ -111,6 +121,7 @@ export function sizesFor(quick: boolean): Sizes {
       idleMs: 1_000,
       stealSamples: 20,
       fibN: 18,
+      demoTasks: 2_000,
     }
     : {
       rounds: 15,
@@ -124,6 +135,7 @@ export function sizesFor(quick: boolean): Sizes {
       idleMs: 10_000,
       stealSamples: 200,
       fibN: 25,
+      demoTasks: 20_000,
     };
 }
 
@@ -236,6 +248,8 @@ async function microTasks(pool: Pool<typeof work>, workers: number, s: Sizes): P
     const shares = after.map((w, k) => (w.executed - before[k].executed) / n);
     const attempts = after.reduce((sum, w, k) => sum + w.stealAttempts - before[k].stealAttempts, 0);
     const successes = after.reduce((sum, w, k) => sum + w.successfulSteals - before[k].successfulSteals, 0);
+    // Tasks from outside come through the injector: a take from it is counted apart from the deque steals.
+    const takes = after.reduce((sum, w, k) => sum + w.injectorPops - before[k].injectorPops, 0);
     note(figures, "submitMs", submitted - start);
     note(figures, "submitPerSecond", n / (submitted - start) * 1000);
     note(figures, "completeMs", end - start);
@@ -244,6 +258,8 @@ async function microTasks(pool: Pool<typeof work>, workers: number, s: Sizes): P
     note(figures, "shareMax", Math.max(...shares));
     note(figures, "stealAttempts", attempts);
     note(figures, "stealSuccessPercent", attempts === 0 ? NaN : successes / attempts * 100);
+    note(figures, "injectorTakes", takes);
+    note(figures, "dequeSteals", successes);
   };
 
   const contenders: { name: string; burst: () => Promise<number>; close: () => Promise<void> }[] = [];
@@ -620,7 +636,7 @@ if (import.meta.main ?? process.argv[1]?.endsWith("run.ts")) {
   const rounds = option("rounds");
   if (rounds !== undefined) sizes.rounds = Number(rounds);
   if (!(Number.isInteger(sizes.rounds) && sizes.rounds >= 1)) throw new Error("Cannot run: --rounds must be ≥ 1");
-  const only = (option("only") ?? "1,2,3,4,summary").split(",");
+  const only = (option("only") ?? "1,2,3,4,summary,goals").split(",");
   const pool = await withTimeout(Pool.create<typeof work>(WORK_URL), 20_000, "the pool did not start in 20 s");
   const workers = pool.stats().workers.length;
   const emit = (m: Measured) => console.log(JSON.stringify(m));
@@ -629,6 +645,17 @@ if (import.meta.main ?? process.argv[1]?.endsWith("run.ts")) {
   if (only.includes("3")) emit(await heterogeneous(pool, workers, sizes));
   if (only.includes("4")) emit(await stress(workers, sizes));
   if (only.includes("summary")) emit(await summary(pool, workers, sizes));
+  if (only.includes("goals")) {
+    const { figures, skipped } = await restatedGoals(sizes.rounds, workers, sizes.demoTasks, sizes.fibN);
+    emit({
+      runtime: runtimeName(),
+      workers,
+      workload: "goals",
+      sizes: { demoTasks: sizes.demoTasks, fibN: sizes.fibN, payloadBytes: 65_536 },
+      figures,
+      skipped,
+    });
+  }
   await withTimeout(pool.close(), 10_000, "the pool did not close within 10 s");
   // Stray handles of peers must not keep the process up.
   process.exit(0);
