@@ -30,6 +30,12 @@ import { ABSENT, STARTING } from "../protocol/slots.ts";
 /** The least time between the ends of two starts and the next start, in ms: the growth's rate bound. */
 export const GROW_INTERVAL_MS = 5;
 
+/**
+ * How long work must stay queued, with nobody counted asleep, before the owner starts a worker for it, in
+ * ms: a lone task that an awake worker takes at once starts no thread.
+ */
+export const GROW_SETTLE_MS = 2;
+
 /** What the growth needs of the owner. */
 export interface GrowthParts {
   /** The slot words and the size word. */
@@ -62,6 +68,8 @@ export class Growth {
   private inFlight = false;
   private scheduled = false;
   private lastEnd = -Infinity;
+  /** When a look first found work queued and nobody asleep (-1: the last look did not). */
+  private waitingSince = -1;
   /** Workers started by growth (the initial `min` not included). */
   started = 0;
   /** Retirements that ended (the slot ABSENT again). */
@@ -111,8 +119,17 @@ export class Growth {
     // Cleared before the look: a want set after it sends another message, and is looked at then.
     slots.takeWanted();
     // GrowLoad: work queued, nobody counted asleep (a sleeper would be woken for it instead).
-    if (this.parts.queued() === 0 || this.parts.sleeping() > 0) return; // spec: GrowLoad
-    const wait = this.lastEnd + GROW_INTERVAL_MS - Date.now();
+    if (this.parts.queued() === 0 || this.parts.sleeping() > 0) { // spec: GrowLoad
+      this.waitingSince = -1;
+      return;
+    }
+    // Still so after GROW_SETTLE_MS: a worker that is awake but not yet counted asleep (searching, dozing
+    // before it sleeps) takes a lone task within microseconds, and a thread started for it would only
+    // retire again after the idle timeout. Work that waits that long is work the workers do not keep up with.
+    // (Liveness is kept: the look is scheduled again, and a later look finds the work still queued.)
+    const now = Date.now();
+    if (this.waitingSince < 0) this.waitingSince = now;
+    const wait = Math.max(this.waitingSince + GROW_SETTLE_MS, this.lastEnd + GROW_INTERVAL_MS) - now;
     if (wait > 0) {
       this.scheduled = true;
       setTimeout(() => {
@@ -130,6 +147,7 @@ export class Growth {
     }
     if (index < 0) return; // every slot is taken (a RETIRING one's end looks again)
     if (!slots.growReserve(index, max)) return;
+    this.waitingSince = -1;
     this.inFlight = true;
     this.started++;
     this.parts.start(index).then(
