@@ -102,7 +102,7 @@ test(
         bound: ({ preemptions }) => preemptions! + EXTRA,
         exploreOne: exploreModel(h, formatElasticTable),
         describe: describeElasticScenario,
-        nameWidth: 30,
+        nameWidth: 34,
       });
       assertEquals(failures, [], "no schedule breaks an oracle");
     } finally {

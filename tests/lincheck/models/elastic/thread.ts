@@ -12,7 +12,8 @@
  *   MSG word) and then takes its mail word down, as the worker's event loop does once it handled one.
  * - POSTER: items pushed to the injector, each followed by `newWork`; `onNobodyWoken` noted (the growth told).
  * - DIRECTOR: the owner's directed post (`Owner.pickWorker`: `claimMail` on each slot in turn, then the
- *   message counted; `submission.ts` then calls `wakeAll`). A message no slot takes goes to the injector.
+ *   message counted; `submission.ts` then calls `wakeAll`). A message no slot takes (every one retired, at
+ *   a minimum of 0) goes to the injector, with `newWork`.
  * - GROWER: `Growth.check`'s shared-memory steps for one slot (growStoreStarting, growReserve); if reserved,
  *   the thread's start (the test's START word stored and notified, standing in for `new Worker`).
  * - GROWN: that thread: waits for START, `bootStoreAwake` (as `WorkerLoop` on load), then as WORKER.
@@ -53,12 +54,13 @@ function program({ buffer, ctl, base, role, p1 }: ThreadRun): void {
   const status = new Int32Array(buffer, ESTATUS_BYTES, slotCount * StatusWords.count);
   const slots = new Slots(new Int32Array(buffer, ECONTROL_BYTES, ECONTROL_WORDS), sleep.words, status, slotCount);
   const work = new Int32Array(buffer, EWORK_BYTES, EWORK_WORDS);
+  let nobody = false;
+  // An elastic pool's newWork that found nobody to wake tells the growth (search.ts, owner.ts): noted.
+  sleep.onNobodyWoken = () => {
+    nobody = true;
+    Atomics.add(ctl, base + EBlock.NOBODY, 1);
+  };
   if (role === ERole.POSTER) {
-    let nobody = false;
-    sleep.onNobodyWoken = () => {
-      nobody = true;
-      Atomics.add(ctl, base + EBlock.NOBODY, 1);
-    };
     for (let i = 0; i < p1; i++) {
       nobody = false;
       mem.add(work, EWork.AVAIL, 1); // an injector push …
