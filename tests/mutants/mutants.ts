@@ -2447,3 +2447,78 @@ export const AUDIT_A_ROOM_MUTANTS: readonly AuditARoomMutant[] = [
     ],
   },
 ];
+
+/**
+ * A bug of the elastic pool's retirement or of a directed post's claim (issue 49), caught by
+ * tests/lincheck/elastic_test.ts: the shipped `lib/protocol/sleep.ts` and `lib/protocol/slots.ts` under the
+ * interleaving harness with spec/Elastic.tla's properties as oracles (group elastic_lincheck).
+ */
+export interface ElasticLincheckMutant {
+  name: string;
+  module: "protocol/sleep.ts" | "protocol/slots.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/**
+ * The retirement's compare-exchange as a store, its uncount moved after the compare-exchange, its mail
+ * read moved before it; a directed post that reads the slot before it counts its mail.
+ */
+export const ELASTIC_LINCHECK_MUTANTS: readonly ElasticLincheckMutant[] = [
+  {
+    name: "lincheck_retire_cas_is_store",
+    module: "protocol/sleep.ts",
+    bug: "the retirement stores RETIRING instead of its compare-exchange from SLEEPING: a poster's wake that " +
+      "landed after the worker's look at its word is overwritten, and the worker it woke leaves with the work",
+    patches: [{
+      find:
+        "    if (mem.compareExchange(this.words, stateAt, SLEEPING, RETIRING) !== SLEEPING) { // spec: RetireCasSlot\n",
+      replace: "    if (mem.store(this.words, stateAt, RETIRING) !== RETIRING) { // BUG: a store, not the CAS\n",
+    }],
+  },
+  {
+    name: "lincheck_retire_uncount_after_cas",
+    module: "protocol/sleep.ts",
+    bug: "the retirement uncounts itself after its compare-exchange, not before: a worker whose compare-" +
+      "exchange fails (a poster woke it) returns still counted as sleeping, its count left behind",
+    patches: [
+      { find: "    mem.sub(this.words, SleepWords.counters, 1); // spec: RetireUncount\n", replace: "" },
+      {
+        find: "      return SLEPT_WOKEN;\n    }\n    if (retirement.mail()) {\n",
+        replace: "      return SLEPT_WOKEN;\n    }\n" +
+          "    mem.sub(this.words, SleepWords.counters, 1); // BUG: after the compare-exchange\n" +
+          "    if (retirement.mail()) {\n",
+      },
+    ],
+  },
+  {
+    name: "lincheck_retire_reads_mail_first",
+    module: "protocol/sleep.ts",
+    bug: "the retirement reads its mail before its compare-exchange: a post that counts its mail and reads " +
+      "SLEEPING between the two is sent to a worker that leaves",
+    patches: [
+      {
+        find:
+          "    if (mem.compareExchange(this.words, stateAt, SLEEPING, RETIRING) !== SLEEPING) { // spec: RetireCasSlot\n",
+        replace: "    const mailFirst = retirement.mail(); // BUG: before the compare-exchange\n" +
+          "    if (mem.compareExchange(this.words, stateAt, SLEEPING, RETIRING) !== SLEEPING) { // spec: RetireCasSlot\n",
+      },
+      { find: "    if (retirement.mail()) {\n", replace: "    if (mailFirst) {\n" },
+    ],
+  },
+  {
+    name: "lincheck_post_reads_slot_first",
+    module: "protocol/slots.ts",
+    bug: "a directed post reads the slot before it counts its mail: a worker that retires between the two " +
+      "reads no mail, and the post goes to the slot it left",
+    patches: [
+      { find: "    mem.add(this.status, mailAt, 1);\n", replace: "" },
+      {
+        find: "    const state = mem.load(this.sleep, SleepWords.state(index)) & STATE_MASK; // spec: DirectCasSlot\n",
+        replace:
+          "    const state = mem.load(this.sleep, SleepWords.state(index)) & STATE_MASK; // spec: DirectCasSlot\n" +
+          "    mem.add(this.status, mailAt, 1); // BUG: counted after the slot's read\n",
+      },
+    ],
+  },
+];

@@ -44,6 +44,7 @@ import {
   BACKLOG_MUTANTS,
   CUT_MUTANTS,
   DEATH_MUTANTS,
+  ELASTIC_LINCHECK_MUTANTS,
   ELASTIC_MUTANTS,
   FORCE_MUTANTS,
   GRAPH_LINCHECK_MUTANTS,
@@ -153,6 +154,12 @@ export const GROUPS: readonly Group[] = [
     name: "elastic",
     mutants: pool(ELASTIC_MUTANTS),
     checks: ["tests/protocol/slots_test.ts", "tests/pool/elastic_test.ts"],
+    fast: true,
+  },
+  {
+    name: "elastic_lincheck",
+    mutants: pool(ELASTIC_LINCHECK_MUTANTS),
+    checks: ["tests/lincheck/elastic_test.ts"],
     fast: true,
   },
   {
