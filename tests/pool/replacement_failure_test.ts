@@ -43,7 +43,9 @@ function settle(promise: Promise<unknown>): Promise<Settled> {
 
 /**
  * Submits a directed task (and, with `broadcasts`, a broadcast) every 10 ms until `onError` reported the
- * failed start, then a few more (posted to an index left empty); returns every submission's outcome.
+ * failed start, waits until those settle (by then nothing else is posted to the index: the failure's own
+ * handling must settle them), then submits a few more (posted to an index left empty); returns every
+ * submission's outcome, in order, and how many came before the report.
  */
 async function submitAcross(
   pool: Pool<typeof tasks>,
@@ -52,17 +54,20 @@ async function submitAcross(
 ): Promise<{ directed: Settled[]; parts: Settled[]; before: number }> {
   const directed: Promise<Settled>[] = [];
   const parts: Promise<Settled>[] = [];
-  const end = Date.now() + 20_000;
-  let after = 0;
-  let before = 0;
-  while (after < 3 && Date.now() < end) {
-    if (reported.errors.length > 0) after++;
-    else before++;
+  const submit = () => {
     directed.push(settle(pool.run("lengthOf", move(new ArrayBuffer(8)))));
     if (broadcasts) parts.push(settle(pool.broadcast("add", 1, 2)));
+  };
+  const end = Date.now() + 20_000;
+  while (reported.errors.length === 0 && Date.now() < end) {
+    submit();
     await sleep(10);
   }
   assert(reported.errors.length > 0, "onError reported the failed start within 20 s");
+  const before = directed.length;
+  await within(Promise.all(directed), 20_000, "every directed task submitted before the report settles");
+  await within(Promise.all(parts), 20_000, "every broadcast submitted before the report settles");
+  for (let i = 0; i < 3; i++) submit();
   return {
     directed: await within(Promise.all(directed), 20_000, "every directed task settles"),
     parts: await within(Promise.all(parts), 20_000, "every broadcast settles"),
