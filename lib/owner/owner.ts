@@ -238,13 +238,22 @@ export class Owner implements OwnerPort, WorkforceEvents {
       () => this.current,
     );
     this.deaths.replaced = (index) => this.events.online(index, true);
+    // An elastic pool's dead worker whose replacement failed: the slot ABSENT and its size given back, as
+    // for a growth start that fails (spec/Elastic.tla), so that the count is right and growth may use it.
+    this.deaths.replaceFailed = (index) => {
+      const elastic = this.elastic;
+      if (elastic === undefined) return;
+      elastic.slots.growRelease(index);
+      elastic.growth.due();
+    };
     this.recycler = new Recycler({
       workforce,
       sleep: memory.sleep,
       state: () => this.current,
       recycled: (index, reason) => this.events.recycled(index, reason),
       failed: (index, error) => {
-        this.broadcaster.workerDied(index, error instanceof Error ? error : new Error(String(error)));
+        // The directed tasks and broadcast parts kept for the replacement fail (worker_deaths.ts).
+        this.deaths.startFailed(index, error);
         ledger.report(error, "(worker recycle)");
       },
     });
@@ -414,6 +423,10 @@ export class Owner implements OwnerPort, WorkforceEvents {
   /** Posts a message to worker `worker` (if it is alive). */
   post(worker: number, message: unknown, transfer?: ArrayBuffer[]): void {
     this.workforce.send(worker, message, transfer);
+    // An index whose start failed runs nothing posted to it: a directed task posted there (pickWorker's
+    // fallback when no worker is live) fails as a dead worker's does; after this submission, not inside it.
+    const failure = (message as { type?: string }).type === "directed" ? this.workforce.vacancy(worker) : undefined;
+    if (failure !== undefined) queueMicrotask(() => this.deaths.startFailed(worker, failure));
   }
 
   /** Shares a SharedArrayBuffer with every worker. */
@@ -444,7 +457,8 @@ export class Owner implements OwnerPort, WorkforceEvents {
         return worker;
       }
     }
-    // Every worker is being replaced (killed, its death not yet handled): recovery rejects the task.
+    // Every worker is being replaced (killed, its death not yet handled): recovery rejects the task; or
+    // none is left (their replacements failed to start): `post` rejects it.
     countMail(this.memory, this.nextDirected);
     return this.nextDirected;
   }

@@ -27,9 +27,12 @@
  * recycling takes the death path instead (its replacement gets the kept messages); none starts once the
  * pool stops.
  *
- * A replacement that fails to start (its `setupWorker` threw): reported to `onError` (a `ModuleLoadError`),
- * the broadcast parts kept for it fail as a dead worker's do, and the index stays empty: the other workers
- * steal what its deque holds and run everything else (the same as a dead worker's replacement that fails).
+ * A replacement that fails to start (its `setupWorker` threw): reported to `onError` (a `ModuleLoadError`);
+ * what was kept for it fails as a dead worker's does (worker_deaths.ts `startFailed`): its broadcast parts,
+ * and its directed tasks (kept here, then posted to the thread that failed: the records name the index)
+ * reject with `WorkerCrashedError` whose cause is that error; the index stays empty: the other workers
+ * steal what its deque holds and run everything else, and a directed task posted to the index later
+ * rejects likewise (owner.ts `post`), the same as after a dead worker's replacement that fails.
  *
  * Threads: the thread that created the pool.
  *

@@ -151,11 +151,44 @@ export class WorkerDeaths {
       (error) => {
         const state = this.state();
         if (state === "open" || state === "closing") {
+          // What was posted to it while it loaded (directed tasks, broadcast parts) fails, then the report.
+          this.startFailed(index, error);
+          this.replaceFailed?.(index);
           this.ledger.report(error, "(worker replacement)");
         }
       },
     );
   }
+
+  /**
+   * A start on `index` failed (a dead or recycled worker's replacement whose module or `setupWorker`
+   * threw): nothing will run what was posted to it, so it fails here, as a dead worker's does. Its
+   * broadcast parts reject (broadcast.ts `workerDied`, which resets its mail word); its directed tasks
+   * (QUEUED, DIRECTED, `worker` = index: the records say which, whatever became of the messages) reject
+   * with WorkerCrashedError whose cause is `error`, through the death's repair (recovery.ts), which finds
+   * nothing else to do for a thread that never ran its loop. Also called for a directed task posted to
+   * such an index later (owner.ts `post`); a task settled already is not settled again (its record is
+   * DONE, its report refused by generation: completion.ts).
+   *
+   * @param index The worker index whose start failed.
+   * @param error Why (a ModuleLoadError).
+   */
+  startFailed(index: number, error: unknown): void {
+    const state = this.state();
+    if (state === "closed" || state === "terminated") return;
+    const cause = toError(error);
+    this.broadcaster.workerDied(index, cause);
+    try {
+      this.recover(index, cause);
+    } catch (failure) {
+      this.ledger.report(failure, `(recovery after worker ${index}'s failed start)`);
+    }
+    // The others take what its deque holds: wake one to look.
+    this.sleep.newWork();
+  }
+
+  /** Told when a dead worker's replacement failed to start (an elastic pool gives its slot back). */
+  replaceFailed: ((index: number) => void) | undefined = undefined;
 
   /** Told when a dead worker's replacement is ready (the owner's pool events; no user code). */
   replaced: ((index: number) => void) | undefined = undefined;

@@ -34,6 +34,12 @@ interface Slot {
   readonly markExited: () => void;
   /** Set once the thread's death was handled (or the pool stopped it). */
   dead: boolean;
+  /**
+   * Why its start failed (a `ModuleLoadError`), or undefined: a thread that never became ready. Nothing
+   * starts on the index again but a later {@link Workforce.start} (an elastic pool's growth), so what is
+   * posted to it meanwhile cannot run: see {@link Workforce.vacancy}.
+   */
+  failure: Error | undefined;
 }
 
 /** What the workforce tells its owner (lib/owner/owner.ts, which forwards each event to the part it is for). */
@@ -133,7 +139,7 @@ export class Workforce {
     );
     let markExited = () => {};
     const exited = new Promise<void>((resolve) => (markExited = resolve));
-    const slot: Slot = { thread, exited, markExited, dead: false };
+    const slot: Slot = { thread, exited, markExited, dead: false, failure: undefined };
     this.slots[index] = slot;
     return await new Promise<string[]>((resolve, reject) => {
       let ready = false;
@@ -143,6 +149,7 @@ export class Workforce {
         failed = true;
         clearTimeout(timer);
         slot.dead = true;
+        slot.failure = error;
         thread.terminate();
         reject(error);
       };
@@ -260,7 +267,8 @@ export class Workforce {
   }
 
   /**
-   * Sends `message` to worker `index`, if it is alive (a dead worker's tasks are settled by recovery).
+   * Sends `message` to worker `index`, if it is alive (a dead worker's tasks are settled by recovery; those
+   * posted to an index whose start failed, by the caller: see {@link Workforce.vacancy}).
    *
    * @param index The worker.
    * @param message A structured-clonable message.
@@ -274,6 +282,19 @@ export class Workforce {
     }
     const slot = this.slots[index];
     if (slot !== undefined && !slot.dead) slot.thread.post(message, transfer);
+  }
+
+  /**
+   * Whether index `index` holds a thread whose start failed and nothing is being started there: then a
+   * message posted to it is dropped and nobody's recovery will settle what it carried (a death's does,
+   * for a thread that was ready). The owner settles those (owner.ts `post`).
+   *
+   * @param index The worker.
+   * @returns The start's error, or undefined if the index is live, loading, dying or being recycled.
+   */
+  vacancy(index: number): Error | undefined {
+    if (this.deferred.has(index) || this.stopping) return undefined;
+    return this.slots[index]?.failure;
   }
 
   /**

@@ -1362,12 +1362,14 @@ export const ASYNC_BOUND_MUTANTS: readonly AsyncBoundMutant[] = [
 
 /**
  * A bug of setup once per worker or of recycling (issue 49: lib/worker/setup.ts, lib/worker/boot.ts,
- * lib/worker/loop.ts, lib/owner/workforce.ts), caught by tests/pool/worker_setup_test.ts and
- * tests/pool/recycle_test.ts in the mutation run (group setup).
+ * lib/worker/loop.ts, lib/owner/workforce.ts), or of what becomes of the tasks posted to a replacement that
+ * fails to start (lib/owner/owner.ts, lib/owner/worker_deaths.ts), caught by
+ * tests/pool/replacement_failure_test.ts, tests/pool/worker_setup_test.ts and tests/pool/recycle_test.ts in
+ * the mutation run (group setup).
  */
 export interface SetupMutant {
   name: string;
-  module: "worker/boot.ts" | "worker/loop.ts" | "owner/workforce.ts";
+  module: "worker/boot.ts" | "worker/loop.ts" | "owner/workforce.ts" | "owner/owner.ts" | "owner/worker_deaths.ts";
   bug: string;
   patches: Patch[];
 }
@@ -1448,6 +1450,47 @@ export const SETUP_MUTANTS: readonly SetupMutant[] = [
       replace: '    this.post({ type: "recycle-ready", reason });\n' +
         "    // deno-lint-ignore no-explicit-any\n" +
         "    while ((this.search as any).deque.pop() >= 0); // BUG: the deque's tasks are dropped\n",
+    }],
+  },
+  {
+    name: "recycle_failure_drops_held",
+    module: "owner/owner.ts",
+    bug: "a recycled worker's replacement that fails to start fails only its broadcast parts: the directed " +
+      "tasks kept for it (their buffers moved) never settle",
+    patches: [{
+      find: "        this.deaths.startFailed(index, error);\n",
+      replace:
+        "        this.broadcaster.workerDied(index, error instanceof Error ? error : new Error(String(error))); " +
+        "// BUG: its directed tasks are left pending\n",
+    }],
+  },
+  {
+    name: "replacement_failure_drops_posted",
+    module: "owner/worker_deaths.ts",
+    bug: "a dead worker's replacement that fails to start is only reported: directed tasks posted to it while " +
+      "it loaded never settle",
+    patches: [{
+      find: "          this.startFailed(index, error);\n",
+      replace: "          // BUG: what was posted to it is left pending\n",
+    }],
+  },
+  {
+    name: "vacant_index_post_dropped",
+    module: "owner/owner.ts",
+    bug: "a directed task posted to an index whose start failed (no worker left) is dropped: it never settles",
+    patches: [{
+      find: "    if (failure !== undefined) queueMicrotask(() => this.deaths.startFailed(worker, failure));\n",
+      replace: "    if (failure !== undefined && failure === null) queueMicrotask(() => {}); // BUG: dropped\n",
+    }],
+  },
+  {
+    name: "replacement_failure_slot_kept",
+    module: "owner/owner.ts",
+    bug: "an elastic pool's dead worker whose replacement fails keeps its slot and size: it counts as current, " +
+      "and growth never reuses the slot",
+    patches: [{
+      find: "      elastic.slots.growRelease(index);\n",
+      replace: "      // BUG: the slot and the size are not given back\n",
     }],
   },
 ];
