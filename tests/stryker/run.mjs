@@ -11,6 +11,9 @@
  * (each with its reason): killed + timeout (a hang detected) over killed + timeout + survived + no
  * coverage. Survivors that `triage.json` records as a known hole stay in the count and are listed.
  *
+ * `--report` runs nothing: it prints the scores of the last reports (`tests/stryker/.reports/`, not kept)
+ * again, after a change to `triage.json`.
+ *
  * Exit code: 0 when every file ran (whatever its score), 1 when a Stryker run failed, 2 on bad usage.
  *
  * @module
@@ -25,6 +28,8 @@ import { incrementalFileFor, reportFileFor, TARGETS } from "./targets.mjs";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const args = argv.slice(2);
 const force = args.includes("--force");
+/** `--report`: no run, only the scores of the last reports (after a change to the triage, say). */
+const reportOnly = args.includes("--report");
 const files = args.filter((a) => !a.startsWith("--"));
 for (const f of files) {
   if (!(f in TARGETS)) {
@@ -59,7 +64,7 @@ const rows = [];
 for (const file of files.length > 0 ? files : Object.keys(TARGETS)) {
   const started = Date.now();
   const stryker = join(root, "node_modules/@stryker-mutator/core/bin/stryker.js");
-  const run = spawnSync(
+  const run = reportOnly ? { status: 0 } : spawnSync(
     "nice",
     ["-n", "10", execPath, stryker, "run", "tests/stryker/stryker.config.mjs", ...(force ? ["--force"] : [])],
     { cwd: root, stdio: "inherit", env: { ...process.env, FILCH_STRYKER_TARGET: file } },
