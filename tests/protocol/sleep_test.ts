@@ -46,3 +46,52 @@ test("forget leaves the count alone for a worker that was not counted, and a sec
   assertEquals(sleep.forget(0), false, "and forget finds nothing to undo");
   assertEquals(sleep.sleeping, 0, "the count never goes below zero");
 });
+
+// The calls' own results, which the suites did not notice when StrykerJS changed them (issue 47).
+
+test("the sleep words take from 1 to 1023 workers, a whole number, and say so otherwise", () => {
+  for (const workers of [0, -1, 1.5, 1024, Number.NaN]) {
+    let message = "";
+    try {
+      new Sleep(new SharedArrayBuffer(sleepRegionBytes(2000)), 0, workers);
+    } catch (e) {
+      message = e instanceof RangeError ? e.message : `not a RangeError: ${e}`;
+    }
+    assertEquals(
+      message,
+      `Cannot create sleep words as 'workers' must be from 1 to 1023: received ${workers}`,
+      `${workers} workers`,
+    );
+  }
+  assertEquals(fresh(1).workers, 1, "1 worker");
+  assertEquals(fresh(1023).workers, 1023, "1023 workers");
+}, 10_000);
+
+test("new work with nobody counted wakes nobody, and says so", () => {
+  const sleep = fresh(2);
+  assertEquals(sleep.newWork(), false, "nobody sleeps");
+  sleep.fallAsleep(0, sleep.getSleepy());
+  assertEquals(sleep.newWork(), true, "worker 0 is woken");
+  assertEquals(sleep.newWork(), false, "worker 0 is awake (still counted until it runs): nobody more to wake");
+}, 10_000);
+
+test("wakeAll wakes every sleeping worker and says how many", () => {
+  const sleep = fresh(3);
+  sleep.fallAsleep(0, sleep.getSleepy());
+  sleep.fallAsleep(2, sleep.getSleepy());
+  assertEquals(sleep.wakeAll(), 2, "workers 0 and 2");
+  assertEquals(Atomics.load(sleep.words, SleepWords.state(0)), AWAKE, "worker 0 awake");
+  assertEquals(Atomics.load(sleep.words, SleepWords.state(2)), AWAKE, "worker 2 awake");
+}, 10_000);
+
+test("new work wakes the sleepers in turn: the next one after the last woken, not the same again", () => {
+  const sleep = fresh(3);
+  for (const i of [0, 1, 2]) sleep.fallAsleep(i, sleep.getSleepy());
+  assertEquals(sleep.newWork(), true, "one is woken");
+  assertEquals(Atomics.load(sleep.words, SleepWords.state(0)), AWAKE, "worker 0 first");
+  assertEquals(sleep.sleep(0, 0), true, "worker 0 finds itself woken and uncounts itself");
+  sleep.fallAsleep(0, sleep.getSleepy()); // and sleeps again
+  assertEquals(sleep.newWork(), true, "one more is woken");
+  assertEquals(Atomics.load(sleep.words, SleepWords.state(1)), AWAKE, "worker 1, the next in turn");
+  assertEquals(Atomics.load(sleep.words, SleepWords.state(0)), SLEEPING, "worker 0 sleeps on");
+}, 10_000);
