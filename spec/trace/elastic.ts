@@ -45,6 +45,10 @@ const { Pool } = await import(new URL("mod.ts", root).href) as {
   Pool: { create(url: URL, options: object): Promise<PoolLike> };
 };
 
+/** Busy tasks a burst starts with, and how long each holds its worker (ms). */
+const SLOW = 8;
+const SLOW_MS = 100;
+
 let failure = "";
 try {
   const pool = await Pool.create(new URL("./tasks.ts", import.meta.url), {
@@ -56,11 +60,13 @@ try {
     // Busy tasks that hold a worker a few ms each, and tiny ones behind them: work waits while every
     // worker is busy, which is when the owner grows the pool.
     const jobs: Promise<unknown>[] = [];
-    for (let k = 0; k < 6; k++) jobs.push(pool.run("slow", 8));
+    // Long enough that a started thread loads (under the trace's lock) while the burst still runs.
+    for (let k = 0; k < SLOW; k++) jobs.push(pool.run("slow", SLOW_MS));
     for (let k = 0; k < 10; k++) jobs.push(pool.run("add", burst, k));
     const results = await Promise.all(jobs);
     for (let k = 0; k < 10; k++) {
-      if (results[6 + k] !== burst + k) failure ||= `burst ${burst}: add(${burst}, ${k}) gave ${String(results[6 + k])}`;
+      const got = results[SLOW + k];
+      if (got !== burst + k) failure ||= `burst ${burst}: add(${burst}, ${k}) gave ${String(got)}`;
     }
     // The gap: the grown worker sleeps, times out and retires.
     await new Promise((resolve) => setTimeout(resolve, gapMs));

@@ -22,7 +22,7 @@
  *
  * - `graph`: a real pool of 2 workers running small task graphs (`spec/trace/graph.ts`: a diamond, a join,
  *   a chain, a diamond with a failing node, a cancelled diamond), plain writes recorded too.
- * - `elastic`: a real elastic pool (`workers: { min: 1, max: 2 }`, a 15 ms idle timeout) running bursts
+ * - `elastic`: a real elastic pool (`workers: { min: 1, max: 2 }`, a 15 ms idle timeout) running 3 bursts
  *   separated by idle gaps (`spec/trace/elastic.ts`), so that a worker is started and retires several
  *   times; its slot words, size word and counters word are validated (ElasticTrace.tla).
  *
@@ -194,7 +194,7 @@ if (scenario === "pool") {
   };
   threads = [{
     script: "./elastic.ts",
-    data: { root, shape, min: 1, max: 2, idleTimeout: 15, bursts: 4, gapMs: 80 },
+    data: { root, shape, min: 1, max: 2, idleTimeout: 15, bursts: 3, gapMs: 200 },
   }];
 } else if (scenario === "stress") {
   const stressThreads = 3;
