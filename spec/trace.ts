@@ -3,7 +3,10 @@
  * Bun and Node), and has TLC check that each recorded log is a behaviour of the matching spec — the
  * deques' accesses against `ChaseLevTrace.tla` (ChaseLev.tla), each queue's (the injector, the free list,
  * the completion queue) against `InjectorTrace.tla` (Injector.tla), the sleep words' against
- * `SleepWakeTrace.tla`, each task graph's against `GraphTrace.tla` (Graph.tla). Then the same for a run of
+ * `SleepWakeTrace.tla`, each task graph's against `GraphTrace.tla` (Graph.tla), an elastic pool's slot, size
+ * and counters words against `ElasticTrace.tla` (Elastic.tla's actions on those words; its log mutants,
+ * {@link ELASTIC_TRACE_MUTANTS}, are the real log edited as a bug would have it, and must be rejected; its
+ * code mutants, {@link ELASTIC_CODE_TRACE_MUTANTS}, are the kept group `elastic`). Then the same for a run of
  * the pool built with each TypeScript mutant of those modules (`tests/mutants/mutants.ts`, and this file's
  * own {@link GRAPH_TRACE_MUTANTS} of `lib/graph/`, applied to a copy of `mod.ts` and `lib/`): its log must
  * be REJECTED (or break an invariant on the way).
@@ -18,7 +21,7 @@
  * Exits 0 when everything is as expected, 1 on any surprise, 2 when TLC cannot run (SKIPPED: no Java or no
  * jar; never counted as passed). Uses only `node:` builtins; runs under Node, Deno and Bun.
  *
- * Usage: `trace.ts [--runtimes deno,bun,node] [--scenarios pool,producers,stress,sleep,graph|none]
+ * Usage: `trace.ts [--runtimes deno,bun,node] [--scenarios pool,producers,stress,sleep,graph,elastic|none]
  * [--mutants all|none|NAME[,NAME...]] [--keep DIR]`
  *
  * @module
@@ -29,7 +32,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { ALL_MUTANTS, applyPatches, type Mutant, SLEEP_MUTANTS } from "../tests/mutants/mutants.ts";
+import { ALL_MUTANTS, applyPatches, ELASTIC_MUTANTS, type Mutant, SLEEP_MUTANTS } from "../tests/mutants/mutants.ts";
 import { findJar, findJava, parseTlcOutput, printSkipped, runWithDeadline, Skip } from "./check.ts";
 import { Kind } from "./trace/binding.ts";
 import type { Regions } from "./trace/run.ts";
@@ -542,6 +545,184 @@ export function graphValidations(run: RecordedRun): (Validation | string)[] {
   });
 }
 
+/** ElasticTrace's object numbers: the size word, the counters word (a slot's word is its index + 1). */
+const E_SIZE = 0;
+const E_COUNTERS = 100;
+const SLEEPERS_MASK = 0x3ff; // lib/protocol/sleep.ts: the counters word's sleeping count
+
+/** One record of an elastic log (ElasticTrace.tla): who, kind, obj, a, b, old, now. */
+type ElasticRecord = number[];
+
+/**
+ * The elastic log of a run: its accesses (loads, stores, read-modify-writes; not waits and notifies) to
+ * the slot words, the size word and the counters word (its sleeping count only), in their order. A worker
+ * thread is named by its slot (index + 1): the slot word it stores to (only a slot's worker stores to its
+ * word; a slot's threads follow one another); the pool's main thread is 0; a worker that stored to no slot
+ * word is -1.
+ */
+function elasticLog(run: RecordedRun): { log: ElasticRecord[]; indices: number[] } | string {
+  const e = run.regions.elastic;
+  if (e === undefined) return "the run recorded no elastic words (not an elastic run)";
+  const slotOf = new Map(e.slots.map((w, i) => [w, i + 1]));
+  const threadSlot = new Map<number, number>();
+  for (const [thread, kind, word] of run.events) {
+    const slot = slotOf.get(word);
+    if (kind === Kind.store && slot !== undefined && thread !== run.setupThread) {
+      const known = threadSlot.get(thread);
+      if (known !== undefined && known !== slot) return `thread ${thread} stored to the words of slots ${known} and ${slot}`;
+      threadSlot.set(thread, slot);
+    }
+  }
+  const log: ElasticRecord[] = [];
+  const indices: number[] = [];
+  for (let index = 0; index < run.events.length && log.length < MAX_RECORDS; index++) {
+    const [thread, kind, word, a, b, old, now] = run.events[index];
+    if (kind < Kind.load || kind > Kind.sub) continue; // waits and notifies change no word
+    const obj = word === e.size ? E_SIZE : word === e.counters ? E_COUNTERS : slotOf.get(word);
+    if (obj === undefined) continue;
+    const who = thread === run.setupThread ? 0 : threadSlot.get(thread) ?? -1;
+    log.push(
+      obj === E_COUNTERS ? [who, kind, obj, 0, 0, old & SLEEPERS_MASK, now & SLEEPERS_MASK] : [who, kind, obj, a, b, old, now],
+    );
+    indices.push(index);
+  }
+  const fresh = run.snapshot[e.size] === e.min && (run.snapshot[e.counters] & SLEEPERS_MASK) === 0 &&
+    e.slots.every((w, i) => run.snapshot[w] === (i < e.min ? 0 : 3));
+  if (!fresh) return "the log does not start from a fresh elastic pool's words (ElasticTrace's TraceInit)";
+  return { log, indices };
+}
+
+/**
+ * A log edit that must be rejected: the elastic log as it would be had the code the named bug (ElasticTrace
+ * must reject it). Returns the edited log, or a message if the run has no place for the bug.
+ */
+interface ElasticTraceMutant {
+  name: string;
+  /** The bug, as printed. */
+  what: string;
+  edit(log: readonly ElasticRecord[]): ElasticRecord[] | string;
+}
+
+const isRetireCas = (r: ElasticRecord) => r[0] > 0 && r[0] === r[2] && r[1] === Kind.compareExchange && r[5] === 1 && r[6] === 2;
+const isReserve = (r: ElasticRecord) => r[0] > 0 && r[2] === E_SIZE && r[1] === Kind.compareExchange && r[6] === r[5] - 1;
+const isUncount = (r: ElasticRecord) => r[0] > 0 && r[2] === E_COUNTERS && r[1] === Kind.sub;
+
+/** ElasticTrace's log mutants (run on the first real `elastic` run's log). */
+export const ELASTIC_TRACE_MUTANTS: readonly ElasticTraceMutant[] = [
+  {
+    name: "elastic_trace_sleeping_to_absent",
+    what: "a worker leaves its slot SLEEPING -> ABSENT without RETIRING (RetireCasSlot left out)",
+    edit(log) {
+      const at = log.findIndex(isRetireCas);
+      if (at < 0) return "the run has no retirement";
+      // Its RetireStoreAbsent (a store: its record holds no word before it) then finds the word SLEEPING.
+      const out = log.map((r) => [...r]);
+      out.splice(at, 1);
+      return out;
+    },
+  },
+  {
+    name: "elastic_trace_size_above_max",
+    what: "the owner reserves one worker more than the maximum (a second GrowReserve after the first)",
+    edit(log) {
+      const at = log.findIndex((r) => r[0] === 0 && r[2] === E_SIZE && r[1] === Kind.compareExchange && r[6] === r[5] + 1);
+      if (at < 0) return "the run has no growth";
+      const out = log.map((r) => [...r]);
+      const [who, kind, obj, a, b, old, now] = out[at];
+      out.splice(at + 1, 0, [who, kind, obj, a + 1, b + 1, old + 1, now + 1]);
+      // Every later access to the size word sees the size one higher.
+      for (let i = at + 2; i < out.length; i++) {
+        if (out[i][2] !== E_SIZE) continue;
+        if (out[i][1] === Kind.compareExchange) out[i][3]++, out[i][4]++;
+        if (out[i][1] === Kind.store) out[i][3]++;
+        out[i][5]++, out[i][6]++;
+      }
+      return out;
+    },
+  },
+  {
+    name: "elastic_trace_retire_without_reserve",
+    what: "a worker retires without reserving its leave on the size word (RetireReserve left out)",
+    edit(log) {
+      const at = log.findIndex(isReserve);
+      if (at < 0) return "the run has no retirement";
+      const out = log.map((r) => [...r]);
+      out.splice(at, 1);
+      for (let i = at; i < out.length; i++) {
+        if (out[i][2] !== E_SIZE) continue;
+        if (out[i][1] === Kind.compareExchange) out[i][3]++, out[i][4]++;
+        if (out[i][1] === Kind.store) out[i][3]++;
+        out[i][5]++, out[i][6]++;
+      }
+      return out;
+    },
+  },
+  {
+    name: "elastic_trace_retire_counted",
+    what: "a worker takes its slot RETIRING while still counted asleep (RetireCasSlot before RetireUncount)",
+    edit(log) {
+      const at = log.findIndex(isRetireCas);
+      if (at < 0) return "the run has no retirement";
+      let uncount = -1;
+      for (let i = at - 1; i >= 0; i--) {
+        if (isUncount(log[i]) && log[i][0] === log[at][0]) {
+          uncount = i;
+          break;
+        }
+      }
+      if (uncount < 0) return "the retirement has no RetireUncount";
+      const out = log.map((r) => [...r]);
+      const [moved] = out.splice(uncount, 1);
+      out.splice(at, 0, moved); // now just after the compare-exchange
+      return out;
+    },
+  },
+];
+
+/**
+ * The elastic pool's log of an `elastic` run (ElasticTrace.tla), optionally edited by a log mutant.
+ *
+ * @param run The recorded run.
+ * @param mutant A log mutant to apply (its log must then be rejected).
+ * @returns The validation, or a message saying why the log cannot be one.
+ */
+export function elasticValidation(run: RecordedRun, mutant?: ElasticTraceMutant): Validation | string {
+  const got = elasticLog(run);
+  if (typeof got === "string") return got;
+  const e = run.regions.elastic!;
+  const log = mutant === undefined ? got.log : mutant.edit(got.log);
+  if (typeof log === "string") return `${mutant!.name}: ${log}`;
+  const objName = (o: number) => (o === E_SIZE ? "size" : o === E_COUNTERS ? "sleeping count" : `slot ${o}`);
+  const lines = [
+    "---------------------------- MODULE ElasticTraceData ----------------------------",
+    `\\* GENERATED by spec/trace.ts from a ${run.runtime} ${run.scenario} run of spec/trace/run.ts: ${log.length} records${
+      mutant === undefined ? "" : `, edited by the log mutant ${mutant.name}`
+    }.`,
+    "EXTENDS Integers, Sequences",
+    `TraceMin == ${e.min}`,
+    `TraceMax == ${e.max}`,
+    "TraceLog == <<",
+    log.map((r) => `  ${tlaTuple(r)}`).join(",\n"),
+    ">>",
+    "=============================================================================",
+  ];
+  return {
+    name: mutant === undefined ? "elastic" : mutant.name,
+    module: "ElasticTrace",
+    dataModule: "ElasticTraceData",
+    data: lines.join("\n") + "\n",
+    records: log.length,
+    indices: mutant === undefined ? got.indices : [],
+    describe: (i) => {
+      const r = log[i];
+      if (r === undefined) return "(past the end of the log)";
+      const who = r[0] === 0 ? "main" : r[0] > 0 ? `worker of slot ${r[0]}` : "a worker of no slot";
+      const what = r[1] === Kind.store ? `${r[6]}` : `${r[5]} -> ${r[6]}`;
+      return `record ${i + 1}: ${who} ${KIND_NAMES[r[1]]} ${objName(r[2])}: ${what}`;
+    },
+  };
+}
+
 /** How a log fared: see the module doc. */
 export type Verdict = "ACCEPTED" | "REJECTED" | "VIOLATED" | "ERROR";
 
@@ -652,6 +833,7 @@ function mutatedRoot(mutant: Mutant | TraceMutant, into: string): string {
 function validations(run: RecordedRun, protocols: readonly string[]): (Validation | string)[] {
   const out: (Validation | string)[] = [];
   if (run.regions.graph !== undefined) return protocols.includes("graph") ? graphValidations(run) : [];
+  if (run.regions.elastic !== undefined) return protocols.includes("elastic") ? [elasticValidation(run)] : [];
   if (run.regions.sleep !== undefined) {
     // A sleep run's deque and queue operations are atomic (one at a time): its deque and queue logs would
     // add little to the pool and stress runs' (they pass: checked when this was written) at a minute of
@@ -670,7 +852,7 @@ function validations(run: RecordedRun, protocols: readonly string[]): (Validatio
 }
 
 /** The scenarios of spec/trace/run.ts every runtime runs. */
-const SCENARIOS = ["pool", "producers", "stress", "sleep", "graph"] as const;
+const SCENARIOS = ["pool", "producers", "stress", "sleep", "graph", "elastic"] as const;
 /** Stress runs a mutant gets before the pool run (a bug that needs a race may not show in one). */
 const ATTEMPTS = 5;
 /**
@@ -701,7 +883,24 @@ interface TraceMutant {
   file: string;
   bug: string;
   patches: Mutant["patches"];
+  /** The scenario whose logs must reject it (default `graph`). */
+  scenario?: "graph" | "elastic";
 }
+
+/**
+ * The elastic pool's kept mutants (group `elastic` of tests/mutants/mutants.ts), run under the `elastic`
+ * scenario: a bug in the slot, size or counters words' steps must give a rejected log (or a run that fails
+ * its own check: one that never grows or never retires).
+ */
+export const ELASTIC_CODE_TRACE_MUTANTS: readonly TraceMutant[] = ELASTIC_MUTANTS.map((m) => ({
+  name: m.name,
+  file: m.module,
+  bug: m.bug,
+  patches: m.patches,
+  scenario: "elastic",
+}));
+/** Elastic runs an elastic mutant gets. */
+const ELASTIC_ATTEMPTS = 3;
 
 /**
  * The graph's kept mutants (patches of `lib/graph/`), each of which some `graph` run's log must have TLC
@@ -747,7 +946,7 @@ export const GRAPH_TRACE_MUTANTS: readonly TraceMutant[] = [
 const GRAPH_ATTEMPTS = 3;
 
 /** The modules trace validation covers, and their mutants that it runs. */
-const COVERED = ["deque.ts", "injector.ts", "sleep.ts", "graph"];
+const COVERED = ["deque.ts", "injector.ts", "sleep.ts", "graph", "elastic"];
 
 async function main(argv: string[]): Promise<number> {
   let runtimes = ["deno", "bun", "node"];
@@ -769,12 +968,12 @@ async function main(argv: string[]): Promise<number> {
       );
     }
   }
-  const mutants = [...ALL_MUTANTS, ...SLEEP_MUTANTS, ...GRAPH_TRACE_MUTANTS].filter((m) =>
+  const mutants = [...ALL_MUTANTS, ...SLEEP_MUTANTS, ...GRAPH_TRACE_MUTANTS, ...ELASTIC_CODE_TRACE_MUTANTS].filter((m) =>
     ("file" in m || COVERED.includes(m.module)) && (mutantNames === "all" || mutantNames.includes(m.name))
   );
   if (mutantNames !== "all") {
     for (const name of mutantNames) {
-      if (!mutants.some((m) => m.name === name)) {
+      if (!mutants.some((m) => m.name === name) && !ELASTIC_TRACE_MUTANTS.some((m) => m.name === name)) {
         throw new RangeError(`Cannot run trace.ts as '${name}' is not a mutant of ${COVERED.join(", ")}`);
       }
     }
@@ -855,6 +1054,18 @@ async function main(argv: string[]): Promise<number> {
     }
   }
 
+  // ElasticTrace's log mutants: the first real elastic run's log, edited as each bug would have it.
+  const elasticControl = controls.get("elastic");
+  const elasticMutants = ELASTIC_TRACE_MUTANTS.filter((m) => mutantNames === "all" || mutantNames.includes(m.name));
+  if (elasticControl !== undefined && elasticMutants.length > 0) {
+    console.log(`\nElastic log mutants (the ${elasticControl.runtime} elastic log, edited as the bug would have it): must be REJECTED or VIOLATED`);
+    for (const mutant of elasticMutants) {
+      const v = elasticValidation(elasticControl, mutant);
+      const result = typeof v === "string" ? null : await check(java, jar, v);
+      report(mutant.name, v, result, result?.verdict === "REJECTED" || result?.verdict === "VIOLATED");
+    }
+  }
+
   if (mutants.length > 0) {
     console.log(
       `\nMutant runs (mod.ts and lib/ copied with one TypeScript mutant, on ${runtimes[0]}): some log must be REJECTED or VIOLATED, or the run's own check fail`,
@@ -867,16 +1078,22 @@ async function main(argv: string[]): Promise<number> {
         const tried: string[] = [];
         // A bug that needs a race may not show in one run: the deque's and the queue's, up to ATTEMPTS
         // stress runs, then the pool; sleep/wake's, up to SLEEP_ATTEMPTS sleep runs.
-        const protocol = "file" in mutant ? "graph" : mutant.module;
+        const protocol = "file" in mutant ? mutant.scenario ?? "graph" : mutant.module;
         const plan = protocol === "graph"
           ? Array(GRAPH_ATTEMPTS).fill("graph")
+          : protocol === "elastic"
+          ? Array(ELASTIC_ATTEMPTS).fill("elastic")
           : protocol === "sleep.ts"
           ? Array(SLEEP_ATTEMPTS).fill("sleep")
           : [...Array(ATTEMPTS).fill("stress"), "pool"];
         for (const [attempt, scenario] of plan.entries()) {
           if (caughtBy !== "") break;
           const runName = scenario === "pool" ? "pool run" : `${scenario} run ${attempt + 1}`;
-          const run = await record(runtimes[0], mutantRoot, scenario);
+          // The elastic mutants on Node where it runs: on Deno, under the trace's lock on this machine, a
+          // started worker loaded only after the other had retired, so no retirement at the minimum came
+          // (retire_below_min had nothing to show); on Node and Bun both workers overlap.
+          const runtime = scenario === "elastic" && runtimes.includes("node") ? "node" : runtimes[0];
+          const run = await record(runtime, mutantRoot, scenario);
           // The logs first: the run's own check (ids and values taken once, a deadline) only if every
           // log was accepted.
           for (const v of validations(run, [protocol])) {

@@ -22,8 +22,11 @@
  *
  * - `graph`: a real pool of 2 workers running small task graphs (`spec/trace/graph.ts`: a diamond, a join,
  *   a chain, a diamond with a failing node, a cancelled diamond), plain writes recorded too.
+ * - `elastic`: a real elastic pool (`workers: { min: 1, max: 2 }`, a 15 ms idle timeout) running 3 bursts
+ *   separated by idle gaps (`spec/trace/elastic.ts`), so that a worker is started and retires several
+ *   times; its slot words, size word and counters word are validated (ElasticTrace.tla).
  *
- * Usage: `spec/trace/run.ts --scenario pool|producers|stress|sleep|graph --out FILE [--root DIR_URL] [--deadline MS]` (`--root`: a
+ * Usage: `spec/trace/run.ts --scenario pool|producers|stress|sleep|graph|elastic --out FILE [--root DIR_URL] [--deadline MS]` (`--root`: a
  * directory holding `mod.ts` and `lib/`, default the repository). Exits 0 with the trace written; 1 if the
  * run failed (the trace is written anyway, with the failure in it).
  *
@@ -52,6 +55,11 @@ export interface Regions {
    * `handle & (capacity - 1)`.
    */
   graph?: { records: number; recordWords: number; graph: number; graphWords: number; capacity: number };
+  /**
+   * The elastic pool's words (scenario `elastic`): each slot's word (`SleepWords.state(i)`), the size word
+   * (`ControlWords.poolSize`), the counters word, and the pool's minimum and maximum.
+   */
+  elastic?: { slots: number[]; size: number; counters: number; min: number; max: number };
 }
 
 /** What a scenario's set-up tells the supervisor. */
@@ -67,6 +75,8 @@ const root = option("root", new URL("../../", import.meta.url).href);
 const deadlineMs = Number(option("deadline", "10000"));
 const layoutModule = await import(new URL("lib/protocol/layout.ts", root).href) as {
   GRAPH_WORDS: number;
+  SleepWords: { counters: number; state(i: number): number };
+  ControlWords: { poolSize: number };
   poolLayout(s: PoolShape): PoolLayout;
   dequeRegionBytes(capacity: number): number;
   injectorRegionBytes(capacity: number): number;
@@ -161,6 +171,31 @@ if (scenario === "pool") {
   };
   setEnvironmentData(PLAIN_KEY, "1");
   threads = [{ script: "./graph.ts", data: { root, shape, rounds: 1 } }];
+} else if (scenario === "elastic") {
+  // An elastic pool of at most 2 (its buffer laid out for 2), bursts and idle gaps: workers grow and
+  // retire several times (spec/trace/elastic.ts).
+  const pool = poolPlan(false);
+  const shape: PoolShape = { ...pool.shape, workers: 2, taskCapacity: 32 };
+  const layout = layoutModule.poolLayout(shape);
+  const sleepBase = layout.sleep / 4;
+  plan = {
+    bytes: layout.totalBytes,
+    regions: {
+      deques: null,
+      queues: [],
+      elastic: {
+        slots: [0, 1].map((i) => sleepBase + layoutModule.SleepWords.state(i)),
+        size: layout.control / 4 + layoutModule.ControlWords.poolSize,
+        counters: sleepBase + layoutModule.SleepWords.counters,
+        min: 1,
+        max: 2,
+      },
+    },
+  };
+  threads = [{
+    script: "./elastic.ts",
+    data: { root, shape, min: 1, max: 2, idleTimeout: 15, bursts: 3, gapMs: 200 },
+  }];
 } else if (scenario === "stress") {
   const stressThreads = 3;
   const dequeCapacity = 8;
@@ -208,7 +243,7 @@ if (scenario === "pool") {
   }));
 } else {
   throw new RangeError(
-    `Cannot run spec/trace/run.ts as '--scenario ${scenario}' is not one: use pool, producers, stress, sleep or graph`,
+    `Cannot run spec/trace/run.ts as '--scenario ${scenario}' is not one: use pool, producers, stress, sleep, graph or elastic`,
   );
 }
 
