@@ -5,7 +5,7 @@
  * model-checked (spec/SleepWake.tla); these are single-thread checks of the bookkeeping around it.
  */
 import { sleepRegionBytes, SleepWords } from "../../lib/protocol/layout.ts";
-import { AWAKE, Sleep, SLEEPING } from "../../lib/protocol/sleep.ts";
+import { AWAKE, IDLE_ASLEEP, Sleep, SLEEPING } from "../../lib/protocol/sleep.ts";
 import { assertEquals, test } from "../_test.ts";
 
 function fresh(workers: number): Sleep {
@@ -94,4 +94,58 @@ test("new work wakes the sleepers in turn: the next one after the last woken, no
   assertEquals(sleep.newWork(), true, "one more is woken");
   assertEquals(Atomics.load(sleep.words, SleepWords.state(1)), AWAKE, "worker 1, the next in turn");
   assertEquals(Atomics.load(sleep.words, SleepWords.state(0)), SLEEPING, "worker 0 sleeps on");
+}, 10_000);
+
+// The second StrykerJS round on sleep.ts (issue 47): what its survivors showed the suites did not check.
+
+test("idle runs a task handle 0 that the late search found, as any other handle", () => {
+  const sleep = fresh(1);
+  assertEquals(sleep.idle(0, () => 0, () => false), 0, "handle 0 is a task, not 'none'");
+  assertEquals(sleep.idle(0, () => -1, () => false), IDLE_ASLEEP, "nothing found: counted as sleeping");
+}, 10_000);
+
+test("a JEC seen before new work stays stale: another worker's getSleepy after it does not bring it back", () => {
+  const sleep = fresh(2);
+  const stale = sleep.getSleepy(); // worker 0 announces …
+  sleep.newWork(); // … work is posted …
+  const fresher = sleep.getSleepy(); // … and worker 1 announces
+  assertEquals(fresher === stale, false, "the JEC moved on, not back");
+  assertEquals(sleep.fallAsleep(0, stale), false, "worker 0 searches again");
+  assertEquals(sleep.fallAsleep(1, fresher), true, "worker 1 sleeps");
+}, 10_000);
+
+test("new work with nobody sleepy (an even JEC) leaves the counters word alone", () => {
+  const sleep = fresh(2);
+  const before = Atomics.load(sleep.words, SleepWords.counters);
+  assertEquals(sleep.newWork(), false, "nobody to wake");
+  assertEquals(Atomics.load(sleep.words, SleepWords.counters), before, "JEC still even, unchanged");
+  sleep.getSleepy();
+  sleep.newWork(); // moves the odd JEC to even
+  const moved = Atomics.load(sleep.words, SleepWords.counters);
+  sleep.newWork();
+  assertEquals(Atomics.load(sleep.words, SleepWords.counters), moved, "a second post moves nothing");
+}, 10_000);
+
+test("new work goes by the count: a worker that stored SLEEPING but has not counted itself is not woken", () => {
+  const sleep = fresh(2);
+  let nobody = 0;
+  sleep.onNobodyWoken = () => nobody++;
+  // Worker 0 between FallAsleepStoreSleeping and FallAsleepCas: it will see the JEC moved and undo.
+  Atomics.store(sleep.words, SleepWords.state(0), SLEEPING);
+  assertEquals(sleep.newWork(), false, "nobody counted: nobody woken");
+  assertEquals(Atomics.load(sleep.words, SleepWords.state(0)), SLEEPING, "its word is left to it");
+  assertEquals(nobody, 1, "the elastic owner hears that nobody was woken");
+}, 10_000);
+
+test("sleepAsync waits until a poster wakes it, then says it was woken and uncounts itself", async () => {
+  const sleep = fresh(2);
+  assertEquals(sleep.fallAsleep(0, sleep.getSleepy()), true, "worker 0 counts itself");
+  const woken = sleep.sleepAsync(0); // no timeout: only a wake ends it
+  assertEquals(sleep.newWork(), true, "a poster wakes worker 0");
+  assertEquals(await woken, true, "woken by the poster");
+  assertEquals(sleep.sleeping, 0, "uncounted");
+  sleep.fallAsleep(1, sleep.getSleepy());
+  assertEquals(await sleep.sleepAsync(1, 0), false, "a timeout with nobody waking: false");
+  assertEquals(Atomics.load(sleep.words, SleepWords.state(1)), AWAKE, "it left SLEEPING itself");
+  assertEquals(sleep.sleeping, 0, "uncounted");
 }, 10_000);
