@@ -5,7 +5,17 @@
  * model-checked (spec/SleepWake.tla); these are single-thread checks of the bookkeeping around it.
  */
 import { sleepRegionBytes, SleepWords } from "../../lib/protocol/layout.ts";
-import { AWAKE, IDLE_ASLEEP, Sleep, SLEEPING } from "../../lib/protocol/sleep.ts";
+import {
+  AWAKE,
+  IDLE_ASLEEP,
+  type Retirement,
+  RETIRING,
+  Sleep,
+  SLEEPING,
+  SLEPT_RETIRED,
+  SLEPT_TIMED_OUT,
+  SLEPT_WOKEN,
+} from "../../lib/protocol/sleep.ts";
 import { assertEquals, test } from "../_test.ts";
 
 function fresh(workers: number): Sleep {
@@ -148,4 +158,71 @@ test("sleepAsync waits until a poster wakes it, then says it was woken and uncou
   assertEquals(await sleep.sleepAsync(1, 0), false, "a timeout with nobody waking: false");
   assertEquals(Atomics.load(sleep.words, SleepWords.state(1)), AWAKE, "it left SLEEPING itself");
   assertEquals(sleep.sleeping, 0, "uncounted");
+}, 10_000);
+
+/** A retirement whose answers the test sets, counting its calls. */
+function retirement(reserves: boolean, mail: boolean, onReserve = () => {}) {
+  const calls = { reserve: 0, unreserve: 0, mail: 0 };
+  const r: Retirement = {
+    reserve: () => (calls.reserve++, onReserve(), reserves),
+    unreserve: () => void calls.unreserve++,
+    mail: () => (calls.mail++, mail),
+  };
+  return { r, calls };
+}
+
+test("sleepOrRetire with its timeout passed and the pool above its minimum retires: RETIRING, uncounted", () => {
+  const sleep = fresh(2);
+  sleep.fallAsleep(0, sleep.getSleepy());
+  const { r, calls } = retirement(true, false);
+  assertEquals(sleep.sleepOrRetire(0, 0, r), SLEPT_RETIRED, "retired");
+  assertEquals(Atomics.load(sleep.words, SleepWords.state(0)), RETIRING, "its word says RETIRING");
+  assertEquals(sleep.sleeping, 0, "uncounted");
+  assertEquals(sleep.forget(0), false, "and its counted word says so");
+  assertEquals(calls, { reserve: 1, unreserve: 0, mail: 1 }, "reserved once, mail looked at, kept reserved");
+}, 10_000);
+
+test("sleepOrRetire at the pool's minimum stays: timed out, awake, uncounted, nothing to unreserve", () => {
+  const sleep = fresh(2);
+  sleep.fallAsleep(0, sleep.getSleepy());
+  const { r, calls } = retirement(false, false);
+  assertEquals(sleep.sleepOrRetire(0, 0, r), SLEPT_TIMED_OUT, "timed out, stays");
+  assertEquals(Atomics.load(sleep.words, SleepWords.state(0)), AWAKE, "awake");
+  assertEquals(sleep.sleeping, 0, "uncounted");
+  assertEquals(sleep.forget(0), false, "and its counted word says so");
+  assertEquals(calls, { reserve: 1, unreserve: 0, mail: 0 }, "only the reserve was asked");
+}, 10_000);
+
+test("sleepOrRetire with mail counted stays: awake, uncounted, its reserve given back", () => {
+  const sleep = fresh(2);
+  sleep.fallAsleep(0, sleep.getSleepy());
+  const { r, calls } = retirement(true, true);
+  assertEquals(sleep.sleepOrRetire(0, 0, r), SLEPT_WOKEN, "stays to read its mail");
+  assertEquals(Atomics.load(sleep.words, SleepWords.state(0)), AWAKE, "awake");
+  assertEquals(sleep.sleeping, 0, "uncounted");
+  assertEquals(calls, { reserve: 1, unreserve: 1, mail: 1 }, "reserve given back");
+}, 10_000);
+
+test("sleepOrRetire woken before its timeout stays as sleep does, and asks for no reserve", () => {
+  const sleep = fresh(2);
+  sleep.fallAsleep(0, sleep.getSleepy());
+  assertEquals(sleep.newWork(), true, "a poster wakes worker 0");
+  const { r, calls } = retirement(true, false);
+  assertEquals(sleep.sleepOrRetire(0, 0, r), SLEPT_WOKEN, "woken");
+  assertEquals(Atomics.load(sleep.words, SleepWords.state(0)), AWAKE, "awake");
+  assertEquals(sleep.sleeping, 0, "uncounted");
+  assertEquals(sleep.forget(0), false, "and its counted word says so");
+  assertEquals(calls, { reserve: 0, unreserve: 0, mail: 0 }, "no reserve asked");
+}, 10_000);
+
+test("sleepOrRetire woken after its reserve (RetireCasSlot fails) stays, awake, its reserve given back", () => {
+  const sleep = fresh(2);
+  sleep.fallAsleep(0, sleep.getSleepy());
+  let wokeIt = false;
+  const { r, calls } = retirement(true, false, () => wokeIt = sleep.newWork());
+  assertEquals(sleep.sleepOrRetire(0, 0, r), SLEPT_WOKEN, "woken, stays");
+  assertEquals(wokeIt, true, "the poster saw it counted and woke it");
+  assertEquals(Atomics.load(sleep.words, SleepWords.state(0)), AWAKE, "awake, not RETIRING");
+  assertEquals(sleep.sleeping, 0, "uncounted once, not twice");
+  assertEquals(calls, { reserve: 1, unreserve: 1, mail: 0 }, "reserve given back, no mail needed");
 }, 10_000);
