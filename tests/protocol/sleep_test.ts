@@ -5,7 +5,17 @@
  * model-checked (spec/SleepWake.tla); these are single-thread checks of the bookkeeping around it.
  */
 import { sleepRegionBytes, SleepWords } from "../../lib/protocol/layout.ts";
-import { AWAKE, Sleep, SLEEPING } from "../../lib/protocol/sleep.ts";
+import {
+  AWAKE,
+  IDLE_ASLEEP,
+  type Retirement,
+  RETIRING,
+  Sleep,
+  SLEEPING,
+  SLEPT_RETIRED,
+  SLEPT_TIMED_OUT,
+  SLEPT_WOKEN,
+} from "../../lib/protocol/sleep.ts";
 import { assertEquals, test } from "../_test.ts";
 
 function fresh(workers: number): Sleep {
@@ -94,4 +104,125 @@ test("new work wakes the sleepers in turn: the next one after the last woken, no
   assertEquals(sleep.newWork(), true, "one more is woken");
   assertEquals(Atomics.load(sleep.words, SleepWords.state(1)), AWAKE, "worker 1, the next in turn");
   assertEquals(Atomics.load(sleep.words, SleepWords.state(0)), SLEEPING, "worker 0 sleeps on");
+}, 10_000);
+
+// The second StrykerJS round on sleep.ts (issue 47): what its survivors showed the suites did not check.
+
+test("idle runs a task handle 0 that the late search found, as any other handle", () => {
+  const sleep = fresh(1);
+  assertEquals(sleep.idle(0, () => 0, () => false), 0, "handle 0 is a task, not 'none'");
+  assertEquals(sleep.idle(0, () => -1, () => false), IDLE_ASLEEP, "nothing found: counted as sleeping");
+}, 10_000);
+
+test("a JEC seen before new work stays stale: another worker's getSleepy after it does not bring it back", () => {
+  const sleep = fresh(2);
+  const stale = sleep.getSleepy(); // worker 0 announces …
+  sleep.newWork(); // … work is posted …
+  const fresher = sleep.getSleepy(); // … and worker 1 announces
+  assertEquals(fresher === stale, false, "the JEC moved on, not back");
+  assertEquals(sleep.fallAsleep(0, stale), false, "worker 0 searches again");
+  assertEquals(sleep.fallAsleep(1, fresher), true, "worker 1 sleeps");
+}, 10_000);
+
+test("new work with nobody sleepy (an even JEC) leaves the counters word alone", () => {
+  const sleep = fresh(2);
+  const before = Atomics.load(sleep.words, SleepWords.counters);
+  assertEquals(sleep.newWork(), false, "nobody to wake");
+  assertEquals(Atomics.load(sleep.words, SleepWords.counters), before, "JEC still even, unchanged");
+  sleep.getSleepy();
+  sleep.newWork(); // moves the odd JEC to even
+  const moved = Atomics.load(sleep.words, SleepWords.counters);
+  sleep.newWork();
+  assertEquals(Atomics.load(sleep.words, SleepWords.counters), moved, "a second post moves nothing");
+}, 10_000);
+
+test("new work goes by the count: a worker that stored SLEEPING but has not counted itself is not woken", () => {
+  const sleep = fresh(2);
+  let nobody = 0;
+  sleep.onNobodyWoken = () => nobody++;
+  // Worker 0 between FallAsleepStoreSleeping and FallAsleepCas: it will see the JEC moved and undo.
+  Atomics.store(sleep.words, SleepWords.state(0), SLEEPING);
+  assertEquals(sleep.newWork(), false, "nobody counted: nobody woken");
+  assertEquals(Atomics.load(sleep.words, SleepWords.state(0)), SLEEPING, "its word is left to it");
+  assertEquals(nobody, 1, "the elastic owner hears that nobody was woken");
+}, 10_000);
+
+test("sleepAsync waits until a poster wakes it, then says it was woken and uncounts itself", async () => {
+  const sleep = fresh(2);
+  assertEquals(sleep.fallAsleep(0, sleep.getSleepy()), true, "worker 0 counts itself");
+  const woken = sleep.sleepAsync(0); // no timeout: only a wake ends it
+  assertEquals(sleep.newWork(), true, "a poster wakes worker 0");
+  assertEquals(await woken, true, "woken by the poster");
+  assertEquals(sleep.sleeping, 0, "uncounted");
+  sleep.fallAsleep(1, sleep.getSleepy());
+  assertEquals(await sleep.sleepAsync(1, 0), false, "a timeout with nobody waking: false");
+  assertEquals(Atomics.load(sleep.words, SleepWords.state(1)), AWAKE, "it left SLEEPING itself");
+  assertEquals(sleep.sleeping, 0, "uncounted");
+}, 10_000);
+
+/** A retirement whose answers the test sets, counting its calls. */
+function retirement(reserves: boolean, mail: boolean, onReserve = () => {}) {
+  const calls = { reserve: 0, unreserve: 0, mail: 0 };
+  const r: Retirement = {
+    reserve: () => (calls.reserve++, onReserve(), reserves),
+    unreserve: () => void calls.unreserve++,
+    mail: () => (calls.mail++, mail),
+  };
+  return { r, calls };
+}
+
+test("sleepOrRetire with its timeout passed and the pool above its minimum retires: RETIRING, uncounted", () => {
+  const sleep = fresh(2);
+  sleep.fallAsleep(0, sleep.getSleepy());
+  const { r, calls } = retirement(true, false);
+  assertEquals(sleep.sleepOrRetire(0, 0, r), SLEPT_RETIRED, "retired");
+  assertEquals(Atomics.load(sleep.words, SleepWords.state(0)), RETIRING, "its word says RETIRING");
+  assertEquals(sleep.sleeping, 0, "uncounted");
+  assertEquals(sleep.forget(0), false, "and its counted word says so");
+  assertEquals(calls, { reserve: 1, unreserve: 0, mail: 1 }, "reserved once, mail looked at, kept reserved");
+}, 10_000);
+
+test("sleepOrRetire at the pool's minimum stays: timed out, awake, uncounted, nothing to unreserve", () => {
+  const sleep = fresh(2);
+  sleep.fallAsleep(0, sleep.getSleepy());
+  const { r, calls } = retirement(false, false);
+  assertEquals(sleep.sleepOrRetire(0, 0, r), SLEPT_TIMED_OUT, "timed out, stays");
+  assertEquals(Atomics.load(sleep.words, SleepWords.state(0)), AWAKE, "awake");
+  assertEquals(sleep.sleeping, 0, "uncounted");
+  assertEquals(sleep.forget(0), false, "and its counted word says so");
+  assertEquals(calls, { reserve: 1, unreserve: 0, mail: 0 }, "only the reserve was asked");
+}, 10_000);
+
+test("sleepOrRetire with mail counted stays: awake, uncounted, its reserve given back", () => {
+  const sleep = fresh(2);
+  sleep.fallAsleep(0, sleep.getSleepy());
+  const { r, calls } = retirement(true, true);
+  assertEquals(sleep.sleepOrRetire(0, 0, r), SLEPT_WOKEN, "stays to read its mail");
+  assertEquals(Atomics.load(sleep.words, SleepWords.state(0)), AWAKE, "awake");
+  assertEquals(sleep.sleeping, 0, "uncounted");
+  assertEquals(calls, { reserve: 1, unreserve: 1, mail: 1 }, "reserve given back");
+}, 10_000);
+
+test("sleepOrRetire woken before its timeout stays as sleep does, and asks for no reserve", () => {
+  const sleep = fresh(2);
+  sleep.fallAsleep(0, sleep.getSleepy());
+  assertEquals(sleep.newWork(), true, "a poster wakes worker 0");
+  const { r, calls } = retirement(true, false);
+  assertEquals(sleep.sleepOrRetire(0, 0, r), SLEPT_WOKEN, "woken");
+  assertEquals(Atomics.load(sleep.words, SleepWords.state(0)), AWAKE, "awake");
+  assertEquals(sleep.sleeping, 0, "uncounted");
+  assertEquals(sleep.forget(0), false, "and its counted word says so");
+  assertEquals(calls, { reserve: 0, unreserve: 0, mail: 0 }, "no reserve asked");
+}, 10_000);
+
+test("sleepOrRetire woken after its reserve (RetireCasSlot fails) stays, awake, its reserve given back", () => {
+  const sleep = fresh(2);
+  sleep.fallAsleep(0, sleep.getSleepy());
+  let wokeIt = false;
+  const { r, calls } = retirement(true, false, () => wokeIt = sleep.newWork());
+  assertEquals(sleep.sleepOrRetire(0, 0, r), SLEPT_WOKEN, "woken, stays");
+  assertEquals(wokeIt, true, "the poster saw it counted and woke it");
+  assertEquals(Atomics.load(sleep.words, SleepWords.state(0)), AWAKE, "awake, not RETIRING");
+  assertEquals(sleep.sleeping, 0, "uncounted once, not twice");
+  assertEquals(calls, { reserve: 1, unreserve: 1, mail: 0 }, "reserve given back, no mail needed");
 }, 10_000);
