@@ -1,0 +1,74 @@
+/**
+ * A fixed pool left with no worker (every worker died and every replacement failed to start: its
+ * `setupWorker` throws) settles every task all the same (the house rule): tasks queued in the injector
+ * reject with `WorkerCrashedError` whose `cause` is the last failed start's `ModuleLoadError`, a submission
+ * after that rejects at once with the same, `onError` says so once, and close() still settles.
+ *
+ * Every wait has a timeout that fails the test (a task that never settles is the bug this test catches).
+ */
+import { ModuleLoadError, Pool, WorkerCrashedError } from "../../mod.ts";
+import type * as tasks from "../fixtures/setup_tasks.ts";
+import { assert, assertEquals, runtime, test, within } from "../_test.ts";
+
+const TASKS = new URL("../fixtures/setup_tasks.ts", import.meta.url);
+
+type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+function settle(promise: Promise<unknown>): Promise<Settled> {
+  return promise.then((value) => ({ ok: true, value }), (error) => ({ ok: false, error }));
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function noWorkerLeft(outcome: Settled, what: string): void {
+  assert(!outcome.ok, `${what}: rejected (got ${outcome.ok ? String(outcome.value) : ""})`);
+  const error = outcome.error;
+  assert(error instanceof WorkerCrashedError, `${what}: a WorkerCrashedError (got ${String(error)})`);
+  assert(/no worker left/.test(error.message), `${what}: says no worker is left (${error.message})`);
+  assert(error.cause instanceof ModuleLoadError, `${what}: its cause is the failed start (${String(error.cause)})`);
+}
+
+test(
+  `no workers on ${runtime}: a 1-worker pool whose worker dies and whose replacement's setup throws rejects its queued and later tasks`,
+  async () => {
+    const errors: unknown[] = [];
+    const pool = await within(
+      Pool.create<typeof tasks>(TASKS, {
+        workers: 1,
+        workerData: { label: "n", counts: new Int32Array(new SharedArrayBuffer(8)), failAfter: 1 },
+        onError: (error) => errors.push(error),
+      }),
+      30_000,
+      "create",
+    );
+    try {
+      const view = new Int32Array(new SharedArrayBuffer(8));
+      const held = settle(pool.run("hold", view));
+      while (Atomics.load(view, 0) === 0) await within(sleep(5), 1000, "sleep");
+      // Queued behind the held task: the one that kills the worker first, then others.
+      const crash = settle(pool.run("exitThread", 3));
+      const queued = Array.from({ length: 8 }, (_, i) => settle(pool.run("add", i, 1)));
+      Atomics.store(view, 1, 1);
+      Atomics.notify(view, 1);
+      assertEquals(await within(held, 20_000, "the held task"), { ok: true, value: 1 }, "the held task runs");
+      const crashed = await within(crash, 20_000, "the crash");
+      assert(!crashed.ok && crashed.error instanceof WorkerCrashedError, "the crashing task rejects");
+      for (const [i, outcome] of (await within(Promise.all(queued), 20_000, "every queued task settles")).entries()) {
+        if (outcome.ok) assertEquals(outcome.value, i + 1, "a queued task ran (before the crash)");
+        else noWorkerLeft(outcome, `queued task ${i}`);
+      }
+      // A submission now rejects at once (settled within a turn of the event loop, no worker asked).
+      const late = settle(pool.run("add", 1, 2));
+      const lateSpawned = settle(pool.run("add", 2, 2));
+      noWorkerLeft(await within(late, 1000, "a later submission"), "a later submission");
+      noWorkerLeft(await within(lateSpawned, 1000, "another later submission"), "another later submission");
+      // onError: the failed start, and once that no worker is left.
+      const told = errors.filter((e) => e instanceof WorkerCrashedError && /no worker left/.test(e.message));
+      assertEquals(told.length, 1, `onError told once that no worker is left (${errors.map(String).join("; ")})`);
+      assert(errors.some((e) => e instanceof ModuleLoadError), "onError got the failed start");
+      await within(pool.close(), 20_000, "close settles");
+    } finally {
+      await within(pool.terminate(), 20_000, "terminate");
+    }
+  },
+);
