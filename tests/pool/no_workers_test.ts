@@ -6,7 +6,7 @@
  *
  * Every wait has a timeout that fails the test (a task that never settles is the bug this test catches).
  */
-import { ModuleLoadError, Pool, WorkerCrashedError } from "../../mod.ts";
+import { ModuleLoadError, move, Pool, WorkerCrashedError } from "../../mod.ts";
 import type * as tasks from "../fixtures/setup_tasks.ts";
 import { assert, assertEquals, runtime, test, within } from "../_test.ts";
 
@@ -59,14 +59,73 @@ test(
       }
       // A submission now rejects at once (settled within a turn of the event loop, no worker asked).
       const late = settle(pool.run("add", 1, 2));
-      const lateSpawned = settle(pool.run("add", 2, 2));
+      const lateDirected = settle(pool.run("lengthOf", move(new ArrayBuffer(8))));
       noWorkerLeft(await within(late, 1000, "a later submission"), "a later submission");
-      noWorkerLeft(await within(lateSpawned, 1000, "another later submission"), "another later submission");
+      noWorkerLeft(await within(lateDirected, 1000, "a later directed submission"), "a later directed submission");
       // onError: the failed start, and once that no worker is left.
       const told = errors.filter((e) => e instanceof WorkerCrashedError && /no worker left/.test(e.message));
       assertEquals(told.length, 1, `onError told once that no worker is left (${errors.map(String).join("; ")})`);
       assert(errors.some((e) => e instanceof ModuleLoadError), "onError got the failed start");
       await within(pool.close(), 20_000, "close settles");
+    } finally {
+      await within(pool.terminate(), 20_000, "terminate");
+    }
+  },
+);
+
+test(
+  `no workers on ${runtime}: a directed task posted to a replacement that then fails to start says so (not that a worker died running it)`,
+  async () => {
+    const errors: unknown[] = [];
+    const pool = await within(
+      Pool.create<typeof tasks>(TASKS, {
+        workers: 1,
+        workerData: { label: "m", counts: new Int32Array(new SharedArrayBuffer(8)), failAfter: 1, failDelay: 300 },
+        onError: (error) => errors.push(error),
+      }),
+      30_000,
+      "create",
+    );
+    try {
+      const crashed = await within(settle(pool.run("exitThread", 3)), 20_000, "the crash");
+      assert(!crashed.ok && crashed.error instanceof WorkerCrashedError, "the crashing task rejects");
+      // Its death was handled (that rejected it): the replacement is loading, and fails in 300 ms.
+      const directed = await within(settle(pool.run("lengthOf", move(new ArrayBuffer(8)))), 20_000, "directed");
+      assert(!directed.ok && directed.error instanceof WorkerCrashedError, "the directed task rejects");
+      const message = (directed.error as Error).message;
+      assert(/failed to start/.test(message) && !/died/.test(message), `its message is true: ${message}`);
+      assert((directed.error as Error).cause instanceof ModuleLoadError, "its cause is the failed start");
+    } finally {
+      await within(pool.terminate(), 20_000, "terminate");
+    }
+  },
+);
+
+test(
+  `no workers on ${runtime}: an elastic pool left with no worker rejects a directed task posted to the index whose start failed`,
+  async () => {
+    const errors: unknown[] = [];
+    const refuse = new Int32Array(new SharedArrayBuffer(4));
+    const pool = await within(
+      Pool.create<typeof tasks>(TASKS, {
+        workers: { min: 1, max: 1 },
+        workerData: { label: "v", counts: new Int32Array(new SharedArrayBuffer(8)), refuse },
+        onError: (error) => errors.push(error),
+      }),
+      30_000,
+      "create",
+    );
+    try {
+      Atomics.store(refuse, 0, 1);
+      const crashed = await within(settle(pool.run("exitThread", 3)), 20_000, "the crash");
+      assert(!crashed.ok && crashed.error instanceof WorkerCrashedError, "the crashing task rejects");
+      const end = Date.now() + 20_000;
+      while (!errors.some((e) => e instanceof ModuleLoadError) && Date.now() < end) await sleep(10);
+      assert(errors.some((e) => e instanceof ModuleLoadError), "onError got the failed replacement");
+      // No worker, and its index's start failed: the directed task (posted there) must not be dropped.
+      const directed = await within(settle(pool.run("lengthOf", move(new ArrayBuffer(8)))), 20_000, "directed");
+      assert(!directed.ok && directed.error instanceof WorkerCrashedError, "the directed task rejects");
+      assert((directed.error as Error).cause instanceof ModuleLoadError, "its cause is the failed start");
     } finally {
       await within(pool.terminate(), 20_000, "terminate");
     }
