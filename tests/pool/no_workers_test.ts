@@ -131,3 +131,37 @@ test(
     }
   },
 );
+
+test(
+  `no workers on ${runtime}: directed tasks held for a recycled worker whose replacement fails reject as their worker's failed start, before no worker is left`,
+  async () => {
+    const errors: unknown[] = [];
+    const pool = await within(
+      Pool.create<typeof tasks>(TASKS, {
+        workers: 1,
+        recycle: { afterTasks: 1 },
+        workerData: { label: "h", counts: new Int32Array(new SharedArrayBuffer(8)), failAfter: 1, failDelay: 300 },
+        onError: (error) => errors.push(error),
+      }),
+      30_000,
+      "create",
+    );
+    try {
+      assertEquals(await within(pool.run("add", 1, 2), 20_000, "the task that makes it due"), 3, "runs");
+      const directed: Promise<Settled>[] = [];
+      const end = Date.now() + 20_000;
+      while (errors.length === 0 && Date.now() < end) {
+        directed.push(settle(pool.run("lengthOf", move(new ArrayBuffer(8)))));
+        await sleep(10);
+      }
+      const outcomes = await within(Promise.all(directed), 20_000, "every directed task settles");
+      const own = outcomes.filter((o) =>
+        !o.ok && o.error instanceof WorkerCrashedError && /failed to start/.test(o.error.message) &&
+        !/no worker left/.test(o.error.message)
+      );
+      assert(own.length > 0, "some held directed tasks reject with their worker's failed start");
+    } finally {
+      await within(pool.terminate(), 20_000, "terminate");
+    }
+  },
+);
