@@ -29,7 +29,13 @@
 import { Broadcaster } from "./broadcast.ts";
 import { mem } from "../protocol/atomics.ts";
 import { Killer } from "../protocol/kill_guard.ts";
-import { PoolClosedError, PoolTerminatedError, unknownTaskError, WorkerTeardownError } from "../errors.ts";
+import {
+  PoolClosedError,
+  PoolTerminatedError,
+  unknownTaskError,
+  WorkerCrashedError,
+  WorkerTeardownError,
+} from "../errors.ts";
 import { HANDLE_KIND, HANDLE_VERSION, type PoolHandle } from "../producer/handle.ts";
 import { ProducerLinks, type SlotCounts } from "./links.ts";
 import { ProducerDeaths } from "./producer_deaths.ts";
@@ -240,9 +246,9 @@ export class Owner implements OwnerPort, WorkforceEvents {
     this.deaths.replaced = (index) => this.events.online(index, true);
     // An elastic pool's dead worker whose replacement failed: the slot ABSENT and its size given back, as
     // for a growth start that fails (spec/Elastic.tla), so that the count is right and growth may use it.
-    this.deaths.replaceFailed = (index) => {
+    this.deaths.replaceFailed = (index, error) => {
       const elastic = this.elastic;
-      if (elastic === undefined) return;
+      if (elastic === undefined) return this.noWorkersLeft(index, error);
       elastic.slots.growRelease(index);
       elastic.growth.due();
     };
@@ -255,6 +261,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
         // The directed tasks and broadcast parts kept for the replacement fail (worker_deaths.ts).
         this.deaths.startFailed(index, error);
         ledger.report(error, "(worker recycle)");
+        if (this.elastic === undefined) this.noWorkersLeft(index, error);
       },
     });
   }
@@ -615,6 +622,28 @@ export class Owner implements OwnerPort, WorkforceEvents {
   broadcastResult(id: number, bytes: Uint8Array, failed: boolean): void {
     this.broadcaster.result(id, bytes, failed);
   }
+
+  /**
+   * A fixed pool's start on `index` failed (a dead or recycled worker's replacement): if no index has a
+   * live or loading worker now (every one's start failed, and nothing starts on them again in a fixed
+   * pool), nothing will ever run a task, so every task not yet settled and every later submission rejects
+   * with a WorkerCrashedError whose cause is `error` (the last failed start), and onError is told once.
+   * (An elastic pool grows again on the next submission: there a failed start gives its slot back.)
+   */
+  private noWorkersLeft(index: number, error: unknown): void {
+    if (this.unstaffed || this.current === PoolState.CLOSED || this.current === PoolState.TERMINATED) return;
+    for (let i = 0; i < this.workers; i++) if (this.workforce.vacancy(i) === undefined) return;
+    this.unstaffed = true;
+    const cause = error instanceof Error ? error : new Error(String(error));
+    const what = "the pool has no worker left: every worker died or was recycled and its replacement " +
+      "failed to start (see cause); close or terminate it and create a new pool";
+    this.producer.rejectForNoWorkers((task) =>
+      new WorkerCrashedError(`Cannot run task '${task}' as ${what}`, index, { cause })
+    );
+    this.producer.ledger.report(new WorkerCrashedError(`No task can run as ${what}`, index, { cause }), "(no workers)");
+  }
+  /** Set once {@link Owner.noWorkersLeft} found no worker left. */
+  private unstaffed = false;
 
   // ---- the end ----
 

@@ -52,7 +52,7 @@ import { Deque, type DequeRegion, repairAbandonedPop } from "../protocol/deque.t
 import { Injector, type InjectorRegion, QUEUE_EMPTY } from "../protocol/injector.ts";
 import type { Levels } from "../protocol/levels.ts";
 import { MarkWords } from "../protocol/layout.ts";
-import { crashError, toError, WorkerCrashedError } from "../errors.ts";
+import { crashError, ModuleLoadError, toError, WorkerCrashedError } from "../errors.ts";
 import { Settled, type TaskLedger } from "../producer/ledger.ts";
 import { encodeOutcome } from "../codec/outcome.ts";
 import type { Sleep } from "../protocol/sleep.ts";
@@ -182,7 +182,9 @@ export function recoverDeadWorker(scope: RecoveryScope, dead: number, cause: unk
             entry,
             Settled.ERROR,
             crashError(
-              `Cannot run task '${entry.task}' as worker ${dead}, which its moved buffers were sent to, died first: see 'cause'`,
+              `Cannot run task '${entry.task}' as worker ${dead}, which its moved buffers were sent to, ${
+                neverStarted(reason) ? "failed to start" : "died first"
+              }: see 'cause'`,
               dead,
               reason,
             ),
@@ -396,7 +398,7 @@ function recoverRemoteTask(
   const directed = (table.fields.loadFlags(i) & TaskFlags.DIRECTED) !== 0;
   let failed = false;
   if (state === TaskState.RUNNING || (state === TaskState.QUEUED && directed)) {
-    writeCrash(scope, i, dead, reason, "a task");
+    writeCrash(scope, i, dead, reason, "a task", state === TaskState.QUEUED);
     table.fields.storeState(i, TaskState.DONE);
     failed = true;
   } else if (state !== TaskState.DONE) {
@@ -406,11 +408,27 @@ function recoverRemoteTask(
   return failed;
 }
 
-/** Writes a WorkerCrashedError outcome into record `i` (a short one if blocks are short). */
-function writeCrash(scope: RecoveryScope, i: number, dead: number, reason: Error, what: string): void {
+/**
+ * Whether the repair is for a thread that never ran its loop: a start that failed (worker_deaths.ts
+ * `startFailed`), whose error is always the workforce's ModuleLoadError; a death's cause never is one.
+ */
+function neverStarted(reason: Error): boolean {
+  return reason instanceof ModuleLoadError;
+}
+
+/**
+ * Writes a WorkerCrashedError outcome into record `i` (a short one if blocks are short). `queued`: the task
+ * was posted to the worker and not started (a directed task), so its message says so, and says whether the
+ * worker died or never started (its messages must be true: they are what a user reads).
+ */
+function writeCrash(scope: RecoveryScope, i: number, dead: number, reason: Error, what: string, queued = false): void {
   const { table, encoder } = scope;
   const error = new WorkerCrashedError(
-    `Cannot finish ${what} as worker ${dead} died while running it: see 'cause'`,
+    !queued
+      ? `Cannot finish ${what} as worker ${dead} died while running it: see 'cause'`
+      : `Cannot run ${what} as worker ${dead}, which it was posted to, ${
+        neverStarted(reason) ? "failed to start" : "died before running it"
+      }: see 'cause'`,
     dead,
     { cause: reason },
   );

@@ -153,8 +153,8 @@ export class WorkerDeaths {
         if (state === "open" || state === "closing") {
           // What was posted to it while it loaded (directed tasks, broadcast parts) fails, then the report.
           this.startFailed(index, error);
-          this.replaceFailed?.(index);
           this.ledger.report(error, "(worker replacement)");
+          this.replaceFailed?.(index, error);
         }
       },
     );
@@ -187,8 +187,11 @@ export class WorkerDeaths {
     this.sleep.newWork();
   }
 
-  /** Told when a dead worker's replacement failed to start (an elastic pool gives its slot back). */
-  replaceFailed: ((index: number) => void) | undefined = undefined;
+  /**
+   * Told when a dead worker's replacement failed to start, and why (an elastic pool gives its slot back;
+   * a fixed pool looks whether any worker is left: owner.ts `noWorkersLeft`).
+   */
+  replaceFailed: ((index: number, error: unknown) => void) | undefined = undefined;
 
   /** Told when a dead worker's replacement is ready (the owner's pool events; no user code). */
   replaced: ((index: number) => void) | undefined = undefined;

@@ -119,6 +119,12 @@ export class Admission {
     return this.taskIds.get(task);
   }
 
+  /**
+   * Set once a fixed pool has no worker left and none starting (owner.ts `noWorkersLeft`): the error each
+   * later submission rejects with at once. Undefined while the pool has workers.
+   */
+  unstaffed: ((task: string) => Error) | undefined = undefined;
+
   /** Completes a submission a throw cut short, if there is one (see {@link Admission.repair}). */
   repairIfCut(): void {
     if (this.submitting !== undefined) this.repair();
@@ -173,6 +179,11 @@ export class Admission {
     }
     if (!this.open()) {
       this.refuse(task, reject, this.closedError(task));
+      return undefined;
+    }
+    // A fixed pool with no worker left (every start failed): nothing would ever run it.
+    if (this.unstaffed !== undefined) {
+      this.refuse(task, reject, this.unstaffed(task));
       return undefined;
     }
     // Aborted already: nothing is submitted; `run` rejects with the reason (as fetch does), `spawn` was

@@ -700,6 +700,21 @@ export class Producer implements CompletionHooks {
     }
   }
 
+  /**
+   * A fixed pool has no worker left and none starting (owner.ts `noWorkersLeft`): every task not yet
+   * settled (queued in the injectors, or in the backlog) rejects with `error(task)`, and so does every
+   * later submission, at once. Their records stay taken: no worker is left to free them, and the pool
+   * has nothing else to do with them (close() and terminate() need no record back).
+   *
+   * @param error The error for a task, by its name.
+   */
+  rejectForNoWorkers(error: (task: string) => Error): void {
+    this.admission.unstaffed = error;
+    const unsettled = this.ledger.unsettled(this.submitter.waiting());
+    this.submitter.clear();
+    for (const entry of unsettled) this.ledger.settle(entry, Settled.ERROR, error(entry.task));
+  }
+
   /** The workers stopped: gives back the backlog's buffer and lets the process exit. */
   dispose(): void {
     this.submitter.dispose();

@@ -1493,6 +1493,16 @@ export const SETUP_MUTANTS: readonly SetupMutant[] = [
       replace: "      // BUG: the slot and the size are not given back\n",
     }],
   },
+  {
+    name: "no_workers_left_ignored",
+    module: "owner/owner.ts",
+    bug: "a fixed pool whose every worker's start failed keeps its queued tasks and takes new ones: nothing " +
+      "runs them, they never settle (the gap of tests/pool/no_workers_test.ts re-opened)",
+    patches: [{
+      find: "    for (let i = 0; i < this.workers; i++) if (this.workforce.vacancy(i) === undefined) return;\n",
+      replace: "    return; // BUG: a pool with no worker left goes on taking tasks\n",
+    }],
+  },
 ];
 
 /** auditB's mutants. */

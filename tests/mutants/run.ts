@@ -147,7 +147,12 @@ export const GROUPS: readonly Group[] = [
   {
     name: "setup",
     mutants: pool(SETUP_MUTANTS),
-    checks: ["tests/pool/replacement_failure_test.ts", "tests/pool/worker_setup_test.ts", "tests/pool/recycle_test.ts"],
+    checks: [
+      "tests/pool/replacement_failure_test.ts",
+      "tests/pool/no_workers_test.ts",
+      "tests/pool/worker_setup_test.ts",
+      "tests/pool/recycle_test.ts",
+    ],
     fast: false,
   },
   {

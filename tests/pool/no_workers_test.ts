@@ -1,0 +1,167 @@
+/**
+ * A fixed pool left with no worker (every worker died and every replacement failed to start: its
+ * `setupWorker` throws) settles every task all the same (the house rule): tasks queued in the injector
+ * reject with `WorkerCrashedError` whose `cause` is the last failed start's `ModuleLoadError`, a submission
+ * after that rejects at once with the same, `onError` says so once, and close() still settles.
+ *
+ * Every wait has a timeout that fails the test (a task that never settles is the bug this test catches).
+ */
+import { ModuleLoadError, move, Pool, WorkerCrashedError } from "../../mod.ts";
+import type * as tasks from "../fixtures/setup_tasks.ts";
+import { assert, assertEquals, runtime, test, within } from "../_test.ts";
+
+const TASKS = new URL("../fixtures/setup_tasks.ts", import.meta.url);
+
+type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+function settle(promise: Promise<unknown>): Promise<Settled> {
+  return promise.then((value) => ({ ok: true, value }), (error) => ({ ok: false, error }));
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function noWorkerLeft(outcome: Settled, what: string): void {
+  assert(!outcome.ok, `${what}: rejected (got ${outcome.ok ? String(outcome.value) : ""})`);
+  const error = outcome.error;
+  assert(error instanceof WorkerCrashedError, `${what}: a WorkerCrashedError (got ${String(error)})`);
+  assert(/no worker left/.test(error.message), `${what}: says no worker is left (${error.message})`);
+  assert(error.cause instanceof ModuleLoadError, `${what}: its cause is the failed start (${String(error.cause)})`);
+}
+
+test(
+  `no workers on ${runtime}: a 1-worker pool whose worker dies and whose replacement's setup throws rejects its queued and later tasks`,
+  async () => {
+    const errors: unknown[] = [];
+    const pool = await within(
+      Pool.create<typeof tasks>(TASKS, {
+        workers: 1,
+        workerData: { label: "n", counts: new Int32Array(new SharedArrayBuffer(8)), failAfter: 1 },
+        onError: (error) => errors.push(error),
+      }),
+      30_000,
+      "create",
+    );
+    try {
+      const view = new Int32Array(new SharedArrayBuffer(8));
+      const held = settle(pool.run("hold", view));
+      while (Atomics.load(view, 0) === 0) await within(sleep(5), 1000, "sleep");
+      // Queued behind the held task: the one that kills the worker first, then others.
+      const crash = settle(pool.run("exitThread", 3));
+      const queued = Array.from({ length: 8 }, (_, i) => settle(pool.run("add", i, 1)));
+      Atomics.store(view, 1, 1);
+      Atomics.notify(view, 1);
+      assertEquals(await within(held, 20_000, "the held task"), { ok: true, value: 1 }, "the held task runs");
+      const crashed = await within(crash, 20_000, "the crash");
+      assert(!crashed.ok && crashed.error instanceof WorkerCrashedError, "the crashing task rejects");
+      for (const [i, outcome] of (await within(Promise.all(queued), 20_000, "every queued task settles")).entries()) {
+        if (outcome.ok) assertEquals(outcome.value, i + 1, "a queued task ran (before the crash)");
+        else noWorkerLeft(outcome, `queued task ${i}`);
+      }
+      // A submission now rejects at once (settled within a turn of the event loop, no worker asked).
+      const late = settle(pool.run("add", 1, 2));
+      const lateDirected = settle(pool.run("lengthOf", move(new ArrayBuffer(8))));
+      noWorkerLeft(await within(late, 1000, "a later submission"), "a later submission");
+      noWorkerLeft(await within(lateDirected, 1000, "a later directed submission"), "a later directed submission");
+      // onError: the failed start, and once that no worker is left.
+      const told = errors.filter((e) => e instanceof WorkerCrashedError && /no worker left/.test(e.message));
+      assertEquals(told.length, 1, `onError told once that no worker is left (${errors.map(String).join("; ")})`);
+      assert(errors.some((e) => e instanceof ModuleLoadError), "onError got the failed start");
+      await within(pool.close(), 20_000, "close settles");
+    } finally {
+      await within(pool.terminate(), 20_000, "terminate");
+    }
+  },
+);
+
+test(
+  `no workers on ${runtime}: a directed task posted to a replacement that then fails to start says so (not that a worker died running it)`,
+  async () => {
+    const errors: unknown[] = [];
+    const pool = await within(
+      Pool.create<typeof tasks>(TASKS, {
+        workers: 1,
+        workerData: { label: "m", counts: new Int32Array(new SharedArrayBuffer(8)), failAfter: 1, failDelay: 300 },
+        onError: (error) => errors.push(error),
+      }),
+      30_000,
+      "create",
+    );
+    try {
+      const crashed = await within(settle(pool.run("exitThread", 3)), 20_000, "the crash");
+      assert(!crashed.ok && crashed.error instanceof WorkerCrashedError, "the crashing task rejects");
+      // Its death was handled (that rejected it): the replacement is loading, and fails in 300 ms.
+      const directed = await within(settle(pool.run("lengthOf", move(new ArrayBuffer(8)))), 20_000, "directed");
+      assert(!directed.ok && directed.error instanceof WorkerCrashedError, "the directed task rejects");
+      const message = (directed.error as Error).message;
+      assert(/failed to start/.test(message) && !/died/.test(message), `its message is true: ${message}`);
+      assert((directed.error as Error).cause instanceof ModuleLoadError, "its cause is the failed start");
+    } finally {
+      await within(pool.terminate(), 20_000, "terminate");
+    }
+  },
+);
+
+test(
+  `no workers on ${runtime}: an elastic pool left with no worker rejects a directed task posted to the index whose start failed`,
+  async () => {
+    const errors: unknown[] = [];
+    const refuse = new Int32Array(new SharedArrayBuffer(4));
+    const pool = await within(
+      Pool.create<typeof tasks>(TASKS, {
+        workers: { min: 1, max: 1 },
+        workerData: { label: "v", counts: new Int32Array(new SharedArrayBuffer(8)), refuse },
+        onError: (error) => errors.push(error),
+      }),
+      30_000,
+      "create",
+    );
+    try {
+      Atomics.store(refuse, 0, 1);
+      const crashed = await within(settle(pool.run("exitThread", 3)), 20_000, "the crash");
+      assert(!crashed.ok && crashed.error instanceof WorkerCrashedError, "the crashing task rejects");
+      const end = Date.now() + 20_000;
+      while (!errors.some((e) => e instanceof ModuleLoadError) && Date.now() < end) await sleep(10);
+      assert(errors.some((e) => e instanceof ModuleLoadError), "onError got the failed replacement");
+      // No worker, and its index's start failed: the directed task (posted there) must not be dropped.
+      const directed = await within(settle(pool.run("lengthOf", move(new ArrayBuffer(8)))), 20_000, "directed");
+      assert(!directed.ok && directed.error instanceof WorkerCrashedError, "the directed task rejects");
+      assert((directed.error as Error).cause instanceof ModuleLoadError, "its cause is the failed start");
+    } finally {
+      await within(pool.terminate(), 20_000, "terminate");
+    }
+  },
+);
+
+test(
+  `no workers on ${runtime}: directed tasks held for a recycled worker whose replacement fails reject as their worker's failed start, before no worker is left`,
+  async () => {
+    const errors: unknown[] = [];
+    const pool = await within(
+      Pool.create<typeof tasks>(TASKS, {
+        workers: 1,
+        recycle: { afterTasks: 1 },
+        workerData: { label: "h", counts: new Int32Array(new SharedArrayBuffer(8)), failAfter: 1, failDelay: 300 },
+        onError: (error) => errors.push(error),
+      }),
+      30_000,
+      "create",
+    );
+    try {
+      assertEquals(await within(pool.run("add", 1, 2), 20_000, "the task that makes it due"), 3, "runs");
+      const directed: Promise<Settled>[] = [];
+      const end = Date.now() + 20_000;
+      while (errors.length === 0 && Date.now() < end) {
+        directed.push(settle(pool.run("lengthOf", move(new ArrayBuffer(8)))));
+        await sleep(10);
+      }
+      const outcomes = await within(Promise.all(directed), 20_000, "every directed task settles");
+      const own = outcomes.filter((o) =>
+        !o.ok && o.error instanceof WorkerCrashedError && /failed to start/.test(o.error.message) &&
+        !/no worker left/.test(o.error.message)
+      );
+      assert(own.length > 0, "some held directed tasks reject with their worker's failed start");
+    } finally {
+      await within(pool.terminate(), 20_000, "terminate");
+    }
+  },
+);
