@@ -99,7 +99,7 @@ export {
   WorkerTeardownError,
 } from "./lib/errors.ts";
 export type { ElasticWorkers, RecycleOptions, ResourceLimits } from "./lib/options.ts";
-export type { ElasticStats } from "./lib/owner/owner.ts";
+export type { ElasticStats } from "./lib/owner/growth.ts";
 export { type GraphArgs, GraphNode, type GraphOptions, TaskGraph } from "./lib/graph/graph.ts";
 export { GraphInputError } from "./lib/graph/input_error.ts";
 export { Deque, type DequeRegion, EMPTY, initDeque, MAX_TASK_VALUE, RETRY, Stealer } from "./lib/protocol/deque.ts";

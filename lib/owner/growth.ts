@@ -27,6 +27,22 @@
 import type { Slots } from "../protocol/slots.ts";
 import { ABSENT, STARTING } from "../protocol/slots.ts";
 
+/** An elastic pool's worker counts, in `pool.stats().elastic` (docs/metrics.md). */
+export interface ElasticStats {
+  /** The fewest workers the pool keeps (`workers.min`). */
+  min: number;
+  /** The most it runs at once (`workers.max`). */
+  max: number;
+  /** Worker threads now: started and not retired (a retiring one counts until it is gone). */
+  current: number;
+  /** The most at once so far. */
+  peak: number;
+  /** Workers started by growth (the first `min` not counted; nor replacements of dead workers). */
+  started: number;
+  /** Workers that retired after their idle timeout (a death during a retirement counted too). */
+  retired: number;
+}
+
 /** The least time between the ends of two starts and the next start, in ms: the growth's rate bound. */
 export const GROW_INTERVAL_MS = 5;
 

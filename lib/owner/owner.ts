@@ -51,7 +51,7 @@ import { WorkerDeaths } from "./worker_deaths.ts";
 import { Recycler } from "./recycle.ts";
 import { OwnerEvents } from "./pool_events.ts";
 import { defaultWorkerUrl } from "../worker_url.ts";
-import { Growth } from "./growth.ts";
+import { type ElasticStats, Growth } from "./growth.ts";
 import { ABSENT, RETIRING, Slots } from "../protocol/slots.ts";
 
 import { PoolState, type PoolStateName } from "../lifecycle.ts";
@@ -68,22 +68,6 @@ export interface OwnerParts {
   readonly metrics: PoolMetrics | undefined;
   /** When the pool was created (epoch ms), for the workers' metrics. */
   readonly since: number;
-}
-
-/** An elastic pool's worker counts, in `pool.stats().elastic` (docs/metrics.md). */
-export interface ElasticStats {
-  /** The fewest workers the pool keeps (`workers.min`). */
-  min: number;
-  /** The most it runs at once (`workers.max`). */
-  max: number;
-  /** Worker threads now: started and not retired (a retiring one counts until it is gone). */
-  current: number;
-  /** The most at once so far. */
-  peak: number;
-  /** Workers started by growth (the first `min` not counted; nor replacements of dead workers). */
-  started: number;
-  /** Workers that retired after their idle timeout (a death during a retirement counted too). */
-  retired: number;
 }
 
 /** Counts a directed message in worker `index`'s mail word (a fixed pool's, where no worker retires). */
