@@ -11,26 +11,8 @@
  */
 import { ModuleLoadError, move, Pool, WorkerCrashedError } from "../../mod.ts";
 import type * as tasks from "../fixtures/setup_tasks.ts";
+import { counts, errorsOf, TASKS } from "./_setup.ts";
 import { assert, assertEquals, runtime, test, within } from "../_test.ts";
-
-const TASKS = new URL("../fixtures/setup_tasks.ts", import.meta.url);
-
-function counts(): Int32Array {
-  return new Int32Array(new SharedArrayBuffer(8));
-}
-
-function errorsOf(): { errors: unknown[]; onError: (error: unknown) => void; next: () => Promise<unknown> } {
-  const errors: unknown[] = [];
-  const waiters: ((error: unknown) => void)[] = [];
-  return {
-    errors,
-    onError: (error) => {
-      errors.push(error);
-      waiters.shift()?.(error);
-    },
-    next: () => errors.length > 0 ? Promise.resolve(errors.at(-1)) : new Promise((resolve) => waiters.push(resolve)),
-  };
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
