@@ -29,7 +29,7 @@ import type { PoolMemory } from "../protocol/memory.ts";
 import { type ProducerChannel, slotOf, wakeProducer } from "../protocol/producers.ts";
 import type { TaskLedger } from "../producer/ledger.ts";
 import type { PoolStateName } from "../lifecycle.ts";
-import { recoverDeadWorker } from "./recovery.ts";
+import { recoverDeadWorker, type RecoveryScope } from "./recovery.ts";
 import { GraphWalker } from "../graph/walk.ts";
 import { GraphRecords } from "../graph/words.ts";
 import { mem } from "../protocol/atomics.ts";
@@ -209,7 +209,7 @@ export class WorkerDeaths {
   /** Repairs what dead worker `index` held (recovery.ts), then lets the backlog in. */
   private recover(index: number, cause: unknown): void {
     const memory = this.memory;
-    const { buffer, layout } = memory;
+    const { buffer } = memory;
     const { unreported, inStep } = recoverDeadWorker(
       {
         table: this.table,
@@ -221,18 +221,7 @@ export class WorkerDeaths {
         marks: memory.notes(index, NoteWords.marks, MARK_WORDS),
         tableNotes: memory.notes(index, NoteWords.table, TABLE_NOTE_WORDS),
         levels: this.levels,
-        queues: ([
-          ["injector", layout.injector, layout.shape.taskCapacity, NoteWords.injector],
-          ["injector", layout.injectorHigh, layout.shape.taskCapacity, NoteWords.injectorHigh],
-          ["injector", layout.injectorLow, layout.shape.taskCapacity, NoteWords.injectorLow],
-          ["completions", layout.completions, layout.shape.taskCapacity, NoteWords.completions],
-          ["freeRecords", layout.freeRecords, layout.shape.taskCapacity, NoteWords.freeRecords],
-          ["freeBlocks", layout.freeBlocks, layout.shape.blocks, NoteWords.freeBlocks],
-        ] as const).map(([role, byteOffset, capacity, at]) => ({
-          role,
-          region: { buffer, byteOffset, capacity },
-          notes: memory.notes(index, at),
-        })).concat(
+        queues: poolQueuesOf(memory, index).concat(
           // Its handles on the other producers' completion queues (protocol/producers.ts).
           this.remote.map(({ channel }) => ({
             role: "completions" as const,
@@ -265,4 +254,29 @@ export class WorkerDeaths {
     }
     this.reader.arm();
   }
+}
+
+/**
+ * The pool-wide queues worker `index` has handles on, each with that worker's notes of its handle: the three
+ * injector levels, the completions, the free records and the free blocks (a producer's own completion queue
+ * comes on top, from its channel). What {@link recoverDeadWorker} repairs a dead worker's cut-short steps on.
+ *
+ * @param memory The pool's memory.
+ * @param index The worker.
+ * @returns The queues, in the order recovery walks them.
+ */
+export function poolQueuesOf(memory: PoolMemory, index: number): RecoveryScope["queues"] {
+  const { buffer, layout } = memory;
+  return ([
+    ["injector", layout.injector, layout.shape.taskCapacity, NoteWords.injector],
+    ["injector", layout.injectorHigh, layout.shape.taskCapacity, NoteWords.injectorHigh],
+    ["injector", layout.injectorLow, layout.shape.taskCapacity, NoteWords.injectorLow],
+    ["completions", layout.completions, layout.shape.taskCapacity, NoteWords.completions],
+    ["freeRecords", layout.freeRecords, layout.shape.taskCapacity, NoteWords.freeRecords],
+    ["freeBlocks", layout.freeBlocks, layout.shape.blocks, NoteWords.freeBlocks],
+  ] as const).map(([role, byteOffset, capacity, at]) => ({
+    role,
+    region: { buffer, byteOffset, capacity },
+    notes: memory.notes(index, at),
+  }));
 }

@@ -34,6 +34,7 @@ import { PoolMemory } from "../../lib/protocol/memory.ts";
 import { TaskState, TaskTable } from "../../lib/record/task.ts";
 import { TABLE_NOTE_WORDS } from "../../lib/record/task.ts";
 import { recoverDeadWorker } from "../../lib/owner/recovery.ts";
+import { poolQueuesOf } from "../../lib/owner/worker_deaths.ts";
 import type { TaskLedger } from "../../lib/producer/ledger.ts";
 import type { Encoder } from "../../lib/codec/codec.ts";
 import { Forks } from "../../lib/worker/forks.ts";
@@ -118,7 +119,6 @@ function newTask(world: World, state: number): number {
 /** The main thread's repair of dead worker 0 (as owner/worker_deaths.ts calls it). */
 function recover(world: World): void {
   const { memory } = world;
-  const { buffer, layout } = memory;
   recoverDeadWorker(
     {
       table: world.main,
@@ -130,18 +130,7 @@ function recover(world: World): void {
       marks: memory.notes(0, NoteWords.marks, MARK_WORDS),
       tableNotes: memory.notes(0, NoteWords.table, TABLE_NOTE_WORDS),
       levels: memory.levels(),
-      queues: ([
-        ["injector", layout.injector, layout.shape.taskCapacity, NoteWords.injector],
-        ["injector", layout.injectorHigh, layout.shape.taskCapacity, NoteWords.injectorHigh],
-        ["injector", layout.injectorLow, layout.shape.taskCapacity, NoteWords.injectorLow],
-        ["completions", layout.completions, layout.shape.taskCapacity, NoteWords.completions],
-        ["freeRecords", layout.freeRecords, layout.shape.taskCapacity, NoteWords.freeRecords],
-        ["freeBlocks", layout.freeBlocks, layout.shape.blocks, NoteWords.freeBlocks],
-      ] as const).map(([role, byteOffset, capacity, at]) => ({
-        role,
-        region: { buffer, byteOffset, capacity },
-        notes: memory.notes(0, at),
-      })),
+      queues: poolQueuesOf(memory, 0),
       isDead: () => true,
       complete: () => {},
     },
