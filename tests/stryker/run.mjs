@@ -7,12 +7,12 @@
  * or later: the package script runs node_modules/.bin/node). Incremental: a file whose code did not change
  * since its incremental file (`tests/stryker/incremental/`) costs no test run; `--force` re-runs them all.
  *
- * The score: Stryker's statuses of its JSON report, less the mutants that `triage.json` shows equivalent
+ * The score: Stryker's statuses of its JSON report, less the mutants that the target's triage file shows equivalent
  * (each with its reason): killed + timeout (a hang detected) over killed + timeout + survived + no
- * coverage. Survivors that `triage.json` records as a known hole stay in the count and are listed.
+ * coverage. Survivors that the target's triage file records as a known hole stay in the count and are listed.
  *
  * `--report` runs nothing: it prints the scores of the last reports (`tests/stryker/.reports/`, not kept)
- * again, after a change to `triage.json`.
+ * again, after a change to the target's triage file.
  *
  * Exit code: 0 when every file ran (whatever its score), 1 when a Stryker run failed, 2 on bad usage.
  *
@@ -23,7 +23,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { argv, execPath, exit } from "node:process";
 import { fileURLToPath } from "node:url";
-import { incrementalFileFor, reportFileFor, TARGETS } from "./targets.mjs";
+import { incrementalFileFor, reportFileFor, TARGETS, triageFileFor } from "./targets.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const args = argv.slice(2);
@@ -39,24 +39,27 @@ for (const f of files) {
 }
 
 /**
- * The triage of surviving mutants: `{ file, mutator, line, replacement, verdict, reason }`, where `line`
- * is the trimmed source line the mutant changes (robust to lines moving), `verdict` "equivalent" (left
- * out of the score) or "hole" (counted, listed).
- * @type {{ file: string, mutator: string, line: string, replacement: string, verdict: "equivalent" | "hole", reason: string }[]}
+ * The triage of one target's surviving mutants, in its own file (`triageFileFor`: one file a target, so
+ * that work on two targets never touches the same file): `{ mutator, line, replacement, verdict, reason }`,
+ * where `line` is the trimmed source line the mutant changes (robust to lines moving), `verdict`
+ * "equivalent" (left out of the score) or "hole" (counted, listed). A target with no triage yet has none.
+ * @param {string} file A key of {@link TARGETS}.
+ * @returns {{ mutator: string, line: string, replacement: string, verdict: "equivalent" | "hole", reason: string }[]}
  */
-const triage = JSON.parse(readFileSync(join(root, "tests/stryker/triage.json"), "utf8"));
+function triageOf(file) {
+  const path = join(root, triageFileFor(file));
+  return existsSync(path) ? JSON.parse(readFileSync(path, "utf8")) : [];
+}
 
 /**
  * The triage entry of one mutant, if any.
- * @param {string} file
+ * @param {ReturnType<typeof triageOf>} triage
  * @param {string} source The file's source as the report holds it.
  * @param {{ mutatorName: string, replacement?: string, location: { start: { line: number } } }} m
  */
-function triaged(file, source, m) {
+function triaged(triage, source, m) {
   const line = source.split("\n")[m.location.start.line - 1].trim();
-  return triage.find((t) =>
-    t.file === file && t.mutator === m.mutatorName && t.line === line && t.replacement === (m.replacement ?? "")
-  );
+  return triage.find((t) => t.mutator === m.mutatorName && t.line === line && t.replacement === (m.replacement ?? ""));
 }
 
 let failed = false;
@@ -82,11 +85,12 @@ for (const file of files.length > 0 ? files : Object.keys(TARGETS)) {
   }
   const json = JSON.parse(readFileSync(report, "utf8"));
   const entry = json.files[file];
+  const triage = triageOf(file);
   const count = { Killed: 0, Timeout: 0, Survived: 0, NoCoverage: 0, equivalent: 0, other: 0 };
   const holes = [];
   const untriaged = [];
   for (const m of entry.mutants) {
-    const t = m.status === "Survived" || m.status === "NoCoverage" ? triaged(file, entry.source, m) : undefined;
+    const t = m.status === "Survived" || m.status === "NoCoverage" ? triaged(triage, entry.source, m) : undefined;
     if (t?.verdict === "equivalent") count.equivalent++;
     else if (m.status in count) count[m.status]++;
     else count.other++;

@@ -80,3 +80,13 @@ export function incrementalFileFor(file) {
 export function reportFileFor(file) {
   return `tests/stryker/.reports/${file.replace(/^lib\//, "").replaceAll("/", "_").replace(/\.ts$/, "")}.json`;
 }
+
+/**
+ * The triage file of `file`'s surviving mutants (equivalent, or a known hole, each with its reason), kept
+ * in the repository, one a target.
+ * @param {string} file A key of {@link TARGETS}.
+ * @returns {string}
+ */
+export function triageFileFor(file) {
+  return `tests/stryker/triage/${file.replace(/^lib\//, "").replaceAll("/", "_").replace(/\.ts$/, "")}.json`;
+}
