@@ -368,12 +368,14 @@ export class Producer implements CompletionHooks {
 
   /**
    * The most records this producer may hold now: all of them while no other producer waits for one, its
-   * fair share (the records divided among the open producers) while one does.
+   * fair share (the records divided among the open producers) while one does. The table holds
+   * `indexMask + 1` records, every one of them allocatable (the free list holds them all), so the share
+   * divides that count, as docs/producers.md says (not `indexMask`: one record short).
    */
   private recordShare(): number {
     if (!this.reader.othersWaitForRecords()) return Infinity;
     const open = mem.load(this.memory.control, ControlWords.producersOpen) + 1;
-    return Math.max(1, Math.floor(this.table.indexMask / open));
+    return Math.max(1, Math.floor((this.table.indexMask + 1) / open));
   }
 
   /** The reader's hook after it freed records: the backlog goes in (unless the pool was terminated). */

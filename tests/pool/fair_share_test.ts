@@ -102,10 +102,10 @@ test(
           Atomics.notify(gates[i], 0);
         }
         await within(Promise.all(held.slice(0, RELEASED)), 20_000, "the released tasks");
-        // Two parties open (the owner and the thread): the owner's share is ⌊CAPACITY / 2⌋ less the rounding
-        // of the table (records are counted as indexMask, CAPACITY − 1), so 7. It held CAPACITY − RELEASED = 4
-        // when the settles came; it takes records for its backlog up to 7, and no more while the thread waits.
-        const share = Math.floor((CAPACITY - 1) / 2);
+        // Two parties open (the owner and the thread): the owner's share is the records divided between
+        // them, ⌊CAPACITY / 2⌋ = 8. It held CAPACITY − RELEASED = 4 when the settles came; it takes records for
+        // its backlog up to 8, and no more while the thread waits.
+        const share = Math.floor(CAPACITY / 2);
         const inRecords = owner.ledger.pending - owner.submitter.backlogLength;
         assertEquals(
           { inRecords, backlog: owner.submitter.backlogLength },
