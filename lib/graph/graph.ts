@@ -40,7 +40,8 @@ import { backgroundTimeout } from "../runtime/timer.ts";
 import { TaskNotFoundError } from "../errors.ts";
 import { TaskFlags } from "../record/task.ts";
 import { GraphInputError } from "./input_error.ts";
-import { cancelGraph, type GraphHost, type PlacedNode, placeGraph } from "./submit.ts";
+import type { GraphHost } from "../producer/graph_host.ts";
+import { cancelGraph, type PlacedNode, placeGraph } from "./submit.ts";
 import { GRAPH_INPUT } from "./walk.ts";
 import { CANCEL } from "./words.ts";
 import type { TaskArgs, TaskName, TaskResult } from "../task_types.ts";
@@ -322,7 +323,7 @@ export class TaskGraph<M extends object = Record<string, (...args: never[]) => u
     const cancellable = signal !== undefined || this.#timeout !== undefined;
     // With a progress handler every node reports (PROGRESS) and its record comes back (RETURN), as a
     // cancellable graph's do: the record's return is what ends its progress (its cell is read a last time
-    // then, and the record unwatched: completion.ts, progress/reader.ts), exactly as a task's settle does.
+    // then, and the record unwatched: completion.ts, producer/progress_reader.ts), exactly as a task's settle does.
     const onProgress = this.#onProgress;
     const placed: PlacedNode[] = [];
     let open = 0;

@@ -37,7 +37,7 @@ import type { PoolMemory } from "../protocol/memory.ts";
 import { Settled, type TaskLedger } from "./ledger.ts";
 import { type ProducerChannel, wakeProducer, wakeRecordWaiters } from "../protocol/producers.ts";
 import { Outcome, PAYLOAD_BY_MESSAGE, type TaskTable } from "../record/task.ts";
-import { ProgressReader } from "../progress/reader.ts";
+import { ProgressReader } from "./progress_reader.ts";
 
 /** What the reader calls on its producer: at the start of each drain, and after it freed records. */
 export interface CompletionHooks {
@@ -167,7 +167,7 @@ export class CompletionReader {
   private readonly ledger: TaskLedger;
   private readonly buffers: BufferRegistry;
   private readonly hooks: CompletionHooks;
-  /** The progress of this producer's tasks that have a handler (lib/progress/reader.ts). */
+  /** The progress of this producer's tasks that have a handler (lib/producer/progress_reader.ts). */
   readonly progress: ProgressReader;
   /**
    * @param parts What the reader works with (see {@link CompletionParts}).

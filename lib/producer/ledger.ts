@@ -54,7 +54,7 @@ export interface Entry {
   settled: boolean;
   /** Its cancellation and deadlines (`pool.with`), if it has any. */
   control: EntryControl | undefined;
-  /** Its progress handler (`pool.with({ onProgress })`), if any (lib/progress/reader.ts calls it). */
+  /** Its progress handler (`pool.with({ onProgress })`), if any (lib/producer/progress_reader.ts calls it). */
   onProgress: ((value: unknown) => void) | undefined;
   /** With metrics: when it was submitted (epoch ms; see metrics.ts), else 0. */
   submittedAt: number;

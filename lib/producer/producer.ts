@@ -65,7 +65,7 @@ import type { PoolMemory } from "../protocol/memory.ts";
 import { Room } from "./room.ts";
 import { type Placement, Submitter } from "./submission.ts";
 import { TaskTable } from "../record/task.ts";
-import type { GraphHost } from "../graph/submit.ts";
+import type { GraphHost } from "./graph_host.ts";
 
 /** Why a task from a producer in another thread cannot move buffers (the end of the encoder's TypeError). */
 /** Why a graph node's arguments cannot move buffers (the end of the encoder's TypeError). */

@@ -65,7 +65,7 @@ export interface SubmitterParts {
   readonly placement: Placement;
   /** With metrics: where a placed task's submission time goes. */
   readonly stamps?: TaskStamps;
-  /** Where a task placed with a progress handler is watched (lib/progress/reader.ts). */
+  /** Where a task placed with a progress handler is watched (lib/producer/progress_reader.ts). */
   readonly progress?: { watch(index: number): void };
   /**
    * Its producer: the record origin word of its slot, what its tasks may do with moved buffers, the most

@@ -1040,7 +1040,7 @@ export const MEMORY_MUTANTS: readonly MemoryMutant[] = [
  */
 export interface ProgressMutant {
   name: string;
-  module: "progress/reader.ts" | "progress/reporter.ts" | "progress/cell.ts";
+  module: "producer/progress_reader.ts" | "progress/reporter.ts" | "progress/cell.ts";
   bug: string;
   patches: Patch[];
 }
@@ -1049,7 +1049,7 @@ export interface ProgressMutant {
 export const PROGRESS_MUTANTS: readonly ProgressMutant[] = [
   {
     name: "progress_delivered_after_settle",
-    module: "progress/reader.ts",
+    module: "producer/progress_reader.ts",
     bug: "a value read before its task settled by another way (an abort, here by another task's handler) is " +
       "still delivered, after the settle",
     patches: [{

@@ -1,6 +1,8 @@
 /**
  * A producer's side of progress: reads the progress cells of its tasks that have a handler, and calls the
- * handlers (design: README.md here).
+ * handlers (design: lib/progress/README.md). It is the producer's part of progress, beside the completion
+ * reader that calls it: it reads into the producer's ledger entries, so it lives with them, and lib/progress/
+ * (the cell and the worker's reporter) imports nothing of the producer.
  *
  * What it owns: the record indices of this producer's tasks placed with a handler (watched), the values
  * read and not yet delivered, and the retry of a cell found mid-write.
@@ -29,8 +31,8 @@
 import { mem } from "../protocol/atomics.ts";
 import { decode, type ErrorClasses } from "../codec/codec.ts";
 import type { ProducerChannel } from "../protocol/memory.ts";
-import type { Entry, TaskLedger } from "../producer/ledger.ts";
-import { NUMBER_LENGTH, ProgressCells, Taken } from "./cell.ts";
+import type { Entry, TaskLedger } from "./ledger.ts";
+import { NUMBER_LENGTH, ProgressCells, Taken } from "../progress/cell.ts";
 import { PROGRESS_CELL_WORDS } from "../protocol/layout.ts";
 
 /** How long the reader waits before it reads again a cell it found mid-write, ms. */
