@@ -11,7 +11,7 @@
  * @module
  */
 import process from "node:process";
-import { collectGarbage, medianInterval, runtimeName, summarize, type Summary } from "../_stats.ts";
+import { collectGarbage, medianInterval, summarize, type Summary } from "../_stats.ts";
 import { withTimeout } from "../_deadline.ts";
 import { ownerCpuNs, ownerCpuProblem } from "../_owner_cpu.ts";
 
@@ -147,44 +147,4 @@ export function ratioText(r: Ratio, digits = 2): string {
   return `${r.value.median.toFixed(digits)} ${
     ci === undefined ? "(n/a)" : `[${ci[0].toFixed(digits)}–${ci[1].toFixed(digits)}]`
   }`;
-}
-
-/**
- * A command-line option `--name=value` or `--name value`.
- *
- * @param name The option's name.
- * @returns Its value, or undefined.
- *
- * @example Usage
- * ```ts ignore
- * const rounds = Number(option("rounds") ?? 15);
- * ```
- */
-export function option(name: string): string | undefined {
-  const args = process.argv.slice(2);
-  const i = args.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
-  if (i === -1) return undefined;
-  return args[i].includes("=") ? args[i].slice(args[i].indexOf("=") + 1) : args[i + 1];
-}
-
-/**
- * The `--json` output every graph benchmark prints: one JSON line a contender's row, then one a ratio (its
- * name as `ratio`), each with the runtime's name. A ratio left undefined (not measured in this run) is
- * skipped.
- *
- * @param rows The contenders' rows.
- * @param ratios The ratios, by name.
- *
- * @example Usage
- * ```ts ignore
- * printJsonRows(report.rows, report.ratios); // {"runtime":"Node …","contender":"graph",…} …
- * ```
- */
-export function printJsonRows(
-  rows: readonly object[],
-  ratios: Iterable<readonly [string, Ratio | undefined]>,
-): void {
-  const runtime = runtimeName();
-  for (const row of rows) console.log(JSON.stringify({ runtime, ...row }));
-  for (const [name, r] of ratios) if (r !== undefined) console.log(JSON.stringify({ runtime, ratio: name, ...r }));
 }

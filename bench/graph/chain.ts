@@ -27,21 +27,11 @@
  * @module
  */
 import process from "node:process";
-import { Pool } from "../../lib/pool.ts";
-import { format, medianInterval, runtimeName, summarize, type Summary } from "../_stats.ts";
+import { format, medianInterval, summarize, type Summary } from "../_stats.ts";
 import { withTimeout } from "../_deadline.ts";
 import { ownerCpuNs } from "../_owner_cpu.ts";
-import {
-  checkOwnerCpu,
-  type Contender,
-  option,
-  printJsonRows,
-  type Ratio,
-  ratio,
-  ratioText,
-  rounds,
-} from "./_rounds.ts";
-import type * as tasks from "./tasks.ts";
+import { checkOwnerCpu, type Contender, type Ratio, ratio, ratioText, rounds } from "./_rounds.ts";
+import { closePools, finish, openPool, printTable, settings } from "./_cli.ts";
 
 /** The chain benchmark's settings. */
 export interface ChainSettings {
@@ -89,12 +79,7 @@ export interface ChainReport {
  */
 export async function benchChain(s: ChainSettings): Promise<ChainReport> {
   const cpuProblem = checkOwnerCpu();
-  const capacity = 2 ** Math.ceil(Math.log2(Math.max(2, 2 * s.nodes)));
-  const pool = await withTimeout(
-    Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: s.workers, taskCapacity: capacity }),
-    20_000,
-    "the filch pool did not start within 20 s",
-  );
+  const pool = await openPool(s.workers, 2 * s.nodes);
   const skipped: string[] = [];
   const phases: ChainReport["phases"] = { build: [], submit: [], result: [] };
   const contenders: Contender<number>[] = [
@@ -160,55 +145,38 @@ export async function benchChain(s: ChainSettings): Promise<ChainReport> {
     for (const c of contenders.slice(1)) ratios.set(`graph ÷ ${c.name}`, ratio(measured.ms.get(c.name)!, graphMs));
     return { rows, ratios, skipped, cpuProblem, phases };
   } finally {
-    await withTimeout(pool.close(), 10_000, "the filch pool did not close within 10 s")
-      .catch((error) => console.error(`WARNING ${error}`));
+    await closePools(pool);
     await piscina?.destroy().catch(() => {});
   }
 }
 
 if (import.meta.main ?? process.argv[1]?.endsWith("chain.ts")) {
-  const quick = process.argv.includes("--quick");
-  const settings: ChainSettings = {
-    rounds: Number(option("rounds") ?? (quick ? 3 : 15)),
-    nodes: Number(option("nodes") ?? (quick ? 1_000 : 10_000)),
-    workers: Number(option("workers") ?? 2),
-  };
-  if (!(settings.rounds >= 1 && settings.nodes >= 1 && settings.workers >= 1)) {
-    throw new Error("Cannot run with those settings: --rounds, --nodes and --workers must be ≥ 1");
-  }
-  const report = await benchChain(settings);
-  const when = new Date().toISOString().slice(0, 16).replace("T", " ");
-  if (process.argv.includes("--json")) {
-    printJsonRows(report.rows, report.ratios);
-  } else {
-    console.log(
-      `\n${runtimeName()}, ${when} UTC, a chain of ${settings.nodes} dependent tiny tasks, ${settings.workers} workers, ` +
-        `${settings.rounds} rounds; median (min–max); ratios per round: median [95% interval of the median].\n`,
-    );
+  const s: ChainSettings = settings({ rounds: [15, 3], nodes: [10_000, 1_000], workers: [2, 2] });
+  const report = await benchChain(s);
+  const what = `a chain of ${s.nodes} dependent tiny tasks, ${s.workers} workers, ${s.rounds} rounds; ` +
+    `median (min–max); ratios per round: median [95% interval of the median].`;
+  finish(what, report.rows, report.ratios, () => {
     for (const line of report.skipped) console.log(`SKIPPED ${line}`);
     if (report.cpuProblem !== undefined) console.log(`SKIPPED main thread CPU: ${report.cpuProblem}`);
-    console.log("| contender | nodes/s | main thread CPU µs a node | its 95% interval |");
-    console.log("|---|---|---|---|");
-    for (const row of report.rows) {
-      const ci = row.cpuInterval === undefined
-        ? "n/a"
-        : `${row.cpuInterval[0].toFixed(3)}–${row.cpuInterval[1].toFixed(3)}`;
-      console.log(
-        `| ${row.contender} | ${format(row.nodesPerSecond, 0)} | ${format(row.cpuMicrosPerNode, 3)} | ${ci} |`,
-      );
-    }
-    console.log("\n| ratio | throughput |");
-    console.log("|---|---|");
-    for (const [name, r] of report.ratios) console.log(`| ${name} | ${ratioText(r)} |`);
+    const interval = (ci: [number, number] | undefined) =>
+      ci === undefined ? "n/a" : `${ci[0].toFixed(3)}–${ci[1].toFixed(3)}`;
+    printTable(
+      ["contender", "nodes/s", "main thread CPU µs a node", "its 95% interval"],
+      report.rows.map((row) => [
+        row.contender,
+        format(row.nodesPerSecond, 0),
+        format(row.cpuMicrosPerNode, 3),
+        interval(row.cpuInterval),
+      ]),
+    );
+    printTable(["ratio", "throughput"], [...report.ratios].map(([name, r]) => [name, ratioText(r)]));
     if (report.cpuProblem === undefined) {
       const p = report.phases;
+      const phase = (ns: number[]) => format(summarize(ns), 0);
       console.log(
-        `\nThe graph's main-thread CPU a node by phase, ns, median (min–max): build ${
-          format(summarize(p.build), 0)
-        }, ` +
-          `submit ${format(summarize(p.submit), 0)}, until the result ${format(summarize(p.result), 0)}.`,
+        `\nThe graph's main-thread CPU a node by phase, ns, median (min–max): build ${phase(p.build)}, ` +
+          `submit ${phase(p.submit)}, until the result ${phase(p.result)}.`,
       );
     }
-  }
-  process.exit(0);
+  });
 }

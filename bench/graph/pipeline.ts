@@ -29,21 +29,10 @@ import process from "node:process";
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Pool } from "../../lib/pool.ts";
-import { format, runtimeName, summarize, type Summary as Spread } from "../_stats.ts";
-import { withTimeout } from "../_deadline.ts";
-import {
-  checkOwnerCpu,
-  type Contender,
-  option,
-  printJsonRows,
-  type Ratio,
-  ratio,
-  ratioText,
-  rounds,
-} from "./_rounds.ts";
+import { format, summarize, type Summary as Spread } from "../_stats.ts";
+import { checkOwnerCpu, type Contender, type Ratio, ratio, ratioText, rounds } from "./_rounds.ts";
+import { closePools, finish, openPool, option, printTable, settings } from "./_cli.ts";
 import { merge, readText, scan, summarise, type Summary } from "./tasks.ts";
-import type * as tasks from "./tasks.ts";
 
 /** Summaries a merge node takes. */
 const FAN_IN = 16;
@@ -132,12 +121,7 @@ export async function benchPipeline(s: PipelineSettings): Promise<PipelineReport
   const bytes = paths.reduce((sum, p) => sum + statSync(p).size, 0);
   const reference = canonical(tree(paths.map((p) => summarise(scan(readText(p)))), (group) => merge(...group)));
   // One record a node and one an edge: 3 nodes and 2 edges a file, and each merge's node and edges.
-  const capacity = 2 ** Math.ceil(Math.log2(8 * paths.length + 64));
-  const pool = await withTimeout(
-    Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers: s.workers, taskCapacity: capacity }),
-    20_000,
-    "the filch pool did not start within 20 s",
-  );
+  const pool = await openPool(s.workers, 8 * paths.length + 64);
   const contenders: Contender<Summary>[] = [
     {
       name: "graph",
@@ -172,42 +156,25 @@ export async function benchPipeline(s: PipelineSettings): Promise<PipelineReport
     ]);
     return { files: paths.length, bytes, rows, ratios, cpuProblem };
   } finally {
-    await withTimeout(pool.close(), 10_000, "the filch pool did not close within 10 s")
-      .catch((error) => console.error(`WARNING ${error}`));
+    await closePools(pool);
   }
 }
 
 if (import.meta.main ?? process.argv[1]?.endsWith("pipeline.ts")) {
-  const quick = process.argv.includes("--quick");
-  const settings: PipelineSettings = {
-    rounds: Number(option("rounds") ?? (quick ? 3 : 15)),
+  const s: PipelineSettings = {
+    ...settings({ rounds: [15, 3], repeat: [4, 1], files: [Infinity, Infinity], workers: [2, 2] }),
     package: option("package") ?? "typescript",
-    repeat: Number(option("repeat") ?? (quick ? 1 : 4)),
-    files: Number(option("files") ?? Infinity),
-    workers: Number(option("workers") ?? 2),
   };
-  if (!(settings.rounds >= 1 && settings.repeat >= 1 && settings.files >= 1 && settings.workers >= 1)) {
-    throw new Error("Cannot run with those settings: --rounds, --repeat, --files and --workers must be ≥ 1");
-  }
-  const report = await benchPipeline(settings);
-  const when = new Date().toISOString().slice(0, 16).replace("T", " ");
-  if (process.argv.includes("--json")) {
-    printJsonRows(report.rows, report.ratios);
-  } else {
-    console.log(
-      `\n${runtimeName()}, ${when} UTC, read → scan → summarise → merge over ${report.files} files ` +
-        `(node_modules/${settings.package}'s .js × ${settings.repeat}, ${(report.bytes / 1e6).toFixed(2)} MB), ` +
-        `${settings.workers} workers, ${settings.rounds} rounds; median (min–max); ratios per round: median [95% interval].\n`,
-    );
+  const report = await benchPipeline(s);
+  const what = `read → scan → summarise → merge over ${report.files} files ` +
+    `(node_modules/${s.package}'s .js × ${s.repeat}, ${(report.bytes / 1e6).toFixed(2)} MB), ` +
+    `${s.workers} workers, ${s.rounds} rounds; median (min–max); ratios per round: median [95% interval].`;
+  finish(what, report.rows, report.ratios, () => {
     if (report.cpuProblem !== undefined) console.log(`SKIPPED main thread CPU: ${report.cpuProblem}`);
-    console.log("| contender | files/s | main thread CPU µs a file |");
-    console.log("|---|---|---|");
-    for (const row of report.rows) {
-      console.log(`| ${row.contender} | ${format(row.filesPerSecond, 0)} | ${format(row.cpuMicrosPerFile, 1)} |`);
-    }
-    console.log("\n| ratio | median [95% interval] |");
-    console.log("|---|---|");
-    for (const [name, r] of report.ratios) console.log(`| ${name} | ${ratioText(r)} |`);
-  }
-  process.exit(0);
+    printTable(
+      ["contender", "files/s", "main thread CPU µs a file"],
+      report.rows.map((row) => [row.contender, format(row.filesPerSecond, 0), format(row.cpuMicrosPerFile, 1)]),
+    );
+    printTable(["ratio", "median [95% interval]"], [...report.ratios].map(([name, r]) => [name, ratioText(r)]));
+  });
 }

@@ -30,13 +30,11 @@
  * @module
  */
 import process from "node:process";
-import { Pool } from "../../lib/pool.ts";
 import type { GraphNode } from "../../lib/graph/graph.ts";
-import { format, runtimeName, summarize, type Summary } from "../_stats.ts";
-import { withTimeout } from "../_deadline.ts";
-import { type Contender, option, printJsonRows, type Ratio, ratio, ratioText, rounds } from "./_rounds.ts";
+import { format, summarize, type Summary } from "../_stats.ts";
+import { type Contender, type Ratio, ratio, ratioText, rounds } from "./_rounds.ts";
+import { closePools, finish, type GraphPool, openPool, printTable, settings } from "./_cli.ts";
 import { type Edges, tile } from "./tasks.ts";
-import type * as tasks from "./tasks.ts";
 
 /** The wavefront benchmark's settings. */
 export interface WavefrontSettings {
@@ -146,15 +144,9 @@ export async function benchWavefront(s: WavefrontSettings): Promise<WavefrontRep
     throw new Error(`Cannot trust the tiles as they computed ${distance}, the untiled table ${untiled(a, b)}`);
   }
   const count = Math.ceil(s.length / s.tile) ** 2;
-  const capacity = 2 ** Math.ceil(Math.log2(3 * count + 64));
-  const open = (workers: number) =>
-    withTimeout(
-      Pool.create<typeof tasks>(new URL("./tasks.ts", import.meta.url), { workers, taskCapacity: capacity }),
-      20_000,
-      `the filch pool of ${workers} workers did not start within 20 s`,
-    );
+  const open = (workers: number) => openPool(workers, 3 * count + 64);
   const pools = s.workers > 1 ? [await open(s.workers), await open(1)] : [await open(s.workers)];
-  const graphOn = (pool: Pool<typeof tasks>) => async () => {
+  const graphOn = (pool: GraphPool) => async () => {
     const g = pool.graph();
     const end = tiles<GraphNode<Edges>>(a, b, s.tile, (...args) => g.run("tile", ...args));
     return last(await g.submit(end));
@@ -189,66 +181,47 @@ export async function benchWavefront(s: WavefrontSettings): Promise<WavefrontRep
       scaling: pools.length > 1 ? ratio(measured.ms.get("graph, 1 worker")!, measured.ms.get("graph")!) : undefined,
     };
   } finally {
-    for (const pool of pools) {
-      await withTimeout(pool.close(), 10_000, "a filch pool did not close within 10 s")
-        .catch((error) => console.error(`WARNING ${error}`));
-    }
+    await closePools(...pools);
   }
 }
 
 if (import.meta.main ?? process.argv[1]?.endsWith("wavefront.ts")) {
-  const quick = process.argv.includes("--quick");
-  const settings: WavefrontSettings = {
-    rounds: Number(option("rounds") ?? (quick ? 3 : 15)),
-    length: Number(option("length") ?? (quick ? 2_048 : 8_192)),
-    tile: Number(option("tile") ?? 256),
-    workers: Number(option("workers") ?? 2),
-  };
-  if (!(settings.rounds >= 1 && settings.length >= 1 && settings.tile >= 1 && settings.workers >= 1)) {
-    throw new Error("Cannot run with those settings: --rounds, --length, --tile and --workers must be ≥ 1");
-  }
-  const report = await benchWavefront(settings);
-  const when = new Date().toISOString().slice(0, 16).replace("T", " ");
-  if (process.argv.includes("--json")) {
-    printJsonRows(report.rows, [
-      ["inline ÷ graph", report.speedup],
-      ["graph, 1 worker ÷ graph", report.scaling],
-      ["workers × inline CPU ÷ graph CPU", report.cpuBound],
-      ["inline ÷ graph, 1 worker", report.speedupOneWorker],
-    ]);
-  } else {
-    const grid = Math.ceil(settings.length / settings.tile);
-    console.log(
-      `\n${runtimeName()}, ${when} UTC, edit distance of two ${settings.length}-character strings (distance ` +
-        `${report.distance}) in ${grid} × ${grid} tiles of ${settings.tile}, ${settings.workers} workers, ` +
-        `${settings.rounds} rounds; median (min–max); speedup per round: median [95% interval].\n`,
+  const s: WavefrontSettings = settings({ rounds: [15, 3], length: [8_192, 2_048], tile: [256, 256], workers: [2, 2] });
+  const report = await benchWavefront(s);
+  const grid = Math.ceil(s.length / s.tile);
+  const what = `edit distance of two ${s.length}-character strings (distance ${report.distance}) in ` +
+    `${grid} × ${grid} tiles of ${s.tile}, ${s.workers} workers, ${s.rounds} rounds; median (min–max); ` +
+    `speedup per round: median [95% interval].`;
+  const ratios: [string, Ratio | undefined][] = [
+    ["inline ÷ graph", report.speedup],
+    ["graph, 1 worker ÷ graph", report.scaling],
+    ["workers × inline CPU ÷ graph CPU", report.cpuBound],
+    ["inline ÷ graph, 1 worker", report.speedupOneWorker],
+  ];
+  finish(what, report.rows, ratios, () => {
+    const millions = (m: Summary) =>
+      `${(m.median / 1e6).toFixed(0)} (${(m.min / 1e6).toFixed(0)}–${(m.max / 1e6).toFixed(0)})`;
+    printTable(
+      ["contender", "ms", "M cells/s", "process CPU ms", "main thread CPU ms"],
+      report.rows.map((row) => [
+        row.contender,
+        format(row.ms, 1),
+        millions(row.cellsPerSecond),
+        format(row.processCpuMs, 0),
+        format(row.mainCpuMs, 0),
+      ]),
     );
-    console.log("| contender | ms | M cells/s | process CPU ms | main thread CPU ms |");
-    console.log("|---|---|---|---|---|");
-    for (const row of report.rows) {
-      const m = row.cellsPerSecond;
-      const cells = `${(m.median / 1e6).toFixed(0)} (${(m.min / 1e6).toFixed(0)}–${(m.max / 1e6).toFixed(0)})`;
-      console.log(
-        `| ${row.contender} | ${format(row.ms, 1)} | ${cells} | ${format(row.processCpuMs, 0)} | ${
-          format(row.mainCpuMs, 0)
-        } |`,
-      );
-    }
+    const speedups = [[`${s.workers} workers`, ratioText(report.speedup)]];
+    if (report.speedupOneWorker !== undefined) speedups.push(["1 worker", ratioText(report.speedupOneWorker)]);
+    printTable(["speedup", "inline ÷ graph"], speedups);
     console.log(
-      `\n| speedup | inline ÷ graph |\n|---|---|\n| ${settings.workers} workers | ${ratioText(report.speedup)} |`,
-    );
-    if (report.speedupOneWorker !== undefined) console.log(`| 1 worker | ${ratioText(report.speedupOneWorker)} |`);
-    console.log(
-      `\nBy CPU time (${settings.workers} × inline's CPU ÷ the graph's process CPU: the speedup with every worker ` +
+      `\nBy CPU time (${s.workers} × inline's CPU ÷ the graph's process CPU: the speedup with every worker ` +
         `on a core of its own): ${ratioText(report.cpuBound)}.`,
     );
     if (report.scaling !== undefined) {
       console.log(
-        `\nThe graph on ${settings.workers} workers against 1 (its ms on 1 ÷ on ${settings.workers}): ${
-          ratioText(report.scaling)
-        }.`,
+        `\nThe graph on ${s.workers} workers against 1 (its ms on 1 ÷ on ${s.workers}): ${ratioText(report.scaling)}.`,
       );
     }
-  }
-  process.exit(0);
+  });
 }

@@ -11,7 +11,6 @@
  * 3000), FILCH_LINCHECK_ROOM_PREEMPTIONS (added to each named scenario's bound, default 0),
  * FILCH_LINCHECK_PATH (with the seed: replay one run).
  */
-import fc from "fast-check";
 import {
   checkRoomExecution,
   describeRoomScenario,
@@ -22,20 +21,17 @@ import {
   roomScenarioArbitrary,
   waiterBlocked,
 } from "./models/room_wait/model.ts";
-import { Harness, scheduleArbitrary, scheduleChooser } from "./kernel/harness.ts";
-import { exploreModel, runSystematic } from "./kernel/systematic.ts";
-import { config, describeViolations, intEnv } from "./kernel/env.ts";
-import { assert, assertEquals, runtime, test } from "../_test.ts";
+import { scheduleChooser } from "./kernel/harness.ts";
+import { openSuite, randomMode, systematicMode } from "./kernel/suite.ts";
+import { assert, assertEquals, test } from "../_test.ts";
 
-const RUNS = intEnv("FILCH_LINCHECK_ROOM_RUNS", 3000, 0);
-const EXTRA = intEnv("FILCH_LINCHECK_ROOM_PREEMPTIONS", 0, 0);
 /** One harness (2 threads) for the whole file; the last test closes it. */
-const shared = Harness.start(ROOM_WAIT);
+const suite = openSuite(ROOM_WAIT, { env: "ROOM", runs: 3000, describe: describeRoomScenario, table: formatRoomTable });
 
 test(
   "room-wait harness: a waiter that counted itself and blocked is woken by the settle that makes room",
   async () => {
-    const h = await shared;
+    const h = await suite.harness;
     const s: RoomScenario = { settler: 2, max: 2, rest: 0 };
     // The waiter first, to its wait (it blocks: the pool is full), then the settler.
     const exec = h.run(s, scheduleChooser(ROOM_WAIT, [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]));
@@ -51,61 +47,22 @@ test(
 test(
   "room-wait random mode: generated bounds and settlers under generated interleavings satisfy every oracle",
   async () => {
-    const { seed, path } = config();
-    const h = await shared;
-    const started = performance.now();
-    let runs = 0;
-    let steps = 0;
     let woken = 0;
-    const result = fc.check(
-      fc.property(roomScenarioArbitrary(), scheduleArbitrary(ROOM_WAIT), (scenario, schedule) => {
-        const exec = h.run(scenario, scheduleChooser(ROOM_WAIT, schedule));
-        runs++;
-        steps += exec.steps;
+    const { replaying } = await randomMode(suite, {
+      scenarios: roomScenarioArbitrary(),
+      count(_, exec) {
         if (exec.accesses.some((a) => a.thread === 0 && (a.woke?.length ?? 0) > 0)) woken++;
-        const v = checkRoomExecution(scenario, exec);
-        if (v.length > 0) throw new Error(describeViolations(v));
-      }),
-      { seed, numRuns: path === undefined ? RUNS : 1, path },
-    );
-    const seconds = (performance.now() - started) / 1000;
-    console.log(
-      `lincheck room-wait random [${runtime}]: seed ${seed}; ${runs} interleavings (${result.numShrinks} shrinks), ` +
-        `${steps} steps; ${woken} with the waiter woken from its wait; ${seconds.toFixed(1)} s`,
-    );
-    if (result.failed) {
-      const [scenario, schedule] = result.counterexample!;
-      const exec = h.run(scenario, scheduleChooser(ROOM_WAIT, schedule));
-      throw new Error(
-        `lincheck room-wait random: the shipped code failed; ` +
-          `replay: FILCH_LINCHECK_SEED=${result.seed} FILCH_LINCHECK_PATH='${result.counterexamplePath}'\n` +
-          `scenario: ${describeRoomScenario(scenario)}\nschedule (JSON): ${JSON.stringify(schedule)}\n` +
-          `violations: ${describeViolations(checkRoomExecution(scenario, exec))}\n` + formatRoomTable(scenario, exec),
-      );
-    }
+      },
+      counted: () => `${woken} with the waiter woken from its wait`,
+    });
     // The runs must reach a waiter woken from its wait, not only checks that found the room.
-    if (path === undefined && RUNS >= 100) assert(woken > 0, `woken ${woken}`);
+    if (!replaying && suite.runs >= 100) assert(woken > 0, `woken ${woken}`);
   },
   300_000,
 );
 
 test(
   "room-wait systematic mode: every schedule within each named scenario's preemption bound satisfies every oracle",
-  async () => {
-    const h = await shared;
-    try {
-      const { failures } = runSystematic({
-        label: "lincheck room-wait systematic",
-        scenarios: ROOM_SCENARIOS,
-        bound: ({ preemptions }) => preemptions! + EXTRA,
-        exploreOne: exploreModel(h, formatRoomTable),
-        describe: describeRoomScenario,
-        nameWidth: 30,
-      });
-      assertEquals(failures, [], "no schedule breaks an oracle");
-    } finally {
-      await h.close();
-    }
-  },
+  () => systematicMode(suite, ROOM_SCENARIOS, 30),
   300_000,
 );
