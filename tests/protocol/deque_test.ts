@@ -10,7 +10,15 @@
  * throw at the N-th access instead cuts the operation short there, as a stack overflow would.
  */
 import { atomicsBinding, installSharedMemory, type SharedMemory } from "../../lib/protocol/atomics.ts";
-import { Deque, EMPTY, initDeque, repairAbandonedPop, RETRY, Stealer } from "../../lib/protocol/deque.ts";
+import {
+  Deque,
+  EMPTY,
+  initDeque,
+  MAX_TASK_VALUE,
+  repairAbandonedPop,
+  RETRY,
+  Stealer,
+} from "../../lib/protocol/deque.ts";
 import { dequeRegionBytes, DequeWords } from "../../lib/protocol/layout.ts";
 import { assert, assertEquals, assertThrows, test } from "../_test.ts";
 
@@ -53,17 +61,19 @@ class Cut extends Error {}
 /**
  * Runs `op` with a facade that, just before its `n`-th shared access (from 0; `pause` not counted), runs
  * `between` (whose own accesses are not counted and pass straight through), or throws {@link Cut} if
- * `between` is "cut". Returns what `op` returned, or `Cut` if it was cut short.
+ * `between` is "cut"; `actions` may name several accesses. Returns what `op` returned, or `Cut` if it was
+ * cut short.
  */
-function atAccess<T>(n: number, between: (() => void) | "cut", op: () => T): T | typeof Cut {
+function atAccesses<T>(actions: Record<number, (() => void) | "cut">, op: () => T): T | typeof Cut {
   let count = 0;
   let inside = false;
   const binding = {} as Record<string, unknown>;
   for (const key of Object.keys(atomicsBinding) as (keyof SharedMemory)[]) {
     const real = atomicsBinding[key] as (...args: unknown[]) => unknown;
     binding[key] = (...args: unknown[]) => {
-      if (!inside && key !== "pause" && count++ === n) {
-        if (between === "cut") throw new Cut(`cut at access ${n}`);
+      const between = !inside && key !== "pause" ? actions[count++] : undefined;
+      if (between !== undefined) {
+        if (between === "cut") throw new Cut(`cut at access ${count - 1}`);
         inside = true;
         try {
           between();
@@ -83,6 +93,11 @@ function atAccess<T>(n: number, between: (() => void) | "cut", op: () => T): T |
   } finally {
     restore();
   }
+}
+
+/** {@link atAccesses} with one action, just before access `n`. */
+function atAccess<T>(n: number, between: (() => void) | "cut", op: () => T): T | typeof Cut {
+  return atAccesses({ [n]: between }, op);
 }
 
 /** Everything left in a deque: the thief's steals (oldest first), then the owner's pops. */
@@ -304,4 +319,119 @@ test("a steal-half into a deque whose pop was cut short repairs that deque first
   assert(!myDeque.cutShort, "repaired");
   assertEquals(drain(myDeque, new Stealer(mine)), [50, 51, 1], "the reserved task 51 is still there, then 1");
   assertEquals(drain(owner, new Stealer(victim)), [2], "the victim keeps 2");
+});
+
+test("a region that is not an object is a TypeError naming what was passed, from every opener", () => {
+  for (const bad of [null, undefined, 5, "deque"]) {
+    const region = bad as unknown as Region;
+    assertThrows(() => initDeque(region), TypeError, `'region' must be an object: received ${String(bad)}`);
+    assertThrows(() => new Deque(region), TypeError, `received ${String(bad)}`);
+    assertThrows(() => new Stealer(region), TypeError, `received ${String(bad)}`);
+    assertThrows(() => repairAbandonedPop(region), TypeError, `received ${String(bad)}`);
+  }
+});
+
+test("0 and 2^31 - 1 are tasks: both push, pop and steal as themselves", () => {
+  const r = region(4);
+  const owner = new Deque(r);
+  const thief = new Stealer(r);
+  assert(owner.push(0), "push 0");
+  assert(owner.push(MAX_TASK_VALUE), "push 2^31 - 1");
+  assertEquals([thief.steal(), owner.pop()], [0, MAX_TASK_VALUE], "each comes back as itself");
+});
+
+test("a pop that lost the last task and is cut short before its restore gives nothing back on repair", () => {
+  const r = region(4);
+  const owner = new Deque(r);
+  const thief = new Stealer(r);
+  owner.push(9);
+  const words = new Int32Array(r.buffer);
+  // The thief wins task 9 before PopCasTop (access 4); the pop is cut short at PopRestoreBottom (access 5).
+  const got = atAccesses(
+    { 4: () => atomicsBinding.compareExchange(words, DequeWords.top, 0, 1), 5: "cut" },
+    () => owner.pop(),
+  );
+  assertEquals(got, Cut, "cut short after losing");
+  owner.repair();
+  assert(!owner.cutShort, "repaired");
+  assertEquals(indices(r), [1, 1], "empty: bottom put back to top");
+  assertEquals(drain(owner, thief), [], "the thief's task is not pushed back");
+});
+
+test("a steal-half cut short before its first claim leaves the thief's deque as it was once repaired", () => {
+  const [victim, mine] = twoRegions(8);
+  const owner = new Deque(victim);
+  for (const v of [1, 2, 3, 4]) owner.push(v);
+  const myDeque = new Deque(mine);
+  myDeque.push(50);
+  // HalfReadSlot is access 4, HalfCasTop access 5: cut there, after the receiving note, before any claim.
+  assertEquals(atAccess(5, "cut", () => new Stealer(victim).stealHalfInto(myDeque)), Cut, "cut short");
+  assert(myDeque.cutShort, "noted as cut short");
+  myDeque.repair();
+  assert(!myDeque.cutShort, "repaired");
+  assertEquals(indices(mine), [0, 1], "nothing published: bottom as it was");
+  assertEquals(myDeque.length, 1, "the thief's deque holds its own task only");
+  assertEquals(drain(myDeque, new Stealer(mine)), [50], "and nothing else");
+  assertEquals(drain(owner, new Stealer(victim)), [1, 2, 3, 4], "the victim keeps all four");
+});
+
+test("a steal-half cut short after a whole claim and copy publishes exactly what it claimed once repaired", () => {
+  const [victim, mine] = twoRegions(8);
+  const owner = new Deque(victim);
+  for (const v of [1, 2, 3, 4]) owner.push(v); // the thief wants 2
+  const myDeque = new Deque(mine);
+  myDeque.push(50);
+  // After the first claim (HalfCasTop, 5) and copy (HalfWriteDst, 6): cut at HalfRecheckBottom (7).
+  assertEquals(atAccess(7, "cut", () => new Stealer(victim).stealHalfInto(myDeque)), Cut, "cut short");
+  myDeque.repair();
+  assertEquals(indices(mine), [0, 2], "one task published");
+  assertEquals(drain(myDeque, new Stealer(mine)), [50, 1], "the thief's own task and the one it claimed");
+  assertEquals(drain(owner, new Stealer(victim)), [2, 3, 4], "the victim keeps the rest");
+});
+
+test("a steal-half into a full deque moves nothing; into one with room for one, it moves one", () => {
+  const [victim, mine] = twoRegions(4);
+  const owner = new Deque(victim);
+  for (const v of [1, 2, 3, 4]) owner.push(v); // the thief would want 2
+  const myDeque = new Deque(mine);
+  for (const v of [50, 51, 52, 53]) myDeque.push(v);
+  assertEquals(new Stealer(victim).stealHalfInto(myDeque), EMPTY, "no room: EMPTY");
+  assertEquals(indices(victim), [0, 4], "the victim lost nothing");
+  assertEquals(indices(mine), [0, 4], "the thief's deque unchanged");
+  assertEquals(myDeque.pop(), 53, "the thief makes room for one");
+  assertEquals(new Stealer(victim).stealHalfInto(myDeque), 1, "room for one: one moves");
+  assertEquals(
+    drain(myDeque, new Stealer(mine)),
+    [50, 51, 52, 1],
+    "the thief's tasks, then the oldest of the victim's",
+  );
+  assertEquals(drain(owner, new Stealer(victim)), [2, 3, 4], "the victim keeps the rest");
+});
+
+test("a steal-half of n tasks moves ceil(n/2) of them, the oldest, in order", () => {
+  for (const n of [1, 2, 3, 4, 5, 7]) {
+    const [victim, mine] = twoRegions(8);
+    const owner = new Deque(victim);
+    const values = Array.from({ length: n }, (_, i) => 10 + i);
+    for (const v of values) owner.push(v);
+    const myDeque = new Deque(mine);
+    const want = n - (n >> 1);
+    assertEquals(new Stealer(victim).stealHalfInto(myDeque), want, `${n} tasks: ${want} move`);
+    assertEquals(drain(myDeque, new Stealer(mine)), values.slice(0, want), `${n} tasks: the oldest, in order`);
+    assertEquals(drain(owner, new Stealer(victim)), values.slice(want), `${n} tasks: the victim keeps the rest`);
+  }
+});
+
+test("a bad region's message names the deque", () => {
+  const buffer = new SharedArrayBuffer(4096);
+  assertThrows(
+    () => new Deque({ buffer, byteOffset: 0, capacity: 3 }),
+    RangeError,
+    "Cannot create deque as 'capacity'",
+  );
+  assertThrows(
+    () => new Stealer({ buffer, byteOffset: 4, capacity: 4 }),
+    RangeError,
+    "Cannot create deque as 'byteOffset'",
+  );
 });
