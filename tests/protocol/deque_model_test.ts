@@ -136,7 +136,7 @@ const setup = fc.record({
 
 test(`deque agrees with an array model for random push/pop/steal/stealHalf sequences (seed ${SEED}, ${RUNS} runs)`, () => {
   fc.assert(
-    fc.property(setup, fc.commands(commands, { maxCommands: 120 }), (s, cmds) => {
+    fc.property(setup, fc.commands(commands, { maxCommands: 120, size: "max" }), (s, cmds) => {
       const capacity = 2 ** s.capacityLog2;
       const bytes = dequeRegionBytes(capacity);
       const buffer = new SharedArrayBuffer(2 * bytes);
