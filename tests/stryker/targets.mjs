@@ -34,6 +34,11 @@ export const TARGETS = {
     "tests/lincheck/random_test.ts",
   ],
   "lib/protocol/producers.ts": ["tests/lincheck/producers_test.ts"],
+  "lib/protocol/slots.ts": [
+    "tests/protocol/slots_test.ts",
+    "tests/lincheck/elastic_test.ts",
+    "tests/pool/elastic_test.ts",
+  ],
 };
 
 /**
