@@ -205,3 +205,14 @@ test("a worker or producer slot out of range is refused with a RangeError naming
   assertEquals(notesOf(memory.buffer, l, 0, NoteWords.deque).byteOffset, l.notes, "worker 0 is in range");
   assertEquals(producerChannel(memory.buffer, l, 2).slot, 2, "the last slot is in range");
 }, 10_000);
+
+test("the owner's create sets up its workers' deques alone: a shape whose deques are most of the buffer opens", () => {
+  // One deque of 2^16 slots (256 KiB) and little else: a deque region set up past the last worker's would
+  // not fit in the buffer.
+  const shape = { workers: 1, dequeCapacity: 2 ** 16, taskCapacity: 2, inlineBytes: 0, blockBytes: 128, blocks: 2 };
+  const memory = PoolMemory.create(shape);
+  assert(memory.layout.totalBytes - memory.layout.injector < memory.layout.dequeBytes, "the rest is smaller");
+  const deque = memory.deque(0, new Int32Array(4));
+  assert(deque.push(3), "its deque takes a task");
+  assertEquals(memory.stealers[0].steal(), 3, "and a thief takes it");
+}, 10_000);
