@@ -305,3 +305,24 @@ test("a region's buffer that is not a buffer is refused with a TypeError that na
     assertEquals(error.message, message, `the message for ${what}`);
   }
 }, 10_000);
+
+test(
+  "the region check works where SharedArrayBuffer is not defined (no cross-origin isolation): an ArrayBuffer passes",
+  () => {
+    const g = globalThis as { SharedArrayBuffer?: typeof SharedArrayBuffer };
+    const saved = g.SharedArrayBuffer;
+    // Synchronous from here to the finally: no other code runs while the global is gone.
+    delete g.SharedArrayBuffer;
+    try {
+      assertEquals(typeof g.SharedArrayBuffer, "undefined", "the global is gone");
+      checkRegion("deque", new ArrayBuffer(256), 64, 192);
+      const message = "Cannot create deque as 'buffer' must be a SharedArrayBuffer: received Object";
+      const error = assertThrows(() => checkRegion("deque", {} as ArrayBuffer, 0, 0), TypeError, message);
+      assertEquals(error.message, message);
+    } finally {
+      g.SharedArrayBuffer = saved;
+    }
+    assert(typeof SharedArrayBuffer === "function", "the global is back");
+  },
+  10_000,
+);
