@@ -123,3 +123,18 @@ test("growth marks a slot STARTING before it reserves, within the maximum; a ref
   assertEquals(slots.wantWorker(), true);
   assertEquals(SLEEPING, 1);
 });
+
+test("a slot is live (a thief may steal there) while AWAKE or SLEEPING, and not while RETIRING, ABSENT or STARTING", () => {
+  const { sleep, slots } = fresh(1, 2);
+  const at = SleepWords.state(1);
+  const liveness = (state: number) => {
+    Atomics.store(sleep.words, at, state);
+    return [slots.state(1), slots.live(1)];
+  };
+  assertEquals(liveness(AWAKE), [AWAKE, true], "AWAKE: live");
+  assertEquals(liveness(SLEEPING), [SLEEPING, true], "SLEEPING: live (a sleeper's deque may still be stolen from)");
+  assertEquals(liveness(RETIRING), [RETIRING, false], "RETIRING: not live");
+  assertEquals(liveness(ABSENT), [ABSENT, false], "ABSENT: not live");
+  assertEquals(liveness(STARTING), [STARTING, false], "STARTING: not live (its deque is not yet the thread's)");
+  assertEquals(slots.live(0), true, "worker 0, booted, is live");
+});

@@ -38,7 +38,29 @@ export const TARGETS = {
     "tests/lincheck/systematic_test.ts",
   ],
   "lib/protocol/producers.ts": ["tests/lincheck/producers_test.ts"],
+  "lib/protocol/slots.ts": [
+    "tests/protocol/slots_test.ts",
+    "tests/lincheck/elastic_test.ts",
+    "tests/pool/elastic_test.ts",
+  ],
+  "lib/protocol/memory.ts": [
+    "tests/protocol/memory_test.ts",
+    "tests/protocol/producer_slots_test.ts",
+    "tests/protocol/record_words_test.ts",
+    "tests/pool/pool_test.ts",
+  ],
+  "lib/protocol/layout.ts": [
+    "tests/protocol/layout_test.ts",
+    "tests/protocol/memory_test.ts",
+    "tests/protocol/record_words_test.ts",
+    "tests/pool/pool_test.ts",
+  ],
 };
+
+/** The filter of `memory.ts` and `layout.ts` (see {@link FILTER}). */
+const POOL_MEMORY_FILTER = "/^(every |slots: |each |the |another |a shape |a size |a capacity |a region|a pool " +
+  "without|a worker or producer slot|sync and async task functions|payloads larger than a record|several " +
+  "producers submitting)/";
 
 /**
  * Which tests of a target's suites run, as a Deno `--filter` regex on their names (Deno's regexes have no
@@ -52,6 +74,13 @@ export const FILTER = {
   // lincheck/kill_guard_test.ts less "kill-guard harness: …" (trace mode); every test of
   // protocol/kill_guard_test.ts (they start "a ") and of force_test.ts.
   "lib/protocol/kill_guard.ts": "/^(kill-guard (random|systematic) mode|a |without force|force must|forced kills)/",
+  // The layout and the views opened on it: every test of the unit files (protocol/memory_test.ts,
+  // layout_test.ts, producer_slots_test.ts, record_words_test.ts), then three short pool tests of
+  // pool/pool_test.ts that cross every region a pool uses (codecs through records, overflow blocks, several
+  // producers' completions); the rest of pool_test.ts (a million tasks, deaths) adds minutes to every
+  // survivor and reaches no view the unit tests do not pin.
+  "lib/protocol/memory.ts": POOL_MEMORY_FILTER,
+  "lib/protocol/layout.ts": POOL_MEMORY_FILTER,
 };
 
 /**
