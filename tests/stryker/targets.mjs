@@ -25,7 +25,11 @@ export const TARGETS = {
     "tests/pool/force_test.ts",
   ],
   "lib/protocol/sleep.ts": ["tests/protocol/sleep_test.ts", "tests/lincheck/sleep_test.ts"],
-  "lib/protocol/levels.ts": ["tests/lincheck/levels_test.ts", "tests/pool/priority_test.ts"],
+  "lib/protocol/levels.ts": [
+    "tests/protocol/levels_quota_test.ts",
+    "tests/pool/priority_test.ts",
+    "tests/lincheck/levels_test.ts",
+  ],
   "lib/protocol/injector.ts": ["tests/lincheck/queue_test.ts", "tests/protocol/cut_short_test.ts"],
   "lib/protocol/deque.ts": [
     "tests/protocol/deque_model_test.ts",
@@ -48,6 +52,11 @@ export const FILTER = {
   // lincheck/kill_guard_test.ts less "kill-guard harness: …" (trace mode); every test of
   // protocol/kill_guard_test.ts (they start "a ") and of force_test.ts.
   "lib/protocol/kill_guard.ts": "/^(kill-guard (random|systematic) mode|a |without force|force must|forced kills)/",
+  // protocol/levels_quota_test.ts and levels_test.ts ("levels: …", unit, first: 1 s), priority_test.ts (3 s);
+  // lincheck/levels_test.ts (14 s) less its first harness test (trace mode) and the mutants test (it loads
+  // the kept mutants as variants, none in a mutation run).
+  "lib/protocol/levels.ts":
+    "/^(levels: |levels harness: a starving|levels (random|systematic) mode|one worker|no starvation|two workers|runMany and map|priority: )/",
 };
 
 /**
