@@ -26,6 +26,7 @@ export const TARGETS = {
   ],
   "lib/protocol/sleep.ts": ["tests/protocol/sleep_test.ts", "tests/lincheck/sleep_test.ts"],
   "lib/protocol/levels.ts": [
+    "tests/protocol/levels_test.ts",
     "tests/protocol/levels_quota_test.ts",
     "tests/pool/priority_test.ts",
     "tests/lincheck/levels_test.ts",
@@ -52,7 +53,7 @@ export const FILTER = {
   // lincheck/kill_guard_test.ts less "kill-guard harness: …" (trace mode); every test of
   // protocol/kill_guard_test.ts (they start "a ") and of force_test.ts.
   "lib/protocol/kill_guard.ts": "/^(kill-guard (random|systematic) mode|a |without force|force must|forced kills)/",
-  // protocol/levels_quota_test.ts and levels_test.ts ("levels: …", unit, first: 1 s), priority_test.ts (3 s);
+  // protocol/levels_test.ts and levels_quota_test.ts ("levels: …", unit, first: 1 s), priority_test.ts (3 s);
   // lincheck/levels_test.ts (14 s) less its first harness test (trace mode) and the mutants test (it loads
   // the kept mutants as variants, none in a mutation run).
   "lib/protocol/levels.ts":
