@@ -38,7 +38,12 @@ export const TARGETS = {
     "tests/lincheck/systematic_test.ts",
     "tests/lincheck/random_test.ts",
   ],
-  "lib/protocol/producers.ts": ["tests/lincheck/producers_test.ts"],
+  "lib/protocol/producers.ts": [
+    "tests/protocol/producers_test.ts",
+    "tests/protocol/producer_slots_test.ts",
+    "tests/pool/fair_share_test.ts",
+    "tests/lincheck/producers_test.ts",
+  ],
 };
 
 /**
@@ -58,6 +63,10 @@ export const FILTER = {
   // the kept mutants as variants, none in a mutation run).
   "lib/protocol/levels.ts":
     "/^(levels: |levels harness: a starving|levels (random|systematic) mode|one worker|no starvation|two workers|runMany and map|priority: )/",
+  // protocol/producers_test.ts ("producers: …") and producer_slots_test.ts ("slots: …"), unit, first (2 s);
+  // pool/fair_share_test.ts (1 s); lincheck/producers_test.ts's harness test and random mode (8 s), less its
+  // systematic mode (93 s alone, more than the rest together: every survivor would pay it).
+  "lib/protocol/producers.ts": "/^(producers: |slots: |fair share |producers harness|producers random mode)/",
 };
 
 /**
