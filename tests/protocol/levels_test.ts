@@ -26,9 +26,21 @@ function setUp(): { queues: [Injector, Injector, Injector]; control: Int32Array;
   return { queues, control, producer: new Levels({ queues, control }) };
 }
 
-/** Runs `op` with a facade that counts each binding's calls (and throws at access `cutAt`, if given). */
-function counting<T>(op: () => T, cutAt = -1): { counts: Record<string, number>; value?: T; cut: boolean } {
+/**
+ * Runs `op` with a facade that counts each binding's calls and notes each access's view and index (and
+ * throws at access `cutAt`, if given).
+ */
+function counting<T>(
+  op: () => T,
+  cutAt = -1,
+): {
+  counts: Record<string, number>;
+  accesses: { key: string; view: unknown; index: unknown }[];
+  value?: T;
+  cut: boolean;
+} {
   const counts: Record<string, number> = {};
+  const accesses: { key: string; view: unknown; index: unknown }[] = [];
   let n = 0;
   const binding = {} as Record<string, unknown>;
   for (const key of Object.keys(atomicsBinding) as (keyof SharedMemory)[]) {
@@ -36,15 +48,16 @@ function counting<T>(op: () => T, cutAt = -1): { counts: Record<string, number>;
     binding[key] = (...args: unknown[]) => {
       if (key !== "pause" && n++ === cutAt) throw new RangeError("cut");
       counts[key] = (counts[key] ?? 0) + 1;
+      accesses.push({ key, view: args[0], index: args[1] });
       return real(...args);
     };
   }
   const restore = installSharedMemory(binding as unknown as SharedMemory);
   try {
-    return { counts, value: op(), cut: false };
+    return { counts, accesses, value: op(), cut: false };
   } catch (error) {
     if (!(error instanceof RangeError) || error.message !== "cut") throw error;
-    return { counts, cut: true };
+    return { counts, accesses, cut: true };
   } finally {
     restore();
   }
@@ -112,18 +125,21 @@ test("levels: until a level other than normal is seen announced, a worker takes 
 test("levels: a worker reads the levels word at each take until it sees a bit, and no more after", () => {
   const { queues, control, producer } = setUp();
   const worker = new Levels({ queues, control });
+  /** How many times a take reads the levels word. */
+  const reads = (run: { accesses: { key: string; view: unknown; index: unknown }[] }) =>
+    run.accesses.filter((a) => a.view === control && a.index === ControlWords.levels).length;
   producer.pushPatiently(1, Level.normal);
-  assertEquals(counting(() => worker.take()).counts.load! > 0, true, "a take reads");
-  const before = counting(() => worker.take());
-  assertEquals(before.value, QUEUE_EMPTY, "nothing left");
+  const first = counting(() => worker.take());
+  assertEquals([first.value, reads(first)], [1, 1], "a take while the word is 0 reads it once");
+  const empty = counting(() => worker.take());
+  assertEquals([empty.value, reads(empty)], [QUEUE_EMPTY, 1], "so does the next, on empty queues");
   producer.pushPatiently(2, Level.high);
-  // After the take that sees the bit, a take makes only its queues' accesses: count the levels-word reads
-  // as the difference between takes on an empty pool made before and after.
-  assertEquals(worker.take(), 2, "the high task");
-  const after = counting(() => worker.take());
-  assertEquals(after.value, QUEUE_EMPTY, "nothing left");
-  // Before: one read of the word and one pop of the normal queue (2 loads); after: three pops (6 loads).
-  assertEquals([before.counts.load, after.counts.load], [3, 6], "the loads of a take on empty queues");
+  const sees = counting(() => worker.take());
+  assertEquals([sees.value, reads(sees)], [2, 1], "the take that sees the bit reads it once");
+  for (let i = 0; i < 3; i++) {
+    const after = counting(() => worker.take());
+    assertEquals([after.value, reads(after)], [QUEUE_EMPTY, 0], `take ${i} after it: no read of the word`);
+  }
 }, 10_000);
 
 test("levels: length and queued sum the three queues, each counted once", () => {
