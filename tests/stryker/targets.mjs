@@ -25,7 +25,12 @@ export const TARGETS = {
     "tests/pool/force_test.ts",
   ],
   "lib/protocol/sleep.ts": ["tests/protocol/sleep_test.ts", "tests/lincheck/sleep_test.ts"],
-  "lib/protocol/levels.ts": ["tests/lincheck/levels_test.ts", "tests/pool/priority_test.ts"],
+  "lib/protocol/levels.ts": [
+    "tests/protocol/levels_test.ts",
+    "tests/protocol/levels_quota_test.ts",
+    "tests/pool/priority_test.ts",
+    "tests/lincheck/levels_test.ts",
+  ],
   "lib/protocol/injector.ts": ["tests/lincheck/queue_test.ts", "tests/protocol/cut_short_test.ts"],
   // Left out: tests/lincheck/random_test.ts (over a minute alone on the unmutated file; the systematic
   // mode covers the same scenarios' small schedules in 8 s) and deque_stress_test.ts (real threads, timing).
@@ -37,7 +42,12 @@ export const TARGETS = {
     "tests/protocol/cut_short_test.ts",
     "tests/lincheck/systematic_test.ts",
   ],
-  "lib/protocol/producers.ts": ["tests/lincheck/producers_test.ts"],
+  "lib/protocol/producers.ts": [
+    "tests/protocol/producers_test.ts",
+    "tests/protocol/producer_slots_test.ts",
+    "tests/pool/fair_share_test.ts",
+    "tests/lincheck/producers_test.ts",
+  ],
   "lib/protocol/slots.ts": [
     "tests/protocol/slots_test.ts",
     "tests/lincheck/elastic_test.ts",
@@ -81,6 +91,15 @@ export const FILTER = {
   // survivor and reaches no view the unit tests do not pin.
   "lib/protocol/memory.ts": POOL_MEMORY_FILTER,
   "lib/protocol/layout.ts": POOL_MEMORY_FILTER,
+  // protocol/levels_test.ts and levels_quota_test.ts ("levels: …", unit, first: 1 s), priority_test.ts (3 s);
+  // lincheck/levels_test.ts (14 s) less its first harness test (trace mode) and the mutants test (it loads
+  // the kept mutants as variants, none in a mutation run).
+  "lib/protocol/levels.ts":
+    "/^(levels: |levels harness: a starving|levels (random|systematic) mode|one worker|no starvation|two workers|runMany and map|priority: )/",
+  // protocol/producers_test.ts ("producers: …") and producer_slots_test.ts ("slots: …"), unit, first (2 s);
+  // pool/fair_share_test.ts (1 s); lincheck/producers_test.ts's harness test and random mode (8 s), less its
+  // systematic mode (93 s alone, more than the rest together: every survivor would pay it).
+  "lib/protocol/producers.ts": "/^(producers: |slots: |fair share |producers harness|producers random mode)/",
 };
 
 /**
