@@ -188,7 +188,9 @@ test("the queue's handle says what its last push published, and its notes what i
   assertEquals(q.cutShort, false, "nothing cut short");
   q.push(41);
   assertEquals([q.published, lastClaimedPush(notes), q.cutShort], [41, 41, false], "after a push");
-  q.pushPatiently(42);
+  let clockReads = 0;
+  withClock(() => ++clockReads, () => q.pushPatiently(42));
+  assertEquals(clockReads, 0, "a patient push that goes in at once never reads the clock");
   assertEquals([q.published, lastClaimedPush(notes), q.cutShort], [42, 42, false], "after a patient push");
   assertEquals(q.push(43), false, "full");
   assertEquals([q.published, lastClaimedPush(notes)], [42, 42], "a refused push claims and publishes nothing");
@@ -273,6 +275,20 @@ test(
       other.push(9);
     });
     assertEquals(length, 4, "clamped to the capacity");
+    // Others make 2^31 + 5 pushes and 2^31 + 3 pops between its two reads (fast-forwarded: the words written
+    // as they would leave them): the tail read is 2^31 + 5 past the head read, a negative int32 difference.
+    const w = new Injector(region(4));
+    const ahead = interleave(() => w.length, 1, () => {
+      const tail = (2 ** 31 + 5) | 0;
+      const head = (tail - 2) | 0;
+      w.words[InjectorWords.tail] = tail;
+      w.words[InjectorWords.head] = head;
+      for (let p = (head - 2) | 0; p !== tail; p = (p + 1) | 0) {
+        // Positions head - 2 and head - 1 popped (their slots free for a lap on), head and head + 1 queued.
+        w.words[InjectorWords.seqs + (p & w.mask)] = p === head || p === ((head + 1) | 0) ? (p + 1) | 0 : (p + 4) | 0;
+      }
+    });
+    assertEquals(ahead, 0, "clamped to zero, not negative");
   },
   10_000,
 );
@@ -285,6 +301,7 @@ test("a queue's patient push retries through a full queue until a slot frees, wi
   q.push(2);
   let now = 1_000_000;
   let loads = 0;
+  let clockReads = 0;
   const restore = installSharedMemory({
     ...atomicsBinding,
     load: (view, index) => {
@@ -300,6 +317,7 @@ test("a queue's patient push retries through a full queue until a slot frees, wi
   try {
     // The clock stands exactly 10 s after the start: the push has not yet failed for more than 10 s.
     withClock(() => {
+      clockReads++;
       const t = now;
       now = 1_010_000;
       return t;
@@ -308,6 +326,8 @@ test("a queue's patient push retries through a full queue until a slot frees, wi
     restore();
   }
   assert(loads >= 10_000, "it retried until the slot freed");
+  // The clock costs more than a retry: read at the first failure, then once every 4,096 retries.
+  assertEquals(clockReads, 2, "the clock read at the start and after 4,096 retries");
   assertEquals(drain(other), [2, 3], "the patient push went in after the freed slot's successor");
 }, 60_000);
 
@@ -386,27 +406,36 @@ function cutTwice(
   n: number,
   m: number,
   next: "repair" | "push" | "pop" | "pushPatiently" = "repair",
+  start = 0,
 ): { opCut: boolean; repairCut: boolean } {
   const r = region(8); // room for every value: a patient push must never meet a full queue
   const notes = new Int32Array(3);
   const mine = new Injector(r, notes);
   const other = new Injector(r);
+  // `start` values through the queue first, so that the cut position is not slot 0.
+  for (let i = 0; i < start; i++) other.push(-1 - i), other.pop();
   const expected = Array.from({ length: size }, (_, i) => 100 + i);
   for (const v of expected) other.push(v);
   const noted = new Int32Array(1).fill(-1);
   const opCut = cutAt(n, () => op === "pop" ? mine.pop(noted) : op === "push" ? mine.push(7) : mine.pushPatiently(7));
   if (!opCut) return { opCut, repairCut: false };
   // Whether the push claimed a position (its notes name the value from its claim on).
-  if (op !== "pop" && lastClaimedPush(notes) === 7) expected.push(7);
+  const claimed = op === "pop" ? mine.words[InjectorWords.head] !== start : lastClaimedPush(notes) === 7;
+  if (op !== "pop" && claimed) expected.push(7);
+  assertEquals(mine.cutShort, claimed, `${op} cut at access ${n}: cut short once it claimed a position`);
   const got: number[] = [];
-  const othersGoOn = (tag: number) => {
-    const v = other.pop(); // QUEUE_EMPTY if the cut position's value is not yet back or published
-    if (v !== QUEUE_EMPTY) got.push(v);
-    if (other.push(tag)) expected.push(tag);
+  // The others pop and push `rounds` times (pushing only while 6 or fewer are queued or claimed: room is
+  // left for the cut push's value and the next push); enough rounds reuse the cut position's slot.
+  const othersGoOn = (tag: number, rounds: number) => {
+    for (let i = 0; i < rounds; i++) {
+      const v = other.pop(); // QUEUE_EMPTY if the cut position's value is not yet back or published
+      if (v !== QUEUE_EMPTY) got.push(v);
+      if (other.length < 6 && other.push(tag + i)) expected.push(tag + i);
+    }
   };
-  othersGoOn(200);
+  othersGoOn(200, 1);
   const repairCut = cutAt(m, () => mine.repair());
-  othersGoOn(300);
+  othersGoOn(300, 9);
   // The handle's next operation repairs first (or an explicit repair).
   if (next === "repair") mine.repair();
   else if (next === "pop") {
@@ -436,6 +465,7 @@ test(
         for (let n = 0; cutTwice(op, size, n, 0).opCut; n++) {
           for (let m = 0; cutTwice(op, size, n, m).repairCut; m++) {
             for (const next of ["push", "pop", "pushPatiently"] as const) cutTwice(op, size, n, m, next);
+            cutTwice(op, size, n, m, "repair", 3);
             cases++;
           }
         }
