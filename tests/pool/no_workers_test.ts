@@ -7,6 +7,7 @@
  * Every wait has a timeout that fails the test (a task that never settles is the bug this test catches).
  */
 import { ModuleLoadError, move, Pool, WorkerCrashedError } from "../../mod.ts";
+import { openProducer } from "../../lib/pool_producer.ts";
 import type * as tasks from "../fixtures/setup_tasks.ts";
 import { assert, assertEquals, runtime, test, within } from "../_test.ts";
 
@@ -162,6 +163,104 @@ test(
       assert(own.length > 0, "some held directed tasks reject with their worker's failed start");
     } finally {
       await within(pool.terminate(), 20_000, "terminate");
+    }
+  },
+);
+
+test(
+  `no workers on ${runtime}: an elastic pool whose every start failed rejects the tasks queued with no worker (its own and a producer's), tells onError, and grows again later`,
+  async () => {
+    const errors: unknown[] = [];
+    const refuse = new Int32Array(new SharedArrayBuffer(4));
+    const pool = await within(
+      Pool.create<typeof tasks>(TASKS, {
+        workers: { min: 1, max: 2 },
+        producers: 1,
+        workerData: { label: "q", counts: new Int32Array(new SharedArrayBuffer(8)), refuse },
+        onError: (error) => errors.push(error),
+      }),
+      30_000,
+      "create",
+    );
+    const producer = openProducer<typeof tasks>(pool.handle());
+    try {
+      Atomics.store(refuse, 0, 1);
+      // The one worker dies on the first task; the rest wait in the queue. Its replacement and every growth
+      // start fail: no worker is live or starting, and nothing else happens unless something is submitted.
+      const crash = settle(pool.run("exitThread", 3));
+      const queued = Array.from({ length: 6 }, (_, i) => settle(pool.run("add", i, 1)));
+      const remote = Array.from({ length: 3 }, (_, i) => settle(producer.run("add", i, 10)));
+      const crashed = await within(crash, 20_000, "the crash");
+      assert(!crashed.ok && crashed.error instanceof WorkerCrashedError, "the crashing task rejects");
+      for (const [i, outcome] of (await within(Promise.all(queued), 20_000, "every queued task settles")).entries()) {
+        noWorkerLeft(outcome, `queued task ${i}`);
+      }
+      for (
+        const [i, outcome] of (await within(Promise.all(remote), 20_000, "every producer's task settles")).entries()
+      ) {
+        noWorkerLeft(outcome, `the producer's queued task ${i}`);
+      }
+      assert(errors.some((e) => e instanceof ModuleLoadError), "onError got the failed start");
+      const told = errors.filter((e) => e instanceof WorkerCrashedError && /no worker left/.test(e.message));
+      assertEquals(told.length, 1, `onError told once that no worker is left (${errors.map(String).join("; ")})`);
+      // Directed tasks (their arguments move a buffer: posted to one index) find no worker either.
+      for (let i = 0; i < 2; i++) {
+        const directed = settle(pool.run("lengthOf", move(new ArrayBuffer(8))));
+        const outcome = await within(directed, 20_000, "a directed task");
+        assert(!outcome.ok && outcome.error instanceof WorkerCrashedError, `directed task ${i} rejects`);
+        assert((outcome.error as Error).cause instanceof ModuleLoadError, "its cause is the failed start");
+      }
+      // A transient failure does not end the pool: starts allowed again, a later submission grows it.
+      Atomics.store(refuse, 0, 0);
+      assertEquals(await within(pool.run("add", 2, 3), 20_000, "a later task, on a grown worker"), 5, "runs");
+      assertEquals(await within(producer.run("add", 2, 4), 20_000, "a later producer's task"), 6, "runs");
+      assert(pool.stats().elastic!.current >= 1, "a worker again");
+    } finally {
+      await within(pool.terminate(), 20_000, "terminate");
+      await within(producer.close(), 20_000, "producer close");
+    }
+  },
+);
+
+test(
+  `no workers on ${runtime}: a fixed pool with no worker left refuses a producer's submissions in another thread too, and rejects its queued tasks`,
+  async () => {
+    const errors: unknown[] = [];
+    const pool = await within(
+      Pool.create<typeof tasks>(TASKS, {
+        workers: 1,
+        producers: 2,
+        workerData: { label: "p", counts: new Int32Array(new SharedArrayBuffer(8)), failAfter: 1 },
+        onError: (error) => errors.push(error),
+      }),
+      30_000,
+      "create",
+    );
+    const producer = openProducer<typeof tasks>(pool.handle());
+    try {
+      const crash = settle(pool.run("exitThread", 3));
+      const remote = Array.from({ length: 3 }, (_, i) => settle(producer.run("add", i, 10)));
+      const crashed = await within(crash, 20_000, "the crash");
+      assert(!crashed.ok && crashed.error instanceof WorkerCrashedError, "the crashing task rejects");
+      for (
+        const [i, outcome] of (await within(Promise.all(remote), 20_000, "every producer's task settles")).entries()
+      ) {
+        noWorkerLeft(outcome, `the producer's queued task ${i}`);
+      }
+      noWorkerLeft(await within(settle(producer.run("add", 1, 2)), 20_000, "a later submission"), "a later submission");
+      // A producer opened after that is refused too.
+      const late = openProducer<typeof tasks>(pool.handle());
+      try {
+        noWorkerLeft(
+          await within(settle(late.run("add", 1, 2)), 20_000, "a new producer's submission"),
+          "a new producer's",
+        );
+      } finally {
+        await within(late.close(), 20_000, "the new producer closes");
+      }
+    } finally {
+      await within(pool.terminate(), 20_000, "terminate");
+      await within(producer.close(), 20_000, "producer close");
     }
   },
 );
