@@ -178,6 +178,15 @@ export class WorkerDeaths {
     if (state === "closed" || state === "terminated") return;
     const cause = toError(error);
     this.broadcaster.workerDied(index, cause);
+    // A thread whose start failed took no task and no record (its loop is built after its setup, just
+    // before `ready`), so its marks and table notes name nothing: they say -1 (left by an earlier thread or
+    // its repair), or 0 if no worker ever ran on the index (an elastic pool's slot never started), which
+    // the repair would read as record 0 held and block 0 in hand and push both a second time (the
+    // injector's push then spins for 10 s and throws "pushed twice"). Cleared first.
+    for (const [at, words] of [[NoteWords.marks, MARK_WORDS], [NoteWords.table, TABLE_NOTE_WORDS]]) {
+      const notes = this.memory.notes(index, at, words);
+      for (let k = 0; k < words; k++) mem.store(notes, k, -1);
+    }
     try {
       this.recover(index, cause);
     } catch (failure) {

@@ -184,6 +184,8 @@ test(
     );
     const producer = openProducer<typeof tasks>(pool.handle());
     try {
+      // A directed task first (run by worker 0): the next one is posted to index 1, where a start failed.
+      assertEquals(await within(pool.run("lengthOf", move(new ArrayBuffer(8))), 20_000, "a directed task"), 8, "runs");
       Atomics.store(refuse, 0, 1);
       // The one worker dies on the first task; the rest wait in the queue. Its replacement and every growth
       // start fail: no worker is live or starting, and nothing else happens unless something is submitted.
@@ -210,6 +212,9 @@ test(
         assert(!outcome.ok && outcome.error instanceof WorkerCrashedError, `directed task ${i} rejects`);
         assert((outcome.error as Error).cause instanceof ModuleLoadError, "its cause is the failed start");
       }
+      // Nothing else went wrong on the way (a repair of an index that never ran its loop finds no held task).
+      const others = errors.filter((e) => !(e instanceof ModuleLoadError) && !(e instanceof WorkerCrashedError));
+      assertEquals(others.map(String), [], "onError got only the failed starts and that no worker is left");
       // A transient failure does not end the pool: starts allowed again, a later submission grows it.
       Atomics.store(refuse, 0, 0);
       assertEquals(await within(pool.run("add", 2, 3), 20_000, "a later task, on a grown worker"), 5, "runs");
