@@ -193,6 +193,9 @@ export class Owner implements OwnerPort, WorkforceEvents {
           this.events.online(index, false);
         },
         failed: (index, error) => {
+          // A starting slot takes directed tasks and broadcast parts (Slots.claimMail: its thread reads them
+          // once loaded), which nothing will run now: they fail as a failed replacement's do.
+          this.deaths.startFailed(index, error);
           ledger.report(error, "starting a worker");
           this.noWorkerLive(index, error);
         },

@@ -24,7 +24,7 @@ import type { CompletionReader } from "../producer/completion.ts";
 import { toError } from "../errors.ts";
 import type { Levels } from "../protocol/levels.ts";
 import { Injector } from "../protocol/injector.ts";
-import { MARK_WORDS, NOTE_WORDS, NoteWords } from "../protocol/layout.ts";
+import { MARK_WORDS, NOTE_WORDS, NoteWords, SleepWords } from "../protocol/layout.ts";
 import type { PoolMemory } from "../protocol/memory.ts";
 import { type ProducerChannel, slotOf, wakeProducer } from "../protocol/producers.ts";
 import type { TaskLedger } from "../producer/ledger.ts";
@@ -33,7 +33,7 @@ import { recoverDeadWorker, type RecoveryScope } from "./recovery.ts";
 import { GraphWalker } from "../graph/walk.ts";
 import { GraphRecords } from "../graph/words.ts";
 import { mem } from "../protocol/atomics.ts";
-import type { Sleep } from "../protocol/sleep.ts";
+import { ABSENT, type Sleep, STATE_MASK } from "../protocol/sleep.ts";
 import { TABLE_NOTE_WORDS, TaskState, type TaskTable } from "../record/task.ts";
 
 import type { Workforce } from "./workforce.ts";
@@ -187,11 +187,17 @@ export class WorkerDeaths {
       const notes = this.memory.notes(index, at, words);
       for (let k = 0; k < words; k++) mem.store(notes, k, -1);
     }
+    // An elastic pool's slot given back (ABSENT: a growth start that failed, or a failed replacement after
+    // its release) stays given back: the repair's Sleep.forget stores AWAKE, which would make the slot look
+    // live to growth, thieves and posts. (Only the owner writes an ABSENT slot's word: nothing runs there.)
+    const stateAt = SleepWords.state(index);
+    const absent = (mem.load(this.sleep.words, stateAt) & STATE_MASK) === ABSENT;
     try {
       this.recover(index, cause);
     } catch (failure) {
       this.ledger.report(failure, `(recovery after worker ${index}'s failed start)`);
     }
+    if (absent) mem.store(this.sleep.words, stateAt, ABSENT);
     // The others take what its deque holds: wake one to look.
     this.sleep.newWork();
   }

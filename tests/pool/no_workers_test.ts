@@ -127,6 +127,9 @@ test(
       const directed = await within(settle(pool.run("lengthOf", move(new ArrayBuffer(8)))), 20_000, "directed");
       assert(!directed.ok && directed.error instanceof WorkerCrashedError, "the directed task rejects");
       assert((directed.error as Error).cause instanceof ModuleLoadError, "its cause is the failed start");
+      // As the task of an index whose start failed (owner.ts post: Workforce.vacancy), which it was posted to.
+      const message = (directed.error as Error).message;
+      assert(/failed to start/.test(message), `its message names its worker's failed start: ${message}`);
     } finally {
       await within(pool.terminate(), 20_000, "terminate");
     }
@@ -190,8 +193,11 @@ test(
       // The one worker dies on the first task; the rest wait in the queue. Its replacement and every growth
       // start fail: no worker is live or starting, and nothing else happens unless something is submitted.
       const crash = settle(pool.run("exitThread", 3));
-      const queued = Array.from({ length: 6 }, (_, i) => settle(pool.run("add", i, 1)));
-      const remote = Array.from({ length: 3 }, (_, i) => settle(producer.run("add", i, 10)));
+      // (hold counts itself in ran[0] and returns at once: ran[1] is set. A rejected task must never run.)
+      const ran = new Int32Array(new SharedArrayBuffer(8));
+      Atomics.store(ran, 1, 1);
+      const queued = Array.from({ length: 6 }, () => settle(pool.run("hold", ran)));
+      const remote = Array.from({ length: 3 }, () => settle(producer.run("hold", ran)));
       const crashed = await within(crash, 20_000, "the crash");
       assert(!crashed.ok && crashed.error instanceof WorkerCrashedError, "the crashing task rejects");
       for (const [i, outcome] of (await within(Promise.all(queued), 20_000, "every queued task settles")).entries()) {
@@ -212,6 +218,8 @@ test(
         assert(!outcome.ok && outcome.error instanceof WorkerCrashedError, `directed task ${i} rejects`);
         assert((outcome.error as Error).cause instanceof ModuleLoadError, "its cause is the failed start");
       }
+      // Their failure leaves the slots given back (none looks live: growth may start there again).
+      assertEquals(pool.stats().elastic!.current, 0, "no worker counted current");
       // Nothing else went wrong on the way (a repair of an index that never ran its loop finds no held task).
       const others = errors.filter((e) => !(e instanceof ModuleLoadError) && !(e instanceof WorkerCrashedError));
       assertEquals(others.map(String), [], "onError got only the failed starts and that no worker is left");
@@ -220,6 +228,9 @@ test(
       assertEquals(await within(pool.run("add", 2, 3), 20_000, "a later task, on a grown worker"), 5, "runs");
       assertEquals(await within(producer.run("add", 2, 4), 20_000, "a later producer's task"), 6, "runs");
       assert(pool.stats().elastic!.current >= 1, "a worker again");
+      // The grown worker took the rejected tasks' records before the later ones (the queue is FIFO), and
+      // freed them without running them.
+      assertEquals(Atomics.load(ran, 0), 0, "no rejected task ran");
     } finally {
       await within(pool.terminate(), 20_000, "terminate");
       await within(producer.close(), 20_000, "producer close");
