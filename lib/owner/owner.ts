@@ -265,12 +265,23 @@ export class Owner implements OwnerPort, WorkforceEvents {
       workforce,
       sleep: memory.sleep,
       state: () => this.current,
-      recycled: (index, reason) => this.events.recycled(index, reason),
+      recycled: (index, reason) => {
+        this.staffed();
+        this.events.recycled(index, reason);
+      },
       failed: (index, error) => {
         // The directed tasks and broadcast parts kept for the replacement fail (worker_deaths.ts).
         this.deaths.startFailed(index, error);
         ledger.report(error, "(worker recycle)");
-        if (this.elastic === undefined) this.noWorkersLeft(index, error);
+        const elastic = this.elastic;
+        if (elastic === undefined) this.noWorkersLeft(index, error);
+        else if (this.onlySlot(index)) {
+          // An elastic pool's last worker: its slot given back (as a failed replacement's), and what waits
+          // rejects (noWorkerLive). With other workers, the slot stays as it is: its deque may hold tasks
+          // that the others steal (a slot given back is skipped by thieves).
+          elastic.slots.growRelease(index);
+          this.noWorkerLive(index, error);
+        }
       },
     });
   }
@@ -701,6 +712,13 @@ export class Owner implements OwnerPort, WorkforceEvents {
   private emptyTold = false;
   /** The last start that left an elastic pool with no worker (the cause of a directed task posted then). */
   private lastStartFailure: Error | undefined = undefined;
+
+  /** An elastic pool: whether every slot but `index` is ABSENT. */
+  private onlySlot(index: number): boolean {
+    const slots = this.elastic!.slots;
+    for (let i = 0; i < this.workers; i++) if (i !== index && slots.state(i) !== ABSENT) return false;
+    return true;
+  }
 
   /** A worker started (grown, or a replacement): the pool has a worker again. */
   private staffed(): void {

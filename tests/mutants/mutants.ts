@@ -1496,8 +1496,10 @@ export const SETUP_MUTANTS: readonly SetupMutant[] = [
     bug: "an elastic pool's dead worker whose replacement fails keeps its slot and size: it counts as current, " +
       "and growth never reuses the slot",
     patches: [{
-      find: "      elastic.slots.growRelease(index);\n",
-      replace: "      // BUG: the slot and the size are not given back\n",
+      find:
+        "      elastic.slots.growRelease(index);\n      if (!this.noWorkerLive(index, error)) elastic.growth.due();\n",
+      replace: "      // BUG: the slot and the size are not given back\n" +
+        "      if (!this.noWorkerLive(index, error)) elastic.growth.due();\n",
     }],
   },
   {
@@ -1561,6 +1563,16 @@ export const SETUP_MUTANTS: readonly SetupMutant[] = [
     patches: [{
       find: "    if (absent) mem.store(this.sleep.words, stateAt, ABSENT);\n",
       replace: "    // BUG: the slot's word is left as the repair wrote it\n",
+    }],
+  },
+  {
+    name: "elastic_recycle_failure_waits",
+    module: "owner/owner.ts",
+    bug: "an elastic pool whose only worker's recycle replacement fails keeps its slot and the tasks queued: " +
+      "no event starts a worker, they wait for ever",
+    patches: [{
+      find: "        else if (this.onlySlot(index)) {\n",
+      replace: "        else if (this.onlySlot(index) && elastic === null) { // BUG: not noticed\n",
     }],
   },
   {

@@ -280,3 +280,37 @@ test(
     }
   },
 );
+
+test(
+  `no workers on ${runtime}: an elastic pool whose only worker is recycled and whose replacement fails rejects what waits, and grows again later`,
+  async () => {
+    const errors: unknown[] = [];
+    const refuse = new Int32Array(new SharedArrayBuffer(4));
+    const pool = await within(
+      Pool.create<typeof tasks>(TASKS, {
+        workers: { min: 1, max: 1 },
+        recycle: { afterTasks: 1 },
+        workerData: { label: "c", counts: new Int32Array(new SharedArrayBuffer(8)), refuse, failDelay: 100 },
+        onError: (error) => errors.push(error),
+      }),
+      30_000,
+      "create",
+    );
+    try {
+      Atomics.store(refuse, 0, 1);
+      // The first task makes the worker due; its replacement fails; the others wait for it.
+      const first = settle(pool.run("add", 1, 1));
+      const queued = Array.from({ length: 5 }, (_, i) => settle(pool.run("add", i, 1)));
+      assertEquals(await within(first, 20_000, "the first task"), { ok: true, value: 2 }, "the first task runs");
+      for (const [i, outcome] of (await within(Promise.all(queued), 20_000, "every queued task settles")).entries()) {
+        if (outcome.ok) assertEquals(outcome.value, i + 1, "a queued task ran (before the recycle)");
+        else noWorkerLeft(outcome, `queued task ${i}`);
+      }
+      assertEquals(pool.stats().elastic!.current, 0, "the failed replacement's slot is given back");
+      Atomics.store(refuse, 0, 0);
+      assertEquals(await within(pool.run("add", 2, 3), 20_000, "a later task, on a grown worker"), 5, "runs");
+    } finally {
+      await within(pool.terminate(), 20_000, "terminate");
+    }
+  },
+);
