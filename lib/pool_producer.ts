@@ -170,11 +170,12 @@ export class PoolProducer<M extends object = Record<string, AnyFunction>> extend
   /** Lets go of the handle's lifeline lock (runtime/lifeline.ts), once the link ended. */
   private releaseLifeline: () => void = () => {};
 
-  /** A message from the owner: a shared buffer, a payload that came by message, or the slot's release. */
+  /** A message from the owner: a shared buffer, a payload that came by message, the slot's release, no workers. */
   private received(message: ToProducer): void {
     if (message.type === "buffer") this.producer.bufferArrived(message.id, message.buffer);
     else if (message.type === "payload") this.producer.payloadArrived(message.handle, message.bytes, message.moved);
     else if (message.type === "released") this.linkEnded();
+    else if (message.type === "no-workers") this.producer.noWorkers(message);
   }
 
   /** Whether the link ended (the slot was released, or the pool stopped), and who waits for that. */

@@ -17,7 +17,8 @@
  * - a retirement's end and a death (their exit messages).
  *
  * Invariants: at most one start in flight; a slot is marked STARTING before the size is reserved, and a
- * start that fails gives both back (`Slots.growRelease`).
+ * start that fails gives both back (`Slots.growRelease`) before it is reported (so that the owner, told,
+ * sees whether any slot is still live or starting: owner.ts `noWorkerLive`).
  *
  * Threads: the owner's thread only.
  *
@@ -66,8 +67,11 @@ export interface GrowthParts {
   readonly running: () => boolean;
   /** Starts a thread in slot `index` and resolves once it loaded the task module (rejects if it failed). */
   readonly start: (index: number) => Promise<void>;
-  /** Reports a start that failed (the pool's onError). */
-  readonly failed: (error: unknown) => void;
+  /**
+   * Reports a start that failed (the pool's onError), its slot given back; if no worker is live or starting
+   * then, the owner rejects what no worker can run (owner.ts `noWorkerLive`).
+   */
+  readonly failed: (index: number, error: unknown) => void;
 }
 
 /**
@@ -174,12 +178,13 @@ export class Growth {
         this.due(); // the next one, if work still waits
       },
       (error) => {
-        // Not retried at once (a module that fails would fail again): the next event looks again.
+        // Not retried at once (a module that fails would fail again): the next event looks again. With no
+        // worker left, none comes by itself: the owner then rejects what waits (`failed`).
         slots.growRelease(index);
         this.started--;
         this.inFlight = false;
         this.lastEnd = Date.now();
-        if (running()) this.parts.failed(error);
+        if (running()) this.parts.failed(index, error);
       },
     );
   }

@@ -39,7 +39,7 @@ import {
   wakeProducer,
 } from "../protocol/producers.ts";
 import type { PoolStateName } from "../lifecycle.ts";
-import type { ToOwner, ToProducer } from "../producer/owner_link.ts";
+import type { NoWorkersNote, ToOwner, ToProducer } from "../producer/owner_link.ts";
 import type { TaskTable } from "../record/task.ts";
 import type { PoolHandle } from "../producer/handle.ts";
 import { lifelineLocks, watchLifeline } from "../runtime/lifeline.ts";
@@ -148,6 +148,8 @@ export class ProducerLinks {
     this.bySlot.set(slot, end);
     // The SharedArrayBuffers passed by reference so far: a result may name any of them.
     for (const [id, buffer] of this.acts.buffers()) end.postMessage({ type: "buffer", id, buffer });
+    // A fixed pool with no worker left: this producer refuses its submissions too.
+    if (this.unstaffed !== undefined) end.postMessage(this.unstaffed satisfies ToProducer);
     // Where the runtime does not fire that event (browsers), a Web Lock stands in (runtime/lifeline.ts).
     const lifeline = lifelineLocks() === undefined ? undefined : `filch.producer.${crypto.randomUUID()}`;
     if (lifeline !== undefined) this.lifelines.set(slot, { name: lifeline, cancel: undefined });
@@ -289,6 +291,20 @@ export class ProducerLinks {
   async quiet(): Promise<void> {
     while (this.pending() > 0) await new Promise((resolve) => setTimeout(resolve, QUIET_POLL_MS));
   }
+
+  /**
+   * The pool has no worker live or starting (owner.ts `noWorkersLeft`): every producer is told, and, if it
+   * is for good (a fixed pool), every producer that opens a handle later.
+   *
+   * @param note What they are told.
+   */
+  noWorkers(note: NoWorkersNote): void {
+    if (note.permanent) this.unstaffed = note;
+    for (const end of this.bySlot.values()) end.postMessage(note satisfies ToProducer);
+  }
+
+  /** Set once a fixed pool has no worker left: told to each link opened later. */
+  private unstaffed: NoWorkersNote | undefined = undefined;
 
   /**
    * The owner moved the pool to `state`: written where producers read it; at terminate, every producer

@@ -45,6 +45,7 @@ import type { PoolMetrics } from "../metrics.ts";
 import type { Entry } from "../producer/ledger.ts";
 import type { ResolvedOptions } from "../options.ts";
 import type { OwnerPort } from "../producer/owner_port.ts";
+import type { NoWorkersNote } from "../producer/owner_link.ts";
 import { Producer } from "../producer/producer.ts";
 import { Workforce, type WorkforceEvents } from "./workforce.ts";
 import { WorkerDeaths } from "./worker_deaths.ts";
@@ -79,6 +80,18 @@ function countMail(memory: PoolMemory, index: number): true {
 /** Why a broadcast's arguments cannot move buffers (the end of the encoder's TypeError). */
 const BROADCAST_MOVE_REFUSAL =
   "and a broadcast's arguments cannot be moved (every worker gets its own copy): pass it without move()";
+
+/** The note for the producers in other threads that no worker is left (producer/owner_link.ts). */
+function noWorkersNote(what: string, worker: number, cause: Error, permanent: boolean): NoWorkersNote {
+  const url = (cause as { url?: unknown }).url;
+  return {
+    type: "no-workers",
+    what,
+    worker,
+    cause: { name: cause.name, message: cause.message, ...(typeof url === "string" ? { url } : {}) },
+    permanent,
+  };
+}
 
 /** How long close() waits for workers to leave their loops before terminating their threads. */
 const STOP_GRACE_MS = 2000;
@@ -176,9 +189,16 @@ export class Owner implements OwnerPort, WorkforceEvents {
         running: () => this.current === PoolState.OPEN || this.current === PoolState.CLOSING,
         start: async (index) => {
           await workforce.start(index);
+          this.staffed();
           this.events.online(index, false);
         },
-        failed: (error) => ledger.report(error, "starting a worker"),
+        failed: (index, error) => {
+          // A starting slot takes directed tasks and broadcast parts (Slots.claimMail: its thread reads them
+          // once loaded), which nothing will run now: they fail as a failed replacement's do.
+          this.deaths.startFailed(index, error);
+          ledger.report(error, "starting a worker");
+          this.noWorkerLive(index, error);
+        },
       });
       memory.sleep.onNobodyWoken = () => growth.due();
       this.elastic = { slots, growth, min, max };
@@ -227,25 +247,41 @@ export class Owner implements OwnerPort, WorkforceEvents {
       },
       () => this.current,
     );
-    this.deaths.replaced = (index) => this.events.online(index, true);
+    this.deaths.replaced = (index) => {
+      this.staffed();
+      this.events.online(index, true);
+    };
     // An elastic pool's dead worker whose replacement failed: the slot ABSENT and its size given back, as
     // for a growth start that fails (spec/Elastic.tla), so that the count is right and growth may use it.
+    // With no worker live or starting then, what waits rejects (a min worker's replacement included), and
+    // the next submission grows the pool again; else growth looks (queued work may want the slot).
     this.deaths.replaceFailed = (index, error) => {
       const elastic = this.elastic;
       if (elastic === undefined) return this.noWorkersLeft(index, error);
       elastic.slots.growRelease(index);
-      elastic.growth.due();
+      if (!this.noWorkerLive(index, error)) elastic.growth.due();
     };
     this.recycler = new Recycler({
       workforce,
       sleep: memory.sleep,
       state: () => this.current,
-      recycled: (index, reason) => this.events.recycled(index, reason),
+      recycled: (index, reason) => {
+        this.staffed();
+        this.events.recycled(index, reason);
+      },
       failed: (index, error) => {
         // The directed tasks and broadcast parts kept for the replacement fail (worker_deaths.ts).
         this.deaths.startFailed(index, error);
         ledger.report(error, "(worker recycle)");
-        if (this.elastic === undefined) this.noWorkersLeft(index, error);
+        const elastic = this.elastic;
+        if (elastic === undefined) this.noWorkersLeft(index, error);
+        else if (this.onlySlot(index)) {
+          // An elastic pool's last worker: its slot given back (as a failed replacement's), and what waits
+          // rejects (noWorkerLive). With other workers, the slot stays as it is: its deque may hold tasks
+          // that the others steal (a slot given back is skipped by thieves).
+          elastic.slots.growRelease(index);
+          this.noWorkerLive(index, error);
+        }
       },
     });
   }
@@ -416,8 +452,15 @@ export class Owner implements OwnerPort, WorkforceEvents {
     this.workforce.send(worker, message, transfer);
     // An index whose start failed runs nothing posted to it: a directed task posted there (pickWorker's
     // fallback when no worker is live) fails as a dead worker's does; after this submission, not inside it.
-    const failure = (message as { type?: string }).type === "directed" ? this.workforce.vacancy(worker) : undefined;
+    const directed = (message as { type?: string }).type === "directed";
+    const failure = directed ? this.workforce.vacancy(worker) : undefined;
     if (failure !== undefined) queueMicrotask(() => this.deaths.startFailed(worker, failure));
+    else if (directed && this.lastStartFailure !== undefined && this.elastic?.slots.state(worker) === ABSENT) {
+      // An elastic pool left with no worker (pickWorker found none live): its index has no thread, and a
+      // directed task starts no growth (it is not queued for any worker): it fails as the tasks queued did.
+      const cause = this.lastStartFailure;
+      queueMicrotask(() => this.noWorkerLive(worker, cause));
+    }
   }
 
   /** Shares a SharedArrayBuffer with every worker. */
@@ -625,9 +668,63 @@ export class Owner implements OwnerPort, WorkforceEvents {
       new WorkerCrashedError(`Cannot run task '${task}' as ${what}`, index, { cause })
     );
     this.producer.ledger.report(new WorkerCrashedError(`No task can run as ${what}`, index, { cause }), "(no workers)");
+    // And the producers in other threads: their waiting tasks and later submissions too.
+    this.links.noWorkers(noWorkersNote(what, index, cause, true));
   }
   /** Set once {@link Owner.noWorkersLeft} found no worker left. */
   private unstaffed = false;
+
+  /**
+   * An elastic pool's start on `index` failed (a growth start, a dead worker's replacement), its slot given
+   * back: if no slot is live, starting or retiring now (every one ABSENT), no event will come that starts a
+   * worker (a death's replacement, a retirement's end, a start's end all look at growth), so the tasks
+   * waiting (queued, in the backlog, directed ones) would wait for ever. They reject with a
+   * WorkerCrashedError whose cause is `error`, here and in every producer in another thread, and onError
+   * is told once until a start succeeds again. Later submissions are admitted: they grow the pool again, at
+   * growth's rate (a transient failure does not end the pool; a module that always fails is tried once
+   * per submission that finds the pool empty, at least GROW_INTERVAL_MS apart).
+   *
+   * @returns Whether no worker was live or starting (and what waited was rejected).
+   */
+  private noWorkerLive(index: number, error: unknown): boolean {
+    const elastic = this.elastic;
+    if (elastic === undefined || (this.current !== PoolState.OPEN && this.current !== PoolState.CLOSING)) return false;
+    for (let i = 0; i < this.workers; i++) if (elastic.slots.state(i) !== ABSENT) return false;
+    const cause = error instanceof Error ? error : new Error(String(error));
+    this.lastStartFailure = cause;
+    const what = "the pool has no worker left: every start of a worker failed (see cause); a later " +
+      "submission starts one again";
+    this.producer.rejectForNoWorkers(
+      (task) => new WorkerCrashedError(`Cannot run task '${task}' as ${what}`, index, { cause }),
+      false,
+    );
+    this.links.noWorkers(noWorkersNote(what, index, cause, false));
+    if (!this.emptyTold) {
+      this.emptyTold = true;
+      this.producer.ledger.report(
+        new WorkerCrashedError(`No task can run as ${what}`, index, { cause }),
+        "(no workers)",
+      );
+    }
+    return true;
+  }
+  /** Set when {@link Owner.noWorkerLive} told onError that no worker is left; cleared by a start that succeeds. */
+  private emptyTold = false;
+  /** The last start that left an elastic pool with no worker (the cause of a directed task posted then). */
+  private lastStartFailure: Error | undefined = undefined;
+
+  /** An elastic pool: whether every slot but `index` is ABSENT. */
+  private onlySlot(index: number): boolean {
+    const slots = this.elastic!.slots;
+    for (let i = 0; i < this.workers; i++) if (i !== index && slots.state(i) !== ABSENT) return false;
+    return true;
+  }
+
+  /** A worker started (grown, or a replacement): the pool has a worker again. */
+  private staffed(): void {
+    this.emptyTold = false;
+    this.lastStartFailure = undefined;
+  }
 
   // ---- the end ----
 

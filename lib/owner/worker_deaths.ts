@@ -24,7 +24,7 @@ import type { CompletionReader } from "../producer/completion.ts";
 import { toError } from "../errors.ts";
 import type { Levels } from "../protocol/levels.ts";
 import { Injector } from "../protocol/injector.ts";
-import { MARK_WORDS, NOTE_WORDS, NoteWords } from "../protocol/layout.ts";
+import { MARK_WORDS, NOTE_WORDS, NoteWords, SleepWords } from "../protocol/layout.ts";
 import type { PoolMemory } from "../protocol/memory.ts";
 import { type ProducerChannel, slotOf, wakeProducer } from "../protocol/producers.ts";
 import type { TaskLedger } from "../producer/ledger.ts";
@@ -33,7 +33,7 @@ import { recoverDeadWorker, type RecoveryScope } from "./recovery.ts";
 import { GraphWalker } from "../graph/walk.ts";
 import { GraphRecords } from "../graph/words.ts";
 import { mem } from "../protocol/atomics.ts";
-import type { Sleep } from "../protocol/sleep.ts";
+import { ABSENT, type Sleep, STATE_MASK } from "../protocol/sleep.ts";
 import { TABLE_NOTE_WORDS, TaskState, type TaskTable } from "../record/task.ts";
 
 import type { Workforce } from "./workforce.ts";
@@ -178,11 +178,26 @@ export class WorkerDeaths {
     if (state === "closed" || state === "terminated") return;
     const cause = toError(error);
     this.broadcaster.workerDied(index, cause);
+    // A thread whose start failed took no task and no record (its loop is built after its setup, just
+    // before `ready`), so its marks and table notes name nothing: they say -1 (left by an earlier thread or
+    // its repair), or 0 if no worker ever ran on the index (an elastic pool's slot never started), which
+    // the repair would read as record 0 held and block 0 in hand and push both a second time (the
+    // injector's push then spins for 10 s and throws "pushed twice"). Cleared first.
+    for (const [at, words] of [[NoteWords.marks, MARK_WORDS], [NoteWords.table, TABLE_NOTE_WORDS]]) {
+      const notes = this.memory.notes(index, at, words);
+      for (let k = 0; k < words; k++) mem.store(notes, k, -1);
+    }
+    // An elastic pool's slot given back (ABSENT: a growth start that failed, or a failed replacement after
+    // its release) stays given back: the repair's Sleep.forget stores AWAKE, which would make the slot look
+    // live to growth, thieves and posts. (Only the owner writes an ABSENT slot's word: nothing runs there.)
+    const stateAt = SleepWords.state(index);
+    const absent = (mem.load(this.sleep.words, stateAt) & STATE_MASK) === ABSENT;
     try {
       this.recover(index, cause);
     } catch (failure) {
       this.ledger.report(failure, `(recovery after worker ${index}'s failed start)`);
     }
+    if (absent) mem.store(this.sleep.words, stateAt, ABSENT);
     // The others take what its deque holds: wake one to look.
     this.sleep.newWork();
   }

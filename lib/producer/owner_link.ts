@@ -7,8 +7,9 @@
  *   SharedArrayBuffer passed by reference in arguments (the owner shares it with every worker), a forced
  *   kill, and `closed`;
  * - owner to producer: a SharedArrayBuffer a worker passed by reference (a result may name it), a
- *   result payload that came by message (it found no free blocks), and `released` (the answer to
- *   `closed`: the slot was given back).
+ *   result payload that came by message (it found no free blocks), `released` (the answer to
+ *   `closed`: the slot was given back), and `no-workers` (the pool has no worker live or starting: its
+ *   waiting tasks reject, as the owner's do; see {@link NoWorkersNote}).
  * The lifecycle is read from shared memory (`ControlWords.poolState`, written by the owner alone), not
  * asked: a state the owner moved on from is never reported as current for longer than a load takes.
  *
@@ -18,6 +19,7 @@
  */
 
 import { mem } from "../protocol/atomics.ts";
+import { ModuleLoadError } from "../errors.ts";
 import { ControlWords } from "../protocol/layout.ts";
 import type { PoolStateName } from "../lifecycle.ts";
 import type { OwnerPort, WorkerMessage } from "./owner_port.ts";
@@ -38,7 +40,49 @@ export type ToOwner =
 export type ToProducer =
   | { type: "buffer"; id: number; buffer: SharedArrayBuffer }
   | { type: "released" }
+  | NoWorkersNote
   | { type: "payload"; handle: number; bytes: Uint8Array; moved: ArrayBuffer[] | undefined };
+
+/**
+ * The owner's word that the pool has no worker live or starting (owner.ts `noWorkersLeft`): the producer's
+ * tasks that no worker can run reject with a `WorkerCrashedError` ("Cannot run task '<task>' as <what>"),
+ * as the owner's own do (producer.ts `rejectForNoWorkers`). Sent to every open link when it happens and, if
+ * `permanent` (a fixed pool: nothing starts a worker again, so later submissions are refused too), to every
+ * link opened later. The cause travels as its name, message and module URL (a message carries no class).
+ */
+export interface NoWorkersNote {
+  type: "no-workers";
+  /** Why no task can run (the end of each task's message). */
+  what: string;
+  /** The worker index whose start failed last (the error's `worker`). */
+  worker: number;
+  /** That start's error (a `ModuleLoadError`, whose `url` it keeps). */
+  cause: { name: string; message: string; url?: string };
+  /** Whether later submissions are refused too (a fixed pool). */
+  permanent: boolean;
+}
+
+/**
+ * The cause a {@link NoWorkersNote} carries, as an error again: a `ModuleLoadError` if it was one.
+ *
+ * @param note The note.
+ * @returns The error.
+ *
+ * @example Usage
+ * ```ts
+ * import { noWorkersCause } from "./owner_link.ts";
+ * const cause = { name: "ModuleLoadError", message: "boom", url: "file:///app/tasks.ts" };
+ * const error = noWorkersCause({ type: "no-workers", what: "no worker", worker: 0, cause, permanent: true });
+ * console.log(error.name, error.message); // ModuleLoadError boom
+ * ```
+ */
+export function noWorkersCause(note: NoWorkersNote): Error {
+  const { name, message, url } = note.cause;
+  const error = url === undefined ? new Error(message) : new ModuleLoadError(url, "");
+  error.message = message;
+  error.name = name;
+  return error;
+}
 
 /** The lifecycle names by their code in `ControlWords.poolState`. */
 const STATE_NAMES: readonly PoolStateName[] = ["open", "closing", "closed", "terminated"];

@@ -64,8 +64,9 @@ import { originOf, ProducerWords } from "../protocol/producers.ts";
 import type { PoolMemory } from "../protocol/memory.ts";
 import { Room } from "./room.ts";
 import { type Placement, Submitter } from "./submission.ts";
-import { TaskTable } from "../record/task.ts";
+import { TaskFlags, TaskState, TaskTable } from "../record/task.ts";
 import type { GraphHost } from "./graph_host.ts";
+import { noWorkersCause, type NoWorkersNote } from "./owner_link.ts";
 
 /** Why a task from a producer in another thread cannot move buffers (the end of the encoder's TypeError). */
 /** Why a graph node's arguments cannot move buffers (the end of the encoder's TypeError). */
@@ -703,18 +704,56 @@ export class Producer implements CompletionHooks {
   }
 
   /**
-   * A fixed pool has no worker left and none starting (owner.ts `noWorkersLeft`): every task not yet
-   * settled (queued in the injectors, or in the backlog) rejects with `error(task)`, and so does every
-   * later submission, at once. Their records stay taken: no worker is left to free them, and the pool
-   * has nothing else to do with them (close() and terminate() need no record back).
+   * The pool has no worker live or starting (owner.ts `noWorkersLeft`, `noWorkerLive`): the tasks no worker
+   * can run reject with `error(task)`. `permanent` (a fixed pool: nothing starts a worker again): every
+   * task not yet settled (queued in the injectors, in a deque, or in the backlog) and every later
+   * submission, at once. Not permanent (an elastic pool: a later submission may start one): the tasks
+   * that wait (in the backlog, or QUEUED: moved to CANCELLED, as a cancellation does, so that a worker
+   * started later frees the record and never runs it); one that started or finished settles as usual, a
+   * graph's node waits for its graph (its cancellation is the graph's walk: lib/graph/walk.ts), and later
+   * submissions are admitted (they start a worker again).
    *
    * @param error The error for a task, by its name.
+   * @param permanent Whether every later submission is refused too.
+   * @returns How many tasks it rejected.
    */
-  rejectForNoWorkers(error: (task: string) => Error): void {
-    this.admission.unstaffed = error;
+  rejectForNoWorkers(error: (task: string) => Error, permanent = true): number {
+    if (permanent) this.admission.unstaffed = error;
     const unsettled = this.ledger.unsettled(this.submitter.waiting());
-    this.submitter.clear();
-    for (const entry of unsettled) this.ledger.settle(entry, Settled.ERROR, error(entry.task));
+    if (permanent) this.submitter.clear();
+    const { table } = this;
+    let rejected = 0;
+    for (const entry of unsettled) {
+      if (entry.handle !== -1) {
+        const index = table.indexOf(entry.handle);
+        const graph = (table.fields.loadFlags(index) & TaskFlags.GRAPH) !== 0;
+        // Queued: taken from the workers (spec: CancelCasQueued), as a cancelled task is; its record is
+        // freed by whoever takes it (a worker started later), no longer this producer's to wait for.
+        if (
+          !graph &&
+          mem.compareExchange(table.words, table.fields.stateWord(index), TaskState.QUEUED, TaskState.CANCELLED) ===
+            TaskState.QUEUED
+        ) {
+          this.ledger.placed[index] = undefined;
+        } else if (!permanent) continue;
+      }
+      if (this.ledger.settle(entry, Settled.ERROR, error(entry.task))) rejected++;
+    }
+    return rejected;
+  }
+
+  /**
+   * The owner said the pool has no worker (lib/producer/owner_link.ts `NoWorkersNote`): this producer's
+   * tasks that no worker can run reject, as the owner's own do ({@link Producer.rejectForNoWorkers}).
+   *
+   * @param note What the owner said.
+   */
+  noWorkers(note: NoWorkersNote): void {
+    const cause = noWorkersCause(note);
+    this.rejectForNoWorkers(
+      (task) => new WorkerCrashedError(`Cannot run task '${task}' as ${note.what}`, note.worker, { cause }),
+      note.permanent,
+    );
   }
 
   /** The workers stopped: gives back the backlog's buffer and lets the process exit. */

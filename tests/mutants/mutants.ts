@@ -1369,7 +1369,14 @@ export const ASYNC_BOUND_MUTANTS: readonly AsyncBoundMutant[] = [
  */
 export interface SetupMutant {
   name: string;
-  module: "worker/boot.ts" | "worker/loop.ts" | "owner/workforce.ts" | "owner/owner.ts" | "owner/worker_deaths.ts";
+  module:
+    | "worker/boot.ts"
+    | "worker/loop.ts"
+    | "owner/workforce.ts"
+    | "owner/owner.ts"
+    | "owner/worker_deaths.ts"
+    | "owner/links.ts"
+    | "producer/producer.ts";
   bug: string;
   patches: Patch[];
 }
@@ -1458,10 +1465,10 @@ export const SETUP_MUTANTS: readonly SetupMutant[] = [
     bug: "a recycled worker's replacement that fails to start fails only its broadcast parts: the directed " +
       "tasks kept for it (their buffers moved) never settle",
     patches: [{
-      find: "        this.deaths.startFailed(index, error);\n",
+      find: '        this.deaths.startFailed(index, error);\n        ledger.report(error, "(worker recycle)");\n',
       replace:
         "        this.broadcaster.workerDied(index, error instanceof Error ? error : new Error(String(error))); " +
-        "// BUG: its directed tasks are left pending\n",
+        '// BUG: its directed tasks are left pending\n        ledger.report(error, "(worker recycle)");\n',
     }],
   },
   {
@@ -1489,8 +1496,10 @@ export const SETUP_MUTANTS: readonly SetupMutant[] = [
     bug: "an elastic pool's dead worker whose replacement fails keeps its slot and size: it counts as current, " +
       "and growth never reuses the slot",
     patches: [{
-      find: "      elastic.slots.growRelease(index);\n",
-      replace: "      // BUG: the slot and the size are not given back\n",
+      find:
+        "      elastic.slots.growRelease(index);\n      if (!this.noWorkerLive(index, error)) elastic.growth.due();\n",
+      replace: "      // BUG: the slot and the size are not given back\n" +
+        "      if (!this.noWorkerLive(index, error)) elastic.growth.due();\n",
     }],
   },
   {
@@ -1501,6 +1510,79 @@ export const SETUP_MUTANTS: readonly SetupMutant[] = [
     patches: [{
       find: "    for (let i = 0; i < this.workers; i++) if (this.workforce.vacancy(i) === undefined) return;\n",
       replace: "    return; // BUG: a pool with no worker left goes on taking tasks\n",
+    }],
+  },
+  {
+    name: "elastic_no_worker_waits",
+    module: "owner/owner.ts",
+    bug: "an elastic pool whose every start failed, with no worker live or starting, keeps the tasks queued: " +
+      "no event starts a worker, they wait for ever (brief elasticnoworker, defect 1)",
+    patches: [{
+      find: "    for (let i = 0; i < this.workers; i++) if (elastic.slots.state(i) !== ABSENT) return false;\n",
+      replace: "    if (elastic !== null) return false; // BUG: the pool with no worker is not noticed\n",
+    }],
+  },
+  {
+    name: "no_workers_not_told_to_producers",
+    module: "owner/links.ts",
+    bug: "the producers in other threads are not told that the pool has no worker: their queued tasks and, " +
+      "in a fixed pool, their later submissions never settle (brief elasticnoworker, defect 2)",
+    patches: [{
+      find: "    for (const end of this.bySlot.values()) end.postMessage(note satisfies ToProducer);\n",
+      replace: "    // BUG: the producers are not told\n",
+    }],
+  },
+  {
+    name: "no_workers_rejected_left_queued",
+    module: "producer/producer.ts",
+    bug: "an elastic pool with no worker rejects the queued tasks but leaves their records QUEUED: the worker " +
+      "started later runs tasks whose promises rejected",
+    patches: [
+      { find: "          !graph &&\n", replace: "          false && !graph && // BUG: left queued\n" },
+      {
+        find: "        } else if (!permanent) continue;\n",
+        replace: "        } else if (!permanent && graph) continue;\n",
+      },
+    ],
+  },
+  {
+    name: "failed_start_zero_marks",
+    module: "owner/worker_deaths.ts",
+    bug: "the repair after a failed start reads the marks and table notes of an index where no worker ever ran " +
+      "(0: record 0 held, block 0 in hand) and pushes them a second time",
+    patches: [{
+      find: "      for (let k = 0; k < words; k++) mem.store(notes, k, -1);\n",
+      replace: "      for (let k = 0; k < words && notes === null; k++) mem.store(notes, k, -1); // BUG: not cleared\n",
+    }],
+  },
+  {
+    name: "failed_start_slot_looks_live",
+    module: "owner/worker_deaths.ts",
+    bug: "the repair after a failed start leaves an elastic pool's given-back slot AWAKE (Sleep.forget's store): " +
+      "it counts as current, looks live to thieves and posts, and growth never starts there again",
+    patches: [{
+      find: "    if (absent) mem.store(this.sleep.words, stateAt, ABSENT);\n",
+      replace: "    // BUG: the slot's word is left as the repair wrote it\n",
+    }],
+  },
+  {
+    name: "elastic_recycle_failure_waits",
+    module: "owner/owner.ts",
+    bug: "an elastic pool whose only worker's recycle replacement fails keeps its slot and the tasks queued: " +
+      "no event starts a worker, they wait for ever",
+    patches: [{
+      find: "        else if (this.onlySlot(index)) {\n",
+      replace: "        else if (this.onlySlot(index) && elastic === null) { // BUG: not noticed\n",
+    }],
+  },
+  {
+    name: "growth_failure_drops_posted",
+    module: "owner/owner.ts",
+    bug: "an elastic pool's growth start that fails is only reported: directed tasks and broadcast parts " +
+      "posted to the starting slot never settle",
+    patches: [{
+      find: '          this.deaths.startFailed(index, error);\n          ledger.report(error, "starting a worker");\n',
+      replace: '          ledger.report(error, "starting a worker"); // BUG: what was posted to it is left pending\n',
     }],
   },
 ];

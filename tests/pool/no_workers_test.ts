@@ -7,6 +7,7 @@
  * Every wait has a timeout that fails the test (a task that never settles is the bug this test catches).
  */
 import { ModuleLoadError, move, Pool, WorkerCrashedError } from "../../mod.ts";
+import { openProducer } from "../../lib/pool_producer.ts";
 import type * as tasks from "../fixtures/setup_tasks.ts";
 import { assert, assertEquals, runtime, test, within } from "../_test.ts";
 
@@ -126,6 +127,9 @@ test(
       const directed = await within(settle(pool.run("lengthOf", move(new ArrayBuffer(8)))), 20_000, "directed");
       assert(!directed.ok && directed.error instanceof WorkerCrashedError, "the directed task rejects");
       assert((directed.error as Error).cause instanceof ModuleLoadError, "its cause is the failed start");
+      // As the task of an index whose start failed (owner.ts post: Workforce.vacancy), which it was posted to.
+      const message = (directed.error as Error).message;
+      assert(/failed to start/.test(message), `its message names its worker's failed start: ${message}`);
     } finally {
       await within(pool.terminate(), 20_000, "terminate");
     }
@@ -160,6 +164,151 @@ test(
         !/no worker left/.test(o.error.message)
       );
       assert(own.length > 0, "some held directed tasks reject with their worker's failed start");
+    } finally {
+      await within(pool.terminate(), 20_000, "terminate");
+    }
+  },
+);
+
+test(
+  `no workers on ${runtime}: an elastic pool whose every start failed rejects the tasks queued with no worker (its own and a producer's), tells onError, and grows again later`,
+  async () => {
+    const errors: unknown[] = [];
+    const refuse = new Int32Array(new SharedArrayBuffer(4));
+    const pool = await within(
+      Pool.create<typeof tasks>(TASKS, {
+        workers: { min: 1, max: 2 },
+        producers: 1,
+        workerData: { label: "q", counts: new Int32Array(new SharedArrayBuffer(8)), refuse },
+        onError: (error) => errors.push(error),
+      }),
+      30_000,
+      "create",
+    );
+    const producer = openProducer<typeof tasks>(pool.handle());
+    try {
+      // A directed task first (run by worker 0): the next one is posted to index 1, where a start failed.
+      assertEquals(await within(pool.run("lengthOf", move(new ArrayBuffer(8))), 20_000, "a directed task"), 8, "runs");
+      Atomics.store(refuse, 0, 1);
+      // The one worker dies on the first task; the rest wait in the queue. Its replacement and every growth
+      // start fail: no worker is live or starting, and nothing else happens unless something is submitted.
+      const crash = settle(pool.run("exitThread", 3));
+      // (hold counts itself in ran[0] and returns at once: ran[1] is set. A rejected task must never run.)
+      const ran = new Int32Array(new SharedArrayBuffer(8));
+      Atomics.store(ran, 1, 1);
+      const queued = Array.from({ length: 6 }, () => settle(pool.run("hold", ran)));
+      const remote = Array.from({ length: 3 }, () => settle(producer.run("hold", ran)));
+      const crashed = await within(crash, 20_000, "the crash");
+      assert(!crashed.ok && crashed.error instanceof WorkerCrashedError, "the crashing task rejects");
+      for (const [i, outcome] of (await within(Promise.all(queued), 20_000, "every queued task settles")).entries()) {
+        noWorkerLeft(outcome, `queued task ${i}`);
+      }
+      for (
+        const [i, outcome] of (await within(Promise.all(remote), 20_000, "every producer's task settles")).entries()
+      ) {
+        noWorkerLeft(outcome, `the producer's queued task ${i}`);
+      }
+      assert(errors.some((e) => e instanceof ModuleLoadError), "onError got the failed start");
+      const told = errors.filter((e) => e instanceof WorkerCrashedError && /no worker left/.test(e.message));
+      assertEquals(told.length, 1, `onError told once that no worker is left (${errors.map(String).join("; ")})`);
+      // Directed tasks (their arguments move a buffer: posted to one index) find no worker either.
+      for (let i = 0; i < 2; i++) {
+        const directed = settle(pool.run("lengthOf", move(new ArrayBuffer(8))));
+        const outcome = await within(directed, 20_000, "a directed task");
+        assert(!outcome.ok && outcome.error instanceof WorkerCrashedError, `directed task ${i} rejects`);
+        assert((outcome.error as Error).cause instanceof ModuleLoadError, "its cause is the failed start");
+      }
+      // Their failure leaves the slots given back (none looks live: growth may start there again).
+      assertEquals(pool.stats().elastic!.current, 0, "no worker counted current");
+      // Nothing else went wrong on the way (a repair of an index that never ran its loop finds no held task).
+      const others = errors.filter((e) => !(e instanceof ModuleLoadError) && !(e instanceof WorkerCrashedError));
+      assertEquals(others.map(String), [], "onError got only the failed starts and that no worker is left");
+      // A transient failure does not end the pool: starts allowed again, a later submission grows it.
+      Atomics.store(refuse, 0, 0);
+      assertEquals(await within(pool.run("add", 2, 3), 20_000, "a later task, on a grown worker"), 5, "runs");
+      assertEquals(await within(producer.run("add", 2, 4), 20_000, "a later producer's task"), 6, "runs");
+      assert(pool.stats().elastic!.current >= 1, "a worker again");
+      // The grown worker took the rejected tasks' records before the later ones (the queue is FIFO), and
+      // freed them without running them.
+      assertEquals(Atomics.load(ran, 0), 0, "no rejected task ran");
+    } finally {
+      await within(pool.terminate(), 20_000, "terminate");
+      await within(producer.close(), 20_000, "producer close");
+    }
+  },
+);
+
+test(
+  `no workers on ${runtime}: a fixed pool with no worker left refuses a producer's submissions in another thread too, and rejects its queued tasks`,
+  async () => {
+    const errors: unknown[] = [];
+    const pool = await within(
+      Pool.create<typeof tasks>(TASKS, {
+        workers: 1,
+        producers: 2,
+        workerData: { label: "p", counts: new Int32Array(new SharedArrayBuffer(8)), failAfter: 1 },
+        onError: (error) => errors.push(error),
+      }),
+      30_000,
+      "create",
+    );
+    const producer = openProducer<typeof tasks>(pool.handle());
+    try {
+      const crash = settle(pool.run("exitThread", 3));
+      const remote = Array.from({ length: 3 }, (_, i) => settle(producer.run("add", i, 10)));
+      const crashed = await within(crash, 20_000, "the crash");
+      assert(!crashed.ok && crashed.error instanceof WorkerCrashedError, "the crashing task rejects");
+      for (
+        const [i, outcome] of (await within(Promise.all(remote), 20_000, "every producer's task settles")).entries()
+      ) {
+        noWorkerLeft(outcome, `the producer's queued task ${i}`);
+      }
+      noWorkerLeft(await within(settle(producer.run("add", 1, 2)), 20_000, "a later submission"), "a later submission");
+      // A producer opened after that is refused too.
+      const late = openProducer<typeof tasks>(pool.handle());
+      try {
+        noWorkerLeft(
+          await within(settle(late.run("add", 1, 2)), 20_000, "a new producer's submission"),
+          "a new producer's",
+        );
+      } finally {
+        await within(late.close(), 20_000, "the new producer closes");
+      }
+    } finally {
+      await within(pool.terminate(), 20_000, "terminate");
+      await within(producer.close(), 20_000, "producer close");
+    }
+  },
+);
+
+test(
+  `no workers on ${runtime}: an elastic pool whose only worker is recycled and whose replacement fails rejects what waits, and grows again later`,
+  async () => {
+    const errors: unknown[] = [];
+    const refuse = new Int32Array(new SharedArrayBuffer(4));
+    const pool = await within(
+      Pool.create<typeof tasks>(TASKS, {
+        workers: { min: 1, max: 1 },
+        recycle: { afterTasks: 1 },
+        workerData: { label: "c", counts: new Int32Array(new SharedArrayBuffer(8)), refuse, failDelay: 100 },
+        onError: (error) => errors.push(error),
+      }),
+      30_000,
+      "create",
+    );
+    try {
+      Atomics.store(refuse, 0, 1);
+      // The first task makes the worker due; its replacement fails; the others wait for it.
+      const first = settle(pool.run("add", 1, 1));
+      const queued = Array.from({ length: 5 }, (_, i) => settle(pool.run("add", i, 1)));
+      assertEquals(await within(first, 20_000, "the first task"), { ok: true, value: 2 }, "the first task runs");
+      for (const [i, outcome] of (await within(Promise.all(queued), 20_000, "every queued task settles")).entries()) {
+        if (outcome.ok) assertEquals(outcome.value, i + 1, "a queued task ran (before the recycle)");
+        else noWorkerLeft(outcome, `queued task ${i}`);
+      }
+      assertEquals(pool.stats().elastic!.current, 0, "the failed replacement's slot is given back");
+      Atomics.store(refuse, 0, 0);
+      assertEquals(await within(pool.run("add", 2, 3), 20_000, "a later task, on a grown worker"), 5, "runs");
     } finally {
       await within(pool.terminate(), 20_000, "terminate");
     }

@@ -233,3 +233,63 @@ test(
     }
   },
 );
+
+test(
+  `replacement failure on ${runtime}: directed tasks and broadcast parts posted to an elastic pool's growing worker whose start fails reject`,
+  async () => {
+    const reported = errorsOf();
+    const refuse = new Int32Array(new SharedArrayBuffer(4));
+    const pool = await within(
+      Pool.create<typeof tasks>(TASKS, {
+        workers: { min: 1, max: 2 },
+        workerData: { label: "g", counts: counts(), refuse, failDelay: 300 },
+        onError: reported.onError,
+      }),
+      30_000,
+      "create",
+    );
+    try {
+      Atomics.store(refuse, 0, 1);
+      const view = new Int32Array(new SharedArrayBuffer(8));
+      const held = pool.run("hold", view);
+      while (Atomics.load(view, 0) === 0) await within(sleep(5), 1000, "sleep");
+      // Queued behind the held worker, with nobody asleep: the pool grows; the start fails after 300 ms.
+      const queued = Array.from({ length: 4 }, (_, i) => pool.run("add", i, 1));
+      // Meanwhile directed tasks and broadcasts go to the live worker and to the starting one in turn (a
+      // starting slot takes messages: its thread reads them once loaded).
+      const directed: Promise<Settled>[] = [];
+      const parts: Promise<Settled>[] = [];
+      const end = Date.now() + 20_000;
+      while (reported.errors.length === 0 && Date.now() < end) {
+        directed.push(settle(pool.run("lengthOf", move(new ArrayBuffer(8)))));
+        parts.push(settle(pool.broadcast("add", 1, 2)));
+        await sleep(10);
+      }
+      const error = reported.errors[0];
+      assert(error instanceof ModuleLoadError && /setupWorker threw/.test(error.message), `onError got ${error}`);
+      Atomics.store(view, 1, 1);
+      Atomics.notify(view, 1);
+      await within(held, 20_000, "the held task");
+      const directedOutcomes = await within(Promise.all(directed), 20_000, "every directed task settles");
+      const partOutcomes = await within(Promise.all(parts), 20_000, "every broadcast settles");
+      checkOutcomes(directedOutcomes, 8, "directed tasks", directedOutcomes.length);
+      for (const outcome of directedOutcomes) {
+        if (!outcome.ok) {
+          const cause = (outcome.error as Error).cause;
+          assert(cause instanceof ModuleLoadError, `a directed task's cause is the failed start: ${cause}`);
+        }
+      }
+      for (const outcome of partOutcomes) {
+        if (outcome.ok) assertEquals(outcome.value, [3], "a broadcast to the live worker alone");
+        else assert(outcome.error instanceof WorkerCrashedError, `a broadcast rejected with ${String(outcome.error)}`);
+      }
+      assertEquals(
+        await within(Promise.all(queued), 20_000, "the queued tasks"),
+        Array.from({ length: 4 }, (_, i) => i + 1),
+        "run on the worker left",
+      );
+    } finally {
+      await within(pool.terminate(), 20_000, "terminate");
+    }
+  },
+);
