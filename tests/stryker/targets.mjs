@@ -55,6 +55,15 @@ export const TARGETS = {
     "tests/protocol/record_words_test.ts",
     "tests/pool/pool_test.ts",
   ],
+  // The worker's mail: its unit tests first (one thread, milliseconds), then its pool suites, where it runs
+  // in worker threads: the broadcasts, the directed (moved) tasks and the SharedArrayBuffers passed by
+  // reference (FILTER names the tests kept).
+  "lib/worker/mail.ts": [
+    "tests/worker/mail_test.ts",
+    "tests/pool/broadcast_test.ts",
+    "tests/pool/payload_test.ts",
+    "tests/pool/pool_test.ts",
+  ],
 };
 
 /** The filter of `memory.ts` and `layout.ts` (see {@link FILTER}). */
@@ -81,6 +90,13 @@ export const FILTER = {
   // survivor and reaches no view the unit tests do not pin.
   "lib/protocol/memory.ts": POOL_MEMORY_FILTER,
   "lib/protocol/layout.ts": POOL_MEMORY_FILTER,
+  // Every test of worker/mail_test.ts (they start "mail: ") and of broadcast_test.ts; of payload_test.ts
+  // the two of move() (a directed task and its moved buffers, one cancelled while queued); of pool_test.ts
+  // the SharedArrayBuffer passed by reference. The rest of payload_test.ts and pool_test.ts (large
+  // payloads, a million tasks) never reaches the mail.
+  "lib/worker/mail.ts":
+    "/^(mail: |broadcast |a busy worker|a part that throws|terminate\\(\\) rejects the parts|move\\(\\): " +
+    "an argument|a moved task cancelled|a SharedArrayBuffer argument is passed)/",
 };
 
 /**
