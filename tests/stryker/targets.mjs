@@ -64,6 +64,10 @@ export const TARGETS = {
     "tests/pool/payload_test.ts",
     "tests/pool/pool_test.ts",
   ],
+  // A producer's cancellation: its unit tests first (one thread, a real task table and ledger), then the
+  // pool's cancellation tests through real workers (5 s together, unmutated). timer_test.ts tests the
+  // runtime's background timer, which this file does not use.
+  "lib/producer/cancellation.ts": ["tests/producer/cancellation_test.ts", "tests/pool/cancel_test.ts"],
 };
 
 /** The filter of `memory.ts` and `layout.ts` (see {@link FILTER}). */
