@@ -10,6 +10,7 @@
 import { resolveRunOptions } from "../../lib/options.ts";
 import { Canceller, timeoutError } from "../../lib/producer/cancellation.ts";
 import { type Entry, Settled, TaskLedger } from "../../lib/producer/ledger.ts";
+import { mem } from "../../lib/protocol/atomics.ts";
 import { PoolMemory } from "../../lib/protocol/memory.ts";
 import { TaskFlags, TaskState, TaskTable } from "../../lib/record/task.ts";
 import { assert, assertEquals, test, within } from "../_test.ts";
@@ -57,8 +58,11 @@ function submit(w: World, options: Record<string, unknown> = {}, spawn = false) 
   return { entry, outcome: () => outcome };
 }
 
-/** Places `entry` in a fresh record in state `state`, run by `worker` (-1: none yet); its record index. */
-function place(w: World, entry: Entry, state: number, worker = -1): number {
+/**
+ * Places `entry` in a fresh record in state `state`, run by `worker` (-1: none yet), and tells the
+ * canceller unless it has no control; its record index.
+ */
+function place(w: World, entry: Entry, state: number, worker = -1, controlled = true): number {
   const handle = w.table.allocate();
   const index = w.table.indexOf(handle);
   w.table.fields.storeState(index, state);
@@ -66,7 +70,7 @@ function place(w: World, entry: Entry, state: number, worker = -1): number {
   w.table.fields.setFlags(index, 0);
   entry.handle = handle;
   w.ledger.placed[index] = entry;
-  w.canceller.placed(entry);
+  if (controlled) w.canceller.placed(entry); // as the submitter calls it: for a task with a control
   return index;
 }
 
@@ -399,4 +403,112 @@ test("cancellation: a task placed already started (the wait answers not-equal at
   const result = outcome();
   assert(typeof result === "object" && "error" in result, "it times out");
   assertEquals((result.error as Error).name, "TimeoutError", "with a TimeoutError");
+});
+
+/** Counts the announced starts a task's control acts on (`TaskControl.started`). */
+function spyStarted(entry: Entry): { count: number } {
+  const counted = { count: 0 };
+  const control = entry.control as unknown as { started(): void };
+  const started = control.started.bind(control);
+  control.started = () => {
+    counted.count++;
+    started();
+  };
+  return counted;
+}
+
+test("cancellation: a signal aborted before begin cancels as an abort, not a deadline (a spawn reports nothing)", async () => {
+  const w = world();
+  const calls = spy(w);
+  const { entry } = submit(w, { signal: AbortSignal.abort("early") }, true);
+  const index = place(w, entry, TaskState.QUEUED);
+  w.canceller.begin(entry);
+  await turn();
+  assertEquals(calls.cancels, [["early", false]], "cancelled once, as an abort");
+  assertEquals(w.reported, [], "an aborted spawn reports nothing");
+  assertEquals(w.table.fields.loadState(index), TaskState.CANCELLED, "removed from the queue");
+});
+
+test("cancellation: a started task with no control of its own (a map's) is told, never forced", () => {
+  const w = world();
+  let rejected: unknown;
+  const entry = w.ledger.open("fib", 0, () => {}, (error) => rejected = error);
+  const index = place(w, entry, TaskState.RUNNING, 1, false);
+  w.canceller.cancel(entry, "stop", false);
+  assertEquals(w.told, [[1, { type: "abort", handle: entry.handle }]], "its worker is told");
+  assertEquals(w.forced, [], "not forced");
+  assertEquals(w.table.fields.loadFlags(index), TaskFlags.ABORTED, "marked");
+  assertEquals(rejected, "stop", "rejects");
+});
+
+test("cancellation: only a task with a timeout has its start watched (announced by its worker)", async () => {
+  const w = world();
+  const none = submit(w, {});
+  assertEquals(none.entry.control!.watchStart, false, "no options: not watched");
+  const queueOnly = submit(w, { queueTimeout: 5 });
+  assertEquals(queueOnly.entry.control!.watchStart, false, "a queue deadline alone: not");
+  const timed = submit(w, { timeout: 10_000 });
+  assertEquals(timed.entry.control!.watchStart, true, "a timeout: watched");
+  const plain = submit(w, { queueTimeout: 10_000 });
+  const started = spyStarted(plain.entry);
+  const index = place(w, plain.entry, TaskState.QUEUED, 0);
+  w.table.fields.storeState(index, TaskState.RUNNING);
+  Atomics.notify(w.table.words, w.table.fields.stateWord(index));
+  await turn(30);
+  assertEquals(started.count, 0, "no wait for the start of a task without a timeout");
+  for (const task of [none, queueOnly, plain, timed]) w.ledger.settle(task.entry, Settled.VALUE, 0);
+});
+
+test("cancellation: the start of a task that settled while it was awaited is not acted on", async () => {
+  const w = world();
+  const { entry } = submit(w, { timeout: 10_000 });
+  const started = spyStarted(entry);
+  const index = place(w, entry, TaskState.QUEUED, 0);
+  w.ledger.settle(entry, Settled.VALUE, 1);
+  w.table.fields.storeState(index, TaskState.RUNNING);
+  Atomics.notify(w.table.words, w.table.fields.stateWord(index));
+  await turn(30);
+  assertEquals(started.count, 0, "not acted on");
+});
+
+test("cancellation: a start announced for a task without a timeout starts no timer", async () => {
+  const w = world();
+  const calls = spy(w);
+  const { entry, outcome } = submit(w, {});
+  place(w, entry, TaskState.RUNNING, 0);
+  (entry.control as unknown as { started(): void }).started();
+  await turn(30);
+  assertEquals(calls.cancels, [], "nothing times it out");
+  assertEquals(outcome(), "pending", "pending");
+  w.ledger.settle(entry, Settled.VALUE, 0);
+});
+
+test("cancellation: placing a task that has settled waits for no start", () => {
+  const w = world();
+  const { entry } = submit(w, { timeout: 10_000 });
+  w.ledger.settle(entry, Settled.VALUE, 1);
+  let waits = 0;
+  const waitAsync = mem.waitAsync;
+  mem.waitAsync = (...args) => (waits++, waitAsync(...args));
+  try {
+    place(w, entry, TaskState.QUEUED, 0);
+  } finally {
+    mem.waitAsync = waitAsync;
+  }
+  assertEquals(waits, 0, "no wait");
+});
+
+test("cancellation: a start announced twice leaves one run timer, cleared when the task settles first", async () => {
+  const w = world();
+  const calls = spy(w);
+  const { entry, outcome } = submit(w, { timeout: 5 });
+  const index = place(w, entry, TaskState.QUEUED, 0);
+  w.table.fields.storeState(index, TaskState.RUNNING); // started: announced below, by hand, twice
+  const control = entry.control as unknown as { started(): void };
+  control.started();
+  control.started();
+  w.ledger.settle(entry, Settled.VALUE, 2);
+  await turn(40);
+  assertEquals(calls.cancels, [], "no timer left to fire");
+  assertEquals(outcome(), { value: 2 }, "its value stands");
 });
