@@ -70,6 +70,19 @@ export const TARGETS = {
     "tests/protocol/record_words_test.ts",
     "tests/pool/pool_test.ts",
   ],
+  // The worker's mail: its unit tests first (one thread, milliseconds), then its pool suites, where it runs
+  // in worker threads: the broadcasts, the directed (moved) tasks and the SharedArrayBuffers passed by
+  // reference (FILTER names the tests kept).
+  "lib/worker/mail.ts": [
+    "tests/worker/mail_test.ts",
+    "tests/pool/broadcast_test.ts",
+    "tests/pool/payload_test.ts",
+    "tests/pool/pool_test.ts",
+  ],
+  // A producer's cancellation: its unit tests first (one thread, a real task table and ledger), then the
+  // pool's cancellation tests through real workers (5 s together, unmutated). timer_test.ts tests the
+  // runtime's background timer, which this file does not use.
+  "lib/producer/cancellation.ts": ["tests/producer/cancellation_test.ts", "tests/pool/cancel_test.ts"],
 };
 
 /** The filter of `memory.ts` and `layout.ts` (see {@link FILTER}). */
@@ -110,6 +123,13 @@ export const FILTER = {
   // mode (5 s: every schedule with at most 2 preemptions of the small scenarios). Left out: its random
   // mode (20,000 generated interleavings, 30 s on a quiet machine, more than the rest together).
   "lib/protocol/injector.ts": "/^(a queue|the queue|queue systematic mode)/",
+  // Every test of worker/mail_test.ts (they start "mail: ") and of broadcast_test.ts; of payload_test.ts
+  // the two of move() (a directed task and its moved buffers, one cancelled while queued); of pool_test.ts
+  // the SharedArrayBuffer passed by reference. The rest of payload_test.ts and pool_test.ts (large
+  // payloads, a million tasks) never reaches the mail.
+  "lib/worker/mail.ts":
+    "/^(mail: |broadcast |a busy worker|a part that throws|terminate\\(\\) rejects the parts|move\\(\\): " +
+    "an argument|a moved task cancelled|a SharedArrayBuffer argument is passed)/",
 };
 
 /**
