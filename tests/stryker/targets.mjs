@@ -34,9 +34,10 @@ export const TARGETS = {
     "tests/lincheck/random_test.ts",
   ],
   "lib/protocol/producers.ts": ["tests/lincheck/producers_test.ts"],
-  // The room wait (maxQueue): the unit tests first (slots, the fair share, room_test), then the pool's
+  // The room wait (maxQueue): the unit tests first (room_test, slots, the fair share), then the pool's
   // backpressure tests (4 s), then the room-wait harness (10 s: both sides of the handshake, spec/RoomWait.tla).
   "lib/producer/room.ts": [
+    "tests/producer/room_test.ts",
     "tests/protocol/producer_slots_test.ts",
     "tests/pool/fair_share_test.ts",
     "tests/pool/backpressure_test.ts",
