@@ -43,10 +43,14 @@ export const TARGETS = {
     "tests/pool/backpressure_test.ts",
     "tests/lincheck/room_wait_test.ts",
   ],
-  // A worker's held marks and their repairs: the unit suites only (recovery_paths and cut_short, 1 s). Left
+  // A worker's held marks and their repairs: the unit suites only (marks_test, recovery_paths, cut_short: 1 s). Left
   // out: tests/pool/death_test.ts (46 s on the unmutated file: too slow for ~200 mutants) and the pool's
   // fork-join tests (join_test 8 s); leaving them out can only lower the score.
-  "lib/worker/marks.ts": ["tests/protocol/recovery_paths_test.ts", "tests/protocol/cut_short_test.ts"],
+  "lib/worker/marks.ts": [
+    "tests/worker/marks_test.ts",
+    "tests/protocol/recovery_paths_test.ts",
+    "tests/protocol/cut_short_test.ts",
+  ],
 };
 
 /**
