@@ -288,6 +288,7 @@ test("a fork placed: published and the pushing mark clear; refused by a full deq
   const kept = newFork(world);
   world.marks.setPushing(kept);
   world.marks.clearPushing();
+  assertEquals(world.words[MarkWords.pushing], -1, "clearPushing clears the shared mark");
   world.marks.checkPushing();
   assertEquals({ mark: world.words[MarkWords.pushing], freed: freed(world, kept) }, { mark: -1, freed: false });
 });
@@ -302,6 +303,7 @@ test("a hand-back queues the task at its own level, QUEUED, its moving mark clea
       "work posted",
     );
     assertEquals(stateOf(world, a), TaskState.QUEUED, "QUEUED again");
+    assertEquals(world.deque.length, 0, "nothing pushed on our deque (not even a clear mark's -1)");
     assertEquals(world.runs.currentRun(), -1, "no longer the run's to finish");
     assertEquals({ mark: world.words[MarkWords.moving], cut: world.marks.cutShort() }, { mark: -1, cut: true });
     const q = queued(world);
@@ -403,12 +405,13 @@ test("a finish cut short after DONE is published again at the top of the loop: i
         continue;
       }
       cases++;
+      // Not pushed at all before the cut (nothing claimed in the queue): the republish pushes and wakes.
+      const unpushed = world.completions[slot].length === 0 && !world.completions[slot].cutShort;
       allWaiting(world);
       world.marks.repairAll();
       assertEquals(drain(world.completions[slot], QUEUE_EMPTY), [a], `slot ${slot}, cut at ${m}: completion once`);
       assertEquals(world.marks.cutShort(), false, "repaired");
-      if (woken(world).length === 0) continue; // pushed and woken before the cut: nothing to wake again
-      assertEquals(woken(world), [slot], `slot ${slot}, cut at ${m}: its producer woken`);
+      if (unpushed) assertEquals(woken(world), [slot], `slot ${slot}, cut at ${m}: its producer woken`);
     }
   }
   assert(cases > 0, "finishes cut short after DONE");
@@ -472,4 +475,202 @@ test("cutShort: a fork not joined, a run under way, or any mark set", () => {
   assertEquals(world.marks.cutShort(), true, "a run under way");
   world.runs.exit(depth);
   assertEquals(world.marks.cutShort(), false, "nothing again");
+});
+
+test("a finish cut short after DONE is completed before the next finish overwrites its mark: both completions pushed", () => {
+  const world = newWorld();
+  const a = newTask(world, TaskState.RUNNING);
+  assert(cutAt(1, () => world.marks.publishDone(a, world.main.indexOf(a), false)), "cut after DONE");
+  assertEquals(stateOf(world, a), TaskState.DONE, "DONE, not yet pushed");
+  const b = newTask(world, TaskState.RUNNING);
+  world.marks.publishDone(b, world.main.indexOf(b), false);
+  assertEquals(drain(world.completions[0], QUEUE_EMPTY).sort(), [a, b].sort(), "both completions");
+});
+
+test("a fork's finish cut short after DONE: the repair sets its latch (no completion); an orphan's, frees it", () => {
+  const world = newWorld();
+  const fork = newFork(world);
+  const index = world.table.indexOf(fork);
+  assert(cutAt(1, () => world.marks.publishDone(fork, index, true)), "cut after DONE");
+  assertEquals(world.table.fields.loadState(index), TaskState.DONE, "DONE");
+  assert(Atomics.load(world.table.words, world.table.fields.latchWord(index)) !== SET, "the latch not yet set");
+  world.marks.repairAll();
+  assertEquals(Atomics.load(world.table.words, world.table.fields.latchWord(index)), SET, "the repair set the latch");
+  assertEquals(drain(world.completions[0], QUEUE_EMPTY), [], "no completion for a fork");
+  assertEquals(world.marks.cutShort(), false, "repaired");
+});
+
+test("an orphan's free cut short is completed by the repair, or before the next orphan's free: freed once, its kept data dropped", () => {
+  for (const next of ["repair", "orphan"] as const) {
+    let cases = 0;
+    for (let m = 0;; m++) {
+      const world = newWorld();
+      const orphan = newFork(world);
+      const at = world.table.indexOf(orphan);
+      orphanLatch(world.table.words, world.table.fields.latchWord(at));
+      world.forks.keepArgs(at, [1, 2]);
+      const cut = cutAt(m, () => world.marks.publishDone(orphan, at, true));
+      if (!cut) break;
+      if (world.words[MarkWords.freeing] !== orphan || freed(world, orphan)) continue;
+      cases++;
+      if (next === "repair") {
+        world.marks.repairAll();
+      } else {
+        const other = newFork(world);
+        const at2 = world.table.indexOf(other);
+        orphanLatch(world.table.words, world.table.fields.latchWord(at2));
+        world.marks.publishDone(other, at2, true);
+        assert(freed(world, other), "the second orphan freed");
+      }
+      assertEquals(
+        { freed: freed(world, orphan), mark: world.words[MarkWords.freeing], args: world.forks.takeArgs(at) },
+        { freed: true, mark: -1, args: undefined },
+        `${next}, cut at ${m}: freed, mark clear, kept args dropped`,
+      );
+      assertEquals(world.table.duplicateReleases, 0, "no release of a stale or -1 handle");
+    }
+    assert(cases > 0, `${next}: an orphan's free cut short with its freeing mark set`);
+  }
+});
+
+test("a fork cut short before its push, or while consumed, is freed by the repair at the top of the loop, its kept data dropped", () => {
+  for (const mark of ["pushing", "consuming"] as const) {
+    const world = newWorld();
+    const fork = newFork(world);
+    const at = world.table.indexOf(fork);
+    world.forks.add(fork);
+    world.forks.keepArgs(at, [3]);
+    if (mark === "pushing") world.marks.setPushing(fork);
+    else world.marks.setConsuming(fork);
+    world.marks.repairAll();
+    assertEquals(
+      {
+        freed: freed(world, fork),
+        mark: world.words[MarkWords[mark]],
+        args: world.forks.takeArgs(at),
+        any: world.forks.any(),
+      },
+      { freed: true, mark: -1, args: undefined, any: false },
+      `${mark}: freed, forgotten, its kept args dropped`,
+    );
+  }
+});
+
+test("with no mark set, the checks and the repair touch no other record (the one a -1 handle would name) and push nothing", () => {
+  const world = newWorld();
+  // The record a handle of -1 would name (index mask: the last), holding a fork's kept arguments.
+  const last = world.table.indexOf(-1);
+  world.forks.keepArgs(last, ["kept"]);
+  world.marks.checkPushing();
+  world.marks.checkConsuming();
+  // The repair run for a held task alone: nothing else is marked.
+  const a = newTask(world, TaskState.QUEUED);
+  world.levels.pushPatiently(a, Level.normal);
+  world.marks.takeHeld();
+  world.marks.repairAll();
+  assertEquals(world.deque.length, 1, "the held task alone pushed (no clear mark's -1)");
+  assertEquals(world.forks.takeArgs(last), ["kept"], "the last record's kept arguments stay");
+  assertEquals(world.table.duplicateReleases, 0, "no release of a -1 handle");
+  // A joined fork's finish (its latch set, not an orphan) touches no freeing mark either.
+  world.forks.keepArgs(last, ["kept"]);
+  const fork = newFork(world);
+  world.marks.publishDone(fork, world.table.indexOf(fork), true);
+  const orphan = newFork(world);
+  const at = world.table.indexOf(orphan);
+  orphanLatch(world.table.words, world.table.fields.latchWord(at));
+  world.marks.publishDone(orphan, at, true);
+  assertEquals(world.forks.takeArgs(last), ["kept"], "still kept");
+  assertEquals(world.table.duplicateReleases, 0, "still no release of a -1 handle");
+});
+
+test("a hand-back cut short with our deque full is completed into its level's injector", () => {
+  let cases = 0;
+  for (let m = 0;; m++) {
+    const world = newWorld();
+    const a = newTask(world, TaskState.RUNNING, Level.high);
+    world.runs.enter(a);
+    const cut = cutAt(m, () => world.marks.handBack(a, world.table.indexOf(a)));
+    if (!cut) break;
+    if (world.words[MarkWords.moving] !== a || world.levels.queues[Level.high].length !== 0) continue;
+    if (world.levels.queues[Level.high].cutShort) continue;
+    cases++;
+    for (let i = 0; i < DEQUE_CAPACITY; i++) world.deque.push(1000 + i);
+    world.marks.checkSearch();
+    assertEquals(drain(world.levels.queues[Level.high], QUEUE_EMPTY), [a], `cut at ${m}: in the high injector once`);
+  }
+  assert(cases > 0, "hand-backs cut short before their push");
+});
+
+test("cutShort counts a completion queue cut short (any one of them), and the repair completes it and a cut deque", () => {
+  let queues = 0;
+  for (let m = 0;; m++) {
+    const w = newWorld();
+    if (!cutAt(m, () => w.completions[1].push(7))) break;
+    if (!w.completions[1].cutShort) continue;
+    queues++;
+    assertEquals(w.marks.cutShort(), true, `push cut at ${m}: one completion queue cut short`);
+    w.marks.repairAll();
+    assertEquals(w.completions[1].cutShort, false, `push cut at ${m}: repaired`);
+  }
+  assert(queues > 0, "completion pushes cut short");
+  // A deque pop cut short: the repair completes it.
+  let seen = 0;
+  for (let m = 0;; m++) {
+    const w = newWorld();
+    w.deque.push(5);
+    w.deque.push(6);
+    if (!cutAt(m, () => w.deque.pop())) break;
+    if (!w.deque.cutShort) continue;
+    seen++;
+    assertEquals(w.marks.cutShort(), true, `pop cut at ${m}: cut short`);
+    w.marks.repairAll();
+    assertEquals(w.deque.cutShort, false, `pop cut at ${m}: the repair completed it`);
+  }
+  assert(seen > 0, "deque pops cut short");
+});
+
+test("the repair wakes the owner when it completes a record release cut short", () => {
+  let woke = 0;
+  for (let m = 0;; m++) {
+    const world = newWorld();
+    const fork = newFork(world);
+    if (!cutAt(m, () => world.table.releaseHandle(fork))) break;
+    if (!world.table.cutShort) continue;
+    allWaiting(world);
+    world.marks.repairAll();
+    assertEquals(world.table.cutShort, false, `release cut at ${m}: repaired`);
+    if (woken(world).includes(0)) woke++;
+  }
+  assert(woke > 0, "a repaired release woke the owner");
+});
+
+test("hand-backs at every level one after another, then a held task's repair: each task queued once, nothing else", () => {
+  const world = newWorld();
+  const tasks = [Level.high, Level.normal, Level.low, Level.normal].map((level) => {
+    const a = newTask(world, TaskState.RUNNING, level);
+    const depth = world.runs.enter(a);
+    world.marks.handBack(a, world.table.indexOf(a));
+    world.runs.exit(depth);
+    return a;
+  });
+  // Every level's injector has had a push of ours (its published mark names a task): a repair with no task
+  // in a clear mark must still push nothing.
+  const held = newTask(world, TaskState.QUEUED);
+  world.deque.push(held);
+  world.marks.popHeld();
+  world.marks.repairAll();
+  assertEquals(queued(world), {
+    deque: [held],
+    high: [tasks[0]],
+    normal: [tasks[1], tasks[3]],
+    low: [tasks[2]],
+  }, "each task once");
+});
+
+test("a repair with no task to put back posts no work (a fork cut short before its push)", () => {
+  const world = newWorld();
+  const fork = newFork(world);
+  world.marks.setPushing(fork);
+  assertEquals(postsWork(world, () => world.marks.repairAll()), false, "no work posted");
+  assert(freed(world, fork), "the fork freed");
 });
