@@ -674,3 +674,26 @@ test("a repair with no task to put back posts no work (a fork cut short before i
   assertEquals(postsWork(world, () => world.marks.repairAll()), false, "no work posted");
   assert(freed(world, fork), "the fork freed");
 });
+
+test("a finish cut short anywhere after DONE, once repaired, has its completion queued once and its producer woken", () => {
+  let cases = 0;
+  for (const slot of [0, 1]) {
+    for (let m = 0;; m++) {
+      const world = newWorld();
+      const a = newTask(world, TaskState.RUNNING, Level.normal, originOf(slot));
+      allWaiting(world);
+      const cut = cutAt(m, () => world.marks.publishDone(a, world.main.indexOf(a), false));
+      if (!cut) break;
+      if (stateOf(world, a) !== TaskState.DONE) continue;
+      cases++;
+      // Cut short in the push (after its claim) or in the wake: the producer must still hear of it.
+      world.marks.repairAll();
+      assertEquals(
+        { queued: drain(world.completions[slot], QUEUE_EMPTY), woken: woken(world) },
+        { queued: [a], woken: [slot] },
+        `slot ${slot}, cut at ${m}: the completion once, its producer woken`,
+      );
+    }
+  }
+  assert(cases > 0, "finishes cut short after DONE");
+});
