@@ -273,8 +273,10 @@ export class Marks {
     // Reset, so that a repair can tell whether this push got as far as publishing (see repairMarks).
     completions.published = QUEUE_EMPTY;
     completions.pushPatiently(handle); // spec: FinishPushCompletion
-    this.finishing = -1;
     wakeProducer(this.channels[slot]); // spec: FinishWakeProducer
+    // Cleared after the wake, not before: cut short in the wake, the mark's repair wakes the producer (a
+    // finish cut short there once left its completion queued and its producer asleep).
+    this.finishing = -1;
   }
 
   /** Sets a finished fork's latch (its joiner goes on), or frees it if it is an orphan. */
@@ -497,7 +499,8 @@ export class Marks {
 
   /**
    * A finish cut short after publishing DONE: publish it again (a latch set twice is still set; a
-   * completion is pushed again only if the queue's published mark says it did not get there).
+   * completion is pushed again only if the queue's published mark says it did not get there), and wake its
+   * producer again.
    */
   private repairFinishing(): void {
     const handle = this.finishing;
@@ -507,10 +510,10 @@ export class Marks {
         this.publishFork(handle);
       } else {
         const slot = slotOf(table.fields.origin(table.indexOf(handle)));
-        if (this.completions[slot].published !== handle) {
-          this.completions[slot].pushPatiently(handle);
-          wakeProducer(this.channels[slot]);
-        }
+        if (this.completions[slot].published !== handle) this.completions[slot].pushPatiently(handle);
+        // Woken whether or not the push got there: a push cut short after its claim was published by the
+        // queue's repair (`repair` runs it first), with no wake; a spare wake costs only a read of the queue.
+        wakeProducer(this.channels[slot]);
       }
     }
     this.finishing = -1;

@@ -83,6 +83,23 @@ export const TARGETS = {
   // pool's cancellation tests through real workers (5 s together, unmutated). timer_test.ts tests the
   // runtime's background timer, which this file does not use.
   "lib/producer/cancellation.ts": ["tests/producer/cancellation_test.ts", "tests/pool/cancel_test.ts"],
+  // The room wait (maxQueue): the unit tests first (room_test, slots, the fair share), then the pool's
+  // backpressure tests (4 s), then the room-wait harness (10 s: both sides of the handshake, spec/RoomWait.tla).
+  "lib/producer/room.ts": [
+    "tests/producer/room_test.ts",
+    "tests/protocol/producer_slots_test.ts",
+    "tests/pool/fair_share_test.ts",
+    "tests/pool/backpressure_test.ts",
+    "tests/lincheck/room_wait_test.ts",
+  ],
+  // A worker's held marks and their repairs: the unit suites only (marks_test, recovery_paths, cut_short: 1 s). Left
+  // out: tests/pool/death_test.ts (46 s on the unmutated file: too slow for ~200 mutants) and the pool's
+  // fork-join tests (join_test 8 s); leaving them out can only lower the score.
+  "lib/worker/marks.ts": [
+    "tests/worker/marks_test.ts",
+    "tests/protocol/recovery_paths_test.ts",
+    "tests/protocol/cut_short_test.ts",
+  ],
 };
 
 /** The filter of `memory.ts` and `layout.ts` (see {@link FILTER}). */
