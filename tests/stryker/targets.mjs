@@ -83,6 +83,9 @@ export const TARGETS = {
   // pool's cancellation tests through real workers (5 s together, unmutated). timer_test.ts tests the
   // runtime's background timer, which this file does not use.
   "lib/producer/cancellation.ts": ["tests/producer/cancellation_test.ts", "tests/pool/cancel_test.ts"],
+  // A worker's counters and busy time: its unit tests first (one thread, milliseconds), then the pool's
+  // metrics tests, which read the busy words through stats() and utilization from real workers.
+  "lib/worker/stats.ts": ["tests/worker/stats_test.ts", "tests/pool/metrics_test.ts"],
 };
 
 /** The filter of `memory.ts` and `layout.ts` (see {@link FILTER}). */
