@@ -130,3 +130,15 @@ test("stats: with no busy period under way, idle() and endBusy() add and publish
   stats.idle();
   assertEquals(status[line + StatusWords.busyMs], 20, "the constructor's 10, then 4 and 6");
 });
+
+test("stats: idle() ends going straight on even with no busy period (a late task's start is not an earlier finish)", () => {
+  // The loop runs a task found late, in search.idle(), outside any busy period; its finish sets lastFinish.
+  // If the next search finds nothing and the worker sleeps until another late task, that task's start must
+  // be read from the clock, not taken from the first one's finish (its run time would count the sleep).
+  const { stats, status } = fresh(epochMs(), 10);
+  const before = Array.from(status);
+  stats.lastFinish = epochMs(); // a late task finished, no busy period under way
+  stats.idle();
+  assertEquals(stats.lastFinish, -1, "idling: the next task's start needs a clock read");
+  assertEquals(Array.from(status), before, "no period to end: no word written");
+});
