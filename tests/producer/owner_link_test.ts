@@ -7,7 +7,7 @@
  * no_workers_test.ts) cross the same link between real threads.
  */
 import { ModuleLoadError } from "../../lib/errors.ts";
-import { type NoWorkersNote, noWorkersCause, OwnerLink } from "../../lib/producer/owner_link.ts";
+import { noWorkersCause, type NoWorkersNote, OwnerLink } from "../../lib/producer/owner_link.ts";
 import { ControlWords } from "../../lib/protocol/layout.ts";
 import type { LinkPort } from "../../lib/runtime/port.ts";
 import { assert, assertEquals, test } from "../_test.ts";
