@@ -94,6 +94,9 @@ export const TARGETS = {
     "tests/pool/inner_producer_test.ts",
     "tests/pool/no_workers_test.ts",
   ],
+  // The owner's broadcast: its unit tests first (one thread, a real ledger), then the pool's broadcast
+  // tests through real workers (deaths, an elastic pool's targets, terminate).
+  "lib/owner/broadcast.ts": ["tests/owner/broadcast_test.ts", "tests/pool/broadcast_test.ts"],
 };
 
 /** The filter of `memory.ts` and `layout.ts` (see {@link FILTER}). */
