@@ -7,7 +7,7 @@
  * death resets its worker's `mail` word for the replacement. The pool tests (tests/pool/broadcast_test.ts)
  * cross it through real workers.
  */
-import { Encoder } from "../../lib/codec/codec.ts";
+import { Encoder, type ErrorClasses } from "../../lib/codec/codec.ts";
 import { PoolTerminatedError, WorkerCrashedError } from "../../lib/errors.ts";
 import { Broadcaster, type BroadcastMessage } from "../../lib/owner/broadcast.ts";
 import { type Entry, TaskLedger } from "../../lib/producer/ledger.ts";
@@ -23,7 +23,7 @@ interface Outcome {
 /** A broadcaster over 3 workers' status lines, with what it posted and how each entry settled. */
 function fresh(
   dead: number[] = [],
-  options: { errorClasses?: Map<string, typeof Error>; shared?: SharedArrayBuffer[] } = {},
+  options: { errorClasses?: ErrorClasses; shared?: SharedArrayBuffer[] } = {},
 ) {
   const status = new Int32Array(new SharedArrayBuffer(3 * StatusWords.count * 4));
   const mail = (w: number) => status[w * StatusWords.count + StatusWords.mail];

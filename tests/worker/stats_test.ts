@@ -85,7 +85,7 @@ test("stats: a busy period is published while it lasts, in ms since the pool was
 });
 
 test("stats: busy() during a busy period begins no other one", () => {
-  const { stats, word } = fresh(epochMs() - 50_000);
+  const { stats } = fresh(epochMs() - 50_000);
   stats.busy();
   const first = stats.lastFinish;
   stats.lastFinish = -1; // a task started: the loop no longer goes straight on
