@@ -73,9 +73,13 @@ export class WorkerStats {
     if (this.stamps !== undefined && this.busySince < 0) this.beginBusy();
   }
 
-  /** This thread. Nothing was found: a busy period under way ends. */
+  /**
+   * This thread. Nothing was found: a busy period under way ends, and the loop no longer goes straight on
+   * even with none (a task found late, in the search's idle, runs outside any period: the next late task's
+   * start is read from the clock, not taken from its finish, which would count the sleep between as run).
+   */
   idle(): void {
-    if (this.busySince >= 0) this.endBusy();
+    this.endBusy();
   }
 
   /** With metrics: a busy period begins (published, so that utilization counts it while it lasts). */

@@ -100,6 +100,20 @@ export const TARGETS = {
     "tests/protocol/recovery_paths_test.ts",
     "tests/protocol/cut_short_test.ts",
   ],
+  // A worker's counters and busy time: its unit tests first (one thread, milliseconds), then the pool's
+  // metrics tests, which read the busy words through stats() and utilization from real workers.
+  "lib/worker/stats.ts": ["tests/worker/stats_test.ts", "tests/pool/metrics_test.ts"],
+  // A remote producer's link to the owner: its unit tests first (one thread, a stand-in port), then the
+  // pool tests where a task opens a producer in a worker (inner_producer_test.ts) and where a pool left
+  // with no worker tells its remote producers (no_workers_test.ts): 3.5 s together, unmutated.
+  "lib/producer/owner_link.ts": [
+    "tests/producer/owner_link_test.ts",
+    "tests/pool/inner_producer_test.ts",
+    "tests/pool/no_workers_test.ts",
+  ],
+  // The owner's broadcast: its unit tests first (one thread, a real ledger), then the pool's broadcast
+  // tests through real workers (deaths, an elastic pool's targets, terminate).
+  "lib/owner/broadcast.ts": ["tests/owner/broadcast_test.ts", "tests/pool/broadcast_test.ts"],
 };
 
 /** The filter of `memory.ts` and `layout.ts` (see {@link FILTER}). */
