@@ -65,6 +65,14 @@ export const TARGETS = {
     "tests/protocol/record_words_test.ts",
     "tests/pool/pool_test.ts",
   ],
+  // Left out: tests/lincheck/producers_test.ts (the record wait's shared side, lib/protocol/producers.ts:
+  // it imports nothing of lib/producer/, so it cannot kill a mutant of backlog.ts; its random mode cost
+  // every survivor 9 s).
+  "lib/producer/backlog.ts": [
+    "tests/producer/backlog_test.ts",
+    "tests/pool/backlog_test.ts",
+    "tests/pool/fair_share_test.ts",
+  ],
 };
 
 /** The filter of `memory.ts` and `layout.ts` (see {@link FILTER}). */
@@ -100,6 +108,10 @@ export const FILTER = {
   // pool/fair_share_test.ts (1 s); lincheck/producers_test.ts's harness test and random mode (8 s), less its
   // systematic mode (93 s alone, more than the rest together: every survivor would pay it).
   "lib/protocol/producers.ts": "/^(producers: |slots: |fair share |producers harness|producers random mode)/",
+  // producer/backlog_test.ts ("backlog: …", unit, first), pool/backlog_test.ts's model check and its two
+  // trim tests (its mutants test skips itself in a mutation run), pool/fair_share_test.ts (a pool whose
+  // producer waits for a record).
+  "lib/producer/backlog.ts": "/^(backlog: |waiting entries |an emptied backlog |fair share )/",
 };
 
 /**
