@@ -243,6 +243,16 @@ test("backlog: a trim gives back only what grew past its bound (the ring or the 
   assert(b.trimmable, "an emptied backlog with a 2 MiB buffer is not trimmable");
   b.trim();
   assert(b.slots === 1 << 16 && b.bytes.length === 64 * KIB, "the trim kept a 2 MiB buffer or changed the ring");
+  // A ring grown (from 2 slots) to exactly 2^16, a buffer past 1 MiB: the buffer goes, the grown ring stays.
+  const c = new Backlog(2);
+  encoder.encode(1);
+  for (let i = 0; i < (1 << 16) - 1; i++) c.push(entryOf(i), encoder);
+  encodeExactly(encoder, 1024 * KIB + 1);
+  c.push(entryOf(1 << 16), encoder);
+  assert(c.slots === 1 << 16, `2^16 entries grew the ring to ${c.slots} slots`);
+  while (c.first() !== undefined) c.shift();
+  c.trim();
+  assert(c.slots === 1 << 16 && c.bytes.length === 64 * KIB, `the trim left a ring of ${c.slots} slots`);
 });
 
 test("backlog: a push cut short at the copy (after the ring grew) leaves no entry in the ring", () => {
