@@ -73,6 +73,12 @@ export const TARGETS = {
     "tests/pool/backlog_test.ts",
     "tests/pool/fair_share_test.ts",
   ],
+  "lib/producer/ledger.ts": [
+    "tests/producer/ledger_test.ts",
+    "tests/lincheck/room_wait_test.ts",
+    "tests/pool/producer_stats_test.ts",
+    "tests/pool/events_test.ts",
+  ],
 };
 
 /** The filter of `memory.ts` and `layout.ts` (see {@link FILTER}). */
@@ -112,6 +118,12 @@ export const FILTER = {
   // trim tests (its mutants test skips itself in a mutation run), pool/fair_share_test.ts (a pool whose
   // producer waits for a record).
   "lib/producer/backlog.ts": "/^(backlog: |waiting entries |an emptied backlog |fair share )/",
+  // producer/ledger_test.ts ("ledger: …", unit, first); lincheck/room_wait_test.ts's harness test and
+  // random mode (the shipped ledger's shared pending word under generated interleavings), less its
+  // systematic mode; pool/producer_stats_test.ts's counts test (the slot's counts line) and
+  // pool/events_test.ts's drain test (drain() in a pool), less the rest of their files (worker deaths).
+  "lib/producer/ledger.ts":
+    "/^(ledger: |room-wait harness|room-wait random mode|stats.. counts every|events on deno: drain comes)/",
 };
 
 /**
