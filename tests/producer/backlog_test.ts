@@ -277,5 +277,5 @@ test("backlog: a push cut short at the copy (after the ring grew) leaves no entr
   assert(threw && backlog.length === 2 && backlog.slots === 4, "the cut-short push did not throw, or committed");
   assert(backlog.held === 2, `after a cut-short push, ${backlog.held} slots hold an entry, 2 wait`);
   while (backlog.first() !== undefined) backlog.shift();
-  assert(backlog.held === 0, `emptied after a cut-short push, ${backlog.held} slots still hold an entry`);
+  assert((backlog.held as number) === 0, `emptied after a cut-short push, ${backlog.held} slots still hold an entry`);
 });

@@ -38,16 +38,20 @@ test("ledger: open and settle keep the shared pending word and the slot's counts
   const words = new Int32Array(4);
   const counts = new Int32Array(4);
   const ledger = new TaskLedger(1, undefined, { words, at: 2 }, counts);
+  const pendingWord = (): number => words[2];
   const a = ledger.open("t", 0, () => {}, () => {});
   const b = ledger.open("t", 0, () => {}, () => {});
-  assert(words[2] === 2 && words[0] + words[1] + words[3] === 0, `the pending word is ${words[2]}, not 2`);
+  assert(pendingWord() === 2 && words[0] + words[1] + words[3] === 0, `the pending word is ${pendingWord()}, not 2`);
   assert(counts[SlotCountWords.submitted] === 2 && counts[SlotCountWords.completed] === 0, "counts after opens");
   assert(ledger.settle(a, Settled.VALUE, 1), "the first settle did not settle");
-  assert(words[2] === 1 && counts[SlotCountWords.completed] === 1, "a settle did not count down and complete");
+  assert(
+    pendingWord() === 1 && counts[SlotCountWords.completed] === 1,
+    "a settle did not count down and complete",
+  );
   assert(!ledger.settle(a, Settled.VALUE, 1), "a second settle settled");
-  assert(words[2] === 1 && counts[SlotCountWords.completed] === 1, "a second settle counted");
+  assert(pendingWord() === 1 && counts[SlotCountWords.completed] === 1, "a second settle counted");
   ledger.settle(b, Settled.ERROR, new Error("x"));
-  assert(words[2] === 0 && counts[SlotCountWords.completed] === 2, "an error did not count");
+  assert(pendingWord() === 0 && counts[SlotCountWords.completed] === 2, "an error did not count");
   assert(counts[SlotCountWords.submitted] === 2, "a settle counted a submission");
 });
 
@@ -68,7 +72,10 @@ test("ledger: every entry settles exactly once; later reports are counted and ca
   assert(ledger.settle(entry, Settled.VALUE, 6) === false, "a third settle settled");
   await turn();
   assert(calls.length === 0, `a second settle called ${calls.join()}`);
-  assert(ledger.duplicateSettles === 2 && ledger.pending === 0 && ledger.completed === 1, "duplicates' counts");
+  assert(
+    (ledger.duplicateSettles as number) === 2 && ledger.pending === 0 && ledger.completed === 1,
+    "duplicates' counts",
+  );
 });
 
 test("ledger: an error or an abort rejects a run's promise with the value", () => {
@@ -184,4 +191,87 @@ test("ledger: pending tasks hold the event loop once, from the first open; let g
   ledger.settle(c, Settled.VALUE, 0);
   ledger.settle(d, Settled.VALUE, 0);
   assert(eventLoopHolds() === before, "the holds did not balance");
+});
+
+/**
+ * Runs `body` with the global setInterval and clearInterval counted: returns the intervals it started and
+ * did not clear (the ledger's keep-alive timer is the only one these bodies start).
+ */
+function uncleared(body: () => void): number {
+  const g = globalThis as unknown as {
+    setInterval: (...args: unknown[]) => unknown;
+    clearInterval: (id: unknown) => void;
+  };
+  const { setInterval: realSet, clearInterval: realClear } = g;
+  const live = new Set<unknown>();
+  g.setInterval = (...args: unknown[]) => {
+    const id = realSet(...args);
+    live.add(id);
+    return id;
+  };
+  g.clearInterval = (id: unknown) => {
+    live.delete(id);
+    realClear(id);
+  };
+  try {
+    body();
+  } finally {
+    g.setInterval = realSet;
+    g.clearInterval = realClear;
+  }
+  for (const id of live) realClear(id);
+  return live.size;
+}
+
+test("ledger: the keep-alive timer is cleared when the last task settles, and on releaseProcess()", () => {
+  const left = uncleared(() => {
+    const ledger = new TaskLedger(1, undefined);
+    const a = ledger.open("t", 0, () => {}, () => {});
+    ledger.settle(a, Settled.VALUE, 0);
+    ledger.open("t", 0, () => {}, () => {});
+    ledger.releaseProcess();
+  });
+  assert(left === 0, `${left} keep-alive timers were never cleared (the process could not exit)`);
+});
+
+test("ledger: a settle cut short after its count-down leaves one keep-alive: the next open takes no other", () => {
+  const before = eventLoopHolds();
+  const left = uncleared(() => {
+    const ledger = new TaskLedger(1, undefined);
+    const a = ledger.open("t", 0, () => {}, () => {});
+    // A detach that throws, as a stack overflow at that call would: the pending count is 0 by then.
+    a.control = {
+      watchStart: false,
+      force: false,
+      detach(): void {
+        throw new RangeError("Maximum call stack size exceeded");
+      },
+    };
+    let threw = false;
+    try {
+      ledger.settle(a, Settled.VALUE, 0);
+    } catch {
+      threw = true;
+    }
+    assert(threw && ledger.pending === 0, "the cut-short settle did not throw after counting down");
+    const b = ledger.open("t", 0, () => {}, () => {});
+    assert(eventLoopHolds() === before + 1, `${eventLoopHolds() - before} holds after the next open, not 1`);
+    ledger.settle(b, Settled.VALUE, 0);
+  });
+  assert(left === 0 && eventLoopHolds() === before, `${left} keep-alive timers left, holds not balanced`);
+});
+
+test("ledger: a drain() waiter is let go once it resolved; a new ledger has none", async () => {
+  const ledger = new TaskLedger(1, undefined);
+  const waiters = () => (ledger as unknown as { drainWaiters: unknown[] }).drainWaiters.length;
+  assert(waiters() === 0, `a new ledger has ${waiters()} drain waiters`);
+  const a = ledger.open("t", 0, () => {}, () => {});
+  const b = ledger.open("t", 0, () => {}, () => {});
+  const first = ledger.drain();
+  ledger.settle(a, Settled.VALUE, 0);
+  const second = ledger.drain();
+  assert(waiters() === 2, `${waiters()} drain waiters, 2 drains pending`);
+  ledger.settle(b, Settled.VALUE, 0);
+  await Promise.all([first, second]);
+  assert(waiters() === 0, `the resolved drains left ${waiters()} waiters held`);
 });
