@@ -114,6 +114,20 @@ export const TARGETS = {
   // The owner's broadcast: its unit tests first (one thread, a real ledger), then the pool's broadcast
   // tests through real workers (deaths, an elastic pool's targets, terminate).
   "lib/owner/broadcast.ts": ["tests/owner/broadcast_test.ts", "tests/pool/broadcast_test.ts"],
+  // Left out: tests/lincheck/producers_test.ts (the record wait's shared side, lib/protocol/producers.ts:
+  // it imports nothing of lib/producer/, so it cannot kill a mutant of backlog.ts; its random mode cost
+  // every survivor 9 s).
+  "lib/producer/backlog.ts": [
+    "tests/producer/backlog_test.ts",
+    "tests/pool/backlog_test.ts",
+    "tests/pool/fair_share_test.ts",
+  ],
+  "lib/producer/ledger.ts": [
+    "tests/producer/ledger_test.ts",
+    "tests/lincheck/room_wait_test.ts",
+    "tests/pool/producer_stats_test.ts",
+    "tests/pool/events_test.ts",
+  ],
 };
 
 /** The filter of `memory.ts` and `layout.ts` (see {@link FILTER}). */
@@ -161,6 +175,16 @@ export const FILTER = {
   "lib/worker/mail.ts":
     "/^(mail: |broadcast |a busy worker|a part that throws|terminate\\(\\) rejects the parts|move\\(\\): " +
     "an argument|a moved task cancelled|a SharedArrayBuffer argument is passed)/",
+  // producer/backlog_test.ts ("backlog: …", unit, first), pool/backlog_test.ts's model check and its two
+  // trim tests (its mutants test skips itself in a mutation run), pool/fair_share_test.ts (a pool whose
+  // producer waits for a record).
+  "lib/producer/backlog.ts": "/^(backlog: |waiting entries |an emptied backlog |fair share )/",
+  // producer/ledger_test.ts ("ledger: …", unit, first); lincheck/room_wait_test.ts's harness test and
+  // random mode (the shipped ledger's shared pending word under generated interleavings), less its
+  // systematic mode; pool/producer_stats_test.ts's counts test (the slot's counts line) and
+  // pool/events_test.ts's drain test (drain() in a pool), less the rest of their files (worker deaths).
+  "lib/producer/ledger.ts":
+    "/^(ledger: |room-wait harness|room-wait random mode|stats.. counts every|events on deno: drain comes)/",
 };
 
 /**
