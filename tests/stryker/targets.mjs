@@ -114,6 +114,14 @@ export const TARGETS = {
   // The owner's broadcast: its unit tests first (one thread, a real ledger), then the pool's broadcast
   // tests through real workers (deaths, an elastic pool's targets, terminate).
   "lib/owner/broadcast.ts": ["tests/owner/broadcast_test.ts", "tests/pool/broadcast_test.ts"],
+  // The owner's growth of an elastic pool: its unit tests first (one thread, real slot words, a stand-in
+  // clock and timer: milliseconds), then the slot words' unit tests, then the pool's elastic tests through
+  // real workers (grow, retire, deaths while retiring).
+  "lib/owner/growth.ts": [
+    "tests/owner/growth_test.ts",
+    "tests/protocol/slots_test.ts",
+    "tests/pool/elastic_test.ts",
+  ],
 };
 
 /** The filter of `memory.ts` and `layout.ts` (see {@link FILTER}). */
