@@ -375,3 +375,34 @@ test("growth: a start goes to the first ABSENT slot, past SLEEPING, RETIRING and
     assertEquals(slots.state(0), AWAKE, "slot 0 untouched");
   });
 });
+
+test("growth: a look long after a failed start still waits the settle delay (the wait restarts at the reservation)", async () => {
+  await withGrowth(1, 3, async ({ clock, timers, starts, growth, fire }) => {
+    growth.check();
+    clock.now += GROW_SETTLE_MS;
+    fire();
+    starts[0].reject(new Error("no module"));
+    await drain();
+    // Nothing looks until the next event, long after the failure's spacing.
+    clock.now += 50;
+    growth.check();
+    assertEquals(starts.length, 1, "no start at once: the work has not waited the settle delay since");
+    assertEquals(timers.map((t) => t.ms), [GROW_SETTLE_MS], "a whole settle delay");
+  });
+});
+
+test("growth: the settle delay counts from a look at any time, time 0 included (only -1 means not waiting)", async () => {
+  await withGrowth(1, 3, ({ clock, timers, starts, growth }) => {
+    clock.now = 0;
+    growth.check();
+    assertEquals(timers.map((t) => t.ms), [GROW_SETTLE_MS], "waiting since time 0");
+    timers.length = 0;
+    clock.now = 1;
+    growth.check();
+    assertEquals(timers.map((t) => t.ms), [GROW_SETTLE_MS - 1], "still waiting since time 0: 1 ms left");
+    timers.length = 0;
+    clock.now = GROW_SETTLE_MS;
+    growth.check();
+    assertEquals(starts.length, 1, "started GROW_SETTLE_MS after time 0");
+  });
+});
