@@ -128,6 +128,14 @@ export const TARGETS = {
     "tests/pool/producer_stats_test.ts",
     "tests/pool/events_test.ts",
   ],
+  // The owner's growth of an elastic pool: its unit tests first (one thread, real slot words, a stand-in
+  // clock and timer: milliseconds), then the slot words' unit tests, then the pool's elastic tests through
+  // real workers (grow, retire, deaths while retiring).
+  "lib/owner/growth.ts": [
+    "tests/owner/growth_test.ts",
+    "tests/protocol/slots_test.ts",
+    "tests/pool/elastic_test.ts",
+  ],
 };
 
 /** The filter of `memory.ts` and `layout.ts` (see {@link FILTER}). */
