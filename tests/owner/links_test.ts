@@ -14,7 +14,7 @@ import { originOf, PoolStateCode, SlotState } from "../../lib/protocol/producers
 import { type LinkActs, ProducerLinks } from "../../lib/owner/links.ts";
 import type { ProducerDeaths } from "../../lib/owner/producer_deaths.ts";
 import type { TaskTable } from "../../lib/record/task.ts";
-import { assert, assertEquals, test } from "../_test.ts";
+import { assert, assertEquals, test, within } from "../_test.ts";
 
 /** A pool memory with `slots` producer slots, none claimed. */
 function memoryOf(slots: number): PoolMemory {
@@ -101,10 +101,10 @@ function openEnd(links: ProducerLinks): End {
   return end;
 }
 
-/** Waits (a macrotask at a time) until `done()` holds; the test's timeout bounds it. */
+/** Waits (a macrotask at a time, 200 at most: a message in this thread arrives in a few) until `done()` holds. */
 async function until(done: () => boolean, what: string): Promise<void> {
   for (let i = 0; !done(); i++) {
-    if (i > 20_000) throw new Error(`never: ${what}`);
+    if (i > 200) throw new Error(`never: ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 1));
   }
 }
@@ -172,6 +172,13 @@ test("links: a shared buffer reaches the owner's share and every other producer,
   // A buffer a worker passed reaches every producer.
   links.bufferArrived(6, buffer);
   await until(() => [a, b, c].every((e) => e.received.some((m) => m.id === 6)), "buffer 6 everywhere");
+  for (const end of [a, b, c]) {
+    assertEquals(
+      end.received.filter((m) => m.id === 6).map((m) => [m.type, m.buffer]),
+      [["buffer", buffer]],
+      "a buffer",
+    );
+  }
   assertEquals(seen.reported, [], "nothing reported");
   links.closeAll();
 });
@@ -210,6 +217,11 @@ test("links: 'closed' gives the slot back, answers 'released', and the end is fo
   // Forgotten: a buffer no longer reaches it, and its end's close is no death.
   links.bufferArrived(1, new SharedArrayBuffer(8));
   await until(() => b.received.length === 1, "the buffer at b");
+  // The owner closed its end: the producer's later messages reach nobody.
+  const acts = seen.acts.length;
+  a.port.postMessage({ type: "grow" });
+  await settle();
+  assertEquals(seen.acts.length, acts, "no act after released");
   a.port.close();
   await settle();
   assertEquals(a.received.length, 1, "nothing after released");
@@ -229,6 +241,7 @@ test("links: 'closed' gives the slot back, answers 'released', and the end is fo
 interface LinksInside {
   bySlot: Map<number, unknown>;
   ended(slot: number, end: unknown): void;
+  received(slot: number, end: unknown, message: unknown): void;
 }
 
 test("links: a link that ends without 'closed' is a death of its slot, reported if the recovery throws", async () => {
@@ -249,6 +262,10 @@ test("links: a link that ends without 'closed' is a death of its slot, reported 
   assertEquals((seen.reported[0][0] as Error).message, "death of 2", "the error");
   inside.ended(2, endB);
   assertEquals(seen.died, [2], "died once");
+  // A 'closed' that reaches the owner from the dead slot's old end gives nothing back (the death's sweep does).
+  inside.received(2, endB, { type: "closed" });
+  assertEquals(Atomics.load(memory.slotLine(2), ProducerWords.state), SlotState.OPEN, "slot 2 not released");
+  assertEquals(Atomics.load(memory.control, ControlWords.producersOpen), 2, "still two open");
   // Forgotten: a buffer reaches only slot 1.
   links.bufferArrived(3, new SharedArrayBuffer(8));
   await until(() => a.received.length === 1, "the buffer at a");
@@ -307,7 +324,11 @@ test("links: a payload goes to its task's producer slot by the record's origin; 
     [5],
   ]], "slot 1's payload with its moved buffer");
   assertEquals(bytes.byteLength, 0, "the bytes were transferred");
+  assertEquals(moved.byteLength, 0, "the moved buffer was transferred");
+  // A slot in range with no link (its producer died): nobody reads it, and nothing throws.
   links.closeAll();
+  origin = originOf(2);
+  assertEquals(links.payloadArrived(5, new Uint8Array([1]), undefined), true, "slot 2's, its link gone");
 });
 
 test("links: counts() lists the slots held or that counted a task, with pending net of completed and abandoned", () => {
@@ -340,7 +361,7 @@ test("links: counts() lists the slots held or that counted a task, with pending 
 test("links: quiet() resolves at once with nothing pending, and only once the pending tasks are gone", async () => {
   const memory = memoryOf(2);
   const { links } = linksOf(memory);
-  await links.quiet();
+  await within(links.quiet(), 10_000, "quiet with nothing pending");
   Atomics.store(memory.slotLine(2), ProducerWords.state, SlotState.OPEN);
   Atomics.store(memory.slotLine(2), ProducerWords.pending, 1);
   let quiet = false;
@@ -348,7 +369,7 @@ test("links: quiet() resolves at once with nothing pending, and only once the pe
   await settle();
   assertEquals(quiet, false, "not quiet while slot 2 has a task pending");
   Atomics.store(memory.slotLine(2), ProducerWords.pending, 0);
-  await done;
+  await within(done, 10_000, "quiet once nothing is pending");
   assertEquals(quiet, true, "quiet");
 });
 
@@ -384,19 +405,18 @@ function asInABrowser(body: (locks: FakeLocks) => void): void {
 
 /** The owner's privates a lifeline reaches (`received` is what a message to its end calls). */
 interface LinksWithLifelines extends LinksInside {
-  received(slot: number, end: unknown, message: unknown): void;
   lifelines: Map<number, { name: string; cancel: (() => void) | undefined }>;
 }
 
 test("links: in a browser a link has a lifeline: watched once its producer holds it, its release is the death", () => {
   asInABrowser((locks) => {
-    const { links, seen } = linksOf(memoryOf(3));
+    const { links, seen } = linksOf(memoryOf(4));
     const inside = links as unknown as LinksWithLifelines;
-    const opened = [links.open(), links.open(), links.open()];
+    const opened = [links.open(), links.open(), links.open(), links.open()];
     for (const { port } of opened) (port as unknown as MessagePort).close();
     const names = opened.map((o) => o.lifeline);
     for (const name of names) assert(name !== undefined && name.startsWith("filch.producer."), `a lifeline: ${name}`);
-    assertEquals(new Set(names).size, 3, "one name a link");
+    assertEquals(new Set(names).size, 4, "one name a link");
     assertEquals(locks.requests, [], "not watched before the producer holds it");
     // Slot 1 holds its lifeline: watched once, by its name.
     const end1 = inside.bySlot.get(1);
@@ -420,7 +440,7 @@ test("links: in a browser a link has a lifeline: watched once its producer holds
     assertEquals(inside.lifelines.has(2), false, "slot 2's lifeline dropped");
     locks.requests[1].grant();
     assertEquals(seen.died, [1], "a closed producer did not die");
-    // Slot 3 holds; the pool stops: every watch is cancelled.
+    // Slot 3 holds, slot 4 has not said so yet (nothing to cancel); the pool stops: every watch is cancelled.
     inside.received(3, inside.bySlot.get(3), { type: "holding" });
     links.closeAll();
     assertEquals(locks.requests[2].signal?.aborted, true, "slot 3's watch cancelled by closeAll");
