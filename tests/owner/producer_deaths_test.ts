@@ -9,8 +9,9 @@
  *
  * Written for StrykerJS's survivors of producer_deaths.ts (issue 47, "Mutants nobody here chose").
  */
-import { ControlWords, ProducerWords, SlotCountWords } from "../../lib/protocol/layout.ts";
-import { Injector } from "../../lib/protocol/injector.ts";
+import { atomicsBinding, installSharedMemory, type SharedMemory } from "../../lib/protocol/atomics.ts";
+import { ControlWords, NoteWords, ProducerWords, SlotCountWords } from "../../lib/protocol/layout.ts";
+import { Injector, QUEUE_EMPTY } from "../../lib/protocol/injector.ts";
 import { Level } from "../../lib/protocol/levels.ts";
 import { PoolMemory } from "../../lib/protocol/memory.ts";
 import { claimSlot, originOf, SlotState } from "../../lib/protocol/producers.ts";
@@ -166,7 +167,9 @@ test("deaths: a task published and not pushed (its placing note) is pushed into 
     w.table.fields.setLevel(w.table.indexOf(handle), level);
     const line = memory.slotLine(1);
     Atomics.store(line, ProducerWords.placing, handle);
+    const token = memory.sleep.getSleepy(); // a worker found nothing and is about to sleep
     deaths.died(1);
+    assertEquals(memory.sleep.fallAsleep(0, token), false, "the task put back moved the JEC: it does not sleep");
     assertEquals(Atomics.load(line, ProducerWords.placing), -1, "the placing note cleared");
     assertEquals(deaths.inSteps, 1, "a death inside a step");
     const levels = memory.levels();
@@ -184,7 +187,9 @@ test("deaths: a placing note is not pushed when the task is not the slot's, not 
     const line = memory.slotLine(1);
     const placed = kind === "stale" ? (handle + CAPACITY) >>> 0 : handle; // a later generation: not current
     Atomics.store(line, ProducerWords.placing, kind === "none" ? -1 : placed);
+    const token = memory.sleep.getSleepy();
     deaths.died(1);
+    assertEquals(memory.sleep.fallAsleep(0, token), true, `${kind}: nothing put back, no new work`);
     assertEquals(Atomics.load(line, ProducerWords.placing), -1, `${kind}: the note cleared`);
     assertEquals(deaths.inSteps, kind === "none" ? 0 : 1, `${kind}: in a step when the note is set`);
     assert(memory.levels().take() < 0, `${kind}: nothing pushed`);
@@ -205,4 +210,89 @@ test("deaths: a record the producer took and had not published is taken back, as
   assert(stateOf(w, taken) === TaskState.FREE, "back in the free list");
   await within(deaths.settled(), 10_000, "the sweep's end");
   assertEquals(slotState(w, 1), SlotState.FREE, "slot 1 FREE");
+});
+
+/** The death: thrown by the facade before the access it was asked for. */
+class Death extends Error {}
+
+/** Runs `op` with a facade that throws {@link Death} at its `n`-th shared access; whether it died. */
+function killAt(n: number, op: () => void): boolean {
+  let count = 0;
+  const binding = {} as Record<string, unknown>;
+  for (const key of Object.keys(atomicsBinding) as (keyof SharedMemory)[]) {
+    const real = atomicsBinding[key] as (...args: unknown[]) => unknown;
+    binding[key] = (...args: unknown[]) => {
+      if (key !== "pause" && count++ === n) throw new Death(`killed at access ${n}`);
+      return real(...args);
+    };
+  }
+  const restore = installSharedMemory(binding as unknown as SharedMemory);
+  try {
+    op();
+    return false;
+  } catch (error) {
+    if (!(error instanceof Death)) throw error;
+    return true;
+  } finally {
+    restore();
+  }
+}
+
+test("deaths: a producer killed at any access of its push to any level: the push is completed or undone, once", async () => {
+  const notesAt = [NoteWords.injectorHigh, NoteWords.injector, NoteWords.injectorLow];
+  for (const level of [Level.high, Level.normal, Level.low]) {
+    let cuts = 0;
+    for (let n = 0;; n++) {
+      const w = world();
+      const { memory, deaths } = w;
+      const region = memory.levelRegions()[level];
+      const producer = new Injector(region, memory.slotNotes(1, notesAt[level]));
+      const died = killAt(n, () => producer.push(77));
+      const cut = new Injector(region, memory.slotNotes(1, notesAt[level])).cutShort;
+      if (cut) cuts++;
+      const token = memory.sleep.getSleepy();
+      deaths.died(1);
+      assertEquals(deaths.inSteps, cut ? 1 : 0, `level ${level}, killed at ${n}: a death inside a step iff cut short`);
+      assertEquals(memory.sleep.fallAsleep(0, token), !cut, `level ${level}, killed at ${n}: new work iff repaired`);
+      // The queue holds 77 at most once, and works on: a push and its pop after the repair.
+      const owner = new Injector(region);
+      const taken: number[] = [];
+      for (let v = owner.pop(); v !== QUEUE_EMPTY; v = owner.pop()) taken.push(v);
+      assert(taken.length <= 1 && taken.every((v) => v === 77), `level ${level}, killed at ${n}: ${taken}`);
+      if (!died || cut) assertEquals(taken, [77], `level ${level}, killed at ${n}: a push past its claim is completed`);
+      assertEquals(owner.push(5), true, "a push after the repair");
+      assertEquals([owner.pop(), owner.pop()], [5, QUEUE_EMPTY], "its pop");
+      await within(deaths.settled(), 10_000, "the sweep's end");
+      if (!died) break;
+    }
+    assert(cuts > 0, `level ${level}: some kill landed inside the push's step`);
+  }
+});
+
+test("deaths: a producer killed at any access of a pop of its completion queue: the queue works on, its record freed", async () => {
+  let cuts = 0;
+  for (let n = 0;; n++) {
+    const w = world();
+    const { memory, deaths } = w;
+    const handle = task(w, 1, TaskState.DONE);
+    const queue = memory.channels[1].queue;
+    new Injector(queue).push(handle);
+    const producer = new Injector(queue, memory.slotNotes(1, NoteWords.completions));
+    let popped = QUEUE_EMPTY;
+    const died = killAt(n, () => (popped = producer.pop()));
+    const cut = new Injector(queue, memory.slotNotes(1, NoteWords.completions)).cutShort;
+    if (cut) cuts++;
+    deaths.died(1);
+    assertEquals(deaths.inSteps, cut ? 1 : 0, `killed at ${n}: a death inside a step iff cut short`);
+    await within(deaths.settled(), 10_000, `killed at ${n}: the sweep's end`);
+    assert(freed(w, handle), `killed at ${n}: the record freed (its completion read, or seen DONE twice)`);
+    const owner = new Injector(queue);
+    assertEquals(owner.push(5), true, `killed at ${n}: a push after the repair`);
+    assertEquals([owner.pop(), owner.pop()], [5, QUEUE_EMPTY], `killed at ${n}: its pop`);
+    if (!died) {
+      assertEquals(popped, handle, "the whole pop");
+      break;
+    }
+  }
+  assert(cuts > 0, "some kill landed inside the pop's step");
 });
