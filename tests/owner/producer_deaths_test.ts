@@ -296,3 +296,36 @@ test("deaths: a producer killed at any access of a pop of its completion queue: 
   }
   assert(cuts > 0, "some kill landed inside the pop's step");
 });
+
+/** Every record of `w`'s table, taken by the owner: each once, then none (nothing stranded, nothing twice). */
+function everyRecordOnce(w: World, what: string): void {
+  const indices = new Set<number>();
+  for (let i = 0; i < CAPACITY; i++) {
+    const handle = w.table.allocate();
+    assert(handle >= 0, `${what}: record ${i} of ${CAPACITY} taken`);
+    indices.add(w.table.indexOf(handle));
+  }
+  assertEquals(indices.size, CAPACITY, `${what}: every record once`);
+  assert(w.table.allocate() < 0, `${what}: then none`);
+}
+
+test("deaths: a producer killed at any access of a record's allocation or release: every record comes back once", async () => {
+  for (const op of ["allocate", "release"] as const) {
+    for (let n = 0;; n++) {
+      const w = world();
+      const { memory, deaths } = w;
+      const producer = new TaskTable(memory, { slot: 1 });
+      // A record the producer holds, to release (its task done and its completion read).
+      const held = op === "release" ? producer.allocate() : -1;
+      if (held >= 0) {
+        w.table.fields.setOrigin(w.table.indexOf(held), originOf(1));
+        w.table.fields.storeState(w.table.indexOf(held), TaskState.DONE);
+      }
+      const died = killAt(n, () => op === "allocate" ? producer.allocate() : producer.releaseHandle(held));
+      deaths.died(1);
+      await within(deaths.settled(), 10_000, `${op} killed at ${n}: the sweep's end`);
+      everyRecordOnce(w, `${op} killed at ${n}`);
+      if (!died) break;
+    }
+  }
+});
