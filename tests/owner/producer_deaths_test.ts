@@ -329,3 +329,43 @@ test("deaths: a producer killed at any access of a record's allocation or releas
     }
   }
 });
+
+test("deaths: a task the producer pushed whole before it died with its placing note set is not pushed again", async () => {
+  const notesAt = [NoteWords.injectorHigh, NoteWords.injector, NoteWords.injectorLow];
+  for (const level of [Level.high, Level.normal, Level.low]) {
+    const w = world();
+    const { memory, deaths } = w;
+    const handle = task(w, 1, TaskState.QUEUED);
+    w.table.fields.setLevel(w.table.indexOf(handle), level);
+    Atomics.store(memory.slotLine(1), ProducerWords.placing, handle);
+    new Injector(memory.levelRegions()[level], memory.slotNotes(1, notesAt[level])).push(handle);
+    deaths.died(1);
+    const queue = new Injector(memory.levelRegions()[level]);
+    assertEquals([queue.pop(), queue.pop()], [handle, QUEUE_EMPTY], `level ${level}: queued once`);
+    await within(deaths.settled(), 10_000, "the sweep's end");
+  }
+});
+
+test("deaths: a placing note of -1 pushes nothing, even with the last record QUEUED by the slot", async () => {
+  const w = world();
+  const { memory, deaths } = w;
+  const handles = Array.from({ length: CAPACITY }, () => task(w, 2, TaskState.QUEUED));
+  w.table.fields.setOrigin(w.table.indexOf(handles[CAPACITY - 1]), originOf(1));
+  deaths.died(1);
+  assertEquals(deaths.inSteps, 0, "no step");
+  assert(memory.levels().take() < 0, "nothing pushed");
+  await within(deaths.settled(), 10_000, "the sweep's end");
+});
+
+test("deaths: a completion in the dead slot's queue frees its record in the sweep's first round", async () => {
+  const w = world();
+  const { memory, deaths } = w;
+  const handle = task(w, 1, TaskState.DONE);
+  const running = task(w, 1, TaskState.RUNNING);
+  new Injector(memory.channels[1].queue).push(handle);
+  deaths.died(1);
+  await round();
+  assert(freed(w, handle), "freed in the first round (its completion read), not on a second sight");
+  w.table.fields.storeState(w.table.indexOf(running), TaskState.DONE);
+  await within(deaths.settled(), 10_000, "the sweep's end");
+});
