@@ -16,7 +16,7 @@ import { Level } from "../../lib/protocol/levels.ts";
 import { PoolMemory } from "../../lib/protocol/memory.ts";
 import { claimSlot, originOf, SlotState } from "../../lib/protocol/producers.ts";
 import { ProducerDeaths } from "../../lib/owner/producer_deaths.ts";
-import { TaskState, TaskTable } from "../../lib/record/task.ts";
+import { TABLE_NOTE_WORDS, tableNotesInStep, TaskState, TaskTable } from "../../lib/record/task.ts";
 import { assert, assertEquals, test, within } from "../_test.ts";
 
 /** Records in the pool (small: the sweep walks every one). */
@@ -322,7 +322,9 @@ test("deaths: a producer killed at any access of a record's allocation or releas
         w.table.fields.storeState(w.table.indexOf(held), TaskState.DONE);
       }
       const died = killAt(n, () => op === "allocate" ? producer.allocate() : producer.releaseHandle(held));
+      const inTable = tableNotesInStep(memory.slotNotes(1, NoteWords.table, TABLE_NOTE_WORDS));
       deaths.died(1);
+      if (inTable) assertEquals(deaths.inSteps, 1, `${op} killed at ${n}: inside a table step`);
       await within(deaths.settled(), 10_000, `${op} killed at ${n}: the sweep's end`);
       everyRecordOnce(w, `${op} killed at ${n}`);
       if (!died) break;
@@ -351,9 +353,13 @@ test("deaths: a placing note of -1 pushes nothing, even with the last record QUE
   const { memory, deaths } = w;
   const handles = Array.from({ length: CAPACITY }, () => task(w, 2, TaskState.QUEUED));
   w.table.fields.setOrigin(w.table.indexOf(handles[CAPACITY - 1]), originOf(1));
+  const token = memory.sleep.getSleepy();
   deaths.died(1);
   assertEquals(deaths.inSteps, 0, "no step");
-  assert(memory.levels().take() < 0, "nothing pushed");
+  assertEquals(memory.sleep.fallAsleep(0, token), true, "nothing put back, no new work");
+  const queue = new Injector(memory.levelRegions()[Level.normal]);
+  assertEquals(queue.push(5), true, "a push");
+  assertEquals([queue.pop(), queue.pop()], [5, QUEUE_EMPTY], "the queue held nothing before it");
   await within(deaths.settled(), 10_000, "the sweep's end");
 });
 
