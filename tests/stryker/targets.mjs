@@ -136,6 +136,23 @@ export const TARGETS = {
     "tests/protocol/slots_test.ts",
     "tests/pool/elastic_test.ts",
   ],
+  // The owner's side of producer links: the slot unit tests first (fast, and they pin the sums over every
+  // slot), then the pool tests that open, use, close and terminate producers in other threads.
+  "lib/owner/links.ts": [
+    "tests/owner/links_test.ts",
+    "tests/protocol/producer_slots_test.ts",
+    "tests/pool/producer_stats_test.ts",
+    "tests/pool/inner_producer_test.ts",
+    "tests/pool/producers_test.ts",
+  ],
+  // The sweep after a producer's death: its unit tests first, then the death tests of the other suites.
+  "lib/owner/producer_deaths.ts": [
+    "tests/owner/producer_deaths_test.ts",
+    "tests/protocol/recovery_paths_test.ts",
+    "tests/protocol/producer_slots_test.ts",
+    "tests/pool/producer_stats_test.ts",
+    "tests/pool/producers_test.ts",
+  ],
 };
 
 /** The filter of `memory.ts` and `layout.ts` (see {@link FILTER}). */
@@ -193,6 +210,19 @@ export const FILTER = {
   // pool/events_test.ts's drain test (drain() in a pool), less the rest of their files (worker deaths).
   "lib/producer/ledger.ts":
     "/^(ledger: |room-wait harness|room-wait random mode|stats.. counts every|events on deno: drain comes)/",
+  // Every test of the unit files (owner/links_test.ts "links: …", producer_slots_test.ts "slots: …"),
+  // producer_stats_test.ts ("stats…") and inner_producer_test.ts ("a task…", "poolHandle…"); of
+  // pool/producers_test.ts (70 s whole) the tests that open, refuse, use and close links. Left out: the
+  // 8 × 5,000-task throughput test, the room and fairness tests (the room's waits, not the links), close()
+  // and terminate() while 8 producers submit (15 s together; links_test.ts pins stateChanged's store and
+  // wakes) and the random kills (producer_deaths.ts's suite): ~20 s on the unmutated file instead of ~75.
+  "lib/owner/links.ts": "/^(links: |slots: |stats|a task|poolHandle|a producer.s slot comes back|a handle is " +
+    "refused|a producer thread has the submitting API)/",
+  // The producer death tests: every test of owner/producer_deaths_test.ts ("deaths: …"), recovery_paths's
+  // sweep racing a worker's claim, producer_slots's dead last slot, producer_stats's abandoned tasks and
+  // producers_test's random kills (7 s); the rest of those suites never lets a producer die.
+  "lib/owner/producer_deaths.ts": "/^(deaths: |class 7: a producer|slots: the last slot given back|stats\\(\\): a " +
+    "producer thread that dies|producers killed at random)/",
 };
 
 /**
