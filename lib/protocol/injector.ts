@@ -75,7 +75,8 @@ const RETURNING = 3;
  * producer in another thread died, to tell a task it published and queued from one it never queued.
  *
  * @param notes A handle's notes.
- * @returns The value, or 0 if it never pushed (notes start zeroed).
+ * @returns The value, or {@link QUEUE_EMPTY} if it claimed no push since {@link clearNotes} (notes that
+ *   were only zeroed say 0, which is also a handle: clear them where "no push" must be told apart).
  *
  * @example Usage
  * ```ts
@@ -90,6 +91,29 @@ const RETURNING = 3;
  */
 export function lastClaimedPush(notes: Int32Array): number {
   return notes[NOTE_VALUE];
+}
+
+/**
+ * Sets a handle's notes to "nothing half done, no push claimed": its {@link lastClaimedPush} is then
+ * {@link QUEUE_EMPTY}, never a value a queue holds. A producer slot's claim clears its handles' notes so
+ * (protocol/producers.ts `claimSlot`): zeroed notes would say that the slot pushed 0, and handle 0 is a
+ * task's (record 0 once its generation wrapped to 0), so the owner, after that producer's death, would
+ * take such a task for pushed and leave it out of every queue.
+ *
+ * @param notes A handle's notes, not in use by a live handle.
+ *
+ * @example Usage
+ * ```ts
+ * import { clearNotes, lastClaimedPush } from "./injector.ts";
+ * const notes = new Int32Array(4);
+ * clearNotes(notes);
+ * console.log(lastClaimedPush(notes)); // -1
+ * ```
+ */
+export function clearNotes(notes: Int32Array): void {
+  notes[NOTE_CUT] = WHOLE;
+  notes[NOTE_POS] = 0;
+  notes[NOTE_VALUE] = QUEUE_EMPTY;
 }
 
 /** Where an injector lives: a buffer, a 64-aligned offset and a power-of-two capacity. */

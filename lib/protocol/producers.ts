@@ -32,6 +32,7 @@
  */
 
 import { mem } from "./atomics.ts";
+import { clearNotes } from "./injector.ts";
 import { ControlWords, NoteWords, type PoolLayout, ProducerWords } from "./layout.ts";
 import { controlWords, type ProducerChannel, slotLine, slotNotes } from "./memory.ts";
 
@@ -88,6 +89,12 @@ export function claimSlot(buffer: SharedArrayBuffer, layout: PoolLayout): number
       const notes = slotNotes(buffer, layout, slot, 0, layout.notesBytes / 4);
       notes.fill(0);
       notes.fill(-1, NoteWords.table, NoteWords.table + TABLE_NOTES);
+      // Its level queues' handles claimed no push yet: zeroed, they would say they pushed handle 0 (a task's,
+      // once record 0's generation wraps), and that task, placed when this producer died, would be left out
+      // of every queue by the owner's repair (owner/producer_deaths.ts).
+      for (const at of [NoteWords.injectorHigh, NoteWords.injector, NoteWords.injectorLow]) {
+        clearNotes(notes.subarray(at, at + 4));
+      }
       mem.add(controlWords(buffer, layout), ControlWords.producersOpen, 1);
       return slot;
     }

@@ -11,6 +11,7 @@
  */
 import { atomicsBinding, installSharedMemory, type SharedMemory } from "../../lib/protocol/atomics.ts";
 import { ControlWords, NoteWords, ProducerWords, SlotCountWords } from "../../lib/protocol/layout.ts";
+import { RecordWords } from "../../lib/record/fields.ts";
 import { Injector, QUEUE_EMPTY } from "../../lib/protocol/injector.ts";
 import { Level } from "../../lib/protocol/levels.ts";
 import { PoolMemory } from "../../lib/protocol/memory.ts";
@@ -373,5 +374,32 @@ test("deaths: a completion in the dead slot's queue frees its record in the swee
   await round();
   assert(freed(w, handle), "freed in the first round (its completion read), not on a second sight");
   w.table.fields.storeState(w.table.indexOf(running), TaskState.DONE);
+  await within(deaths.settled(), 10_000, "the sweep's end");
+});
+
+test("deaths: a placed task whose handle is 0 (record 0 after its generation wrapped) is pushed, not taken for pushed", async () => {
+  const w = world();
+  const { memory, deaths, table } = w;
+  // Record 0's generation at its last value: its next allocation wraps to generation 0, handle 0.
+  const genAt = table.at(0, RecordWords.generation);
+  Atomics.store(table.fields.words, genAt, table.generationMask);
+  let handle = -1;
+  const others: number[] = [];
+  for (let i = 0; i < CAPACITY && handle !== 0; i++) {
+    const h = table.allocate();
+    if (table.indexOf(h) === 0) handle = h;
+    else others.push(h);
+  }
+  assertEquals(handle, 0, "record 0 wrapped to handle 0");
+  for (const h of others) table.release(table.indexOf(h));
+  table.fields.setOrigin(0, originOf(1));
+  table.fields.storeState(0, TaskState.QUEUED);
+  // The producer of slot 1 published it and died before its push: the placing note names handle 0, and
+  // its level handles never pushed anything (their notes as its claim left them).
+  Atomics.store(memory.slotLine(1), ProducerWords.placing, 0);
+  deaths.died(1);
+  const levels = memory.levels();
+  assertEquals(levels.take(), 0, "handle 0 pushed into its level's queue");
+  assertEquals(levels.take() < 0, true, "once");
   await within(deaths.settled(), 10_000, "the sweep's end");
 });
