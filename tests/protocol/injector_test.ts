@@ -8,7 +8,7 @@
  * tests/lincheck/queue_test.ts; these pin what StrykerJS's mutants showed the suites did not (issue 47).
  */
 import { atomicsBinding, installSharedMemory, type SharedMemory } from "../../lib/protocol/atomics.ts";
-import { initInjector, Injector, lastClaimedPush, QUEUE_EMPTY } from "../../lib/protocol/injector.ts";
+import { clearNotes, initInjector, Injector, lastClaimedPush, QUEUE_EMPTY } from "../../lib/protocol/injector.ts";
 import { injectorRegionBytes, InjectorWords } from "../../lib/protocol/layout.ts";
 import { assert, assertEquals, test } from "../_test.ts";
 
@@ -475,3 +475,15 @@ test(
   },
   60_000,
 );
+
+test("a queue handle's notes cleared say that it claimed no push, even of 0, and its next push repairs nothing", () => {
+  const notes = new Int32Array([7, 7, 0, 7]); // dirty: what a past thread's handle left, its value 0
+  clearNotes(notes);
+  assertEquals(lastClaimedPush(notes), QUEUE_EMPTY, "no push claimed: not 0, which is a handle");
+  assertEquals([notes[0], notes[1], notes[3]], [0, 0, 7], "nothing half done, position 0; the spare word untouched");
+  const r = region(4);
+  const q = new Injector(r, notes);
+  assert(q.push(0), "a push of 0 on the cleared notes");
+  assertEquals(lastClaimedPush(notes), 0, "now it claimed 0");
+  assertEquals(drain(new Injector(r, new Int32Array(4))), [0], "pushed once, nothing repaired before it");
+});
