@@ -468,3 +468,27 @@ test("links: open() where the runtime has no MessageChannel is a TypeError, and 
   assertEquals(Atomics.load(memory.slotLine(1), ProducerWords.state), SlotState.FREE, "slot 1 not claimed");
   assertEquals(Atomics.load(memory.control, ControlWords.producersOpen), 0, "none open");
 });
+
+test("links: noWorkers() tells every open link; a fixed pool's note (permanent) reaches links opened later, an elastic pool's does not", async () => {
+  const memory = memoryOf(3);
+  const { links } = linksOf(memory);
+  const note = (permanent: boolean) => ({
+    type: "no-workers" as const,
+    what: "the pool has no worker left",
+    worker: 0,
+    cause: { name: "ModuleLoadError", message: "boom" },
+    permanent,
+  });
+  const a = openEnd(links);
+  links.noWorkers(note(false));
+  await until(() => a.received.length === 1, "the open link told");
+  assertEquals(a.received.map((m) => [m.type, m.permanent]), [["no-workers", false]], "the elastic note");
+  const b = openEnd(links);
+  await settle();
+  assertEquals(b.received, [], "a link opened after an elastic pool's note is not told it: growth may start a worker");
+  links.noWorkers(note(true));
+  const c = openEnd(links);
+  await until(() => c.received.length === 1 && b.received.length === 1, "the fixed pool's note");
+  assertEquals(c.received.map((m) => [m.type, m.permanent]), [["no-workers", true]], "a link opened later is told");
+  links.closeAll();
+});

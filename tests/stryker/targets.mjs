@@ -144,6 +144,7 @@ export const TARGETS = {
     "tests/pool/producer_stats_test.ts",
     "tests/pool/inner_producer_test.ts",
     "tests/pool/producers_test.ts",
+    "tests/pool/no_workers_test.ts",
   ],
   // The sweep after a producer's death: its unit tests first, then the death tests of the other suites.
   "lib/owner/producer_deaths.ts": [
@@ -216,8 +217,9 @@ export const FILTER = {
   // 8 × 5,000-task throughput test, the room and fairness tests (the room's waits, not the links), close()
   // and terminate() while 8 producers submit (15 s together; links_test.ts pins stateChanged's store and
   // wakes) and the random kills (producer_deaths.ts's suite): ~20 s on the unmutated file instead of ~75.
+  // Then no_workers_test.ts: a pool with no worker left tells its producers' links, open and later ones.
   "lib/owner/links.ts": "/^(links: |slots: |stats|a task|poolHandle|a producer.s slot comes back|a handle is " +
-    "refused|a producer thread has the submitting API)/",
+    "refused|a producer thread has the submitting API|no workers)/",
   // The producer death tests: every test of owner/producer_deaths_test.ts ("deaths: …"), recovery_paths's
   // sweep racing a worker's claim, producer_slots's dead last slot, producer_stats's abandoned tasks and
   // producers_test's random kills (7 s); the rest of those suites never lets a producer die.
