@@ -9,7 +9,6 @@
  *
  * Written for StrykerJS's survivors of producer_deaths.ts (issue 47, "Mutants nobody here chose").
  */
-import { atomicsBinding, installSharedMemory, type SharedMemory } from "../../lib/protocol/atomics.ts";
 import { ControlWords, NoteWords, ProducerWords, SlotCountWords } from "../../lib/protocol/layout.ts";
 import { RecordWords } from "../../lib/record/fields.ts";
 import { Injector, QUEUE_EMPTY } from "../../lib/protocol/injector.ts";
@@ -19,6 +18,7 @@ import { claimSlot, originOf, SlotState } from "../../lib/protocol/producers.ts"
 import { ProducerDeaths } from "../../lib/owner/producer_deaths.ts";
 import { TABLE_NOTE_WORDS, tableNotesInStep, TaskState, TaskTable } from "../../lib/record/task.ts";
 import { assert, assertEquals, test, within } from "../_test.ts";
+import { cutAt as killAt } from "../protocol/_cut_at.ts";
 
 /** Records in the pool (small: the sweep walks every one). */
 const CAPACITY = 8;
@@ -212,32 +212,6 @@ test("deaths: a record the producer took and had not published is taken back, as
   await within(deaths.settled(), 10_000, "the sweep's end");
   assertEquals(slotState(w, 1), SlotState.FREE, "slot 1 FREE");
 });
-
-/** The death: thrown by the facade before the access it was asked for. */
-class Death extends Error {}
-
-/** Runs `op` with a facade that throws {@link Death} at its `n`-th shared access; whether it died. */
-function killAt(n: number, op: () => void): boolean {
-  let count = 0;
-  const binding = {} as Record<string, unknown>;
-  for (const key of Object.keys(atomicsBinding) as (keyof SharedMemory)[]) {
-    const real = atomicsBinding[key] as (...args: unknown[]) => unknown;
-    binding[key] = (...args: unknown[]) => {
-      if (key !== "pause" && count++ === n) throw new Death(`killed at access ${n}`);
-      return real(...args);
-    };
-  }
-  const restore = installSharedMemory(binding as unknown as SharedMemory);
-  try {
-    op();
-    return false;
-  } catch (error) {
-    if (!(error instanceof Death)) throw error;
-    return true;
-  } finally {
-    restore();
-  }
-}
 
 test("deaths: a producer killed at any access of its push to any level: the push is completed or undone, once", async () => {
   const notesAt = [NoteWords.injectorHigh, NoteWords.injector, NoteWords.injectorLow];

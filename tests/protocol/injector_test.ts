@@ -11,6 +11,7 @@ import { atomicsBinding, installSharedMemory, type SharedMemory } from "../../li
 import { clearNotes, initInjector, Injector, lastClaimedPush, QUEUE_EMPTY } from "../../lib/protocol/injector.ts";
 import { injectorRegionBytes, InjectorWords } from "../../lib/protocol/layout.ts";
 import { assert, assertEquals, test } from "../_test.ts";
+import { cutAt } from "./_cut_at.ts";
 
 /** A fresh queue region of `capacity` slots, initialized. */
 function region(capacity: number) {
@@ -362,35 +363,6 @@ test(
   },
   60_000,
 );
-
-/** The throw that cuts an operation short. */
-class Cut extends Error {}
-
-/**
- * Runs `op` with a binding that throws {@link Cut} at its `n`-th shared access (`pause` not counted), before
- * the access is made (a stack overflow at the call, or a death there); returns whether `op` was cut.
- */
-function cutAt(n: number, op: () => unknown): boolean {
-  let count = 0;
-  const binding = {} as Record<string, unknown>;
-  for (const key of Object.keys(atomicsBinding) as (keyof SharedMemory)[]) {
-    const real = atomicsBinding[key] as (...args: unknown[]) => unknown;
-    binding[key] = (...args: unknown[]) => {
-      if (key !== "pause" && count++ === n) throw new Cut(`cut at access ${n}`);
-      return real(...args);
-    };
-  }
-  const restore = installSharedMemory(binding as unknown as SharedMemory);
-  try {
-    op();
-    return false;
-  } catch (error) {
-    if (!(error instanceof Cut)) throw error;
-    return true;
-  } finally {
-    restore();
-  }
-}
 
 /**
  * A push or pop of one handle cut short at access `n`, then its repair cut short at access `m`, another

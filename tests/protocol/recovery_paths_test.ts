@@ -41,32 +41,7 @@ import { Forks } from "../../lib/worker/forks.ts";
 import { Marks } from "../../lib/worker/marks.ts";
 import { Runs } from "../../lib/worker/runs.ts";
 import { assert, assertEquals, test, within } from "../_test.ts";
-
-/** The death: thrown by the facade before the access it was asked for. */
-class Death extends Error {}
-
-/** Runs `op` with a facade that throws {@link Death} at its `n`-th shared access; whether it died. */
-function killAt(n: number, op: () => void): boolean {
-  let count = 0;
-  const binding = {} as Record<string, unknown>;
-  for (const key of Object.keys(atomicsBinding) as (keyof SharedMemory)[]) {
-    const real = atomicsBinding[key] as (...args: unknown[]) => unknown;
-    binding[key] = (...args: unknown[]) => {
-      if (key !== "pause" && count++ === n) throw new Death(`killed at access ${n}`);
-      return real(...args);
-    };
-  }
-  const restore = installSharedMemory(binding as unknown as SharedMemory);
-  try {
-    op();
-    return false;
-  } catch (error) {
-    if (!(error instanceof Death)) throw error;
-    return true;
-  } finally {
-    restore();
-  }
-}
+import { cutAt as killAt } from "./_cut_at.ts";
 
 const DEQUE_CAPACITY = 4;
 

@@ -9,7 +9,6 @@
  * The shipped `Marks` of worker 0 on a real pool memory, with that worker's real deque, levels, completion
  * queues and task table, driven in this thread: no worker runs, and nothing depends on timing.
  */
-import { atomicsBinding, installSharedMemory, type SharedMemory } from "../../lib/protocol/atomics.ts";
 import { EMPTY } from "../../lib/protocol/deque.ts";
 import { Injector, QUEUE_EMPTY } from "../../lib/protocol/injector.ts";
 import { ControlWords, MARK_WORDS, MarkWords, NOTE_WORDS, NoteWords } from "../../lib/protocol/layout.ts";
@@ -22,6 +21,7 @@ import { Forks } from "../../lib/worker/forks.ts";
 import { Marks } from "../../lib/worker/marks.ts";
 import { Runs } from "../../lib/worker/runs.ts";
 import { assert, assertEquals, test } from "../_test.ts";
+import { cutAt } from "../protocol/_cut_at.ts";
 
 const DEQUE_CAPACITY = 4;
 
@@ -126,31 +126,6 @@ function allWaiting(world: World): void {
 /** The slots whose channel was woken (waiting word taken from 1 to 0). */
 function woken(world: World): number[] {
   return world.memory.channels.filter((c) => Atomics.load(c.words, c.waiting) === 0).map((c) => c.slot);
-}
-
-class Cut extends Error {}
-
-/** Runs `op` with a facade that throws at its `n`-th shared access (a stack overflow there); whether it did. */
-function cutAt(n: number, op: () => void): boolean {
-  let count = 0;
-  const binding = {} as Record<string, unknown>;
-  for (const key of Object.keys(atomicsBinding) as (keyof SharedMemory)[]) {
-    const real = atomicsBinding[key] as (...args: unknown[]) => unknown;
-    binding[key] = (...args: unknown[]) => {
-      if (key !== "pause" && count++ === n) throw new Cut(`cut at access ${n}`);
-      return real(...args);
-    };
-  }
-  const restore = installSharedMemory(binding as unknown as SharedMemory);
-  try {
-    op();
-    return false;
-  } catch (error) {
-    if (!(error instanceof Cut)) throw error;
-    return true;
-  } finally {
-    restore();
-  }
 }
 
 test("popHeld and takeHeld write the task into the held mark (shared and private), and leave it clear when empty", () => {

@@ -1,0 +1,50 @@
+/**
+ * A thread's step cut short at a chosen shared access, for the tests of what a repair or a recovery does
+ * with a step left half done: {@link cutAt} runs an operation with a facade binding that throws {@link Cut}
+ * just before its `n`-th shared access (`pause`, a CPU hint, not counted), as a stack overflow at that call
+ * or the thread's death there would leave it. One place for what the recovery, marks, producer-death and
+ * injector tests each wrote out.
+ *
+ * Called on the test's own thread; the real binding is back in place when it returns or throws.
+ *
+ * @module
+ */
+
+import { atomicsBinding, installSharedMemory, type SharedMemory } from "../../lib/protocol/atomics.ts";
+
+/** The throw that cuts an operation short (a death, or a stack overflow at the access). */
+export class Cut extends Error {}
+
+/**
+ * Runs `op` with a binding that throws {@link Cut} before its `n`-th shared access (from 0).
+ *
+ * @param n The access to cut at.
+ * @param op The operation (a thread's step, or a repair).
+ * @returns Whether `op` was cut (false: it made fewer than `n + 1` accesses and ran whole).
+ *
+ * @example Usage
+ * ```ts ignore
+ * for (let n = 0; cutAt(n, () => queue.push(7)); n++) queue.repair();
+ * ```
+ */
+export function cutAt(n: number, op: () => unknown): boolean {
+  let count = 0;
+  const binding = {} as Record<string, unknown>;
+  for (const key of Object.keys(atomicsBinding) as (keyof SharedMemory)[]) {
+    const real = atomicsBinding[key] as (...args: unknown[]) => unknown;
+    binding[key] = (...args: unknown[]) => {
+      if (key !== "pause" && count++ === n) throw new Cut(`cut at access ${n}`);
+      return real(...args);
+    };
+  }
+  const restore = installSharedMemory(binding as unknown as SharedMemory);
+  try {
+    op();
+    return false;
+  } catch (error) {
+    if (!(error instanceof Cut)) throw error;
+    return true;
+  } finally {
+    restore();
+  }
+}
