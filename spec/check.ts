@@ -1664,5 +1664,8 @@ async function main(argv: string[]): Promise<number> {
 }
 
 if (import.meta.main ?? process.argv[1] === fileURLToPath(import.meta.url)) {
-  process.exit(await main(process.argv.slice(2)));
+  const code = await main(process.argv.slice(2));
+  // Exits once standard output has flushed: to a slow pipe (tests/run_all.ts parses the summary) a plain
+  // exit() can drop the last lines.
+  process.stdout.write("", () => process.exit(code));
 }
