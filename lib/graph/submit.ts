@@ -195,3 +195,40 @@ export function cancelGraph(host: GraphHost, nodes: readonly PlacedNode[], timed
     if (worker >= 0) host.abort(worker, handle);
   }
 }
+
+/**
+ * The owner of an elastic pool left with no worker live or starting (owner.ts `noWorkerLive`): every queued
+ * node of every graph (of any producer) moves from QUEUED to CANCELLED (spec: CancelCasNode), so that a
+ * worker started later walks it (its dependants cancelled, the records that come back freed by their
+ * producers, whose entries the no-worker note rejected) and runs none of them. The nodes with an entry
+ * their producer cancels too (producer.ts `rejectForNoWorkers`); a root or a node whose count reached zero
+ * has no entry if no one asked for it, and only this scan reaches it.
+ *
+ * Why a scan of every record is safe here: with no worker live, and none starting while this runs (only
+ * the owner starts workers, and this runs on it), no record leaves QUEUED but by a cancellation, and a
+ * queued graph node's record cannot be freed and reused meanwhile; a producer in another thread that
+ * places a graph meanwhile has its roots cancelled too, and the owner's note, sent after this scan,
+ * rejects that graph's entries. Runs no user code.
+ *
+ * @param table The owner's task table (the pool's records).
+ * @returns How many nodes it cancelled.
+ *
+ * @example Usage
+ * ```ts ignore
+ * producer.rejectForNoWorkers(error, false);
+ * cancelQueuedNodes(producer.table); // before the producers in other threads are told
+ * ```
+ */
+export function cancelQueuedNodes(table: TaskTable): number {
+  const words = table.words;
+  const fields = table.fields;
+  let cancelled = 0;
+  for (let index = 0; index <= table.indexMask; index++) {
+    const state = fields.stateWord(index);
+    if (mem.load(words, state) !== TaskState.QUEUED) continue;
+    if ((fields.loadFlags(index) & TaskFlags.GRAPH) === 0) continue;
+    // The graph's cancellation's compare-exchange (cancelGraph's, above), on a node nobody can take now.
+    if (mem.compareExchange(words, state, TaskState.QUEUED, TaskState.CANCELLED) === TaskState.QUEUED) cancelled++;
+  }
+  return cancelled;
+}

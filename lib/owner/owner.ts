@@ -47,6 +47,7 @@ import type { ResolvedOptions } from "../options.ts";
 import type { OwnerPort } from "../producer/owner_port.ts";
 import type { NoWorkersNote } from "../producer/owner_link.ts";
 import { Producer } from "../producer/producer.ts";
+import { cancelQueuedNodes } from "../graph/submit.ts";
 import { Workforce, type WorkforceEvents } from "./workforce.ts";
 import { WorkerDeaths } from "./worker_deaths.ts";
 import { Recycler } from "./recycle.ts";
@@ -698,6 +699,9 @@ export class Owner implements OwnerPort, WorkforceEvents {
       (task) => new WorkerCrashedError(`Cannot run task '${task}' as ${what}`, index, { cause }),
       false,
     );
+    // The graphs' queued nodes without an entry (roots and continuations nobody asked for): cancelled
+    // before the producers in other threads hear of it (see cancelQueuedNodes).
+    cancelQueuedNodes(this.producer.table);
     this.links.noWorkers(noWorkersNote(what, index, cause, false));
     if (!this.emptyTold) {
       this.emptyTold = true;

@@ -709,9 +709,11 @@ export class Producer implements CompletionHooks {
    * task not yet settled (queued in the injectors, in a deque, or in the backlog) and every later
    * submission, at once. Not permanent (an elastic pool: a later submission may start one): the tasks
    * that wait (in the backlog, or QUEUED: moved to CANCELLED, as a cancellation does, so that a worker
-   * started later frees the record and never runs it); one that started or finished settles as usual, a
-   * graph's node waits for its graph (its cancellation is the graph's walk: lib/graph/walk.ts), and later
-   * submissions are admitted (they start a worker again).
+   * started later frees the record and never runs it; a graph's node, WAITING or QUEUED, likewise, as the
+   * graph's cancellation does: the worker that finds it CANCELLED walks it and sends its record back, which
+   * is then only freed here; the owner cancels the queued nodes that have no entry, graph/submit.ts
+   * `cancelQueuedNodes`); one that started or finished settles as usual, and later submissions are
+   * admitted (they start a worker again).
    *
    * @param error The error for a task, by its name.
    * @param permanent Whether every later submission is refused too.
@@ -728,18 +730,37 @@ export class Producer implements CompletionHooks {
         const index = table.indexOf(entry.handle);
         const graph = (table.fields.loadFlags(index) & TaskFlags.GRAPH) !== 0;
         // Queued: taken from the workers (spec: CancelCasQueued), as a cancelled task is; its record is
-        // freed by whoever takes it (a worker started later), no longer this producer's to wait for.
-        if (
-          !graph &&
-          mem.compareExchange(table.words, table.fields.stateWord(index), TaskState.QUEUED, TaskState.CANCELLED) ===
-            TaskState.QUEUED
-        ) {
-          this.ledger.placed[index] = undefined;
-        } else if (!permanent) continue;
+        // freed by whoever takes it (a worker started later), no longer this producer's to wait for. A
+        // graph's node (its entry unsettled: its record is still the graph's) is cancelled as the graph's
+        // cancellation does: whoever finds it CANCELLED walks it and sends its record back, which is
+        // then only freed here.
+        const cancelled = graph ? this.cancelNode(index) : mem.compareExchange(
+          table.words,
+          table.fields.stateWord(index),
+          TaskState.QUEUED,
+          TaskState.CANCELLED,
+        ) === TaskState.QUEUED;
+        if (cancelled) this.ledger.placed[index] = undefined;
+        else if (!permanent) continue;
       }
       if (this.ledger.settle(entry, Settled.ERROR, error(entry.task))) rejected++;
     }
     return rejected;
+  }
+
+  /**
+   * A graph node whose entry is unsettled (its record is the graph's), with no worker to run it: moved from
+   * WAITING or QUEUED to CANCELLED (spec: CancelCasNode), as graph/submit.ts `cancelGraph` does.
+   *
+   * @returns Whether it is CANCELLED now (by this call, or by a cancellation before): it never runs, and
+   *   the worker that finds it so walks it (its dependants cancelled) and sends its record back.
+   */
+  private cancelNode(index: number): boolean {
+    const { table } = this;
+    const state = table.fields.stateWord(index);
+    let was = mem.compareExchange(table.words, state, TaskState.WAITING, TaskState.CANCELLED); // spec: CancelCasNode
+    if (was === TaskState.QUEUED) was = mem.compareExchange(table.words, state, TaskState.QUEUED, TaskState.CANCELLED);
+    return was === TaskState.WAITING || was === TaskState.QUEUED || was === TaskState.CANCELLED;
   }
 
   /**

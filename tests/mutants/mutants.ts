@@ -1538,12 +1538,36 @@ export const SETUP_MUTANTS: readonly SetupMutant[] = [
     bug: "an elastic pool with no worker rejects the queued tasks but leaves their records QUEUED: the worker " +
       "started later runs tasks whose promises rejected",
     patches: [
-      { find: "          !graph &&\n", replace: "          false && !graph && // BUG: left queued\n" },
       {
-        find: "        } else if (!permanent) continue;\n",
-        replace: "        } else if (!permanent && graph) continue;\n",
+        find: "        const cancelled = graph ? this.cancelNode(index) : mem.compareExchange(\n",
+        replace:
+          "        const cancelled = graph ? this.cancelNode(index) : false && mem.compareExchange( // BUG: left queued\n",
+      },
+      {
+        find: "        else if (!permanent) continue;\n",
+        replace: "        else if (!permanent && graph) continue;\n",
       },
     ],
+  },
+  {
+    name: "no_workers_graph_waits",
+    module: "producer/producer.ts",
+    bug: "an elastic pool with no worker rejects the queued tasks but not a graph's nodes: nothing starts a " +
+      "worker, the graph's promises wait for ever",
+    patches: [{
+      find: "        const cancelled = graph ? this.cancelNode(index) : mem.compareExchange(\n",
+      replace: "        const cancelled = graph ? false : mem.compareExchange( // BUG: a graph's node waits\n",
+    }],
+  },
+  {
+    name: "no_workers_graph_roots_left_queued",
+    module: "owner/owner.ts",
+    bug: "an elastic pool with no worker rejects a graph's entries but leaves its roots QUEUED: the worker " +
+      "started later runs nodes of a graph whose promises rejected",
+    patches: [{
+      find: "    cancelQueuedNodes(this.producer.table);\n",
+      replace: "    // BUG: the graphs' queued nodes are left queued\n",
+    }],
   },
   {
     name: "failed_start_zero_marks",

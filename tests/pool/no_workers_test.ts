@@ -10,6 +10,7 @@ import { ModuleLoadError, move, Pool, WorkerCrashedError } from "../../mod.ts";
 import { openProducer } from "../../lib/pool_producer.ts";
 import type * as tasks from "../fixtures/setup_tasks.ts";
 import { assert, assertEquals, runtime, test, within } from "../_test.ts";
+import { assertIdleAccounting } from "./_accounting.ts";
 
 const TASKS = new URL("../fixtures/setup_tasks.ts", import.meta.url);
 
@@ -311,6 +312,57 @@ test(
       assertEquals(await within(pool.run("add", 2, 3), 20_000, "a later task, on a grown worker"), 5, "runs");
     } finally {
       await within(pool.terminate(), 20_000, "terminate");
+    }
+  },
+);
+
+test(
+  `no workers on ${runtime}: an elastic pool whose every start failed rejects the graphs that wait with no worker (its own and a producer's), none of their nodes runs, and every record comes back`,
+  async () => {
+    const refuse = new Int32Array(new SharedArrayBuffer(4));
+    const pool = await within(
+      Pool.create<typeof tasks>(TASKS, {
+        workers: { min: 1, max: 1 },
+        producers: 1,
+        workerData: { label: "g", counts: new Int32Array(new SharedArrayBuffer(8)), refuse },
+        onError: () => {},
+      }),
+      30_000,
+      "create",
+    );
+    const producer = openProducer<typeof tasks>(pool.handle());
+    try {
+      assertEquals(await within(pool.run("add", 1, 2), 20_000, "a first task"), 3, "runs");
+      Atomics.store(refuse, 0, 1);
+      // The one worker dies on its next task; the graphs queue behind it, and its replacement fails: no
+      // worker is live or starting, and nothing is submitted after, so nothing else would start one.
+      const crash = settle(pool.run("exitThread", 3));
+      const ran = new Int32Array(new SharedArrayBuffer(8));
+      Atomics.store(ran, 1, 1);
+      // A diamond whose middle result is asked for (b) and whose sink is the submit's (d); a producer's chain.
+      const g = pool.graph();
+      const a = g.run("hold", ran);
+      const b = g.run("add", a, 1);
+      const c = g.run("add", a, 2);
+      const d = g.run("add", b, c);
+      const asked = settle(g.result(b));
+      const sink = settle(g.submit(d));
+      const h = producer.graph();
+      const remote = settle(h.submit(h.run("add", h.run("hold", ran), 1)));
+      const crashed = await within(crash, 20_000, "the crash");
+      assert(!crashed.ok && crashed.error instanceof WorkerCrashedError, "the crashing task rejects");
+      noWorkerLeft(await within(asked, 20_000, "the asked node settles"), "the asked node");
+      noWorkerLeft(await within(sink, 20_000, "the graph settles"), "the graph's sink");
+      noWorkerLeft(await within(remote, 20_000, "the producer's graph settles"), "the producer's graph");
+      // Starts allowed again: a later task grows the pool; the rejected graphs' records come back (their
+      // cancelled roots are walked by the new worker) and none of their nodes ran.
+      Atomics.store(refuse, 0, 0);
+      assertEquals(await within(pool.run("add", 2, 3), 20_000, "a later task, on a grown worker"), 5, "runs");
+      await assertIdleAccounting(pool, "after the rejected graphs");
+      assertEquals(Atomics.load(ran, 0), 0, "no node of a rejected graph ran");
+    } finally {
+      await within(pool.terminate(), 20_000, "terminate");
+      await within(producer.close(), 20_000, "producer close");
     }
   },
 );
