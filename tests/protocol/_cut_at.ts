@@ -15,6 +15,54 @@ import { atomicsBinding, installSharedMemory, type SharedMemory } from "../../li
 /** The throw that cuts an operation short (a death, or a stack overflow at the access). */
 export class Cut extends Error {}
 
+/** What {@link cutRun} saw: whether `op` was cut, what it returned if not, and how many accesses it made. */
+export interface CutRun<T> {
+  /** Whether `op` was cut short. */
+  cut: boolean;
+  /** What `op` returned (ran whole only). */
+  value?: T;
+  /** The shared accesses it made (cut: `n`). */
+  accesses: number;
+}
+
+/**
+ * Runs `op` with a binding that throws {@link Cut} before its `n`-th shared access (from 0).
+ *
+ * @param n The access to cut at.
+ * @param op The operation (a thread's step, or a repair).
+ * @returns Whether it was cut, its value if not, and its accesses (the cut-short tests stop at the first
+ *   `n` past the last access).
+ *
+ * @example Usage
+ * ```ts ignore
+ * for (let n = 0;; n++) {
+ *   const r = cutRun(n, () => deque.pop());
+ *   if (!r.cut) break;
+ *   deque.repair();
+ * }
+ * ```
+ */
+export function cutRun<T>(n: number, op: () => T): CutRun<T> {
+  let count = 0;
+  const binding = {} as Record<string, unknown>;
+  for (const key of Object.keys(atomicsBinding) as (keyof SharedMemory)[]) {
+    const real = atomicsBinding[key] as (...args: unknown[]) => unknown;
+    binding[key] = (...args: unknown[]) => {
+      if (key !== "pause" && count++ === n) throw new Cut(`cut at access ${n}`);
+      return real(...args);
+    };
+  }
+  const restore = installSharedMemory(binding as unknown as SharedMemory);
+  try {
+    return { cut: false, value: op(), accesses: count };
+  } catch (error) {
+    if (!(error instanceof Cut)) throw error;
+    return { cut: true, accesses: count };
+  } finally {
+    restore();
+  }
+}
+
 /**
  * Runs `op` with a binding that throws {@link Cut} before its `n`-th shared access (from 0).
  *
@@ -28,23 +76,5 @@ export class Cut extends Error {}
  * ```
  */
 export function cutAt(n: number, op: () => unknown): boolean {
-  let count = 0;
-  const binding = {} as Record<string, unknown>;
-  for (const key of Object.keys(atomicsBinding) as (keyof SharedMemory)[]) {
-    const real = atomicsBinding[key] as (...args: unknown[]) => unknown;
-    binding[key] = (...args: unknown[]) => {
-      if (key !== "pause" && count++ === n) throw new Cut(`cut at access ${n}`);
-      return real(...args);
-    };
-  }
-  const restore = installSharedMemory(binding as unknown as SharedMemory);
-  try {
-    op();
-    return false;
-  } catch (error) {
-    if (!(error instanceof Cut)) throw error;
-    return true;
-  } finally {
-    restore();
-  }
+  return cutRun(n, op).cut;
 }

@@ -9,12 +9,12 @@
  * the structure is then repaired and drained by its owner and by a second handle (a thief, another
  * thread's queue handle). The drained values must be exactly the ones not returned.
  */
-import { atomicsBinding, installSharedMemory, type SharedMemory } from "../../lib/protocol/atomics.ts";
 import * as shippedDeque from "../../lib/protocol/deque.ts";
 import * as shippedQueue from "../../lib/protocol/injector.ts";
 import { dequeRegionBytes, injectorRegionBytes } from "../../lib/protocol/layout.ts";
 import { CUT_MUTANTS, materializeMutant, removeMaterializedMutants } from "../mutants/mutants.ts";
 import { assert, assertEquals, test } from "../_test.ts";
+import { cutRun as cutAt } from "./_cut_at.ts";
 
 type DequeModule = typeof shippedDeque;
 type QueueModule = typeof shippedQueue;
@@ -23,35 +23,6 @@ type Stealer = shippedDeque.Stealer;
 type Injector = shippedQueue.Injector;
 const { EMPTY, RETRY } = shippedDeque;
 const { QUEUE_EMPTY } = shippedQueue;
-
-/** The throw that cuts an operation short. */
-class Cut extends Error {}
-
-/**
- * Runs `op` with a facade that throws {@link Cut} at its `n`-th shared access; returns what `op`
- * returned, or `Cut` if it was cut short (or `undefined` if it made fewer than `n + 1` accesses, then
- * with `done` true).
- */
-function cutAt<T>(n: number, op: () => T): { cut: boolean; value?: T; accesses: number } {
-  let count = 0;
-  const binding = {} as Record<string, unknown>;
-  for (const key of Object.keys(atomicsBinding) as (keyof SharedMemory)[]) {
-    const real = atomicsBinding[key] as (...args: unknown[]) => unknown;
-    binding[key] = (...args: unknown[]) => {
-      if (key !== "pause" && count++ === n) throw new Cut(`cut at access ${n}`);
-      return real(...args);
-    };
-  }
-  const restore = installSharedMemory(binding as unknown as SharedMemory);
-  try {
-    return { cut: false, value: op(), accesses: count };
-  } catch (error) {
-    if (!(error instanceof Cut)) throw error;
-    return { cut: true, accesses: count };
-  } finally {
-    restore();
-  }
-}
 
 /** A deque region, its owner (with notes in shared memory, as a worker's), a thief, and an heir's opener. */
 function newDeque(m: DequeModule, capacity = 16): { owner: Deque; thief: Stealer; heir: () => Deque } {
