@@ -164,6 +164,21 @@ export const TARGETS = {
     "tests/lincheck/producers_test.ts",
     "tests/pool/payload_test.ts",
   ],
+  // A worker's search and idle path: it runs only in worker threads (no harness runs the shipped file), so
+  // its unit tests (worker/search_test.ts: a real pool memory, the search of worker 0 driven in this
+  // thread) first, then the pool suites of its paths: the order of takes from the injector (order_test),
+  // the wake for the rest of a burst and a graph's stolen continuations (audit_b_test), the counters of
+  // steals, sleeps and wakes (metrics_test), the asynchronous sleep (async_bound_test), stealing forks
+  // (join_test) and an elastic pool's retirement and "grow" requests (elastic_test). See FILTER.
+  "lib/worker/search.ts": [
+    "tests/worker/search_test.ts",
+    "tests/pool/order_test.ts",
+    "tests/pool/audit_b_test.ts",
+    "tests/pool/metrics_test.ts",
+    "tests/pool/async_bound_test.ts",
+    "tests/pool/join_test.ts",
+    "tests/pool/elastic_test.ts",
+  ],
 };
 
 /** The filter of `memory.ts` and `layout.ts` (see {@link FILTER}). */
@@ -240,7 +255,14 @@ export const FILTER = {
   // sweep racing a worker's claim, producer_slots's dead last slot, producer_stats's abandoned tasks and
   // producers_test's random kills (7 s); the rest of those suites never lets a producer die.
   "lib/owner/producer_deaths.ts": "/^(deaths: |class 7: a producer|slots: the last slot given back|stats\\(\\): a " +
-    "producer thread that dies|producers killed at random)/",
+    "producer thread that dies|producers killed at random)/", // worker/search_test.ts ("search: …", unit, first); order_test's submission-order tests (not its
+  // queueTimeout test: a deadline under load); audit_b_test's class 6 and 8; metrics_test and
+  // async_bound_test less their bad-input and death tests; of join_test (9 s whole) fib(15), the many joins
+  // on 2 workers, the one-worker shapes and the stolen forks' buffers; of elastic_test the grow/retire
+  // cycle and a producer's growth (not the deaths and close/terminate: they reach loop.ts, not the search).
+  "lib/worker/search.ts": "/^(search: |one worker|two workers: a task starts|class |histogram|metrics: |2 workers, " +
+    "a bound|a broadcast reaches|a worker waiting in a join|fib\\(15\\)|many joining tasks|a pool of one worker " +
+    "runs|forks that name a SharedArrayBuffer|a pool starts min|a producer.s submissions grow)/",
 };
 
 /**
