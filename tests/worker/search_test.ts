@@ -11,6 +11,7 @@
  * is tests/protocol/sleep_test.ts's and the sleep harness's). No worker runs: nothing depends on timing.
  */
 import type { Encoder } from "../../lib/codec/codec.ts";
+import { atomicsBinding, installSharedMemory } from "../../lib/protocol/atomics.ts";
 import { EMPTY, RETRY, type Stealer } from "../../lib/protocol/deque.ts";
 import { Injector } from "../../lib/protocol/injector.ts";
 import { ControlWords, MARK_WORDS, NOTE_WORDS, NoteWords, StatusWords } from "../../lib/protocol/layout.ts";
@@ -27,7 +28,7 @@ import {
   SLEPT_WOKEN,
 } from "../../lib/protocol/sleep.ts";
 import type { Slots } from "../../lib/protocol/slots.ts";
-import { TaskTable } from "../../lib/record/task.ts";
+import { TaskState, TaskTable } from "../../lib/record/task.ts";
 import { Forks } from "../../lib/worker/forks.ts";
 import type { Mail } from "../../lib/worker/mail.ts";
 import { Marks } from "../../lib/worker/marks.ts";
@@ -553,4 +554,85 @@ test("search: sleepAsync counts a wake only when woken by a poster", async () =>
   world.sleep.woken = true;
   await world.search.sleepAsync();
   assertEquals(world.count(StatusWords.wakes), 1, "woken: one wake");
+});
+
+test("search: a task held by a search that was cut short before its run was registered is put back first, then found again", () => {
+  const world = newWorld();
+  // A submitted task, QUEUED, in our deque.
+  const main = new TaskTable(world.memory);
+  const handle = main.allocate();
+  main.fields.storeState(main.indexOf(handle), TaskState.QUEUED);
+  world.deque.push(handle);
+  assertEquals(world.search.findWork(), handle, "taken, held");
+  // Cut short here: the loop never registered it (no taken(), no claimed()); the next search repairs first.
+  assertEquals(world.search.findWork(), handle, "put back by the repair, then found again: not lost");
+  world.run(handle);
+  assertEquals(find(world), -1, "once only");
+});
+
+test("search: a steal whose tasks another thief took from our deque before our pop goes on to the next victim", () => {
+  // Worker 1 reports tasks moved into our deque, which a thief emptied before our pop (a race no thread
+  // here can stage): the search must not give up, but try worker 2, whose task waits.
+  const gone = { stealHalfInto: () => 1 } as unknown as Stealer;
+  const world = newWorld({ workers: 3, stealers: { 1: gone } });
+  let beforeTwo = 0;
+  for (let i = 0; i < 20; i++) {
+    world.deques[2].push(200 + i);
+    const attempts = world.count(StatusWords.stealAttempts);
+    assertEquals(find(world), 200 + i, `search ${i}: worker 2's task found`);
+    if (world.count(StatusWords.stealAttempts) - attempts === 2) beforeTwo++;
+  }
+  assert(beforeTwo > 0, "worker 1 came first in some search (else this test shows nothing)");
+});
+
+test("search: each spin round is 32 pause hints and no shared access", () => {
+  const world = newWorld();
+  let pauses = 0;
+  let accesses = 0;
+  const counting = { ...atomicsBinding };
+  for (const key of Object.keys(atomicsBinding) as (keyof typeof atomicsBinding)[]) {
+    if (key === "pause") continue;
+    const real = atomicsBinding[key] as (...args: unknown[]) => unknown;
+    (counting as Record<string, unknown>)[key] = (...args: unknown[]) => (accesses++, real(...args));
+  }
+  counting.pause = () => void pauses++;
+  const restore = installSharedMemory(counting);
+  try {
+    for (let round = 1; round <= SPIN_ROUNDS; round++) {
+      world.search.idle(false);
+      assertEquals(pauses, 32 * round, `spin round ${round}: 32 pause hints`);
+    }
+  } finally {
+    restore();
+  }
+  assertEquals(accesses, 0, "no shared access while spinning");
+});
+
+test("search: the late search's task of handle 0 is returned (0 is a task, not 'none')", () => {
+  const world = sleepy();
+  world.levels.pushPatiently(0, Level.normal);
+  assertEquals(world.search.idle(false), 0, "task 0 returned, held");
+  world.run(0);
+  assertEquals(world.sleep.take(), ["idle 0"], "no sleep");
+  assertEquals(world.count(StatusWords.sleeps), 0, "not counted as a sleep");
+});
+
+test("search: different workers try their victims in different orders (their random states differ)", () => {
+  const workers = 8;
+  /** The first victim of each of 40 searches by worker `index`, every other worker having a task. */
+  const firsts = (index: number) => {
+    const world = newWorld({ workers, index });
+    const found: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      for (let v = 0; v < workers; v++) if (v !== index) world.deques[v].push(300 + v);
+      found.push(find(world) - 300);
+      for (let v = 0; v < workers; v++) while (world.deques[v].pop() !== EMPTY);
+    }
+    return found;
+  };
+  const a = firsts(0);
+  const b = firsts(1);
+  const same = a.filter((v, i) => v === b[i]).length;
+  // Two workers with one random state pick the same first victim whenever it is neither of them (6 in 8).
+  assert(same < 20, `workers 0 and 1 chose the same first victim in ${same} of 40 searches`);
 });
