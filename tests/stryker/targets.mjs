@@ -179,6 +179,25 @@ export const TARGETS = {
     "tests/pool/join_test.ts",
     "tests/pool/elastic_test.ts",
   ],
+  // The worker loop and its assembly: it runs only in worker threads, so its suites are the pool's, the
+  // fastest and most killing first (a broken assembly fails any of them): directed tasks at the async bound
+  // and poolHandle()'s reply (audit_b_test), the bound's waits (async_bound_test), broadcast parts
+  // (broadcast_test), a producer opened in a task (inner_producer_test: the event loop held), aborts of
+  // running tasks (cancel_test), directed tasks with moved buffers (payload_test), buffers passed by
+  // reference, async tasks, close and terminate (pool_test), retirement (elastic_test, worker_setup_test's
+  // teardown) and recycling (recycle_test). See FILTER.
+  "lib/worker/loop.ts": [
+    "tests/pool/audit_b_test.ts",
+    "tests/pool/async_bound_test.ts",
+    "tests/pool/broadcast_test.ts",
+    "tests/pool/inner_producer_test.ts",
+    "tests/pool/cancel_test.ts",
+    "tests/pool/payload_test.ts",
+    "tests/pool/pool_test.ts",
+    "tests/pool/elastic_test.ts",
+    "tests/pool/worker_setup_test.ts",
+    "tests/pool/recycle_test.ts",
+  ],
 };
 
 /** The filter of `memory.ts` and `layout.ts` (see {@link FILTER}). */
@@ -263,6 +282,20 @@ export const FILTER = {
   "lib/worker/search.ts": "/^(search: |one worker|two workers: a task starts|class |histogram|metrics: |2 workers, " +
     "a bound|a broadcast reaches|a worker waiting in a join|fib\\(15\\)|many joining tasks|a pool of one worker " +
     "runs|forks that name a SharedArrayBuffer|a pool starts min|a producer.s submissions grow)/",
+  // Of each suite the tests that reach a path of the loop: audit_b's three; async_bound less its bad input
+  // and its death test; broadcast_test whole; inner_producer_test whole; of cancel_test the aborts of
+  // running tasks (signals through WorkerLoop.aborted); of payload_test the two of move() (directed
+  // tasks); of pool_test the buffers passed by reference, async tasks, close and terminate (not its
+  // million tasks nor its deaths: minutes); elastic_test's grow/retire cycles and its close/terminate while
+  // retiring (not its death); worker_setup_test's retiring teardown; recycle_test less its heap test (a
+  // leak grown to its bound: 15 s) and its option check.
+  "lib/worker/loop.ts":
+    "/^(class |2 workers, a bound|a broadcast reaches|a worker waiting in a join|close\\(\\) while both|" +
+    "terminate\\(\\) while both|broadcast runs|a busy worker|a part that throws|terminate\\(\\) rejects the parts|" +
+    "a task opens a producer|a task.s producer reads|poolHandle|a running synchronous task|a running asynchronous task|" +
+    "move\\(\\): an argument|a moved task cancelled|a SharedArrayBuffer argument is passed|sync and async task functions|" +
+    "close with tasks queued|terminate with tasks queued|a pool starts min|every task runs exactly once across|close and " +
+    "terminate while workers retire|setup on [a-z]+: an elastic pool|recycle on [a-z]+: (after N|a worker due|graph nodes))/",
 };
 
 /**
