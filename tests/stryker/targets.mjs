@@ -179,14 +179,16 @@ export const TARGETS = {
     "tests/pool/join_test.ts",
     "tests/pool/elastic_test.ts",
   ],
-  // The worker loop and its assembly: it runs only in worker threads, so its suites are the pool's, the
-  // fastest and most killing first (a broken assembly fails any of them): directed tasks at the async bound
+  // The worker loop and its assembly: its unit tests first (worker/loop_test.ts: a WorkerLoop built in the
+  // test thread over a real pool memory, "loop: …"), then the pool suites, where it runs in worker threads,
+  // the fastest and most killing first (a broken assembly fails any of them): directed tasks at the async bound
   // and poolHandle()'s reply (audit_b_test), the bound's waits (async_bound_test), broadcast parts
   // (broadcast_test), a producer opened in a task (inner_producer_test: the event loop held), aborts of
   // running tasks (cancel_test), directed tasks with moved buffers (payload_test), buffers passed by
   // reference, async tasks, close and terminate (pool_test), retirement (elastic_test, worker_setup_test's
   // teardown) and recycling (recycle_test). See FILTER.
   "lib/worker/loop.ts": [
+    "tests/worker/loop_test.ts",
     "tests/pool/audit_b_test.ts",
     "tests/pool/async_bound_test.ts",
     "tests/pool/broadcast_test.ts",
@@ -194,6 +196,7 @@ export const TARGETS = {
     "tests/pool/cancel_test.ts",
     "tests/pool/payload_test.ts",
     "tests/pool/pool_test.ts",
+    "tests/pool/join_test.ts",
     "tests/pool/elastic_test.ts",
     "tests/pool/worker_setup_test.ts",
     "tests/pool/recycle_test.ts",
@@ -290,12 +293,12 @@ export const FILTER = {
   // retiring (not its death); worker_setup_test's retiring teardown; recycle_test less its heap test (a
   // leak grown to its bound: 15 s) and its option check.
   "lib/worker/loop.ts":
-    "/^(class |2 workers, a bound|a broadcast reaches|a worker waiting in a join|close\\(\\) while both|" +
+    "/^(loop: |class [68]|2 workers, a bound|a broadcast reaches|a worker waiting in a join|close\\(\\) while both|" +
     "terminate\\(\\) while both|broadcast runs|a busy worker|a part that throws|terminate\\(\\) rejects the parts|" +
     "a task opens a producer|a task.s producer reads|poolHandle|a running synchronous task|a running asynchronous task|" +
-    "move\\(\\): an argument|a moved task cancelled|a SharedArrayBuffer argument is passed|sync and async task functions|" +
-    "close with tasks queued|terminate with tasks queued|a pool starts min|every task runs exactly once across|close and " +
-    "terminate while workers retire|setup on [a-z]+: an elastic pool|recycle on [a-z]+: (after N|a worker due|graph nodes))/",
+    "move\\(\\): an argument|a SharedArrayBuffer argument is passed|sync and async task functions|close with tasks " +
+    "queued|forks that name a SharedArrayBuffer|a pool starts min|close and terminate while workers retire|setup on " +
+    "[a-z]+: an elastic pool|recycle on [a-z]+: (after N|a worker due))/",
 };
 
 /**
