@@ -8,9 +8,10 @@
  * (issue 47, "Mutants nobody here chose"); the pool suites run the same loop in real worker threads.
  */
 import { decode, Encoder } from "../../lib/codec/codec.ts";
-import { ControlWords, MARK_WORDS, NoteWords, StatusWords } from "../../lib/protocol/layout.ts";
+import { ControlWords, MARK_WORDS, NOTE_WORDS, NoteWords, StatusWords } from "../../lib/protocol/layout.ts";
 import { Level } from "../../lib/protocol/levels.ts";
 import { PoolMemory } from "../../lib/protocol/memory.ts";
+import { claimSlot, originOf } from "../../lib/protocol/producers.ts";
 import { ABSENT, AWAKE, STARTING } from "../../lib/protocol/sleep.ts";
 import { Slots } from "../../lib/protocol/slots.ts";
 import { Origin, TaskState, TaskTable } from "../../lib/record/task.ts";
@@ -32,6 +33,8 @@ function newWorld(
     index?: number;
     elastic?: { min: number; idleTimeout: number };
     recycle?: { afterTasks: number; heapMB: number };
+    buffers?: [number, SharedArrayBuffer][];
+    producers?: number;
   } = {},
 ) {
   const workers = options.workers ?? 2;
@@ -43,7 +46,7 @@ function newWorld(
     inlineBytes: 64,
     blockBytes: 128,
     blocks: 4,
-    producers: 0,
+    producers: options.producers ?? 0,
   });
   TaskTable.init(memory);
   const setup: WorkerSetup = {
@@ -51,7 +54,7 @@ function newWorld(
     layout: memory.layout,
     index,
     moduleUrl: "unused: the functions are given",
-    buffers: [],
+    buffers: options.buffers ?? [],
     arena: memory.arena,
     asyncTasksPerWorker: Infinity,
     elastic: options.elastic,
@@ -68,14 +71,14 @@ function newWorld(
   // published QUEUED, pushed to the normal queue, a sleeper woken.
   const main = new TaskTable(memory);
   const levels = memory.levels([new Int32Array(4), new Int32Array(4), new Int32Array(4)]);
-  const submit = (task: number, args: unknown[]) => {
+  const submit = (task: number, args: unknown[], origin: number = Origin.MAIN) => {
     const handle = main.allocate();
     const at = main.indexOf(handle);
     const encoder = new Encoder();
     encoder.encodeArgs(args);
     assert(main.writeEncoded(at, encoder), "arguments written");
     main.fields.setTask(at, task);
-    main.fields.setOrigin(at, Origin.MAIN);
+    main.fields.setOrigin(at, origin);
     main.fields.storeState(at, TaskState.QUEUED);
     levels.pushPatiently(handle, Level.normal);
     memory.sleep.newWork();
@@ -200,12 +203,13 @@ test("loop: a worker due to be recycled says so once, takes no more tasks, and l
       [{ type: "recycle-ready", reason: "tasks" }],
       "one recycle-ready, for its tasks",
     );
-    // Its leaving slices poll (timers); give them turns: without the owner's leave it must not finish.
+    // Nothing holds its event loop now (it takes no task, so it never sleeps again: it polls, with timers).
+    releaseEventLoop();
+    held = false;
+    // Give its leaving slices turns: without the owner's leave it must not finish.
     for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 1));
     assertEquals(ran, [1, 2], "two tasks ran, the third left queued for the others");
     assertEquals(finished, false, "not finished before leave()");
-    releaseEventLoop();
-    held = false;
     loop.leave();
     await within(running, 20_000, "run() after leave()");
     assertEquals(ran, [1, 2], "still two");
@@ -213,4 +217,110 @@ test("loop: a worker due to be recycled says so once, takes no more tasks, and l
   } finally {
     if (held) releaseEventLoop();
   }
+});
+
+/** A broadcast part's arguments, its SharedArrayBuffers passed by reference under the ids `ids` gives. */
+function partArgs(values: unknown[], ids: Map<SharedArrayBuffer, number> = new Map()): Uint8Array {
+  const encoder = new Encoder({ shareBuffer: (sab) => ids.get(sab)! });
+  encoder.encode(values);
+  return encoder.snapshot();
+}
+
+test("loop: SharedArrayBuffers passed by reference before it started (a replacement's setup) and since (addBuffer) reach its tasks", async () => {
+  const early = new SharedArrayBuffer(4);
+  const late = new SharedArrayBuffer(4);
+  const world = newWorld({ index: 1, buffers: [[3, early]] });
+  const loop = world.build([(sab: unknown) => void Atomics.add(new Int32Array(sab as SharedArrayBuffer), 0, 1)]);
+  loop.addBuffer(4, late);
+  const ids = new Map([[early, 3], [late, 4]]);
+  holdEventLoop();
+  let running: Promise<void>;
+  try {
+    running = loop.run();
+    const mailAt = world.index * StatusWords.count + StatusWords.mail;
+    Atomics.add(world.memory.status, mailAt, 2);
+    loop.broadcast(1, 0, partArgs([early], ids));
+    loop.broadcast(2, 0, partArgs([late], ids));
+    world.memory.sleep.wakeAll();
+    await until(() => world.posted.filter((m) => m.type === "broadcast-result").length === 2, "both parts' results");
+    assertEquals(world.posted.map((m) => m.failed), [false, false], "neither failed");
+    assertEquals(new Int32Array(early)[0], 1, "the setup's buffer reached the first part: the same memory");
+    assertEquals(new Int32Array(late)[0], 1, "the added buffer reached the second");
+    world.stop();
+  } finally {
+    releaseEventLoop();
+  }
+  await within(running!, 20_000, "run() once stopping");
+});
+
+test("loop: with an async task pending, a stream of sync tasks yields to the event loop now and then, so the async task settles before the stream ends", async () => {
+  const world = newWorld({ index: 1 });
+  let settled = false;
+  const seen: boolean[] = [];
+  const loop = world.build([
+    async () => {
+      // A macrotask (setImmediate: Deno, Bun and Node have it), queued before the loop's own next slice.
+      await new Promise((resolve) =>
+        (globalThis as unknown as { setImmediate: (f: (v?: unknown) => void) => void }).setImmediate(resolve)
+      );
+      settled = true;
+    },
+    () => void seen.push(settled),
+  ]);
+  const sync = 200;
+  world.submit(0, []);
+  for (let i = 0; i < sync; i++) world.submit(1, []);
+  // Held, so that the loop never blocks this thread in a synchronous sleep once everything ran.
+  holdEventLoop();
+  let running: Promise<void>;
+  try {
+    running = loop.run();
+    await until(() => seen.length === sync && settled, "every task");
+    assert(seen.includes(true), "some sync task ran after the async task settled: the loop yielded to the event loop");
+    assertEquals(seen[0], false, "the stream started before it settled (else this test shows nothing)");
+    world.stop();
+  } finally {
+    releaseEventLoop();
+  }
+  await within(running!, 20_000, "run() once stopping");
+});
+
+test("loop: a worker's queue steps leave their notes in its own notes region (what recovery reads if it dies there)", async () => {
+  const world = newWorld({ index: 1, producers: 2 });
+  assertEquals(claimSlot(world.memory.buffer, world.memory.layout), 1, "producer slot 1 claimed");
+  assertEquals(claimSlot(world.memory.buffer, world.memory.layout), 2, "producer slot 2 claimed");
+  const notes = (at: number) => [...world.memory.notes(world.index, at)];
+  const zeros = [0, 0, 0, 0];
+  assertEquals(notes(NoteWords.injector), zeros, "untouched before");
+  assertEquals(notes(NoteWords.completions), zeros, "untouched before");
+  const loop = world.build([(x: unknown) => x]);
+  holdEventLoop();
+  let running: Promise<void>;
+  try {
+    running = loop.run();
+    const handles = [1, 2, 3].map((x) => world.submit(0, [x]));
+    handles.push(world.submit(0, [4], originOf(1))); // a task of producer slot 1: its completion queue
+    handles.push(world.submit(0, [5], originOf(2))); // and one of slot 2
+    const main = new TaskTable(world.memory);
+    await until(() => handles.every((h) => main.fields.loadState(main.indexOf(h)) === TaskState.DONE), "five done");
+    world.stop();
+  } finally {
+    releaseEventLoop();
+  }
+  await within(running!, 20_000, "run() once stopping");
+  // Five pops from the normal queue, three completions pushed to the owner's queue and one to each producer
+  // slot's, each step noted (its position, then the step whole) in this worker's words for that queue.
+  assert(notes(NoteWords.injector).some((w) => w !== 0), `its injector notes: ${notes(NoteWords.injector)}`);
+  assert(notes(NoteWords.completions).some((w) => w !== 0), `its completion notes: ${notes(NoteWords.completions)}`);
+  assert(
+    notes(NoteWords.producerCompletions).some((w) => w !== 0),
+    `its notes on slot 1's completion queue: ${notes(NoteWords.producerCompletions)}`,
+  );
+  assert(
+    notes(NoteWords.producerCompletions + NOTE_WORDS).some((w) => w !== 0),
+    `its notes on slot 2's completion queue: ${notes(NoteWords.producerCompletions + NOTE_WORDS)}`,
+  );
+  assertEquals(notes(NoteWords.injectorHigh), zeros, "no step on the high queue");
+  assertEquals(notes(NoteWords.injectorLow), zeros, "no step on the low queue");
+  assertEquals([...world.memory.notes(0, NoteWords.injector)], zeros, "worker 0's notes untouched");
 });
