@@ -164,6 +164,42 @@ export const TARGETS = {
     "tests/lincheck/producers_test.ts",
     "tests/pool/payload_test.ts",
   ],
+  // A worker's search and idle path: it runs only in worker threads (no harness runs the shipped file), so
+  // its unit tests (worker/search_test.ts: a real pool memory, the search of worker 0 driven in this
+  // thread) first, then the pool suites of its paths: the order of takes from the injector (order_test),
+  // the wake for the rest of a burst and a graph's stolen continuations (audit_b_test), the counters of
+  // steals, sleeps and wakes (metrics_test), the asynchronous sleep (async_bound_test), stealing forks
+  // (join_test) and an elastic pool's retirement and "grow" requests (elastic_test). See FILTER.
+  "lib/worker/search.ts": [
+    "tests/worker/search_test.ts",
+    "tests/pool/order_test.ts",
+    "tests/pool/audit_b_test.ts",
+    "tests/pool/metrics_test.ts",
+    "tests/pool/async_bound_test.ts",
+    "tests/pool/join_test.ts",
+    "tests/pool/elastic_test.ts",
+  ],
+  // The worker loop and its assembly: its unit tests first (worker/loop_test.ts: a WorkerLoop built in the
+  // test thread over a real pool memory, "loop: …"), then the pool suites, where it runs in worker threads,
+  // the fastest and most killing first (a broken assembly fails any of them): directed tasks at the async bound
+  // and poolHandle()'s reply (audit_b_test), the bound's waits (async_bound_test), broadcast parts
+  // (broadcast_test), a producer opened in a task (inner_producer_test: the event loop held), aborts of
+  // running tasks (cancel_test), directed tasks with moved buffers (payload_test), buffers passed by
+  // reference, async tasks, close and terminate (pool_test), retirement (elastic_test, worker_setup_test's
+  // teardown) and recycling (recycle_test). See FILTER.
+  "lib/worker/loop.ts": [
+    "tests/worker/loop_test.ts",
+    "tests/pool/audit_b_test.ts",
+    "tests/pool/async_bound_test.ts",
+    "tests/pool/broadcast_test.ts",
+    "tests/pool/inner_producer_test.ts",
+    "tests/pool/cancel_test.ts",
+    "tests/pool/payload_test.ts",
+    "tests/pool/pool_test.ts",
+    "tests/pool/join_test.ts",
+    "tests/pool/elastic_test.ts",
+    "tests/pool/recycle_test.ts",
+  ],
 };
 
 /** The filter of `memory.ts` and `layout.ts` (see {@link FILTER}). */
@@ -240,7 +276,26 @@ export const FILTER = {
   // sweep racing a worker's claim, producer_slots's dead last slot, producer_stats's abandoned tasks and
   // producers_test's random kills (7 s); the rest of those suites never lets a producer die.
   "lib/owner/producer_deaths.ts": "/^(deaths: |class 7: a producer|slots: the last slot given back|stats\\(\\): a " +
-    "producer thread that dies|producers killed at random)/",
+    "producer thread that dies|producers killed at random)/", // worker/search_test.ts ("search: …", unit, first); order_test's submission-order tests (not its
+  // queueTimeout test: a deadline under load); audit_b_test's class 6 and 8; metrics_test and
+  // async_bound_test less their bad-input and death tests; of join_test (9 s whole) fib(15), the many joins
+  // on 2 workers, the one-worker shapes and the stolen forks' buffers; of elastic_test the grow/retire
+  // cycle and a producer's growth (not the deaths and close/terminate: they reach loop.ts, not the search).
+  "lib/worker/search.ts": "/^(search: |one worker|two workers: a task starts|class |histogram|metrics: |2 workers, " +
+    "a bound|a broadcast reaches|a worker waiting in a join|fib\\(15\\)|many joining tasks|a pool of one worker " +
+    "runs|forks that name a SharedArrayBuffer|a pool starts min|a producer.s submissions grow)/",
+  // worker/loop_test.ts ("loop: …", unit, first: it kills most mutants of the assembly, the recycling, the
+  // retirement, the buffers and the yields), then of each pool suite one or two tests a path of the loop
+  // needs in real threads: directed tasks at the bound and poolHandle()'s reply (audit_b class 6 and 8), the
+  // bound's waits, broadcast parts, a producer opened in a task, aborts of running tasks, move(), buffers by
+  // reference, close with tasks queued, forks naming a buffer made in a task, grow/retire, recycling. The
+  // rest of those suites left out: this file's 225 mutants on the loaded machine (9 StrykerJS runs on 2
+  // cores) cost ~35 s a survivor with 27 pool tests; leaving them out can only lower the score.
+  "lib/worker/loop.ts":
+    "/^(loop: |class [68]|2 workers, a bound|a broadcast reaches|close\\(\\) while both|broadcast " +
+    "runs|a busy worker|a task opens a producer|a running synchronous task|a running asynchronous task|move\\(\\): an " +
+    "argument|a SharedArrayBuffer argument is passed|close with tasks queued|forks that name a SharedArrayBuffer|a pool " +
+    "starts min|recycle on [a-z]+: after N)/",
 };
 
 /**

@@ -1,0 +1,326 @@
+/**
+ * The worker loop and its assembly (`lib/worker/loop.ts`), on one thread: a `WorkerLoop` built in the test
+ * thread over a real pool memory (no worker thread, no task module), its messages recorded. What a worker
+ * leaves in shared memory when built (its marks cleared, an elastic slot AWAKE), a loop that finds the pool
+ * stopping, a broadcast part run while async work holds the event loop (the loop then sleeps with
+ * `Atomics.waitAsync`, so this thread is never blocked), and an elastic worker's retirement: its teardown,
+ * its slot ABSENT, its "retired" message. These pin values StrykerJS changed without the pool suites noticing
+ * (issue 47, "Mutants nobody here chose"); the pool suites run the same loop in real worker threads.
+ */
+import { decode, Encoder } from "../../lib/codec/codec.ts";
+import { ControlWords, MARK_WORDS, NOTE_WORDS, NoteWords, StatusWords } from "../../lib/protocol/layout.ts";
+import { Level } from "../../lib/protocol/levels.ts";
+import { PoolMemory } from "../../lib/protocol/memory.ts";
+import { claimSlot, originOf } from "../../lib/protocol/producers.ts";
+import { ABSENT, AWAKE, STARTING } from "../../lib/protocol/sleep.ts";
+import { Slots } from "../../lib/protocol/slots.ts";
+import { Origin, TaskState, TaskTable } from "../../lib/record/task.ts";
+import { holdEventLoop, releaseEventLoop } from "../../lib/runtime/holds.ts";
+import type { TaskFunction } from "../../lib/worker/functions.ts";
+import { setRetireTeardown, WorkerLoop, type WorkerSetup } from "../../lib/worker/loop.ts";
+import { assert, assertEquals, test, within } from "../_test.ts";
+
+/** A message the loop posted. */
+interface Posted {
+  type: string;
+  [key: string]: unknown;
+}
+
+/** A pool memory of `workers` workers and the setup of worker `index` (an elastic pool's if `elastic`). */
+function newWorld(
+  options: {
+    workers?: number;
+    index?: number;
+    elastic?: { min: number; idleTimeout: number };
+    recycle?: { afterTasks: number; heapMB: number };
+    buffers?: [number, SharedArrayBuffer][];
+    producers?: number;
+  } = {},
+) {
+  const workers = options.workers ?? 2;
+  const index = options.index ?? 1;
+  const memory = PoolMemory.create({
+    workers,
+    dequeCapacity: 16,
+    taskCapacity: 256,
+    inlineBytes: 64,
+    blockBytes: 128,
+    blocks: 4,
+    producers: options.producers ?? 0,
+  });
+  TaskTable.init(memory);
+  const setup: WorkerSetup = {
+    buffer: memory.buffer,
+    layout: memory.layout,
+    index,
+    moduleUrl: "unused: the functions are given",
+    buffers: options.buffers ?? [],
+    arena: memory.arena,
+    asyncTasksPerWorker: Infinity,
+    elastic: options.elastic,
+    recycle: options.recycle,
+  };
+  const posted: Posted[] = [];
+  const post = (message: unknown) => void posted.push(message as Posted);
+  const build = (functions: TaskFunction[] = []) => new WorkerLoop(setup, functions, post);
+  const stop = () => {
+    Atomics.store(memory.control, ControlWords.lifecycle, 1);
+    memory.sleep.wakeAll();
+  };
+  // The main thread's side of a submission (as producer/submission.ts places one): a record written and
+  // published QUEUED, pushed to the normal queue, a sleeper woken.
+  const main = new TaskTable(memory);
+  const levels = memory.levels([new Int32Array(4), new Int32Array(4), new Int32Array(4)]);
+  const submit = (task: number, args: unknown[], origin: number = Origin.MAIN) => {
+    const handle = main.allocate();
+    const at = main.indexOf(handle);
+    const encoder = new Encoder();
+    encoder.encodeArgs(args);
+    assert(main.writeEncoded(at, encoder), "arguments written");
+    main.fields.setTask(at, task);
+    main.fields.setOrigin(at, origin);
+    main.fields.storeState(at, TaskState.QUEUED);
+    levels.pushPatiently(handle, Level.normal);
+    memory.sleep.newWork();
+    return handle;
+  };
+  return { memory, setup, posted, build, stop, index, submit };
+}
+
+/** Polls (each turn a timer) until `done()` holds; a hang fails through `within`. */
+async function until(done: () => boolean, what: string): Promise<void> {
+  await within(
+    (async () => {
+      while (!done()) await new Promise((resolve) => setTimeout(resolve, 1));
+    })(),
+    20_000,
+    what,
+  );
+}
+
+test("loop: a worker built clears its marks in shared memory (no stale mark for recovery to repair)", () => {
+  const world = newWorld({ index: 1 });
+  const marks = world.memory.notes(1, NoteWords.marks, MARK_WORDS);
+  marks.fill(7); // a predecessor's marks, recovered already
+  world.build();
+  assertEquals([...marks], Array(MARK_WORDS).fill(-1), "every mark word -1 (clear)");
+  assertEquals(world.posted, [], "nothing posted by building");
+});
+
+test("loop: a loop that finds the pool stopping returns at once, posting nothing", async () => {
+  const world = newWorld();
+  const loop = world.build();
+  world.stop();
+  await within(loop.run(), 20_000, "run() of a stopped pool");
+  assertEquals(world.posted, [], "nothing posted");
+});
+
+test("loop: a broadcast part runs while async work holds the event loop, its result is posted, and the loop stops once told", async () => {
+  const world = newWorld({ index: 1 });
+  const calls: unknown[][] = [];
+  const loop = world.build([(...args: unknown[]) => (calls.push(args), (args[0] as number) * 2)]);
+  holdEventLoop();
+  let finished = false;
+  let running: Promise<void>;
+  try {
+    running = loop.run().then(() => void (finished = true));
+    // Let it go round to its asynchronous sleep (it must not block this thread).
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    // The owner's broadcast: the mail word counts the part before it is posted, then every worker is woken.
+    Atomics.add(world.memory.status, world.index * StatusWords.count + StatusWords.mail, 1);
+    const encoder = new Encoder();
+    encoder.encode([21]);
+    loop.broadcast(5, 0, encoder.snapshot()); // task 0: the first function
+    world.memory.sleep.wakeAll();
+    await until(() => world.posted.some((m) => m.type === "broadcast-result"), "the part's result");
+    assertEquals(calls, [[21]], "the part ran once with its arguments");
+    const result = world.posted.find((m) => m.type === "broadcast-result")!;
+    assertEquals(result.id, 5, "the part's id");
+    assertEquals(result.failed, false, "not failed");
+    const bytes = result.bytes as Uint8Array;
+    assertEquals(
+      decode(bytes, 0, bytes.length, () => {
+        throw new Error("no buffers");
+      }),
+      42,
+      "its value",
+    );
+    assertEquals(finished, false, "still running: the pool is not stopping");
+    world.stop();
+  } finally {
+    releaseEventLoop();
+  }
+  await within(running!, 20_000, "run() once stopping");
+  assert(finished, "finished");
+});
+
+test("loop: an elastic pool's worker is AWAKE once built; idle past its timeout it retires: teardown, slot ABSENT, then 'retired'", async () => {
+  const world = newWorld({ workers: 2, index: 1, elastic: { min: 1, idleTimeout: 1 } });
+  const { memory } = world;
+  const slots = new Slots(memory.control, memory.sleep.words, memory.status, 2);
+  slots.initElastic(1, 2);
+  slots.bootStoreAwake(0);
+  // The owner grows the pool by slot 1.
+  assert(slots.growStoreStarting(1), "slot 1 STARTING");
+  assert(slots.growReserve(1, 2), "size reserved");
+  assertEquals(slots.state(1), STARTING, "starting");
+  const order: string[] = [];
+  setRetireTeardown(() => {
+    order.push(`teardown, slot ${slots.state(1)}`);
+  });
+  try {
+    const loop = world.build();
+    assertEquals(slots.state(1), AWAKE, "AWAKE once built: thieves and directed posts see it");
+    const posting = world.posted;
+    const run = loop.run();
+    await within(run, 20_000, "run() of a worker that retires");
+    order.push(`run resolved, slot ${slots.state(1)}`);
+    assertEquals(
+      order,
+      [`teardown, slot ${2}`, `run resolved, slot ${ABSENT}`],
+      "teardown while RETIRING, then ABSENT",
+    );
+    assertEquals(posting.map((m) => m.type), ["retired"], "one 'retired' message");
+    assertEquals(slots.size, 1, "the size back to min");
+  } finally {
+    setRetireTeardown(() => {});
+  }
+});
+
+test("loop: a worker due to be recycled says so once, takes no more tasks, and leaves only after the owner's leave", async () => {
+  const world = newWorld({ workers: 2, index: 1, recycle: { afterTasks: 2, heapMB: Infinity } });
+  const ran: number[] = [];
+  const loop = world.build([(x: unknown) => void ran.push(x as number)]);
+  holdEventLoop();
+  let held = true;
+  let finished = false;
+  try {
+    const running = loop.run().then(() => void (finished = true));
+    for (const x of [1, 2, 3]) world.submit(0, [x]);
+    await until(() => world.posted.some((m) => m.type === "recycle-ready"), "recycle-ready");
+    assertEquals(
+      world.posted.filter((m) => m.type === "recycle-ready"),
+      [{ type: "recycle-ready", reason: "tasks" }],
+      "one recycle-ready, for its tasks",
+    );
+    // Nothing holds its event loop now (it takes no task, so it never sleeps again: it polls, with timers).
+    releaseEventLoop();
+    held = false;
+    // Give its leaving slices turns: without the owner's leave it must not finish.
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    assertEquals(ran, [1, 2], "two tasks ran, the third left queued for the others");
+    assertEquals(finished, false, "not finished before leave()");
+    loop.leave();
+    await within(running, 20_000, "run() after leave()");
+    assertEquals(ran, [1, 2], "still two");
+    assertEquals(world.posted.filter((m) => m.type === "recycle-ready").length, 1, "said once");
+  } finally {
+    if (held) releaseEventLoop();
+  }
+});
+
+/** A broadcast part's arguments, its SharedArrayBuffers passed by reference under the ids `ids` gives. */
+function partArgs(values: unknown[], ids: Map<SharedArrayBuffer, number> = new Map()): Uint8Array {
+  const encoder = new Encoder({ shareBuffer: (sab) => ids.get(sab)! });
+  encoder.encode(values);
+  return encoder.snapshot();
+}
+
+test("loop: SharedArrayBuffers passed by reference before it started (a replacement's setup) and since (addBuffer) reach its tasks", async () => {
+  const early = new SharedArrayBuffer(4);
+  const late = new SharedArrayBuffer(4);
+  const world = newWorld({ index: 1, buffers: [[3, early]] });
+  const loop = world.build([(sab: unknown) => void Atomics.add(new Int32Array(sab as SharedArrayBuffer), 0, 1)]);
+  loop.addBuffer(4, late);
+  const ids = new Map([[early, 3], [late, 4]]);
+  holdEventLoop();
+  let running: Promise<void>;
+  try {
+    running = loop.run();
+    const mailAt = world.index * StatusWords.count + StatusWords.mail;
+    Atomics.add(world.memory.status, mailAt, 2);
+    loop.broadcast(1, 0, partArgs([early], ids));
+    loop.broadcast(2, 0, partArgs([late], ids));
+    world.memory.sleep.wakeAll();
+    await until(() => world.posted.filter((m) => m.type === "broadcast-result").length === 2, "both parts' results");
+    assertEquals(world.posted.map((m) => m.failed), [false, false], "neither failed");
+    assertEquals(new Int32Array(early)[0], 1, "the setup's buffer reached the first part: the same memory");
+    assertEquals(new Int32Array(late)[0], 1, "the added buffer reached the second");
+    world.stop();
+  } finally {
+    releaseEventLoop();
+  }
+  await within(running!, 20_000, "run() once stopping");
+});
+
+test("loop: with an async task pending, a stream of sync tasks yields to the event loop now and then, so the async task settles before the stream ends", async () => {
+  const world = newWorld({ index: 1 });
+  let settled = false;
+  const seen: boolean[] = [];
+  const loop = world.build([
+    async () => {
+      // A macrotask (setImmediate: Deno, Bun and Node have it), queued before the loop's own next slice.
+      await new Promise((resolve) =>
+        (globalThis as unknown as { setImmediate: (f: (v?: unknown) => void) => void }).setImmediate(resolve)
+      );
+      settled = true;
+    },
+    () => void seen.push(settled),
+  ]);
+  const sync = 200;
+  world.submit(0, []);
+  for (let i = 0; i < sync; i++) world.submit(1, []);
+  // Held, so that the loop never blocks this thread in a synchronous sleep once everything ran.
+  holdEventLoop();
+  let running: Promise<void>;
+  try {
+    running = loop.run();
+    await until(() => seen.length === sync && settled, "every task");
+    assert(seen.includes(true), "some sync task ran after the async task settled: the loop yielded to the event loop");
+    assertEquals(seen[0], false, "the stream started before it settled (else this test shows nothing)");
+    world.stop();
+  } finally {
+    releaseEventLoop();
+  }
+  await within(running!, 20_000, "run() once stopping");
+});
+
+test("loop: a worker's queue steps leave their notes in its own notes region (what recovery reads if it dies there)", async () => {
+  const world = newWorld({ index: 1, producers: 2 });
+  assertEquals(claimSlot(world.memory.buffer, world.memory.layout), 1, "producer slot 1 claimed");
+  assertEquals(claimSlot(world.memory.buffer, world.memory.layout), 2, "producer slot 2 claimed");
+  const notes = (at: number) => [...world.memory.notes(world.index, at)];
+  const zeros = [0, 0, 0, 0];
+  assertEquals(notes(NoteWords.injector), zeros, "untouched before");
+  assertEquals(notes(NoteWords.completions), zeros, "untouched before");
+  const loop = world.build([(x: unknown) => x]);
+  holdEventLoop();
+  let running: Promise<void>;
+  try {
+    running = loop.run();
+    const handles = [1, 2, 3].map((x) => world.submit(0, [x]));
+    handles.push(world.submit(0, [4], originOf(1))); // a task of producer slot 1: its completion queue
+    handles.push(world.submit(0, [5], originOf(2))); // and one of slot 2
+    const main = new TaskTable(world.memory);
+    await until(() => handles.every((h) => main.fields.loadState(main.indexOf(h)) === TaskState.DONE), "five done");
+    world.stop();
+  } finally {
+    releaseEventLoop();
+  }
+  await within(running!, 20_000, "run() once stopping");
+  // Five pops from the normal queue, three completions pushed to the owner's queue and one to each producer
+  // slot's, each step noted (its position, then the step whole) in this worker's words for that queue.
+  assert(notes(NoteWords.injector).some((w) => w !== 0), `its injector notes: ${notes(NoteWords.injector)}`);
+  assert(notes(NoteWords.completions).some((w) => w !== 0), `its completion notes: ${notes(NoteWords.completions)}`);
+  assert(
+    notes(NoteWords.producerCompletions).some((w) => w !== 0),
+    `its notes on slot 1's completion queue: ${notes(NoteWords.producerCompletions)}`,
+  );
+  assert(
+    notes(NoteWords.producerCompletions + NOTE_WORDS).some((w) => w !== 0),
+    `its notes on slot 2's completion queue: ${notes(NoteWords.producerCompletions + NOTE_WORDS)}`,
+  );
+  assertEquals(notes(NoteWords.injectorHigh), zeros, "no step on the high queue");
+  assertEquals(notes(NoteWords.injectorLow), zeros, "no step on the low queue");
+  assertEquals([...world.memory.notes(0, NoteWords.injector)], zeros, "worker 0's notes untouched");
+});
