@@ -164,12 +164,13 @@ export const TARGETS = {
     "tests/lincheck/producers_test.ts",
     "tests/pool/payload_test.ts",
   ],
-  // A worker's run of one task (claim, run, finish): it runs in worker threads only, so the pool suites
-  // reach it: first pool_test's basic round trips (sync and async values, thrown errors, results that cannot
+  // A worker's run of one task (claim, run, finish): its unit tests first (worker 0's real parts built in
+  // the test's thread: milliseconds), then the pool suites, where it runs in worker threads: pool_test's basic round trips (sync and async values, thrown errors, results that cannot
   // cross, overflow blocks, results by message), then the cancellations (a claim lost to an abort, aborted
   // forks, the timeout from the start), the async bound, move() and large results, a thenable's edge
   // cases and the cut-short runs (reliability), graph nodes, the start and finish stamps (metrics).
   "lib/worker/runner.ts": [
+    "tests/worker/runner_test.ts",
     "tests/pool/pool_test.ts",
     "tests/pool/cancel_test.ts",
     "tests/pool/async_bound_test.ts",
@@ -194,14 +195,15 @@ const POOL_MEMORY_FILTER = "/^(every |slots: |each |the |another |a shape |a siz
  * @type {Record<string, string>}
  */
 export const FILTER = {
-  // runner.ts: of pool_test.ts the round trips named; of cancel_test.ts the claim's race with an abort, the
+  // runner.ts: every test of worker/runner_test.ts ("runner: …"); of pool_test.ts the round trips named; of cancel_test.ts the claim's race with an abort, the
   // running task's signal, aborted forks and the timeout from the start (not its random race: timing); of
   // async_bound_test.ts the bound and the join's search at it; of payload_test.ts move() and the large
   // result; of reliability_test.ts the thenables, an async b, and the stack overflows (repairInterrupted); of
   // graph_test.ts a continuation, an async node, an input's rejection and a cancelled graph; of
   // metrics_test.ts the run and wait times. The rest (a million tasks, deaths, close/terminate) reaches no
   // step of the run these do not, and costs every survivor seconds.
-  "lib/worker/runner.ts": "/^(sync and async task functions|a task.s thrown error|a result that cannot cross|" +
+  "lib/worker/runner.ts":
+    "/^(runner: |sync and async task functions|a task.s thrown error|a result that cannot cross|" +
     "payloads larger than a record|results that find no free|a task aborted while queued|a running " +
     "(synchronous|asynchronous) task|forks of an aborted|timeout counts from|2 workers, a bound of 2|a worker " +
     "waiting in a join at its bound|move\\(\\): an argument|a moved task cancelled|a large result|a thenable|join " +

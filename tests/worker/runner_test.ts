@@ -1,0 +1,346 @@
+/**
+ * `Runner`, a worker's run of one task (`lib/worker/runner.ts`), on one thread: the claim (a compare-exchange
+ * from QUEUED: a cancelled task is freed and never run, any other state is left alone), the run and its
+ * outcome in the record (a value, a thrown error, an abort seen at the start, an async task's settlement),
+ * the bound on async tasks and its waiter, the result that goes by message (no free blocks, moved buffers),
+ * the stamps of metrics and the repair of runs cut short. The pool suites cross it through real workers;
+ * these pin each rule on its own, with worker 0's real parts on a real pool memory built in this thread
+ * (tests/worker/_world.ts): nothing depends on timing. Issue 47, "Mutants nobody here chose".
+ */
+import { Encoder } from "../../lib/codec/codec.ts";
+import { move } from "../../lib/codec/move.ts";
+import { StatusWords } from "../../lib/protocol/layout.ts";
+import { Outcome, PAYLOAD_BY_MESSAGE, TaskFlags, TaskState } from "../../lib/record/task.ts";
+import { FORK_MOVE_REFUSAL } from "../../lib/worker/runner.ts";
+import { assert, assertEquals, test } from "../_test.ts";
+import { newWorld, outcomeOf, stateOf, submit, type World } from "./_world.ts";
+
+/** Worker 0's count of tasks executed. */
+function executed(world: World): number {
+  return Atomics.load(world.status, StatusWords.executed);
+}
+
+test("runner: a queued task is claimed, run with its arguments, and finished DONE with its value", () => {
+  const seen: unknown[] = [];
+  const world = newWorld({ fns: [(a, b) => (seen.push([a, b]), `${a}-${b}`)] });
+  const handle = submit(world, 0, ["x", 7]);
+  assertEquals(world.runner.execute(handle), undefined, "no wait for a buffer");
+  assertEquals(seen, [["x", 7]], "run once, with its arguments");
+  assertEquals(outcomeOf(world, handle), { outcome: Outcome.VALUE, value: "x-7" });
+  assertEquals(world.main.fields.loadWorker(world.main.indexOf(handle)), 0, "ran on worker 0");
+  assertEquals(executed(world), 1, "counted once");
+  assertEquals(world.runs.runDepth(), 0, "the run is over");
+  assertEquals(world.runner.pending, 0, "no async task");
+});
+
+test("runner: a task that throws finishes DONE with its error as the outcome", () => {
+  const world = newWorld({
+    fns: [() => {
+      throw new RangeError("no");
+    }],
+  });
+  const handle = submit(world, 0, []);
+  world.runner.execute(handle);
+  const { outcome, value } = outcomeOf(world, handle);
+  assertEquals(outcome, Outcome.ERROR, "an error");
+  assert(value instanceof RangeError && value.message === "no", `its own error: ${value}`);
+  assertEquals(executed(world), 1, "counted once");
+});
+
+test("runner: a cancelled task loses the claim: never run, its record freed; a RUNNING or DONE one is left alone", () => {
+  let runs = 0;
+  const world = newWorld({ fns: [() => runs++] });
+  const cancelled = submit(world, 0, [1]);
+  world.main.fields.storeState(world.main.indexOf(cancelled), TaskState.CANCELLED);
+  world.runner.execute(cancelled);
+  assertEquals(runs, 0, "not run");
+  assertEquals(stateOf(world, cancelled), TaskState.CACHED, "its record freed (to this worker's cache)");
+  for (const state of [TaskState.RUNNING, TaskState.DONE]) {
+    const other = submit(world, 0, [1]);
+    world.main.fields.storeState(world.main.indexOf(other), state);
+    world.runner.execute(other);
+    assertEquals(runs, 0, "not run");
+    assertEquals(stateOf(world, other), state, "state unchanged");
+    assertEquals(world.table.accounting().releases, 1, "its record not freed (only the cancelled one was)");
+  }
+  assertEquals(executed(world), 0, "nothing executed");
+});
+
+test("runner: a task aborted before its start finishes with the abort's error and never runs", () => {
+  let runs = 0;
+  const world = newWorld({ fns: [() => runs++] });
+  const aborted = submit(world, 0, [1], TaskFlags.ABORTED);
+  world.runner.execute(aborted);
+  const first = outcomeOf(world, aborted);
+  assertEquals(first.outcome, Outcome.ERROR);
+  assertEquals((first.value as Error).name, "AbortError");
+  const timedOut = submit(world, 0, [1], TaskFlags.ABORTED | TaskFlags.TIMED_OUT);
+  world.runner.execute(timedOut);
+  assertEquals((outcomeOf(world, timedOut).value as Error).name, "TimeoutError");
+  assertEquals(runs, 0, "never run");
+});
+
+test("runner: an async task stays pending until it settles; at the bound full() is true and room() waits", async () => {
+  const resolvers: ((v: unknown) => void)[] = [];
+  const world = newWorld({
+    fns: [() => new Promise((resolve) => resolvers.push(resolve)), () => Promise.reject(new TypeError("t"))],
+    asyncBound: 2,
+  });
+  const runner = world.runner;
+  assertEquals(runner.full(), false, "empty");
+  const a = submit(world, 0, []);
+  const b = submit(world, 0, []);
+  runner.execute(a);
+  assertEquals([runner.pending, runner.full()], [1, false], "one pending, below the bound");
+  runner.execute(b);
+  assertEquals([runner.pending, runner.full()], [2, true], "at the bound");
+  assertEquals(stateOf(world, a), TaskState.RUNNING, "still running");
+  let woke = false;
+  const room = runner.room().then(() => (woke = true));
+  resolvers[0]("done a");
+  await room;
+  assert(woke, "room once one settled");
+  assertEquals([runner.pending, runner.full()], [1, false], "one pending");
+  assertEquals(outcomeOf(world, a), { outcome: Outcome.VALUE, value: "done a" });
+  const c = submit(world, 1, []);
+  runner.execute(c);
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  const failed = outcomeOf(world, c);
+  assertEquals(failed.outcome, Outcome.ERROR, "a rejection is an error");
+  assert(failed.value instanceof TypeError, "its reason");
+  resolvers[1]("done b");
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assertEquals(outcomeOf(world, b), { outcome: Outcome.VALUE, value: "done b" });
+  assertEquals(runner.pending, 0, "none pending");
+  assertEquals(executed(world), 3, "each counted once");
+});
+
+test("runner: room() resolves only when pending drops below the bound, or on wakeRoom()", async () => {
+  const resolvers: ((v: unknown) => void)[] = [];
+  const world = newWorld({ fns: [() => new Promise((resolve) => resolvers.push(resolve))], asyncBound: 1 });
+  const runner = world.runner;
+  runner.wakeRoom(); // no waiter: nothing to do
+  const a = submit(world, 0, []);
+  runner.execute(a);
+  assertEquals(runner.full(), true, "at a bound of 1");
+  let woke = 0;
+  void runner.room().then(() => woke++);
+  runner.wakeRoom();
+  await Promise.resolve();
+  assertEquals(woke, 1, "wakeRoom ends the wait");
+  runner.wakeRoom();
+  await Promise.resolve();
+  assertEquals(woke, 1, "once only");
+  void runner.room().then(() => woke++);
+  resolvers[0](1);
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assertEquals(woke, 2, "a settlement below the bound ends it");
+});
+
+test("runner: with an unbounded async count the waiter is still woken at a settlement", async () => {
+  const resolvers: ((v: unknown) => void)[] = [];
+  const world = newWorld({ fns: [() => new Promise((resolve) => resolvers.push(resolve))] });
+  const runner = world.runner;
+  runner.execute(submit(world, 0, []));
+  runner.execute(submit(world, 0, []));
+  assertEquals([runner.pending, runner.full()], [2, false], "never full");
+  let woke = 0;
+  void runner.room().then(() => woke++);
+  resolvers[0](1);
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assertEquals(woke, 1, "woken");
+});
+
+test("runner: a fork that returns a promise fails with the async-fork TypeError; no task is left pending", () => {
+  const world = newWorld({ fns: [async () => 1] });
+  const handle = world.host.fork(world.functions.all[0] as never, []);
+  assert(handle >= 0, "forked");
+  world.runner.execute(handle);
+  const index = world.table.indexOf(handle);
+  assertEquals(world.table.fields.outcome(index), Outcome.ERROR, "an error");
+  assertEquals(world.runner.pending, 0, "not pending");
+});
+
+test("runner: a result larger than the pool's payload memory fails with a RangeError naming result or error", () => {
+  const world = newWorld({
+    fns: [() => "x".repeat(4000), () => {
+      throw new Error("y".repeat(4000));
+    }],
+    blocks: 2,
+  });
+  const big = submit(world, 0, []);
+  world.runner.execute(big);
+  const r = outcomeOf(world, big);
+  assertEquals(r.outcome, Outcome.ERROR);
+  assert(r.value instanceof RangeError && /task's result as it encodes/.test(r.value.message), String(r.value));
+  const bigError = submit(world, 1, []);
+  world.runner.execute(bigError);
+  const e = outcomeOf(world, bigError);
+  assertEquals(e.outcome, Outcome.ERROR);
+  assert(e.value instanceof RangeError && /task's error as it encodes/.test(e.value.message), String(e.value));
+});
+
+test("runner: a result that finds no free blocks goes by message: PAYLOAD_BY_MESSAGE, its bytes transferred", () => {
+  const world = newWorld({ fns: [() => "z".repeat(300)], blocks: 4 });
+  const handle = submit(world, 0, []);
+  // Every block held (by the main thread's arguments of other tasks).
+  const hog = new Encoder();
+  hog.encodeArgs(["h".repeat(4 * 128 - 40)]);
+  const other = world.main.allocate();
+  assert(world.main.writeEncoded(world.main.indexOf(other), hog), "the hog holds the blocks");
+  world.runner.execute(handle);
+  const index = world.main.indexOf(handle);
+  assertEquals(world.main.fields.payloadLength(index), PAYLOAD_BY_MESSAGE, "by message");
+  const sent = world.posted.filter((p) => p.message.type === "payload");
+  assertEquals(sent.length, 1, "one message");
+  assertEquals(sent[0].transfer?.length, 1, "its bytes transferred");
+  assertEquals(outcomeOf(world, handle), { outcome: Outcome.VALUE, value: "z".repeat(300) });
+});
+
+test("runner: a task started with force lowers the kill guard while it runs, and releases it at its finish", () => {
+  const during: boolean[] = [];
+  const world = newWorld({ fns: [() => during.push(world.guard.lowered)] });
+  world.guard.enter();
+  const forced = submit(world, 0, [], TaskFlags.FORCE);
+  world.runner.execute(forced);
+  const plain = submit(world, 0, []);
+  world.runner.execute(plain);
+  assertEquals(during, [true, false], "down only while the forceable task ran");
+  world.guard.leave();
+  assertEquals(world.guard.lowered, false, "released: leaving pool code no longer lowers it");
+  assertEquals(Atomics.load(world.status, StatusWords.guard), 1, "the guard word is up");
+});
+
+test("runner: a fork of a forceable task does not hold the guard (only the submitted task may be forced)", () => {
+  const during: boolean[] = [];
+  const world = newWorld({ fns: [() => during.push(world.guard.lowered)] });
+  const root = submit(world, 0, [], TaskFlags.FORCE);
+  // Forked while the root runs (its record the fork's root), then run by itself, as a thief runs it.
+  const depth = world.runs.enter(root);
+  world.runs.setRoot(world.main.indexOf(root));
+  const fork = world.host.fork(world.functions.all[0] as never, []);
+  world.runs.exit(depth);
+  assert(fork >= 0, "forked");
+  assertEquals(world.deque.pop(), fork, "popped back, as a thief would take it");
+  world.guard.enter();
+  world.runner.execute(fork);
+  assertEquals(during, [false], "the fork ran with the guard up");
+  assertEquals(world.table.fields.outcome(world.table.indexOf(fork)), Outcome.VALUE, "finished");
+});
+
+test("runner: a result marked with move() goes back by message with its buffer transferred", () => {
+  const world = newWorld({ fns: [() => move(new Uint8Array([1, 2, 3]))] });
+  const handle = submit(world, 0, []);
+  world.runner.execute(handle);
+  const index = world.main.indexOf(handle);
+  assertEquals(world.main.fields.payloadLength(index), PAYLOAD_BY_MESSAGE, "by message");
+  const sent = world.posted.filter((p) => p.message.type === "payload");
+  assertEquals(sent.length, 1, "one message");
+  assertEquals((sent[0].message.moved as ArrayBuffer[]).length, 1, "one moved buffer");
+  assertEquals(sent[0].transfer?.length, 2, "the bytes and the moved buffer transferred");
+  const { outcome, value } = outcomeOf(world, handle);
+  assertEquals(outcome, Outcome.VALUE);
+  assertEquals([...(value as Uint8Array)], [1, 2, 3], "its bytes");
+});
+
+test("runner: a moved result of a producer's task (another thread) is copied into the record, not posted", () => {
+  const world = newWorld({ fns: [() => move(new Uint8Array([4, 5]))] });
+  const handle = submit(world, 0, [], 0, new Encoder(), 1);
+  world.runner.execute(handle);
+  assertEquals(world.posted.filter((p) => p.message.type === "payload").length, 0, "no message");
+  const { outcome, value } = outcomeOf(world, handle);
+  assertEquals(outcome, Outcome.VALUE);
+  assertEquals([...(value as Uint8Array)], [4, 5], "its bytes, copied");
+});
+
+test("runner: after a finish the encoder refuses move() again (the mode of fork arguments is restored)", () => {
+  const world = newWorld({ fns: [() => move(new Uint8Array([1])), () => 1] });
+  world.runner.execute(submit(world, 0, []));
+  assertEquals(world.encoder.moves, FORK_MOVE_REFUSAL, "after a moved result");
+  world.runner.execute(submit(world, 1, []));
+  assertEquals(world.encoder.moves, FORK_MOVE_REFUSAL, "after a plain one");
+});
+
+test("runner: moved buffers that cannot be posted fail the task with a TypeError that says why", () => {
+  const world = newWorld({ fns: [() => move(new Uint8Array([1]))] });
+  const posted = world.posted;
+  // The post of the moved result throws (a DataCloneError, say); the error's own post goes through.
+  let first = true;
+  (world.runner as unknown as { post: (m: unknown, t?: ArrayBuffer[]) => void }).post = (m, t) => {
+    if (first && (m as { moved?: unknown }).moved !== undefined) {
+      first = false;
+      throw new DOMException("no", "DataCloneError");
+    }
+    posted.push({ message: m as Record<string, unknown>, transfer: t });
+  };
+  const handle = submit(world, 0, []);
+  world.runner.execute(handle);
+  const { outcome, value } = outcomeOf(world, handle);
+  assertEquals(outcome, Outcome.ERROR, "failed");
+  assert(
+    value instanceof TypeError && value.message.startsWith("Cannot move the task's result's buffers back: "),
+    String(value),
+  );
+  assertEquals(world.encoder.moves, FORK_MOVE_REFUSAL, "the fork mode restored");
+});
+
+test("runner: a task whose shared buffer has not arrived waits for it, then runs without a second claim", async () => {
+  let seen: unknown;
+  const world = newWorld({ fns: [(view) => (seen = (view as Int32Array)[0])] });
+  const sab = new SharedArrayBuffer(4);
+  new Int32Array(sab)[0] = 42;
+  const handle = submit(world, 0, [new Int32Array(sab)], 0, new Encoder({ shareBuffer: () => 5 }));
+  const wait = world.runner.execute(handle);
+  assert(wait instanceof Promise, "it waits for the buffer");
+  assertEquals(stateOf(world, handle), TaskState.RUNNING, "claimed, RUNNING while it waits");
+  world.mail.addBuffer(5, sab);
+  await wait;
+  assertEquals(seen, 42, "run with the buffer");
+  assertEquals(outcomeOf(world, handle).outcome, Outcome.VALUE, "finished");
+});
+
+test("runner: inside a join (requeue) a task whose buffer has not arrived is handed back QUEUED, not run", () => {
+  let runs = 0;
+  const world = newWorld({ fns: [() => runs++] });
+  const handle = submit(world, 0, [new Int32Array(new SharedArrayBuffer(4))], 0, new Encoder({ shareBuffer: () => 6 }));
+  assertEquals(world.runner.execute(handle, true), undefined, "no wait");
+  assertEquals(runs, 0, "not run");
+  assertEquals(stateOf(world, handle), TaskState.QUEUED, "QUEUED again");
+  assertEquals(world.levels.take(), handle, "in the injector");
+});
+
+test("runner: a directed task runs with the buffers its arguments moved, then forgets them", () => {
+  let seen: unknown;
+  const world = newWorld({ fns: [(bytes) => (seen = [...(bytes as Uint8Array)])] });
+  const buffer = new Uint8Array([9, 8]).buffer;
+  const handle = submit(
+    world,
+    0,
+    [move(new Uint8Array(buffer))],
+    TaskFlags.DIRECTED,
+    new Encoder({ moves: "transfer" }),
+  );
+  world.mail.directed(handle, [buffer]);
+  world.runner.execute(handle);
+  assertEquals(seen, [9, 8], "its moved bytes");
+  assertEquals(world.mail.moved(handle), undefined, "forgotten");
+  const cancelled = submit(world, 0, [move(new Uint8Array(2))], TaskFlags.DIRECTED, new Encoder({ moves: "transfer" }));
+  world.mail.directed(cancelled, [new ArrayBuffer(2)]);
+  world.main.fields.storeState(world.main.indexOf(cancelled), TaskState.CANCELLED);
+  world.runner.execute(cancelled);
+  assertEquals(world.mail.moved(cancelled), undefined, "a cancelled one's forgotten too");
+});
+
+test("runner: a task whose timeout counts from its start notifies its state word at the claim", async () => {
+  const waitAsync = (Atomics as unknown as { waitAsync?: typeof Atomics.waitAsync }).waitAsync;
+  if (typeof waitAsync !== "function") return; // (no Atomics.waitAsync on this runtime)
+  const world = newWorld({ fns: [() => 1] });
+  for (const [flags, expected] of [[TaskFlags.WATCH_START, "ok"], [0, "timed-out"]] as const) {
+    const handle = submit(world, 0, [], flags);
+    const index = world.main.indexOf(handle);
+    const waited = waitAsync(world.main.words, world.main.fields.stateWord(index), TaskState.QUEUED, 200);
+    assert(waited.async, "waits");
+    world.runner.execute(handle);
+    assertEquals(await waited.value, expected, `flags ${flags}`);
+  }
+});
