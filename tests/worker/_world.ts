@@ -35,7 +35,7 @@ export interface WorldOptions {
   workers?: number;
   /** The pool's asyncTasksPerWorker. Default Infinity. */
   asyncBound?: number;
-  /** Overflow blocks. Default 8. */
+  /** Overflow blocks of 128 bytes. Default 64 (room for an error with a long stack, as on Bun). */
   blocks?: number;
   /** The encoder's deferFrom (slabs): default none. */
   deferFrom?: number;
@@ -52,7 +52,7 @@ export function newWorld(options: WorldOptions) {
     taskCapacity: 16,
     inlineBytes: 64,
     blockBytes: 128,
-    blocks: options.blocks ?? 8,
+    blocks: options.blocks ?? 64,
   });
   TaskTable.init(memory);
   const index = 0;

@@ -278,7 +278,8 @@ test("runner: moved buffers that cannot be posted fail the task with a TypeError
   const { outcome, value } = outcomeOf(world, handle);
   assertEquals(outcome, Outcome.ERROR, "failed");
   assert(
-    value instanceof TypeError && value.message.startsWith("Cannot move the task's result's buffers back: "),
+    (value as Error).name === "TypeError" &&
+      (value as Error).message.startsWith("Cannot move the task's result's buffers back: "),
     String(value),
   );
   assertEquals(world.encoder.moves, FORK_MOVE_REFUSAL, "the fork mode restored");
