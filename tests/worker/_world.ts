@@ -140,6 +140,7 @@ export function newWorld(options: WorldOptions) {
   return {
     memory,
     status,
+    markWords,
     deque,
     levels,
     completions,

@@ -9,7 +9,8 @@
  */
 import { Encoder } from "../../lib/codec/codec.ts";
 import { move } from "../../lib/codec/move.ts";
-import { StatusWords } from "../../lib/protocol/layout.ts";
+import { MarkWords, StatusWords } from "../../lib/protocol/layout.ts";
+import { Level } from "../../lib/protocol/levels.ts";
 import { Outcome, PAYLOAD_BY_MESSAGE, TaskFlags, TaskState } from "../../lib/record/task.ts";
 import { FORK_MOVE_REFUSAL } from "../../lib/worker/runner.ts";
 import { assert, assertEquals, test } from "../_test.ts";
@@ -344,4 +345,137 @@ test("runner: a task whose timeout counts from its start notifies its state word
     world.runner.execute(handle);
     assertEquals(await waited.value, expected, `flags ${flags}`);
   }
+});
+
+test("runner: the run names this worker in the record's worker word, whatever it held", () => {
+  const world = newWorld({ fns: [() => 1] });
+  const handle = submit(world, 0, []);
+  world.main.fields.storeWorker(world.main.indexOf(handle), 7);
+  world.runner.execute(handle);
+  assertEquals(world.main.fields.loadWorker(world.main.indexOf(handle)), 0, "worker 0");
+});
+
+test("runner: a task the search took is no longer held once run or found cancelled (nothing is put back)", () => {
+  let runs = 0;
+  const world = newWorld({ fns: [() => runs++] });
+  const a = submit(world, 0, []);
+  const b = submit(world, 0, []);
+  world.main.fields.storeState(world.main.indexOf(b), TaskState.CANCELLED);
+  world.levels.pushPatiently(a, Level.normal);
+  world.levels.pushPatiently(b, Level.normal);
+  for (const expected of [a, b]) {
+    const found = world.search.findWork();
+    assertEquals(found, expected, "found in the injector");
+    assertEquals(world.markWords[MarkWords.held], found, "held while in hand");
+    world.runner.execute(found);
+    assertEquals(world.markWords[MarkWords.held], -1, "not held once claimed or found cancelled");
+  }
+  assertEquals(world.search.findWork(), -1, "nothing put back");
+  assertEquals(world.marks.cutShort(), false, "no step left to repair");
+  assertEquals(runs, 1, "a ran once, b never");
+});
+
+test("runner: a fork's result that finds no blocks waits, giving back the blocks of our finished forks", () => {
+  const world = newWorld({ fns: [(n) => "r".repeat(n as number)], workers: 2, blocks: 4 });
+  const host = world.host;
+  const first = host.fork(world.functions.all[0] as never, [300]);
+  const second = host.fork(world.functions.all[0] as never, [300]);
+  assertEquals(world.deque.pop(), second, "taken");
+  assertEquals(world.deque.pop(), first, "taken");
+  world.runner.execute(first);
+  // The first's result holds most blocks, unjoined: the second's waits until it is stashed.
+  world.runner.execute(second);
+  assertEquals(world.table.fields.outcome(world.table.indexOf(second)), Outcome.VALUE, "the second finished");
+  assertEquals(host.joinForked(second), "r".repeat(300), "the second's result");
+  assertEquals(host.joinForked(first), "r".repeat(300), "the first's, from its stash");
+});
+
+test("runner: arguments in overflow blocks are freed at the start (run or aborted): all blocks free afterwards", () => {
+  const world = newWorld({ fns: [(s) => (s as string).length], blocks: 4 });
+  const big = "a".repeat(400);
+  for (const flags of [0, TaskFlags.ABORTED]) {
+    const handle = submit(world, 0, [big], flags);
+    world.runner.execute(handle);
+    assertEquals(stateOf(world, handle), TaskState.DONE, "finished");
+    // Every block free again: another task's arguments of the same size fit.
+    const probe = world.main.allocate();
+    const encoder = new Encoder();
+    encoder.encodeArgs([big]);
+    assert(world.main.writeEncoded(world.main.indexOf(probe), encoder), `blocks free again (flags ${flags})`);
+    world.main.release(world.main.indexOf(probe));
+    world.main.release(world.main.indexOf(handle));
+  }
+});
+
+test("runner: runs cut short are repaired: a started one fails with a RangeError, a queued one is put back", () => {
+  let runs = 0;
+  const world = newWorld({ fns: [() => runs++] });
+  const started = submit(world, 0, []);
+  const queued = submit(world, 0, []);
+  const elsewhere = submit(world, 0, []);
+  for (const [h, state, worker] of [[started, TaskState.RUNNING, 0], [elsewhere, TaskState.RUNNING, 1]]) {
+    world.main.fields.storeState(world.main.indexOf(h), state);
+    world.main.fields.storeWorker(world.main.indexOf(h), worker);
+  }
+  // Three runs entered and never exited (a throw cut them short), one of them handed back (-1).
+  world.runs.enter(started);
+  world.runs.enter(queued);
+  world.runs.enter(elsewhere);
+  world.runs.enter(-1);
+  world.runner.repairInterrupted();
+  const failed = outcomeOf(world, started);
+  assertEquals(failed.outcome, Outcome.ERROR, "the started one failed");
+  assert(/its run was cut short/.test((failed.value as Error).message), String(failed.value));
+  assertEquals((failed.value as Error).name, "RangeError", "a RangeError");
+  assertEquals(stateOf(world, queued), TaskState.QUEUED, "the queued one still QUEUED");
+  assertEquals(world.deque.pop(), queued, "put back on our deque");
+  assertEquals(stateOf(world, elsewhere), TaskState.RUNNING, "another worker's run untouched");
+  assertEquals(world.runs.runDepth(), 0, "no run left");
+  assertEquals(world.marks.cutShort(), false, "nothing left to repair");
+  assertEquals(runs, 0, "nothing run");
+});
+
+test("runner: repairInterrupted gives the records of its cache to the shared list", () => {
+  const world = newWorld({ fns: [() => 1] });
+  const cancelled = submit(world, 0, []);
+  world.main.fields.storeState(world.main.indexOf(cancelled), TaskState.CANCELLED);
+  world.runner.execute(cancelled);
+  assertEquals(stateOf(world, cancelled), TaskState.CACHED, "freed to this worker's cache");
+  world.runner.repairInterrupted();
+  assertEquals(stateOf(world, cancelled), TaskState.FREE, "flushed to the shared free list");
+});
+
+test("runner: with metrics, a task run by the loop leaves its finish time for the next start; a nested one does not", () => {
+  const during: number[] = [];
+  const world = newWorld({ fns: [() => during.push(world.stats.lastFinish)], metrics: true });
+  world.stats.lastFinish = 5;
+  const before = Date.now();
+  world.runner.execute(submit(world, 0, []));
+  assertEquals(during, [-1], "time passes in the task: no finish time while it runs");
+  assert(world.stats.lastFinish >= before - 1, `the finish time kept: ${world.stats.lastFinish}`);
+  world.stats.lastFinish = -1;
+  world.runs.enter(-1);
+  world.runner.execute(submit(world, 0, []));
+  world.runs.exit(0);
+  assertEquals(world.stats.lastFinish, -1, "nested in another run: not the loop's finish");
+  const plain = newWorld({ fns: [() => 1] });
+  plain.runner.execute(submit(plain, 0, []));
+  assertEquals(plain.stats.lastFinish, -1, "without metrics: none kept");
+});
+
+test("runner: a result of exactly the pool's largest payload is a value; one byte more is the RangeError", () => {
+  const world = newWorld({ fns: [(n) => "m".repeat(n as number)], blocks: 4 });
+  const max = world.table.maxPayloadBytes();
+  const probe = new Encoder();
+  let n = 0;
+  while ((probe.encode("m".repeat(n + 1)), probe.length) <= max) n++;
+  probe.encode("m".repeat(n));
+  assertEquals(probe.length, max, "a string that encodes to exactly the largest payload");
+  const fits = submit(world, 0, [n]);
+  world.runner.execute(fits);
+  assertEquals(outcomeOf(world, fits), { outcome: Outcome.VALUE, value: "m".repeat(n) }, "exactly the largest");
+  world.main.release(world.main.indexOf(fits));
+  const over = submit(world, 0, [n + 1]);
+  world.runner.execute(over);
+  assertEquals(outcomeOf(world, over).outcome, Outcome.ERROR, "one more: refused");
 });
