@@ -10,7 +10,7 @@
  * chose".
  */
 import { move } from "../../lib/codec/move.ts";
-import { ControlWords, DequeWords, StatusWords } from "../../lib/protocol/layout.ts";
+import { ControlWords, DequeWords, MarkWords, SleepWords, StatusWords } from "../../lib/protocol/layout.ts";
 import { Level } from "../../lib/protocol/levels.ts";
 import { latchIsSet, UNSET } from "../../lib/protocol/latch.ts";
 import { Origin, Outcome, TaskFlags, TaskState } from "../../lib/record/task.ts";
@@ -259,4 +259,98 @@ test("fork-join: the host answers task ids, tasks, built-ins and the running tas
   const asked = world.host.poolHandle();
   assertEquals(world.posted.at(-1)?.message.type, "handle-request", "a request posted to the owner");
   void asked.catch(() => {});
+});
+
+test("fork-join: a forced task's lowered guard stays lowered across its fork and its join (entered, then left)", () => {
+  const world = newWorld({ fns: [() => 1], workers: 2 });
+  const guard = world.guard;
+  guard.hold(12345);
+  guard.leave();
+  assert(guard.lowered, "lowered in the forced task's code");
+  const fork = world.host.fork(fn(world, 0), [1]);
+  assert(guard.lowered, "lowered again after the fork");
+  assertEquals(world.host.joinForked(fork), 1, "joined");
+  assert(guard.lowered, "lowered again after the join");
+  guard.release(12345);
+});
+
+test("fork-join: a fork is outstanding until joined, whoever ran it; then nothing is left to repair", () => {
+  const world = newWorld({ fns: [() => 1], workers: 2 });
+  const popped = world.host.fork(fn(world, 0), []);
+  assertEquals(world.marks.cutShort(), true, "outstanding: a cut would repair it");
+  world.host.joinForked(popped);
+  assertEquals(world.marks.cutShort(), false, "joined (popped back)");
+  const stolen = world.host.fork(fn(world, 0), []);
+  assertEquals(world.deque.pop(), stolen, "taken");
+  world.runner.execute(stolen);
+  assertEquals(world.marks.cutShort(), true, "finished, not joined: outstanding");
+  world.host.joinForked(stolen);
+  assertEquals(world.marks.cutShort(), false, "joined (finished by a thief)");
+});
+
+test("fork-join: a full deque refuses the fork (b runs inline), and its record is freed", () => {
+  const world = newWorld({ fns: [() => 1], workers: 2 });
+  const handles: number[] = [];
+  for (;;) {
+    const h = world.host.fork(fn(world, 0), [{}]);
+    if (h < 0) break;
+    handles.push(h);
+  }
+  assertEquals(handles.length, 8, "the deque's capacity");
+  const { allocations, releases } = world.table.accounting();
+  assertEquals(allocations - releases, 8, "only the pushed forks hold records");
+  for (const h of handles.reverse()) world.host.joinForked(h);
+  assertEquals(world.marks.cutShort(), false, "nothing left to repair");
+});
+
+test("fork-join: no blocks for the arguments: the fork's record is freed and no placing mark is left", () => {
+  const world = newWorld({ fns: [() => 1], workers: 2, blocks: 2 });
+  assertEquals(world.host.fork(fn(world, 0), ["x".repeat(2000)]), -1, "inline");
+  assertEquals(world.marks.cutShort(), false, "no mark left to repair");
+  assertEquals(world.markWords[MarkWords.pushing], -1, "the placing mark cleared");
+});
+
+test("fork-join: b popped back sees its object arguments as they were at the fork", () => {
+  const world = newWorld({ fns: [(o) => (o as { n: number }).n], workers: 2 });
+  const arg = { n: 1 };
+  const fork = world.host.fork(fn(world, 0), [arg]);
+  arg.n = 2;
+  assertEquals(world.host.joinForked(fork), 1, "the copy made at the fork");
+});
+
+test("fork-join: a fork is new work: a worker about to sleep sees the jobs event counter move", () => {
+  const world = newWorld({ fns: [() => 1], workers: 2 });
+  const words = world.memory.sleep.words;
+  // An odd jobs event counter: a worker announced it is getting sleepy (spec/SleepWake.tla).
+  Atomics.store(words, SleepWords.counters, 1 << 10);
+  world.host.fork(fn(world, 0), [{}]);
+  assertEquals(Atomics.load(words, SleepWords.counters) >>> 10, 2, "bumped to even by the fork");
+});
+
+test("fork-join: b popped back that throws is counted as executed, and its record freed", () => {
+  const world = newWorld({
+    fns: [() => {
+      throw new SyntaxError("b threw");
+    }],
+    workers: 2,
+  });
+  const fork = world.host.fork(fn(world, 0), []);
+  const error = thrown(() => world.host.joinForked(fork)) as Error;
+  assertEquals([error.name, error.message], ["SyntaxError", "b threw"], "its error");
+  assertEquals(executed(world), 1, "counted");
+  assertFreed(world.table.fields.loadState(world.table.indexOf(fork)));
+  assertEquals(world.marks.cutShort(), false, "nothing left to repair");
+});
+
+test("fork-join: a joined fork whose result was stashed (its blocks given back while another waited) reads it", () => {
+  const world = newWorld({ fns: [(n) => "r".repeat(n as number)], workers: 2, blocks: 4 });
+  const first = world.host.fork(fn(world, 0), [300]);
+  const second = world.host.fork(fn(world, 0), [300]);
+  assertEquals(world.deque.pop(), second, "taken");
+  assertEquals(world.deque.pop(), first, "taken");
+  world.runner.execute(first);
+  world.runner.execute(second);
+  assertEquals(world.host.joinForked(first), "r".repeat(300), "the first's, from its stash");
+  assertEquals(world.host.joinForked(second), "r".repeat(300), "the second's, from its record");
+  assertEquals(world.marks.cutShort(), false, "nothing left to repair");
 });
