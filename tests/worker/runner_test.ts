@@ -479,3 +479,54 @@ test("runner: a result of exactly the pool's largest payload is a value; one byt
   world.runner.execute(over);
   assertEquals(outcomeOf(world, over).outcome, Outcome.ERROR, "one more: refused");
 });
+
+test("runner: a result whose then getter throws fails the task with that error; the worker goes on", () => {
+  const world = newWorld({
+    fns: [() => ({
+      get then() {
+        throw new EvalError("then getter");
+      },
+    }), () => 2],
+  });
+  const handle = submit(world, 0, []);
+  world.runner.execute(handle);
+  const { outcome, value } = outcomeOf(world, handle);
+  assertEquals([outcome, (value as Error).name, (value as Error).message], [Outcome.ERROR, "EvalError", "then getter"]);
+  assertEquals(world.runner.pending, 0, "not pending");
+  const next = submit(world, 1, []);
+  world.runner.execute(next);
+  assertEquals(outcomeOf(world, next), { outcome: Outcome.VALUE, value: 2 }, "the next task runs");
+});
+
+test("runner: arguments that cannot be decoded fail the task with the decoder's error, unrun", () => {
+  let runs = 0;
+  const world = newWorld({ fns: [() => runs++] });
+  const handle = submit(world, 0, [1, 2]);
+  const index = world.main.indexOf(handle);
+  world.main.payloadBytes(index).fill(0xff, world.main.payloadStart(index), world.main.payloadStart(index) + 2);
+  world.runner.execute(handle);
+  assertEquals(outcomeOf(world, handle).outcome, Outcome.ERROR, "failed");
+  assertEquals(runs, 0, "not run");
+});
+
+test("runner: the error of moved buffers not posted goes by message itself when no blocks are free", () => {
+  const world = newWorld({ fns: [() => move(new Uint8Array([1]))], blocks: 4 });
+  const posted = world.posted;
+  let first = true;
+  (world.runner as unknown as { post: (m: unknown, t?: ArrayBuffer[]) => void }).post = (m, t) => {
+    if (first && (m as { moved?: unknown }).moved !== undefined) {
+      first = false;
+      throw new DOMException("no", "DataCloneError");
+    }
+    posted.push({ message: m as Record<string, unknown>, transfer: t });
+  };
+  const handle = submit(world, 0, []);
+  const hog = new Encoder();
+  hog.encodeArgs(["h".repeat(4 * 128 - 40)]);
+  assert(world.main.writeEncoded(world.main.indexOf(world.main.allocate()), hog), "the hog holds the blocks");
+  world.runner.execute(handle);
+  assertEquals(world.main.fields.payloadLength(world.main.indexOf(handle)), PAYLOAD_BY_MESSAGE, "by message");
+  const { outcome, value } = outcomeOf(world, handle);
+  assertEquals(outcome, Outcome.ERROR, "failed");
+  assert(/Cannot move the task's result's buffers back/.test((value as Error).message), String(value));
+});
