@@ -56,12 +56,17 @@ function depth(world: World): number {
   return Atomics.load(words, DequeWords.bottom) - Atomics.load(words, DequeWords.top);
 }
 
+/** A unit test: everything runs in this thread, so a hang is a bug found, failed in 10 s (not 120). */
+function unit(name: string, body: () => void | Promise<void>): void {
+  test(name, body, 10_000);
+}
+
 /** Worker 0's count of tasks executed. */
 function executed(world: World): number {
   return Atomics.load(world.status, StatusWords.executed);
 }
 
-test("fork-join: in a pool of one, a lazy join keeps b inline with primitives, null and shared memory only", () => {
+unit("fork-join: in a pool of one, a lazy join keeps b inline with primitives, null and shared memory only", () => {
   const world = newWorld({ fns: [() => 1] });
   const sab = new SharedArrayBuffer(8);
   for (const args of [[], [1, "s", true, undefined, null, 2n], [sab], [new Int32Array(sab)]]) {
@@ -78,20 +83,23 @@ test("fork-join: in a pool of one, a lazy join keeps b inline with primitives, n
   assert(thrown(() => world.host.fork(fn(world, 0), [Symbol("s")], true)) instanceof TypeError, "a symbol");
 });
 
-test("fork-join: a fork that is not lazy is pushed even with primitives; a lazy one with 2 workers only on a deep deque", () => {
-  const world = newWorld({ fns: [() => 1], workers: 2 });
-  const host = world.host;
-  assert(host.fork(fn(world, 0), [1]) >= 0, "not lazy: pushed");
-  assert(host.fork(fn(world, 0), [2], true) >= 0, "lazy, one task on the deque: pushed (a thief may want it)");
-  assertEquals(depth(world), 2, "two on the deque");
-  assertEquals(host.fork(fn(world, 0), [3], true), -1, "lazy, two older tasks on the deque: inline");
-  assert(host.fork(fn(world, 0), [{ x: 3 }], true) >= 0, "but not with an object");
-  assertEquals(depth(world), 3, "three on the deque");
-  const one = newWorld({ fns: [() => 1] });
-  assert(one.host.fork(fn(one, 0), [1]) >= 0, "a pool of one: not lazy, pushed");
-});
+unit(
+  "fork-join: a fork that is not lazy is pushed even with primitives; a lazy one with 2 workers only on a deep deque",
+  () => {
+    const world = newWorld({ fns: [() => 1], workers: 2 });
+    const host = world.host;
+    assert(host.fork(fn(world, 0), [1]) >= 0, "not lazy: pushed");
+    assert(host.fork(fn(world, 0), [2], true) >= 0, "lazy, one task on the deque: pushed (a thief may want it)");
+    assertEquals(depth(world), 2, "two on the deque");
+    assertEquals(host.fork(fn(world, 0), [3], true), -1, "lazy, two older tasks on the deque: inline");
+    assert(host.fork(fn(world, 0), [{ x: 3 }], true) >= 0, "but not with an object");
+    assertEquals(depth(world), 3, "three on the deque");
+    const one = newWorld({ fns: [() => 1] });
+    assert(one.host.fork(fn(one, 0), [1]) >= 0, "a pool of one: not lazy, pushed");
+  },
+);
 
-test("fork-join: a fork's record names its task, FORK, UNSET latch, forker, root and root's id, QUEUED", () => {
+unit("fork-join: a fork's record names its task, FORK, UNSET latch, forker, root and root's id, QUEUED", () => {
   const world = newWorld({ fns: [() => 1, () => 2], workers: 2 });
   const root = submit(world, 0, []);
   const rootIndex = world.main.indexOf(root);
@@ -113,7 +121,7 @@ test("fork-join: a fork's record names its task, FORK, UNSET latch, forker, root
   assertEquals(f.id(world.table.indexOf(orphan)), -1, "and no id");
 });
 
-test("fork-join: a fork with no free record, or whose arguments find no blocks, returns -1 and leaks nothing", () => {
+unit("fork-join: a fork with no free record, or whose arguments find no blocks, returns -1 and leaks nothing", () => {
   const world = newWorld({ fns: [() => 1], workers: 2, blocks: 2 });
   const before = world.table.accounting();
   assertEquals(world.host.fork(fn(world, 0), ["x".repeat(2000)]), -1, "no blocks: inline");
@@ -128,7 +136,7 @@ test("fork-join: a fork with no free record, or whose arguments find no blocks, 
   assertEquals(depth(world), forks, "only the forks that got a record");
 });
 
-test("fork-join: a join that pops b back runs it inline with its arguments, counts it, and frees its record", () => {
+unit("fork-join: a join that pops b back runs it inline with its arguments, counts it, and frees its record", () => {
   const seen: unknown[] = [];
   const world = newWorld({ fns: [(a, b) => (seen.push([a, b]), `${a}${(b as { v: number }).v}`)], workers: 2 });
   const handle = world.host.fork(fn(world, 0), ["p", { v: 4 }]);
@@ -145,22 +153,25 @@ test("fork-join: a join that pops b back runs it inline with its arguments, coun
   assertEquals(executed(world), 2, "counted");
 });
 
-test("fork-join: b popped back that returns a promise is the async-fork TypeError; an aborted root's b is not run", () => {
-  let runs = 0;
-  const world = newWorld({ fns: [async () => 1, () => runs++], workers: 2 });
-  const asyncFork = world.host.fork(fn(world, 0), []);
-  const error = thrown(() => world.host.joinForked(asyncFork)) as Error;
-  assert(error instanceof TypeError && /returned a promise/.test(error.message), String(error));
-  const root = submit(world, 1, []);
-  const fork = inRun(world, root, () => world.host.fork(fn(world, 1), [1]));
-  world.main.fields.orFlags(world.main.indexOf(root), TaskFlags.ABORTED);
-  const reason = inRun(world, root, () => thrown(() => world.host.joinForked(fork))) as Error;
-  assertEquals(reason.name, "AbortError", "the abort's reason");
-  assertEquals(runs, 0, "not run");
-  assertFreed(world.table.fields.loadState(world.table.indexOf(fork)));
-});
+unit(
+  "fork-join: b popped back that returns a promise is the async-fork TypeError; an aborted root's b is not run",
+  () => {
+    let runs = 0;
+    const world = newWorld({ fns: [async () => 1, () => runs++], workers: 2 });
+    const asyncFork = world.host.fork(fn(world, 0), []);
+    const error = thrown(() => world.host.joinForked(asyncFork)) as Error;
+    assert(error instanceof TypeError && /returned a promise/.test(error.message), String(error));
+    const root = submit(world, 1, []);
+    const fork = inRun(world, root, () => world.host.fork(fn(world, 1), [1]));
+    world.main.fields.orFlags(world.main.indexOf(root), TaskFlags.ABORTED);
+    const reason = inRun(world, root, () => thrown(() => world.host.joinForked(fork))) as Error;
+    assertEquals(reason.name, "AbortError", "the abort's reason");
+    assertEquals(runs, 0, "not run");
+    assertFreed(world.table.fields.loadState(world.table.indexOf(fork)));
+  },
+);
 
-test("fork-join: inline() runs b unless the task that made it was aborted, and refuses a promise", () => {
+unit("fork-join: inline() runs b unless the task that made it was aborted, and refuses a promise", () => {
   const world = newWorld({ fns: [() => 1], workers: 2 });
   assertEquals(world.host.inline((a) => (a as number) + 1, [1]), 2, "outside a run");
   const root = submit(world, 0, []);
@@ -172,7 +183,7 @@ test("fork-join: inline() runs b unless the task that made it was aborted, and r
   assertEquals([reason.name, runs], ["TimeoutError", 0], "aborted: its reason, not run");
 });
 
-test("fork-join: a join whose b a thief finished reads its value, or throws its error, from the record", () => {
+unit("fork-join: a join whose b a thief finished reads its value, or throws its error, from the record", () => {
   const world = newWorld({
     fns: [(x) => (x as number) * 2, () => {
       throw new RangeError("bad b");
@@ -193,7 +204,7 @@ test("fork-join: a join whose b a thief finished reads its value, or throws its 
   assertEquals(executed(world), 2, "each counted once (by its runner)");
 });
 
-test("fork-join: a join's wait runs newer forks of its own deque first, then pops b back", () => {
+unit("fork-join: a join's wait runs newer forks of its own deque first, then pops b back", () => {
   const order: string[] = [];
   const world = newWorld({ fns: [(tag) => (order.push(tag as string), tag)], workers: 2 });
   const a = world.host.fork(fn(world, 0), ["a"]);
@@ -205,37 +216,40 @@ test("fork-join: a join's wait runs newer forks of its own deque first, then pop
   assertEquals(world.host.joinForked(b), "b", "b's value, from its record");
 });
 
-test("fork-join: a join whose b was stolen helps with a queued task (the search); not at the bound of async tasks", () => {
-  const ran: unknown[] = [];
-  let hook = (_: unknown) => {};
-  const world = newWorld({
-    fns: [(x) => (ran.push(x), hook(x), x), () => new Promise(() => {})],
-    workers: 2,
-    asyncBound: 1,
-  });
-  const fork = world.host.fork(fn(world, 0), ["b"]);
-  assertEquals(world.deque.pop(), fork, "stolen");
-  const queued = submit(world, 0, ["queued"]);
-  world.levels.pushPatiently(queued, Level.normal);
-  // The thief finishes b while the joiner runs the queued task: the queued task's function does it.
-  hook = (x) => x === "queued" && void world.runner.execute(fork);
-  assertEquals(world.host.joinForked(fork), "b", "b's value");
-  assertEquals(ran, ["queued", "b"], "the queued task ran in the wait");
-  assertEquals(outcomeOf(world, queued).value, "queued", "and finished");
-  // At the bound: the search is skipped, the queued task is left for the loop; the pool stopping ends it.
-  world.runner.execute(submit(world, 1, []));
-  assertEquals(world.runner.full(), true, "at the bound");
-  const fork2 = world.host.fork(fn(world, 0), ["b2"]);
-  assertEquals(world.deque.pop(), fork2, "stolen");
-  const left = submit(world, 0, ["left"]);
-  world.levels.pushPatiently(left, Level.normal);
-  Atomics.store(world.memory.control, ControlWords.lifecycle, 1);
-  const error = thrown(() => world.host.joinForked(fork2)) as Error;
-  assert(/pool is stopping/.test(error.message), String(error));
-  assertEquals(world.main.fields.loadState(world.main.indexOf(left)), TaskState.QUEUED, "not taken at the bound");
-});
+unit(
+  "fork-join: a join whose b was stolen helps with a queued task (the search); not at the bound of async tasks",
+  () => {
+    const ran: unknown[] = [];
+    let hook = (_: unknown) => {};
+    const world = newWorld({
+      fns: [(x) => (ran.push(x), hook(x), x), () => new Promise(() => {})],
+      workers: 2,
+      asyncBound: 1,
+    });
+    const fork = world.host.fork(fn(world, 0), ["b"]);
+    assertEquals(world.deque.pop(), fork, "stolen");
+    const queued = submit(world, 0, ["queued"]);
+    world.levels.pushPatiently(queued, Level.normal);
+    // The thief finishes b while the joiner runs the queued task: the queued task's function does it.
+    hook = (x) => x === "queued" && void world.runner.execute(fork);
+    assertEquals(world.host.joinForked(fork), "b", "b's value");
+    assertEquals(ran, ["queued", "b"], "the queued task ran in the wait");
+    assertEquals(outcomeOf(world, queued).value, "queued", "and finished");
+    // At the bound: the search is skipped, the queued task is left for the loop; the pool stopping ends it.
+    world.runner.execute(submit(world, 1, []));
+    assertEquals(world.runner.full(), true, "at the bound");
+    const fork2 = world.host.fork(fn(world, 0), ["b2"]);
+    assertEquals(world.deque.pop(), fork2, "stolen");
+    const left = submit(world, 0, ["left"]);
+    world.levels.pushPatiently(left, Level.normal);
+    Atomics.store(world.memory.control, ControlWords.lifecycle, 1);
+    const error = thrown(() => world.host.joinForked(fork2)) as Error;
+    assert(/pool is stopping/.test(error.message), String(error));
+    assertEquals(world.main.fields.loadState(world.main.indexOf(left)), TaskState.QUEUED, "not taken at the bound");
+  },
+);
 
-test("fork-join: a fork's arguments cannot be moved, and its record holds their copy made at the fork", () => {
+unit("fork-join: a fork's arguments cannot be moved, and its record holds their copy made at the fork", () => {
   const world = newWorld({ fns: [(o) => (o as { n: number }).n], workers: 2 });
   const arg = { n: 1 };
   const fork = world.host.fork(fn(world, 0), [arg]);
@@ -247,7 +261,7 @@ test("fork-join: a fork's arguments cannot be moved, and its record holds their 
   assert(error instanceof TypeError && /cannot be moved/.test(error.message), String(error));
 });
 
-test("fork-join: the host answers task ids, tasks, built-ins and the running task's context", () => {
+unit("fork-join: the host answers task ids, tasks, built-ins and the running task's context", () => {
   const world = newWorld({ fns: [() => 1, () => 2], workers: 2 });
   assertEquals(world.host.taskId(fn(world, 1)), 1, "taskId");
   assertEquals(world.host.task(1), fn(world, 1), "task");
@@ -261,7 +275,7 @@ test("fork-join: the host answers task ids, tasks, built-ins and the running tas
   void asked.catch(() => {});
 });
 
-test("fork-join: a forced task's lowered guard stays lowered across its fork and its join (entered, then left)", () => {
+unit("fork-join: a forced task's lowered guard stays lowered across its fork and its join (entered, then left)", () => {
   const world = newWorld({ fns: [() => 1], workers: 2 });
   const guard = world.guard;
   guard.hold(12345);
@@ -274,7 +288,7 @@ test("fork-join: a forced task's lowered guard stays lowered across its fork and
   guard.release(12345);
 });
 
-test("fork-join: a fork is outstanding until joined, whoever ran it; then nothing is left to repair", () => {
+unit("fork-join: a fork is outstanding until joined, whoever ran it; then nothing is left to repair", () => {
   const world = newWorld({ fns: [() => 1], workers: 2 });
   const popped = world.host.fork(fn(world, 0), []);
   assertEquals(world.marks.cutShort(), true, "outstanding: a cut would repair it");
@@ -288,7 +302,7 @@ test("fork-join: a fork is outstanding until joined, whoever ran it; then nothin
   assertEquals(world.marks.cutShort(), false, "joined (finished by a thief)");
 });
 
-test("fork-join: a full deque refuses the fork (b runs inline), and its record is freed", () => {
+unit("fork-join: a full deque refuses the fork (b runs inline), and its record is freed", () => {
   const world = newWorld({ fns: [() => 1], workers: 2 });
   const handles: number[] = [];
   for (;;) {
@@ -303,14 +317,14 @@ test("fork-join: a full deque refuses the fork (b runs inline), and its record i
   assertEquals(world.marks.cutShort(), false, "nothing left to repair");
 });
 
-test("fork-join: no blocks for the arguments: the fork's record is freed and no placing mark is left", () => {
+unit("fork-join: no blocks for the arguments: the fork's record is freed and no placing mark is left", () => {
   const world = newWorld({ fns: [() => 1], workers: 2, blocks: 2 });
   assertEquals(world.host.fork(fn(world, 0), ["x".repeat(2000)]), -1, "inline");
   assertEquals(world.marks.cutShort(), false, "no mark left to repair");
   assertEquals(world.markWords[MarkWords.pushing], -1, "the placing mark cleared");
 });
 
-test("fork-join: b popped back sees its object arguments as they were at the fork", () => {
+unit("fork-join: b popped back sees its object arguments as they were at the fork", () => {
   const world = newWorld({ fns: [(o) => (o as { n: number }).n], workers: 2 });
   const arg = { n: 1 };
   const fork = world.host.fork(fn(world, 0), [arg]);
@@ -318,7 +332,7 @@ test("fork-join: b popped back sees its object arguments as they were at the for
   assertEquals(world.host.joinForked(fork), 1, "the copy made at the fork");
 });
 
-test("fork-join: a fork is new work: a worker about to sleep sees the jobs event counter move", () => {
+unit("fork-join: a fork is new work: a worker about to sleep sees the jobs event counter move", () => {
   const world = newWorld({ fns: [() => 1], workers: 2 });
   const words = world.memory.sleep.words;
   // An odd jobs event counter: a worker announced it is getting sleepy (spec/SleepWake.tla).
@@ -327,7 +341,7 @@ test("fork-join: a fork is new work: a worker about to sleep sees the jobs event
   assertEquals(Atomics.load(words, SleepWords.counters) >>> 10, 2, "bumped to even by the fork");
 });
 
-test("fork-join: b popped back that throws is counted as executed, and its record freed", () => {
+unit("fork-join: b popped back that throws is counted as executed, and its record freed", () => {
   const world = newWorld({
     fns: [() => {
       throw new SyntaxError("b threw");
@@ -342,7 +356,7 @@ test("fork-join: b popped back that throws is counted as executed, and its recor
   assertEquals(world.marks.cutShort(), false, "nothing left to repair");
 });
 
-test("fork-join: a joined fork whose result was stashed (its blocks given back while another waited) reads it", () => {
+unit("fork-join: a joined fork whose result was stashed (its blocks given back while another waited) reads it", () => {
   const world = newWorld({ fns: [(n) => "r".repeat(n as number)], workers: 2, blocks: 4 });
   const first = world.host.fork(fn(world, 0), [300]);
   const second = world.host.fork(fn(world, 0), [300]);

@@ -16,12 +16,25 @@ import { FORK_MOVE_REFUSAL } from "../../lib/worker/runner.ts";
 import { assert, assertEquals, test } from "../_test.ts";
 import { newWorld, outcomeOf, stateOf, submit, type World } from "./_world.ts";
 
+/**
+ * A few turns of the event loop: every promise job and macrotask that an in-thread settlement queues has run
+ * after them (the tests look at the outcome then, rather than await a promise a mutant may never settle).
+ */
+async function turns(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/** A unit test: everything runs in this thread, so a hang is a bug found, failed in 10 s (not 120). */
+function unit(name: string, body: () => void | Promise<void>): void {
+  test(name, body, 10_000);
+}
+
 /** Worker 0's count of tasks executed. */
 function executed(world: World): number {
   return Atomics.load(world.status, StatusWords.executed);
 }
 
-test("runner: a queued task is claimed, run with its arguments, and finished DONE with its value", () => {
+unit("runner: a queued task is claimed, run with its arguments, and finished DONE with its value", () => {
   const seen: unknown[] = [];
   const world = newWorld({ fns: [(a, b) => (seen.push([a, b]), `${a}-${b}`)] });
   const handle = submit(world, 0, ["x", 7]);
@@ -34,7 +47,7 @@ test("runner: a queued task is claimed, run with its arguments, and finished DON
   assertEquals(world.runner.pending, 0, "no async task");
 });
 
-test("runner: a task that throws finishes DONE with its error as the outcome", () => {
+unit("runner: a task that throws finishes DONE with its error as the outcome", () => {
   const world = newWorld({
     fns: [() => {
       throw new RangeError("no");
@@ -48,26 +61,29 @@ test("runner: a task that throws finishes DONE with its error as the outcome", (
   assertEquals(executed(world), 1, "counted once");
 });
 
-test("runner: a cancelled task loses the claim: never run, its record freed; a RUNNING or DONE one is left alone", () => {
-  let runs = 0;
-  const world = newWorld({ fns: [() => runs++] });
-  const cancelled = submit(world, 0, [1]);
-  world.main.fields.storeState(world.main.indexOf(cancelled), TaskState.CANCELLED);
-  world.runner.execute(cancelled);
-  assertEquals(runs, 0, "not run");
-  assertEquals(stateOf(world, cancelled), TaskState.CACHED, "its record freed (to this worker's cache)");
-  for (const state of [TaskState.RUNNING, TaskState.DONE]) {
-    const other = submit(world, 0, [1]);
-    world.main.fields.storeState(world.main.indexOf(other), state);
-    world.runner.execute(other);
+unit(
+  "runner: a cancelled task loses the claim: never run, its record freed; a RUNNING or DONE one is left alone",
+  () => {
+    let runs = 0;
+    const world = newWorld({ fns: [() => runs++] });
+    const cancelled = submit(world, 0, [1]);
+    world.main.fields.storeState(world.main.indexOf(cancelled), TaskState.CANCELLED);
+    world.runner.execute(cancelled);
     assertEquals(runs, 0, "not run");
-    assertEquals(stateOf(world, other), state, "state unchanged");
-    assertEquals(world.table.accounting().releases, 1, "its record not freed (only the cancelled one was)");
-  }
-  assertEquals(executed(world), 0, "nothing executed");
-});
+    assertEquals(stateOf(world, cancelled), TaskState.CACHED, "its record freed (to this worker's cache)");
+    for (const state of [TaskState.RUNNING, TaskState.DONE]) {
+      const other = submit(world, 0, [1]);
+      world.main.fields.storeState(world.main.indexOf(other), state);
+      world.runner.execute(other);
+      assertEquals(runs, 0, "not run");
+      assertEquals(stateOf(world, other), state, "state unchanged");
+      assertEquals(world.table.accounting().releases, 1, "its record not freed (only the cancelled one was)");
+    }
+    assertEquals(executed(world), 0, "nothing executed");
+  },
+);
 
-test("runner: a task aborted before its start finishes with the abort's error and never runs", () => {
+unit("runner: a task aborted before its start finishes with the abort's error and never runs", () => {
   let runs = 0;
   const world = newWorld({ fns: [() => runs++] });
   const aborted = submit(world, 0, [1], TaskFlags.ABORTED);
@@ -81,7 +97,7 @@ test("runner: a task aborted before its start finishes with the abort's error an
   assertEquals(runs, 0, "never run");
 });
 
-test("runner: an async task stays pending until it settles; at the bound full() is true and room() waits", async () => {
+unit("runner: an async task stays pending until it settles; at the bound full() is true and room() waits", async () => {
   const resolvers: ((v: unknown) => void)[] = [];
   const world = newWorld({
     fns: [() => new Promise((resolve) => resolvers.push(resolve)), () => Promise.reject(new TypeError("t"))],
@@ -99,24 +115,24 @@ test("runner: an async task stays pending until it settles; at the bound full() 
   let woke = false;
   const room = runner.room().then(() => (woke = true));
   resolvers[0]("done a");
-  await room;
+  await turns();
   assert(woke, "room once one settled");
   assertEquals([runner.pending, runner.full()], [1, false], "one pending");
   assertEquals(outcomeOf(world, a), { outcome: Outcome.VALUE, value: "done a" });
   const c = submit(world, 1, []);
   runner.execute(c);
-  await new Promise((resolve) => setTimeout(resolve, 0));
+  await turns();
   const failed = outcomeOf(world, c);
   assertEquals(failed.outcome, Outcome.ERROR, "a rejection is an error");
   assert(failed.value instanceof TypeError, "its reason");
   resolvers[1]("done b");
-  await new Promise((resolve) => setTimeout(resolve, 0));
+  await turns();
   assertEquals(outcomeOf(world, b), { outcome: Outcome.VALUE, value: "done b" });
   assertEquals(runner.pending, 0, "none pending");
   assertEquals(executed(world), 3, "each counted once");
 });
 
-test("runner: room() resolves only when pending drops below the bound, or on wakeRoom()", async () => {
+unit("runner: room() resolves only when pending drops below the bound, or on wakeRoom()", async () => {
   const resolvers: ((v: unknown) => void)[] = [];
   const world = newWorld({ fns: [() => new Promise((resolve) => resolvers.push(resolve))], asyncBound: 1 });
   const runner = world.runner;
@@ -134,11 +150,11 @@ test("runner: room() resolves only when pending drops below the bound, or on wak
   assertEquals(woke, 1, "once only");
   void runner.room().then(() => woke++);
   resolvers[0](1);
-  await new Promise((resolve) => setTimeout(resolve, 0));
+  await turns();
   assertEquals(woke, 2, "a settlement below the bound ends it");
 });
 
-test("runner: with an unbounded async count the waiter is still woken at a settlement", async () => {
+unit("runner: with an unbounded async count the waiter is still woken at a settlement", async () => {
   const resolvers: ((v: unknown) => void)[] = [];
   const world = newWorld({ fns: [() => new Promise((resolve) => resolvers.push(resolve))] });
   const runner = world.runner;
@@ -148,11 +164,11 @@ test("runner: with an unbounded async count the waiter is still woken at a settl
   let woke = 0;
   void runner.room().then(() => woke++);
   resolvers[0](1);
-  await new Promise((resolve) => setTimeout(resolve, 0));
+  await turns();
   assertEquals(woke, 1, "woken");
 });
 
-test("runner: a fork that returns a promise fails with the async-fork TypeError; no task is left pending", () => {
+unit("runner: a fork that returns a promise fails with the async-fork TypeError; no task is left pending", () => {
   const world = newWorld({ fns: [async () => 1] });
   const handle = world.host.fork(world.functions.all[0] as never, []);
   assert(handle >= 0, "forked");
@@ -162,7 +178,7 @@ test("runner: a fork that returns a promise fails with the async-fork TypeError;
   assertEquals(world.runner.pending, 0, "not pending");
 });
 
-test("runner: a result larger than the pool's payload memory fails with a RangeError naming result or error", () => {
+unit("runner: a result larger than the pool's payload memory fails with a RangeError naming result or error", () => {
   const world = newWorld({
     fns: [() => "x".repeat(4000), () => {
       throw new Error("y".repeat(4000));
@@ -181,7 +197,7 @@ test("runner: a result larger than the pool's payload memory fails with a RangeE
   assert(e.value instanceof RangeError && /task's error as it encodes/.test(e.value.message), String(e.value));
 });
 
-test("runner: a result that finds no free blocks goes by message: PAYLOAD_BY_MESSAGE, its bytes transferred", () => {
+unit("runner: a result that finds no free blocks goes by message: PAYLOAD_BY_MESSAGE, its bytes transferred", () => {
   const world = newWorld({ fns: [() => "z".repeat(300)], blocks: 4 });
   const handle = submit(world, 0, []);
   // Every block held (by the main thread's arguments of other tasks).
@@ -198,7 +214,7 @@ test("runner: a result that finds no free blocks goes by message: PAYLOAD_BY_MES
   assertEquals(outcomeOf(world, handle), { outcome: Outcome.VALUE, value: "z".repeat(300) });
 });
 
-test("runner: a task started with force lowers the kill guard while it runs, and releases it at its finish", () => {
+unit("runner: a task started with force lowers the kill guard while it runs, and releases it at its finish", () => {
   const during: boolean[] = [];
   const world = newWorld({ fns: [() => during.push(world.guard.lowered)] });
   world.guard.enter();
@@ -212,7 +228,7 @@ test("runner: a task started with force lowers the kill guard while it runs, and
   assertEquals(Atomics.load(world.status, StatusWords.guard), 1, "the guard word is up");
 });
 
-test("runner: a fork of a forceable task does not hold the guard (only the submitted task may be forced)", () => {
+unit("runner: a fork of a forceable task does not hold the guard (only the submitted task may be forced)", () => {
   const during: boolean[] = [];
   const world = newWorld({ fns: [() => during.push(world.guard.lowered)] });
   const root = submit(world, 0, [], TaskFlags.FORCE);
@@ -229,7 +245,7 @@ test("runner: a fork of a forceable task does not hold the guard (only the submi
   assertEquals(world.table.fields.outcome(world.table.indexOf(fork)), Outcome.VALUE, "finished");
 });
 
-test("runner: a result marked with move() goes back by message with its buffer transferred", () => {
+unit("runner: a result marked with move() goes back by message with its buffer transferred", () => {
   const world = newWorld({ fns: [() => move(new Uint8Array([1, 2, 3]))] });
   const handle = submit(world, 0, []);
   world.runner.execute(handle);
@@ -244,7 +260,7 @@ test("runner: a result marked with move() goes back by message with its buffer t
   assertEquals([...(value as Uint8Array)], [1, 2, 3], "its bytes");
 });
 
-test("runner: a moved result of a producer's task (another thread) is copied into the record, not posted", () => {
+unit("runner: a moved result of a producer's task (another thread) is copied into the record, not posted", () => {
   const world = newWorld({ fns: [() => move(new Uint8Array([4, 5]))] });
   const handle = submit(world, 0, [], 0, new Encoder(), 1);
   world.runner.execute(handle);
@@ -254,7 +270,7 @@ test("runner: a moved result of a producer's task (another thread) is copied int
   assertEquals([...(value as Uint8Array)], [4, 5], "its bytes, copied");
 });
 
-test("runner: after a finish the encoder refuses move() again (the mode of fork arguments is restored)", () => {
+unit("runner: after a finish the encoder refuses move() again (the mode of fork arguments is restored)", () => {
   const world = newWorld({ fns: [() => move(new Uint8Array([1])), () => 1] });
   world.runner.execute(submit(world, 0, []));
   assertEquals(world.encoder.moves, FORK_MOVE_REFUSAL, "after a moved result");
@@ -262,7 +278,7 @@ test("runner: after a finish the encoder refuses move() again (the mode of fork 
   assertEquals(world.encoder.moves, FORK_MOVE_REFUSAL, "after a plain one");
 });
 
-test("runner: moved buffers that cannot be posted fail the task with a TypeError that says why", () => {
+unit("runner: moved buffers that cannot be posted fail the task with a TypeError that says why", () => {
   const world = newWorld({ fns: [() => move(new Uint8Array([1]))] });
   const posted = world.posted;
   // The post of the moved result throws (a DataCloneError, say); the error's own post goes through.
@@ -286,7 +302,7 @@ test("runner: moved buffers that cannot be posted fail the task with a TypeError
   assertEquals(world.encoder.moves, FORK_MOVE_REFUSAL, "the fork mode restored");
 });
 
-test("runner: a task whose shared buffer has not arrived waits for it, then runs without a second claim", async () => {
+unit("runner: a task whose shared buffer has not arrived waits for it, then runs without a second claim", async () => {
   let seen: unknown;
   const world = newWorld({ fns: [(view) => (seen = (view as Int32Array)[0])] });
   const sab = new SharedArrayBuffer(4);
@@ -296,12 +312,12 @@ test("runner: a task whose shared buffer has not arrived waits for it, then runs
   assert(wait instanceof Promise, "it waits for the buffer");
   assertEquals(stateOf(world, handle), TaskState.RUNNING, "claimed, RUNNING while it waits");
   world.mail.addBuffer(5, sab);
-  await wait;
+  await turns();
   assertEquals(seen, 42, "run with the buffer");
   assertEquals(outcomeOf(world, handle).outcome, Outcome.VALUE, "finished");
 });
 
-test("runner: inside a join (requeue) a task whose buffer has not arrived is handed back QUEUED, not run", () => {
+unit("runner: inside a join (requeue) a task whose buffer has not arrived is handed back QUEUED, not run", () => {
   let runs = 0;
   const world = newWorld({ fns: [() => runs++] });
   const handle = submit(world, 0, [new Int32Array(new SharedArrayBuffer(4))], 0, new Encoder({ shareBuffer: () => 6 }));
@@ -311,7 +327,7 @@ test("runner: inside a join (requeue) a task whose buffer has not arrived is han
   assertEquals(world.levels.take(), handle, "in the injector");
 });
 
-test("runner: a directed task runs with the buffers its arguments moved, then forgets them", () => {
+unit("runner: a directed task runs with the buffers its arguments moved, then forgets them", () => {
   let seen: unknown;
   const world = newWorld({ fns: [(bytes) => (seen = [...(bytes as Uint8Array)])] });
   const buffer = new Uint8Array([9, 8]).buffer;
@@ -333,7 +349,7 @@ test("runner: a directed task runs with the buffers its arguments moved, then fo
   assertEquals(world.mail.moved(cancelled), undefined, "a cancelled one's forgotten too");
 });
 
-test("runner: a task whose timeout counts from its start notifies its state word at the claim", async () => {
+unit("runner: a task whose timeout counts from its start notifies its state word at the claim", async () => {
   const waitAsync = (Atomics as unknown as { waitAsync?: typeof Atomics.waitAsync }).waitAsync;
   if (typeof waitAsync !== "function") return; // (no Atomics.waitAsync on this runtime)
   const world = newWorld({ fns: [() => 1] });
@@ -347,7 +363,7 @@ test("runner: a task whose timeout counts from its start notifies its state word
   }
 });
 
-test("runner: the run names this worker in the record's worker word, whatever it held", () => {
+unit("runner: the run names this worker in the record's worker word, whatever it held", () => {
   const world = newWorld({ fns: [() => 1] });
   const handle = submit(world, 0, []);
   world.main.fields.storeWorker(world.main.indexOf(handle), 7);
@@ -355,7 +371,7 @@ test("runner: the run names this worker in the record's worker word, whatever it
   assertEquals(world.main.fields.loadWorker(world.main.indexOf(handle)), 0, "worker 0");
 });
 
-test("runner: a task the search took is no longer held once run or found cancelled (nothing is put back)", () => {
+unit("runner: a task the search took is no longer held once run or found cancelled (nothing is put back)", () => {
   let runs = 0;
   const world = newWorld({ fns: [() => runs++] });
   const a = submit(world, 0, []);
@@ -375,7 +391,7 @@ test("runner: a task the search took is no longer held once run or found cancell
   assertEquals(runs, 1, "a ran once, b never");
 });
 
-test("runner: a fork's result that finds no blocks waits, giving back the blocks of our finished forks", () => {
+unit("runner: a fork's result that finds no blocks waits, giving back the blocks of our finished forks", () => {
   const world = newWorld({ fns: [(n) => "r".repeat(n as number)], workers: 2, blocks: 4 });
   const host = world.host;
   const first = host.fork(world.functions.all[0] as never, [300]);
@@ -390,7 +406,7 @@ test("runner: a fork's result that finds no blocks waits, giving back the blocks
   assertEquals(host.joinForked(first), "r".repeat(300), "the first's, from its stash");
 });
 
-test("runner: arguments in overflow blocks are freed at the start (run or aborted): all blocks free afterwards", () => {
+unit("runner: arguments in overflow blocks are freed at the start (run or aborted): all blocks free afterwards", () => {
   const world = newWorld({ fns: [(s) => (s as string).length], blocks: 4 });
   const big = "a".repeat(400);
   for (const flags of [0, TaskFlags.ABORTED]) {
@@ -407,7 +423,7 @@ test("runner: arguments in overflow blocks are freed at the start (run or aborte
   }
 });
 
-test("runner: runs cut short are repaired: a started one fails with a RangeError, a queued one is put back", () => {
+unit("runner: runs cut short are repaired: a started one fails with a RangeError, a queued one is put back", () => {
   let runs = 0;
   const world = newWorld({ fns: [() => runs++] });
   const started = submit(world, 0, []);
@@ -435,7 +451,7 @@ test("runner: runs cut short are repaired: a started one fails with a RangeError
   assertEquals(runs, 0, "nothing run");
 });
 
-test("runner: repairInterrupted gives the records of its cache to the shared list", () => {
+unit("runner: repairInterrupted gives the records of its cache to the shared list", () => {
   const world = newWorld({ fns: [() => 1] });
   const cancelled = submit(world, 0, []);
   world.main.fields.storeState(world.main.indexOf(cancelled), TaskState.CANCELLED);
@@ -445,25 +461,28 @@ test("runner: repairInterrupted gives the records of its cache to the shared lis
   assertEquals(stateOf(world, cancelled), TaskState.FREE, "flushed to the shared free list");
 });
 
-test("runner: with metrics, a task run by the loop leaves its finish time for the next start; a nested one does not", () => {
-  const during: number[] = [];
-  const world = newWorld({ fns: [() => during.push(world.stats.lastFinish)], metrics: true });
-  world.stats.lastFinish = 5;
-  const before = Date.now();
-  world.runner.execute(submit(world, 0, []));
-  assertEquals(during, [-1], "time passes in the task: no finish time while it runs");
-  assert(world.stats.lastFinish >= before - 1, `the finish time kept: ${world.stats.lastFinish}`);
-  world.stats.lastFinish = -1;
-  world.runs.enter(-1);
-  world.runner.execute(submit(world, 0, []));
-  world.runs.exit(0);
-  assertEquals(world.stats.lastFinish, -1, "nested in another run: not the loop's finish");
-  const plain = newWorld({ fns: [() => 1] });
-  plain.runner.execute(submit(plain, 0, []));
-  assertEquals(plain.stats.lastFinish, -1, "without metrics: none kept");
-});
+unit(
+  "runner: with metrics, a task run by the loop leaves its finish time for the next start; a nested one does not",
+  () => {
+    const during: number[] = [];
+    const world = newWorld({ fns: [() => during.push(world.stats.lastFinish)], metrics: true });
+    world.stats.lastFinish = 5;
+    const before = Date.now();
+    world.runner.execute(submit(world, 0, []));
+    assertEquals(during, [-1], "time passes in the task: no finish time while it runs");
+    assert(world.stats.lastFinish >= before - 1, `the finish time kept: ${world.stats.lastFinish}`);
+    world.stats.lastFinish = -1;
+    world.runs.enter(-1);
+    world.runner.execute(submit(world, 0, []));
+    world.runs.exit(0);
+    assertEquals(world.stats.lastFinish, -1, "nested in another run: not the loop's finish");
+    const plain = newWorld({ fns: [() => 1] });
+    plain.runner.execute(submit(plain, 0, []));
+    assertEquals(plain.stats.lastFinish, -1, "without metrics: none kept");
+  },
+);
 
-test("runner: a result of exactly the pool's largest payload is a value; one byte more is the RangeError", () => {
+unit("runner: a result of exactly the pool's largest payload is a value; one byte more is the RangeError", () => {
   const world = newWorld({ fns: [(n) => "m".repeat(n as number)], blocks: 4 });
   const max = world.table.maxPayloadBytes();
   const probe = new Encoder();
@@ -480,7 +499,7 @@ test("runner: a result of exactly the pool's largest payload is a value; one byt
   assertEquals(outcomeOf(world, over).outcome, Outcome.ERROR, "one more: refused");
 });
 
-test("runner: a result whose then getter throws fails the task with that error; the worker goes on", () => {
+unit("runner: a result whose then getter throws fails the task with that error; the worker goes on", () => {
   const world = newWorld({
     fns: [() => ({
       get then() {
@@ -498,7 +517,7 @@ test("runner: a result whose then getter throws fails the task with that error; 
   assertEquals(outcomeOf(world, next), { outcome: Outcome.VALUE, value: 2 }, "the next task runs");
 });
 
-test("runner: arguments that cannot be decoded fail the task with the decoder's error, unrun", () => {
+unit("runner: arguments that cannot be decoded fail the task with the decoder's error, unrun", () => {
   let runs = 0;
   const world = newWorld({ fns: [() => runs++] });
   const handle = submit(world, 0, [1, 2]);
@@ -509,7 +528,7 @@ test("runner: arguments that cannot be decoded fail the task with the decoder's 
   assertEquals(runs, 0, "not run");
 });
 
-test("runner: the error of moved buffers not posted goes by message itself when no blocks are free", () => {
+unit("runner: the error of moved buffers not posted goes by message itself when no blocks are free", () => {
   const world = newWorld({ fns: [() => move(new Uint8Array([1]))], blocks: 4 });
   const posted = world.posted;
   let first = true;
@@ -529,4 +548,22 @@ test("runner: the error of moved buffers not posted goes by message itself when 
   const { outcome, value } = outcomeOf(world, handle);
   assertEquals(outcome, Outcome.ERROR, "failed");
   assert(/Cannot move the task's result's buffers back/.test((value as Error).message), String(value));
+});
+
+unit("runner: after a finish, a fork's argument marked with move() is refused with the reason a fork gives", () => {
+  const world = newWorld({ fns: [() => move(new Uint8Array([1])), () => 1], workers: 2 });
+  world.runner.execute(submit(world, 0, []));
+  let error: unknown;
+  try {
+    world.host.fork(world.functions.all[1] as never, [move(new Uint8Array(4))]);
+  } catch (e) {
+    error = e;
+  }
+  assert(error instanceof TypeError, `refused: ${error}`);
+  assert(
+    error.message.endsWith(
+      "and a forked task's arguments cannot be moved (any worker may steal the fork): pass it without move() to copy it, or in a SharedArrayBuffer",
+    ),
+    error.message,
+  );
 });
