@@ -11,7 +11,10 @@ import { Encoder } from "../../lib/codec/codec.ts";
 import { move } from "../../lib/codec/move.ts";
 import { MarkWords, StatusWords } from "../../lib/protocol/layout.ts";
 import { Level } from "../../lib/protocol/levels.ts";
-import { Outcome, PAYLOAD_BY_MESSAGE, TaskFlags, TaskState } from "../../lib/record/task.ts";
+import { type PlacedNode, placeGraph } from "../../lib/graph/submit.ts";
+import { GraphRecords } from "../../lib/graph/words.ts";
+import type { GraphHost } from "../../lib/producer/graph_host.ts";
+import { Origin, Outcome, PAYLOAD_BY_MESSAGE, TaskFlags, TaskState } from "../../lib/record/task.ts";
 import { FORK_MOVE_REFUSAL } from "../../lib/worker/runner.ts";
 import { assert, assertEquals, test } from "../_test.ts";
 import { newWorld, outcomeOf, stateOf, submit, type World } from "./_world.ts";
@@ -566,4 +569,103 @@ unit("runner: after a finish, a fork's argument marked with move() is refused wi
     ),
     error.message,
   );
+});
+
+/** A freed record's state: in a thread's cache, or on the shared list. */
+function assertFreed(state: number, what: string): void {
+  assert(state === TaskState.CACHED || state === TaskState.FREE, `${what} freed: state ${state}`);
+}
+
+/** A graph of two nodes placed by the main thread: `a(2)`, then `b(a's result, 10)` (a sink, RETURN). */
+function chain(world: World): PlacedNode[] {
+  const bytes = (args: unknown[]) => {
+    const encoder = new Encoder();
+    encoder.encodeArgs(args);
+    return encoder.snapshot();
+  };
+  const nodes: PlacedNode[] = [
+    {
+      number: 1,
+      task: "a",
+      taskId: 0,
+      bytes: bytes([2]),
+      inputs: [],
+      level: Level.normal,
+      flags: 0,
+      entry: undefined,
+      handle: -1,
+    },
+    {
+      number: 2,
+      task: "b",
+      taskId: 1,
+      bytes: bytes([undefined, 10]),
+      inputs: [{ node: 1, position: 0 }],
+      level: Level.normal,
+      flags: TaskFlags.RETURN,
+      entry: undefined,
+      handle: -1,
+    },
+  ];
+  const host = {
+    table: world.main,
+    graph: world.memory.graph,
+    levels: world.levels,
+    sleep: world.memory.sleep,
+    ledger: { placed: [] },
+    origin: Origin.MAIN,
+    arm() {},
+    watch() {},
+  } as unknown as GraphHost;
+  assertEquals(placeGraph(host, nodes), undefined, "placed");
+  return nodes;
+}
+
+unit("runner: a graph node runs with its input's result gathered from its slot; its walk queues the dependant", () => {
+  const seen: unknown[] = [];
+  const world = newWorld({
+    fns: [
+      (x) => (seen.push(["a", x]), (x as number) + 1),
+      (x, y) => (seen.push(["b", x, y]), (x as number) * (y as number)),
+    ],
+  });
+  const [a, b] = chain(world);
+  const slot = new GraphRecords(world.memory.graph).nextSlot(world.main.indexOf(b.handle));
+  assertEquals(world.levels.take(), a.handle, "the root is queued");
+  world.runner.execute(a.handle);
+  assertEquals(world.deque.pop(), b.handle, "the dependant, queued by a's walk on our deque");
+  world.runner.execute(b.handle);
+  assertEquals(seen, [["a", 2], ["b", 3, 10]], "b ran with a's result and its constant");
+  assertEquals(outcomeOf(world, b.handle), { outcome: Outcome.VALUE, value: 30 }, "the sink's value comes back");
+  assertEquals(executed(world), 2, "each counted");
+  assertFreed(stateOf(world, a.handle), "a's record (nobody reads it)");
+  assertFreed(stateOf(world, slot), "b's slot");
+});
+
+unit("runner: a graph root found cancelled is walked: its dependant is cancelled, nothing runs", () => {
+  let runs = 0;
+  const world = newWorld({ fns: [() => runs++, () => runs++] });
+  const [a, b] = chain(world);
+  world.main.fields.storeState(world.main.indexOf(a.handle), TaskState.CANCELLED);
+  assertEquals(world.levels.take(), a.handle, "taken");
+  world.runner.execute(a.handle);
+  assertEquals(runs, 0, "nothing ran");
+  assertEquals(world.deque.pop(), -1, "nothing queued");
+  assertEquals(outcomeOf(world, b.handle).outcome, Outcome.ERROR, "the sink comes back failed");
+});
+
+unit("runner: a graph node aborted before its start fails with the abort, its slots freed, unrun", () => {
+  let runs = 0;
+  const world = newWorld({ fns: [(x) => x, () => runs++] });
+  const [a, b] = chain(world);
+  const slot = new GraphRecords(world.memory.graph).nextSlot(world.main.indexOf(b.handle));
+  world.runner.execute(world.levels.take());
+  assertEquals(world.deque.pop(), b.handle, "queued");
+  world.main.fields.orFlags(world.main.indexOf(b.handle), TaskFlags.ABORTED);
+  world.runner.execute(b.handle);
+  assertEquals(runs, 0, "b never ran");
+  const { outcome, value } = outcomeOf(world, b.handle);
+  assertEquals([outcome, (value as Error).name], [Outcome.ERROR, "AbortError"], "its abort");
+  assertFreed(stateOf(world, a.handle), "a's record (nobody reads it)");
+  assertFreed(stateOf(world, slot), "b's slot");
 });
