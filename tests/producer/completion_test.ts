@@ -58,8 +58,32 @@ function newHooks() {
   };
 }
 
+/**
+ * `CompletionReader` as a page loads it: completion.ts imported again (a module instance of its own, by
+ * the query) while `process` is hidden, so that its `LINGERS` is false, as in a browser. Its own imports
+ * resolve to the modules the rest of this file uses. (Bun ignores a query on a file URL, not on a relative
+ * specifier: hence the relative one.)
+ */
+async function browserReader(): Promise<typeof CompletionReader> {
+  const g = globalThis as { process?: unknown };
+  const descriptor = Object.getOwnPropertyDescriptor(globalThis, "process");
+  delete g.process;
+  try {
+    assertEquals(typeof g.process, "undefined", "process hidden");
+    const specifier: string = "../../lib/producer/completion.ts?browser";
+    const module: { CompletionReader: typeof CompletionReader } = await import(specifier);
+    assertEquals(module.CompletionReader === CompletionReader, false, "a module instance of its own");
+    return module.CompletionReader;
+  } finally {
+    if (descriptor !== undefined) Object.defineProperty(globalThis, "process", descriptor);
+  }
+}
+
+/** The reader of a page (see {@link browserReader}). */
+const BrowserCompletionReader = await browserReader();
+
 /** A pool memory with two producer slots (slot 1 claimed), slot 0's reader, its table, ledger and queue. */
-function world() {
+function world(Reader: typeof CompletionReader = CompletionReader) {
   const shape = resolveOptions({ workers: 1, producers: 2, taskCapacity: 128 }).shape;
   const memory = PoolMemory.create(shape);
   TaskTable.init(memory);
@@ -70,7 +94,7 @@ function world() {
   const ledger = new TaskLedger(shape.taskCapacity, undefined);
   const buffers = new BufferRegistry(new Int32Array(1), 0, () => {});
   const hooks = newHooks();
-  const reader = new CompletionReader({ memory, channel, completions, table, ledger, buffers, hooks });
+  const reader = new Reader({ memory, channel, completions, table, ledger, buffers, hooks });
   return { memory, table, channel, completions, ledger, buffers, hooks, reader, capacity: shape.taskCapacity };
 }
 
@@ -480,4 +504,50 @@ test("completion: with 64 tasks in flight it lingers (no waiting word), with 63 
     w.ledger.settle(t.entry, 0, null);
   }
   await turn(20);
+});
+
+test("completion: without lingers (a page), starved with a record free that its feed cannot place, it reads again on a macrotask: a timer runs between its reads", async () => {
+  const w = world(BrowserCompletionReader);
+  const a = submit(w);
+  // Its backlog starves with records free, which its feed cannot place (no free block for a payload, say:
+  // the hooks place nothing). Nothing wakes the reader then (it takes its word back, ArmRecheckFree); it
+  // reads again until the feed places the backlog, but must let the event loop run between its reads.
+  w.hooks.starving = true;
+  w.hooks.backlog = 1;
+  assertEquals(w.table.freeRecords.length > 0, true, "records free");
+  /** Reads since the interval's last tick, and the most seen between two ticks. */
+  let sinceTick = 0;
+  let most = 0;
+  let ticks = 0;
+  const SPIN = 1_000;
+  w.hooks.beforeDrain = () => {
+    w.hooks.drains++;
+    most = Math.max(most, ++sinceTick);
+    // A reader that never yields would hold the thread until the feed placed the backlog (a worker's
+    // completion freed a block): end the situation here, so that such a reader fails below, not hangs.
+    if (sinceTick >= SPIN) w.hooks.starving = false;
+  };
+  const interval = setInterval(() => {
+    ticks++;
+    sinceTick = 0;
+  }, 0);
+  try {
+    w.reader.arm();
+    await until(() => ticks >= 20 || !w.hooks.starving, "twenty ticks of an interval while starved");
+  } finally {
+    clearInterval(interval);
+  }
+  assertEquals(most < SPIN, true, `${most} reads between two ticks of a timer: it spins on microtasks`);
+  assertEquals(w.hooks.drains >= 2, true, "it read again while starved (nothing else would wake it)");
+  // The feed placed the backlog (a block was freed): the next read waits for the task's completion.
+  w.hooks.starving = false;
+  w.hooks.backlog = 0;
+  await until(() => waitingWord(w) === 1, "the wait once the backlog is placed");
+  write(w, a.index, "a");
+  w.completions.push(a.handle);
+  assertEquals(Atomics.exchange(w.channel.words, w.channel.waiting, 0), 1, "the worker takes the word");
+  Atomics.notify(w.channel.words, w.channel.waiting, 1);
+  await until(() => a.outcome() !== "pending", "the woken reader's settle");
+  assertEquals(a.outcome(), { value: "a" }, "settled by the wake");
+  assertEquals(recordWaiters(w), 0, "no longer counted");
 });
