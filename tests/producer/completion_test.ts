@@ -646,6 +646,7 @@ test("completion: armed again while counted and starved, with a record free, it 
   const a = submit(w);
   const taken = takeAll(w);
   w.hooks.starving = true;
+  w.hooks.backlog = 1;
   w.reader.arm();
   assertEquals({ waiting: waitingWord(w), waiters: recordWaiters(w) }, { waiting: 1, waiters: 1 }, "counted, waiting");
   // A record freed by another thread, whose freer wakes a counted waiter (FreedReadFree): not this arm.
