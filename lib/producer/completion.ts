@@ -216,16 +216,20 @@ export class CompletionReader {
     // And room in the pool's queue, for a producer that waits for it, after the store too: a settle
     // elsewhere between a check in the drain and this store woke a word that was 0 (RoomWait.tla,
     // mutant CheckBeforeArm: the order before this line, which lost that wake).
-    if (
-      this.completions.length > 0 || // spec: MainRecheckCompletions
+    const found = this.completions.length > 0 || // spec: MainRecheckCompletions
       // A report that filled a cell before our store raised the progress word first (progress/reporter.ts).
-      this.progress.noticed() ||
-      (starved && this.table.freeRecords.length > 0) || this.hooks.terminated() || // spec: ArmRecheckFree
-      this.hooks.roomFree()
-    ) {
+      this.progress.noticed();
+    const recordFree = !found && starved && this.table.freeRecords.length > 0; // spec: ArmRecheckFree
+    if (found || recordFree || this.hooks.terminated() || this.hooks.roomFree()) {
       mem.store(words, waiting, 0); // spec: MainRetractWaiting
       this.waiting = true;
-      queueMicrotask(() => this.onWake());
+      // A record free is all it found, where the reader never lingers (a page): its feed may be unable to
+      // place the backlog there (no free block for a payload), and then the read arms again and finds the
+      // same record. On microtasks that loop held the thread (no timer, message or render ran) until a
+      // worker's completion freed a block; a macrotask between reads lets the event loop run. (Where it
+      // lingers, that read lingers instead: a starved backlog is not empty.)
+      if (recordFree && !LINGERS) setTimeout(() => this.onWake(), 0);
+      else queueMicrotask(() => this.onWake());
       return;
     }
     const result = mem.waitAsync(words, waiting, 1); // spec: MainWaitAsync

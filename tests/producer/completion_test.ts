@@ -18,9 +18,10 @@ import { resolveOptions } from "../../lib/options.ts";
 import { CompletionReader } from "../../lib/producer/completion.ts";
 import { TaskLedger } from "../../lib/producer/ledger.ts";
 import { Injector } from "../../lib/protocol/injector.ts";
-import { ControlWords } from "../../lib/protocol/layout.ts";
+import { ControlWords, PROGRESS_CELL_WORDS } from "../../lib/protocol/layout.ts";
 import { PoolMemory } from "../../lib/protocol/memory.ts";
 import { claimSlot } from "../../lib/protocol/producers.ts";
+import { CellPhase, CellWords, NUMBER_LENGTH, ProgressCells } from "../../lib/progress/cell.ts";
 import { PAYLOAD_BY_MESSAGE, TaskState, TaskTable } from "../../lib/record/task.ts";
 import { assertEquals, test, within } from "../_test.ts";
 
@@ -58,8 +59,32 @@ function newHooks() {
   };
 }
 
+/**
+ * `CompletionReader` as a page loads it: completion.ts imported again (a module instance of its own, by
+ * the query) while `process` is hidden, so that its `LINGERS` is false, as in a browser. Its own imports
+ * resolve to the modules the rest of this file uses. (Bun ignores a query on a file URL, not on a relative
+ * specifier: hence the relative one.)
+ */
+async function browserReader(): Promise<typeof CompletionReader> {
+  const g = globalThis as { process?: unknown };
+  const descriptor = Object.getOwnPropertyDescriptor(globalThis, "process");
+  delete g.process;
+  try {
+    assertEquals(typeof g.process, "undefined", "process hidden");
+    const specifier: string = "../../lib/producer/completion.ts?browser";
+    const module: { CompletionReader: typeof CompletionReader } = await import(specifier);
+    assertEquals(module.CompletionReader === CompletionReader, false, "a module instance of its own");
+    return module.CompletionReader;
+  } finally {
+    if (descriptor !== undefined) Object.defineProperty(globalThis, "process", descriptor);
+  }
+}
+
+/** The reader of a page (see {@link browserReader}). */
+const BrowserCompletionReader = await browserReader();
+
 /** A pool memory with two producer slots (slot 1 claimed), slot 0's reader, its table, ledger and queue. */
-function world() {
+function world(Reader: typeof CompletionReader = CompletionReader) {
   const shape = resolveOptions({ workers: 1, producers: 2, taskCapacity: 128 }).shape;
   const memory = PoolMemory.create(shape);
   TaskTable.init(memory);
@@ -70,7 +95,7 @@ function world() {
   const ledger = new TaskLedger(shape.taskCapacity, undefined);
   const buffers = new BufferRegistry(new Int32Array(1), 0, () => {});
   const hooks = newHooks();
-  const reader = new CompletionReader({ memory, channel, completions, table, ledger, buffers, hooks });
+  const reader = new Reader({ memory, channel, completions, table, ledger, buffers, hooks });
   return { memory, table, channel, completions, ledger, buffers, hooks, reader, capacity: shape.taskCapacity };
 }
 
@@ -257,8 +282,9 @@ test("completion: arm finds a completion queued before its store, takes its word
   const a = finish(w, 7);
   w.reader.arm();
   assertEquals(waitingWord(w), 0, "word taken back (MainRetractWaiting)");
+  await Promise.resolve();
+  assertEquals(a.outcome(), { value: 7 }, "read without a wake, in a microtask (no timer's turn first)");
   await turn();
-  assertEquals(a.outcome(), { value: 7 }, "read without a wake");
   assertEquals(waitingWord(w), 0, "and not waiting after: nothing pending");
 });
 
@@ -332,6 +358,8 @@ test("completion: starved with a record free, arm takes its word back at once (A
   assertEquals(waitingWord(w), 0, "a record is free: no wait");
   assertEquals(recordWaiters(w), 1, "counted all the same");
   w.hooks.starving = false;
+  await Promise.resolve();
+  assertEquals(w.hooks.drains, 1, "read in a microtask where the reader lingers (no timer's turn first)");
   await turn();
   assertEquals(recordWaiters(w), 0, "the drain uncounts it");
   w.reader.stop();
@@ -480,4 +508,381 @@ test("completion: with 64 tasks in flight it lingers (no waiting word), with 63 
     w.ledger.settle(t.entry, 0, null);
   }
   await turn(20);
+});
+
+test("completion: without lingers (a page), starved with a record free that its feed cannot place, it reads again on a macrotask: a timer runs between its reads", async () => {
+  const w = world(BrowserCompletionReader);
+  const a = submit(w);
+  // Its backlog starves with records free, which its feed cannot place (no free block for a payload, say:
+  // the hooks place nothing). Nothing wakes the reader then (it takes its word back, ArmRecheckFree); it
+  // reads again until the feed places the backlog, but must let the event loop run between its reads.
+  w.hooks.starving = true;
+  w.hooks.backlog = 1;
+  assertEquals(w.table.freeRecords.length > 0, true, "records free");
+  /** Reads since the interval's last tick, and the most seen between two ticks. */
+  let sinceTick = 0;
+  let most = 0;
+  let ticks = 0;
+  const SPIN = 1_000;
+  w.hooks.beforeDrain = () => {
+    w.hooks.drains++;
+    most = Math.max(most, ++sinceTick);
+    // A reader that never yields would hold the thread until the feed placed the backlog (a worker's
+    // completion freed a block): end the situation here, so that such a reader fails below, not hangs.
+    if (sinceTick >= SPIN) w.hooks.starving = false;
+  };
+  const interval = setInterval(() => {
+    ticks++;
+    sinceTick = 0;
+  }, 0);
+  try {
+    w.reader.arm();
+    await until(() => ticks >= 20 || !w.hooks.starving, "twenty ticks of an interval while starved");
+  } finally {
+    clearInterval(interval);
+  }
+  assertEquals(most < SPIN, true, `${most} reads between two ticks of a timer: it spins on microtasks`);
+  assertEquals(w.hooks.drains >= 2, true, "it read again while starved (nothing else would wake it)");
+  // The feed placed the backlog (a block was freed): the next read waits for the task's completion.
+  w.hooks.starving = false;
+  w.hooks.backlog = 0;
+  await until(() => waitingWord(w) === 1, "the wait once the backlog is placed");
+  write(w, a.index, "a");
+  w.completions.push(a.handle);
+  assertEquals(Atomics.exchange(w.channel.words, w.channel.waiting, 0), 1, "the worker takes the word");
+  Atomics.notify(w.channel.words, w.channel.waiting, 1);
+  await until(() => a.outcome() !== "pending", "the woken reader's settle");
+  assertEquals(a.outcome(), { value: "a" }, "settled by the wake");
+  assertEquals(recordWaiters(w), 0, "no longer counted");
+});
+
+/**
+ * How many payloads by message (and their moved buffers) the reader keeps: private state, read here
+ * because a payload kept after its task settled is a leak of one result per task, which no outcome shows.
+ */
+function keptPayloads(w: World): { messages: number; moved: number } {
+  const r = w.reader as unknown as { messagePayloads: Map<number, unknown>; movedPayloads: Map<number, unknown> };
+  return { messages: r.messagePayloads.size, moved: r.movedPayloads.size };
+}
+
+test("completion: a page's reader never lingers: with a backlog and 64 or more in flight it waits for a wake, and a completion found with a free record is read in a microtask", async () => {
+  const w = world(BrowserCompletionReader);
+  w.hooks.backlog = 1;
+  const tasks = Array.from({ length: 70 }, () => submit(w));
+  const done = finish(w, 0);
+  w.reader.arm();
+  await turn();
+  assertEquals(done.outcome(), { value: 0 }, "read");
+  assertEquals(waitingWord(w), 1, "waits: its word stored (a linger leaves it 0)");
+  // Starved with a record free and a completion queued: the completion is read at once (a microtask).
+  w.hooks.starving = true;
+  const next = tasks.pop()!;
+  write(w, next.index, 1);
+  w.completions.push(next.handle);
+  assertEquals(Atomics.exchange(w.channel.words, w.channel.waiting, 0), 1, "the worker takes the word");
+  Atomics.notify(w.channel.words, w.channel.waiting, 1);
+  await until(() => next.outcome() !== "pending", "the woken read");
+  const last = tasks.pop()!;
+  write(w, last.index, 2);
+  w.completions.push(last.handle);
+  Atomics.exchange(w.channel.words, w.channel.waiting, 0);
+  w.reader.stop();
+  const fresh = world(BrowserCompletionReader);
+  fresh.hooks.starving = true;
+  const a = finish(fresh, 3);
+  fresh.reader.arm();
+  await Promise.resolve();
+  assertEquals(a.outcome(), { value: 3 }, "read in a microtask, not after a timer");
+  fresh.reader.stop();
+  for (const t of [...tasks, last]) {
+    w.ledger.placed[t.index] = undefined;
+    w.ledger.settle(t.entry, 0, null);
+  }
+  Atomics.notify(w.channel.words, w.channel.waiting);
+  Atomics.notify(fresh.channel.words, fresh.channel.waiting);
+  await turn();
+});
+
+test("completion: armed again and again before it is woken, it waits once: one wake reads once", async () => {
+  // Taken back (a completion found): a second arm before the read does not queue a second one.
+  const w = world();
+  const a = finish(w, 1);
+  const b = submit(w);
+  w.reader.arm();
+  w.reader.arm();
+  await turn();
+  assertEquals(a.outcome(), { value: 1 }, "read");
+  assertEquals(w.hooks.drains, 1, "one read");
+  assertEquals(waitingWord(w), 1, "then waits for b");
+  // Waiting: arming again (after each submission) adds no second wait.
+  w.reader.arm();
+  w.reader.arm();
+  write(w, b.index, 2);
+  w.completions.push(b.handle);
+  assertEquals(Atomics.exchange(w.channel.words, w.channel.waiting, 0), 1, "the worker takes the word");
+  assertEquals(Atomics.notify(w.channel.words, w.channel.waiting), 1, "one waiter on the word");
+  await until(() => b.outcome() !== "pending", "the woken read");
+  assertEquals(w.hooks.drains, 2, "one read for the wake");
+});
+
+test("completion: a worker's wake between the waiting word's store and the wait (the wait finds 0) is read at once", async () => {
+  const w = world();
+  const a = submit(w);
+  // The last re-check (room) is where a worker finishes a: its push, then its exchange of the word.
+  w.hooks.roomFree = () => {
+    write(w, a.index, "late");
+    w.completions.push(a.handle);
+    assertEquals(Atomics.exchange(w.channel.words, w.channel.waiting, 0), 1, "the worker takes the word");
+    w.hooks.roomFree = () => false;
+    return false;
+  };
+  w.reader.arm();
+  await until(() => a.outcome() !== "pending", "the read after a wait that found the word 0");
+  assertEquals(a.outcome(), { value: "late" }, "read");
+});
+
+test("completion: armed again while counted and starved, with a record free, it leaves the wake to whoever freed it", async () => {
+  const w = world();
+  const a = submit(w);
+  const taken = takeAll(w);
+  w.hooks.starving = true;
+  w.hooks.backlog = 1;
+  w.reader.arm();
+  assertEquals({ waiting: waitingWord(w), waiters: recordWaiters(w) }, { waiting: 1, waiters: 1 }, "counted, waiting");
+  // A record freed by another thread, whose freer wakes a counted waiter (FreedReadFree): not this arm.
+  w.table.releaseHandle(taken.pop()!);
+  w.table.flushCache();
+  w.reader.arm();
+  assertEquals(waitingWord(w), 1, "still waiting: a recount that changes nothing wakes nothing");
+  w.reader.stop();
+  w.ledger.placed[a.index] = undefined;
+  w.ledger.settle(a.entry, 0, null);
+  Atomics.notify(w.channel.words, w.channel.waiting);
+  await turn();
+  for (const h of taken) w.table.releaseHandle(h);
+});
+
+test("completion: the records a drain frees stay in its private cache until its backlog's feed (the freed hook), past the cache's bound; what is left goes back after", () => {
+  const w = world();
+  const bound = w.table.cacheBoundHere;
+  const n = bound + 2;
+  assertEquals(n <= w.capacity, true, "room for bound + 2 tasks");
+  const tasks = Array.from({ length: n }, () => finish(w, 0));
+  let cachedAtFeed = -1;
+  w.hooks.freed = () => {
+    cachedAtFeed = w.table.cachedHere;
+  };
+  assertEquals(w.reader.drain(), n, "read");
+  assertEquals(cachedAtFeed >= n, true, `all ${n} freed records cached at the feed (cached ${cachedAtFeed})`);
+  assertEquals(w.table.cachedHere <= bound, true, "the cache back within its bound after");
+  assertEquals(tasks.every((t) => isFree(w, t.index)), true, "every record free");
+});
+
+test("completion: a drain delivers the progress a worker reported (its word raised), and a task's last report, read at its completion", async () => {
+  const w = world();
+  const got: unknown[] = [];
+  const a = submit(w);
+  a.entry.onProgress = (value) => got.push(value);
+  w.reader.progress.watch(a.index);
+  const cells = new ProgressCells(w.memory.progress);
+  cells.scratchF64[0] = 0.5;
+  cells.write(a.index, a.handle, NUMBER_LENGTH);
+  Atomics.store(w.channel.words, w.channel.progress, 1);
+  w.reader.drain();
+  await turn();
+  assertEquals(got, [0.5], "delivered by the drain's poll");
+  // Its last report, the word not raised (a report that replaced an unread one), then its completion.
+  cells.scratchF64[0] = 0.75;
+  cells.write(a.index, a.handle, NUMBER_LENGTH);
+  write(w, a.index, "r");
+  w.completions.push(a.handle);
+  w.reader.drain();
+  assertEquals(a.outcome(), { value: "r" }, "settled by the drain");
+  assertEquals(w.reader.progress.watching, 0, "no longer watched");
+  await turn();
+  assertEquals(got, [0.5, 0.75], "the last report delivered");
+});
+
+test("completion: a progress cell found mid-write is read again by a drain of its own, with no completion or notice", async () => {
+  const w = world();
+  const got: unknown[] = [];
+  const a = submit(w);
+  a.entry.onProgress = (value) => got.push(value);
+  w.reader.progress.watch(a.index);
+  const state = a.index * PROGRESS_CELL_WORDS + CellWords.state;
+  // A worker holds the cell (WRITING) when the word it raised is read.
+  Atomics.store(w.memory.progress, state, (1 << 2) | CellPhase.WRITING);
+  Atomics.store(w.channel.words, w.channel.progress, 1);
+  w.reader.drain();
+  assertEquals(w.hooks.drains, 1, "one drain");
+  // Its write ends (as if from EMPTY: the test's stand-in for the rest of that write), raising nothing.
+  Atomics.store(w.memory.progress, state, (1 << 2) | CellPhase.EMPTY);
+  const cells = new ProgressCells(w.memory.progress);
+  cells.scratchF64[0] = 0.25;
+  cells.write(a.index, a.handle, NUMBER_LENGTH);
+  await until(() => got.length > 0, "the retry's delivery");
+  assertEquals(got, [0.25], "delivered");
+  assertEquals(w.hooks.drains >= 2, true, "by a drain the retry ran");
+  w.reader.stop();
+  w.ledger.placed[a.index] = undefined;
+  w.ledger.settle(a.entry, 0, null);
+});
+
+test("completion: a report, or a payload by message, whose result names a shared buffer not arrived yet settles when it comes; a buffer's arrival with none deferred reads nothing", () => {
+  const w = world();
+  const remote = new BufferRegistry(new Int32Array(1), 0, () => {});
+  const sab = new SharedArrayBuffer(8);
+  const encoder = new Encoder({ shareBuffer: remote.share });
+  // A: its result in the record, reported (a worker's death: recovery.ts), not read from the queue.
+  const a = submit(w);
+  w.table.fields.setOutcome(a.index, encodeOutcome(encoder, sab, false));
+  assertEquals(w.table.writeEncoded(a.index, encoder), true, "fits");
+  w.table.fields.storeState(a.index, TaskState.DONE);
+  const freed = w.hooks.freedCalls;
+  w.reader.report(a.handle);
+  assertEquals(a.outcome(), "pending", "its buffer has not come");
+  assertEquals(w.hooks.freedCalls, freed + 1, "the report told the backlog");
+  // B: its result by message, the completion read first.
+  const b = submit(w);
+  const bEncoder = new Encoder({ shareBuffer: remote.share });
+  w.table.fields.setOutcome(b.index, encodeOutcome(bEncoder, sab, false));
+  const bBytes = bEncoder.snapshot();
+  w.table.fields.setPayloadLength(b.index, PAYLOAD_BY_MESSAGE);
+  w.table.fields.storeState(b.index, TaskState.DONE);
+  w.completions.push(b.handle);
+  w.reader.drain();
+  w.reader.payloadArrived(b.handle, bBytes);
+  assertEquals(b.outcome(), "pending", "b's buffer has not come");
+  w.reader.bufferArrived();
+  assertEquals([a.outcome(), b.outcome()], ["pending", "pending"], "still not");
+  w.buffers.add(remote.share(sab), sab);
+  w.reader.bufferArrived();
+  assertEquals([a.outcome(), b.outcome()], [{ value: sab }, { value: sab }], "both settled with the buffer");
+  assertEquals([isFree(w, a.index), isFree(w, b.index)], [true, true], "records freed");
+  // Nothing deferred now: a buffer's arrival reads nothing (a completion queued waits for the wake's read).
+  const c = finish(w, 3);
+  const drains = w.hooks.drains;
+  w.reader.bufferArrived();
+  assertEquals({ drains: w.hooks.drains, queued: w.completions.length }, { drains, queued: 1 }, "no drain");
+  assertEquals(w.reader.drain(), 1, "c read by a drain");
+  assertEquals(c.outcome(), { value: 3 }, "c settled");
+  assertEquals(w.table.duplicateReleases, 0, "no record released twice, none released by a stray handle");
+  assertEquals(keptPayloads(w), { messages: 0, moved: 0 }, "no payload kept");
+});
+
+test("completion: a result by message whose bytes cannot be decoded settles its task with the decoder's error", () => {
+  const w = world();
+  const a = submit(w);
+  write(w, a.index, 0, false, true);
+  w.completions.push(a.handle);
+  w.reader.drain();
+  w.reader.payloadArrived(a.handle, new Uint8Array([0x7f]));
+  const outcome = a.outcome();
+  assertEquals(
+    typeof outcome === "object" && "error" in outcome && outcome.error instanceof Error,
+    true,
+    "settled with an Error",
+  );
+  assertEquals(isFree(w, a.index), true, "its record freed");
+});
+
+test("completion: payloads by message and their moved buffers are forgotten once read: at the settle, and for a task settled already", () => {
+  const w = world();
+  const a = submit(w);
+  const bytes = write(w, a.index, "a", false, true);
+  w.reader.payloadArrived(a.handle, bytes, [new ArrayBuffer(8)]);
+  assertEquals(keptPayloads(w), { messages: 1, moved: 1 }, "kept until its completion is read");
+  w.completions.push(a.handle);
+  w.reader.drain();
+  assertEquals(a.outcome(), { value: "a" }, "settled");
+  assertEquals(keptPayloads(w), { messages: 0, moved: 0 }, "forgotten at the settle");
+  // Settled already (terminated, or its worker's death): its payload and completion still come.
+  const b = submit(w);
+  const bBytes = write(w, b.index, "b", false, true);
+  w.ledger.placed[b.index] = undefined;
+  w.ledger.settle(b.entry, 0, "early");
+  w.reader.payloadArrived(b.handle, bBytes, [new ArrayBuffer(8)]);
+  w.completions.push(b.handle);
+  w.reader.drain();
+  assertEquals(isFree(w, b.index), true, "its record freed");
+  assertEquals(keptPayloads(w), { messages: 0, moved: 0 }, "forgotten with it");
+});
+
+test("completion: a linger's length doubles while a read finds under an eighth of what it left in flight, halves over a quarter, from 1 to 16 ms; over half ends the lingers; a wait starts again at 1 ms", async () => {
+  const w = world();
+  w.hooks.backlog = 1;
+  // The linger's timers, run by the test: no clock is read.
+  const timers: { fn: () => void; ms: number }[] = [];
+  const realSetTimeout = globalThis.setTimeout;
+  const realTurn = () => new Promise<void>((resolve) => realSetTimeout(resolve, 0));
+  const flying: ReturnType<typeof submit>[] = [];
+  const backlogged = submit(w); // pending, counted in the backlog (not in flight)
+  const add = (n: number) => {
+    for (let i = 0; i < n; i++) flying.push(submit(w));
+  };
+  const complete = (n: number) => {
+    for (let i = 0; i < n; i++) {
+      const t = flying.shift()!;
+      write(w, t.index, 0);
+      w.completions.push(t.handle);
+    }
+  };
+  /** The linger's timer fires after `read` completions and `added` submissions: the next linger's ms, or "waits". */
+  const step = (read: number, added: number): number | string => {
+    assertEquals(timers.length, 1, "one linger's timer set");
+    const { fn } = timers.shift()!;
+    complete(read);
+    add(added);
+    fn();
+    if (timers.length === 1) return timers[0].ms;
+    return waitingWord(w) === 1 ? "waits" : "neither";
+  };
+  globalThis.setTimeout = ((fn: () => void, ms?: number) => {
+    timers.push({ fn, ms: ms ?? 0 });
+    return 0;
+  }) as unknown as typeof setTimeout;
+  try {
+    add(8);
+    finish(w, 0);
+    w.reader.arm();
+    await Promise.resolve();
+    assertEquals(timers.map((t) => t.ms), [1], "the first linger: 1 ms, 8 in flight");
+    const seen: (number | string)[] = [];
+    // [read, added]: 8 in flight at each linger unless said.
+    const plan: [number, number][] = [
+      [0, 0], // 0 of 8: doubles, 2
+      [1, 1], // 1 of 8 (an eighth, not under): 2
+      [0, 0], // 4
+      [2, 2], // 2 of 8 (a quarter, not over): 4
+      [0, 0], // 8
+      [0, 0], // 16
+      [0, 0], // 16 at most
+      [4, 4], // 4 of 8 (half, not over: lingers on); over a quarter: halves, 8
+      [3, 3], // 4
+      [3, 3], // 2
+      [3, 3], // 1
+      [3, 3], // 1 at least
+      [0, 0], // 2
+      [0, 0], // 4
+      [0, 0], // 8
+      [0, 8], // 16 in flight now: 16
+      [9, 0], // 9 of 16, over half: it ran dry, waits
+    ];
+    for (const [read, added] of plan) seen.push(step(read, added));
+    assertEquals(seen, [2, 2, 4, 4, 8, 16, 16, 8, 4, 2, 1, 1, 2, 4, 8, 16, "waits"], "each linger's length");
+    // A wake after the wait: its read lingers from 1 ms again (1 of 7 read: not under an eighth of the
+    // 16 the last linger left, which a wake's read is not measured against).
+    complete(1);
+    assertEquals(Atomics.exchange(w.channel.words, w.channel.waiting, 0), 1, "the worker takes the word");
+    Atomics.notify(w.channel.words, w.channel.waiting, 1);
+    for (let i = 0; i < 1000 && timers.length === 0; i++) await realTurn();
+    assertEquals(timers.map((t) => t.ms), [1], "a linger of 1 ms after the wake");
+  } finally {
+    globalThis.setTimeout = realSetTimeout;
+  }
+  w.reader.stop();
+  for (const t of [...flying, backlogged]) {
+    w.ledger.placed[t.index] = undefined;
+    w.ledger.settle(t.entry, 0, null);
+  }
 });
