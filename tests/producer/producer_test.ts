@@ -12,7 +12,9 @@
  */
 import { Encoder } from "../../lib/codec/codec.ts";
 import { encodeOutcome } from "../../lib/codec/outcome.ts";
-import { PoolClosedError, PoolTerminatedError, WorkerCrashedError } from "../../lib/errors.ts";
+import { PoolClosedError, PoolTerminatedError, ResourceLimitError, WorkerCrashedError } from "../../lib/errors.ts";
+import { chunkTaskId } from "../../lib/producer/batch.ts";
+import { Deque } from "../../lib/protocol/deque.ts";
 import { move } from "../../lib/codec/move.ts";
 import { decode } from "../../lib/codec/codec.ts";
 import type { PoolStateName } from "../../lib/lifecycle.ts";
@@ -23,7 +25,7 @@ import { Injector } from "../../lib/protocol/injector.ts";
 import { ControlWords, ProducerWords, SlotCountWords, StatusWords } from "../../lib/protocol/layout.ts";
 import { PoolMemory } from "../../lib/protocol/memory.ts";
 import { claimSlot } from "../../lib/protocol/producers.ts";
-import { TaskFlags, TaskState, TaskTable } from "../../lib/record/task.ts";
+import { PAYLOAD_BY_MESSAGE, TaskFlags, TaskState, TaskTable } from "../../lib/record/task.ts";
 import { assertEquals, test as baseTest, within } from "../_test.ts";
 
 /** An owner port that records what the producer asks of it; its state is the test's to set. */
@@ -629,4 +631,231 @@ test("producer: stopReading stops the reader; dispose leaves the producer inert"
   w.producer.stopReading();
   assertEquals(w.producer.reader.drain(), 0, "nothing read once stopped");
   w.producer.dispose();
+});
+
+test("producer: a task with a timeout starts its clock when a worker starts it (the placement's hook), then times out", async () => {
+  const w = world();
+  const p = observe(w.producer.with({ timeout: 1 }).run("a", [1]));
+  const table = w.producer.table;
+  const handle = w.producer.levels.take();
+  const index = table.indexOf(handle);
+  await turn(20);
+  assertEquals(p.state, "pending", "queued: its clock has not started");
+  table.fields.storeWorker(index, 0);
+  table.fields.storeState(index, TaskState.RUNNING);
+  Atomics.notify(table.words, table.fields.stateWord(index));
+  const deadline = Date.now() + 10_000;
+  while (p.state === "pending" && Date.now() < deadline) await turn(5);
+  assertEquals(p.state, "rejected", "timed out once started (a hang if the clock never started)");
+  assertEquals((p.value as Error).name, "TimeoutError", "a TimeoutError");
+});
+
+test("producer: a remote producer notes the handle it is placing in its slot's line until the push; the owner's notes nothing", () => {
+  for (const slot of [1, 0]) {
+    const w = world({ slot });
+    const line = w.memory.slotLine(1);
+    const levels = w.producer.levels;
+    const push = levels.pushPatiently;
+    const seen: number[] = [];
+    levels.pushPatiently = function (handle, level) {
+      seen.push(Atomics.load(line, ProducerWords.placing), handle);
+      return push.call(this, handle, level);
+    };
+    w.producer.spawn("a", [1]);
+    if (slot === 1) {
+      assertEquals(seen[0], seen[1], "slot 1: the handle noted while it is pushed");
+      assertEquals(Atomics.load(line, ProducerWords.placing), -1, "and cleared after");
+    } else {
+      assertEquals(seen[0] === seen[1], false, "slot 0: no note in slot 1's line");
+    }
+  }
+});
+
+test("producer: rejectForNoWorkers rejects the backlog's tasks too; permanent, it empties the backlog, not permanent, it leaves it", async () => {
+  for (const permanent of [true, false]) {
+    const w = world({ pool: { taskCapacity: 16 } });
+    const records = w.producer.table.indexMask + 1;
+    const outcomes = Array.from({ length: records + 2 }, (_, i) => observe(w.producer.run("a", [i])));
+    assertEquals(w.producer.backlogLength(), 2, "two in the backlog");
+    const rejected = w.producer.rejectForNoWorkers((task) => new Error(`none for ${task}`), permanent);
+    assertEquals(rejected, records + 2, "every task rejected (all queued or waiting)");
+    await turn();
+    assertEquals(outcomes.every((o) => o.state === "rejected"), true, "every promise rejected");
+    assertEquals(w.producer.backlogLength(), permanent ? 0 : 2, permanent ? "backlog emptied" : "backlog left");
+  }
+});
+
+test("producer: stats() counts tasks in the workers' deques, duplicate reports and the payload arena", () => {
+  const w = world();
+  const deque = new Deque(w.memory.dequeRegion(1));
+  deque.push(5);
+  deque.push(6);
+  w.producer.spawn("a", [1]);
+  const stats = w.producer.stats();
+  assertEquals(stats.workers.map((s) => s.queued), [0, 2], "worker 1's deque holds two");
+  assertEquals(stats.queued, 3, "the levels' one and the deque's two");
+  const slabs = w.producer.table.slabs;
+  assertEquals(stats.payloadArena, { bytes: slabs.used, resets: slabs.resets }, "the arena's figures");
+  // One settle twice (counted by the ledger), one record freed twice (counted by the table).
+  const entry = w.producer.ledger.placed.find((e) => e !== undefined)!;
+  w.producer.ledger.settle(entry, 0, 1);
+  w.producer.ledger.settle(entry, 0, 1);
+  assertEquals(w.producer.stats().duplicateReports, 1, "a settle of a settled task");
+  const handle = w.producer.table.allocate();
+  w.producer.table.fields.storeState(w.producer.table.indexOf(handle), TaskState.DONE);
+  assertEquals(w.producer.table.releaseHandle(handle), true, "freed once");
+  w.producer.table.releaseHandle(handle);
+  assertEquals(w.producer.stats().duplicateReports, 2, "and a record freed twice");
+});
+
+test("producer: in a bounded pool, a settle wakes another producer that waits for room; unbounded, nobody waits for room", () => {
+  for (const maxQueue of [1, undefined]) {
+    const w = world({ pool: maxQueue === undefined ? {} : { maxQueue } });
+    assertEquals(claimSlot(w.memory.buffer, w.memory.layout), 1, "slot 1 claimed");
+    const other = w.memory.channels[1];
+    w.producer.spawn("a", [1]);
+    // Slot 1's producer says it waits for room, and sleeps on its waiting word.
+    Atomics.store(w.memory.control, ControlWords.roomWaiters, 1);
+    Atomics.store(other.words, other.waiting, 1);
+    finishNext(w, 1);
+    w.producer.reader.drain();
+    assertEquals(
+      Atomics.load(other.words, other.waiting),
+      maxQueue === undefined ? 1 : 0,
+      maxQueue === undefined ? "unbounded: no wake" : "bounded: woken (its waiting word taken back)",
+    );
+  }
+});
+
+test("producer: graphHost hands a graph this producer's records, queues, ledger, checks and codecs", async () => {
+  class Custom extends Error {
+    override name = "Custom";
+  }
+  const w = world({ slot: 1, pool: { errorClasses: [Custom] } });
+  const host = w.producer.graphHost();
+  assertEquals(host.table === w.producer.table, true, "table");
+  assertEquals(host.graph === w.memory.graph, true, "the graph words");
+  assertEquals(host.levels === w.producer.levels, true, "levels");
+  assertEquals(host.sleep === w.memory.sleep, true, "sleep");
+  assertEquals(host.ledger === w.producer.ledger, true, "ledger");
+  assertEquals(host.origin, 2, "slot 1's origin");
+  assertEquals(host.taskNames, ["a", "b"], "task names");
+  assertEquals([host.taskId("b"), host.taskId("zz")], [1, undefined], "task ids");
+  assertEquals(host.open(), true, "open");
+  assertEquals(host.closedError("a").message, w.producer.closedError("a").message, "the closed error");
+  const args = [1, { two: 2 }, new WorkerCrashedError("w", 3), new ResourceLimitError("r", 1), new Custom("c")];
+  const back = host.decode(host.encode(args)) as unknown[];
+  assertEquals(back.slice(0, 2), [1, { two: 2 }], "values");
+  assertEquals(back[2] instanceof WorkerCrashedError, true, "a WorkerCrashedError stays one");
+  assertEquals(back[3] instanceof ResourceLimitError, true, "a ResourceLimitError stays one");
+  assertEquals(back[4] instanceof Custom, true, "the pool's error classes too");
+  const refused = thrown(() => host.encode([move(new ArrayBuffer(4))])) as Error;
+  assertEquals(
+    refused.message.endsWith(
+      "and a graph node's arguments cannot be moved (any worker may run it): pass it without move() to copy it, or in a SharedArrayBuffer",
+    ),
+    true,
+    `a move refused: ${refused.message}`,
+  );
+  host.abort(1, 77);
+  assertEquals(
+    w.port.posts.at(-1),
+    { worker: 1, message: { type: "abort", handle: 77 }, transfer: undefined },
+    "abort",
+  );
+  w.producer.spawn("a", [1]);
+  host.arm();
+  const channel = w.memory.channels[1];
+  assertEquals(Atomics.load(channel.words, channel.waiting), 1, "armed: the reader waits on its word");
+  w.producer.closeSubmissions();
+  assertEquals(host.open(), false, "closed");
+  await turn();
+});
+
+test("producer: bufferArrived registers a worker's SharedArrayBuffer; payloadArrived settles a task whose result came by message", async () => {
+  const w = world();
+  const sab = new SharedArrayBuffer(4);
+  w.producer.bufferArrived(9, sab);
+  assertEquals(w.producer.buffers.resolve(9) === sab, true, "registered");
+  const p = w.producer.run("a", [1]);
+  const handle = w.producer.levels.take();
+  const table = w.producer.table;
+  const index = table.indexOf(handle);
+  const encoder = new Encoder();
+  const outcome = encodeOutcome(encoder, "by message", false);
+  table.fields.storeState(index, TaskState.DONE);
+  table.fields.setPayloadLength(index, PAYLOAD_BY_MESSAGE);
+  table.fields.setOutcome(index, outcome);
+  assertEquals(w.completions.push(handle), true, "queued");
+  w.producer.reader.drain();
+  w.producer.payloadArrived(handle, encoder.snapshot(), undefined);
+  w.producer.reader.drain();
+  assertEquals(await settled(p), { value: "by message" }, "settled with the message's payload");
+});
+
+test("producer: runMany sends tiny argument lists as one chunk task at the level asked", () => {
+  const w = world();
+  w.producer.spawn("b", [{ first: true }]);
+  // 2 workers × 8 chunks a worker: chunks of n / 16 lists (64 lists: 16 chunks of 4).
+  void w.producer.runMany("a", Array.from({ length: 64 }, (_, i) => [i]), { priority: "high" }).catch(() => {});
+  const table = w.producer.table;
+  const taken: number[] = [];
+  for (let h = w.producer.levels.take(); h >= 0; h = w.producer.levels.take()) {
+    taken.push(table.fields.task(table.indexOf(h)));
+  }
+  // The high level first, but the normal one gets its turn after LEVEL_QUOTA (8) high takes.
+  const eight = Array.from({ length: 8 }, () => chunkTaskId(2));
+  assertEquals(taken, [...eight, 1, ...eight], "16 chunks (high), the normal task after the high quota");
+});
+
+test("producer: map runs a task per input within the room, and cancels what is in flight when it ends early", async () => {
+  // workers 2 + maxQueue 1: at most three pending.
+  const w = world({ pool: { maxQueue: 1 } });
+  const inputs = Array.from({ length: 6 }, (_, i) => ({ i }));
+  const it = w.producer.map<{ i: number }, unknown>("a", inputs, { concurrency: 5 })[Symbol.asyncIterator]();
+  const first = it.next();
+  await turn(5);
+  assertEquals(w.producer.stats().pending, 3, "three in flight: the room, not the concurrency, bounds it");
+  finishNext(w, "r0");
+  w.producer.reader.drain();
+  assertEquals(await within(first, 30_000, "map's first result"), { value: "r0", done: false }, "its first result");
+  await turn(5);
+  const table = w.producer.table;
+  const placed = w.producer.ledger.placed.flatMap((e, i) => e === undefined ? [] : [i]);
+  assertEquals(placed.length, 3, "three in flight again");
+  await within(it.return(undefined), 30_000, "map's return");
+  assertEquals(placed.map((i) => table.fields.loadState(i)), placed.map(() => TaskState.CANCELLED), "all cancelled");
+});
+
+test("producer: without Promise.withResolvers (Node 20), run makes its promise with an executor and settles it", async () => {
+  const promises = Promise as unknown as { withResolvers?: unknown };
+  const native = promises.withResolvers;
+  delete promises.withResolvers;
+  let module: { Producer: typeof Producer };
+  try {
+    // A second instance of the module, loaded while the runtime lacks it.
+    module = await import(new URL("../../lib/producer/producer.ts", import.meta.url).href + "?without-resolvers");
+  } finally {
+    promises.withResolvers = native;
+  }
+  const options = resolveOptions({ workers: 1, taskCapacity: 16 });
+  const memory = PoolMemory.create(options.shape);
+  TaskTable.init(memory);
+  const port = newPort();
+  const producer = new module.Producer({ memory, port: port as unknown as OwnerPort, options });
+  worlds.push({ producer });
+  producer.setTasks(["a"]);
+  const p = producer.run("a", [1]);
+  const q = producer.run("zz", []);
+  const handle = producer.levels.take();
+  const index = producer.table.indexOf(handle);
+  const encoder = new Encoder();
+  producer.table.fields.setOutcome(index, encodeOutcome(encoder, "made", false));
+  producer.table.writeEncoded(index, encoder);
+  producer.table.fields.storeState(index, TaskState.DONE);
+  new Injector(memory.channels[0].queue).push(handle);
+  producer.reader.drain();
+  assertEquals(await settled(p), { value: "made" }, "resolved");
+  const out = await settled(q) as { error: Error };
+  assertEquals(out.error instanceof Error, true, "rejected (no such task)");
 });
