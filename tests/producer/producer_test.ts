@@ -22,7 +22,10 @@ import { resolveOptions } from "../../lib/options.ts";
 import type { OwnerPort } from "../../lib/producer/owner_port.ts";
 import { Producer } from "../../lib/producer/producer.ts";
 import { Injector } from "../../lib/protocol/injector.ts";
-import { ControlWords, ProducerWords, SlotCountWords, StatusWords } from "../../lib/protocol/layout.ts";
+import { ControlWords, NoteWords, ProducerWords, SlotCountWords, StatusWords } from "../../lib/protocol/layout.ts";
+import { lastClaimedPush } from "../../lib/protocol/injector.ts";
+import { epochMs, PoolMetrics } from "../../lib/metrics.ts";
+import { submittedAtSlot } from "../../lib/record/fields.ts";
 import { PoolMemory } from "../../lib/protocol/memory.ts";
 import { claimSlot } from "../../lib/protocol/producers.ts";
 import { PAYLOAD_BY_MESSAGE, TaskFlags, TaskState, TaskTable } from "../../lib/record/task.ts";
@@ -858,4 +861,70 @@ test("producer: without Promise.withResolvers (Node 20), run makes its promise w
   assertEquals(await settled(p), { value: "made" }, "resolved");
   const out = await settled(q) as { error: Error };
   assertEquals(out.error instanceof Error, true, "rejected (no such task)");
+});
+
+test("producer: a remote producer's pushes are noted in its slot's notes, one handle a level (the owner completes them if it dies)", () => {
+  const w = world({ slot: 1 });
+  const table = w.producer.table;
+  const cases = [["high", NoteWords.injectorHigh], ["normal", NoteWords.injector], [
+    "low",
+    NoteWords.injectorLow,
+  ]] as const;
+  for (const [priority, at] of cases) {
+    w.producer.with({ priority }).spawn("a", [priority]);
+    const handle = w.producer.levels.take();
+    assertEquals(table.indexOf(handle) >= 0, true, "placed");
+    assertEquals(lastClaimedPush(w.memory.slotNotes(1, at)), handle, `${priority}: its push noted`);
+  }
+});
+
+test("producer: while another producer waits for room, this one keeps to its share of the pool's room", async () => {
+  // workers 2 + maxQueue 1: three pending at most; two parties open, one of them waiting: a share of one.
+  const w = world({ pool: { maxQueue: 1 } });
+  assertEquals(claimSlot(w.memory.buffer, w.memory.layout), 1, "slot 1 claimed");
+  Atomics.store(w.memory.control, ControlWords.producersOpen, 1);
+  Atomics.store(w.memory.control, ControlWords.roomWaiters, 1);
+  const first = observe(w.producer.run("a", [1]));
+  const second = observe(w.producer.run("a", [2]));
+  await turn();
+  assertEquals(first.state, "pending", "its share admitted");
+  assertEquals(second.state, "rejected", "past its share: refused");
+  assertEquals((second.value as Error).name, "QueueFullError", "with a QueueFullError");
+});
+
+test("producer: a producer that waits for room arms its reader (a settle anywhere then wakes it)", () => {
+  const w = world({ pool: { maxQueue: 1 } });
+  assertEquals(claimSlot(w.memory.buffer, w.memory.layout), 1, "slot 1 claimed");
+  Atomics.store(w.memory.slotLine(1), ProducerWords.pending, 3);
+  const channel = w.memory.channels[0];
+  assertEquals(Atomics.load(channel.words, channel.waiting), 0, "not armed");
+  void w.producer.waitForRoom();
+  assertEquals(Atomics.load(channel.words, channel.waiting), 1, "armed, with nothing of its own pending");
+});
+
+test("producer: with metrics, each submission stamps its record's submission time", () => {
+  const options = resolveOptions({ workers: 2, taskCapacity: 16, metrics: true });
+  const memory = PoolMemory.create(options.shape);
+  TaskTable.init(memory);
+  const metrics = new PoolMetrics(2, memory.status, epochMs());
+  const producer = new Producer({ memory, port: newPort() as unknown as OwnerPort, options, metrics });
+  worlds.push({ producer });
+  producer.setTasks(["a"]);
+  const before = epochMs();
+  producer.spawn("a", [1]);
+  const index = producer.table.indexOf(producer.levels.take());
+  const floats = new Float64Array(memory.buffer, memory.layout.records, (16 * memory.layout.recordBytes) / 8);
+  const at = floats[submittedAtSlot(index, memory.layout.recordBytes / 4)];
+  assertEquals(at >= before && at <= epochMs(), true, `stamped with the submission's time: ${at}`);
+  assertEquals(producer.metricsTable().length > 0, true, "a metrics table");
+  assertEquals(producer.stats().metrics !== undefined, true, "stats() has the metrics");
+});
+
+test("producer: a task with a progress handler is watched by the reader once placed", () => {
+  const w = world();
+  const channel = w.memory.channels[0];
+  Atomics.store(channel.words, channel.progress, 1);
+  assertEquals(w.producer.reader.progress.noticed(), false, "nothing watched");
+  w.producer.with({ onProgress: () => {} }).spawn("a", [1]);
+  assertEquals(w.producer.reader.progress.noticed(), true, "its record watched");
 });
