@@ -11,6 +11,7 @@
  * No worker runs, and nothing depends on timing: waits are awaited, never timed.
  */
 import { Encoder } from "../../lib/codec/codec.ts";
+import { BufferRegistry } from "../../lib/codec/buffers.ts";
 import { encodeOutcome } from "../../lib/codec/outcome.ts";
 import { PoolClosedError, PoolTerminatedError, ResourceLimitError, WorkerCrashedError } from "../../lib/errors.ts";
 import { chunkTaskId } from "../../lib/producer/batch.ts";
@@ -26,6 +27,7 @@ import { ControlWords, NoteWords, ProducerWords, SlotCountWords, StatusWords } f
 import { lastClaimedPush } from "../../lib/protocol/injector.ts";
 import { epochMs, PoolMetrics } from "../../lib/metrics.ts";
 import { submittedAtSlot } from "../../lib/record/fields.ts";
+import { eventLoopHolds } from "../../lib/runtime/holds.ts";
 import { PoolMemory } from "../../lib/protocol/memory.ts";
 import { claimSlot } from "../../lib/protocol/producers.ts";
 import { PAYLOAD_BY_MESSAGE, TaskFlags, TaskState, TaskTable } from "../../lib/record/task.ts";
@@ -261,6 +263,7 @@ test("producer: rejectUnsettled rejects every unsettled task with a PoolTerminat
       `Cannot finish task '${task}' as the pool was terminated (a test): submit it to another pool`,
       "its message",
     );
+    assertEquals(/\n\s+at /.test(out.error.stack ?? ""), false, `no stack frames captured: ${out.error.stack}`);
   }
   assertEquals(w.producer.stats().pending, 0, "none pending");
 });
@@ -319,6 +322,8 @@ test("producer: noWorkers rejects with a WorkerCrashedError naming the task, the
   assertEquals(out.error instanceof WorkerCrashedError, true, "a WorkerCrashedError");
   assertEquals(out.error.message, "Cannot run task 'a' as no worker is left", "its message");
   assertEquals(out.error.worker, 1, "the worker");
+  const cause = out.error.cause as Error;
+  assertEquals([cause.name, cause.message], ["RangeError", "boom"], "the failed start as its cause");
 });
 
 test("producer: a remote producer learns of a terminate when it drains: each unsettled task rejects once, naming the owner; the owner's own producer does not", async () => {
@@ -770,6 +775,11 @@ test("producer: graphHost hands a graph this producer's records, queues, ledger,
   host.arm();
   const channel = w.memory.channels[1];
   assertEquals(Atomics.load(channel.words, channel.waiting), 1, "armed: the reader waits on its word");
+  const progress = w.memory.channels[1];
+  Atomics.store(progress.words, progress.progress, 1);
+  assertEquals(w.producer.reader.progress.noticed(), false, "no node watched");
+  host.watch(w.producer.table.indexOf(w.producer.levels.take()));
+  assertEquals(w.producer.reader.progress.noticed(), true, "a node's record watched");
   w.producer.closeSubmissions();
   assertEquals(host.open(), false, "closed");
   await turn();
@@ -826,8 +836,25 @@ test("producer: map runs a task per input within the room, and cancels what is i
   const table = w.producer.table;
   const placed = w.producer.ledger.placed.flatMap((e, i) => e === undefined ? [] : [i]);
   assertEquals(placed.length, 3, "three in flight again");
+  // One of them started: its cancellation is an abort (not a timeout), told to its worker.
+  const runningHandle = w.producer.levels.take();
+  const running = table.indexOf(runningHandle);
+  table.fields.storeWorker(running, 0);
+  table.fields.storeState(running, TaskState.RUNNING);
   await within(it.return(undefined), 30_000, "map's return");
-  assertEquals(placed.map((i) => table.fields.loadState(i)), placed.map(() => TaskState.CANCELLED), "all cancelled");
+  const queued = placed.filter((i) => i !== running);
+  assertEquals(
+    queued.map((i) => table.fields.loadState(i)),
+    queued.map(() => TaskState.CANCELLED),
+    "queued: cancelled",
+  );
+  const flags = table.fields.loadFlags(running);
+  assertEquals(
+    [(flags & TaskFlags.ABORTED) !== 0, (flags & TaskFlags.TIMED_OUT) !== 0],
+    [true, false],
+    "aborted, not timed out",
+  );
+  assertEquals(w.port.posts.at(-1)?.message, { type: "abort", handle: runningHandle }, "its worker told");
 });
 
 test("producer: without Promise.withResolvers (Node 20), run makes its promise with an executor and settles it", async () => {
@@ -927,4 +954,66 @@ test("producer: a task with a progress handler is watched by the reader once pla
   assertEquals(w.producer.reader.progress.noticed(), false, "nothing watched");
   w.producer.with({ onProgress: () => {} }).spawn("a", [1]);
   assertEquals(w.producer.reader.progress.noticed(), true, "its record watched");
+});
+
+test("producer: run turns a throw of the pool's steps (a stack overflow, say) into its promise's rejection", async () => {
+  const w = world();
+  const admission = (w.producer as unknown as { admission: { submit: () => void } }).admission;
+  const overflow = new RangeError("Maximum call stack size exceeded");
+  admission.submit = () => {
+    throw overflow;
+  };
+  const p = observe(w.producer.run("a", [1]));
+  await turn();
+  assertEquals(p.state, "rejected", "rejected, not thrown");
+  assertEquals(p.value, overflow, "with the throw");
+});
+
+test("producer: a submission cut short is completed first by drain(), the reader's drain and repairIfCut()", () => {
+  const w = world();
+  const admission = (w.producer as unknown as { admission: { repairIfCut: () => void } }).admission;
+  let repairs = 0;
+  admission.repairIfCut = () => void repairs++;
+  void w.producer.drain();
+  assertEquals(repairs, 1, "drain()");
+  w.producer.reader.drain();
+  assertEquals(repairs, 2, "the reader's drain (its beforeDrain hook)");
+  w.producer.repairIfCut();
+  assertEquals(repairs, 3, "repairIfCut()");
+});
+
+test("producer: dispose resolves the waits for room, uncounts them, and lets the process exit", async () => {
+  const w = world({ pool: { maxQueue: 1 } });
+  for (let i = 0; i < 3; i++) w.producer.spawn("a", [i]);
+  const room = observe(w.producer.waitForRoom());
+  assertEquals(Atomics.load(w.memory.control, ControlWords.roomWaiters), 1, "counted as waiting for room");
+  const holds = eventLoopHolds();
+  w.producer.dispose();
+  await turn();
+  assertEquals(room.state, "fulfilled", "the wait resolved");
+  assertEquals(Atomics.load(w.memory.control, ControlWords.roomWaiters), 0, "uncounted");
+  assertEquals(eventLoopHolds(), holds - 1, "its hold on the event loop (tasks pending) released");
+});
+
+test("producer: a result naming a SharedArrayBuffer not arrived yet settles once bufferArrived brings it", async () => {
+  const w = world();
+  const p = observe(w.producer.run("a", [1]));
+  const handle = w.producer.levels.take();
+  const table = w.producer.table;
+  const index = table.indexOf(handle);
+  const sab = new SharedArrayBuffer(8);
+  // A worker's registry (its own counter): the id it gives is new to this producer.
+  const remote = new BufferRegistry(new Int32Array([1000]), 0, () => {});
+  const encoder = new Encoder({ shareBuffer: remote.share });
+  table.fields.setOutcome(index, encodeOutcome(encoder, sab, false));
+  assertEquals(table.writeEncoded(index, encoder), true, "fits");
+  table.fields.storeState(index, TaskState.DONE);
+  w.completions.push(handle);
+  w.producer.reader.drain();
+  await turn();
+  assertEquals(p.state, "pending", "its buffer has not come");
+  w.producer.bufferArrived(remote.share(sab), sab);
+  await turn();
+  assertEquals(p.state, "fulfilled", "settled once it came");
+  assertEquals(p.value === sab, true, "with the buffer");
 });
