@@ -1017,3 +1017,16 @@ test("producer: a result naming a SharedArrayBuffer not arrived yet settles once
   assertEquals(p.state, "fulfilled", "settled once it came");
   assertEquals(p.value === sab, true, "with the buffer");
 });
+
+test("producer: dispose gives back a backlog buffer that a burst grew", async () => {
+  const w = world({ pool: { taskCapacity: 16 } });
+  const records = w.producer.table.indexMask + 1;
+  // The records taken, then 40 tasks of 64 KiB each wait in the backlog: its buffer grows past 1 MiB.
+  for (let i = 0; i < records + 40; i++) w.producer.run("a", ["x".repeat(64 * 1024)]).catch(() => {});
+  w.producer.rejectForNoWorkers((task) => new Error(`none for ${task}`));
+  await turn();
+  const backlog = (w.producer as unknown as { submitter: { backlog: { trimmable: boolean } } }).submitter.backlog;
+  assertEquals(backlog.trimmable, true, "emptied, its grown buffer still kept");
+  w.producer.dispose();
+  assertEquals(backlog.trimmable, false, "given back");
+});
