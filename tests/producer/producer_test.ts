@@ -782,6 +782,10 @@ test("producer: graphHost hands a graph this producer's records, queues, ledger,
   assertEquals(w.producer.reader.progress.noticed(), true, "a node's record watched");
   w.producer.closeSubmissions();
   assertEquals(host.open(), false, "closed");
+  // A pool without error classes of its own decodes its crash errors too.
+  const plain = world().producer.graphHost();
+  const crashed = plain.decode(plain.encode([new WorkerCrashedError("w", 0)])) as unknown[];
+  assertEquals(crashed[0] instanceof WorkerCrashedError, true, "without errorClasses");
   await turn();
 });
 
