@@ -225,6 +225,21 @@ export const TARGETS = {
     "tests/pool/reliability_test.ts",
     "tests/pool/metrics_test.ts",
   ],
+  // The producer (the submitting side every pool and producer thread runs): its unit tests first (one
+  // thread, a stand-in owner port, the test playing the worker), then the pool suites that reach its own
+  // code rather than its parts': stats() and metricsTable(), terminate() and a remote producer's end,
+  // a producer in a worker (slot > 0), its stats, the fair share of records and the no-workers rejection
+  // (16 s together, unmutated). Left out: cancel_test.ts (cancellation.ts's suite, with a random race
+  // test), batch_test.ts (8 s, batch.ts's) and producers_test.ts (70 s whole).
+  "lib/producer/producer.ts": [
+    "tests/producer/producer_test.ts",
+    "tests/pool/metrics_test.ts",
+    "tests/pool/terminated_test.ts",
+    "tests/pool/inner_producer_test.ts",
+    "tests/pool/producer_stats_test.ts",
+    "tests/pool/fair_share_test.ts",
+    "tests/pool/no_workers_test.ts",
+  ],
 };
 
 /** The filter of `memory.ts` and `layout.ts` (see {@link FILTER}). */
