@@ -240,6 +240,38 @@ export const TARGETS = {
     "tests/pool/fair_share_test.ts",
     "tests/pool/no_workers_test.ts",
   ],
+  // A producer's admission: its unit tests first (one thread, a real table, ledger, queues and room: each
+  // refusal, what an admitted task leaves, the repair of a submission cut at each shared access; added after
+  // the first run began), then every refusal through the pool (terminated_test: each submission after terminate() and
+  // close(), 1 s), the room (backpressure), an aborted signal and the canceller's hooks (cancel), the
+  // payload's bound and move()'s detach (payload), the getters that close or submit again and the cut-short
+  // repair at the edge of the stack (reliability), a fixed pool left with no worker (no_workers): 16 s
+  // together, unmutated. See FILTER.
+  "lib/producer/admission.ts": [
+    "tests/producer/admission_test.ts",
+    "tests/pool/terminated_test.ts",
+    "tests/pool/backpressure_test.ts",
+    "tests/pool/cancel_test.ts",
+    "tests/pool/payload_test.ts",
+    "tests/pool/reliability_test.ts",
+    "tests/pool/no_workers_test.ts",
+  ],
+  // The placing of submitted tasks: its unit tests first (one thread, a real table, ledger and queues), the
+  // pool's backlog (order, bytes through growth, trims), the fair share of records, the getters and onError
+  // handlers that submit again (the nested encoder), move()'s directed tasks and the payload bounds, a level,
+  // a progress handler, a task aborted in the backlog, a timeout's start watch and the metrics' stamps:
+  // 17 s together, unmutated. See FILTER.
+  "lib/producer/submission.ts": [
+    "tests/producer/submission_test.ts",
+    "tests/pool/backlog_test.ts",
+    "tests/pool/fair_share_test.ts",
+    "tests/pool/reliability_test.ts",
+    "tests/pool/payload_test.ts",
+    "tests/pool/priority_test.ts",
+    "tests/pool/progress_test.ts",
+    "tests/pool/cancel_test.ts",
+    "tests/pool/metrics_test.ts",
+  ],
 };
 
 /** The filter of `memory.ts` and `layout.ts` (see {@link FILTER}). */
@@ -333,6 +365,26 @@ export const FILTER = {
   // The producer death tests: every test of owner/producer_deaths_test.ts ("deaths: …"), recovery_paths's
   // sweep racing a worker's claim, producer_slots's dead last slot, producer_stats's abandoned tasks and
   // producers_test's random kills (7 s); the rest of those suites never lets a producer die.
+  // Of each suite the tests that submit through a refusal, a check or the repair: terminated_test.ts whole;
+  // backpressure's maxQueue refusal and map's wait for room; cancel's aborts while queued or backlogged, bad
+  // options and an aborted spawn; payload's bound and move()'s three; reliability's getters, terminate()
+  // from onError and the run at the edge of the stack; no_workers' first (a fixed pool left unstaffed).
+  // Left out: the rest of those files (worker deaths, fork-join, 35 s of reliability_test.ts), which reach
+  // admission only through an ordinary submission that the kept tests make too.
+  "lib/producer/admission.ts":
+    "/^(admission: |after terminate|after close|PoolTerminatedError is|maxQueue: a submission|" +
+    "map respects maxQueue|a task aborted while queued|a task aborted in the backlog|bad task options|an " +
+    "aborted spawn|a payload beyond payloadMemory|move\\(\\): an argument|move\\(\\) is refused|a moved task " +
+    "cancelled|a getter in the arguments|a run at the edge|terminate\\(\\) called from onError|no workers " +
+    "on [a-z]+: a 1-worker)/",
+  // submission_test.ts ("submission: …", unit, first); of the pool suites one or two tests each that place a
+  // task through the path named in TARGETS' comment. Left out: the rest of those files (81 s of
+  // reliability_test.ts, progress and cancellation races, priority's starvation bounds), which place tasks
+  // only as the kept tests do.
+  "lib/producer/submission.ts": "/^(submission: |waiting entries |an emptied backlog |fair share |an onError " +
+    "that submits while|a getter in the arguments that submits again|move\\(\\): an argument|a moved task " +
+    "cancelled|a payload beyond payloadMemory|large arguments copied straight|one worker: high|progress values " +
+    "arrive in order|a task aborted in the backlog|timeout counts from|metrics: run and wait times)/",
   "lib/owner/producer_deaths.ts": "/^(deaths: |class 7: a producer|slots: the last slot given back|stats\\(\\): a " +
     "producer thread that dies|producers killed at random)/", // worker/search_test.ts ("search: …", unit, first); order_test's submission-order tests (not its
   // queueTimeout test: a deadline under load); audit_b_test's class 6 and 8; metrics_test and

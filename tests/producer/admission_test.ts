@@ -1,0 +1,448 @@
+/**
+ * `Admission`, a producer's admission of a submission (`lib/producer/admission.ts`), on one thread with a
+ * real pool memory, task table, ledger, queues, room, submitter, canceller and completion reader: each
+ * refusal (its order, its error, that it records nothing), what an admitted task leaves in shared memory,
+ * and the repair of a submission cut short at each of its shared accesses (a stack overflow there: the
+ * test's binding throws before the n-th access, tests/protocol/_cut_at.ts). The pool's suites reach these
+ * through workers; these pin the values, which StrykerJS changed without the pool's suites noticing
+ * (issue 47, "Mutants nobody here chose").
+ *
+ * No worker runs: a task "runs" when the test takes its handle from its queue. Nothing depends on timing.
+ */
+import { BufferRegistry } from "../../lib/codec/buffers.ts";
+import { move } from "../../lib/codec/move.ts";
+import { PoolClosedError, PoolTerminatedError, QueueFullError } from "../../lib/errors.ts";
+import type { PoolStateName } from "../../lib/lifecycle.ts";
+import { resolveOptions, resolveRunOptions } from "../../lib/options.ts";
+import { Admission } from "../../lib/producer/admission.ts";
+import { Canceller } from "../../lib/producer/cancellation.ts";
+import { CompletionReader } from "../../lib/producer/completion.ts";
+import { TaskLedger } from "../../lib/producer/ledger.ts";
+import { Room } from "../../lib/producer/room.ts";
+import { Submitter } from "../../lib/producer/submission.ts";
+import { Injector } from "../../lib/protocol/injector.ts";
+import { ControlWords, SleepWords } from "../../lib/protocol/layout.ts";
+import { Level } from "../../lib/protocol/levels.ts";
+import { PoolMemory } from "../../lib/protocol/memory.ts";
+import { AWAKE } from "../../lib/protocol/sleep.ts";
+import { TaskFlags, TaskState, TaskTable } from "../../lib/record/task.ts";
+import { cutAt } from "../protocol/_cut_at.ts";
+import { assert, assertEquals, test } from "../_test.ts";
+
+/** The worlds a test made: their ledgers hold the event loop while tasks are pending (none runs here). */
+const made: { ledger: TaskLedger; stop?: () => void }[] = [];
+
+/** `test`, letting go of every world it made when it ends (else Node's runner waits for their timers). */
+function worldTest(name: string, fn: () => void | Promise<void>): void {
+  test(name, async () => {
+    try {
+      await fn();
+    } finally {
+      for (const w of made.splice(0)) {
+        w.stop?.();
+        w.ledger.releaseProcess();
+      }
+    }
+  });
+}
+
+/** How a task's promise settled, as its resolve and reject saw it. */
+type Outcome = { value: unknown } | { error: unknown } | "pending";
+
+/** A pool of one worker (none runs) with `taskCapacity` records and `maxQueue`, its owner's producer's parts. */
+function world(options: { taskCapacity?: number; maxQueue?: number; payloadMemory?: number } = {}) {
+  const resolved = resolveOptions({ workers: 1, producers: 2, taskCapacity: options.taskCapacity ?? 8, ...options });
+  const shape = resolved.shape;
+  const memory = PoolMemory.create(shape);
+  TaskTable.init(memory);
+  const table = new TaskTable(memory);
+  const levels = memory.levels();
+  const reported: { error: unknown; task: string }[] = [];
+  const bounded = resolved.maxPending !== Infinity;
+  const ledger = new TaskLedger(
+    shape.taskCapacity,
+    (error: unknown) => reported.push({ error, task: "" }),
+    bounded ? { words: memory.control, at: ControlWords.ownerPending } : undefined,
+  );
+  const life = { state: "open" as PoolStateName };
+  let admission: Admission | undefined = undefined;
+  let submitter: Submitter | undefined = undefined;
+  let room: Room | undefined = undefined;
+  const hooks = {
+    beforeDrain: (): void => admission!.repairIfCut(),
+    freed: (): void => submitter!.feed(),
+    starved: (): boolean => submitter!.starved,
+    waitsForRoom: (): boolean => room!.waiting,
+    roomFree: (): boolean => room!.waiting && room!.hasRoom(),
+    terminated: (): boolean => life.state === "terminated",
+    backlogLength: (): number => submitter!.backlogLength,
+  };
+  made.push({ ledger, stop: () => reader.stop() });
+  const channel = memory.channels[0];
+  const buffers = new BufferRegistry(memory.control, ControlWords.nextBufferId, () => {});
+  const reader: CompletionReader = new CompletionReader({
+    memory,
+    channel,
+    completions: new Injector(channel.queue),
+    table,
+    ledger,
+    buffers,
+    hooks,
+  });
+  room = new Room(resolved.maxPending, { pending: () => ledger.pending, arm: () => reader.arm() }, memory, 0);
+  const told: unknown[] = [];
+  const canceller = new Canceller(table, ledger, (_worker, message) => told.push(message), () => {});
+  const directed: { worker: number; handle: number; moved: ArrayBuffer[] }[] = [];
+  submitter = new Submitter({
+    table,
+    levels,
+    sleep: memory.sleep,
+    ledger,
+    shareBuffer: buffers.share,
+    placement: {
+      placed: (entry) => canceller.placed(entry),
+      pickWorker: () => 0,
+      direct: (worker, handle, moved) => void directed.push({ worker, handle, moved }),
+    },
+  });
+  admission = new Admission(
+    { ledger, room, submitter, reader, canceller, table, levels, sleep: memory.sleep, metrics: undefined },
+    () => life.state,
+  );
+  admission.setTasks(["add", "mul", "sum"]);
+  return {
+    memory,
+    table,
+    levels,
+    ledger,
+    room,
+    reader,
+    submitter,
+    canceller,
+    reported,
+    told,
+    directed,
+    admission,
+    capacity: shape.taskCapacity,
+    get state(): PoolStateName {
+      return life.state;
+    },
+    set state(state: PoolStateName) {
+      life.state = state;
+    },
+  };
+}
+
+type World = ReturnType<typeof world>;
+
+/** Submits `task` as `run` does: its outcome, and the entry (undefined if refused). */
+function run(w: World, task: unknown, args: unknown[] = [1, 2], options?: unknown, level?: 0 | 1 | 2) {
+  let outcome: Outcome = "pending";
+  const entry = w.admission.submit(
+    task as string,
+    args,
+    (value: unknown) => outcome = { value },
+    (error: unknown) => outcome = { error },
+    options === undefined ? undefined : resolveRunOptions(options),
+    undefined,
+    level,
+  );
+  return { entry, outcome: () => outcome };
+}
+
+/** The error a refused `run` rejected with (fails if it did not reject). */
+function refusal(w: World, task: unknown, args?: unknown[], options?: unknown): Error {
+  const r = run(w, task, args, options);
+  const outcome = r.outcome();
+  assertEquals(r.entry, undefined, `${String(task)}: refused, no entry`);
+  assert(outcome !== "pending" && "error" in outcome, `${String(task)}: rejected (${JSON.stringify(outcome)})`);
+  return outcome.error as Error;
+}
+
+/** The handles queued at `level`, taken as a worker would. */
+function takeAll(w: World, level: number = Level.normal): number[] {
+  const handles: number[] = [];
+  for (let h = w.levels.queues[level].pop(); h !== -1; h = w.levels.queues[level].pop()) handles.push(h);
+  return handles;
+}
+
+/** What the pool holds: pending entries, records in use, handles queued (all levels). */
+function held(w: World) {
+  let used = 0;
+  for (let i = 0; i < w.capacity; i++) {
+    const state = w.table.fields.loadState(i);
+    if (state !== TaskState.FREE && state !== TaskState.CACHED) used++;
+  }
+  return { pending: w.ledger.pending, used, queued: w.levels.queued };
+}
+
+worldTest(
+  "admission: an admitted task is recorded, placed in a record with its task id and queued at its level",
+  () => {
+    const w = world();
+    const r = run(w, "mul", [6, 7]);
+    assert(r.entry !== undefined, "admitted");
+    assertEquals(r.outcome(), "pending", "not settled");
+    assertEquals({ task: r.entry.task, taskId: r.entry.taskId, level: r.entry.level }, {
+      task: "mul",
+      taskId: 1,
+      level: Level.normal,
+    }, "its entry");
+    assertEquals(held(w), { pending: 1, used: 1, queued: 1 }, "one entry, one record, one queued");
+    const index = w.table.indexOf(r.entry.handle);
+    assertEquals(w.table.fields.loadState(index), TaskState.QUEUED, "QUEUED");
+    assertEquals(w.ledger.placed[index], r.entry, "placed by its index");
+    assertEquals(takeAll(w), [r.entry.handle], "in the normal queue");
+    // A level: from the options, else the caller's.
+    const high = run(w, "add", [1, 2], { priority: "high" });
+    assertEquals(high.entry?.level, Level.high, "from the options");
+    assertEquals(takeAll(w, Level.high), [high.entry!.handle], "in the high queue");
+    const low = run(w, "add", [1, 2], undefined, Level.low);
+    assertEquals(low.entry?.level, Level.low, "the caller's level without options");
+    assertEquals(takeAll(w, Level.low), [low.entry!.handle], "in the low queue");
+    assertEquals(w.admission.taskNames, ["add", "mul", "sum"], "the names");
+    assertEquals([w.admission.taskId("add"), w.admission.taskId("sum"), w.admission.taskId("x")], [0, 2, undefined]);
+  },
+);
+
+worldTest("admission: each refusal rejects with its error and records nothing, in the order of the checks", () => {
+  const w = world({ maxQueue: 1 });
+  const unknown = refusal(w, "nope");
+  assert(unknown instanceof TypeError || unknown instanceof Error, "an error");
+  assert(/nope/.test(unknown.message) && /add, mul, sum|add/.test(unknown.message), `names it: ${unknown.message}`);
+  const notName = refusal(w, () => 1);
+  assert(/a task is named by a string: received a function/.test(notName.message), `not a name: ${notName.message}`);
+  assert(!/=>/.test(notName.message), "no source text");
+  // Arguments that cannot cross threads.
+  const bad = refusal(w, "add", [() => 1]);
+  assert(bad instanceof TypeError, `a TypeError: ${bad}`);
+  assertEquals(held(w), { pending: 0, used: 0, queued: 0 }, "nothing recorded");
+  // An aborted signal: rejects with its reason, before the room check.
+  const controller = new AbortController();
+  controller.abort(new Error("why"));
+  assertEquals(refusal(w, "add", [1, 2], { signal: controller.signal }).message, "why", "the signal's reason");
+  // The room: workers (1) + maxQueue (1) pending at most.
+  assert(run(w, "add").entry !== undefined && run(w, "add").entry !== undefined, "two admitted");
+  const full = refusal(w, "add");
+  assert(full instanceof QueueFullError, `a QueueFullError: ${full}`);
+  assert(
+    /queue is full: 2 tasks pending, at most 2 \(workers \+ maxQueue\), 2 of them this producer's/.test(full.message),
+    `its counts: ${full.message}`,
+  );
+  assert(/waitForRoom\(\)/.test(full.message), `names the fix: ${full.message}`);
+  // The room check comes before the name check, and the abort before the room.
+  assert(refusal(w, "nope") instanceof QueueFullError, "full before unknown");
+  assertEquals(refusal(w, "add", [1, 2], { signal: controller.signal }).message, "why", "aborted before full");
+  assertEquals(held(w), { pending: 2, used: 2, queued: 2 }, "the refused recorded nothing");
+});
+
+worldTest(
+  "admission: a closed or terminated pool, a closed producer and an unstaffed pool refuse before anything else",
+  () => {
+    for (const state of ["closing", "closed", "terminated"] as const) {
+      const w = world();
+      w.state = state;
+      const error = refusal(w, "nope");
+      assert(error instanceof PoolClosedError, `${state}: a PoolClosedError (${error})`);
+      assertEquals(error instanceof PoolTerminatedError, state === "terminated", `${state}: terminated or not`);
+      assert(error.message.includes(state === "terminated" ? "was terminated" : `is ${state}`), error.message);
+      assert(error.message.includes("'nope'"), `names the task: ${error.message}`);
+      assertEquals(w.admission.open(), false, `${state}: not open`);
+    }
+    const w = world();
+    assertEquals(w.admission.open(), true, "open");
+    w.admission.unstaffed = (task: string) => new Error(`no worker for ${task}`);
+    assertEquals(refusal(w, "add").message, "no worker for add", "unstaffed");
+    w.admission.unstaffed = undefined;
+    w.admission.close();
+    assertEquals(w.admission.open(), false, "a closed producer");
+    const closed = refusal(w, "add");
+    assert(closed instanceof PoolClosedError && !(closed instanceof PoolTerminatedError), `${closed}`);
+    assert(/this producer was closed/.test(closed.message), closed.message);
+    w.state = "terminated";
+    assert(refusal(w, "add") instanceof PoolTerminatedError, "terminated wins over the producer's close");
+    // A function as the task: the closed error does not show its source either.
+    assert(/\(not a task name\)/.test(w.admission.closedError((() => 1) as unknown as string).message), "no source");
+    assertEquals(held(w), { pending: 0, used: 0, queued: 0 }, "nothing recorded");
+  },
+);
+
+worldTest(
+  "admission: a spawn's refusal is reported to onError, not thrown; an aborted spawn reports nothing",
+  async () => {
+    const w = world();
+    assertEquals(w.admission.submit("nope", [], undefined, undefined), undefined, "refused");
+    const controller = new AbortController();
+    controller.abort();
+    assertEquals(
+      w.admission.submit("add", [1, 2], undefined, undefined, resolveRunOptions({ signal: controller.signal })),
+      undefined,
+      "aborted",
+    );
+    for (let i = 0; i < 10; i++) await null;
+    assertEquals(w.reported.length, 1, "one report: the unknown task, not the abort");
+    assert(/nope/.test(String(w.reported[0].error)), String(w.reported[0].error));
+  },
+);
+
+worldTest("admission: a getter that closes or terminates the pool refuses its own task, recording nothing", () => {
+  for (const state of ["closing", "terminated"] as const) {
+    const w = world();
+    const args = [{
+      get x() {
+        w.state = state;
+        return 1;
+      },
+    }];
+    const error = refusal(w, "add", args);
+    assert(error instanceof PoolClosedError, `${state}: ${error}`);
+    assertEquals(held(w), { pending: 0, used: 0, queued: 0 }, `${state}: nothing recorded`);
+  }
+});
+
+worldTest("admission: a payload over the pool's bound is a RangeError naming its size and the bound", () => {
+  const w = world({ payloadMemory: 1 << 16 });
+  const max = w.table.maxPayloadBytes();
+  const error = refusal(w, "add", [new Uint8Array(max + 64)]);
+  assert(error instanceof RangeError, `${error}`);
+  assert(new RegExp(`the pool holds at most ${max}:`).test(error.message), error.message);
+  assert(/arguments encode to \d+ bytes/.test(error.message), error.message);
+  assertEquals(held(w), { pending: 0, used: 0, queued: 0 }, "nothing recorded");
+  // Exactly at the bound: admitted.
+  let k = max;
+  while (w.submitter.encode([new Uint8Array(k)]).length > max) k--;
+  assertEquals(w.submitter.encode([new Uint8Array(k)]).length, max, "arguments of exactly the bound");
+  const at = run(w, "add", [new Uint8Array(k)]);
+  assertEquals(at.outcome(), "pending", `at the bound: admitted (${JSON.stringify(at.outcome())})`);
+});
+
+worldTest("admission: moved buffers are detached only once admitted, and the task is directed", () => {
+  const w = world();
+  const kept = new ArrayBuffer(8);
+  assert(refusal(w, "nope", [move(kept)]) !== undefined, "refused");
+  assertEquals(kept.byteLength, 8, "a refused task's buffer stays the caller's");
+  const buffer = new ArrayBuffer(16);
+  const r = run(w, "add", [move(buffer)]);
+  assert(r.entry !== undefined, "admitted");
+  assertEquals(buffer.byteLength, 0, "detached");
+  assertEquals(w.directed.length, 1, "posted to a worker");
+  assertEquals(w.directed[0].moved[0].byteLength, 16, "with its buffer");
+  const index = w.table.indexOf(r.entry.handle);
+  assert((w.table.fields.loadFlags(index) & TaskFlags.DIRECTED) !== 0, "DIRECTED");
+  assertEquals(held(w).queued, 0, "not pushed");
+  // A buffer detached by a getter after it was encoded: refused.
+  const late = new ArrayBuffer(8);
+  const error = refusal(w, "add", [move(late), {
+    get x() {
+      structuredClone(late, { transfer: [late] });
+      return 1;
+    },
+  }]);
+  assert(error instanceof Error, `refused: ${error}`);
+});
+
+worldTest(
+  "admission: with options, the canceller watches the task; a getter that aborts cancels it once enqueued",
+  () => {
+    const w = world();
+    const controller = new AbortController();
+    const r = run(w, "add", [1, 2], { signal: controller.signal, timeout: 1000 });
+    assert(r.entry?.control !== undefined, "controlled");
+    assert((w.table.fields.loadFlags(w.table.indexOf(r.entry.handle)) & TaskFlags.WATCH_START) !== 0, "watched");
+    controller.abort(new Error("stop"));
+    assert(r.outcome() !== "pending", "the abort settled it");
+    const late = new AbortController();
+    const s = run(w, "add", [{
+      get x() {
+        late.abort(new Error("late"));
+        return 1;
+      },
+    }], { signal: late.signal });
+    const outcome = s.outcome();
+    assert(outcome !== "pending" && "error" in outcome, "cancelled once enqueued");
+    assertEquals((outcome.error as Error).message, "late", "with the reason");
+    const progress = run(w, "add", [1, 2], { onProgress: () => {} });
+    assert(progress.entry?.onProgress !== undefined, "its progress handler");
+  },
+);
+
+/** Worker 0 counted as sleeping (as its idle path leaves it), so that a repair's wake can be seen. */
+function asleep(w: World): World {
+  const jec = w.memory.sleep.getSleepy();
+  assert(w.memory.sleep.fallAsleep(0, jec), "worker 0 asleep");
+  return w;
+}
+
+function workerState(w: World): number {
+  return Atomics.load(w.memory.sleep.words as Int32Array, SleepWords.state(0));
+}
+
+for (const maxQueue of [undefined, 4]) {
+  worldTest(
+    `admission: a submission cut short at any shared access is completed by repairIfCut (maxQueue ${maxQueue}): settled, or queued and the sleeper woken`,
+    () => {
+      let n = 0;
+      const seen = new Set<string>();
+      for (;; n++) {
+        const w = asleep(world({ maxQueue }));
+        let outcome: Outcome = "pending";
+        const cut = cutAt(n, () => {
+          w.admission.submit(
+            "add",
+            [1, 2],
+            (value: unknown) => outcome = { value },
+            (error: unknown) => outcome = { error },
+          );
+        });
+        if (!cut) break;
+        w.admission.repairIfCut();
+        const h = held(w);
+        const o = outcome as Outcome;
+        if (h.queued === 1) {
+          seen.add("published");
+          // Published: it runs (its entry stays pending, its record in use) and the sleeper was told.
+          assertEquals(
+            { pending: h.pending, used: h.used, outcome: o },
+            { pending: 1, used: 1, outcome: "pending" },
+            `cut at ${n}`,
+          );
+          const handle = w.levels.queues[Level.normal].pop();
+          const index = w.table.indexOf(handle);
+          assertEquals(w.table.fields.loadState(index), TaskState.QUEUED, `cut at ${n}: QUEUED`);
+          assertEquals(w.ledger.placed[index]?.task, "add", `cut at ${n}: placed`);
+          assertEquals(workerState(w), AWAKE, `cut at ${n}: the sleeper woken`);
+        } else {
+          // Not published: its record given back and its entry settled (rejected with the overflow), or, cut
+          // before its entry was opened, nothing recorded (the caller saw the throw).
+          assertEquals(h.used, 0, `cut at ${n}: no record held`);
+          if (o !== "pending") {
+            seen.add("settled");
+            assertEquals(h.pending, 0, `cut at ${n}: its entry settled`);
+            assert("error" in o && o.error instanceof RangeError && /cut short/.test(o.error.message), `cut at ${n}`);
+          } else {
+            // Cut before admission noted its entry. (Cut inside the ledger's open, at its shared count's add, a
+            // bounded pool's entry stays counted in the ledger alone: ledger.ts's, reported, not pinned here.)
+            seen.add("before");
+            if (maxQueue === undefined) assertEquals(h.pending, 0, `cut at ${n}: nothing pending`);
+          }
+          assertEquals(w.ledger.placed.every((e: unknown) => e === undefined), true, `cut at ${n}: no entry placed`);
+        }
+        if (maxQueue !== undefined && o !== "pending") {
+          assertEquals(
+            Atomics.load(w.memory.control, ControlWords.ownerPending),
+            h.pending,
+            `cut at ${n}: the shared count`,
+          );
+        }
+        // Repaired once: a second call changes nothing; the next submission is admitted and queued.
+        const before = held(w);
+        w.admission.repairIfCut();
+        assertEquals(held(w), before, `cut at ${n}: repaired once`);
+        const next = run(w, "add");
+        assert(next.entry !== undefined, `cut at ${n}: the next is admitted`);
+        assertEquals(takeAll(w), [next.entry.handle], `cut at ${n}: the next is queued`);
+      }
+      assert(n > 3 && seen.has("published") && seen.has("settled"), `cut points: ${n}, ${[...seen]}`);
+    },
+  );
+}
