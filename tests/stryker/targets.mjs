@@ -164,6 +164,20 @@ export const TARGETS = {
     "tests/lincheck/producers_test.ts",
     "tests/pool/payload_test.ts",
   ],
+  // The repair after a worker's death: its unit tests first (one thread, a real pool memory and a stand-in
+  // ledger: milliseconds), recovery_paths (marks and cut-short repairs killed at every access), then the pool
+  // tests where a worker dies holding each kind of record: a graph node (the owner's, a producer's), a moved
+  // task, a remote producer's task, an async task, a fork in flight, crashes that would leak records, and
+  // orphaned forks (20 s together, unmutated). See FILTER for what is left out.
+  "lib/owner/recovery.ts": [
+    "tests/owner/recovery_test.ts",
+    "tests/protocol/recovery_paths_test.ts",
+    "tests/pool/graph_test.ts",
+    "tests/pool/payload_test.ts",
+    "tests/pool/producers_test.ts",
+    "tests/pool/pool_test.ts",
+    "tests/pool/reliability_test.ts",
+  ],
 };
 
 /** The filter of `memory.ts` and `layout.ts` (see {@link FILTER}). */
@@ -180,6 +194,13 @@ const POOL_MEMORY_FILTER = "/^(every |slots: |each |the |another |a shape |a siz
  * @type {Record<string, string>}
  */
 export const FILTER = {
+  // Of the pool suites, only the tests where a worker dies (the rest never reaches the repair). Left out:
+  // death_test.ts (46 s on the unmutated file, killing a worker at every access: every survivor would pay
+  // it), fault_injection_test.ts (random, minutes) and force_test.ts (kill-guard timing); leaving them out
+  // can only lower the score.
+  "lib/owner/recovery.ts": "/^(recovery: |class 7: |a worker.s death |a worker that dies of a thrown|a worker that " +
+    "exits while a fork|crashes leak no records|a moved task cancelled while queued|a worker that dies while " +
+    "an async|a worker thread that exits while running|records freed by orphaned)/",
   // lincheck/kill_guard_test.ts less "kill-guard harness: …" (trace mode); every test of
   // protocol/kill_guard_test.ts (they start "a ") and of force_test.ts.
   "lib/protocol/kill_guard.ts": "/^(kill-guard (random|systematic) mode|a |without force|force must|forced kills)/",
