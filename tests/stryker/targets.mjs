@@ -178,6 +178,21 @@ export const TARGETS = {
     "tests/pool/pool_test.ts",
     "tests/pool/reliability_test.ts",
   ],
+  // The owner's handling of a worker's death: its unit tests first (one thread, a real pool memory, table
+  // and ledger, stand-in reader, broadcaster and workforce: milliseconds), then the pool tests where a worker
+  // dies or its replacement fails to start (replacement_failure_test.ts whole, the death events, a graph
+  // node's or a producer's task on the dead worker, a fork in flight, a death while retiring, a broadcast
+  // part): 25 s together, unmutated. See FILTER for what is left out.
+  "lib/owner/worker_deaths.ts": [
+    "tests/owner/worker_deaths_test.ts",
+    "tests/pool/replacement_failure_test.ts",
+    "tests/pool/events_test.ts",
+    "tests/pool/graph_test.ts",
+    "tests/pool/producers_test.ts",
+    "tests/pool/reliability_test.ts",
+    "tests/pool/elastic_test.ts",
+    "tests/pool/broadcast_test.ts",
+  ],
 };
 
 /** The filter of `memory.ts` and `layout.ts` (see {@link FILTER}). */
@@ -198,6 +213,13 @@ export const FILTER = {
   // death_test.ts (46 s on the unmutated file, killing a worker at every access: every survivor would pay
   // it), fault_injection_test.ts (random, minutes) and force_test.ts (kill-guard timing); leaving them out
   // can only lower the score.
+  // Of the pool suites, the tests where a worker dies or a replacement fails to start; the rest of those
+  // files never reaches this file. Left out as for recovery.ts: death_test.ts, fault_injection_test.ts,
+  // force_test.ts (events_test.ts's forced abort counts a forced kill instead).
+  "lib/owner/worker_deaths.ts":
+    "/^(worker deaths: |replacement failure|events on deno: (workerdied|a forced abort)|a " +
+    "worker.s death |a worker that dies of a thrown|a worker that exits while a fork|a worker that dies while it " +
+    "retires|a part that throws)/",
   "lib/owner/recovery.ts": "/^(recovery: |class 7: |a worker.s death |a worker that dies of a thrown|a worker that " +
     "exits while a fork|crashes leak no records|a moved task cancelled while queued|a worker that dies while " +
     "an async|a worker thread that exits while running|records freed by orphaned)/",
