@@ -15,7 +15,8 @@ import { ModuleLoadError, WorkerCrashedError } from "../../lib/errors.ts";
 import { recoverDeadWorker, type Recovered, type RecoveryScope } from "../../lib/owner/recovery.ts";
 import { poolQueuesOf } from "../../lib/owner/worker_deaths.ts";
 import { type Entry, TaskLedger } from "../../lib/producer/ledger.ts";
-import { QUEUE_EMPTY } from "../../lib/protocol/injector.ts";
+import { Deque, EMPTY } from "../../lib/protocol/deque.ts";
+import { Injector, QUEUE_EMPTY } from "../../lib/protocol/injector.ts";
 import { MARK_WORDS, MarkWords, NoteWords } from "../../lib/protocol/layout.ts";
 import { ORPHANED, SET, UNSET } from "../../lib/protocol/latch.ts";
 import { Level } from "../../lib/protocol/levels.ts";
@@ -24,6 +25,7 @@ import { claimSlot, originOf } from "../../lib/protocol/producers.ts";
 import type { Sleep } from "../../lib/protocol/sleep.ts";
 import { Origin, Outcome, TABLE_NOTE_WORDS, TaskFlags, TaskState, TaskTable } from "../../lib/record/task.ts";
 import { assert, assertEquals, test } from "../_test.ts";
+import { cutAt as killAt } from "../protocol/_cut_at.ts";
 
 /** The dead worker, and one that lives. */
 const DEAD = 0;
@@ -534,4 +536,71 @@ test("recovery: every mark alone says the worker died inside a step; no mark and
     assert(w.recover().inStep, `mark ${mark}: in a step`);
   }
   assert(!world().recover().inStep, "no mark: not in a step");
+});
+
+/** Every record the main thread can take now (its allocations until none is left), as indices. */
+function allFree(w: World): number[] {
+  const out: number[] = [];
+  for (let h = w.table.allocate(); h >= 0; h = w.table.allocate()) out.push(w.table.indexOf(h));
+  return out.sort((a, b) => a - b);
+}
+
+test("recovery: a record the dead worker was taking or giving back, killed at any access: every record is free once after recovery", () => {
+  let deaths = 0;
+  for (const step of ["allocate", "flush"] as const) {
+    for (let n = 0;; n++) {
+      const w = world();
+      // The dead worker's own table (its cache and notes, in the pool's buffer).
+      const mine = new TaskTable(w.memory, { owner: DEAD });
+      let died: boolean;
+      if (step === "allocate") died = killAt(n, () => mine.allocate());
+      else {
+        const taken = [mine.allocate(), mine.allocate(), mine.allocate()];
+        for (const h of taken) mine.releaseHandle(h);
+        died = killAt(n, () => mine.flushCache());
+      }
+      const r = w.recover();
+      assertEquals(
+        allFree(w),
+        Array.from({ length: CAPACITY }, (_, i) => i),
+        `${step} killed at access ${n}${died ? "" : " (not killed)"}: the records free after recovery`,
+      );
+      if (died) {
+        deaths++;
+        assertEquals(r.freed, 0, `${step}, ${n}: no task freed`);
+      }
+      if (!died) break;
+    }
+  }
+  assert(deaths >= 4, `deaths inside the steps (${deaths})`);
+});
+
+test("recovery: a push into its deque or the injector cut short at any access is completed, counted as a death in a step, and wakes a sleeper", () => {
+  let cases = 0;
+  for (const where of ["deque", "injector"] as const) {
+    for (let n = 0;; n++) {
+      const w = world();
+      const task = record(w, Origin.MAIN, TaskState.QUEUED, DEAD);
+      const region = w.memory.dequeRegion(DEAD);
+      const dequeNotes = w.memory.notes(DEAD, NoteWords.deque);
+      const deque = new Deque(region, dequeNotes);
+      // Its handle on the normal level's injector, with its notes (the first of poolQueuesOf's).
+      const normal = poolQueuesOf(w.memory, DEAD)[0];
+      const injector = new Injector(normal.region, normal.notes);
+      const died = killAt(n, () => where === "deque" ? deque.push(task) : injector.push(task));
+      if (!died) break;
+      const cut = where === "deque" ? new Deque(region, dequeNotes).cutShort : injector.cutShort;
+      const r = w.recover();
+      assertEquals(r.inStep, cut, `${where}, ${n}: a death in a step iff its notes say one was under way`);
+      assertEquals(w.calls.newWork, cut ? 1 : 0, `${where}, ${n}: a sleeper woken iff a step was completed`);
+      if (cut) cases++;
+      // The task published at most once, wherever the repair left it.
+      const heir = new Deque(region, dequeNotes);
+      let times = 0;
+      for (let v = heir.pop(); v !== EMPTY; v = heir.pop()) if (v === task) times++;
+      times += drained(w, Level.normal).filter((v) => v === task).length;
+      assert(times <= 1, `${where}, ${n}: queued ${times} times`);
+    }
+  }
+  assert(cases >= 2, `pushes cut short inside their step (${cases})`);
 });
