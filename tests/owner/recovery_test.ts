@@ -27,6 +27,12 @@ import { Origin, Outcome, TABLE_NOTE_WORDS, TaskFlags, TaskState, TaskTable } fr
 import { assert, assertEquals, test } from "../_test.ts";
 import { cutAt as killAt } from "../protocol/_cut_at.ts";
 
+/**
+ * Each test's bound (a hang is a failure): far above what these one-thread tests take on a loaded machine
+ * (milliseconds), and below StrykerJS's timeout, so that a mutant that leaves a promise pending fails here.
+ */
+const HANG = 30_000;
+
 /** The dead worker, and one that lives. */
 const DEAD = 0;
 const LIVE = 1;
@@ -162,48 +168,58 @@ function drained(w: World, level: number): number[] {
 
 const NOTHING = { rejected: 0, forksFailed: 0, orphaned: 0, freed: 0, reclaimed: 0, unreported: [], inStep: false };
 
-test("recovery: a death with nothing held repairs nothing: zero counts, no wake, its sleep registration forgotten", () => {
-  const w = world();
-  // Records of the living worker and the main thread, in every state: none is the dead worker's.
-  const others = [
-    placed(w, TaskState.RUNNING, LIVE).handle,
-    placed(w, TaskState.DONE, LIVE).handle,
-    record(w, Origin.FORK, TaskState.RUNNING, LIVE, { forker: LIVE, latch: UNSET }),
-    record(w, Origin.FORK, TaskState.DONE, LIVE, { forker: LIVE, latch: UNSET }),
-    record(w, originOf(1), TaskState.RUNNING, LIVE),
-  ];
-  const recovered = w.recover();
-  assertEquals(recovered, NOTHING, "what the repair did");
-  assertEquals(w.calls.newWork, 0, "no wake: no step was under way");
-  assertEquals(w.calls.forgotten, [DEAD], "the dead worker's sleep registration forgotten, once");
-  assertEquals(w.calls.completed, [], "no completion queued");
-  for (const h of others) assert(!freed(w, h), "another worker's record is left alone");
-  assertEquals(latchOf(w, others[2]), UNSET, "another worker's fork's latch is left alone");
-});
+test(
+  "recovery: a death with nothing held repairs nothing: zero counts, no wake, its sleep registration forgotten",
+  () => {
+    const w = world();
+    // Records of the living worker and the main thread, in every state: none is the dead worker's.
+    const others = [
+      placed(w, TaskState.RUNNING, LIVE).handle,
+      placed(w, TaskState.DONE, LIVE).handle,
+      record(w, Origin.FORK, TaskState.RUNNING, LIVE, { forker: LIVE, latch: UNSET }),
+      record(w, Origin.FORK, TaskState.DONE, LIVE, { forker: LIVE, latch: UNSET }),
+      record(w, originOf(1), TaskState.RUNNING, LIVE),
+    ];
+    const recovered = w.recover();
+    assertEquals(recovered, NOTHING, "what the repair did");
+    assertEquals(w.calls.newWork, 0, "no wake: no step was under way");
+    assertEquals(w.calls.forgotten, [DEAD], "the dead worker's sleep registration forgotten, once");
+    assertEquals(w.calls.completed, [], "no completion queued");
+    for (const h of others) assert(!freed(w, h), "another worker's record is left alone");
+    assertEquals(latchOf(w, others[2]), UNSET, "another worker's fork's latch is left alone");
+  },
+  HANG,
+);
 
-test("recovery: a main-thread task the dead worker ran is rejected with WorkerCrashedError (task, worker, cause) and its record freed", async () => {
-  const w = world();
-  const running = placed(w, TaskState.RUNNING, DEAD, 0, "crunch");
-  const elsewhere = placed(w, TaskState.RUNNING, LIVE, 0, "other");
-  const queued = placed(w, TaskState.QUEUED, DEAD, 0, "queued");
-  const cause = new Error("worker 0 exited with code 3");
-  const recovered = w.recover(cause);
-  assertEquals([recovered.rejected, recovered.freed], [1, 1], "rejected, freed");
-  const { error } = await running.outcome;
-  assert(error instanceof WorkerCrashedError, "a WorkerCrashedError");
-  assertEquals(
-    error.message,
-    "Cannot finish task 'crunch' as worker 0 died while running it: see 'cause'",
-    "its message",
-  );
-  assertEquals([error.worker, error.cause], [DEAD, cause], "its worker and cause");
-  assert(freed(w, running.handle), "its record freed");
-  assertEquals(w.ledger.placed[w.table.indexOf(running.handle)], undefined, "its entry taken out of the record");
-  assertEquals(w.ledger.pending, 2, "the other two still pending");
-  assert(!elsewhere.entry.settled && !freed(w, elsewhere.handle), "a task of another worker is left alone");
-  assert(!queued.entry.settled, "a queued task (not directed) is left alone: another worker will run it");
-  assertEquals(stateOf(w, queued.handle), TaskState.QUEUED, "the queued task's state");
-});
+test(
+  "recovery: a main-thread task the dead worker ran is rejected with WorkerCrashedError (task, worker, cause) and its record freed",
+  async () => {
+    const w = world();
+    const running = placed(w, TaskState.RUNNING, DEAD, 0, "crunch");
+    const elsewhere = placed(w, TaskState.RUNNING, LIVE, 0, "other");
+    const queued = placed(w, TaskState.QUEUED, DEAD, 0, "queued");
+    const cause = new Error("worker 0 exited with code 3");
+    const recovered = w.recover(cause);
+    assertEquals([recovered.rejected, recovered.freed], [1, 1], "rejected, freed");
+    // Settled already (a promise that never settles would hang the test until its timeout).
+    assert(running.entry.settled, "running: settled by the repair");
+    const { error } = await running.outcome;
+    assert(error instanceof WorkerCrashedError, "a WorkerCrashedError");
+    assertEquals(
+      error.message,
+      "Cannot finish task 'crunch' as worker 0 died while running it: see 'cause'",
+      "its message",
+    );
+    assertEquals([error.worker, error.cause], [DEAD, cause], "its worker and cause");
+    assert(freed(w, running.handle), "its record freed");
+    assertEquals(w.ledger.placed[w.table.indexOf(running.handle)], undefined, "its entry taken out of the record");
+    assertEquals(w.ledger.pending, 2, "the other two still pending");
+    assert(!elsewhere.entry.settled && !freed(w, elsewhere.handle), "a task of another worker is left alone");
+    assert(!queued.entry.settled, "a queued task (not directed) is left alone: another worker will run it");
+    assertEquals(stateOf(w, queued.handle), TaskState.QUEUED, "the queued task's state");
+  },
+  HANG,
+);
 
 test("recovery: a main-thread task whose entry is gone (settled already, or another handle's) is only freed", () => {
   const w = world();
@@ -218,120 +234,140 @@ test("recovery: a main-thread task whose entry is gone (settled already, or anot
   const v = world();
   const bare = record(v, Origin.MAIN, TaskState.RUNNING, DEAD);
   assertEquals([v.recover().rejected, freed(v, bare)], [0, true], "no entry: not rejected, freed");
-});
+}, HANG);
 
-test("recovery: a main-thread task the dead worker finished is reported by the caller (unreported), not freed here", () => {
-  const w = world();
-  const done = placed(w, TaskState.DONE, DEAD);
-  const theirs = placed(w, TaskState.DONE, LIVE);
-  const recovered = w.recover();
-  assertEquals(recovered.unreported, [done.handle], "the dead worker's finished task, to report");
-  assertEquals([recovered.rejected, recovered.freed], [0, 0], "rejected, freed");
-  assert(!freed(w, done.handle) && !done.entry.settled, "its record and entry wait for the report");
-  assert(!freed(w, theirs.handle), "the living worker's finished task is left alone");
-});
-
-test("recovery: a task posted to the dead worker with moved buffers is rejected (died first, or failed to start); a cancelled one only freed", async () => {
-  for (
-    const [cause, words] of [[new Error("exit 1"), "died first"], [
-      new ModuleLoadError("file:///m.ts", "boom"),
-      "failed to start",
-    ]] as const
-  ) {
+test(
+  "recovery: a main-thread task the dead worker finished is reported by the caller (unreported), not freed here",
+  () => {
     const w = world();
-    const moved = placed(w, TaskState.QUEUED, DEAD, TaskFlags.DIRECTED, "mover");
-    const recovered = w.recover(cause);
-    assertEquals([recovered.rejected, recovered.freed], [1, 1], `${words}: rejected, freed`);
-    const { error } = await moved.outcome;
-    assert(error instanceof WorkerCrashedError, `${words}: a WorkerCrashedError`);
+    const done = placed(w, TaskState.DONE, DEAD);
+    const theirs = placed(w, TaskState.DONE, LIVE);
+    const recovered = w.recover();
+    assertEquals(recovered.unreported, [done.handle], "the dead worker's finished task, to report");
+    assertEquals([recovered.rejected, recovered.freed], [0, 0], "rejected, freed");
+    assert(!freed(w, done.handle) && !done.entry.settled, "its record and entry wait for the report");
+    assert(!freed(w, theirs.handle), "the living worker's finished task is left alone");
+  },
+  HANG,
+);
+
+test(
+  "recovery: a task posted to the dead worker with moved buffers is rejected (died first, or failed to start); a cancelled one only freed",
+  async () => {
+    for (
+      const [cause, words] of [[new Error("exit 1"), "died first"], [
+        new ModuleLoadError("file:///m.ts", "boom"),
+        "failed to start",
+      ]] as const
+    ) {
+      const w = world();
+      const moved = placed(w, TaskState.QUEUED, DEAD, TaskFlags.DIRECTED, "mover");
+      const recovered = w.recover(cause);
+      assertEquals([recovered.rejected, recovered.freed], [1, 1], `${words}: rejected, freed`);
+      // Settled already (a promise that never settles would hang the test until its timeout).
+      assert(moved.entry.settled, "moved: settled by the repair");
+      const { error } = await moved.outcome;
+      assert(error instanceof WorkerCrashedError, `${words}: a WorkerCrashedError`);
+      assertEquals(
+        error.message,
+        `Cannot run task 'mover' as worker 0, which its moved buffers were sent to, ${words}: see 'cause'`,
+        `${words}: its message`,
+      );
+      assertEquals([error.worker, error.cause], [DEAD, cause], `${words}: its worker and cause`);
+      assert(freed(w, moved.handle), `${words}: its record freed`);
+      assertEquals(w.ledger.placed[w.table.indexOf(moved.handle)], undefined, `${words}: the entry taken out`);
+    }
+    const w = world();
+    // Cancelled while queued: its caller settled it then; only the record is left.
+    const cancelled = record(w, Origin.MAIN, TaskState.CANCELLED, DEAD, { flags: TaskFlags.DIRECTED });
+    // Posted to the other worker, or not directed: not the dead worker's to run.
+    const theirs = placed(w, TaskState.QUEUED, LIVE, TaskFlags.DIRECTED);
+    const plain = record(w, Origin.MAIN, TaskState.CANCELLED, DEAD);
+    const recovered = w.recover();
+    assertEquals([recovered.rejected, recovered.freed], [0, 1], "rejected, freed");
+    assert(freed(w, cancelled), "the cancelled moved task's record freed");
+    assert(!theirs.entry.settled && !freed(w, theirs.handle), "a task posted to another worker is left alone");
+    assertEquals(stateOf(w, plain), TaskState.CANCELLED, "a cancelled queued task, not directed: left to its taker");
+    // A stale entry: the record freed, the entry not settled.
+    const v = world();
+    const stale = placed(v, TaskState.QUEUED, DEAD, TaskFlags.DIRECTED);
+    stale.entry.handle = -1;
+    assertEquals([v.recover().rejected, freed(v, stale.handle), stale.entry.settled], [0, true, false], "stale entry");
+  },
+  HANG,
+);
+
+test(
+  "recovery: a graph node the dead worker ran is settled with the crash and walked; the records the walk published are reported",
+  async () => {
+    const w = world();
+    const node = placed(w, TaskState.RUNNING, DEAD, TaskFlags.GRAPH);
+    w.table.fields.setId(w.table.indexOf(node.handle), 7);
+    w.setPublished([101, 102]);
+    const recovered = w.recover(new Error("gone"));
+    assertEquals(recovered.rejected, 1, "rejected");
+    assertEquals(recovered.unreported, [101, 102], "the walk's published records, to report");
+    assertEquals(w.calls.died.length, 1, "the walker told once");
+    const [handle, crash] = w.calls.died[0];
+    assertEquals(handle, node.handle, "the node walked");
+    assert(crash instanceof WorkerCrashedError, "walked with a WorkerCrashedError");
+    assertEquals(crash.message, "Cannot finish graph node 7 as worker 0 died while running it: see 'cause'", "message");
+    // Settled already (a promise that never settles would hang the test until its timeout).
+    assert(node.entry.settled, "node: settled by the repair");
+    const { error } = await node.outcome;
+    assert(error === crash, "its own promise settles with the same error");
+    assertEquals(w.ledger.placed[w.table.indexOf(node.handle)], undefined, "the entry taken out");
+    assert(!freed(w, node.handle), "its record comes back through the walk, not freed here");
+    // A node whose entry is gone: walked all the same. Without a walker: an ordinary task (freed).
+    const v = world();
+    const bare = record(v, Origin.MAIN, TaskState.RUNNING, DEAD, { flags: TaskFlags.GRAPH });
+    assertEquals([v.recover().rejected, v.calls.died.length], [1, 1], "no entry: walked");
+    assert(!freed(v, bare), "not freed");
+    const u = world();
+    const plain = placed(u, TaskState.RUNNING, DEAD, TaskFlags.GRAPH);
+    assertEquals(u.recover(undefined, false).freed, 1, "no walker: freed");
+    assert(plain.entry.settled && freed(u, plain.handle), "no walker: settled and freed");
+    // A node of another worker: not walked.
+    const t = world();
+    placed(t, TaskState.RUNNING, LIVE, TaskFlags.GRAPH);
+    assertEquals([t.recover().rejected, t.calls.died.length], [0, 0], "another worker's node");
+  },
+  HANG,
+);
+
+test(
+  "recovery: a fork the dead worker ran for a living forker is failed (crash outcome, DONE, latch SET); for a dead forker, freed",
+  () => {
+    const w = world();
+    const fork = record(w, Origin.FORK, TaskState.RUNNING, DEAD, { forker: LIVE, latch: UNSET });
+    const recovered = w.recover(new Error("exit"));
+    assertEquals([recovered.forksFailed, recovered.freed], [1, 0], "failed, freed");
+    assertEquals(stateOf(w, fork), TaskState.DONE, "its state");
+    assertEquals(latchOf(w, fork), SET, "its latch, for the joiner");
+    const error = errorIn(w, fork);
+    assertEquals(error.name, "WorkerCrashedError", "the error's name");
     assertEquals(
       error.message,
-      `Cannot run task 'mover' as worker 0, which its moved buffers were sent to, ${words}: see 'cause'`,
-      `${words}: its message`,
+      "Cannot finish a forked task as worker 0 died while running it: see 'cause'",
+      "its message",
     );
-    assertEquals([error.worker, error.cause], [DEAD, cause], `${words}: its worker and cause`);
-    assert(freed(w, moved.handle), `${words}: its record freed`);
-    assertEquals(w.ledger.placed[w.table.indexOf(moved.handle)], undefined, `${words}: the entry taken out`);
-  }
-  const w = world();
-  // Cancelled while queued: its caller settled it then; only the record is left.
-  const cancelled = record(w, Origin.MAIN, TaskState.CANCELLED, DEAD, { flags: TaskFlags.DIRECTED });
-  // Posted to the other worker, or not directed: not the dead worker's to run.
-  const theirs = placed(w, TaskState.QUEUED, LIVE, TaskFlags.DIRECTED);
-  const plain = record(w, Origin.MAIN, TaskState.CANCELLED, DEAD);
-  const recovered = w.recover();
-  assertEquals([recovered.rejected, recovered.freed], [0, 1], "rejected, freed");
-  assert(freed(w, cancelled), "the cancelled moved task's record freed");
-  assert(!theirs.entry.settled && !freed(w, theirs.handle), "a task posted to another worker is left alone");
-  assertEquals(stateOf(w, plain), TaskState.CANCELLED, "a cancelled queued task, not directed: left to its taker");
-  // A stale entry: the record freed, the entry not settled.
-  const v = world();
-  const stale = placed(v, TaskState.QUEUED, DEAD, TaskFlags.DIRECTED);
-  stale.entry.handle = -1;
-  assertEquals([v.recover().rejected, freed(v, stale.handle), stale.entry.settled], [0, true, false], "stale entry");
-});
-
-test("recovery: a graph node the dead worker ran is settled with the crash and walked; the records the walk published are reported", async () => {
-  const w = world();
-  const node = placed(w, TaskState.RUNNING, DEAD, TaskFlags.GRAPH);
-  w.table.fields.setId(w.table.indexOf(node.handle), 7);
-  w.setPublished([101, 102]);
-  const recovered = w.recover(new Error("gone"));
-  assertEquals(recovered.rejected, 1, "rejected");
-  assertEquals(recovered.unreported, [101, 102], "the walk's published records, to report");
-  assertEquals(w.calls.died.length, 1, "the walker told once");
-  const [handle, crash] = w.calls.died[0];
-  assertEquals(handle, node.handle, "the node walked");
-  assert(crash instanceof WorkerCrashedError, "walked with a WorkerCrashedError");
-  assertEquals(crash.message, "Cannot finish graph node 7 as worker 0 died while running it: see 'cause'", "message");
-  const { error } = await node.outcome;
-  assert(error === crash, "its own promise settles with the same error");
-  assertEquals(w.ledger.placed[w.table.indexOf(node.handle)], undefined, "the entry taken out");
-  assert(!freed(w, node.handle), "its record comes back through the walk, not freed here");
-  // A node whose entry is gone: walked all the same. Without a walker: an ordinary task (freed).
-  const v = world();
-  const bare = record(v, Origin.MAIN, TaskState.RUNNING, DEAD, { flags: TaskFlags.GRAPH });
-  assertEquals([v.recover().rejected, v.calls.died.length], [1, 1], "no entry: walked");
-  assert(!freed(v, bare), "not freed");
-  const u = world();
-  const plain = placed(u, TaskState.RUNNING, DEAD, TaskFlags.GRAPH);
-  assertEquals(u.recover(undefined, false).freed, 1, "no walker: freed");
-  assert(plain.entry.settled && freed(u, plain.handle), "no walker: settled and freed");
-  // A node of another worker: not walked.
-  const t = world();
-  placed(t, TaskState.RUNNING, LIVE, TaskFlags.GRAPH);
-  assertEquals([t.recover().rejected, t.calls.died.length], [0, 0], "another worker's node");
-});
-
-test("recovery: a fork the dead worker ran for a living forker is failed (crash outcome, DONE, latch SET); for a dead forker, freed", () => {
-  const w = world();
-  const fork = record(w, Origin.FORK, TaskState.RUNNING, DEAD, { forker: LIVE, latch: UNSET });
-  const recovered = w.recover(new Error("exit"));
-  assertEquals([recovered.forksFailed, recovered.freed], [1, 0], "failed, freed");
-  assertEquals(stateOf(w, fork), TaskState.DONE, "its state");
-  assertEquals(latchOf(w, fork), SET, "its latch, for the joiner");
-  const error = errorIn(w, fork);
-  assertEquals(error.name, "WorkerCrashedError", "the error's name");
-  assertEquals(
-    error.message,
-    "Cannot finish a forked task as worker 0 died while running it: see 'cause'",
-    "its message",
-  );
-  // The joiner gave up on it (its latch ORPHANED): nobody reads it, so it is freed.
-  const v = world();
-  const orphan = record(v, Origin.FORK, TaskState.RUNNING, DEAD, { forker: LIVE, latch: ORPHANED });
-  assertEquals(v.recover().forksFailed, 1, "failed");
-  assert(freed(v, orphan), "an orphan's record freed");
-  // Its forker is the dead worker, or another dead one: nobody joins it.
-  for (const forker of [DEAD, 2]) {
-    const u = world();
-    u.dead.add(2);
-    const f = record(u, Origin.FORK, TaskState.RUNNING, DEAD, { forker, latch: UNSET });
-    const r = u.recover();
-    assertEquals([r.forksFailed, r.freed, r.orphaned], [0, 1, 0], `forker ${forker}: failed, freed, orphaned`);
-    assert(freed(u, f), `forker ${forker}: freed`);
-  }
-});
+    // The joiner gave up on it (its latch ORPHANED): nobody reads it, so it is freed.
+    const v = world();
+    const orphan = record(v, Origin.FORK, TaskState.RUNNING, DEAD, { forker: LIVE, latch: ORPHANED });
+    assertEquals(v.recover().forksFailed, 1, "failed");
+    assert(freed(v, orphan), "an orphan's record freed");
+    // Its forker is the dead worker, or another dead one: nobody joins it.
+    for (const forker of [DEAD, 2]) {
+      const u = world();
+      u.dead.add(2);
+      const f = record(u, Origin.FORK, TaskState.RUNNING, DEAD, { forker, latch: UNSET });
+      const r = u.recover();
+      assertEquals([r.forksFailed, r.freed, r.orphaned], [0, 1, 0], `forker ${forker}: failed, freed, orphaned`);
+      assert(freed(u, f), `forker ${forker}: freed`);
+    }
+  },
+  HANG,
+);
 
 test("recovery: a crash that does not fit the blocks is written short (no stack), still a WorkerCrashedError", () => {
   const w = world({ blocks: 2, blockBytes: 128 });
@@ -341,85 +377,108 @@ test("recovery: a crash that does not fit the blocks is written short (no stack)
   assertEquals([error.name, error.message], ["WorkerCrashedError", "worker 0 died"], "the short error");
   assertEquals([error.stack, error.cause], [undefined, undefined], "the short error's stack and cause");
   assertEquals(stateOf(w, fork), TaskState.DONE, "its state");
-});
+}, HANG);
 
-test("recovery: a fork the dead worker finished: its latch set for a living joiner, freed if orphaned or its forker is dead, left if SET", () => {
-  const cases = [
-    { forker: LIVE, latch: UNSET, latchAfter: SET, freed: false },
-    { forker: LIVE, latch: SET, latchAfter: SET, freed: false },
-    { forker: LIVE, latch: ORPHANED, latchAfter: ORPHANED, freed: true },
-    { forker: DEAD, latch: UNSET, latchAfter: UNSET, freed: true },
-    { forker: 2, latch: UNSET, latchAfter: UNSET, freed: true },
-  ];
-  for (const c of cases) {
+test(
+  "recovery: a fork the dead worker finished: its latch set for a living joiner, freed if orphaned or its forker is dead, left if SET",
+  () => {
+    const cases = [
+      { forker: LIVE, latch: UNSET, latchAfter: SET, freed: false },
+      { forker: LIVE, latch: SET, latchAfter: SET, freed: false },
+      { forker: LIVE, latch: ORPHANED, latchAfter: ORPHANED, freed: true },
+      { forker: DEAD, latch: UNSET, latchAfter: UNSET, freed: true },
+      { forker: 2, latch: UNSET, latchAfter: UNSET, freed: true },
+    ];
+    for (const c of cases) {
+      const w = world();
+      w.dead.add(2);
+      const fork = record(w, Origin.FORK, TaskState.DONE, DEAD, { forker: c.forker, latch: c.latch });
+      const r = w.recover();
+      const what = `forker ${c.forker}, latch ${c.latch}`;
+      assertEquals([r.freed, freed(w, fork)], [c.freed ? 1 : 0, c.freed], `${what}: freed`);
+      if (!c.freed) {
+        assertEquals([latchOf(w, fork), stateOf(w, fork)], [c.latchAfter, TaskState.DONE], `${what}: latch`);
+      }
+      assertEquals([r.forksFailed, r.orphaned], [0, 0], `${what}: failed, orphaned`);
+    }
+  },
+  HANG,
+);
+
+test(
+  "recovery: the dead worker's own forks elsewhere are orphaned (queued, running), or freed if finished (latch SET)",
+  () => {
     const w = world();
-    w.dead.add(2);
-    const fork = record(w, Origin.FORK, TaskState.DONE, DEAD, { forker: c.forker, latch: c.latch });
+    const queued = record(w, Origin.FORK, TaskState.QUEUED, DEAD, { forker: DEAD, latch: UNSET });
+    const running = record(w, Origin.FORK, TaskState.RUNNING, LIVE, { forker: DEAD, latch: UNSET });
+    const done = record(w, Origin.FORK, TaskState.DONE, LIVE, { forker: DEAD, latch: SET });
+    const theirs = record(w, Origin.FORK, TaskState.QUEUED, LIVE, { forker: LIVE, latch: UNSET });
     const r = w.recover();
-    const what = `forker ${c.forker}, latch ${c.latch}`;
-    assertEquals([r.freed, freed(w, fork)], [c.freed ? 1 : 0, c.freed], `${what}: freed`);
-    if (!c.freed) assertEquals([latchOf(w, fork), stateOf(w, fork)], [c.latchAfter, TaskState.DONE], `${what}: latch`);
-    assertEquals([r.forksFailed, r.orphaned], [0, 0], `${what}: failed, orphaned`);
-  }
-});
+    assertEquals([r.orphaned, r.freed, r.forksFailed], [2, 1, 0], "orphaned, freed, failed");
+    assertEquals([latchOf(w, queued), latchOf(w, running)], [ORPHANED, ORPHANED], "the latches of the unfinished");
+    assert(!freed(w, queued) && !freed(w, running), "the unfinished are freed by whoever finishes them");
+    assert(freed(w, done), "the finished one freed here");
+    assertEquals([latchOf(w, theirs), freed(w, theirs)], [UNSET, false], "a living worker's fork is left alone");
+  },
+  HANG,
+);
 
-test("recovery: the dead worker's own forks elsewhere are orphaned (queued, running), or freed if finished (latch SET)", () => {
-  const w = world();
-  const queued = record(w, Origin.FORK, TaskState.QUEUED, DEAD, { forker: DEAD, latch: UNSET });
-  const running = record(w, Origin.FORK, TaskState.RUNNING, LIVE, { forker: DEAD, latch: UNSET });
-  const done = record(w, Origin.FORK, TaskState.DONE, LIVE, { forker: DEAD, latch: SET });
-  const theirs = record(w, Origin.FORK, TaskState.QUEUED, LIVE, { forker: LIVE, latch: UNSET });
-  const r = w.recover();
-  assertEquals([r.orphaned, r.freed, r.forksFailed], [2, 1, 0], "orphaned, freed, failed");
-  assertEquals([latchOf(w, queued), latchOf(w, running)], [ORPHANED, ORPHANED], "the latches of the unfinished");
-  assert(!freed(w, queued) && !freed(w, running), "the unfinished are freed by whoever finishes them");
-  assert(freed(w, done), "the finished one freed here");
-  assertEquals([latchOf(w, theirs), freed(w, theirs)], [UNSET, false], "a living worker's fork is left alone");
-});
+test(
+  "recovery: a remote producer's task the dead worker ran is failed (crash outcome, DONE) and queued to its producer",
+  () => {
+    for (
+      const [state, flags, cause, message] of [
+        [
+          TaskState.RUNNING,
+          0,
+          new Error("exit"),
+          "Cannot finish a task as worker 0 died while running it: see 'cause'",
+        ],
+        [
+          TaskState.QUEUED,
+          TaskFlags.DIRECTED,
+          new Error("exit"),
+          "Cannot run a task as worker 0, which it was posted to, died before running it: see 'cause'",
+        ],
+        [
+          TaskState.QUEUED,
+          TaskFlags.DIRECTED,
+          new ModuleLoadError("file:///m.ts", "boom"),
+          "Cannot run a task as worker 0, which it was posted to, failed to start: see 'cause'",
+        ],
+      ] as const
+    ) {
+      const w = world();
+      const task = record(w, originOf(1), state, DEAD, { flags });
+      const r = w.recover(cause);
+      assertEquals(r.rejected, 1, `${message}: rejected`);
+      assertEquals(stateOf(w, task), TaskState.DONE, `${message}: its state`);
+      assertEquals(w.calls.completed, [[1, task]], `${message}: queued to slot 1`);
+      const error = errorIn(w, task);
+      assertEquals([error.name, error.message], ["WorkerCrashedError", message], "the error");
+    }
+  },
+  HANG,
+);
 
-test("recovery: a remote producer's task the dead worker ran is failed (crash outcome, DONE) and queued to its producer", () => {
-  for (
-    const [state, flags, cause, message] of [
-      [TaskState.RUNNING, 0, new Error("exit"), "Cannot finish a task as worker 0 died while running it: see 'cause'"],
-      [
-        TaskState.QUEUED,
-        TaskFlags.DIRECTED,
-        new Error("exit"),
-        "Cannot run a task as worker 0, which it was posted to, died before running it: see 'cause'",
-      ],
-      [
-        TaskState.QUEUED,
-        TaskFlags.DIRECTED,
-        new ModuleLoadError("file:///m.ts", "boom"),
-        "Cannot run a task as worker 0, which it was posted to, failed to start: see 'cause'",
-      ],
-    ] as const
-  ) {
+test(
+  "recovery: a remote task the dead worker finished is queued again; one queued, cancelled or another worker's is left alone",
+  () => {
     const w = world();
-    const task = record(w, originOf(1), state, DEAD, { flags });
-    const r = w.recover(cause);
-    assertEquals(r.rejected, 1, `${message}: rejected`);
-    assertEquals(stateOf(w, task), TaskState.DONE, `${message}: its state`);
-    assertEquals(w.calls.completed, [[1, task]], `${message}: queued to slot 1`);
-    const error = errorIn(w, task);
-    assertEquals([error.name, error.message], ["WorkerCrashedError", message], "the error");
-  }
-});
-
-test("recovery: a remote task the dead worker finished is queued again; one queued, cancelled or another worker's is left alone", () => {
-  const w = world();
-  const done = record(w, originOf(1), TaskState.DONE, DEAD);
-  const queued = record(w, originOf(1), TaskState.QUEUED, DEAD);
-  const cancelled = record(w, originOf(1), TaskState.CANCELLED, DEAD, { flags: TaskFlags.DIRECTED });
-  const theirs = record(w, originOf(1), TaskState.RUNNING, LIVE);
-  const r = w.recover();
-  assertEquals(r.rejected, 0, "rejected");
-  assertEquals(w.calls.completed, [[1, done]], "only the finished one queued, to slot 1");
-  assertEquals(stateOf(w, queued), TaskState.QUEUED, "a queued task (not directed) waits for another worker");
-  assertEquals(stateOf(w, cancelled), TaskState.CANCELLED, "a cancelled one is left to its taker");
-  assertEquals(stateOf(w, theirs), TaskState.RUNNING, "another worker's is left alone");
-  assertEquals(w.table.fields.outcome(w.table.indexOf(done)), 0, "the finished one's outcome untouched");
-});
+    const done = record(w, originOf(1), TaskState.DONE, DEAD);
+    const queued = record(w, originOf(1), TaskState.QUEUED, DEAD);
+    const cancelled = record(w, originOf(1), TaskState.CANCELLED, DEAD, { flags: TaskFlags.DIRECTED });
+    const theirs = record(w, originOf(1), TaskState.RUNNING, LIVE);
+    const r = w.recover();
+    assertEquals(r.rejected, 0, "rejected");
+    assertEquals(w.calls.completed, [[1, done]], "only the finished one queued, to slot 1");
+    assertEquals(stateOf(w, queued), TaskState.QUEUED, "a queued task (not directed) waits for another worker");
+    assertEquals(stateOf(w, cancelled), TaskState.CANCELLED, "a cancelled one is left to its taker");
+    assertEquals(stateOf(w, theirs), TaskState.RUNNING, "another worker's is left alone");
+    assertEquals(w.table.fields.outcome(w.table.indexOf(done)), 0, "the finished one's outcome untouched");
+  },
+  HANG,
+);
 
 test("recovery: a remote graph node the dead worker ran is walked with the crash, not written or queued here", () => {
   const w = world();
@@ -439,7 +498,7 @@ test("recovery: a remote graph node the dead worker ran is walked with the crash
   const plain = record(v, originOf(1), TaskState.RUNNING, DEAD, { flags: TaskFlags.GRAPH });
   v.recover(undefined, false);
   assertEquals([stateOf(v, plain), v.calls.completed], [TaskState.DONE, [[1, plain]]], "no walker: failed, queued");
-});
+}, HANG);
 
 test("recovery: the records the dead worker cached are reclaimed and counted; another thread's cache is left", () => {
   const w = world();
@@ -449,25 +508,29 @@ test("recovery: the records the dead worker cached are reclaimed and counted; an
   assertEquals([r.reclaimed, r.freed], [2, 0], "reclaimed, freed");
   for (const h of mine) assertEquals(stateOf(w, h), TaskState.FREE, "a reclaimed record is FREE");
   assertEquals(stateOf(w, theirs), TaskState.CACHED, "the living worker's cache is left");
-});
+}, HANG);
 
-test("recovery: a task in the held or moving mark (QUEUED or CANCELLED) goes back to its level's injector, once; the marks are cleared", () => {
-  for (const mark of [MarkWords.held, MarkWords.moving]) {
-    for (const state of [TaskState.QUEUED, TaskState.CANCELLED]) {
-      const w = world();
-      const task = record(w, Origin.MAIN, state, DEAD, { level: Level.high });
-      w.marks[mark] = task;
-      const r = w.recover();
-      const what = `mark ${mark}, state ${state}`;
-      assert(r.inStep, `${what}: in a step`);
-      assertEquals(drained(w, Level.high), [task], `${what}: in the high injector`);
-      assertEquals([drained(w, Level.normal), drained(w, Level.low)], [[], []], `${what}: in no other`);
-      assertEquals(w.marks[mark], -1, `${what}: the mark cleared`);
-      assertEquals(w.calls.newWork, 1, `${what}: a sleeper woken to look`);
-      assertEquals(stateOf(w, task), state, `${what}: its state`);
+test(
+  "recovery: a task in the held or moving mark (QUEUED or CANCELLED) goes back to its level's injector, once; the marks are cleared",
+  () => {
+    for (const mark of [MarkWords.held, MarkWords.moving]) {
+      for (const state of [TaskState.QUEUED, TaskState.CANCELLED]) {
+        const w = world();
+        const task = record(w, Origin.MAIN, state, DEAD, { level: Level.high });
+        w.marks[mark] = task;
+        const r = w.recover();
+        const what = `mark ${mark}, state ${state}`;
+        assert(r.inStep, `${what}: in a step`);
+        assertEquals(drained(w, Level.high), [task], `${what}: in the high injector`);
+        assertEquals([drained(w, Level.normal), drained(w, Level.low)], [[], []], `${what}: in no other`);
+        assertEquals(w.marks[mark], -1, `${what}: the mark cleared`);
+        assertEquals(w.calls.newWork, 1, `${what}: a sleeper woken to look`);
+        assertEquals(stateOf(w, task), state, `${what}: its state`);
+      }
     }
-  }
-});
+  },
+  HANG,
+);
 
 test("recovery: a held or moving mark whose task started, finished or was reused is not pushed", () => {
   for (const mark of [MarkWords.held, MarkWords.moving]) {
@@ -493,7 +556,7 @@ test("recovery: a held or moving mark whose task started, finished or was reused
     w.recover();
     assertEquals(drained(w, Level.normal), [], `mark ${mark}: a stale handle is not pushed`);
   }
-});
+}, HANG);
 
 test("recovery: a fork in the pushing or consuming mark still QUEUED is freed; started or finished, it is not", () => {
   for (const mark of [MarkWords.pushing, MarkWords.consuming]) {
@@ -511,7 +574,7 @@ test("recovery: a fork in the pushing or consuming mark still QUEUED is freed; s
     v.recover();
     assertEquals(stateOf(v, running), TaskState.RUNNING, `mark ${mark}: a running fork is left`);
   }
-});
+}, HANG);
 
 test("recovery: an orphan in the freeing mark (DONE) is freed; any other state is left", () => {
   const w = world();
@@ -526,7 +589,7 @@ test("recovery: an orphan in the freeing mark (DONE) is freed; any other state i
   v.marks[MarkWords.freeing] = running;
   v.recover();
   assertEquals(stateOf(v, running), TaskState.RUNNING, "a running fork is left");
-});
+}, HANG);
 
 test("recovery: every mark alone says the worker died inside a step; no mark and clean notes say it did not", () => {
   for (const mark of [MarkWords.held, MarkWords.moving, MarkWords.pushing, MarkWords.consuming, MarkWords.freeing]) {
@@ -536,7 +599,7 @@ test("recovery: every mark alone says the worker died inside a step; no mark and
     assert(w.recover().inStep, `mark ${mark}: in a step`);
   }
   assert(!world().recover().inStep, "no mark: not in a step");
-});
+}, HANG);
 
 /** Every record the main thread can take now (its allocations until none is left), as indices. */
 function allFree(w: World): number[] {
@@ -545,62 +608,70 @@ function allFree(w: World): number[] {
   return out.sort((a, b) => a - b);
 }
 
-test("recovery: a record the dead worker was taking or giving back, killed at any access: every record is free once after recovery", () => {
-  let deaths = 0;
-  for (const step of ["allocate", "flush"] as const) {
-    for (let n = 0;; n++) {
-      const w = world();
-      // The dead worker's own table (its cache and notes, in the pool's buffer).
-      const mine = new TaskTable(w.memory, { owner: DEAD });
-      let died: boolean;
-      if (step === "allocate") died = killAt(n, () => mine.allocate());
-      else {
-        const taken = [mine.allocate(), mine.allocate(), mine.allocate()];
-        for (const h of taken) mine.releaseHandle(h);
-        died = killAt(n, () => mine.flushCache());
+test(
+  "recovery: a record the dead worker was taking or giving back, killed at any access: every record is free once after recovery",
+  () => {
+    let deaths = 0;
+    for (const step of ["allocate", "flush"] as const) {
+      for (let n = 0;; n++) {
+        const w = world();
+        // The dead worker's own table (its cache and notes, in the pool's buffer).
+        const mine = new TaskTable(w.memory, { owner: DEAD });
+        let died: boolean;
+        if (step === "allocate") died = killAt(n, () => mine.allocate());
+        else {
+          const taken = [mine.allocate(), mine.allocate(), mine.allocate()];
+          for (const h of taken) mine.releaseHandle(h);
+          died = killAt(n, () => mine.flushCache());
+        }
+        const r = w.recover();
+        assertEquals(
+          allFree(w),
+          Array.from({ length: CAPACITY }, (_, i) => i),
+          `${step} killed at access ${n}${died ? "" : " (not killed)"}: the records free after recovery`,
+        );
+        if (died) {
+          deaths++;
+          assertEquals(r.freed, 0, `${step}, ${n}: no task freed`);
+        }
+        if (!died) break;
       }
-      const r = w.recover();
-      assertEquals(
-        allFree(w),
-        Array.from({ length: CAPACITY }, (_, i) => i),
-        `${step} killed at access ${n}${died ? "" : " (not killed)"}: the records free after recovery`,
-      );
-      if (died) {
-        deaths++;
-        assertEquals(r.freed, 0, `${step}, ${n}: no task freed`);
-      }
-      if (!died) break;
     }
-  }
-  assert(deaths >= 4, `deaths inside the steps (${deaths})`);
-});
+    assert(deaths >= 4, `deaths inside the steps (${deaths})`);
+  },
+  HANG,
+);
 
-test("recovery: a push into its deque or the injector cut short at any access is completed, counted as a death in a step, and wakes a sleeper", () => {
-  let cases = 0;
-  for (const where of ["deque", "injector"] as const) {
-    for (let n = 0;; n++) {
-      const w = world();
-      const task = record(w, Origin.MAIN, TaskState.QUEUED, DEAD);
-      const region = w.memory.dequeRegion(DEAD);
-      const dequeNotes = w.memory.notes(DEAD, NoteWords.deque);
-      const deque = new Deque(region, dequeNotes);
-      // Its handle on the normal level's injector, with its notes (the first of poolQueuesOf's).
-      const normal = poolQueuesOf(w.memory, DEAD)[0];
-      const injector = new Injector(normal.region, normal.notes);
-      const died = killAt(n, () => where === "deque" ? deque.push(task) : injector.push(task));
-      if (!died) break;
-      const cut = where === "deque" ? new Deque(region, dequeNotes).cutShort : injector.cutShort;
-      const r = w.recover();
-      assertEquals(r.inStep, cut, `${where}, ${n}: a death in a step iff its notes say one was under way`);
-      assertEquals(w.calls.newWork, cut ? 1 : 0, `${where}, ${n}: a sleeper woken iff a step was completed`);
-      if (cut) cases++;
-      // The task published at most once, wherever the repair left it.
-      const heir = new Deque(region, dequeNotes);
-      let times = 0;
-      for (let v = heir.pop(); v !== EMPTY; v = heir.pop()) if (v === task) times++;
-      times += drained(w, Level.normal).filter((v) => v === task).length;
-      assert(times <= 1, `${where}, ${n}: queued ${times} times`);
+test(
+  "recovery: a push into its deque or the injector cut short at any access is completed, counted as a death in a step, and wakes a sleeper",
+  () => {
+    let cases = 0;
+    for (const where of ["deque", "injector"] as const) {
+      for (let n = 0;; n++) {
+        const w = world();
+        const task = record(w, Origin.MAIN, TaskState.QUEUED, DEAD);
+        const region = w.memory.dequeRegion(DEAD);
+        const dequeNotes = w.memory.notes(DEAD, NoteWords.deque);
+        const deque = new Deque(region, dequeNotes);
+        // Its handle on the normal level's injector, with its notes (the first of poolQueuesOf's).
+        const normal = poolQueuesOf(w.memory, DEAD)[0];
+        const injector = new Injector(normal.region, normal.notes);
+        const died = killAt(n, () => where === "deque" ? deque.push(task) : injector.push(task));
+        if (!died) break;
+        const cut = where === "deque" ? new Deque(region, dequeNotes).cutShort : injector.cutShort;
+        const r = w.recover();
+        assertEquals(r.inStep, cut, `${where}, ${n}: a death in a step iff its notes say one was under way`);
+        assertEquals(w.calls.newWork, cut ? 1 : 0, `${where}, ${n}: a sleeper woken iff a step was completed`);
+        if (cut) cases++;
+        // The task published at most once, wherever the repair left it.
+        const heir = new Deque(region, dequeNotes);
+        let times = 0;
+        for (let v = heir.pop(); v !== EMPTY; v = heir.pop()) if (v === task) times++;
+        times += drained(w, Level.normal).filter((v) => v === task).length;
+        assert(times <= 1, `${where}, ${n}: queued ${times} times`);
+      }
     }
-  }
-  assert(cases >= 2, `pushes cut short inside their step (${cases})`);
-});
+    assert(cases >= 2, `pushes cut short inside their step (${cases})`);
+  },
+  HANG,
+);
