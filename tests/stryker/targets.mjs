@@ -272,6 +272,35 @@ export const TARGETS = {
     "tests/pool/cancel_test.ts",
     "tests/pool/metrics_test.ts",
   ],
+  // The repair after a worker's death: its unit tests first (one thread, a real pool memory and a stand-in
+  // ledger: milliseconds), recovery_paths (marks and cut-short repairs killed at every access), then the pool
+  // tests where a worker dies holding each kind of record: a graph node (the owner's, a producer's), a moved
+  // task, a remote producer's task, an async task, a fork in flight, crashes that would leak records, and
+  // orphaned forks (20 s together, unmutated). See FILTER for what is left out.
+  "lib/owner/recovery.ts": [
+    "tests/owner/recovery_test.ts",
+    "tests/protocol/recovery_paths_test.ts",
+    "tests/pool/graph_test.ts",
+    "tests/pool/payload_test.ts",
+    "tests/pool/producers_test.ts",
+    "tests/pool/pool_test.ts",
+    "tests/pool/reliability_test.ts",
+  ],
+  // The owner's handling of a worker's death: its unit tests first (one thread, a real pool memory, table
+  // and ledger, stand-in reader, broadcaster and workforce: milliseconds), then the pool tests where a worker
+  // dies or its replacement fails to start (replacement_failure_test.ts whole, the death events, a graph
+  // node's or a producer's task on the dead worker, a fork in flight, a death while retiring, a broadcast
+  // part): 25 s together, unmutated. See FILTER for what is left out.
+  "lib/owner/worker_deaths.ts": [
+    "tests/owner/worker_deaths_test.ts",
+    "tests/pool/replacement_failure_test.ts",
+    "tests/pool/events_test.ts",
+    "tests/pool/graph_test.ts",
+    "tests/pool/producers_test.ts",
+    "tests/pool/reliability_test.ts",
+    "tests/pool/elastic_test.ts",
+    "tests/pool/broadcast_test.ts",
+  ],
 };
 
 /** The filter of `memory.ts` and `layout.ts` (see {@link FILTER}). */
@@ -306,6 +335,20 @@ export const FILTER = {
   "lib/worker/fork_join.ts": "/^(fork-join: |outside a pool|scope: |join |b sees|a join keeps|a pool of one|many " +
     "joining|terminate\\(\\) while joins|forks that name|forks of an aborted|a worker waiting in a join|stack " +
     "overflows inside|a stack overflow at any|fork-join never deadlocks|deep fork-join|metrics: a task that forks)/",
+  // Of the pool suites, only the tests where a worker dies (the rest never reaches the repair). Left out:
+  // death_test.ts (46 s on the unmutated file, killing a worker at every access: every survivor would pay
+  // it), fault_injection_test.ts (random, minutes) and force_test.ts (kill-guard timing); leaving them out
+  // can only lower the score.
+  // Of the pool suites, the tests where a worker dies or a replacement fails to start; the rest of those
+  // files never reaches this file. Left out as for recovery.ts: death_test.ts, fault_injection_test.ts,
+  // force_test.ts (events_test.ts's forced abort counts a forced kill instead).
+  "lib/owner/worker_deaths.ts":
+    "/^(worker deaths: |replacement failure|events on deno: (workerdied|a forced abort)|a " +
+    "worker.s death |a worker that dies of a thrown|a worker that exits while a fork|a worker that dies while it " +
+    "retires|a part that throws)/",
+  "lib/owner/recovery.ts": "/^(recovery: |class 7: |a worker.s death |a worker that dies of a thrown|a worker that " +
+    "exits while a fork|crashes leak no records|a moved task cancelled while queued|a worker that dies while " +
+    "an async|a worker thread that exits while running|records freed by orphaned)/",
   // lincheck/kill_guard_test.ts less "kill-guard harness: …" (trace mode); every test of
   // protocol/kill_guard_test.ts (they start "a ") and of force_test.ts.
   "lib/protocol/kill_guard.ts": "/^(kill-guard (random|systematic) mode|a |without force|force must|forced kills)/",
