@@ -1,6 +1,402 @@
 /**
- * Unit tests of the owner (lib/owner/owner.ts): placeholder, filled with the tests that kill StrykerJS's
- * survivors.
+ * The owner (`lib/owner/owner.ts` `Owner`) on the shipped module, assembled as a pool is
+ * (`lib/assemble.ts`: a real pool memory, producer, ledger, broadcaster, links and handling of deaths),
+ * with a stand-in for its one part that starts threads: the `Workforce`'s methods are replaced on the
+ * instance, so no worker thread starts and every start, message, kill and stop is recorded. What each
+ * lifecycle call does: the states it moves through (and writes where producers in other threads read them),
+ * what it refuses and with which error, what it tells the workers and the pool's events, which worker a
+ * directed task goes to and the mail word it counts, and what a pool left with no worker rejects.
+ * Single-threaded: no timing beyond a timer of 0 ms.
  *
- * @module
+ * Written for StrykerJS's survivors of owner.ts (issue 47, "Mutants nobody here chose").
  */
+import { assemblePool } from "../../lib/assemble.ts";
+import { move } from "../../lib/codec/move.ts";
+import { resolveOptions } from "../../lib/options.ts";
+import type { Owner } from "../../lib/owner/owner.ts";
+import type { Workforce } from "../../lib/owner/workforce.ts";
+import { ControlWords, StatusWords } from "../../lib/protocol/layout.ts";
+import { PoolStateCode } from "../../lib/protocol/producers.ts";
+import { HANDLE_KIND, HANDLE_VERSION } from "../../lib/producer/handle.ts";
+import { PoolClosedError, PoolTerminatedError, TaskNotFoundError, WorkerCrashedError } from "../../lib/errors.ts";
+import { assert, assertEquals, assertRejects, test, within } from "../_test.ts";
+
+/** The task names the stand-in workers "load". */
+const TASKS = ["add", "echo"];
+
+/** What the stand-in workforce saw. */
+interface Seen {
+  started: number[];
+  sent: [number, unknown][];
+  stops: (number | undefined)[];
+  kills: [number, string][];
+  errors: [unknown, string][];
+  events: [string, unknown][];
+}
+
+/** An owner of a pool of `workers` workers whose workforce is a stand-in; `start` not yet called. */
+function ownerOf(
+  workers: number,
+  options: Record<string, unknown> = {},
+  act: { startFails?: (index: number) => Error | undefined } = {},
+): { owner: Owner; seen: Seen; dead: Set<number>; vacancies: Map<number, Error> } {
+  const seen: Seen = { started: [], sent: [], stops: [], kills: [], errors: [], events: [] };
+  const { owner } = assemblePool(
+    "file:///stand-in/tasks.ts",
+    resolveOptions({ workers, onError: (error: unknown, task: string) => seen.errors.push([error, task]), ...options }),
+  );
+  const dead = new Set<number>();
+  const vacancies = new Map<number, Error>();
+  const workforce = (owner as unknown as { workforce: Workforce }).workforce;
+  workforce.start = (index: number) => {
+    seen.started.push(index);
+    const failure = act.startFails?.(index);
+    return failure === undefined ? Promise.resolve([...TASKS]) : Promise.reject(failure);
+  };
+  workforce.send = (index: number, message: unknown) => void seen.sent.push([index, message]);
+  workforce.share = () => {};
+  workforce.isDead = (index: number) => dead.has(index);
+  workforce.vacancy = (index: number) => vacancies.get(index);
+  workforce.stop = (graceMs?: number) => {
+    seen.stops.push(graceMs);
+    return Promise.resolve();
+  };
+  workforce.kill = (index: number, cause: Error) => void seen.kills.push([index, cause.message]);
+  for (const type of ["workeronline", "workerreplaced", "workerdied", "close", "terminate"]) {
+    owner.events.queue.target.addEventListener(
+      type,
+      (e: Event) => seen.events.push([type, (e as Event & { detail: unknown }).detail]),
+    );
+  }
+  return { owner, seen, dead, vacancies };
+}
+
+/** The pool's memory of `owner`. */
+function memoryOf(owner: Owner) {
+  return (owner as unknown as { memory: import("../../lib/protocol/memory.ts").PoolMemory }).memory;
+}
+
+/** Lets the event queue's timer (0 ms) and the microtasks before it run. */
+const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
+
+test("owner: start() starts every worker, takes the task names, and tells workeronline for each", async () => {
+  const { owner, seen } = ownerOf(3);
+  await owner.start();
+  assertEquals(seen.started.sort(), [0, 1, 2], "each index started once");
+  assertEquals([...owner.producer.taskNames], TASKS, "the task names the workers loaded");
+  await tick();
+  const online = seen.events.filter(([type]) => type === "workeronline").map(([, d]) => d);
+  assertEquals(online.length, 3, "one workeronline a worker");
+  for (const detail of online) {
+    assertEquals((detail as { replacement: boolean }).replacement, false, "not a replacement");
+  }
+  assertEquals(owner.lifecycle, "open", "open");
+  await owner.terminate();
+});
+
+test("owner: a start that fails terminates the pool, stops the workers at once, and rethrows", async () => {
+  const failure = new Error("load failed");
+  const { owner, seen } = ownerOf(2, {}, { startFails: (i) => (i === 1 ? failure : undefined) });
+  let thrown: unknown;
+  try {
+    await owner.start();
+  } catch (error) {
+    thrown = error;
+  }
+  assert(thrown === failure, `start() rethrows the start's error (${String(thrown)})`);
+  assertEquals(owner.lifecycle, "terminated", "terminated");
+  const memory = memoryOf(owner);
+  assertEquals(Atomics.load(memory.control, ControlWords.poolState), PoolStateCode.terminated, "written for producers");
+  await tick();
+  assertEquals(seen.stops, [undefined], "the workers stopped at once (no grace)");
+  assertEquals(Atomics.load(memory.control, ControlWords.lifecycle), 1, "the workers' lifecycle word says stop");
+});
+
+test("owner: close() refuses a timeout that is not a non-negative number, with a RangeError naming it", async () => {
+  const { owner } = ownerOf(1);
+  await owner.start();
+  for (const timeout of [-1, Number.NaN, "5", null]) {
+    const error = await assertRejects(owner.close({ timeout: timeout as number }));
+    assert(error instanceof RangeError, `${String(timeout)}: a RangeError (${String(error)})`);
+    assert(
+      (error as Error).message ===
+        `Cannot close pool as 'timeout' must be a non-negative number of ms: received ${timeout}`,
+      `${String(timeout)}: its message (${(error as Error).message})`,
+    );
+    assertEquals(owner.lifecycle, "open", `${String(timeout)}: the pool stays open`);
+  }
+  await within(owner.close({ timeout: 0 }), 10_000, "close({ timeout: 0 })");
+  assertEquals(owner.lifecycle, "closed", "a timeout of 0 is accepted");
+});
+
+test("owner: close() moves open → closing → closed, writes each state, stops the workers with grace, tells close", async () => {
+  const { owner, seen } = ownerOf(2);
+  await owner.start();
+  const memory = memoryOf(owner);
+  const closing = owner.close({});
+  assertEquals(owner.lifecycle, "closing", "closing at once");
+  assertEquals(Atomics.load(memory.control, ControlWords.poolState), PoolStateCode.closing, "closing written");
+  assertEquals(Atomics.load(memory.control, ControlWords.lifecycle), 0, "the workers not told to stop yet");
+  assert(owner.close({}) === closing, "a second close() returns the same promise");
+  assert(owner.close({ timeout: 5 }) === closing, "so does one with a timeout");
+  await within(closing, 10_000, "close");
+  assertEquals(owner.lifecycle, "closed", "closed");
+  assertEquals(Atomics.load(memory.control, ControlWords.poolState), PoolStateCode.closed, "closed written");
+  assertEquals(Atomics.load(memory.control, ControlWords.lifecycle), 1, "the workers told to stop");
+  assertEquals(seen.stops, [2000], "stopped once, with the grace of a cooperative stop");
+  await tick();
+  assertEquals(seen.events.filter(([t]) => t === "close").length, 1, "close told once");
+  assertEquals(seen.events.filter(([t]) => t === "terminate").length, 0, "no terminate");
+  assert(owner.terminate() === closing, "terminate() after close() returns close()'s promise");
+  assertEquals(owner.lifecycle, "closed", "and keeps 'closed'");
+});
+
+test("owner: close() waits for a pending task; with a timeout that expires, it terminates the pool naming it", async () => {
+  const { owner, seen } = ownerOf(1);
+  await owner.start();
+  const task = owner.producer.run("add", [1, 2]);
+  task.catch(() => {});
+  let closed = false;
+  const closing = owner.close({ timeout: 30 }).then(() => (closed = true));
+  await tick();
+  assert(!closed, "close() waits while a task is pending");
+  assertEquals(owner.lifecycle, "closing", "closing meanwhile");
+  await within(closing, 10_000, "close");
+  const error = await assertRejects(task);
+  assert(error instanceof PoolTerminatedError, `the task rejects with PoolTerminatedError (${String(error)})`);
+  assert(/close\(\) waited 30 ms for it/.test((error as Error).message), `it names why: ${(error as Error).message}`);
+  assertEquals(owner.lifecycle, "terminated", "the pool was terminated");
+  assertEquals(seen.stops.length, 2, "stopped at once by the termination, then again by close");
+  assertEquals(seen.stops[0], undefined, "the termination's stop has no grace");
+  await tick();
+  const terminate = seen.events.find(([t]) => t === "terminate")?.[1] as { why: string; rejected: number };
+  assertEquals(terminate, { why: "close() waited 30 ms for it", rejected: 1 }, "terminate told why and how many");
+});
+
+test("owner: close() with no timeout and nothing pending closes without terminating", async () => {
+  const { owner, seen } = ownerOf(1);
+  await owner.start();
+  await within(owner.close({}), 10_000, "close");
+  await within(owner.close(undefined as unknown as { timeout?: number }), 10_000, "close(undefined)");
+  assertEquals(owner.lifecycle, "closed", "closed");
+  await tick();
+  assertEquals(seen.events.filter(([t]) => t === "terminate").length, 0, "not terminated");
+});
+
+test("owner: terminate() rejects every unsettled task naming why, stops at once, and tells terminate once", async () => {
+  const { owner, seen } = ownerOf(2);
+  await owner.start();
+  const memory = memoryOf(owner);
+  const tasks = [owner.producer.run("add", [1, 2]), owner.producer.run("echo", [3])];
+  for (const t of tasks) t.catch(() => {});
+  const stopped = owner.terminate();
+  assertEquals(owner.lifecycle, "terminated", "terminated at once");
+  assertEquals(Atomics.load(memory.control, ControlWords.poolState), PoolStateCode.terminated, "written");
+  assertEquals(Atomics.load(memory.control, ControlWords.lifecycle), 1, "the workers told to stop");
+  assert(owner.terminate() === stopped, "a second terminate() returns the same promise");
+  assert(owner.close({}) === stopped, "close() after terminate() returns it too");
+  await within(stopped, 10_000, "terminate");
+  assertEquals(seen.stops, [undefined], "stopped once, at once");
+  for (const t of tasks) {
+    const error = await assertRejects(t);
+    assert(error instanceof PoolTerminatedError, `rejected with PoolTerminatedError (${String(error)})`);
+    assert(/terminate\(\) was called/.test((error as Error).message), `naming why: ${(error as Error).message}`);
+  }
+  await tick();
+  const told = seen.events.filter(([t]) => t === "terminate").map(([, d]) => d);
+  assertEquals(told, [{ why: "terminate() was called", rejected: 2 }], "terminate told once, with the count");
+  assertEquals(owner.lifecycle, "terminated", "stays terminated");
+});
+
+test("owner: broadcast() sends one part to each worker and wakes them; refuses when not open, an unknown task, a move", async () => {
+  const { owner, seen } = ownerOf(3);
+  await owner.start();
+  const parts = owner.broadcast("echo", [7]);
+  parts.catch(() => {});
+  const sent = seen.sent.filter(([, m]) => (m as { type: string }).type === "broadcast");
+  assertEquals(sent.map(([w]) => w), [0, 1, 2], "one part a worker, by index");
+  const unknown = await assertRejects(owner.broadcast("nope", []));
+  assert(unknown instanceof TaskNotFoundError, `an unknown task: TaskNotFoundError (${String(unknown)})`);
+  const moved = await assertRejects(owner.broadcast("echo", [move(new ArrayBuffer(8))]));
+  assert(
+    moved instanceof TypeError &&
+      /a broadcast's arguments cannot be moved \(every worker gets its own copy\): pass it without move\(\)/.test(
+        moved.message,
+      ),
+    `a moved buffer is refused, saying why: ${String(moved)}`,
+  );
+  void owner.close({});
+  const closed = await assertRejects(owner.broadcast("echo", [1]));
+  assert(
+    closed instanceof PoolClosedError && !(closed instanceof PoolTerminatedError),
+    `closing: PoolClosedError (${closed})`,
+  );
+  await owner.terminate();
+  const terminated = await assertRejects(owner.broadcast("echo", [1]));
+  assert(terminated instanceof PoolTerminatedError, `terminated: PoolTerminatedError (${String(terminated)})`);
+  const error = await assertRejects(parts);
+  assert(error instanceof PoolTerminatedError, `the parts in flight reject at terminate (${String(error)})`);
+});
+
+test("owner: a broadcast whose getter closes the pool is refused, and nothing is sent", async () => {
+  const { owner, seen } = ownerOf(2);
+  await owner.start();
+  const args = {
+    get x() {
+      void owner.close({});
+      return 1;
+    },
+  };
+  const error = await assertRejects(owner.broadcast("echo", [args]));
+  assert(error instanceof PoolClosedError, `refused: ${String(error)}`);
+  assertEquals(seen.sent.filter(([, m]) => (m as { type: string }).type === "broadcast").length, 0, "nothing sent");
+  await owner.terminate();
+});
+
+test("owner: pickWorker() takes live workers in turn, counting each one's mail; with none live, the next in turn", async () => {
+  const { owner, dead } = ownerOf(3);
+  await owner.start();
+  const memory = memoryOf(owner);
+  const mail = (w: number) => Atomics.load(memory.status, w * StatusWords.count + StatusWords.mail);
+  assertEquals(
+    [owner.pickWorker(), owner.pickWorker(), owner.pickWorker(), owner.pickWorker()],
+    [0, 1, 2, 0],
+    "in turn",
+  );
+  assertEquals([mail(0), mail(1), mail(2)], [2, 1, 1], "each pick counted in its worker's mail word");
+  dead.add(1);
+  assertEquals([owner.pickWorker(), owner.pickWorker()], [2, 0], "a dead worker skipped");
+  assertEquals([mail(0), mail(1), mail(2)], [3, 1, 2], "not counted for the dead one");
+  dead.add(0);
+  dead.add(2);
+  const next = owner.pickWorker();
+  assertEquals(next, 1, "none live: the next in turn");
+  assertEquals(mail(1), 2, "counted there too (recovery or post gives it back)");
+  assertEquals(owner.pickWorker(), 1, "and again, the turn not moved");
+  await owner.terminate();
+});
+
+test("owner: died() while open hands the death over and tells workerdied; while stopping it tells nothing", async () => {
+  const { owner, seen } = ownerOf(2);
+  await owner.start();
+  const deaths = (owner as unknown as { deaths: { died: (i: number, c: unknown, f: boolean) => void } }).deaths;
+  const handed: unknown[][] = [];
+  deaths.died = (i, c, f) => void handed.push([i, c, f]);
+  const cause = new Error("boom");
+  owner.died(1, cause, true);
+  assertEquals(handed, [[1, cause, true]], "handed to the handling of deaths");
+  await tick();
+  const told = seen.events.filter(([t]) => t === "workerdied").map(([, d]) => d as { worker: number; forced: boolean });
+  assertEquals(told.map((d) => [d.worker, d.forced]), [[1, true]], "workerdied told");
+  void owner.close({});
+  owner.died(0, cause, false);
+  await tick();
+  assertEquals(seen.events.filter(([t]) => t === "workerdied").length, 2, "told while closing too");
+  await owner.terminate();
+  owner.died(0, cause, false);
+  await tick();
+  assertEquals(seen.events.filter(([t]) => t === "workerdied").length, 2, "not told once stopped");
+});
+
+test("owner: handle() gives a handle with the pool's shape; refuses when closed, terminated or without producer slots", async () => {
+  const { owner } = ownerOf(1, { producers: 2, maxQueue: 64 });
+  await owner.start();
+  const handle = owner.handle();
+  assertEquals(handle.kind, HANDLE_KIND, "kind");
+  assertEquals(handle.version, HANDLE_VERSION, "version");
+  assertEquals(handle.tasks, TASKS, "the task names");
+  assertEquals(handle.maxPending, 65, "the pool's maxPending (workers + maxQueue)");
+  assert(handle.slot >= 1, `a producer slot (${handle.slot})`);
+  assert(handle.buffer === memoryOf(owner).buffer, "the pool's buffer");
+  assertEquals(handle.transfer.length, 1, "its port transferred");
+  assert(handle.transfer[0] === handle.port, "the port is what is transferred");
+  assert(!("elastic" in handle), "a fixed pool's handle says nothing of elastic");
+  handle.port.close();
+  void owner.close({});
+  let error: unknown;
+  try {
+    owner.handle();
+  } catch (e) {
+    error = e;
+  }
+  assert(error instanceof PoolClosedError && !(error instanceof PoolTerminatedError), `closing: ${String(error)}`);
+  assertEquals(
+    (error as Error).message,
+    "Cannot make a pool handle as the pool is closing: create a new pool",
+    "its message names the state",
+  );
+  await owner.terminate();
+  try {
+    owner.handle();
+  } catch (e) {
+    error = e;
+  }
+  assert(error instanceof PoolTerminatedError, `terminated: ${String(error)}`);
+
+  const none = ownerOf(1, { producers: 0 }).owner;
+  await none.start();
+  try {
+    none.handle();
+  } catch (e) {
+    error = e;
+  }
+  assert(error instanceof RangeError && /no producer slots/.test(error.message), `no slots: ${String(error)}`);
+  await none.terminate();
+});
+
+test("owner: handleRequest() replies with the handle and its port transferred, or with the error's name and message", async () => {
+  const { owner } = ownerOf(1, { producers: 1 });
+  await owner.start();
+  const replies: [unknown, unknown][] = [];
+  owner.handleRequest(7, (message, transfer) => void replies.push([message, transfer]));
+  const [message, transfer] = replies[0] as [{ type: string; id: number; handle: { port: MessagePort } }, unknown[]];
+  assertEquals([message.type, message.id], ["handle-reply", 7], "a reply to request 7");
+  assert(
+    Array.isArray(transfer) && transfer.length === 1 && transfer[0] === message.handle.port,
+    "its port transferred",
+  );
+  message.handle.port.close();
+  owner.handleRequest(8, (message, transfer) => void replies.push([message, transfer]));
+  assertEquals(
+    replies[1],
+    [{
+      type: "handle-reply",
+      id: 8,
+      error: { name: "RangeError", message: (replies[1][0] as { error: { message: string } }).error.message },
+    }, undefined],
+    "every slot taken: the error, nothing transferred",
+  );
+  assert(/slot/.test((replies[1][0] as { error: { message: string } }).error.message), "naming the slots");
+  await owner.terminate();
+});
+
+test("owner: a fixed pool whose every index has a failed start rejects what waits and later tasks, tells onError once", async () => {
+  const { owner, seen, vacancies } = ownerOf(2);
+  await owner.start();
+  const task = owner.producer.run("add", [1, 2]);
+  task.catch(() => {});
+  const noWorkersLeft = (owner as unknown as { noWorkersLeft: (i: number, e: unknown) => void }).noWorkersLeft.bind(
+    owner,
+  );
+  const cause = new Error("the start failed");
+  vacancies.set(0, cause);
+  noWorkersLeft(0, cause);
+  await tick();
+  assertEquals(seen.errors.length, 0, "one index still live: nothing rejected, nothing told");
+  vacancies.set(1, cause);
+  noWorkersLeft(1, cause);
+  const error = await assertRejects(task);
+  assert(error instanceof WorkerCrashedError, `the waiting task rejects with WorkerCrashedError (${String(error)})`);
+  assert(/no worker left/.test((error as Error).message), `saying why: ${(error as Error).message}`);
+  assert((error as Error).cause === cause, "its cause is the failed start");
+  const later = await assertRejects(owner.producer.run("add", [3, 4]));
+  assert(later instanceof WorkerCrashedError, `a later task rejects too (${String(later)})`);
+  noWorkersLeft(1, cause);
+  await tick();
+  const told = seen.errors.filter(([e]) =>
+    e instanceof WorkerCrashedError && /No task can run/.test((e as Error).message)
+  );
+  assertEquals(told.length, 1, "onError told once");
+  assertEquals(told[0][1], "(no workers)", "where");
+  await owner.terminate();
+});
