@@ -15,7 +15,8 @@ import { move } from "../../lib/codec/move.ts";
 import { resolveOptions } from "../../lib/options.ts";
 import type { Owner } from "../../lib/owner/owner.ts";
 import type { Workforce } from "../../lib/owner/workforce.ts";
-import { ControlWords, StatusWords } from "../../lib/protocol/layout.ts";
+import { ControlWords, SleepWords, StatusWords } from "../../lib/protocol/layout.ts";
+import { ABSENT, AWAKE, RETIRING } from "../../lib/protocol/slots.ts";
 import { PoolStateCode } from "../../lib/protocol/producers.ts";
 import { HANDLE_KIND, HANDLE_VERSION } from "../../lib/producer/handle.ts";
 import { PoolClosedError, PoolTerminatedError, TaskNotFoundError, WorkerCrashedError } from "../../lib/errors.ts";
@@ -399,4 +400,141 @@ test("owner: a fixed pool whose every index has a failed start rejects what wait
   assertEquals(told.length, 1, "onError told once");
   assertEquals(told[0][1], "(no workers)", "where");
   await owner.terminate();
+});
+
+/** What the owner's handling of deaths was asked (its methods replaced on the instance). */
+function watchDeaths(owner: Owner): { died: unknown[][]; startFailed: unknown[][] } {
+  const deaths = (owner as unknown as {
+    deaths: { died: (...a: unknown[]) => void; startFailed: (...a: unknown[]) => void };
+  }).deaths;
+  const seen = { died: [] as unknown[][], startFailed: [] as unknown[][] };
+  deaths.died = (...a) => void seen.died.push(a);
+  deaths.startFailed = (...a) => void seen.startFailed.push(a);
+  return seen;
+}
+
+/** Sets worker `index`'s slot state word (an elastic pool's). */
+function setSlot(owner: Owner, index: number, state: number): void {
+  Atomics.store(memoryOf(owner).sleep.words, SleepWords.state(index), state);
+}
+
+test("owner: close() then terminate() while a task is pending: the pool stays terminated, close() still resolves", async () => {
+  const { owner, seen } = ownerOf(1);
+  await owner.start();
+  const task = owner.producer.run("add", [1, 2]);
+  task.catch(() => {});
+  const closing = owner.close({ timeout: 20 });
+  await tick();
+  const stopped = owner.terminate();
+  assert(stopped !== closing, "terminate() during close() stops now (its own promise)");
+  await within(closing, 10_000, "close");
+  await within(stopped, 10_000, "terminate");
+  await new Promise((resolve) => setTimeout(resolve, 40));
+  assertEquals(owner.lifecycle, "terminated", "never moved back to closed");
+  const memory = memoryOf(owner);
+  assertEquals(Atomics.load(memory.control, ControlWords.poolState), PoolStateCode.terminated, "terminated written");
+  const told = seen.events.filter(([t]) => t === "terminate").map(([, d]) => d);
+  assertEquals(told, [{ why: "terminate() was called", rejected: 1 }], "terminated once, by terminate()");
+  const error = await assertRejects(task);
+  assert(/terminate\(\) was called/.test((error as Error).message), `the task names terminate(): ${error}`);
+});
+
+test("owner: post() fails a directed task posted to an index whose start failed, after the submission; nothing else", async () => {
+  const { owner, seen, vacancies } = ownerOf(2);
+  await owner.start();
+  const deaths = watchDeaths(owner);
+  const failure = new Error("start failed");
+  vacancies.set(1, failure);
+  owner.post(0, { type: "directed", handle: 1 });
+  owner.post(1, { type: "cancel", handle: 2 });
+  owner.post(1, { type: "directed", handle: 3 });
+  assertEquals(seen.sent.map(([w, m]) => [w, (m as { handle: number }).handle]), [[0, 1], [1, 2], [1, 3]], "each sent");
+  assertEquals(deaths.startFailed.length, 0, "not inside the submission");
+  await Promise.resolve();
+  assertEquals(deaths.startFailed, [[1, failure]], "the directed task to the failed index fails as its start did");
+  await owner.terminate();
+});
+
+test("owner: noWorkersLeft() once the pool is closed or terminated rejects and tells nothing", async () => {
+  for (const end of ["close", "terminate"] as const) {
+    const { owner, seen, vacancies } = ownerOf(1);
+    await owner.start();
+    const cause = new Error("the start failed");
+    vacancies.set(0, cause);
+    if (end === "close") await owner.close({});
+    else await owner.terminate();
+    (owner as unknown as { noWorkersLeft: (i: number, e: unknown) => void }).noWorkersLeft(0, cause);
+    await tick();
+    assertEquals(seen.errors.length, 0, `${end}: onError not told`);
+  }
+});
+
+test("owner: an elastic pool broadcasts to the workers it has now, each claimed by its mail count", async () => {
+  const { owner, seen, dead } = ownerOf(3, { workers: { min: 1, max: 3 } });
+  await owner.start();
+  const memory = memoryOf(owner);
+  const mail = (w: number) => Atomics.load(memory.status, w * StatusWords.count + StatusWords.mail);
+  const parts = (from: number) =>
+    seen.sent.slice(from).filter(([, m]) => (m as { type: string }).type === "broadcast").map(([w]) => w);
+  owner.broadcast("echo", [1]).catch(() => {});
+  assertEquals(parts(0), [0], "the one worker it has (slots 1 and 2 ABSENT)");
+  assertEquals([mail(0), mail(1), mail(2)], [1, 0, 0], "its part counted in its mail; none left on the others");
+  setSlot(owner, 2, AWAKE);
+  let from = seen.sent.length;
+  owner.broadcast("echo", [2]).catch(() => {});
+  assertEquals(parts(from), [0, 2], "a worker grown since gets its part");
+  assertEquals([mail(0), mail(1), mail(2)], [2, 0, 1], "counted");
+  dead.add(0);
+  from = seen.sent.length;
+  owner.broadcast("echo", [3]).catch(() => {});
+  assertEquals(parts(from), [2], "a dead worker is no target");
+  assertEquals([mail(0), mail(1), mail(2)], [2, 0, 2], "nor counted");
+  const handle = owner.handle();
+  assertEquals(handle.elastic, true, "an elastic pool's handle says so");
+  handle.port.close();
+  await owner.terminate();
+});
+
+test("owner: an elastic pool's pickWorker() skips the slots that are not live and counts the one it picks", async () => {
+  const { owner } = ownerOf(3, { workers: { min: 1, max: 3 } });
+  await owner.start();
+  const memory = memoryOf(owner);
+  const mail = (w: number) => Atomics.load(memory.status, w * StatusWords.count + StatusWords.mail);
+  assertEquals([owner.pickWorker(), owner.pickWorker()], [0, 0], "slot 0 only");
+  assertEquals([mail(0), mail(1), mail(2)], [2, 0, 0], "counted on 0 only");
+  setSlot(owner, 1, AWAKE);
+  assertEquals([owner.pickWorker(), owner.pickWorker()], [1, 0], "slot 1 once live, in turn");
+  assertEquals([mail(0), mail(1), mail(2)], [3, 1, 0], "counted");
+  await owner.terminate();
+});
+
+test("owner: an elastic pool's worker that dies while retiring is not replaced: its slot ABSENT, counted retired, told", async () => {
+  const { owner, seen } = ownerOf(3, { workers: { min: 1, max: 3 } });
+  await owner.start();
+  const deaths = watchDeaths(owner);
+  setSlot(owner, 1, RETIRING);
+  const retiredBefore = owner.elasticCounts()!.retired;
+  const cause = new Error("teardown threw");
+  owner.died(1, cause, false);
+  assertEquals(deaths.died.length, 0, "not handed to the handling of deaths (not replaced)");
+  assertEquals(memoryOf(owner).sleep.words[SleepWords.state(1)] & 7, ABSENT, "its slot ABSENT");
+  assertEquals(owner.elasticCounts()!.retired, retiredBefore + 1, "counted retired");
+  await tick();
+  const told = seen.events.filter(([t]) => t === "workerdied").map(([, d]) => (d as { worker: number }).worker);
+  assertEquals(told, [1], "workerdied told (the pool is open)");
+  // After its RetireStoreAbsent: not told again, still not replaced.
+  owner.died(1, cause, false);
+  await tick();
+  assertEquals(deaths.died.length, 0, "an ABSENT slot's death is not replaced");
+  assertEquals(seen.events.filter(([t]) => t === "workerdied").length, 1, "nor told");
+  assertEquals(owner.elasticCounts()!.retired, retiredBefore + 2, "counted");
+  // A live slot's death is a death.
+  owner.died(0, cause, true);
+  assertEquals(deaths.died.length, 1, "a live worker's death is handled");
+  await owner.terminate();
+  // While stopped: a retiring one's death is not told.
+  setSlot(owner, 2, RETIRING);
+  owner.died(2, cause, false);
+  await tick();
+  assertEquals(seen.events.filter(([t]) => t === "workerdied").length, 2, "not told once the pool stopped");
 });
