@@ -538,3 +538,84 @@ test("owner: an elastic pool's worker that dies while retiring is not replaced: 
   await tick();
   assertEquals(seen.events.filter(([t]) => t === "workerdied").length, 2, "not told once the pool stopped");
 });
+
+test("owner: a broadcast of an unknown task, or one that cannot be encoded, to a pool not open is refused as closed", async () => {
+  const { owner } = ownerOf(2);
+  await owner.start();
+  void owner.close({});
+  for (const [task, args] of [["nope", []], ["echo", [move(new ArrayBuffer(8))]]] as const) {
+    const error = await assertRejects(owner.broadcast(task, [...args]));
+    assert(error instanceof PoolClosedError, `${task}: PoolClosedError first (${String(error)})`);
+  }
+  await owner.terminate();
+});
+
+test("owner: an elastic pool starts min workers; one that dies retiring while the pool closes is told, its parts fail", async () => {
+  const { owner, seen } = ownerOf(3, { workers: { min: 1, max: 3 } });
+  await owner.start();
+  assertEquals(seen.started, [0], "min (1) started, not max");
+  watchDeaths(owner);
+  setSlot(owner, 2, AWAKE);
+  const parts = owner.broadcast("echo", [1]);
+  parts.catch(() => {});
+  const task = owner.producer.run("add", [1, 2]);
+  task.catch(() => {});
+  void owner.close({});
+  assertEquals(owner.lifecycle, "closing", "closing (a task pending)");
+  setSlot(owner, 2, RETIRING);
+  owner.died(2, "a thrown string", false);
+  await tick();
+  const told = seen.events.filter(([t]) => t === "workerdied").map(([, d]) => (d as { worker: number }).worker);
+  assertEquals(told, [2], "told while closing");
+  const error = await assertRejects(parts);
+  assert(error instanceof WorkerCrashedError, `its broadcast part fails with WorkerCrashedError (${String(error)})`);
+  const cause = (error as Error).cause;
+  assert(cause instanceof Error && cause.message === "a thrown string", `a non-Error cause wrapped: ${String(cause)}`);
+  await owner.terminate();
+});
+
+test("owner: noWorkersLeft() tells the producers in other threads, permanently, with the cause; a non-Error cause wrapped", async () => {
+  const { owner, vacancies } = ownerOf(1, { producers: 1 });
+  await owner.start();
+  const notes: unknown[] = [];
+  const links = (owner as unknown as { links: { noWorkers: (note: unknown) => void } }).links;
+  links.noWorkers = (note) => void notes.push(note);
+  const task = owner.producer.run("add", [1, 2]);
+  task.catch(() => {});
+  vacancies.set(0, new Error("unused"));
+  (owner as unknown as { noWorkersLeft: (i: number, e: unknown) => void }).noWorkersLeft(0, "a thrown string");
+  const error = await assertRejects(task);
+  const cause = (error as Error).cause;
+  assert(cause instanceof Error && cause.message === "a thrown string", `a non-Error cause wrapped: ${String(cause)}`);
+  assertEquals(notes.length, 1, "the links told once");
+  const note = notes[0] as { type: string; what: string; worker: number; cause: unknown; permanent: boolean };
+  assertEquals(note.type, "no-workers", "its type");
+  assert(/no worker left/.test(note.what), `what: ${note.what}`);
+  assertEquals(note.worker, 0, "the worker");
+  assertEquals(note.cause, { name: "Error", message: "a thrown string" }, "the cause, as plain data");
+  assertEquals(note.permanent, true, "a fixed pool: permanent");
+  await owner.terminate();
+});
+
+test("owner: an elastic pool left with no worker fails a directed task posted to an ABSENT index, after the submission", async () => {
+  const { owner } = ownerOf(3, { workers: { min: 1, max: 3 } });
+  await owner.start();
+  const calls: unknown[][] = [];
+  const internals = owner as unknown as {
+    lastStartFailure: Error | undefined;
+    noWorkerLive: (i: number, e: unknown) => boolean;
+  };
+  internals.noWorkerLive = (...a: unknown[]) => (calls.push(a), true);
+  const cause = new Error("every start failed");
+  owner.post(1, { type: "directed", handle: 1 });
+  await Promise.resolve();
+  assertEquals(calls.length, 0, "no start failed yet: nothing");
+  internals.lastStartFailure = cause;
+  owner.post(0, { type: "directed", handle: 2 });
+  owner.post(1, { type: "cancel", handle: 3 });
+  owner.post(1, { type: "directed", handle: 4 });
+  assertEquals(calls.length, 0, "not inside the submission");
+  await Promise.resolve();
+  assertEquals(calls, [[1, cause]], "only the directed task to the ABSENT index, with the last start's failure");
+  await owner.terminate();
+});
