@@ -19,7 +19,13 @@ import { ControlWords, SleepWords, StatusWords } from "../../lib/protocol/layout
 import { ABSENT, AWAKE, RETIRING } from "../../lib/protocol/slots.ts";
 import { PoolStateCode } from "../../lib/protocol/producers.ts";
 import { HANDLE_KIND, HANDLE_VERSION } from "../../lib/producer/handle.ts";
-import { PoolClosedError, PoolTerminatedError, TaskNotFoundError, WorkerCrashedError } from "../../lib/errors.ts";
+import {
+  ModuleLoadError,
+  PoolClosedError,
+  PoolTerminatedError,
+  TaskNotFoundError,
+  WorkerCrashedError,
+} from "../../lib/errors.ts";
 import { assert, assertEquals, assertRejects, test, within } from "../_test.ts";
 
 /** The task names the stand-in workers "load". */
@@ -618,4 +624,41 @@ test("owner: an elastic pool left with no worker fails a directed task posted to
   await Promise.resolve();
   assertEquals(calls, [[1, cause]], "only the directed task to the ABSENT index, with the last start's failure");
   await owner.terminate();
+});
+
+test("owner: terminate() during close({ timeout }) while producers in other threads stay busy: the timeout terminates nothing again", async () => {
+  const { owner, seen } = ownerOf(1, { producers: 1 });
+  await owner.start();
+  // A producer in another thread with tasks in flight: the links never quiet.
+  (owner as unknown as { links: { quiet: () => Promise<void> } }).links.quiet = () => new Promise(() => {});
+  const closing = owner.close({ timeout: 20 });
+  await owner.terminate();
+  await within(closing, 10_000, "close");
+  assertEquals(owner.lifecycle, "terminated", "terminated");
+  assertEquals(seen.stops, [undefined, 2000], "stopped by terminate(), then close() ends as usual");
+  await tick();
+  assertEquals(
+    seen.events.filter(([t]) => t === "terminate").length,
+    1,
+    "terminate told once: the timeout found it done",
+  );
+});
+
+test("owner: the note for other threads names a failed load's URL, and no URL for other causes", async () => {
+  for (const cause of [new ModuleLoadError("file:///x/tasks.ts", "it threw"), new Error("other")]) {
+    const { owner, vacancies } = ownerOf(1, { producers: 1 });
+    await owner.start();
+    const notes: { cause: Record<string, unknown> }[] = [];
+    const links = (owner as unknown as { links: { noWorkers: (note: { cause: Record<string, unknown> }) => void } })
+      .links;
+    links.noWorkers = (note) => void notes.push(note);
+    vacancies.set(0, cause);
+    (owner as unknown as { noWorkersLeft: (i: number, e: unknown) => void }).noWorkersLeft(0, cause);
+    assertEquals(notes.length, 1, `${cause.name}: told`);
+    assertEquals(notes[0].cause.name, cause.name, "its name");
+    assertEquals(notes[0].cause.message, cause.message, "its message");
+    if (cause instanceof ModuleLoadError) assertEquals(notes[0].cause.url, "file:///x/tasks.ts", "the URL");
+    else assert(!("url" in notes[0].cause), "no URL");
+    await owner.terminate();
+  }
 });
