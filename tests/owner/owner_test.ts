@@ -784,3 +784,77 @@ ownerTest("owner: broadcast(), close() and terminate() first complete a submissi
     assertEquals(told, [{ why: "terminate() was called", rejected: 0 }], "terminate: the cut task was not pending");
   }
 });
+
+ownerTest(
+  "owner: close({ timeout }) that settles in time clears its timer (a pending one would hold the process)",
+  async () => {
+    const { owner } = ownerOf(1);
+    await owner.start();
+    const g = globalThis as unknown as {
+      setTimeout: (f: () => void, ms: number) => unknown;
+      clearTimeout: (id: unknown) => void;
+    };
+    const { setTimeout: set, clearTimeout: clear } = g;
+    const made: unknown[] = [];
+    const cleared: unknown[] = [];
+    g.setTimeout = (f, ms) => {
+      const id = set(f, ms);
+      if (ms === 60_000) made.push(id);
+      return id;
+    };
+    g.clearTimeout = (id) => {
+      cleared.push(id);
+      clear(id);
+    };
+    try {
+      await within(owner.close({ timeout: 60_000 }), 5_000, "close");
+    } finally {
+      g.setTimeout = set;
+      g.clearTimeout = clear;
+    }
+    assertEquals(made.length, 1, "one timer for the timeout");
+    assert(cleared.includes(made[0]), "and it was cleared once the pool drained");
+  },
+);
+
+ownerTest(
+  "owner: a broadcast and the pool's stop wake every worker (the wake-all bump of the sleep counters)",
+  async () => {
+    for (const how of ["broadcast", "close", "terminate"] as const) {
+      const { owner } = ownerOf(2);
+      await owner.start();
+      const words = memoryOf(owner).sleep.words;
+      const before = Atomics.load(words, SleepWords.counters);
+      if (how === "broadcast") owner.broadcast("echo", [1]).catch(() => {});
+      else if (how === "close") await within(owner.close({}), 5_000, "close");
+      else await owner.terminate();
+      assert(Atomics.load(words, SleepWords.counters) !== before, `${how}: the sleep counters moved (wake all)`);
+      await owner.terminate();
+    }
+  },
+);
+
+ownerTest("owner: an elastic pool's peak counts the workers it started with, after one of them is gone", async () => {
+  const { owner } = ownerOf(3, { workers: { min: 2, max: 3 } });
+  await owner.start();
+  assertEquals(owner.elasticCounts()!.current, 2, "min started");
+  // Worker 1 died and its replacement failed: its slot given back (ABSENT).
+  setSlot(owner, 1, ABSENT);
+  const counts = owner.elasticCounts()!;
+  assertEquals([counts.current, counts.peak], [1, 2], "one now; the peak is the two it started with");
+  await owner.terminate();
+});
+
+ownerTest("owner: the pool's stop closes the links of its producers in other threads", async () => {
+  for (const how of ["close", "terminate"] as const) {
+    const { owner } = ownerOf(1, { producers: 2 });
+    await owner.start();
+    const handle = owner.handle();
+    const links = (owner as unknown as { links: { bySlot: Map<number, unknown> } }).links;
+    assertEquals(links.bySlot.size, 1, `${how}: one link open`);
+    if (how === "close") await within(owner.close({}), 5_000, "close");
+    else await owner.terminate();
+    assertEquals(links.bySlot.size, 0, `${how}: every link closed`);
+    handle.port.close();
+  }
+});
