@@ -858,3 +858,66 @@ ownerTest("owner: the pool's stop closes the links of its producers in other thr
     handle.port.close();
   }
 });
+
+ownerTest("owner: a forced kill waits for its worker to leave the pool's steps; the pool's stop drops it", async () => {
+  for (const stop of [false, true]) {
+    const { owner, seen } = ownerOf(1);
+    await owner.start();
+    // Task 5 runs on worker 0, which is inside one of the pool's steps (its guard up).
+    let looks = 0;
+    (owner.producer.shared.table as unknown as { runsOn: () => boolean }).runsOn = () => (looks++, true);
+    const status = memoryOf(owner).status;
+    Atomics.store(status, StatusWords.guard, 1);
+    owner.kill(0, 5, new Error("forced"));
+    await tick();
+    assertEquals(seen.kills.length, 0, `${stop}: not killed inside a step`);
+    assert(looks > 1, `${stop}: the killer keeps looking while the guard is up (${looks})`);
+    if (stop) {
+      // A thread terminated inside a step leaves its guard up: the killer must not poll it for ever.
+      await owner.terminate();
+      const after = looks;
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      assertEquals(looks, after, "the pool stopped: the kill was dropped, nothing polls");
+    }
+    Atomics.store(status, StatusWords.guard, 0);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    if (stop) assertEquals(seen.kills.length, 0, "and nothing is killed later");
+    else assertEquals(seen.kills, [[0, "forced"]], "the kill lands once the worker left the step");
+    await owner.terminate();
+  }
+});
+
+ownerTest("owner: a waitForRoom() pending when the pool stops resolves (the room is given up)", async () => {
+  for (const how of ["close", "terminate"] as const) {
+    const { owner } = ownerOf(1, { maxQueue: 1 });
+    await owner.start();
+    const tasks = [owner.producer.run("add", [1, 2]), owner.producer.run("add", [3, 4])];
+    for (const t of tasks) t.catch(() => {});
+    let resolved = false;
+    const waiting = owner.producer.waitForRoom().then(() => (resolved = true));
+    await tick();
+    assert(!resolved, `${how}: the queue is full (2 of 2): waitForRoom() waits`);
+    if (how === "close") await within(owner.close({ timeout: 10 }), 5_000, "close");
+    else await owner.terminate();
+    await within(waiting, 5_000, `${how}: waitForRoom()`);
+  }
+});
+
+ownerTest(
+  "owner: the pool's stop gives back a backlog grown by a burst and uncounts its producer's record wait",
+  async () => {
+    const { owner } = ownerOf(1, { taskCapacity: 16 });
+    await owner.start();
+    const backlog = (owner.producer as unknown as { submitter: { backlog: { bytes: Uint8Array } } }).submitter.backlog;
+    const small = backlog.bytes.length;
+    const big = "x".repeat(4096);
+    for (let i = 0; i < 600; i++) owner.producer.run("echo", [big]).catch(() => {});
+    assert(backlog.bytes.length > 1 << 20, `the burst grew its buffer past what it keeps (${backlog.bytes.length})`);
+    const control = memoryOf(owner).control;
+    await tick();
+    assertEquals(Atomics.load(control, ControlWords.recordWaiters), 1, "its producer counted waiting for a record");
+    await owner.terminate();
+    assertEquals(backlog.bytes.length, small, "given back at the stop");
+    assertEquals(Atomics.load(control, ControlWords.recordWaiters), 0, "it stopped reading: no longer counted waiting");
+  },
+);
