@@ -26,6 +26,7 @@ import {
   PoolTerminatedError,
   TaskNotFoundError,
   WorkerCrashedError,
+  WorkerTeardownError,
 } from "../../lib/errors.ts";
 import { assert, assertEquals, assertRejects, test, within } from "../_test.ts";
 
@@ -921,3 +922,246 @@ ownerTest(
     assertEquals(Atomics.load(control, ControlWords.recordWaiters), 0, "it stopped reading: no longer counted waiting");
   },
 );
+
+/** The owner's private parts, as these tests reach them. */
+interface Internals {
+  workforce: { setup: (index: number) => Record<string, unknown>; options: Record<string, unknown> };
+  deaths: {
+    crashes: number;
+    forcedKills: number;
+    deathsInSteps: number;
+    replaced: (index: number) => void;
+    replaceFailed: (index: number, error: unknown) => void;
+    startFailed: (index: number, error: unknown) => void;
+  };
+  recycler: {
+    count: number;
+    parts: {
+      state: () => string;
+      recycled: (index: number, reason: "tasks" | "heap") => void;
+      failed: (index: number, error: unknown) => void;
+    };
+  };
+  producerDeaths: { inSteps: number; count: number; parts: { running: () => boolean } };
+  elastic: {
+    slots: { size: number };
+    growth: {
+      due: () => void;
+      retired: number;
+      parts: { running: () => boolean; start: (i: number) => Promise<void>; failed: (i: number, e: unknown) => void };
+    };
+  };
+  links: {
+    acts: {
+      post: (w: number, m: unknown) => void;
+      share: (id: number, sab: SharedArrayBuffer) => void;
+      kill: (w: number, h: number, c: Error) => void;
+      buffers: () => [number, SharedArrayBuffer][];
+      report: (e: unknown, where: string) => void;
+      grow: () => void;
+    };
+  };
+  noWorkersLeft: (index: number, error: unknown) => void;
+  noWorkerLive: (index: number, error: unknown) => boolean;
+  emptyTold: boolean;
+  lastStartFailure: Error | undefined;
+}
+
+/** The owner's private parts. */
+const internals = (owner: Owner) => owner as unknown as Internals;
+
+ownerTest(
+  "owner: deathCounts sums the deaths of each kind, the steps' deaths of workers and producers together",
+  () => {
+    const { owner } = ownerOf(1);
+    const o = internals(owner);
+    Object.assign(o.deaths, { crashes: 2, forcedKills: 3, deathsInSteps: 4 });
+    o.producerDeaths.inSteps = 5;
+    o.producerDeaths.count = 6;
+    o.recycler.count = 7;
+    assertEquals(
+      owner.deathCounts,
+      { workersRecycled: 7, workerCrashes: 2, forcedKills: 3, deathsInSteps: 9, producerDeaths: 6 },
+      "each count",
+    );
+  },
+);
+
+ownerTest("owner: a worker's failed teardown goes to onError as a WorkerTeardownError saying why", async () => {
+  const { owner, seen } = ownerOf(1);
+  const boom = new Error("boom");
+  owner.teardownFailed(0, true, undefined);
+  owner.teardownFailed(1, false, boom);
+  owner.teardownFailed(2, false, "a string");
+  await tick();
+  const errors = seen.errors.map(([e, where]) => [(e as Error).message, (e as Error).cause, where]);
+  assertEquals(errors.length, 3, "each told");
+  for (const [, , where] of errors) assertEquals(where, "(worker teardown)", "where");
+  assert(/did not finish in time \(see docs\/elastic\.md\)/.test(errors[0][0] as string), `timed out: ${errors[0][0]}`);
+  assertEquals(errors[0][1], undefined, "a timeout has no cause");
+  assert(/it threw: boom/.test(errors[1][0] as string), `threw: ${errors[1][0]}`);
+  assert(errors[1][1] === boom, "its cause");
+  assert(/it threw: a string/.test(errors[2][0] as string), `a thrown string: ${errors[2][0]}`);
+  for (const [e] of seen.errors) assert(e instanceof WorkerTeardownError, `a WorkerTeardownError (${e})`);
+});
+
+ownerTest("owner: each worker's set-up carries the pool's options; an elastic pool's its bounds", () => {
+  const workerData = { answer: 42 };
+  const { owner } = ownerOf(2, { asyncTasksPerWorker: 3, workerData, name: "named", loadTimeout: 1234 });
+  const setup = internals(owner).workforce.setup(1);
+  const memory = memoryOf(owner);
+  assertEquals(setup.index, 1, "its index");
+  assert(setup.buffer === memory.buffer && setup.layout === memory.layout, "the pool's buffer and layout");
+  assertEquals(setup.moduleUrl, "file:///stand-in/tasks.ts", "the module");
+  assertEquals(setup.asyncTasksPerWorker, 3, "asyncTasksPerWorker");
+  assert(setup.workerData === workerData, "workerData");
+  assertEquals(setup.metrics, undefined, "no metrics");
+  assert(!("elastic" in setup), "a fixed pool's worker has no elastic part");
+  const options = internals(owner).workforce.options;
+  assertEquals([options.name, options.loadTimeout], ["named", 1234], "the workforce's name and load timeout");
+  assert(typeof options.workerUrl === "string" && options.workerUrl !== "", "a worker URL");
+  const elastic = internals(ownerOf(3, { workers: { min: 1, max: 3 }, idleTimeout: 500, metrics: true }).owner);
+  const set = elastic.workforce.setup(2);
+  assertEquals(set.elastic, { min: 1, idleTimeout: 500 }, "an elastic worker's bounds");
+  const metrics = set.metrics as { since: number; histograms: unknown };
+  assert(typeof metrics.since === "number" && metrics.histograms !== undefined, "with metrics: since and histograms");
+});
+
+ownerTest(
+  "owner: a replacement that starts is online (a replacement) and staffs the pool; one that fails ends a fixed pool",
+  async () => {
+    const { owner, seen } = ownerOf(2);
+    await owner.start();
+    const o = internals(owner);
+    o.emptyTold = true;
+    o.lastStartFailure = new Error("x");
+    o.deaths.replaced(1);
+    assertEquals([o.emptyTold, o.lastStartFailure], [false, undefined], "staffed again");
+    await tick();
+    const online = seen.events.filter(([t]) => t === "workeronline").map(([, d]) => d);
+    assertEquals(online[online.length - 1], { worker: 1, replacement: true }, "online, a replacement");
+    assertEquals(seen.events.filter(([t]) => t === "workerreplaced").map(([, d]) => d), [{ worker: 1 }], "replaced");
+    const calls: unknown[][] = [];
+    o.noWorkersLeft = (...a) => void calls.push(a);
+    const error = new Error("replacement failed");
+    o.deaths.replaceFailed(0, error);
+    assertEquals(calls, [[0, error]], "a fixed pool looks whether any worker is left");
+    await owner.terminate();
+  },
+);
+
+ownerTest(
+  "owner: an elastic pool's failed replacement gives its slot back; growth looks unless no worker is left",
+  async () => {
+    const { owner } = ownerOf(3, { workers: { min: 2, max: 3 } });
+    await owner.start();
+    const o = internals(owner);
+    const dues: number[] = [];
+    o.elastic.growth.due = () => void dues.push(1);
+    let none = false;
+    const lives: unknown[][] = [];
+    o.noWorkerLive = (...a) => (lives.push(a), none);
+    const size = o.elastic.slots.size;
+    const error = new Error("replacement failed");
+    o.deaths.replaceFailed(1, error);
+    assertEquals(o.elastic.slots.size, size - 1, "its size given back");
+    assertEquals(memoryOf(owner).sleep.words[SleepWords.state(1)] & 7, ABSENT, "its slot ABSENT");
+    assertEquals(lives, [[1, error]], "looks whether any worker is live");
+    assertEquals(dues.length, 1, "a worker is: growth looks");
+    none = true;
+    o.deaths.replaceFailed(0, error);
+    assertEquals(dues.length, 1, "none is: what waits was rejected, growth waits for a submission");
+    await owner.terminate();
+  },
+);
+
+ownerTest(
+  "owner: growth runs while the pool is open or closing; its start is online and staffs; its failure fails and tells",
+  async () => {
+    const { owner, seen } = ownerOf(3, { workers: { min: 1, max: 3 } });
+    await owner.start();
+    const o = internals(owner);
+    const parts = o.elastic.growth.parts;
+    assertEquals(parts.running(), true, "open");
+    o.emptyTold = true;
+    o.lastStartFailure = new Error("x");
+    const before = seen.started.length;
+    await parts.start(2);
+    assertEquals(seen.started.slice(before), [2], "the workforce started it");
+    assertEquals([o.emptyTold, o.lastStartFailure], [false, undefined], "staffed again");
+    await tick();
+    const online = seen.events.filter(([t]) => t === "workeronline").map(([, d]) => d);
+    assertEquals(online[online.length - 1], { worker: 2, replacement: false }, "online, not a replacement");
+    const failed: unknown[][] = [];
+    o.deaths.startFailed = (...a) => void failed.push(a);
+    const lives: unknown[][] = [];
+    o.noWorkerLive = (...a) => (lives.push(a), false);
+    const error = new Error("growth start failed");
+    parts.failed(1, error);
+    assertEquals(failed, [[1, error]], "its directed tasks and parts fail");
+    assertEquals(lives, [[1, error]], "looks whether any worker is live");
+    await tick();
+    assert(seen.errors.some(([e, where]) => e === error && where === "starting a worker"), "onError told where");
+    const task = owner.producer.run("add", [1, 2]);
+    task.catch(() => {});
+    void owner.close({});
+    assertEquals(parts.running(), true, "closing");
+    await owner.terminate();
+    assertEquals(parts.running(), false, "terminated");
+    const closed = ownerOf(3, { workers: { min: 1, max: 3 } }).owner;
+    await closed.start();
+    await closed.close({});
+    assertEquals(internals(closed).elastic.growth.parts.running(), false, "closed");
+  },
+);
+
+ownerTest(
+  "owner: a recycled worker is online and staffs the pool; a failed recycle fails its tasks and ends a fixed pool",
+  async () => {
+    const { owner, seen } = ownerOf(2);
+    await owner.start();
+    const o = internals(owner);
+    const parts = o.recycler.parts;
+    assertEquals(parts.state(), "open", "the recycler reads the state");
+    o.emptyTold = true;
+    parts.recycled(1, "heap");
+    assertEquals(o.emptyTold, false, "staffed");
+    await tick();
+    assertEquals(
+      seen.events.filter(([t]) => t === "workeronline").pop()?.[1],
+      { worker: 1, replacement: true },
+      "online",
+    );
+    const failed: unknown[][] = [];
+    o.deaths.startFailed = (...a) => void failed.push(a);
+    const left: unknown[][] = [];
+    o.noWorkersLeft = (...a) => void left.push(a);
+    const error = new Error("recycle failed");
+    parts.failed(0, error);
+    assertEquals(failed, [[0, error]], "its held tasks fail");
+    assertEquals(left, [[0, error]], "a fixed pool looks whether any worker is left");
+    await tick();
+    assert(seen.errors.some(([e, where]) => e === error && where === "(worker recycle)"), "onError told where");
+    await owner.terminate();
+  },
+);
+
+ownerTest("owner: an elastic pool's failed recycle gives the slot back only when it was the last worker", async () => {
+  const { owner } = ownerOf(3, { workers: { min: 2, max: 3 } });
+  await owner.start();
+  const o = internals(owner);
+  o.deaths.startFailed = () => {};
+  const lives: unknown[][] = [];
+  o.noWorkerLive = (...a) => (lives.push(a), true);
+  const error = new Error("recycle failed");
+  o.recycler.parts.failed(0, error);
+  assertEquals(memoryOf(owner).sleep.words[SleepWords.state(0)] & 7, AWAKE, "another worker is live: the slot stays");
+  assertEquals(lives.length, 0, "and nothing is rejected");
+  setSlot(owner, 1, ABSENT);
+  const size = o.elastic.slots.size;
+  o.recycler.parts.failed(0, error);
+  assertEquals(memoryOf(owner).sleep.words[SleepWords.state(0)] & 7, ABSENT, "the last worker: its slot given back");
+  assertEquals(o.elastic.slots.size, size - 1, "and its size");
+  assertEquals(lives, [[0, error]], "what waits is rejected");
+  await owner.terminate();
+});
