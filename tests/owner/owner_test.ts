@@ -1165,3 +1165,149 @@ ownerTest("owner: an elastic pool's failed recycle gives the slot back only when
   assertEquals(lives, [[0, error]], "what waits is rejected");
   await owner.terminate();
 });
+
+ownerTest(
+  "owner: noWorkerLive() rejects what waits only in an elastic pool that runs with every slot ABSENT; onError told once",
+  async () => {
+    const fixed = ownerOf(1).owner;
+    await fixed.start();
+    assertEquals(internals(fixed).noWorkerLive(0, new Error("x")), false, "a fixed pool: never");
+    await fixed.terminate();
+
+    const { owner, seen } = ownerOf(2, { workers: { min: 1, max: 2 }, producers: 1 });
+    await owner.start();
+    const o = internals(owner);
+    const notes: { permanent: boolean; what: string }[] = [];
+    (o.links as unknown as { noWorkers: (n: { permanent: boolean; what: string }) => void }).noWorkers = (n) =>
+      void notes.push(n);
+    const task = owner.producer.run("add", [1, 2]);
+    task.catch(() => {});
+    assertEquals(o.noWorkerLive(0, new Error("x")), false, "slot 0 live: no");
+    setSlot(owner, 0, ABSENT);
+    assertEquals(o.noWorkerLive(0, "a thrown string"), true, "every slot ABSENT: yes");
+    const error = await assertRejects(task);
+    assert(error instanceof WorkerCrashedError && /every start of a worker failed/.test(error.message), `${error}`);
+    assert((error as Error).cause instanceof Error, "its cause wrapped as an Error");
+    assertEquals(o.lastStartFailure?.message, "a thrown string", "kept for a directed task posted later");
+    assertEquals(notes.map((n) => n.permanent), [false], "the links told, not for good");
+    assert(/a later submission starts one again/.test(notes[0].what), `what: ${notes[0].what}`);
+    assertEquals(o.noWorkerLive(1, new Error("again")), true, "again");
+    await tick();
+    const told = seen.errors.filter(([e]) => /No task can run/.test((e as Error).message));
+    assertEquals(told.length, 1, "onError told once");
+    assertEquals(told[0][1], "(no workers)", "where");
+    const later = owner.producer.run("add", [3, 4]);
+    later.catch(() => {});
+    await tick();
+    assert(owner.producer.ledger.pending >= 1, "a later submission is admitted (it grows the pool again)");
+    void owner.close({});
+    setSlot(owner, 0, ABSENT);
+    assertEquals(o.noWorkerLive(0, new Error("x")), true, "closing: still");
+    await owner.terminate();
+    assertEquals(o.noWorkerLive(0, new Error("x")), false, "terminated: no");
+  },
+);
+
+ownerTest(
+  "owner: the owner's small forwards: retired, grow, elasticCounts, buffers, payloads, kills, recycles",
+  async () => {
+    const { owner, seen } = ownerOf(3, { workers: { min: 1, max: 3 }, producers: 1 });
+    await owner.start();
+    const o = internals(owner);
+    const dues: number[] = [];
+    o.elastic.growth.due = () => void dues.push(1);
+    owner.retired(2);
+    assertEquals([o.elastic.growth.retired, dues.length], [1, 1], "retired: counted, growth looks");
+    owner.grow();
+    assertEquals(dues.length, 2, "grow: growth looks");
+    memoryOf(owner).sleep.onNobodyWoken!();
+    assertEquals(dues.length, 3, "nobody woken: growth looks");
+    o.links.acts.grow();
+    assertEquals(dues.length, 4, "a link's producer found nobody: growth looks");
+    const counts = owner.elasticCounts()!;
+    assertEquals(
+      [counts.min, counts.max, counts.current, counts.peak, counts.started, counts.retired],
+      [1, 3, 1, 1, 0, 1],
+      "elastic counts",
+    );
+    const sab = new SharedArrayBuffer(8);
+    const producerGot: unknown[][] = [];
+    const linksGot: unknown[][] = [];
+    const producer = owner.producer as unknown as {
+      bufferArrived: (...a: unknown[]) => void;
+      payloadArrived: (...a: unknown[]) => void;
+    };
+    producer.bufferArrived = (...a) => void producerGot.push(["buffer", ...a]);
+    producer.payloadArrived = (...a) => void producerGot.push(["payload", ...a]);
+    const links = o.links as unknown as {
+      bufferArrived: (...a: unknown[]) => void;
+      payloadArrived: (...a: unknown[]) => boolean;
+    };
+    let mine = false;
+    links.bufferArrived = (...a) => void linksGot.push(["buffer", ...a]);
+    links.payloadArrived = (...a) => (linksGot.push(["payload", ...a]), mine);
+    owner.buffer(4, sab);
+    assertEquals([producerGot.length, linksGot.length], [1, 1], "a buffer: to the producer and the links");
+    assert(producerGot[0][2] === sab && linksGot[0][2] === sab && producerGot[0][1] === 4, "with its id and buffer");
+    const bytes = new Uint8Array([1]);
+    owner.payload(9, bytes, undefined);
+    assertEquals(producerGot.length, 2, "a payload not a link's: the producer's");
+    assert(producerGot[1][1] === 9 && producerGot[1][2] === bytes, "with its handle and bytes");
+    mine = true;
+    owner.payload(10, bytes, undefined);
+    assertEquals(producerGot.length, 2, "a link's payload: not the producer's");
+    assertEquals(linksGot.length, 3, "asked the links each time");
+    const shared: unknown[] = [];
+    (o.workforce as unknown as { share: (...a: unknown[]) => void }).share = (...a) => void shared.push(a);
+    owner.shareBuffer(5, sab);
+    o.links.acts.share(6, sab);
+    assertEquals(shared.map((a) => (a as unknown[])[0]), [5, 6], "shared with the workers, the owner's and a link's");
+    assert(o.links.acts.buffers().some(([id, b]) => id === 6 && b === sab), "a link's buffer registered");
+    o.links.acts.post(1, { type: "x" });
+    assertEquals(seen.sent.pop(), [1, { type: "x" }], "a link's post goes to the worker");
+    o.links.acts.report(new Error("r"), "(link)");
+    await tick();
+    assert(seen.errors.some(([e, w]) => (e as Error).message === "r" && w === "(link)"), "a link's report: onError");
+    const ready: unknown[][] = [];
+    (o.recycler as unknown as { ready: (...a: unknown[]) => void }).ready = (...a) => void ready.push(a);
+    owner.recycleReady(2, "tasks");
+    assertEquals(ready, [[2, "tasks"]], "a recycle's readiness: to the recycler");
+    assertEquals(owner.state(), "open", "state()");
+    assertEquals(owner.lifecycle, "open", "lifecycle");
+    assertEquals(owner.producerCounts().length, 0, "no producer slot held yet");
+    const handle = owner.handle();
+    assertEquals(owner.producerCounts().length, 1, "a count a producer slot held");
+    handle.port.close();
+    assertEquals(o.producerDeaths.parts.running(), true, "producer deaths: running while open");
+    await owner.terminate();
+    assertEquals(o.producerDeaths.parts.running(), false, "not once terminated");
+    assertEquals(owner.state(), "terminated", "state()");
+    const fixed = ownerOf(1).owner;
+    assertEquals(fixed.elasticCounts(), undefined, "a fixed pool has no elastic counts");
+    fixed.retired(0);
+    fixed.grow();
+  },
+);
+
+ownerTest(
+  "owner: a link's kill request and the owner's kill reach the killer; a broadcast part to a dead worker fails",
+  async () => {
+    const { owner, dead } = ownerOf(2);
+    await owner.start();
+    const o = internals(owner);
+    const requests: unknown[][] = [];
+    (o as unknown as { killer: { request: (...a: unknown[]) => void } }).killer.request = (...a) =>
+      void requests.push(a);
+    const cause = new Error("c");
+    owner.kill(1, 7, cause);
+    o.links.acts.kill(0, 8, cause);
+    assertEquals(requests, [[1, 7, cause], [0, 8, cause]], "each request");
+    dead.add(1);
+    const error = await assertRejects(owner.broadcast("echo", [1]));
+    assert(
+      error instanceof WorkerCrashedError && /being replaced/.test(error.message),
+      `the dead one's part: ${error}`,
+    );
+    await owner.terminate();
+  },
+);
