@@ -1311,3 +1311,27 @@ ownerTest(
     await owner.terminate();
   },
 );
+
+ownerTest(
+  "owner: an elastic pool grows for queued work that nobody asleep can take, not while a worker sleeps",
+  async () => {
+    for (const asleep of [1, 0]) {
+      const { owner, seen } = ownerOf(3, { workers: { min: 1, max: 3 } });
+      await owner.start();
+      const words = memoryOf(owner).sleep.words;
+      // Worker 0 counted asleep (or not) in the sleep counters.
+      Atomics.store(words, SleepWords.counters, asleep);
+      owner.producer.run("add", [1, 2]).catch(() => {});
+      internals(owner).elastic.growth.due();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      if (asleep) {
+        assertEquals(seen.started, [0], "a worker asleep: it is woken for the work, no start");
+      } else {
+        const grown = seen.started.slice(1);
+        assert(grown.length > 0 && !grown.includes(0), `none asleep: grown (${seen.started})`);
+      }
+      Atomics.store(words, SleepWords.counters, 0);
+      await owner.terminate();
+    }
+  },
+);
