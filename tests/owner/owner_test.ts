@@ -1286,6 +1286,16 @@ ownerTest(
     assertEquals(fixed.elasticCounts(), undefined, "a fixed pool has no elastic counts");
     fixed.retired(0);
     fixed.grow();
+    await fixed.start();
+    fixed.producer.run("add", [1, 2]).catch(() => {});
+    const closing = fixed.close({ timeout: 10 });
+    assertEquals(internals(fixed).producerDeaths.parts.running(), true, "producer deaths: running while closing");
+    await within(closing, 5_000, "close");
+    const closed = ownerOf(1).owner;
+    await closed.start();
+    await within(closed.close({}), 5_000, "close");
+    assertEquals(closed.lifecycle, "closed", "closed");
+    assertEquals(internals(closed).producerDeaths.parts.running(), false, "not once closed");
   },
 );
 
