@@ -1345,3 +1345,21 @@ ownerTest(
     }
   },
 );
+
+ownerTest(
+  "owner: a death once the pool is closed or terminated is neither counted, repaired nor replaced",
+  async () => {
+    for (const end of ["close", "terminate"] as const) {
+      const { owner, seen } = ownerOf(2);
+      await owner.start();
+      if (end === "close") await within(owner.close({}), 5_000, "close");
+      else await owner.terminate();
+      owner.died(0, new Error("late"), false);
+      owner.died(1, new Error("late, forced"), true);
+      await tick();
+      assertEquals([owner.deathCounts.workerCrashes, owner.deathCounts.forcedKills], [0, 0], `${end}: not counted`);
+      assertEquals(seen.started.length, 2, `${end}: not replaced`);
+      assertEquals(seen.errors.length, 0, `${end}: nothing reported`);
+    }
+  },
+);
