@@ -502,6 +502,8 @@ ownerTest(
     vacancies.set(1, failure);
     owner.post(0, { type: "directed", handle: 1 });
     owner.post(1, { type: "cancel", handle: 2 });
+    await Promise.resolve();
+    assertEquals(deaths.startFailed.length, 0, "a message that carries no task fails nothing");
     owner.post(1, { type: "directed", handle: 3 });
     assertEquals(
       seen.sent.map(([w, m]) => [w, (m as { handle: number }).handle]),
@@ -696,6 +698,8 @@ ownerTest(
     internals.lastStartFailure = cause;
     owner.post(0, { type: "directed", handle: 2 });
     owner.post(1, { type: "cancel", handle: 3 });
+    await Promise.resolve();
+    assertEquals(calls.length, 0, "a directed task to a live index, or a message with no task: nothing");
     owner.post(1, { type: "directed", handle: 4 });
     assertEquals(calls.length, 0, "not inside the submission");
     await Promise.resolve();
