@@ -1367,3 +1367,20 @@ ownerTest(
     }
   },
 );
+
+ownerTest(
+  "owner: a handle carries its link's lifeline lock name where the runtime has Web Locks (browsers)",
+  async () => {
+    const { owner } = ownerOf(1, { producers: 1 });
+    await owner.start();
+    const links = internals(owner).links as unknown as {
+      open: () => { port: MessagePort; slot: number; lifeline: string | undefined };
+    };
+    const open = links.open.bind(links);
+    links.open = () => ({ ...open(), lifeline: "filch.producer.test" });
+    const handle = owner.handle();
+    assertEquals(handle.lifeline, "filch.producer.test", "the link's lifeline, for the producer to hold");
+    handle.port.close();
+    await owner.terminate();
+  },
+);
