@@ -448,6 +448,13 @@ ownerTest(
     );
     assertEquals(told.length, 1, "onError told once");
     assertEquals(told[0][1], "(no workers)", "where");
+    assertEquals(
+      (told[0][0] as Error).message,
+      "No task can run as the pool has no worker left: every worker died or was recycled and its replacement " +
+        "failed to start (see cause); close or terminate it and create a new pool",
+      "what it says",
+    );
+    assert((told[0][0] as Error).cause === cause, "its cause: the failed start");
     await owner.terminate();
   },
 );
@@ -1200,6 +1207,13 @@ ownerTest(
     const told = seen.errors.filter(([e]) => /No task can run/.test((e as Error).message));
     assertEquals(told.length, 1, "onError told once");
     assertEquals(told[0][1], "(no workers)", "where");
+    assertEquals(
+      (told[0][0] as Error).message,
+      "No task can run as the pool has no worker left: every start of a worker failed (see cause); a later " +
+        "submission starts one again",
+      "what it says",
+    );
+    assert(((told[0][0] as Error).cause as Error).message === "a thrown string", "its cause: the failed start");
     const later = owner.producer.run("add", [3, 4]);
     later.catch(() => {});
     await tick();
