@@ -301,6 +301,19 @@ export const TARGETS = {
     "tests/pool/elastic_test.ts",
     "tests/pool/broadcast_test.ts",
   ],
+  // The owner's lifecycle (start, deaths, replacement, force kills, broadcast, close, terminate): it needs
+  // real workers, so its suites are pool tests, fastest first (terminated_test: 1 s), filtered by FILTER.
+  "lib/owner/owner.ts": [
+    "tests/owner/owner_test.ts",
+    "tests/pool/terminated_test.ts",
+    "tests/pool/broadcast_test.ts",
+    "tests/pool/pool_test.ts",
+    "tests/pool/reliability_test.ts",
+    "tests/pool/inner_producer_test.ts",
+    "tests/pool/events_test.ts",
+    "tests/pool/no_workers_test.ts",
+    "tests/pool/replacement_failure_test.ts",
+  ],
 };
 
 /** The filter of `memory.ts` and `layout.ts` (see {@link FILTER}). */
@@ -449,6 +462,21 @@ export const FILTER = {
     "runs|a busy worker|a task opens a producer|a running synchronous task|a running asynchronous task|move\\(\\): an " +
     "argument|a SharedArrayBuffer argument is passed|close with tasks queued|forks that name a SharedArrayBuffer|a pool " +
     "starts min|recycle on [a-z]+: after N)/",
+    "producer thread that dies|producers killed at random)/",
+  // The owner's lifecycle: every test of owner/owner_test.ts ("owner: …"), terminated_test.ts,
+  // broadcast_test.ts, events_test.ts, no_workers_test.ts and replacement_failure_test.ts; of pool_test.ts
+  // the close, terminate, await-using and death tests and a module that fails to load; of
+  // reliability_test.ts the tests that close or terminate from user code, close({ timeout }), terminate
+  // after close, a module that exits and terminate during a replacement's load; inner_producer_test.ts's
+  // poolHandle() refusals. Left out: the rest of those files (100k tasks, stack overflows, fork-join
+  // churn), and force_test.ts and elastic_test.ts (3 s more a mutant: 38 s in all with them, unmutated, on
+  // the loaded machine; events_test.ts's forced kill, no_workers_test.ts and replacement_failure_test.ts
+  // reach the same paths). Leaving them out can only lower the score.
+  "lib/owner/owner.ts": "/^(owner: |PoolTerminatedError is|after terminate|after close|broadcast runs|a busy " +
+    "worker|a part that throws|terminate\\(\\) rejects the parts|events on |no workers on |replacement failure on |" +
+    "close with tasks|terminate with tasks|await using|a worker that dies while|bad input: a module|terminate\\(\\) " +
+    "called from|a getter in the arguments that calls|close\\(\\{ timeout|a deeply nested|terminate\\(\\) while a " +
+    "dead|a task module that exits|poolHandle)/",
 };
 
 /**
