@@ -442,7 +442,8 @@ export const FILTER = {
     "cancelled|a payload beyond payloadMemory|large arguments copied straight|one worker: high|progress values " +
     "arrive in order|a task aborted in the backlog|timeout counts from|metrics: run and wait times)/",
   "lib/owner/producer_deaths.ts": "/^(deaths: |class 7: a producer|slots: the last slot given back|stats\\(\\): a " +
-    "producer thread that dies|producers killed at random)/", // worker/search_test.ts ("search: …", unit, first); order_test's submission-order tests (not its
+    "producer thread that dies|producers killed at random)/",
+  // worker/search_test.ts ("search: …", unit, first); order_test's submission-order tests (not its
   // queueTimeout test: a deadline under load); audit_b_test's class 6 and 8; metrics_test and
   // async_bound_test less their bad-input and death tests; of join_test (9 s whole) fib(15), the many joins
   // on 2 workers, the one-worker shapes and the stolen forks' buffers; of elastic_test the grow/retire
@@ -462,7 +463,6 @@ export const FILTER = {
     "runs|a busy worker|a task opens a producer|a running synchronous task|a running asynchronous task|move\\(\\): an " +
     "argument|a SharedArrayBuffer argument is passed|close with tasks queued|forks that name a SharedArrayBuffer|a pool " +
     "starts min|recycle on [a-z]+: after N)/",
-    "producer thread that dies|producers killed at random)/",
   // The owner's lifecycle: every test of owner/owner_test.ts ("owner: …"), terminated_test.ts,
   // broadcast_test.ts, events_test.ts, no_workers_test.ts and replacement_failure_test.ts; of pool_test.ts
   // the close, terminate, await-using and death tests and a module that fails to load; of
