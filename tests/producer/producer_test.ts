@@ -287,23 +287,40 @@ test("producer: rejectForNoWorkers, permanent: every unsettled task rejects, QUE
   assertEquals(later.error.message, "none for a", "a later submission is refused with the error");
 });
 
-test("producer: rejectForNoWorkers, not permanent: only waiting tasks reject; a started task and a graph node wait; later submissions go in", async () => {
+test("producer: rejectForNoWorkers, not permanent: only waiting tasks reject (a graph's queued or waiting node cancelled as the graph's cancellation does); a started task or node waits; later submissions go in", async () => {
   const w = world();
-  const outcomes = [0, 1, 2].map((i) => observe(w.producer.run("a", [i])));
+  const outcomes = [0, 1, 2, 3, 4].map((i) => observe(w.producer.run("a", [i])));
   const table = w.producer.table;
   const started = table.indexOf(w.producer.levels.take());
   table.fields.storeState(started, TaskState.RUNNING);
   const graphNode = table.indexOf(w.producer.levels.take());
   table.fields.orFlags(graphNode, TaskFlags.GRAPH);
   const queued = table.indexOf(w.producer.levels.take());
+  const waitingNode = table.indexOf(w.producer.levels.take());
+  table.fields.orFlags(waitingNode, TaskFlags.GRAPH);
+  table.fields.storeState(waitingNode, TaskState.WAITING);
+  const runningNode = table.indexOf(w.producer.levels.take());
+  table.fields.orFlags(runningNode, TaskFlags.GRAPH);
+  table.fields.storeState(runningNode, TaskState.RUNNING);
   const rejected = w.producer.rejectForNoWorkers((task) => new Error(`none for ${task}`), false);
-  assertEquals(rejected, 1, "only the queued one");
-  assertEquals(table.fields.loadState(graphNode), TaskState.QUEUED, "the graph node left queued");
-  assertEquals(table.fields.loadState(queued), TaskState.CANCELLED, "the waiting one cancelled");
-  assertEquals(w.producer.ledger.placed[queued], undefined, "and no longer placed");
+  assertEquals(rejected, 3, "the queued task and the two graph nodes not started");
+  assertEquals(table.fields.loadState(graphNode), TaskState.CANCELLED, "the queued graph node cancelled");
+  assertEquals(table.fields.loadState(waitingNode), TaskState.CANCELLED, "the waiting graph node cancelled");
+  assertEquals(table.fields.loadState(queued), TaskState.CANCELLED, "the waiting task cancelled");
+  assertEquals(table.fields.loadState(runningNode), TaskState.RUNNING, "the running graph node left running");
+  for (
+    const [index, what] of [[queued, "the task"], [graphNode, "the queued node"], [waitingNode, "the waiting node"]]
+  ) {
+    assertEquals(w.producer.ledger.placed[index as number], undefined, `${what} no longer placed`);
+  }
   assertEquals(w.producer.ledger.placed[started] !== undefined, true, "the started one still placed");
+  assertEquals(w.producer.ledger.placed[runningNode] !== undefined, true, "the running node still placed");
   await turn();
-  assertEquals(outcomes.map((o) => o.state), ["pending", "pending", "rejected"], "only the queued one rejected");
+  assertEquals(
+    outcomes.map((o) => o.state),
+    ["pending", "rejected", "rejected", "rejected", "pending"],
+    "only what had not started rejected",
+  );
   w.producer.spawn("b", [4]);
   assertEquals(w.producer.stats().pending, 3, "a later submission admitted");
 });
