@@ -303,6 +303,9 @@ export const TARGETS = {
   ],
   // The owner's lifecycle (start, deaths, replacement, force kills, broadcast, close, terminate): it needs
   // real workers, so its suites are pool tests, fastest first (terminated_test: 1 s), filtered by FILTER.
+  // The owner (start, deaths, replacement, force kills, broadcast, close, terminate, its parts' wiring): its
+  // unit tests first (owner_test.ts: one thread, the Workforce's thread starts stubbed, ~1 s; each hang fails
+  // in 10 s), then the lifecycle's pool tests through real workers, fastest first, filtered by FILTER.
   "lib/owner/owner.ts": [
     "tests/owner/owner_test.ts",
     "tests/pool/terminated_test.ts",
