@@ -253,6 +253,13 @@ test("producer: rejectUnsettled rejects every unsettled task with a PoolTerminat
   const before = limits.stackTraceLimit;
   const p = w.producer.run("a", [1]);
   const q = w.producer.run("b", [2]);
+  // Past its records, tasks wait in the backlog: they reject too, and the backlog is emptied.
+  const backlogged = world({ pool: { taskCapacity: 16 } });
+  const records = backlogged.producer.table.indexMask + 1;
+  const all = Array.from({ length: records + 2 }, (_, i) => observe(backlogged.producer.run("a", [i])));
+  assertEquals(backlogged.producer.backlogLength(), 2, "two in the backlog");
+  backlogged.producer.rejectUnsettled("a test");
+  assertEquals(backlogged.producer.backlogLength(), 0, "the backlog emptied");
   w.producer.rejectUnsettled("a test");
   assertEquals(limits.stackTraceLimit, before, "the stack limit restored");
   for (const [promise, task] of [[p, "a"], [q, "b"]] as const) {
@@ -266,6 +273,7 @@ test("producer: rejectUnsettled rejects every unsettled task with a PoolTerminat
     assertEquals(/\n\s+at /.test(out.error.stack ?? ""), false, `no stack frames captured: ${out.error.stack}`);
   }
   assertEquals(w.producer.stats().pending, 0, "none pending");
+  assertEquals(all.every((o) => o.state === "rejected"), true, "every backlogged task rejected");
 });
 
 test("producer: rejectForNoWorkers, permanent: every unsettled task rejects, QUEUED ones are CANCELLED, later submissions refused", async () => {
@@ -359,7 +367,20 @@ test("producer: a remote producer learns of a terminate when it drains: each uns
     "naming the owner",
   );
   assertEquals(remote.producer.stats().pending, 0, "none pending");
+  // A completion that comes after (a task that was running) is not read: the reader stopped.
+  finishNext(remote, 1);
   assertEquals(remote.producer.reader.drain(), 0, "the reader stopped");
+
+  // A remote producer that waits for room (the pool full of the owner's tasks) is let go: it was disposed.
+  const waiting = world({ slot: 1, pool: { maxQueue: 1 } });
+  Atomics.store(waiting.memory.control, ControlWords.ownerPending, 3);
+  const room = observe(waiting.producer.waitForRoom());
+  await turn();
+  assertEquals(room.state, "pending", "no room");
+  waiting.port.now = "terminated";
+  waiting.producer.reader.drain();
+  await turn();
+  assertEquals(room.state, "fulfilled", "its wait for room resolved by the terminate");
 
   const own = world();
   const b = observe(own.producer.run("a", [1]));
@@ -788,10 +809,14 @@ test("producer: graphHost hands a graph this producer's records, queues, ledger,
     { worker: 1, message: { type: "abort", handle: 77 }, transfer: undefined },
     "abort",
   );
-  w.producer.spawn("a", [1]);
-  host.arm();
+  // A node's entry in the ledger (a graph opens them itself, without placing through the submitter).
+  const node = w.producer.ledger.open("a", 0, () => {}, () => {});
   const channel = w.memory.channels[1];
+  assertEquals(Atomics.load(channel.words, channel.waiting), 0, "not armed yet");
+  host.arm();
   assertEquals(Atomics.load(channel.words, channel.waiting), 1, "armed: the reader waits on its word");
+  w.producer.ledger.settle(node, 0, null);
+  w.producer.spawn("a", [1]);
   const progress = w.memory.channels[1];
   Atomics.store(progress.words, progress.progress, 1);
   assertEquals(w.producer.reader.progress.noticed(), false, "no node watched");
