@@ -347,17 +347,25 @@ test(
       const d = g.run("add", b, c);
       const asked = settle(g.result(b));
       const sink = settle(g.submit(d));
+      // The producer's root is asked for (an entry of its own): the owner's scan cancels it before the
+      // producer hears of it, and the producer must still reject it.
       const h = producer.graph();
-      const remote = settle(h.submit(h.run("add", h.run("hold", ran), 1)));
+      const remoteRoot = h.run("hold", ran);
+      const remoteAsked = settle(h.result(remoteRoot));
+      const remote = settle(h.submit(h.run("add", remoteRoot, 1)));
       const crashed = await within(crash, 20_000, "the crash");
       assert(!crashed.ok && crashed.error instanceof WorkerCrashedError, "the crashing task rejects");
       noWorkerLeft(await within(asked, 20_000, "the asked node settles"), "the asked node");
       noWorkerLeft(await within(sink, 20_000, "the graph settles"), "the graph's sink");
       noWorkerLeft(await within(remote, 20_000, "the producer's graph settles"), "the producer's graph");
+      noWorkerLeft(await within(remoteAsked, 20_000, "the producer's asked root settles"), "the producer's root");
       // Starts allowed again: a later task grows the pool; the rejected graphs' records come back (their
       // cancelled roots are walked by the new worker) and none of their nodes ran.
       Atomics.store(refuse, 0, 0);
       assertEquals(await within(pool.run("add", 2, 3), 20_000, "a later task, on a grown worker"), 5, "runs");
+      // (The rejected nodes' records come back to their producers after the new worker walked them; a
+      // producer with nothing pending reads them at its next submission.)
+      assertEquals(await within(producer.run("add", 2, 4), 20_000, "a later producer's task"), 6, "runs");
       await assertIdleAccounting(pool, "after the rejected graphs");
       assertEquals(Atomics.load(ran, 0), 0, "no node of a rejected graph ran");
     } finally {

@@ -297,7 +297,7 @@ test("producer: rejectForNoWorkers, permanent: every unsettled task rejects, QUE
 
 test("producer: rejectForNoWorkers, not permanent: only waiting tasks reject (a graph's queued or waiting node cancelled as the graph's cancellation does); a started task or node waits; later submissions go in", async () => {
   const w = world();
-  const outcomes = [0, 1, 2, 3, 4].map((i) => observe(w.producer.run("a", [i])));
+  const outcomes = [0, 1, 2, 3, 4, 5].map((i) => observe(w.producer.run("a", [i])));
   const table = w.producer.table;
   const started = table.indexOf(w.producer.levels.take());
   table.fields.storeState(started, TaskState.RUNNING);
@@ -310,8 +310,12 @@ test("producer: rejectForNoWorkers, not permanent: only waiting tasks reject (a 
   const runningNode = table.indexOf(w.producer.levels.take());
   table.fields.orFlags(runningNode, TaskFlags.GRAPH);
   table.fields.storeState(runningNode, TaskState.RUNNING);
+  // Cancelled before (the graph's own cancellation, or the owner's scan of queued nodes): rejects too.
+  const cancelledNode = table.indexOf(w.producer.levels.take());
+  table.fields.orFlags(cancelledNode, TaskFlags.GRAPH);
+  table.fields.storeState(cancelledNode, TaskState.CANCELLED);
   const rejected = w.producer.rejectForNoWorkers((task) => new Error(`none for ${task}`), false);
-  assertEquals(rejected, 3, "the queued task and the two graph nodes not started");
+  assertEquals(rejected, 4, "the queued task and the three graph nodes not started");
   assertEquals(table.fields.loadState(graphNode), TaskState.CANCELLED, "the queued graph node cancelled");
   assertEquals(table.fields.loadState(waitingNode), TaskState.CANCELLED, "the waiting graph node cancelled");
   assertEquals(table.fields.loadState(queued), TaskState.CANCELLED, "the waiting task cancelled");
@@ -326,7 +330,7 @@ test("producer: rejectForNoWorkers, not permanent: only waiting tasks reject (a 
   await turn();
   assertEquals(
     outcomes.map((o) => o.state),
-    ["pending", "rejected", "rejected", "rejected", "pending"],
+    ["pending", "rejected", "rejected", "rejected", "pending", "rejected"],
     "only what had not started rejected",
   );
   w.producer.spawn("b", [4]);
