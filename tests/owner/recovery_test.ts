@@ -898,10 +898,10 @@ test(
     const cause = errorIn(w, fork).cause;
     assert(cause instanceof Error, `a cause (${String(cause)})`);
     assertEquals(cause.message, "exit 7", "its message");
-    // A cause with a field no codec can carry (a function).
+    // A cause whose own cause no codec can carry (a function): the crash goes with a stand-in cause.
     const v = world();
     const other = record(v, Origin.FORK, TaskState.RUNNING, DEAD, { forker: LIVE, latch: UNSET });
-    v.recover(Object.assign(new Error("exit 8"), { field: () => 1 }));
+    v.recover(new Error("exit 8", { cause: () => 1 }));
     const error = errorIn(v, other);
     assertEquals(
       error.message,
@@ -936,8 +936,8 @@ test(
       const h = mine.allocate();
       // Past the inline bytes: a chain of overflow blocks.
       assert(mine.writePayload(mine.indexOf(h), new Uint8Array(1000).fill(7)), "the payload written");
-    // Published and run (a CACHED record is the allocator's still, and releaseHandle leaves it).
-    mine.fields.storeState(mine.indexOf(h), TaskState.RUNNING);
+      // Published and run (a CACHED record is the allocator's still, and releaseHandle leaves it).
+      mine.fields.storeState(mine.indexOf(h), TaskState.RUNNING);
       const died = killAt(n, () => mine.releaseHandle(h));
       w.recover();
       const queue = new Injector(w.memory.records.freeBlocks);
@@ -972,15 +972,17 @@ test(
         assertEquals(popped, task, "a whole pop returns it");
         break;
       }
-      w.recover();
+      const cut = new Deque(region, w.memory.notes(DEAD, NoteWords.deque)).cutShort;
+      const r = w.recover();
+      assertEquals([r.inStep, w.calls.newWork], [cut, cut ? 1 : 0], `pop killed at ${n}: in a step, woken`);
+      if (cut) cuts++;
       // No heir yet: only thieves.
       const thief = new Stealer(region);
       let times = 0;
       for (let v = thief.steal(); v !== EMPTY; v = thief.steal()) if (v !== RETRY && v === task) times++;
       assertEquals(times, 1, `pop killed at access ${n}: times a thief takes the task`);
-      cuts++;
     }
-    assert(cuts >= 3, `pops cut short (${cuts})`);
+    assert(cuts >= 3, `pops cut short inside their noted step (${cuts})`);
   },
   HANG,
 );
