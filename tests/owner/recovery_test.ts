@@ -15,10 +15,12 @@ import { ModuleLoadError, WorkerCrashedError } from "../../lib/errors.ts";
 import { recoverDeadWorker, type Recovered, type RecoveryScope } from "../../lib/owner/recovery.ts";
 import { poolQueuesOf } from "../../lib/owner/worker_deaths.ts";
 import { type Entry, TaskLedger } from "../../lib/producer/ledger.ts";
-import { Deque, EMPTY } from "../../lib/protocol/deque.ts";
+import { Deque, EMPTY, RETRY, Stealer } from "../../lib/protocol/deque.ts";
 import { Injector, QUEUE_EMPTY } from "../../lib/protocol/injector.ts";
 import { MARK_WORDS, MarkWords, NoteWords } from "../../lib/protocol/layout.ts";
 import { ORPHANED, SET, UNSET } from "../../lib/protocol/latch.ts";
+import { atomicsBinding, installSharedMemory, type SharedMemory } from "../../lib/protocol/atomics.ts";
+import { RecordWords } from "../../lib/record/fields.ts";
 import { Level } from "../../lib/protocol/levels.ts";
 import { PoolMemory } from "../../lib/protocol/memory.ts";
 import { claimSlot, originOf } from "../../lib/protocol/producers.ts";
@@ -40,7 +42,7 @@ const LIVE = 1;
 const CAPACITY = 16;
 
 /** A pool of two workers and one producer slot (1, claimed), its table, a real ledger and the stand-ins. */
-function world(options: { blocks?: number; blockBytes?: number } = {}) {
+function world(options: { blocks?: number; blockBytes?: number; arena?: SharedArrayBuffer } = {}) {
   const memory = PoolMemory.create({
     workers: 2,
     dequeCapacity: 4,
@@ -49,7 +51,7 @@ function world(options: { blocks?: number; blockBytes?: number } = {}) {
     blockBytes: options.blockBytes ?? 256,
     blocks: options.blocks ?? 16,
     producers: 1,
-  });
+  }, options.arena);
   TaskTable.init(memory);
   assertEquals(claimSlot(memory.buffer, memory.layout), 1, "slot 1");
   const table = new TaskTable(memory);
@@ -672,6 +674,315 @@ test(
       }
     }
     assert(cases >= 2, `pushes cut short inside their step (${cases})`);
+  },
+  HANG,
+);
+
+/**
+ * Runs `op` with the shared-memory facade's accesses to `words[at]` of kind `key` (`load`, `exchange`…)
+ * preceded, the first time, by `before()`: another thread's step landing right before this thread's access.
+ */
+function before(words: Int32Array, at: number, key: string, step: () => void, op: () => void): boolean {
+  let landed = false;
+  const binding = { ...atomicsBinding } as Record<string, unknown>;
+  const real = (atomicsBinding as unknown as Record<string, (...args: unknown[]) => unknown>)[key];
+  binding[key] = (...args: unknown[]) => {
+    if (!landed && args[0] === words && args[1] === at) {
+      landed = true;
+      const restoreInner = installSharedMemory(atomicsBinding);
+      try {
+        step();
+      } finally {
+        restoreInner();
+      }
+    }
+    return real(...args);
+  };
+  const restore = installSharedMemory(binding as unknown as SharedMemory);
+  try {
+    op();
+  } finally {
+    restore();
+  }
+  return landed;
+}
+
+test(
+  "recovery: freed and cached records are skipped whatever their old words say (a fork of the dead worker, a remote task it ran)",
+  () => {
+    const w = world();
+    const old = [
+      record(w, Origin.FORK, TaskState.RUNNING, DEAD, { forker: DEAD, latch: UNSET }),
+      record(w, Origin.FORK, TaskState.DONE, DEAD, { forker: DEAD, latch: UNSET }),
+      record(w, originOf(1), TaskState.RUNNING, DEAD),
+      record(w, Origin.MAIN, TaskState.RUNNING, DEAD),
+    ];
+    // Freed (FREE) or cached by the living worker (CACHED) since: the words of their last task stay.
+    old.forEach((h, k) => {
+      const i = w.table.indexOf(h);
+      if (k % 2 === 0) w.table.fields.storeState(i, TaskState.FREE);
+      else {
+        w.table.fields.setWorker(i, LIVE);
+        w.table.fields.storeState(i, TaskState.CACHED);
+      }
+    });
+    const r = w.recover();
+    assertEquals(r, NOTHING, "what the repair did");
+    assertEquals(latchOf(w, old[0]), UNSET, "a freed fork's latch is not orphaned");
+    assertEquals(latchOf(w, old[1]), UNSET, "a cached fork's latch is not orphaned");
+    assertEquals(w.calls.completed, [], "no completion queued");
+    assertEquals(
+      old.map((h) => stateOf(w, h)),
+      [TaskState.FREE, TaskState.CACHED, TaskState.FREE, TaskState.CACHED],
+      "their states",
+    );
+  },
+  HANG,
+);
+
+test(
+  "recovery: a task with moved buffers that the dead worker had started is rejected as running, not as never started",
+  () => {
+    const w = world();
+    const started = placed(w, TaskState.RUNNING, DEAD, TaskFlags.DIRECTED, "mover");
+    const r = w.recover();
+    assertEquals([r.rejected, r.freed], [1, 1], "rejected, freed");
+    assert(started.entry.settled, "settled by the repair");
+    return started.outcome.then(({ error }) => {
+      assertEquals(
+        (error as Error).message,
+        "Cannot finish task 'mover' as worker 0 died while running it: see 'cause'",
+        "its message",
+      );
+    });
+  },
+  HANG,
+);
+
+test("recovery: a graph node whose entry names another handle is walked, but that entry is not settled", () => {
+  const w = world();
+  const node = placed(w, TaskState.RUNNING, DEAD, TaskFlags.GRAPH);
+  node.entry.handle = node.handle + 1;
+  const r = w.recover();
+  assertEquals([r.rejected, w.calls.died.length], [1, 1], "rejected and walked");
+  assert(!node.entry.settled, "the other handle's entry is not settled");
+  assertEquals(w.ledger.placed[w.table.indexOf(node.handle)], node.entry, "that entry stays placed");
+}, HANG);
+
+test(
+  "recovery: a fork another worker finished for a living forker, not yet published (latch UNSET), is left to that worker",
+  () => {
+    const w = world();
+    const fork = record(w, Origin.FORK, TaskState.DONE, LIVE, { forker: LIVE, latch: UNSET });
+    const r = w.recover();
+    assertEquals(r, NOTHING, "what the repair did");
+    assertEquals([latchOf(w, fork), stateOf(w, fork)], [UNSET, TaskState.DONE], "its latch and state");
+  },
+  HANG,
+);
+
+test(
+  "recovery: a fork the dead worker finished, orphaned by its joiner between the repair's read of the latch and its set, is freed once",
+  () => {
+    const w = world();
+    const fork = record(w, Origin.FORK, TaskState.DONE, DEAD, { forker: LIVE, latch: UNSET });
+    const latchAt = w.table.fields.latchWord(w.table.indexOf(fork));
+    let r: Recovered | undefined;
+    const landed = before(
+      w.table.words,
+      latchAt,
+      "exchange",
+      () => Atomics.store(w.table.words, latchAt, ORPHANED),
+      () => (r = w.recover()),
+    );
+    assert(landed, "the joiner's orphaning landed before the repair's set");
+    assertEquals(r!.freed, 1, "freed, counted once");
+    assert(freed(w, fork), "the record freed");
+    assertEquals(r!.forksFailed + r!.orphaned, 0, "not failed, not orphaned");
+  },
+  HANG,
+);
+
+test(
+  "recovery: a fork of the dead worker orphaned already (its join cut short) is neither counted nor freed again",
+  () => {
+    const w = world();
+    const fork = record(w, Origin.FORK, TaskState.RUNNING, LIVE, { forker: DEAD, latch: ORPHANED });
+    const r = w.recover();
+    assertEquals([r.orphaned, r.freed], [0, 0], "orphaned, freed");
+    assertEquals([latchOf(w, fork), stateOf(w, fork)], [ORPHANED, TaskState.RUNNING], "its latch and state");
+  },
+  HANG,
+);
+
+/** A record whose generation is 0 (after its generation wrapped): its handle is its index. */
+function wrapped(w: World, index: number, origin: number, state: number, worker: number): number {
+  const words = w.table.words;
+  const base = w.table.fields.stateWord(index) - RecordWords.state;
+  Atomics.store(words, base + RecordWords.generation, 0);
+  w.table.fields.setOrigin(index, origin);
+  w.table.fields.setWorker(index, worker);
+  w.table.fields.setFlags(index, 0);
+  w.table.fields.setLevel(index, Level.normal);
+  w.table.fields.setForker(index, LIVE);
+  w.table.fields.initLatch(index, UNSET);
+  w.table.fields.storeState(index, state);
+  const handle = w.table.handleOf(index);
+  assertEquals([handle, w.table.isCurrent(handle)], [index, true], "a current handle of generation 0");
+  return handle;
+}
+
+test(
+  "recovery: marks that name a handle of generation 0 (after a wrap; handle 1 is record 1) are repaired like any other",
+  () => {
+    // Record 1's handle after its generation wrapped is 1: no mark value but -1 means "none".
+    const index = 1;
+    for (const mark of [MarkWords.held, MarkWords.moving]) {
+      const w = world();
+      // Record 1 taken from the free list first, so that it is in no queue.
+      while (w.table.indexOf(w.table.allocate()) !== index);
+      const task = wrapped(w, index, Origin.MAIN, TaskState.QUEUED, DEAD);
+      w.marks[mark] = task;
+      w.recover();
+      assertEquals(drained(w, Level.normal), [task], `mark ${mark}: handle 1 pushed back`);
+    }
+    for (const mark of [MarkWords.pushing, MarkWords.consuming, MarkWords.freeing]) {
+      const w = world();
+      while (w.table.indexOf(w.table.allocate()) !== index);
+      const state = mark === MarkWords.freeing ? TaskState.DONE : TaskState.QUEUED;
+      const task = wrapped(w, index, Origin.FORK, state, LIVE);
+      w.marks[mark] = task;
+      w.recover();
+      assert(freed(w, task), `mark ${mark}: handle 1 freed`);
+    }
+  },
+  HANG,
+);
+
+test("recovery: a remote graph node the dead worker finished is queued again to its producer, not walked", () => {
+  const w = world();
+  const node = record(w, originOf(1), TaskState.DONE, DEAD, { flags: TaskFlags.GRAPH });
+  const r = w.recover();
+  assertEquals([r.rejected, w.calls.died.length], [0, 0], "not rejected, not walked");
+  assertEquals(w.calls.completed, [[1, node]], "queued again to slot 1");
+}, HANG);
+
+test(
+  "recovery: a remote task whose record its producer freed and reused between the scan's reads is left to the new task",
+  () => {
+    const w = world();
+    const task = record(w, originOf(1), TaskState.DONE, DEAD);
+    const i = w.table.indexOf(task);
+    const genAt = w.table.fields.stateWord(i) - RecordWords.state + RecordWords.generation;
+    let r: Recovered | undefined;
+    // The producer reads the completion, frees the record and takes it for a new task (QUEUED, another
+    // generation, worker 0's word still there) right before the scan reads the handle.
+    const landed = before(w.table.words, genAt, "load", () => {
+      Atomics.store(w.table.words, genAt, Atomics.load(w.table.words, genAt) + 1);
+      w.table.fields.storeState(i, TaskState.QUEUED);
+    }, () => (r = w.recover()));
+    assert(landed, "the reuse landed before the scan's read of the handle");
+    assertEquals(r!.rejected, 0, "rejected");
+    assertEquals(w.calls.completed, [], "no completion queued for the new task");
+    assertEquals(stateOf(w, w.table.handleOf(i)), TaskState.QUEUED, "the new task still QUEUED");
+  },
+  HANG,
+);
+
+test(
+  "recovery: the crash written into a record keeps its cause; a cause that cannot be encoded still leaves the crash's message",
+  () => {
+    const w = world();
+    const fork = record(w, Origin.FORK, TaskState.RUNNING, DEAD, { forker: LIVE, latch: UNSET });
+    w.recover(new Error("exit 7"));
+    const cause = errorIn(w, fork).cause;
+    assert(cause instanceof Error, `a cause (${String(cause)})`);
+    assertEquals(cause.message, "exit 7", "its message");
+    // A cause whose own cause no codec can carry (a function): the crash goes with a stand-in cause.
+    const v = world();
+    const other = record(v, Origin.FORK, TaskState.RUNNING, DEAD, { forker: LIVE, latch: UNSET });
+    v.recover(new Error("exit 8", { cause: () => 1 }));
+    const error = errorIn(v, other);
+    assertEquals(
+      error.message,
+      "Cannot finish a forked task as worker 0 died while running it: see 'cause'",
+      "the crash's message",
+    );
+  },
+  HANG,
+);
+
+test("recovery: a slab the dead worker took for a payload and never put in a record is emptied", () => {
+  // A payload arena (large payloads go whole into one of its slabs).
+  const w = world({ arena: new SharedArrayBuffer(1 << 20) });
+  const mine = new TaskTable(w.memory, { owner: DEAD });
+  // The worker's payload path takes a slab before a record names it (record/payload.ts takeSlab).
+  const slabs = (mine as unknown as { slabs: { take(n: number): number; census(): { made: number; free: number } } })
+    .slabs;
+  const slot = slabs.take(4096);
+  assert(slot >= 0, `a slab taken (${slot})`);
+  assertEquals(slabs.census(), { made: 1, free: 0 }, "held by the dead worker");
+  w.recover();
+  assertEquals(slabs.census(), { made: 0, free: 0 }, "emptied after recovery (its bytes back to the arena)");
+}, HANG);
+
+test(
+  "recovery: a record with overflow blocks released by the dead worker, killed at any access: every block is free once after recovery",
+  () => {
+    let deaths = 0;
+    for (let n = 0;; n++) {
+      const w = world();
+      const mine = new TaskTable(w.memory, { owner: DEAD });
+      const h = mine.allocate();
+      // Past the inline bytes: a chain of overflow blocks.
+      assert(mine.writePayload(mine.indexOf(h), new Uint8Array(1000).fill(7)), "the payload written");
+      // Published and run (a CACHED record is the allocator's still, and releaseHandle leaves it).
+      mine.fields.storeState(mine.indexOf(h), TaskState.RUNNING);
+      const died = killAt(n, () => mine.releaseHandle(h));
+      w.recover();
+      const queue = new Injector(w.memory.records.freeBlocks);
+      const blocks: number[] = [];
+      for (let v = queue.pop(); v !== QUEUE_EMPTY; v = queue.pop()) blocks.push(v);
+      assertEquals(
+        blocks.sort((a, b) => a - b),
+        Array.from({ length: 16 }, (_, i) => i),
+        `killed at access ${n}${died ? "" : " (not killed)"}: the free blocks after recovery`,
+      );
+      if (!died) break;
+      deaths++;
+    }
+    assert(deaths >= 4, `deaths inside the release (${deaths})`);
+  },
+  HANG,
+);
+
+test(
+  "recovery: a pop of its last task cut short at any access leaves the task to thieves at once (before any heir), once",
+  () => {
+    let cuts = 0;
+    for (let n = 0;; n++) {
+      const w = world();
+      const task = record(w, Origin.MAIN, TaskState.QUEUED, DEAD);
+      const region = w.memory.dequeRegion(DEAD);
+      const deque = new Deque(region, w.memory.notes(DEAD, NoteWords.deque));
+      assert(deque.push(task), "pushed");
+      let popped: number = EMPTY;
+      const died = killAt(n, () => (popped = deque.pop()));
+      if (!died) {
+        assertEquals(popped, task, "a whole pop returns it");
+        break;
+      }
+      const cut = new Deque(region, w.memory.notes(DEAD, NoteWords.deque)).cutShort;
+      const r = w.recover();
+      assertEquals([r.inStep, w.calls.newWork], [cut, cut ? 1 : 0], `pop killed at ${n}: in a step, woken`);
+      if (cut) cuts++;
+      // No heir yet: only thieves.
+      const thief = new Stealer(region);
+      let times = 0;
+      for (let v = thief.steal(); v !== EMPTY; v = thief.steal()) if (v !== RETRY && v === task) times++;
+      assertEquals(times, 1, `pop killed at access ${n}: times a thief takes the task`);
+    }
+    assert(cuts >= 3, `pops cut short inside their noted step (${cuts})`);
   },
   HANG,
 );

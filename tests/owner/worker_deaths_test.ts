@@ -25,8 +25,9 @@ import { PoolMemory } from "../../lib/protocol/memory.ts";
 import { claimSlot, originOf } from "../../lib/protocol/producers.ts";
 import { ABSENT, STATE_MASK } from "../../lib/protocol/sleep.ts";
 import { GraphRecords, NO_EDGE } from "../../lib/graph/words.ts";
+import { RecordWords } from "../../lib/record/fields.ts";
 import { Origin, TABLE_NOTE_WORDS, TaskFlags, TaskState, TaskTable } from "../../lib/record/task.ts";
-import { assert, assertEquals, test } from "../_test.ts";
+import { assert, assertEquals, runtime, test } from "../_test.ts";
 
 /**
  * Each test's bound (a hang is a failure): far above what these one-thread tests take on a loaded machine
@@ -74,8 +75,18 @@ function world(options: { start?: () => Promise<void> } = {}) {
     isDead: (worker: number) => dead.has(worker),
   } as unknown as Workforce;
   let state: PoolStateName = "open";
+  const shared: SharedArrayBuffer[] = [];
   const deaths = new WorkerDeaths(
-    { memory, table, ledger, levels: memory.levels(), reader, broadcaster, workforce, shareBuffer: () => 0 },
+    {
+      memory,
+      table,
+      ledger,
+      levels: memory.levels(),
+      reader,
+      broadcaster,
+      workforce,
+      shareBuffer: (buffer) => (shared.push(buffer), shared.length - 1),
+    },
     () => state,
   );
   deaths.replaced = (index) => void log.push(`replaced ${index}`);
@@ -91,6 +102,7 @@ function world(options: { start?: () => Promise<void> } = {}) {
     errors,
     dead,
     deaths,
+    shared,
     setState: (s: PoolStateName) => (state = s),
     reader: reader as unknown as Record<string, unknown>,
   };
@@ -195,13 +207,17 @@ test(
     const done = placed(w, TaskState.DONE, DEAD);
     const gone = placed(w, TaskState.DONE, DEAD);
     const redone = placed(w, TaskState.DONE, DEAD);
-    // The drain settles and frees `gone` (its record taken again by a new task), and sees `redone`'s record
-    // move on (QUEUED again: a stand-in for a record reused under the same handle is impossible, so its
-    // state alone says it is no longer a finished task to report).
+    // The drain settles and frees `gone`, whose record is taken again for a task another worker finished
+    // (DONE under a new generation: only the handle's generation says it is stale), and sees `redone`'s
+    // record move on (QUEUED again: its state alone says it is no longer a finished task to report).
     w.reader.drain = () => {
       w.log.push("drain");
       w.table.releaseHandle(gone.handle);
-      record(w, Origin.MAIN, TaskState.DONE, LIVE);
+      let reused = false;
+      for (let k = 0; k < CAPACITY && !reused; k++) {
+        reused = w.table.indexOf(record(w, Origin.MAIN, TaskState.DONE, LIVE)) === w.table.indexOf(gone.handle);
+      }
+      assert(reused, "gone's record taken again");
       w.table.fields.storeState(w.table.indexOf(redone.handle), TaskState.QUEUED);
     };
     w.deaths.died(DEAD, new Error("exit 3"), false);
@@ -400,6 +416,18 @@ test(
     w.deaths.died(DEAD, new Error("exit"), false);
     assertEquals(stateOf(w, owned), TaskState.DONE, "published: DONE");
     assertEquals(w.log.slice(0, 4), ["workerDied 0 exit", "drain", `report ${owned}`, "arm"], "reported");
+    // Only what the walk published is reported: with record 0 current under generation 0 (after a wrap) and
+    // DONE by a living worker, nothing but the node is reported (a stray entry would read as handle 0).
+    const u = world();
+    const zero = u.table.allocate();
+    assertEquals(u.table.indexOf(zero), 0, "record 0");
+    const base = u.table.fields.stateWord(0) - RecordWords.state;
+    Atomics.store(u.table.words, base + RecordWords.generation, 0);
+    u.table.fields.setWorker(0, LIVE);
+    u.table.fields.storeState(0, TaskState.DONE);
+    const later = node(u, Origin.MAIN);
+    u.deaths.died(DEAD, new Error("exit"), false);
+    assertEquals(u.log.filter((l) => l.startsWith("report")), [`report ${later}`], "reported: the node only");
     // A remote producer's node goes to its completion queue instead.
     const v = world();
     const remote = node(v, originOf(1));
@@ -466,6 +494,76 @@ test(
       const notes = memory.notes(LIVE, at[k]);
       assertEquals([q.notes.byteOffset, q.notes.length], [notes.byteOffset, NOTE_WORDS], `queue ${k}'s notes`);
     });
+  },
+  HANG,
+);
+
+/** The reasons of the unhandled rejections raised while `body` runs and two macrotasks after it. */
+async function unhandledDuring(body: () => void): Promise<unknown[]> {
+  const reasons: unknown[] = [];
+  const g = globalThis as unknown as {
+    addEventListener(type: string, f: (e: { reason: unknown; preventDefault(): void }) => void): void;
+    removeEventListener(type: string, f: unknown): void;
+    process: { on(type: string, f: (reason: unknown) => void): void; off(type: string, f: unknown): void };
+  };
+  const onEvent = (e: { reason: unknown; preventDefault(): void }) => (e.preventDefault(), reasons.push(e.reason));
+  const onProcess = (reason: unknown) => void reasons.push(reason);
+  if (runtime === "deno") g.addEventListener("unhandledrejection", onEvent);
+  else g.process.on("unhandledRejection", onProcess);
+  try {
+    body();
+    await settle();
+    await settle();
+  } finally {
+    if (runtime === "deno") g.removeEventListener("unhandledrejection", onEvent);
+    else g.process.off("unhandledRejection", onProcess);
+  }
+  return reasons;
+}
+
+test(
+  "worker deaths: with nobody listening (no replaced or replaceFailed), a replacement that starts or fails raises nothing",
+  async () => {
+    const started = world();
+    started.deaths.replaced = undefined;
+    const raised = await unhandledDuring(() => started.deaths.died(DEAD, new Error("exit"), false));
+    assertEquals(raised, [], "a started replacement: no unhandled rejection");
+    assert(started.log.includes("newWork"), "a sleeper woken");
+    const failed = world({ start: () => Promise.reject(new Error("setup threw")) });
+    failed.deaths.replaceFailed = undefined;
+    const raisedToo = await unhandledDuring(() => failed.deaths.died(DEAD, new Error("exit"), false));
+    assertEquals(raisedToo, [], "a failed replacement: no unhandled rejection");
+    assertEquals(failed.errors.length, 1, "the failure reported through onError");
+  },
+  HANG,
+);
+
+test(
+  "worker deaths: a crash's cause that holds a SharedArrayBuffer is encoded by reference (the pool's shareBuffer)",
+  async () => {
+    const w = world();
+    const task = record(w, originOf(1), TaskState.RUNNING, DEAD);
+    const buffer = new SharedArrayBuffer(8);
+    w.deaths.died(DEAD, Object.assign(new Error("exit"), { memory: buffer }), false);
+    assertEquals(stateOf(w, task), TaskState.DONE, "failed: DONE");
+    assert(w.shared.includes(buffer), "the cause's buffer registered by the pool's shareBuffer");
+    await settle();
+  },
+  HANG,
+);
+
+test(
+  "worker deaths: worker 0 is a worker like any other: the fork the dying worker 1 ran for dead worker 0 is freed, not failed",
+  async () => {
+    const w = world();
+    w.memory.notes(LIVE, NoteWords.marks, MARK_WORDS).fill(-1);
+    w.memory.notes(LIVE, NoteWords.table, TABLE_NOTE_WORDS).fill(-1);
+    w.dead.add(DEAD);
+    w.dead.add(LIVE);
+    const fork = record(w, Origin.FORK, TaskState.RUNNING, LIVE, 0, DEAD);
+    w.deaths.died(LIVE, new Error("exit"), false);
+    assert(!w.table.isCurrent(fork) || stateOf(w, fork) === TaskState.FREE, "freed: nobody will join it");
+    await settle();
   },
   HANG,
 );
