@@ -14,6 +14,7 @@ import { move } from "../../lib/codec/move.ts";
 import type { TaskStamps } from "../../lib/metrics.ts";
 import { resolveOptions } from "../../lib/options.ts";
 import { type Entry, Settled, TaskLedger } from "../../lib/producer/ledger.ts";
+import type { Backlog } from "../../lib/producer/backlog.ts";
 import { type Placement, Submitter } from "../../lib/producer/submission.ts";
 import { SleepWords } from "../../lib/protocol/layout.ts";
 import { Level, type LevelIndex } from "../../lib/protocol/levels.ts";
@@ -415,5 +416,88 @@ worldTest(
       refused = /no moves here/.test(String(error));
     }
     assert(refused, "refused with the caller's words");
+  },
+);
+
+worldTest(
+  "submission: a directed task's stage: 0 until it is posted, then at least 1 (a repair must not free a posted record)",
+  () => {
+    for (let n = 0;; n++) {
+      const w = world();
+      asleep(w);
+      const buffer = new ArrayBuffer(8);
+      const encoder = w.submitter.encode([move(buffer)]);
+      const entry = w.ledger.open("t", 0, () => {}, () => {});
+      entry.moved = [buffer];
+      const cut = cutAt(n, () => w.submitter.enqueue(entry, encoder));
+      const posted = w.directed.length === 1;
+      assertEquals(w.submitter.stage === 0, !posted, `cut at ${n}: stage ${w.submitter.stage}, posted ${posted}`);
+      if (!cut) {
+        assertEquals(w.submitter.stage, 2, "whole: done");
+        assert(n > 3, `cut points: ${n}`);
+        break;
+      }
+    }
+  },
+);
+
+/** The submitter's backlog (private: what its trim timer gives back is seen only in its buffer). */
+function backlogOf(w: World): Backlog {
+  return (w.submitter as unknown as { backlog: Backlog }).backlog;
+}
+
+/** Resolves once `check()` holds, awaiting macrotasks; fails (a hang, with `what`) after 10 s. */
+async function until(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`hang: ${what} not seen in 10 s`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** A backlog grown past 1 MiB by large arguments, then emptied: every task completed (pending 0). */
+function grownAndEmptied(w: World): number {
+  submit(w, [1]);
+  submit(w, [2]);
+  const big = new Uint8Array(300_000);
+  for (let i = 0; i < 5; i++) submit(w, [big]);
+  assertEquals(w.submitter.backlogLength, 5, "five wait for the two records");
+  const grown = backlogOf(w).bytes.length;
+  assert(grown > 1 << 20, `grown to ${grown}`);
+  for (let round = 0; w.ledger.pending > 0; round++) {
+    assert(round < 10, "every task placed in turn");
+    for (const handle of takeAll(w)) complete(w, handle);
+  }
+  return grown;
+}
+
+worldTest(
+  "submission: an emptied grown backlog is kept for the next burst, given back once the pool stays idle, at once by dispose()",
+  async () => {
+    const w = world({ taskCapacity: 2 });
+    const grown = grownAndEmptied(w);
+    assertEquals(backlogOf(w).bytes.length, grown, "kept after the burst");
+    await until(() => backlogOf(w).bytes.length < grown, "the idle trim");
+    assert(backlogOf(w).bytes.length <= 1 << 20, "given back");
+    // Not idle when the timer fires: kept.
+    const busy = world({ taskCapacity: 2 });
+    const again = grownAndEmptied(busy);
+    const task = submit(busy, [1]);
+    await until(() => (busy.submitter as unknown as { cancelTrim?: unknown }).cancelTrim === undefined, "the timer");
+    assertEquals(backlogOf(busy).bytes.length, again, "a task pending when the timer fired: kept");
+    takeAll(busy);
+    complete(busy, task.handle);
+    await until(() => backlogOf(busy).bytes.length < again, "the next idle trim");
+    // dispose(): at once.
+    const disposed = world({ taskCapacity: 2 });
+    const third = grownAndEmptied(disposed);
+    assertEquals(backlogOf(disposed).bytes.length, third, "kept");
+    disposed.submitter.dispose();
+    assert(backlogOf(disposed).bytes.length < third, "given back at once");
+    assertEquals(
+      (disposed.submitter as unknown as { cancelTrim?: unknown }).cancelTrim,
+      undefined,
+      "its timer cancelled",
+    );
   },
 );
