@@ -25,7 +25,7 @@ import { Injector } from "../../lib/protocol/injector.ts";
 import { ControlWords, SleepWords } from "../../lib/protocol/layout.ts";
 import { Level } from "../../lib/protocol/levels.ts";
 import { PoolMemory } from "../../lib/protocol/memory.ts";
-import { AWAKE } from "../../lib/protocol/sleep.ts";
+import { AWAKE, SLEEPING } from "../../lib/protocol/sleep.ts";
 import { TaskFlags, TaskState, TaskTable } from "../../lib/record/task.ts";
 import { atomicsBinding, installSharedMemory, type SharedMemory } from "../../lib/protocol/atomics.ts";
 import { cutAt } from "../protocol/_cut_at.ts";
@@ -66,7 +66,7 @@ function world(
   const bounded = resolved.maxPending !== Infinity;
   const ledger = new TaskLedger(
     shape.taskCapacity,
-    (error: unknown) => reported.push({ error, task: "" }),
+    (error: unknown, task?: string) => reported.push({ error, task: task ?? "" }),
     bounded ? { words: memory.control, at: ControlWords.ownerPending } : undefined,
   );
   const life = { state: "open" as PoolStateName };
@@ -287,6 +287,11 @@ worldTest(
     for (let i = 0; i < 10; i++) await null;
     assertEquals(w.reported.length, 1, "one report: the unknown task, not the abort");
     assert(/nope/.test(String(w.reported[0].error)), String(w.reported[0].error));
+    assertEquals(w.reported[0].task, "nope", "reported with its task's name");
+    // A function as a spawn's task: reported under a placeholder, not its source text.
+    assertEquals(w.admission.submit((() => 1) as unknown as string, [], undefined, undefined), undefined, "refused");
+    for (let i = 0; i < 10; i++) await null;
+    assertEquals(w.reported.map((r) => r.task), ["nope", "(not a task name)"], "the placeholder");
   },
 );
 
@@ -302,6 +307,7 @@ worldTest("admission: a getter that closes or terminates the pool refuses its ow
     const error = refusal(w, "add", args);
     assert(error instanceof PoolClosedError, `${state}: ${error}`);
     assertEquals(held(w), { pending: 0, used: 0, queued: 0 }, `${state}: nothing recorded`);
+    assertEquals(w.ledger.submitted, 0, `${state}: refused before its entry was opened`);
   }
 });
 
@@ -420,6 +426,7 @@ for (const maxQueue of [undefined, 4]) {
           // Not published: its record given back and its entry settled (rejected with the overflow), or, cut
           // before its entry was opened, nothing recorded (the caller saw the throw).
           assertEquals(h.used, 0, `cut at ${n}: no record held`);
+          assertEquals(workerState(w), SLEEPING, `cut at ${n}: nobody woken for a task never published`);
           if (o !== "pending") {
             seen.add("settled");
             assertEquals(h.pending, 0, `cut at ${n}: its entry settled`);
@@ -565,32 +572,35 @@ worldTest(
 worldTest(
   "admission: after a cut submission's repair every record can be taken again (none left marked as the producer's)",
   () => {
-    for (let n = 0;; n++) {
-      // 64 records for one worker: the producer's own cache keeps up to 4 (cacheLimit).
-      const w = world({ taskCapacity: 64 });
-      // A record in the producer's own cache (freed here by an earlier completion), as in a running pool.
-      const earlier = run(w, "add").entry!;
-      takeAll(w);
-      w.ledger.placed[w.table.indexOf(earlier.handle)] = undefined;
-      w.ledger.settle(earlier, Settled.VALUE, 3);
-      w.table.release(w.table.indexOf(earlier.handle));
-      assertEquals(w.table.cachedHere, 1, "one record in the producer's cache");
-      const cut = cutAt(n, () => {
-        w.admission.submit("add", [new Uint8Array(300)], () => {}, () => {});
-      });
-      // Named by its entry when cut (its handle set, placed by index), the record's release may find it
-      // still marked as ours (CACHED, the QUEUED store not made): counted a duplicate, then reclaimed.
-      const named = w.ledger.placed.some((e) => e !== undefined);
-      w.admission.repairIfCut();
-      const used = held(w).used;
-      const free = new Set<number>();
-      for (let h = w.table.allocate(); h !== -1; h = w.table.allocate()) {
-        assert(!free.has(w.table.indexOf(h)), `cut at ${n}: record ${w.table.indexOf(h)} handed out twice`);
-        free.add(w.table.indexOf(h));
+    // 8 records: the producer keeps no cache (its records come from the shared free list); 64: its own
+    // cache keeps up to 4 (cacheLimit), and one is there when the submission is cut.
+    for (const taskCapacity of [8, 64]) {
+      for (let n = 0;; n++) {
+        const w = world({ taskCapacity });
+        // A record in the producer's own cache (freed here by an earlier completion), as in a running pool.
+        const earlier = run(w, "add").entry!;
+        takeAll(w);
+        w.ledger.placed[w.table.indexOf(earlier.handle)] = undefined;
+        w.ledger.settle(earlier, Settled.VALUE, 3);
+        w.table.release(w.table.indexOf(earlier.handle));
+        assertEquals(w.table.cachedHere, taskCapacity === 64 ? 1 : 0, "records in the producer's cache");
+        const cut = cutAt(n, () => {
+          w.admission.submit("add", [new Uint8Array(300)], () => {}, () => {});
+        });
+        // Named by its entry when cut (its handle set, placed by index), the record's release may find it
+        // still marked as ours (CACHED, the QUEUED store not made): counted a duplicate, then reclaimed.
+        const named = w.ledger.placed.some((e) => e !== undefined);
+        w.admission.repairIfCut();
+        const used = held(w).used;
+        const free = new Set<number>();
+        for (let h = w.table.allocate(); h !== -1; h = w.table.allocate()) {
+          assert(!free.has(w.table.indexOf(h)), `cut at ${n}: record ${w.table.indexOf(h)} handed out twice`);
+          free.add(w.table.indexOf(h));
+        }
+        assertEquals(free.size + used, w.capacity, `cut at ${n}: every record in use or free`);
+        if (!named) assertEquals(w.table.duplicateReleases, 0, `cut at ${n}: no release of a record never named`);
+        if (!cut) break;
       }
-      assertEquals(free.size + used, w.capacity, `cut at ${n}: every record in use or free`);
-      if (!named) assertEquals(w.table.duplicateReleases, 0, `cut at ${n}: no release of a record never named`);
-      if (!cut) break;
     }
   },
 );
