@@ -414,6 +414,14 @@ export class TaskTable extends Payloads {
       this.repairReleasing();
       back++;
     }
+    // A record taken from the free list and not yet marked ours (cut at the mark's store: still FREE, in no
+    // list and no cache): back to the list, as recoverNotes does for a dead thread's.
+    const allocating = this.note[ALLOCATING];
+    this.note[ALLOCATING] = -1;
+    if (allocating >= 0 && mem.load(this.words, this.at(allocating, RecordWords.state)) === TaskState.FREE) {
+      this.freeRecords.pushPatiently(allocating);
+      back++;
+    }
     if (this.busy) {
       back += this.flushCache() + this.reclaimCachedBy(this.owner);
       this.busy = false;

@@ -13,19 +13,21 @@ import { BufferRegistry } from "../../lib/codec/buffers.ts";
 import { move } from "../../lib/codec/move.ts";
 import { PoolClosedError, PoolTerminatedError, QueueFullError } from "../../lib/errors.ts";
 import type { PoolStateName } from "../../lib/lifecycle.ts";
+import type { PoolMetrics } from "../../lib/metrics.ts";
 import { resolveOptions, resolveRunOptions } from "../../lib/options.ts";
 import { Admission } from "../../lib/producer/admission.ts";
 import { Canceller } from "../../lib/producer/cancellation.ts";
 import { CompletionReader } from "../../lib/producer/completion.ts";
-import { TaskLedger } from "../../lib/producer/ledger.ts";
+import { Settled, TaskLedger } from "../../lib/producer/ledger.ts";
 import { Room } from "../../lib/producer/room.ts";
 import { Submitter } from "../../lib/producer/submission.ts";
 import { Injector } from "../../lib/protocol/injector.ts";
 import { ControlWords, SleepWords } from "../../lib/protocol/layout.ts";
 import { Level } from "../../lib/protocol/levels.ts";
 import { PoolMemory } from "../../lib/protocol/memory.ts";
-import { AWAKE } from "../../lib/protocol/sleep.ts";
+import { AWAKE, SLEEPING } from "../../lib/protocol/sleep.ts";
 import { TaskFlags, TaskState, TaskTable } from "../../lib/record/task.ts";
+import { atomicsBinding, installSharedMemory, type SharedMemory } from "../../lib/protocol/atomics.ts";
 import { cutAt } from "../protocol/_cut_at.ts";
 import { assert, assertEquals, test } from "../_test.ts";
 
@@ -50,7 +52,10 @@ function worldTest(name: string, fn: () => void | Promise<void>): void {
 type Outcome = { value: unknown } | { error: unknown } | "pending";
 
 /** A pool of one worker (none runs) with `taskCapacity` records and `maxQueue`, its owner's producer's parts. */
-function world(options: { taskCapacity?: number; maxQueue?: number; payloadMemory?: number } = {}) {
+function world(
+  options: { taskCapacity?: number; maxQueue?: number; payloadMemory?: number } = {},
+  setup: { metrics?: PoolMetrics; state?: () => PoolStateName; names?: boolean } = {},
+) {
   const resolved = resolveOptions({ workers: 1, producers: 2, taskCapacity: options.taskCapacity ?? 8, ...options });
   const shape = resolved.shape;
   const memory = PoolMemory.create(shape);
@@ -61,7 +66,7 @@ function world(options: { taskCapacity?: number; maxQueue?: number; payloadMemor
   const bounded = resolved.maxPending !== Infinity;
   const ledger = new TaskLedger(
     shape.taskCapacity,
-    (error: unknown) => reported.push({ error, task: "" }),
+    (error: unknown, task?: string) => reported.push({ error, task: task ?? "" }),
     bounded ? { words: memory.control, at: ControlWords.ownerPending } : undefined,
   );
   const life = { state: "open" as PoolStateName };
@@ -106,10 +111,10 @@ function world(options: { taskCapacity?: number; maxQueue?: number; payloadMemor
     },
   });
   admission = new Admission(
-    { ledger, room, submitter, reader, canceller, table, levels, sleep: memory.sleep, metrics: undefined },
-    () => life.state,
+    { ledger, room, submitter, reader, canceller, table, levels, sleep: memory.sleep, metrics: setup.metrics },
+    setup.state ?? (() => life.state),
   );
-  admission.setTasks(["add", "mul", "sum"]);
+  if (setup.names !== false) admission.setTasks(["add", "mul", "sum"]);
   return {
     memory,
     table,
@@ -282,6 +287,11 @@ worldTest(
     for (let i = 0; i < 10; i++) await null;
     assertEquals(w.reported.length, 1, "one report: the unknown task, not the abort");
     assert(/nope/.test(String(w.reported[0].error)), String(w.reported[0].error));
+    assertEquals(w.reported[0].task, "nope", "reported with its task's name");
+    // A function as a spawn's task: reported under a placeholder, not its source text.
+    assertEquals(w.admission.submit((() => 1) as unknown as string, [], undefined, undefined), undefined, "refused");
+    for (let i = 0; i < 10; i++) await null;
+    assertEquals(w.reported.map((r) => r.task), ["nope", "(not a task name)"], "the placeholder");
   },
 );
 
@@ -297,6 +307,7 @@ worldTest("admission: a getter that closes or terminates the pool refuses its ow
     const error = refusal(w, "add", args);
     assert(error instanceof PoolClosedError, `${state}: ${error}`);
     assertEquals(held(w), { pending: 0, used: 0, queued: 0 }, `${state}: nothing recorded`);
+    assertEquals(w.ledger.submitted, 0, `${state}: refused before its entry was opened`);
   }
 });
 
@@ -415,6 +426,7 @@ for (const maxQueue of [undefined, 4]) {
           // Not published: its record given back and its entry settled (rejected with the overflow), or, cut
           // before its entry was opened, nothing recorded (the caller saw the throw).
           assertEquals(h.used, 0, `cut at ${n}: no record held`);
+          assertEquals(workerState(w), SLEEPING, `cut at ${n}: nobody woken for a task never published`);
           if (o !== "pending") {
             seen.add("settled");
             assertEquals(h.pending, 0, `cut at ${n}: its entry settled`);
@@ -446,3 +458,149 @@ for (const maxQueue of [undefined, 4]) {
     },
   );
 }
+
+worldTest("admission: no task names before the module loaded; the names and ids after", () => {
+  const w = world({}, { names: false });
+  assertEquals(w.admission.taskNames, [], "none yet");
+  assertEquals(w.admission.taskId("add"), undefined, "no id");
+  w.admission.setTasks(["b", "a"]);
+  assertEquals([w.admission.taskNames, w.admission.taskId("b"), w.admission.taskId("a")], [["b", "a"], 0, 1]);
+});
+
+worldTest("admission: with metrics, an admitted task carries its submission time; without, none", () => {
+  const clock = { submitClock: () => 42.5 } as unknown as PoolMetrics;
+  const w = world({}, { metrics: clock });
+  assertEquals(run(w, "add").entry?.submittedAt, 42.5, "stamped");
+  assertEquals(run(world(), "add").entry?.submittedAt, 0, "not stamped without metrics");
+});
+
+worldTest(
+  "admission: the reader is armed for an admitted task; a task that went to the backlog is counted waiting for a record",
+  () => {
+    const w = world({ taskCapacity: 2 });
+    const channel = w.memory.channels[0];
+    assertEquals(Atomics.load(channel.words, channel.waiting), 0, "not armed with nothing pending");
+    run(w, "add");
+    assertEquals(Atomics.load(channel.words, channel.waiting), 1, "armed: waiting for the completion");
+    run(w, "add");
+    assertEquals(Atomics.load(channel.words, channel.counted), 0, "no record waited for yet");
+    const third = run(w, "add");
+    assertEquals([third.entry?.handle, w.submitter.backlogLength], [-1, 1], "the third in the backlog");
+    assertEquals(Atomics.load(channel.words, channel.counted), 1, "counted waiting for a record");
+  },
+);
+
+worldTest(
+  "admission: the pool closed between the pending count and the state's second read (spec: SubmitReadState): refused, settled, nothing placed",
+  () => {
+    for (const state of ["closing", "terminated"] as const) {
+      let reads = 0;
+      let after = Infinity;
+      const w = world({ maxQueue: 4 }, {
+        state: () => reads++ >= after ? state : "open",
+      });
+      // The reads of an admitted submission: the first check, the check after encoding, the one after the count.
+      reads = 0;
+      run(w, "add");
+      takeAll(w);
+      const perSubmission = reads;
+      assertEquals(perSubmission, 3, "three reads of the state");
+      reads = 0;
+      after = 2;
+      const r = run(w, "add");
+      assertEquals(r.entry, undefined, `${state}: refused`);
+      const o = r.outcome();
+      assert(o !== "pending" && "error" in o && o.error instanceof PoolClosedError, `${state}: rejected`);
+      assertEquals((o.error as Error) instanceof PoolTerminatedError, state === "terminated", `${state}: its class`);
+      assertEquals(held(w), { pending: 1, used: 1, queued: 0 }, `${state}: only the first task held`);
+      assertEquals(Atomics.load(w.memory.control, ControlWords.ownerPending), 1, `${state}: the shared count back`);
+    }
+  },
+);
+
+/** Runs `op` counting its shared accesses (as tests/protocol/_cut_at.ts numbers them). */
+function accessesOf(op: () => unknown): number {
+  let count = 0;
+  const binding = {} as Record<string, unknown>;
+  for (const key of Object.keys(atomicsBinding) as (keyof SharedMemory)[]) {
+    const real = atomicsBinding[key] as (...args: unknown[]) => unknown;
+    binding[key] = (...args: unknown[]) => {
+      if (key !== "pause") count++;
+      return real(...args);
+    };
+  }
+  const restore = installSharedMemory(binding as unknown as SharedMemory);
+  try {
+    op();
+  } finally {
+    restore();
+  }
+  return count;
+}
+
+worldTest(
+  "admission: a submission cut once published and told (in its timeout's start watch) returns its entry: it runs",
+  () => {
+    const options = { timeout: 60_000 };
+    const whole = asleep(world());
+    const total = accessesOf(() => run(whole, "add", [1, 2], options));
+    let returned = 0;
+    for (let n = 0; n < total; n++) {
+      const w = asleep(world());
+      let entry: unknown;
+      const cut = cutAt(n, () => {
+        entry = w.admission.submit("add", [1, 2], () => {}, () => {}, resolveRunOptions(options));
+      });
+      if (cut) continue;
+      // Not thrown though cut: submit caught the throw after the task was published and told.
+      returned++;
+      assert(entry !== undefined, `cut at ${n}: its entry returned`);
+      const before = held(w);
+      w.admission.repairIfCut();
+      assertEquals(held(w), before, `cut at ${n}: nothing left to repair`);
+      assertEquals(before, { pending: 1, used: 1, queued: 1 }, `cut at ${n}: queued, pending`);
+      assertEquals(workerState(w), AWAKE, `cut at ${n}: told`);
+      // Started (as its worker would), so that its start watch ends.
+      const index = w.table.indexOf((entry as { handle: number }).handle);
+      w.table.fields.storeState(index, TaskState.RUNNING);
+      Atomics.notify(w.table.words as Int32Array, w.table.fields.stateWord(index));
+    }
+    assert(returned > 0 && returned < total, `some cuts landed after the task was told: ${returned} of ${total}`);
+  },
+);
+
+worldTest(
+  "admission: after a cut submission's repair every record can be taken again (none left marked as the producer's)",
+  () => {
+    // 8 records: the producer keeps no cache (its records come from the shared free list); 64: its own
+    // cache keeps up to 4 (cacheLimit), and one is there when the submission is cut.
+    for (const taskCapacity of [8, 64]) {
+      for (let n = 0;; n++) {
+        const w = world({ taskCapacity });
+        // A record in the producer's own cache (freed here by an earlier completion), as in a running pool.
+        const earlier = run(w, "add").entry!;
+        takeAll(w);
+        w.ledger.placed[w.table.indexOf(earlier.handle)] = undefined;
+        w.ledger.settle(earlier, Settled.VALUE, 3);
+        w.table.release(w.table.indexOf(earlier.handle));
+        assertEquals(w.table.cachedHere, taskCapacity === 64 ? 1 : 0, "records in the producer's cache");
+        const cut = cutAt(n, () => {
+          w.admission.submit("add", [new Uint8Array(300)], () => {}, () => {});
+        });
+        // Named by its entry when cut (its handle set, placed by index), the record's release may find it
+        // still marked as ours (CACHED, the QUEUED store not made): counted a duplicate, then reclaimed.
+        const named = w.ledger.placed.some((e) => e !== undefined);
+        w.admission.repairIfCut();
+        const used = held(w).used;
+        const free = new Set<number>();
+        for (let h = w.table.allocate(); h !== -1; h = w.table.allocate()) {
+          assert(!free.has(w.table.indexOf(h)), `cut at ${n}: record ${w.table.indexOf(h)} handed out twice`);
+          free.add(w.table.indexOf(h));
+        }
+        assertEquals(free.size + used, w.capacity, `cut at ${n}: every record in use or free`);
+        if (!named) assertEquals(w.table.duplicateReleases, 0, `cut at ${n}: no release of a record never named`);
+        if (!cut) break;
+      }
+    }
+  },
+);

@@ -9,11 +9,12 @@
  *
  * No worker runs: a task "runs" when the test takes its handle from its queue. Nothing depends on timing.
  */
-import type { Encoder } from "../../lib/codec/codec.ts";
+import { Encoder } from "../../lib/codec/codec.ts";
 import { move } from "../../lib/codec/move.ts";
 import type { TaskStamps } from "../../lib/metrics.ts";
 import { resolveOptions } from "../../lib/options.ts";
 import { type Entry, Settled, TaskLedger } from "../../lib/producer/ledger.ts";
+import type { Backlog } from "../../lib/producer/backlog.ts";
 import { type Placement, Submitter } from "../../lib/producer/submission.ts";
 import { SleepWords } from "../../lib/protocol/layout.ts";
 import { Level, type LevelIndex } from "../../lib/protocol/levels.ts";
@@ -44,6 +45,7 @@ function world(options: {
   origin?: number;
   placing?: boolean;
   stamps?: boolean;
+  noProgress?: boolean;
 } = {}) {
   const shape = resolveOptions({ workers: 1, producers: 2, taskCapacity: options.taskCapacity ?? 8 }).shape;
   const memory = PoolMemory.create(shape);
@@ -73,7 +75,7 @@ function world(options: {
     stamps: options.stamps
       ? { submitted: (index: number, at: number) => stamped.push([index, at]) } as unknown as TaskStamps
       : undefined,
-    progress: { watch: (index) => void watched.push(index) },
+    progress: options.noProgress ? undefined : { watch: (index) => void watched.push(index) },
     producer: options.share === undefined && options.origin === undefined && !options.placing ? undefined : {
       origin: options.origin ?? Origin.MAIN,
       moves: "transfer",
@@ -324,6 +326,11 @@ worldTest("submission: a payload that finds no blocks gives its record back and 
   let used = 0;
   for (let i = 0; i < w.capacity; i++) if (w.table.fields.loadState(i) === TaskState.QUEUED) used++;
   assertEquals(used, 1, "its record given back");
+  // Given back: every other record can be taken (none held by the failed placement).
+  const taken: number[] = [];
+  for (let h = w.table.allocate(); h !== -1; h = w.table.allocate()) taken.push(h);
+  assertEquals(taken.length, w.capacity - 1, "every record but a's free");
+  for (const h of taken) w.table.release(w.table.indexOf(h));
   takeAll(w);
   complete(w, a.handle);
   assert(b.handle !== -1, "placed once the blocks came back");
@@ -415,5 +422,170 @@ worldTest(
       refused = /no moves here/.test(String(error));
     }
     assert(refused, "refused with the caller's words");
+  },
+);
+
+worldTest(
+  "submission: a directed task's stage: 0 until it is posted, then at least 1 (a repair must not free a posted record)",
+  () => {
+    for (let n = 0;; n++) {
+      const w = world();
+      asleep(w);
+      const buffer = new ArrayBuffer(8);
+      const encoder = w.submitter.encode([move(buffer)]);
+      const entry = w.ledger.open("t", 0, () => {}, () => {});
+      entry.moved = [buffer];
+      const cut = cutAt(n, () => w.submitter.enqueue(entry, encoder));
+      const posted = w.directed.length === 1;
+      assertEquals(w.submitter.stage === 0, !posted, `cut at ${n}: stage ${w.submitter.stage}, posted ${posted}`);
+      if (!cut) {
+        assertEquals(w.submitter.stage, 2, "whole: done");
+        assert(n > 3, `cut points: ${n}`);
+        break;
+      }
+    }
+  },
+);
+
+/** The submitter's backlog (private: what its trim timer gives back is seen only in its buffer). */
+function backlogOf(w: World): Backlog {
+  return (w.submitter as unknown as { backlog: Backlog }).backlog;
+}
+
+/** Resolves once `check()` holds, awaiting macrotasks; fails (a hang, with `what`) after 10 s. */
+async function until(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`hang: ${what} not seen in 10 s`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** A backlog grown past 1 MiB by large arguments, then emptied: every task completed (pending 0). */
+function grownAndEmptied(w: World): number {
+  submit(w, [1]);
+  submit(w, [2]);
+  const big = new Uint8Array(300_000);
+  for (let i = 0; i < 5; i++) submit(w, [big]);
+  assertEquals(w.submitter.backlogLength, 5, "five wait for the two records");
+  const grown = backlogOf(w).bytes.length;
+  assert(grown > 1 << 20, `grown to ${grown}`);
+  for (let round = 0; w.ledger.pending > 0; round++) {
+    assert(round < 10, "every task placed in turn");
+    for (const handle of takeAll(w)) complete(w, handle);
+  }
+  return grown;
+}
+
+worldTest(
+  "submission: an emptied grown backlog is kept for the next burst, given back once the pool stays idle, at once by dispose()",
+  async () => {
+    const w = world({ taskCapacity: 2 });
+    const grown = grownAndEmptied(w);
+    assertEquals(backlogOf(w).bytes.length, grown, "kept after the burst");
+    await until(() => backlogOf(w).bytes.length < grown, "the idle trim");
+    assert(backlogOf(w).bytes.length <= 1 << 20, "given back");
+    // Not idle when the timer fires: kept.
+    const busy = world({ taskCapacity: 2 });
+    const again = grownAndEmptied(busy);
+    const task = submit(busy, [1]);
+    await until(() => (busy.submitter as unknown as { cancelTrim?: unknown }).cancelTrim === undefined, "the timer");
+    assertEquals(backlogOf(busy).bytes.length, again, "a task pending when the timer fired: kept");
+    takeAll(busy);
+    complete(busy, task.handle);
+    await until(() => backlogOf(busy).bytes.length < again, "the next idle trim");
+    // dispose(): at once.
+    const disposed = world({ taskCapacity: 2 });
+    const third = grownAndEmptied(disposed);
+    assertEquals(backlogOf(disposed).bytes.length, third, "kept");
+    disposed.submitter.dispose();
+    assert(backlogOf(disposed).bytes.length < third, "given back at once");
+    assertEquals(
+      (disposed.submitter as unknown as { cancelTrim?: unknown }).cancelTrim,
+      undefined,
+      "its timer cancelled",
+    );
+  },
+);
+
+worldTest(
+  "submission: the owner's producer by default takes every record: a backlog with records it holds below all is starved",
+  () => {
+    const w = world({ taskCapacity: 2 });
+    submit(w, [1]);
+    submit(w, [2]);
+    assertEquals(w.submitter.starved, false, "no backlog");
+    submit(w, [3]);
+    assertEquals(w.submitter.starved, true, "a backlog, and no share to keep to");
+    w.submitter.clear();
+    assertEquals([w.submitter.backlogLength, [...w.submitter.waiting()].length], [0, 0], "clear() forgets the backlog");
+    assertEquals(w.submitter.starved, false, "nothing waits");
+  },
+);
+
+worldTest(
+  "submission: nested encodes, two in one argument list, each get their own encoder; shared buffers are registered in each",
+  () => {
+    const w = world();
+    const inner: Encoder[] = [];
+    const sab = new SharedArrayBuffer(8);
+    const outer = w.submitter.encode([
+      {
+        get a() {
+          inner.push(w.submitter.encode([new Int32Array(sab)]));
+          return 1;
+        },
+      },
+      {
+        get b() {
+          inner.push(w.submitter.encode(["second"]));
+          return 2;
+        },
+      },
+    ]);
+    assertEquals(inner.length, 2, "two nested");
+    assert(inner[0] !== outer && inner[1] !== outer && inner[0] !== inner[1], "each its own encoder");
+    assertEquals(w.shared, [sab], "the nested encode registered the shared buffer");
+    // The outer's bytes are its own: placed, its record holds exactly the bytes of the same arguments.
+    const expected = world().submitter.encode([{ a: 1 }, { b: 2 }]).snapshot();
+    assertEquals([...outer.snapshot()], [...expected], "the outer's bytes");
+  },
+);
+
+worldTest("submission: the scratch encoder is trimmed once nothing is pending, not before", () => {
+  const w = world();
+  const big = new Uint8Array(300_000);
+  const encoder = w.submitter.encode([big]);
+  const a = w.ledger.open("t", 0, () => {}, () => {});
+  w.submitter.enqueue(a, encoder);
+  const length = encoder.length;
+  assert(length > 0, "holds its last encoding");
+  // Another task pending, encoded by a fresh encoder (as a nested submission's is), completes first.
+  const b = w.ledger.open("t", 0, () => {}, () => {});
+  w.submitter.enqueue(b, new Encoder());
+  takeAll(w);
+  complete(w, b.handle);
+  assertEquals(encoder.length, length, "a task pending: not trimmed");
+  complete(w, a.handle);
+  assertEquals(encoder.length, 0, "nothing pending: trimmed");
+  void big;
+});
+
+worldTest("submission: placing writes a task's worker word only for a directed task", () => {
+  const w = world();
+  const e = submit(w, [1]);
+  const index = w.table.indexOf(e.handle);
+  assertEquals(w.table.fields.loadWorker(index), -1, "left as its allocation marked it (the producer's, -1)");
+});
+
+worldTest(
+  "submission: without a progress part, a task with a handler is placed with its PROGRESS flag (nothing to watch)",
+  () => {
+    const w = world({ noProgress: true });
+    const encoder = w.submitter.encode([1]);
+    const entry = w.ledger.open("t", 0, () => {}, () => {});
+    entry.onProgress = () => {};
+    w.submitter.enqueue(entry, encoder);
+    assertEquals(w.table.fields.loadFlags(w.table.indexOf(entry.handle)), TaskFlags.PROGRESS, "PROGRESS");
   },
 );
