@@ -130,6 +130,8 @@ export class TaskLedger {
    * events (lib/owner/pool_events.ts), which note what happened and dispatch it later. No user code.
    */
   watch: LedgerWatch | undefined = undefined;
+  /** A throw of {@link TaskLedger.watch}'s `opened` (a stack overflow there), reported at the next open. */
+  private watchFailure: { error: unknown } | undefined = undefined;
   private keepAlive: ReturnType<typeof setInterval> | undefined;
   private readonly onError: ((error: unknown, task: string) => void) | undefined;
 
@@ -174,6 +176,11 @@ export class TaskLedger {
     resolve: ((value: unknown) => void) | undefined,
     reject: ((error: unknown) => void) | undefined,
   ): Entry {
+    const failure = this.watchFailure;
+    if (failure !== undefined) {
+      this.watchFailure = undefined;
+      this.report(failure.error, "(the pool's events)");
+    }
     const entry: Entry = {
       seq: this.nextSeq++,
       task,
@@ -198,12 +205,24 @@ export class TaskLedger {
       this.keepAlive = setInterval(() => {}, 2 ** 30);
       holdEventLoop();
     }
-    this.pending++;
-    this.submitted++;
-    if (this.shared !== undefined) mem.add(this.shared.words, this.shared.at, 1); // spec: SubmitCountPending
+    // The shared counts are calls (a stack overflow can cut one short): made before the plain counts, so
+    // that a throw at either leaves this entry counted nowhere that waits for it (the caller saw the
+    // throw: no task). The submitted count first: a throw at the pending add then leaves only that
+    // statistic one high, never a shared pending count that nothing will take back (room lost, a drain
+    // that never ends).
     // Read by the owner's stats() with atomic loads: one writer (this thread), an atomic add (a few ns).
     if (this.slotCounts !== undefined) mem.add(this.slotCounts, SlotCountWords.submitted, 1);
-    this.watch?.opened();
+    if (this.shared !== undefined) mem.add(this.shared.words, this.shared.at, 1); // spec: SubmitCountPending
+    this.pending++;
+    this.submitted++;
+    // Counted: from here the entry must reach its caller, so a throw in the watcher (an event's emit, at
+    // a stack overflow) is not let out of open(); what is lost is that one "queuefull" event.
+    try {
+      this.watch?.opened();
+    } catch (error) {
+      // (Nothing else is safe to call here: kept, and reported at the next open, before it counts.)
+      this.watchFailure = { error };
+    }
     return entry;
   }
 

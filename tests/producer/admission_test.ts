@@ -432,10 +432,13 @@ for (const maxQueue of [undefined, 4]) {
             assertEquals(h.pending, 0, `cut at ${n}: its entry settled`);
             assert("error" in o && o.error instanceof RangeError && /cut short/.test(o.error.message), `cut at ${n}`);
           } else {
-            // Cut before admission noted its entry. (Cut inside the ledger's open, at its shared count's add, a
-            // bounded pool's entry stays counted in the ledger alone: ledger.ts's, reported, not pinned here.)
+            // Cut before admission noted its entry (inside the ledger's open included: at its shared count's
+            // add, nothing is counted yet): nothing pending, here or in the shared count.
             seen.add("before");
-            if (maxQueue === undefined) assertEquals(h.pending, 0, `cut at ${n}: nothing pending`);
+            assertEquals(h.pending, 0, `cut at ${n}: nothing pending`);
+            if (maxQueue !== undefined) {
+              assertEquals(Atomics.load(w.memory.control, ControlWords.ownerPending), 0, `cut at ${n}: nor shared`);
+            }
           }
           assertEquals(w.ledger.placed.every((e: unknown) => e === undefined), true, `cut at ${n}: no entry placed`);
         }

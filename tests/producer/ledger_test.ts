@@ -88,6 +88,33 @@ test("ledger: an error or an abort rejects a run's promise with the value", () =
   assert(calls.join() === "reject why 1,reject why 2", `the settles called ${calls.join()}`);
 });
 
+test("ledger: a throw in the watcher's opened (a stack overflow there) still hands the counted entry to its caller, and is reported at the next open", async () => {
+  const calls: string[] = [];
+  const words = new Int32Array(4);
+  const ledger = new TaskLedger(2, (error, task) => calls.push(`onError ${error} ${task}`), { words, at: 2 });
+  let throws = true;
+  ledger.watch = {
+    opened: () => {
+      if (throws) throw new RangeError("Maximum call stack size exceeded");
+    },
+    settled: () => {},
+  };
+  let value: unknown;
+  const entry = ledger.open("t", 0, (v) => value = v, () => {});
+  assert(entry !== undefined && ledger.pending === 1 && words[2] === 1, "counted, and returned to its caller");
+  ledger.settle(entry, Settled.VALUE, 7);
+  assert(value === 7 && ledger.pending === 0 && words[2] === 0, "and it settles as any entry");
+  await turn();
+  assert(calls.length === 0, `nothing reported before the next open (${calls.join()})`);
+  throws = false;
+  ledger.settle(ledger.open("u", 0, () => {}, () => {}), Settled.VALUE, 1);
+  await turn();
+  assert(
+    calls.join() === "onError RangeError: Maximum call stack size exceeded (the pool's events)",
+    `the watcher's throw reported once: ${calls.join()}`,
+  );
+});
+
 test("ledger: a failed spawn goes to onError in a microtask of its own; an aborted or done spawn reports nothing", async () => {
   const calls: string[] = [];
   const ledger = new TaskLedger(1, (error, task) => calls.push(`onError ${error} ${task}`));
