@@ -324,3 +324,109 @@ test("loop: a worker's queue steps leave their notes in its own notes region (wh
   assertEquals(notes(NoteWords.injectorLow), zeros, "no step on the low queue");
   assertEquals([...world.memory.notes(0, NoteWords.injector)], zeros, "worker 0's notes untouched");
 });
+
+/** A promise and its resolver. */
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** Posts a broadcast part of function 0 with `args` to the world's worker (the owner's steps). */
+function postPart(world: ReturnType<typeof newWorld>, loop: WorkerLoop, id: number, args: unknown[]): void {
+  Atomics.add(world.memory.status, world.index * StatusWords.count + StatusWords.mail, 1);
+  loop.broadcast(id, 0, partArgs(args));
+  world.memory.sleep.wakeAll();
+}
+
+test("loop: a recycling worker still runs what only it can (a broadcast part), and leaves after leave() only once its async task settled", async () => {
+  const world = newWorld({ workers: 2, index: 1, recycle: { afterTasks: 2, heapMB: Infinity } });
+  const gate = deferred();
+  const parts: unknown[] = [];
+  const loop = world.build([
+    (x: unknown) => void parts.push(x), // 0: the broadcast part's function, and a sync task
+    () => gate.promise, // 1: an async task that settles when the test says
+  ]);
+  holdEventLoop();
+  let held = true;
+  let finished = false;
+  try {
+    const running = loop.run().then(() => void (finished = true));
+    world.submit(1, []);
+    world.submit(0, ["task"]);
+    await until(() => world.posted.some((m) => m.type === "recycle-ready"), "recycle-ready");
+    releaseEventLoop();
+    held = false;
+    postPart(world, loop, 7, ["part"]);
+    await until(() => world.posted.some((m) => m.type === "broadcast-result"), "the part's result while recycling");
+    assertEquals(parts, ["task", "part"], "the task, then the part");
+    loop.leave();
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    assertEquals(finished, false, "allowed to leave, but its async task is still pending");
+    gate.resolve();
+    await within(running, 20_000, "run() once the async task settled");
+  } finally {
+    if (held) releaseEventLoop();
+  }
+});
+
+test("loop: a worker due to be recycled when the pool stops finishes without waiting for leave()", async () => {
+  const world = newWorld({ workers: 2, index: 1, recycle: { afterTasks: 1, heapMB: Infinity } });
+  const loop = world.build([() => {}]);
+  holdEventLoop();
+  let held = true;
+  try {
+    const running = loop.run();
+    world.submit(0, []);
+    await until(() => world.posted.some((m) => m.type === "recycle-ready"), "recycle-ready");
+    releaseEventLoop();
+    held = false;
+    world.stop();
+    await within(running, 20_000, "run() of a stopped pool's recycling worker, no leave()");
+  } finally {
+    if (held) releaseEventLoop();
+  }
+});
+
+test("loop: a pool that stops while an async task is pending: the loop finishes only once it settled", async () => {
+  const world = newWorld({ index: 1 });
+  const gate = deferred();
+  let settled = false;
+  const loop = world.build([() => gate.promise.then(() => void (settled = true))]);
+  const handle = world.submit(0, []);
+  let finished = false;
+  const running = loop.run().then(() => void (finished = true));
+  const main = new TaskTable(world.memory);
+  // Started (RUNNING), pending: the loop sleeps asynchronously meanwhile.
+  await until(() => main.fields.loadState(main.indexOf(handle)) === TaskState.RUNNING, "the task started");
+  world.stop();
+  for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+  assertEquals(finished, false, "stopping, but its async task is pending: not finished");
+  gate.resolve();
+  await within(running, 20_000, "run() once the task settled");
+  assert(settled, "the task settled first");
+  assertEquals(main.fields.loadState(main.indexOf(handle)), TaskState.DONE, "and its outcome was published");
+});
+
+test("loop: an elastic worker whose teardown throws retires all the same", async () => {
+  const world = newWorld({ workers: 2, index: 1, elastic: { min: 1, idleTimeout: 1 } });
+  const { memory } = world;
+  const slots = new Slots(memory.control, memory.sleep.words, memory.status, 2);
+  slots.initElastic(1, 2);
+  slots.bootStoreAwake(0);
+  assert(slots.growStoreStarting(1) && slots.growReserve(1, 2), "slot 1 grown");
+  let teardowns = 0;
+  setRetireTeardown(() => {
+    teardowns++;
+    return Promise.reject(new Error("teardown refused"));
+  });
+  try {
+    const loop = world.build();
+    await within(loop.run(), 20_000, "run() of a worker whose teardown throws");
+    assertEquals(teardowns, 1, "its teardown ran once");
+    assertEquals(slots.state(1), ABSENT, "its slot ABSENT");
+    assertEquals(world.posted.map((m) => m.type), ["retired"], "'retired' posted");
+  } finally {
+    setRetireTeardown(() => {});
+  }
+});
