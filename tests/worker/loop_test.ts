@@ -8,6 +8,7 @@
  * (issue 47, "Mutants nobody here chose"); the pool suites run the same loop in real worker threads.
  */
 import { decode, Encoder } from "../../lib/codec/codec.ts";
+import { atomicsBinding, installSharedMemory } from "../../lib/protocol/atomics.ts";
 import { ControlWords, MARK_WORDS, NOTE_WORDS, NoteWords, StatusWords } from "../../lib/protocol/layout.ts";
 import { Level } from "../../lib/protocol/levels.ts";
 import { PoolMemory } from "../../lib/protocol/memory.ts";
@@ -18,6 +19,7 @@ import { Origin, TaskState, TaskTable } from "../../lib/record/task.ts";
 import { holdEventLoop, releaseEventLoop } from "../../lib/runtime/holds.ts";
 import type { TaskFunction } from "../../lib/worker/functions.ts";
 import { setRetireTeardown, WorkerLoop, type WorkerSetup } from "../../lib/worker/loop.ts";
+import { DOZE_MS, DOZE_ROUNDS } from "../../lib/worker/search.ts";
 import { assert, assertEquals, test, within } from "../_test.ts";
 
 /** A message the loop posted. */
@@ -429,4 +431,39 @@ test("loop: an elastic worker whose teardown throws retires all the same", async
   } finally {
     setRetireTeardown(() => {});
   }
+});
+
+test("loop: work found while dozing starts the idle rounds over: after it, the worker spins again, then dozes DOZE_ROUNDS times before it sleeps", async () => {
+  const world = newWorld({ index: 1 });
+  let ran = 0;
+  const loop = world.build([() => void ran++]);
+  const events: string[] = [];
+  let dozes = 0;
+  // The sleep words' waits, answered at once (no thread blocks): a doze (a timed wait of DOZE_MS) is
+  // counted, and the 5th queues a task; the sleep (no timeout) stops the pool, so the loop ends there.
+  const restore = installSharedMemory({
+    ...atomicsBinding,
+    wait: (view, index, expected, timeout) => {
+      if (timeout === DOZE_MS) {
+        events.push("doze");
+        if (++dozes === 5) world.submit(0, []);
+        return "timed-out";
+      }
+      if (timeout === undefined) {
+        events.push("sleep");
+        atomicsBinding.store(world.memory.control, ControlWords.lifecycle, 1);
+        return "timed-out";
+      }
+      return atomicsBinding.wait(view, index, expected, timeout);
+    },
+  });
+  try {
+    await within(loop.run(), 20_000, "run()");
+  } finally {
+    restore();
+  }
+  assertEquals(ran, 1, "the task ran");
+  const sleepAt = events.indexOf("sleep");
+  assert(sleepAt > 0, `it went to sleep: ${events.length} events`);
+  assertEquals(sleepAt, 5 + DOZE_ROUNDS, "5 dozes before the task, then DOZE_ROUNDS after it, then the sleep");
 });
