@@ -325,6 +325,8 @@ test("loop: a worker's queue steps leave their notes in its own notes region (wh
   assertEquals(notes(NoteWords.injectorHigh), zeros, "no step on the high queue");
   assertEquals(notes(NoteWords.injectorLow), zeros, "no step on the low queue");
   assertEquals([...world.memory.notes(0, NoteWords.injector)], zeros, "worker 0's notes untouched");
+  // A fixed pool's worker: tasks queued, nobody asleep to wake, and still no "grow" (only an elastic pool's asks).
+  assertEquals(world.posted, [], "nothing posted: its outcomes went by the queues");
 });
 
 /** A promise and its resolver. */
@@ -466,4 +468,26 @@ test("loop: work found while dozing starts the idle rounds over: after it, the w
   const sleepAt = events.indexOf("sleep");
   assert(sleepAt > 0, `it went to sleep: ${events.length} events`);
   assertEquals(sleepAt, 5 + DOZE_ROUNDS, "5 dozes before the task, then DOZE_ROUNDS after it, then the sleep");
+});
+
+test("loop: an elastic pool's worker that finds tasks queued and nobody asleep to wake asks the owner for a worker, once", async () => {
+  const world = newWorld({ workers: 2, index: 0, elastic: { min: 1, idleTimeout: 60_000 } });
+  const { memory } = world;
+  const slots = new Slots(memory.control, memory.sleep.words, memory.status, 2);
+  slots.initElastic(1, 2);
+  let ran = 0;
+  const loop = world.build([() => void ran++]);
+  assertEquals(slots.state(0), AWAKE, "AWAKE once built");
+  holdEventLoop();
+  let running: Promise<void>;
+  try {
+    running = loop.run();
+    for (let i = 0; i < 4; i++) world.submit(0, []);
+    await until(() => ran === 4, "four tasks");
+    assertEquals(world.posted, [{ type: "grow" }], "one grow message for the burst");
+    world.stop();
+  } finally {
+    releaseEventLoop();
+  }
+  await within(running!, 20_000, "run() once stopping");
 });
