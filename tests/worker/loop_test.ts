@@ -20,7 +20,29 @@ import { holdEventLoop, releaseEventLoop } from "../../lib/runtime/holds.ts";
 import type { TaskFunction } from "../../lib/worker/functions.ts";
 import { setRetireTeardown, WorkerLoop, type WorkerSetup } from "../../lib/worker/loop.ts";
 import { DOZE_MS, DOZE_ROUNDS } from "../../lib/worker/search.ts";
-import { assert, assertEquals, test, within } from "../_test.ts";
+import { assert, assertEquals, test as baseTest, within } from "../_test.ts";
+
+/**
+ * Every test of this file: the loop runs in the test thread, so a wait with no timeout (a synchronous sleep
+ * nobody here would end) must never happen; if it does (a bug, or a mutant) it throws at once instead of
+ * blocking the thread, where no timeout of the test could fire.
+ */
+function test(name: string, body: () => void | Promise<void>): void {
+  baseTest(name, async () => {
+    const restore = installSharedMemory({
+      ...atomicsBinding,
+      wait: (view, index, expected, timeout) => {
+        if (timeout === undefined) throw new Error("the loop slept synchronously: it would block the test thread");
+        return atomicsBinding.wait(view, index, expected, timeout);
+      },
+    });
+    try {
+      await body();
+    } finally {
+      restore();
+    }
+  });
+}
 
 /** A message the loop posted. */
 interface Posted {
@@ -490,4 +512,30 @@ test("loop: an elastic pool's worker that finds tasks queued and nobody asleep t
     releaseEventLoop();
   }
   await within(running!, 20_000, "run() once stopping");
+});
+
+test("loop: a pool that stops while an async broadcast part is pending: the loop finishes only once the part settled", async () => {
+  const world = newWorld({ index: 1 });
+  const gate = deferred();
+  let started = false;
+  const loop = world.build([() => (started = true, gate.promise)]);
+  // Held until the part is pending (then the part itself keeps the loop asleep asynchronously).
+  holdEventLoop();
+  let held = true;
+  let finished = false;
+  try {
+    const running = loop.run().then(() => void (finished = true));
+    postPart(world, loop, 3, []);
+    await until(() => started, "the part started");
+    releaseEventLoop();
+    held = false;
+    world.stop();
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    assertEquals(finished, false, "stopping, but its part is pending: not finished");
+    gate.resolve();
+    await within(running, 20_000, "run() once the part settled");
+    assert(world.posted.some((m) => m.type === "broadcast-result"), "the part's result was posted");
+  } finally {
+    if (held) releaseEventLoop();
+  }
 });
