@@ -9,11 +9,11 @@
  */
 import { decode, Encoder } from "../../lib/codec/codec.ts";
 import { atomicsBinding, installSharedMemory } from "../../lib/protocol/atomics.ts";
-import { ControlWords, MARK_WORDS, NOTE_WORDS, NoteWords, StatusWords } from "../../lib/protocol/layout.ts";
+import { ControlWords, MARK_WORDS, NOTE_WORDS, NoteWords, SleepWords, StatusWords } from "../../lib/protocol/layout.ts";
 import { Level } from "../../lib/protocol/levels.ts";
 import { PoolMemory } from "../../lib/protocol/memory.ts";
 import { claimSlot, originOf } from "../../lib/protocol/producers.ts";
-import { ABSENT, AWAKE, STARTING } from "../../lib/protocol/sleep.ts";
+import { ABSENT, AWAKE, SLEEPING, STARTING } from "../../lib/protocol/sleep.ts";
 import { Slots } from "../../lib/protocol/slots.ts";
 import { Origin, TaskState, TaskTable } from "../../lib/record/task.ts";
 import { holdEventLoop, releaseEventLoop } from "../../lib/runtime/holds.ts";
@@ -538,4 +538,21 @@ test("loop: a pool that stops while an async broadcast part is pending: the loop
   } finally {
     if (held) releaseEventLoop();
   }
+});
+
+test("loop: a worker that becomes due to be recycled wakes a sleeper (for what it leaves behind), as it never sleeps again", async () => {
+  const world = newWorld({ workers: 2, index: 1, recycle: { afterTasks: 1, heapMB: Infinity } });
+  const { memory } = world;
+  const loop = world.build([() => {}]);
+  world.submit(0, []);
+  // Worker 0 asleep by the protocol (after the submission's wake, which found nobody).
+  const jec = memory.sleep.getSleepy();
+  assert(memory.sleep.fallAsleep(0, jec), "worker 0 counted asleep");
+  const state0 = () => Atomics.load(memory.sleep.words, SleepWords.state(0));
+  assertEquals(state0(), SLEEPING, "worker 0 SLEEPING");
+  const running = loop.run();
+  await until(() => world.posted.some((m) => m.type === "recycle-ready"), "recycle-ready");
+  assertEquals(state0(), AWAKE, "worker 0 woken by the recycling worker");
+  world.stop();
+  await within(running, 20_000, "run() once stopping");
 });
