@@ -15,6 +15,7 @@ import { PoolMemory } from "../../lib/protocol/memory.ts";
 import { claimSlot, originOf } from "../../lib/protocol/producers.ts";
 import { ABSENT, AWAKE, SLEEPING, STARTING } from "../../lib/protocol/sleep.ts";
 import { Slots } from "../../lib/protocol/slots.ts";
+import { TaskFlags } from "../../lib/record/fields.ts";
 import { Origin, TaskState, TaskTable } from "../../lib/record/task.ts";
 import { holdEventLoop, releaseEventLoop } from "../../lib/runtime/holds.ts";
 import type { TaskFunction } from "../../lib/worker/functions.ts";
@@ -555,4 +556,39 @@ test("loop: a worker that becomes due to be recycled wakes a sleeper (for what i
   assertEquals(state0(), AWAKE, "worker 0 woken by the recycling worker");
   world.stop();
   await within(running, 20_000, "run() once stopping");
+});
+
+test("loop: a recycling worker still runs a task directed to it (only it can), then leaves after leave()", async () => {
+  const world = newWorld({ workers: 2, index: 1, recycle: { afterTasks: 1, heapMB: Infinity } });
+  const ran: unknown[] = [];
+  const loop = world.build([(x: unknown) => void ran.push(x)]);
+  holdEventLoop();
+  let held = true;
+  try {
+    const running = loop.run();
+    world.submit(0, ["queued"]);
+    await until(() => world.posted.some((m) => m.type === "recycle-ready"), "recycle-ready");
+    releaseEventLoop();
+    held = false;
+    // The owner's directed post: a record QUEUED for this worker alone, its mail counted, then the message.
+    const main = new TaskTable(world.memory);
+    const handle = main.allocate();
+    const at = main.indexOf(handle);
+    const encoder = new Encoder();
+    encoder.encodeArgs(["directed"]);
+    assert(main.writeEncoded(at, encoder), "arguments written");
+    main.fields.setTask(at, 0);
+    main.fields.setOrigin(at, Origin.MAIN);
+    main.fields.setFlags(at, TaskFlags.DIRECTED);
+    main.fields.setWorker(at, world.index);
+    main.fields.storeState(at, TaskState.QUEUED);
+    Atomics.add(world.memory.status, world.index * StatusWords.count + StatusWords.mail, 1);
+    loop.directed(handle, []);
+    await until(() => main.fields.loadState(at) === TaskState.DONE, "the directed task done");
+    assertEquals(ran, ["queued", "directed"], "the queued task, then the directed one");
+    loop.leave();
+    await within(running, 20_000, "run() after leave()");
+  } finally {
+    if (held) releaseEventLoop();
+  }
 });
