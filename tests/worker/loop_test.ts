@@ -8,17 +8,42 @@
  * (issue 47, "Mutants nobody here chose"); the pool suites run the same loop in real worker threads.
  */
 import { decode, Encoder } from "../../lib/codec/codec.ts";
-import { ControlWords, MARK_WORDS, NOTE_WORDS, NoteWords, StatusWords } from "../../lib/protocol/layout.ts";
+import { atomicsBinding, installSharedMemory } from "../../lib/protocol/atomics.ts";
+import { ControlWords, MARK_WORDS, NOTE_WORDS, NoteWords, SleepWords, StatusWords } from "../../lib/protocol/layout.ts";
 import { Level } from "../../lib/protocol/levels.ts";
 import { PoolMemory } from "../../lib/protocol/memory.ts";
 import { claimSlot, originOf } from "../../lib/protocol/producers.ts";
-import { ABSENT, AWAKE, STARTING } from "../../lib/protocol/sleep.ts";
+import { ABSENT, AWAKE, SLEEPING, STARTING } from "../../lib/protocol/sleep.ts";
 import { Slots } from "../../lib/protocol/slots.ts";
+import { TaskFlags } from "../../lib/record/fields.ts";
 import { Origin, TaskState, TaskTable } from "../../lib/record/task.ts";
 import { holdEventLoop, releaseEventLoop } from "../../lib/runtime/holds.ts";
 import type { TaskFunction } from "../../lib/worker/functions.ts";
 import { setRetireTeardown, WorkerLoop, type WorkerSetup } from "../../lib/worker/loop.ts";
-import { assert, assertEquals, test, within } from "../_test.ts";
+import { DOZE_MS, DOZE_ROUNDS } from "../../lib/worker/search.ts";
+import { assert, assertEquals, test as baseTest, within } from "../_test.ts";
+
+/**
+ * Every test of this file: the loop runs in the test thread, so a wait with no timeout (a synchronous sleep
+ * nobody here would end) must never happen; if it does (a bug, or a mutant) it throws at once instead of
+ * blocking the thread, where no timeout of the test could fire.
+ */
+function test(name: string, body: () => void | Promise<void>): void {
+  baseTest(name, async () => {
+    const restore = installSharedMemory({
+      ...atomicsBinding,
+      wait: (view, index, expected, timeout) => {
+        if (timeout === undefined) throw new Error("the loop slept synchronously: it would block the test thread");
+        return atomicsBinding.wait(view, index, expected, timeout);
+      },
+    });
+    try {
+      await body();
+    } finally {
+      restore();
+    }
+  });
+}
 
 /** A message the loop posted. */
 interface Posted {
@@ -323,4 +348,247 @@ test("loop: a worker's queue steps leave their notes in its own notes region (wh
   assertEquals(notes(NoteWords.injectorHigh), zeros, "no step on the high queue");
   assertEquals(notes(NoteWords.injectorLow), zeros, "no step on the low queue");
   assertEquals([...world.memory.notes(0, NoteWords.injector)], zeros, "worker 0's notes untouched");
+  // A fixed pool's worker: tasks queued, nobody asleep to wake, and still no "grow" (only an elastic pool's asks).
+  assertEquals(world.posted, [], "nothing posted: its outcomes went by the queues");
+});
+
+/** A promise and its resolver. */
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** Posts a broadcast part of function 0 with `args` to the world's worker (the owner's steps). */
+function postPart(world: ReturnType<typeof newWorld>, loop: WorkerLoop, id: number, args: unknown[]): void {
+  Atomics.add(world.memory.status, world.index * StatusWords.count + StatusWords.mail, 1);
+  loop.broadcast(id, 0, partArgs(args));
+  world.memory.sleep.wakeAll();
+}
+
+test("loop: a recycling worker still runs what only it can (a broadcast part), and leaves after leave() only once its async task settled", async () => {
+  const world = newWorld({ workers: 2, index: 1, recycle: { afterTasks: 2, heapMB: Infinity } });
+  const gate = deferred();
+  const parts: unknown[] = [];
+  const loop = world.build([
+    (x: unknown) => void parts.push(x), // 0: the broadcast part's function, and a sync task
+    () => gate.promise, // 1: an async task that settles when the test says
+  ]);
+  holdEventLoop();
+  let held = true;
+  let finished = false;
+  try {
+    const running = loop.run().then(() => void (finished = true));
+    world.submit(1, []);
+    world.submit(0, ["task"]);
+    await until(() => world.posted.some((m) => m.type === "recycle-ready"), "recycle-ready");
+    releaseEventLoop();
+    held = false;
+    postPart(world, loop, 7, ["part"]);
+    await until(() => world.posted.some((m) => m.type === "broadcast-result"), "the part's result while recycling");
+    assertEquals(parts, ["task", "part"], "the task, then the part");
+    loop.leave();
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    assertEquals(finished, false, "allowed to leave, but its async task is still pending");
+    gate.resolve();
+    await within(running, 20_000, "run() once the async task settled");
+  } finally {
+    if (held) releaseEventLoop();
+  }
+});
+
+test("loop: a worker due to be recycled when the pool stops finishes without waiting for leave()", async () => {
+  const world = newWorld({ workers: 2, index: 1, recycle: { afterTasks: 1, heapMB: Infinity } });
+  const loop = world.build([() => {}]);
+  holdEventLoop();
+  let held = true;
+  try {
+    const running = loop.run();
+    world.submit(0, []);
+    await until(() => world.posted.some((m) => m.type === "recycle-ready"), "recycle-ready");
+    releaseEventLoop();
+    held = false;
+    world.stop();
+    await within(running, 20_000, "run() of a stopped pool's recycling worker, no leave()");
+  } finally {
+    if (held) releaseEventLoop();
+  }
+});
+
+test("loop: a pool that stops while an async task is pending: the loop finishes only once it settled", async () => {
+  const world = newWorld({ index: 1 });
+  const gate = deferred();
+  let settled = false;
+  const loop = world.build([() => gate.promise.then(() => void (settled = true))]);
+  const handle = world.submit(0, []);
+  let finished = false;
+  const running = loop.run().then(() => void (finished = true));
+  const main = new TaskTable(world.memory);
+  // Started (RUNNING), pending: the loop sleeps asynchronously meanwhile.
+  await until(() => main.fields.loadState(main.indexOf(handle)) === TaskState.RUNNING, "the task started");
+  world.stop();
+  for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+  assertEquals(finished, false, "stopping, but its async task is pending: not finished");
+  gate.resolve();
+  await within(running, 20_000, "run() once the task settled");
+  assert(settled, "the task settled first");
+  assertEquals(main.fields.loadState(main.indexOf(handle)), TaskState.DONE, "and its outcome was published");
+});
+
+test("loop: an elastic worker whose teardown throws retires all the same", async () => {
+  const world = newWorld({ workers: 2, index: 1, elastic: { min: 1, idleTimeout: 1 } });
+  const { memory } = world;
+  const slots = new Slots(memory.control, memory.sleep.words, memory.status, 2);
+  slots.initElastic(1, 2);
+  slots.bootStoreAwake(0);
+  assert(slots.growStoreStarting(1) && slots.growReserve(1, 2), "slot 1 grown");
+  let teardowns = 0;
+  setRetireTeardown(() => {
+    teardowns++;
+    return Promise.reject(new Error("teardown refused"));
+  });
+  try {
+    const loop = world.build();
+    await within(loop.run(), 20_000, "run() of a worker whose teardown throws");
+    assertEquals(teardowns, 1, "its teardown ran once");
+    assertEquals(slots.state(1), ABSENT, "its slot ABSENT");
+    assertEquals(world.posted.map((m) => m.type), ["retired"], "'retired' posted");
+  } finally {
+    setRetireTeardown(() => {});
+  }
+});
+
+test("loop: work found while dozing starts the idle rounds over: after it, the worker spins again, then dozes DOZE_ROUNDS times before it sleeps", async () => {
+  const world = newWorld({ index: 1 });
+  let ran = 0;
+  const loop = world.build([() => void ran++]);
+  const events: string[] = [];
+  let dozes = 0;
+  // The sleep words' waits, answered at once (no thread blocks): a doze (a timed wait of DOZE_MS) is
+  // counted, and the 5th queues a task; the sleep (no timeout) stops the pool, so the loop ends there.
+  const restore = installSharedMemory({
+    ...atomicsBinding,
+    wait: (view, index, expected, timeout) => {
+      if (timeout === DOZE_MS) {
+        events.push("doze");
+        if (++dozes === 5) world.submit(0, []);
+        return "timed-out";
+      }
+      if (timeout === undefined) {
+        events.push("sleep");
+        atomicsBinding.store(world.memory.control, ControlWords.lifecycle, 1);
+        return "timed-out";
+      }
+      return atomicsBinding.wait(view, index, expected, timeout);
+    },
+  });
+  try {
+    await within(loop.run(), 20_000, "run()");
+  } finally {
+    restore();
+  }
+  assertEquals(ran, 1, "the task ran");
+  const sleepAt = events.indexOf("sleep");
+  assert(sleepAt > 0, `it went to sleep: ${events.length} events`);
+  assertEquals(sleepAt, 5 + DOZE_ROUNDS, "5 dozes before the task, then DOZE_ROUNDS after it, then the sleep");
+});
+
+test("loop: an elastic pool's worker that finds tasks queued and nobody asleep to wake asks the owner for a worker, once", async () => {
+  const world = newWorld({ workers: 2, index: 0, elastic: { min: 1, idleTimeout: 60_000 } });
+  const { memory } = world;
+  const slots = new Slots(memory.control, memory.sleep.words, memory.status, 2);
+  slots.initElastic(1, 2);
+  let ran = 0;
+  const loop = world.build([() => void ran++]);
+  assertEquals(slots.state(0), AWAKE, "AWAKE once built");
+  holdEventLoop();
+  let running: Promise<void>;
+  try {
+    running = loop.run();
+    for (let i = 0; i < 4; i++) world.submit(0, []);
+    await until(() => ran === 4, "four tasks");
+    assertEquals(world.posted, [{ type: "grow" }], "one grow message for the burst");
+    world.stop();
+  } finally {
+    releaseEventLoop();
+  }
+  await within(running!, 20_000, "run() once stopping");
+});
+
+test("loop: a pool that stops while an async broadcast part is pending: the loop finishes only once the part settled", async () => {
+  const world = newWorld({ index: 1 });
+  const gate = deferred();
+  let started = false;
+  const loop = world.build([() => (started = true, gate.promise)]);
+  // Held until the part is pending (then the part itself keeps the loop asleep asynchronously).
+  holdEventLoop();
+  let held = true;
+  let finished = false;
+  try {
+    const running = loop.run().then(() => void (finished = true));
+    postPart(world, loop, 3, []);
+    await until(() => started, "the part started");
+    releaseEventLoop();
+    held = false;
+    world.stop();
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    assertEquals(finished, false, "stopping, but its part is pending: not finished");
+    gate.resolve();
+    await within(running, 20_000, "run() once the part settled");
+    assert(world.posted.some((m) => m.type === "broadcast-result"), "the part's result was posted");
+  } finally {
+    if (held) releaseEventLoop();
+  }
+});
+
+test("loop: a worker that becomes due to be recycled wakes a sleeper (for what it leaves behind), as it never sleeps again", async () => {
+  const world = newWorld({ workers: 2, index: 1, recycle: { afterTasks: 1, heapMB: Infinity } });
+  const { memory } = world;
+  const loop = world.build([() => {}]);
+  world.submit(0, []);
+  // Worker 0 asleep by the protocol (after the submission's wake, which found nobody).
+  const jec = memory.sleep.getSleepy();
+  assert(memory.sleep.fallAsleep(0, jec), "worker 0 counted asleep");
+  const state0 = () => Atomics.load(memory.sleep.words, SleepWords.state(0));
+  assertEquals(state0(), SLEEPING, "worker 0 SLEEPING");
+  const running = loop.run();
+  await until(() => world.posted.some((m) => m.type === "recycle-ready"), "recycle-ready");
+  assertEquals(state0(), AWAKE, "worker 0 woken by the recycling worker");
+  world.stop();
+  await within(running, 20_000, "run() once stopping");
+});
+
+test("loop: a recycling worker still runs a task directed to it (only it can), then leaves after leave()", async () => {
+  const world = newWorld({ workers: 2, index: 1, recycle: { afterTasks: 1, heapMB: Infinity } });
+  const ran: unknown[] = [];
+  const loop = world.build([(x: unknown) => void ran.push(x)]);
+  holdEventLoop();
+  let held = true;
+  try {
+    const running = loop.run();
+    world.submit(0, ["queued"]);
+    await until(() => world.posted.some((m) => m.type === "recycle-ready"), "recycle-ready");
+    releaseEventLoop();
+    held = false;
+    // The owner's directed post: a record QUEUED for this worker alone, its mail counted, then the message.
+    const main = new TaskTable(world.memory);
+    const handle = main.allocate();
+    const at = main.indexOf(handle);
+    const encoder = new Encoder();
+    encoder.encodeArgs(["directed"]);
+    assert(main.writeEncoded(at, encoder), "arguments written");
+    main.fields.setTask(at, 0);
+    main.fields.setOrigin(at, Origin.MAIN);
+    main.fields.setFlags(at, TaskFlags.DIRECTED);
+    main.fields.setWorker(at, world.index);
+    main.fields.storeState(at, TaskState.QUEUED);
+    Atomics.add(world.memory.status, world.index * StatusWords.count + StatusWords.mail, 1);
+    loop.directed(handle, []);
+    await until(() => main.fields.loadState(at) === TaskState.DONE, "the directed task done");
+    assertEquals(ran, ["queued", "directed"], "the queued task, then the directed one");
+    loop.leave();
+    await within(running, 20_000, "run() after leave()");
+  } finally {
+    if (held) releaseEventLoop();
+  }
 });
