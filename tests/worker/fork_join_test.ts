@@ -358,13 +358,13 @@ unit("fork-join: b popped back that throws is counted as executed, and its recor
 
 unit("fork-join: a joined fork whose result was stashed (its blocks given back while another waited) reads it", () => {
   const world = newWorld({ fns: [(n) => "r".repeat(n as number)], workers: 2, blocks: 4 });
-  const first = world.host.fork(fn(world, 0), [300]);
-  const second = world.host.fork(fn(world, 0), [300]);
+  const first = world.host.fork(fn(world, 0), [400]);
+  const second = world.host.fork(fn(world, 0), [400]);
   assertEquals(world.deque.pop(), second, "taken");
   assertEquals(world.deque.pop(), first, "taken");
   world.runner.execute(first);
   world.runner.execute(second);
-  assertEquals(world.host.joinForked(first), "r".repeat(300), "the first's, from its stash");
-  assertEquals(world.host.joinForked(second), "r".repeat(300), "the second's, from its record");
+  assertEquals(world.host.joinForked(first), "r".repeat(400), "the first's, from its stash");
+  assertEquals(world.host.joinForked(second), "r".repeat(400), "the second's, from its record");
   assertEquals(world.marks.cutShort(), false, "nothing left to repair");
 });

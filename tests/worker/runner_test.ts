@@ -11,6 +11,7 @@ import { Encoder } from "../../lib/codec/codec.ts";
 import { move } from "../../lib/codec/move.ts";
 import { MarkWords, StatusWords } from "../../lib/protocol/layout.ts";
 import { Level } from "../../lib/protocol/levels.ts";
+import { originOf } from "../../lib/protocol/producers.ts";
 import { type PlacedNode, placeGraph } from "../../lib/graph/submit.ts";
 import { GraphRecords } from "../../lib/graph/words.ts";
 import type { GraphHost } from "../../lib/producer/graph_host.ts";
@@ -264,8 +265,8 @@ unit("runner: a result marked with move() goes back by message with its buffer t
 });
 
 unit("runner: a moved result of a producer's task (another thread) is copied into the record, not posted", () => {
-  const world = newWorld({ fns: [() => move(new Uint8Array([4, 5]))] });
-  const handle = submit(world, 0, [], 0, new Encoder(), 1);
+  const world = newWorld({ fns: [() => move(new Uint8Array([4, 5]))], producers: 1 });
+  const handle = submit(world, 0, [], 0, new Encoder(), originOf(1));
   world.runner.execute(handle);
   assertEquals(world.posted.filter((p) => p.message.type === "payload").length, 0, "no message");
   const { outcome, value } = outcomeOf(world, handle);
@@ -310,13 +311,18 @@ unit("runner: a task whose shared buffer has not arrived waits for it, then runs
   const world = newWorld({ fns: [(view) => (seen = (view as Int32Array)[0])] });
   const sab = new SharedArrayBuffer(4);
   new Int32Array(sab)[0] = 42;
-  const handle = submit(world, 0, [new Int32Array(sab)], 0, new Encoder({ shareBuffer: () => 5 }));
+  const handle = submit(world, 0, [new Int32Array(sab)], TaskFlags.WATCH_START, new Encoder({ shareBuffer: () => 5 }));
   const wait = world.runner.execute(handle);
   assert(wait instanceof Promise, "it waits for the buffer");
   assertEquals(stateOf(world, handle), TaskState.RUNNING, "claimed, RUNNING while it waits");
+  // Its start was notified at the claim: the resumed run (claimed already) does not notify again.
+  const waitAsync = (Atomics as unknown as { waitAsync?: typeof Atomics.waitAsync }).waitAsync;
+  const index = world.main.indexOf(handle);
+  const again = waitAsync?.(world.main.words, world.main.fields.stateWord(index), TaskState.RUNNING, 100);
   world.mail.addBuffer(5, sab);
   await turns();
   assertEquals(seen, 42, "run with the buffer");
+  if (again !== undefined && again.async) assertEquals(await again.value, "timed-out", "no second notify");
   assertEquals(outcomeOf(world, handle).outcome, Outcome.VALUE, "finished");
 });
 
@@ -397,16 +403,16 @@ unit("runner: a task the search took is no longer held once run or found cancell
 unit("runner: a fork's result that finds no blocks waits, giving back the blocks of our finished forks", () => {
   const world = newWorld({ fns: [(n) => "r".repeat(n as number)], workers: 2, blocks: 4 });
   const host = world.host;
-  const first = host.fork(world.functions.all[0] as never, [300]);
-  const second = host.fork(world.functions.all[0] as never, [300]);
+  const first = host.fork(world.functions.all[0] as never, [400]);
+  const second = host.fork(world.functions.all[0] as never, [400]);
   assertEquals(world.deque.pop(), second, "taken");
   assertEquals(world.deque.pop(), first, "taken");
   world.runner.execute(first);
   // The first's result holds most blocks, unjoined: the second's waits until it is stashed.
   world.runner.execute(second);
   assertEquals(world.table.fields.outcome(world.table.indexOf(second)), Outcome.VALUE, "the second finished");
-  assertEquals(host.joinForked(second), "r".repeat(300), "the second's result");
-  assertEquals(host.joinForked(first), "r".repeat(300), "the first's, from its stash");
+  assertEquals(host.joinForked(second), "r".repeat(400), "the second's result");
+  assertEquals(host.joinForked(first), "r".repeat(400), "the first's, from its stash");
 });
 
 unit("runner: arguments in overflow blocks are freed at the start (run or aborted): all blocks free afterwards", () => {
@@ -668,4 +674,69 @@ unit("runner: a graph node aborted before its start fails with the abort, its sl
   assertEquals([outcome, (value as Error).name], [Outcome.ERROR, "AbortError"], "its abort");
   assertFreed(stateOf(world, a.handle), "a's record (nobody reads it)");
   assertFreed(stateOf(world, slot), "b's slot");
+});
+
+unit("runner: a task handed back from a join is taken again once, not put back twice by a stale held mark", () => {
+  let runs = 0;
+  const world = newWorld({ fns: [() => runs++] });
+  const sab = new SharedArrayBuffer(4);
+  const handle = submit(world, 0, [new Int32Array(sab)], 0, new Encoder({ shareBuffer: () => 6 }));
+  world.levels.pushPatiently(handle, Level.normal);
+  assertEquals(world.search.findWork(), handle, "found");
+  world.runner.execute(handle, true);
+  assertEquals(stateOf(world, handle), TaskState.QUEUED, "handed back");
+  world.mail.addBuffer(6, sab);
+  assertEquals(world.search.findWork(), handle, "found again");
+  world.runner.execute(handle);
+  assertEquals(runs, 1, "run");
+  assertEquals(world.search.findWork(), -1, "once only: nothing put back by a stale mark");
+});
+
+unit(
+  "runner: a fork of a task whose timeout counts from its start does not notify (only the task's own claim does)",
+  async () => {
+    const waitAsync = (Atomics as unknown as { waitAsync?: typeof Atomics.waitAsync }).waitAsync;
+    if (typeof waitAsync !== "function") return; // (no Atomics.waitAsync on this runtime)
+    const world = newWorld({ fns: [() => 1], workers: 2 });
+    const root = submit(world, 0, [], TaskFlags.WATCH_START);
+    const depth = world.runs.enter(root);
+    world.runs.setRoot(world.main.indexOf(root));
+    const fork = world.host.fork(world.functions.all[0] as never, [{}]);
+    world.runs.exit(depth);
+    assertEquals(world.deque.pop(), fork, "taken");
+    const index = world.table.indexOf(fork);
+    const waited = waitAsync(world.table.words, world.table.fields.stateWord(index), TaskState.QUEUED, 100);
+    world.runner.execute(fork);
+    assertEquals(await waited.value, "timed-out", "not notified");
+  },
+);
+
+unit("runner: a task's arguments' blocks are free while its own code runs", () => {
+  const big = "a".repeat(400);
+  let fitted: boolean | undefined;
+  const world = newWorld({
+    fns: [() => {
+      const probe = world.main.allocate();
+      const encoder = new Encoder();
+      encoder.encodeArgs([big]);
+      fitted = world.main.writeEncoded(world.main.indexOf(probe), encoder);
+      world.main.release(world.main.indexOf(probe));
+    }],
+    blocks: 4,
+  });
+  world.runner.execute(submit(world, 0, [big]));
+  assertEquals(fitted, true, "another payload of the same size fitted meanwhile");
+});
+
+unit("runner: a graph node's moved result is copied into its dependant's slot, not sent", () => {
+  const world = newWorld({
+    fns: [(x) => move(new Uint8Array([x as number, 7])), (bytes, y) => [...(bytes as Uint8Array), y]],
+  });
+  const [a, b] = chain(world);
+  world.runner.execute(world.levels.take());
+  assertEquals(world.deque.pop(), b.handle, "queued");
+  world.runner.execute(b.handle);
+  assertEquals(outcomeOf(world, b.handle), { outcome: Outcome.VALUE, value: [2, 7, 10] }, "b got a's bytes");
+  assertEquals(world.posted.filter((p) => p.message.type === "payload").length, 0, "nothing posted");
+  void a;
 });
