@@ -304,6 +304,17 @@ unit("runner: moved buffers that cannot be posted fail the task with a TypeError
     String(value),
   );
   assertEquals(world.encoder.moves, FORK_MOVE_REFUSAL, "the fork mode restored");
+  assertEquals(
+    (value as Error).cause instanceof Error && (value as Error & { cause: Error }).cause.name,
+    "DataCloneError",
+    "its cause",
+  );
+  assertEquals(
+    world.main.fields.payloadLength(world.main.indexOf(handle)) !== PAYLOAD_BY_MESSAGE,
+    true,
+    "written to the record",
+  );
+  assertEquals(world.posted.filter((p) => p.message.type === "payload").length, 0, "nothing posted");
 });
 
 unit("runner: a task whose shared buffer has not arrived waits for it, then runs without a second claim", async () => {
@@ -401,7 +412,8 @@ unit("runner: a task the search took is no longer held once run or found cancell
 });
 
 unit("runner: a fork's result that finds no blocks waits, giving back the blocks of our finished forks", () => {
-  const world = newWorld({ fns: [(n) => "r".repeat(n as number)], workers: 2, blocks: 4 });
+  // One worker: the word the wait sleeps on is the last of our own status line (the only line).
+  const world = newWorld({ fns: [(n) => "r".repeat(n as number)], workers: 1, blocks: 4 });
   const host = world.host;
   const first = host.fork(world.functions.all[0] as never, [400]);
   const second = host.fork(world.functions.all[0] as never, [400]);
@@ -740,3 +752,88 @@ unit("runner: a graph node's moved result is copied into its dependant's slot, n
   assertEquals(world.posted.filter((p) => p.message.type === "payload").length, 0, "nothing posted");
   void a;
 });
+
+unit(
+  "runner: a forced task that throws, or settles later, raises the guard again before the pool's own steps",
+  async () => {
+    const resolvers: ((v: unknown) => void)[] = [];
+    const during: boolean[] = [];
+    const world = newWorld({
+      fns: [() => {
+        throw new Error("x");
+      }, () => new Promise((r) => resolvers.push(r))],
+    });
+    const guard = world.guard;
+    guard.enter();
+    world.runner.execute(submit(world, 0, [], TaskFlags.FORCE));
+    assertEquals(guard.lowered, false, "up after a throw");
+    const first = submit(world, 1, [], TaskFlags.FORCE);
+    world.runner.execute(first);
+    world.runner.execute(submit(world, 1, [], TaskFlags.FORCE));
+    guard.leave(); // back to the event loop: down, forced async tasks pending
+    assertEquals(guard.lowered, true, "down while forced async tasks are pending");
+    // Each finish publishes through the marks: look at the guard there.
+    const publish = world.marks.publishDone.bind(world.marks);
+    world.marks.publishDone = (h, i, f) => {
+      during.push(guard.lowered);
+      publish(h, i, f);
+    };
+    resolvers[0](1);
+    await turns();
+    assertEquals(outcomeOf(world, first).value, 1, "the first finished");
+    assertEquals(during, [false], "up during its finish");
+    assertEquals(guard.lowered, true, "down again after it: the other forced task is still pending");
+    resolvers[1](2);
+    await turns();
+    assertEquals(during, [false, false], "up during the second's finish");
+    assertEquals(world.runner.pending, 0, "none pending");
+    assertEquals(guard.lowered, false, "nothing held: left up");
+  },
+);
+
+unit("runner: a graph node whose arguments cannot be decoded fails, and its slots are freed", () => {
+  let runs = 0;
+  const world = newWorld({ fns: [(x) => x, () => runs++] });
+  const [, b] = chain(world);
+  const slot = new GraphRecords(world.memory.graph).nextSlot(world.main.indexOf(b.handle));
+  world.runner.execute(world.levels.take());
+  assertEquals(world.deque.pop(), b.handle, "queued");
+  const index = world.main.indexOf(b.handle);
+  world.main.payloadBytes(index).fill(0xff, world.main.payloadStart(index), world.main.payloadStart(index) + 2);
+  world.runner.execute(b.handle);
+  assertEquals(runs, 0, "not run");
+  assertEquals(outcomeOf(world, b.handle).outcome, Outcome.ERROR, "failed");
+  assertFreed(stateOf(world, slot), "b's slot");
+});
+
+unit(
+  "runner: the repair leaves a finished run alone, clears the held mark, orphans forks never joined, completes marks",
+  () => {
+    const world = newWorld({ fns: [() => 1], workers: 2 });
+    const done = submit(world, 0, []);
+    world.runner.execute(done);
+    const before = outcomeOf(world, done);
+    const started = submit(world, 0, []);
+    world.main.fields.storeState(world.main.indexOf(started), TaskState.RUNNING);
+    world.main.fields.storeWorker(world.main.indexOf(started), 0);
+    // A fork never joined, a placing mark left by a fork cut short, a held mark naming the started run.
+    const fork = world.host.fork(world.functions.all[0] as never, [{}]);
+    assert(fork >= 0, "forked");
+    const placing = world.table.allocate();
+    world.marks.setPushing(placing);
+    world.markWords[MarkWords.held] = started;
+    world.runs.enter(done);
+    world.runs.enter(started);
+    world.runner.repairInterrupted();
+    assertEquals(outcomeOf(world, done), before, "the finished run keeps its outcome");
+    const failed = outcomeOf(world, started);
+    assertEquals(
+      (failed.value as Error).message,
+      "Cannot finish the task as its run was cut short inside the pool's fork-join code (a stack overflow in a join nested that deep): recurse less deeply, or raise the stack size",
+      "the started one's error",
+    );
+    assertEquals(world.markWords[MarkWords.held], -1, "the held mark cleared");
+    assertEquals(world.markWords[MarkWords.pushing], -1, "the placing mark completed");
+    assertEquals(world.marks.cutShort(), false, "nothing left: the fork orphaned, the marks repaired");
+  },
+);
