@@ -839,3 +839,32 @@ unit(
     assertEquals(world.marks.cutShort(), false, "nothing left: the fork orphaned, the marks repaired");
   },
 );
+
+unit(
+  "runner: with metrics, a task's start is stamped with the loop's last finish if it kept one (0 included), else now",
+  () => {
+    const world = newWorld({ fns: [() => 1], metrics: true });
+    const stamps = world.stats.stamps!;
+    const calls: [number, number][] = [];
+    const started = stamps.started.bind(stamps);
+    stamps.started = (index, at) => {
+      calls.push([index, at]);
+      started(index, at);
+    };
+    for (const last of [250, 0]) {
+      world.stats.lastFinish = last;
+      const handle = submit(world, 0, []);
+      world.runner.execute(handle);
+      assertEquals(calls.at(-1), [world.main.indexOf(handle), last], `stamped with the last finish ${last}`);
+      world.main.release(world.main.indexOf(handle));
+    }
+    world.stats.lastFinish = -1;
+    const before = Date.now();
+    const handle = submit(world, 0, []);
+    world.runner.execute(handle);
+    const [index, at] = calls.at(-1)!;
+    assertEquals(index, world.main.indexOf(handle), "its record");
+    assert(at >= before - 1, `none kept: stamped now (${at} against ${before})`);
+    assertEquals(calls.length, 3, "once a task");
+  },
+);
