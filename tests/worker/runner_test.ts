@@ -9,7 +9,7 @@
  */
 import { Encoder } from "../../lib/codec/codec.ts";
 import { move } from "../../lib/codec/move.ts";
-import { MarkWords, StatusWords } from "../../lib/protocol/layout.ts";
+import { ControlWords, MarkWords, StatusWords } from "../../lib/protocol/layout.ts";
 import { Level } from "../../lib/protocol/levels.ts";
 import { originOf } from "../../lib/protocol/producers.ts";
 import { type PlacedNode, placeGraph } from "../../lib/graph/submit.ts";
@@ -868,3 +868,127 @@ unit(
     assertEquals(calls.length, 3, "once a task");
   },
 );
+
+unit("runner: a stale handle of a finished graph node is not walked again (only a cancelled node is)", () => {
+  const world = newWorld({ fns: [(x) => x, (x, y) => (x as number) * (y as number)] });
+  const [, b] = chain(world);
+  world.runner.execute(world.levels.take());
+  assertEquals(world.deque.pop(), b.handle, "queued");
+  world.runner.execute(b.handle);
+  const done = outcomeOf(world, b.handle);
+  assertEquals(done, { outcome: Outcome.VALUE, value: 20 }, "b's value");
+  world.runner.execute(b.handle); // a duplicate handle: DONE, not QUEUED
+  assertEquals(outcomeOf(world, b.handle), done, "left as it was");
+});
+
+unit("runner: the repair wakes a waiting owner only if it gave records back to the shared list", () => {
+  const world = newWorld({ fns: [() => 1] });
+  const channel = world.memory.channels[0];
+  Atomics.store(channel.words, channel.waiting, 1);
+  world.runner.repairInterrupted();
+  assertEquals(Atomics.load(channel.words, channel.waiting), 1, "nothing given back: not woken");
+  const cancelled = submit(world, 0, []);
+  world.main.fields.storeState(world.main.indexOf(cancelled), TaskState.CANCELLED);
+  world.runner.execute(cancelled);
+  world.runner.repairInterrupted();
+  assertEquals(stateOf(world, cancelled), TaskState.FREE, "given back");
+  assertEquals(Atomics.load(channel.words, channel.waiting), 0, "the owner woken");
+});
+
+unit("runner: a graph walk that frees a node's record wakes a producer counted as waiting for one", () => {
+  const world = newWorld({ fns: [(x) => x, (x, y) => (x as number) * (y as number)] });
+  const channel = world.memory.channels[0];
+  chain(world);
+  Atomics.store(world.memory.control, ControlWords.recordWaiters, 1);
+  Atomics.store(channel.words, channel.counted, 1);
+  Atomics.store(channel.words, channel.waiting, 1);
+  world.runner.execute(world.levels.take()); // a's record, read by nobody, is freed by its walk
+  assertEquals(Atomics.load(channel.words, channel.waiting), 0, "the waiting producer woken");
+});
+
+unit("runner: the repair makes an encoder left mid-encoding (its cleanup cut short) usable again", () => {
+  const world = newWorld({ fns: [() => ({ ok: 1 })] });
+  (world.encoder as unknown as { encoding: boolean }).encoding = true;
+  world.runner.repairInterrupted();
+  const handle = submit(world, 0, []);
+  world.runner.execute(handle);
+  assertEquals(outcomeOf(world, handle), { outcome: Outcome.VALUE, value: { ok: 1 } }, "its result encoded");
+});
+
+unit(
+  "runner: a resumed task that still misses a buffer waits again (it is not handed back outside a join)",
+  async () => {
+    let seen: unknown;
+    const world = newWorld({ fns: [(a, b) => (seen = [(a as Int32Array)[0], (b as Int32Array)[0]])] });
+    const one = new SharedArrayBuffer(4);
+    const two = new SharedArrayBuffer(4);
+    new Int32Array(one)[0] = 1;
+    new Int32Array(two)[0] = 2;
+    let id = 20;
+    const handle = submit(
+      world,
+      0,
+      [new Int32Array(one), new Int32Array(two)],
+      0,
+      new Encoder({ shareBuffer: () => id++ }),
+    );
+    assert(world.runner.execute(handle) instanceof Promise, "waits for the first");
+    world.mail.addBuffer(20, one);
+    await turns();
+    assertEquals(stateOf(world, handle), TaskState.RUNNING, "still ours, waiting for the second");
+    assertEquals(world.levels.take(), -1, "not handed back");
+    world.mail.addBuffer(21, two);
+    await turns();
+    assertEquals(seen, [1, 2], "run with both");
+    assertEquals(outcomeOf(world, handle).outcome, Outcome.VALUE, "finished");
+  },
+);
+
+unit("runner: a resumed run raises the guard for its pool steps and leaves it as the event loop had it", async () => {
+  const during: boolean[] = [];
+  const world = newWorld({ fns: [() => new Promise(() => {}), (v) => (v as Int32Array)[0]] });
+  const guard = world.guard;
+  guard.enter();
+  world.runner.execute(submit(world, 0, [], TaskFlags.FORCE)); // a forced async task stays pending
+  const sab = new SharedArrayBuffer(4);
+  const handle = submit(world, 1, [new Int32Array(sab)], 0, new Encoder({ shareBuffer: () => 30 }));
+  assert(world.runner.execute(handle) instanceof Promise, "waits for its buffer");
+  guard.leave(); // back to the event loop: down (the forced task is pending)
+  const publish = world.marks.publishDone.bind(world.marks);
+  world.marks.publishDone = (h, i, f) => {
+    during.push(guard.lowered);
+    publish(h, i, f);
+  };
+  const taken = world.marks.taken.bind(world.marks);
+  world.marks.taken = () => {
+    during.push(guard.lowered);
+    taken();
+  };
+  world.mail.addBuffer(30, sab);
+  await turns();
+  assertEquals(outcomeOf(world, handle).outcome, Outcome.VALUE, "the resumed task finished");
+  assertEquals(during, [false, false], "up from its first step (the run's registration) to its finish");
+  assertEquals(guard.lowered, true, "down again after it, as the event loop had it");
+});
+
+unit("runner: a graph walk that finds no blocks for its result gives back our finished forks' blocks meanwhile", () => {
+  const world = newWorld({
+    fns: [
+      () => {
+        // A fork finished (by a thief, here by us) and never joined: its result holds most of the blocks.
+        const fork = world.host.fork(world.functions.all[2] as never, [400]);
+        assertEquals(world.deque.pop(), fork, "taken");
+        world.runner.execute(fork);
+        return "a".repeat(400);
+      },
+      (x, y) => [(x as string).length, y],
+      (n) => "f".repeat(n as number),
+    ],
+    blocks: 4,
+  });
+  const [, b] = chain(world);
+  world.runner.execute(world.levels.take());
+  assertEquals(world.deque.pop(), b.handle, "b queued: a's result reached its slot");
+  world.runner.execute(b.handle);
+  assertEquals(outcomeOf(world, b.handle), { outcome: Outcome.VALUE, value: [400, 10] }, "b got a's result");
+});
