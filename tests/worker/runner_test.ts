@@ -16,7 +16,7 @@ import { type PlacedNode, placeGraph } from "../../lib/graph/submit.ts";
 import { GraphRecords } from "../../lib/graph/words.ts";
 import type { GraphHost } from "../../lib/producer/graph_host.ts";
 import { Origin, Outcome, PAYLOAD_BY_MESSAGE, TaskFlags, TaskState } from "../../lib/record/task.ts";
-import { FORK_MOVE_REFUSAL } from "../../lib/worker/runner.ts";
+import { FORK_MOVE_REFUSAL, RESULT_TRANSFER_FROM } from "../../lib/worker/runner.ts";
 import { assert, assertEquals, test } from "../_test.ts";
 import { newWorld, outcomeOf, stateOf, submit, type World } from "./_world.ts";
 
@@ -992,3 +992,25 @@ unit("runner: a graph walk that finds no blocks for its result gives back our fi
   world.runner.execute(b.handle);
   assertEquals(outcomeOf(world, b.handle), { outcome: Outcome.VALUE, value: [400, 10] }, "b got a's result");
 });
+
+unit(
+  "runner: a submitted task's result of RESULT_TRANSFER_FROM bytes or more is copied to a buffer of its own and transferred",
+  () => {
+    const world = newWorld({ fns: [() => new Uint8Array(RESULT_TRANSFER_FROM).fill(3)] });
+    const handle = submit(world, 0, []);
+    world.runner.execute(handle);
+    const sent = world.posted.filter((p) => p.message.type === "payload");
+    assertEquals(sent.length, 1, "by message");
+    assertEquals(
+      (sent[0].message.moved as ArrayBuffer[] | undefined)?.length,
+      1,
+      "its bytes moved, on a buffer of their own",
+    );
+    const { outcome, value } = outcomeOf(world, handle);
+    assertEquals([outcome, (value as Uint8Array).length, (value as Uint8Array)[7]], [
+      Outcome.VALUE,
+      RESULT_TRANSFER_FROM,
+      3,
+    ]);
+  },
+);
