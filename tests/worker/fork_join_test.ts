@@ -431,7 +431,7 @@ unit("fork-join: b popped back throws its own error object (run inline, not thro
     workers: 2,
   });
   const fork = world.host.fork(fn(world, 0), [{}]);
-  assertEquals(thrown(() => world.host.joinForked(fork)), thrownByB, "the very object b threw");
+  assert(thrown(() => world.host.joinForked(fork)) === thrownByB, "the very object b threw");
 });
 
 unit("fork-join: a join's wait hands back a task whose buffer has not arrived (it cannot wait inside the join)", () => {
