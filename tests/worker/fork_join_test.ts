@@ -14,7 +14,7 @@ import { move } from "../../lib/codec/move.ts";
 import { ControlWords, DequeWords, MarkWords, SleepWords, StatusWords } from "../../lib/protocol/layout.ts";
 import { Level } from "../../lib/protocol/levels.ts";
 import { latchIsSet, UNSET } from "../../lib/protocol/latch.ts";
-import { Origin, Outcome, TaskFlags, TaskState } from "../../lib/record/task.ts";
+import { Origin, TaskFlags, TaskState } from "../../lib/record/task.ts";
 import { BUILTINS } from "../../lib/worker/chunk.ts";
 import type { TaskFunction } from "../../lib/worker/functions.ts";
 import { assert, assertEquals, test } from "../_test.ts";
@@ -158,7 +158,7 @@ unit(
   "fork-join: b popped back that returns a promise is the async-fork TypeError; an aborted root's b is not run",
   () => {
     let runs = 0;
-    const world = newWorld({ fns: [async () => 1, () => runs++], workers: 2 });
+    const world = newWorld({ fns: [() => Promise.resolve(1), () => runs++], workers: 2 });
     const asyncFork = world.host.fork(fn(world, 0), []);
     const error = thrown(() => world.host.joinForked(asyncFork)) as Error;
     assert(error instanceof TypeError && /returned a promise/.test(error.message), String(error));
@@ -177,7 +177,7 @@ unit("fork-join: inline() runs b unless the task that made it was aborted, and r
   assertEquals(world.host.inline((a) => (a as number) + 1, [1]), 2, "outside a run");
   const root = submit(world, 0, []);
   assertEquals(inRun(world, root, () => world.host.inline((a) => (a as number) * 3, [2])), 6, "in a run");
-  assert(thrown(() => world.host.inline(async () => 1, [])) instanceof TypeError, "a promise");
+  assert(thrown(() => world.host.inline(() => Promise.resolve(1), [])) instanceof TypeError, "a promise");
   world.main.fields.orFlags(world.main.indexOf(root), TaskFlags.ABORTED | TaskFlags.TIMED_OUT);
   let runs = 0;
   const reason = inRun(world, root, () => thrown(() => world.host.inline(() => runs++, []))) as Error;

@@ -117,7 +117,7 @@ unit("runner: an async task stays pending until it settles; at the bound full() 
   assertEquals([runner.pending, runner.full()], [2, true], "at the bound");
   assertEquals(stateOf(world, a), TaskState.RUNNING, "still running");
   let woke = false;
-  const room = runner.room().then(() => (woke = true));
+  void runner.room().then(() => (woke = true));
   resolvers[0]("done a");
   await turns();
   assert(woke, "room once one settled");
@@ -173,7 +173,7 @@ unit("runner: with an unbounded async count the waiter is still woken at a settl
 });
 
 unit("runner: a fork that returns a promise fails with the async-fork TypeError; no task is left pending", () => {
-  const world = newWorld({ fns: [async () => 1] });
+  const world = newWorld({ fns: [() => Promise.resolve(1)] });
   const handle = world.host.fork(world.functions.all[0] as never, []);
   assert(handle >= 0, "forked");
   world.runner.execute(handle);
