@@ -41,6 +41,8 @@ export interface WorldOptions {
   deferFrom?: number;
   /** With metrics. */
   metrics?: boolean;
+  /** Remote producer slots (their completion queues). Default 0. */
+  producers?: number;
 }
 
 /** Worker 0's parts on a fresh pool memory, and the main thread's table. */
@@ -53,6 +55,7 @@ export function newWorld(options: WorldOptions) {
     inlineBytes: 64,
     blockBytes: 128,
     blocks: options.blocks ?? 64,
+    producers: options.producers ?? 0,
   });
   TaskTable.init(memory);
   const index = 0;

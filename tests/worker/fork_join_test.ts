@@ -9,15 +9,16 @@
  * built in this thread (tests/worker/_world.ts): nothing depends on timing. Issue 47, "Mutants nobody here
  * chose".
  */
+import { Encoder } from "../../lib/codec/codec.ts";
 import { move } from "../../lib/codec/move.ts";
 import { ControlWords, DequeWords, MarkWords, SleepWords, StatusWords } from "../../lib/protocol/layout.ts";
 import { Level } from "../../lib/protocol/levels.ts";
 import { latchIsSet, UNSET } from "../../lib/protocol/latch.ts";
-import { Origin, Outcome, TaskFlags, TaskState } from "../../lib/record/task.ts";
+import { Origin, TaskFlags, TaskState } from "../../lib/record/task.ts";
 import { BUILTINS } from "../../lib/worker/chunk.ts";
 import type { TaskFunction } from "../../lib/worker/functions.ts";
 import { assert, assertEquals, test } from "../_test.ts";
-import { newWorld, outcomeOf, submit, type World } from "./_world.ts";
+import { newWorld, outcomeOf, stateOf, submit, type World } from "./_world.ts";
 
 /** The world's task function `id`, as fork takes it. */
 function fn(world: World, id: number): TaskFunction & ((...args: unknown[]) => unknown) {
@@ -157,7 +158,7 @@ unit(
   "fork-join: b popped back that returns a promise is the async-fork TypeError; an aborted root's b is not run",
   () => {
     let runs = 0;
-    const world = newWorld({ fns: [async () => 1, () => runs++], workers: 2 });
+    const world = newWorld({ fns: [() => Promise.resolve(1), () => runs++], workers: 2 });
     const asyncFork = world.host.fork(fn(world, 0), []);
     const error = thrown(() => world.host.joinForked(asyncFork)) as Error;
     assert(error instanceof TypeError && /returned a promise/.test(error.message), String(error));
@@ -176,7 +177,7 @@ unit("fork-join: inline() runs b unless the task that made it was aborted, and r
   assertEquals(world.host.inline((a) => (a as number) + 1, [1]), 2, "outside a run");
   const root = submit(world, 0, []);
   assertEquals(inRun(world, root, () => world.host.inline((a) => (a as number) * 3, [2])), 6, "in a run");
-  assert(thrown(() => world.host.inline(async () => 1, [])) instanceof TypeError, "a promise");
+  assert(thrown(() => world.host.inline(() => Promise.resolve(1), [])) instanceof TypeError, "a promise");
   world.main.fields.orFlags(world.main.indexOf(root), TaskFlags.ABORTED | TaskFlags.TIMED_OUT);
   let runs = 0;
   const reason = inRun(world, root, () => thrown(() => world.host.inline(() => runs++, []))) as Error;
@@ -358,13 +359,115 @@ unit("fork-join: b popped back that throws is counted as executed, and its recor
 
 unit("fork-join: a joined fork whose result was stashed (its blocks given back while another waited) reads it", () => {
   const world = newWorld({ fns: [(n) => "r".repeat(n as number)], workers: 2, blocks: 4 });
-  const first = world.host.fork(fn(world, 0), [300]);
-  const second = world.host.fork(fn(world, 0), [300]);
+  const first = world.host.fork(fn(world, 0), [400]);
+  const second = world.host.fork(fn(world, 0), [400]);
   assertEquals(world.deque.pop(), second, "taken");
   assertEquals(world.deque.pop(), first, "taken");
   world.runner.execute(first);
   world.runner.execute(second);
-  assertEquals(world.host.joinForked(first), "r".repeat(300), "the first's, from its stash");
-  assertEquals(world.host.joinForked(second), "r".repeat(300), "the second's, from its record");
+  assertEquals(world.host.joinForked(first), "r".repeat(400), "the first's, from its stash");
+  assertEquals(world.host.joinForked(second), "r".repeat(400), "the second's, from its record");
+  assertEquals(world.marks.cutShort(), false, "nothing left to repair");
+});
+
+unit(
+  "fork-join: fork and join raise the guard for their pool steps; b popped back runs with it down, as user code",
+  () => {
+    const seen: [string, boolean][] = [];
+    const world = newWorld({ fns: [() => seen.push(["b", world.guard.lowered])], workers: 2 });
+    const guard = world.guard;
+    guard.hold(999);
+    guard.leave();
+    const spy = (name: "checkPushing" | "checkJoin") => {
+      const original = world.marks[name].bind(world.marks);
+      world.marks[name] = () => {
+        seen.push([name, guard.lowered]);
+        original();
+      };
+    };
+    spy("checkPushing");
+    spy("checkJoin");
+    const bump = world.stats.bump.bind(world.stats);
+    world.stats.bump = (at) => {
+      seen.push(["bump", guard.lowered]);
+      bump(at);
+    };
+    const fork = world.host.fork(fn(world, 0), [{}]);
+    world.host.joinForked(fork);
+    assertEquals(
+      seen,
+      [["checkPushing", false], ["checkJoin", false], ["b", true], ["bump", false]],
+      "up in pool steps, down in b",
+    );
+    assert(guard.lowered, "left down after the join");
+    guard.release(999);
+  },
+);
+
+unit("fork-join: a lazy join reads its deque's depth as bottom less top: stolen tasks do not count", () => {
+  const world = newWorld({ fns: [() => 1], workers: 2 });
+  world.host.fork(fn(world, 0), [{}]);
+  world.host.fork(fn(world, 0), [{}]);
+  const stealer = world.memory.stealers[0];
+  assert(stealer.steal() >= 0 && stealer.steal() >= 0, "both stolen: the deque is empty, its ends at 2");
+  assert(world.host.fork(fn(world, 0), [1], true) >= 0, "lazy, empty deque: pushed (a thief may want it)");
+});
+
+unit("fork-join: a fork first repairs a placing mark left by a fork cut short (its record freed)", () => {
+  const world = newWorld({ fns: [() => 1], workers: 2 });
+  const stale = world.table.allocate();
+  world.marks.setPushing(stale);
+  assert(world.host.fork(fn(world, 0), [{}]) >= 0, "forked");
+  assertFreed(world.table.fields.loadState(world.table.indexOf(stale)));
+});
+
+unit("fork-join: b popped back throws its own error object (run inline, not through the record)", () => {
+  class Mine extends Error {}
+  const thrownByB = new Mine("mine");
+  const world = newWorld({
+    fns: [() => {
+      throw thrownByB;
+    }],
+    workers: 2,
+  });
+  const fork = world.host.fork(fn(world, 0), [{}]);
+  assert(thrown(() => world.host.joinForked(fork)) === thrownByB, "the very object b threw");
+});
+
+unit("fork-join: a join's wait hands back a task whose buffer has not arrived (it cannot wait inside the join)", () => {
+  const world = newWorld({ fns: [(x) => x], workers: 2 });
+  const fork = world.host.fork(fn(world, 0), ["b"]);
+  assertEquals(world.deque.pop(), fork, "stolen");
+  const missing = submit(
+    world,
+    0,
+    [new Int32Array(new SharedArrayBuffer(4))],
+    0,
+    new Encoder({ shareBuffer: () => 40 }),
+  );
+  world.levels.pushPatiently(missing, Level.normal);
+  let taken = false;
+  const findWork = world.search.findWork.bind(world.search);
+  world.search.findWork = () => {
+    const work = findWork();
+    if (work === missing) {
+      // The second time it is found (handed back the first): the thief finishes b meanwhile.
+      if (taken) world.runner.execute(fork);
+      taken = true;
+    }
+    return work;
+  };
+  assertEquals(world.host.joinForked(fork), "b", "joined");
+  assertEquals(stateOf(world, missing), TaskState.QUEUED, "handed back, QUEUED");
+});
+
+unit("fork-join: b popped back whose arguments cannot be decoded throws, frees its record, leaves no mark", () => {
+  const world = newWorld({ fns: [(o) => o], workers: 2 });
+  const fork = world.host.fork(fn(world, 0), [{ a: 1 }]);
+  const index = world.table.indexOf(fork);
+  world.table.payloadBytes(index).fill(0xff, world.table.payloadStart(index), world.table.payloadStart(index) + 2);
+  thrown(() => world.host.joinForked(fork));
+  assertFreed(world.table.fields.loadState(index));
+  assertEquals(world.markWords[MarkWords.consuming], -1, "no consuming mark left");
   assertEquals(world.marks.cutShort(), false, "nothing left to repair");
 });

@@ -9,13 +9,14 @@
  */
 import { Encoder } from "../../lib/codec/codec.ts";
 import { move } from "../../lib/codec/move.ts";
-import { MarkWords, StatusWords } from "../../lib/protocol/layout.ts";
+import { ControlWords, MarkWords, StatusWords } from "../../lib/protocol/layout.ts";
 import { Level } from "../../lib/protocol/levels.ts";
+import { originOf } from "../../lib/protocol/producers.ts";
 import { type PlacedNode, placeGraph } from "../../lib/graph/submit.ts";
 import { GraphRecords } from "../../lib/graph/words.ts";
 import type { GraphHost } from "../../lib/producer/graph_host.ts";
 import { Origin, Outcome, PAYLOAD_BY_MESSAGE, TaskFlags, TaskState } from "../../lib/record/task.ts";
-import { FORK_MOVE_REFUSAL } from "../../lib/worker/runner.ts";
+import { FORK_MOVE_REFUSAL, RESULT_TRANSFER_FROM } from "../../lib/worker/runner.ts";
 import { assert, assertEquals, test } from "../_test.ts";
 import { newWorld, outcomeOf, stateOf, submit, type World } from "./_world.ts";
 
@@ -116,7 +117,7 @@ unit("runner: an async task stays pending until it settles; at the bound full() 
   assertEquals([runner.pending, runner.full()], [2, true], "at the bound");
   assertEquals(stateOf(world, a), TaskState.RUNNING, "still running");
   let woke = false;
-  const room = runner.room().then(() => (woke = true));
+  void runner.room().then(() => (woke = true));
   resolvers[0]("done a");
   await turns();
   assert(woke, "room once one settled");
@@ -172,7 +173,7 @@ unit("runner: with an unbounded async count the waiter is still woken at a settl
 });
 
 unit("runner: a fork that returns a promise fails with the async-fork TypeError; no task is left pending", () => {
-  const world = newWorld({ fns: [async () => 1] });
+  const world = newWorld({ fns: [() => Promise.resolve(1)] });
   const handle = world.host.fork(world.functions.all[0] as never, []);
   assert(handle >= 0, "forked");
   world.runner.execute(handle);
@@ -264,8 +265,8 @@ unit("runner: a result marked with move() goes back by message with its buffer t
 });
 
 unit("runner: a moved result of a producer's task (another thread) is copied into the record, not posted", () => {
-  const world = newWorld({ fns: [() => move(new Uint8Array([4, 5]))] });
-  const handle = submit(world, 0, [], 0, new Encoder(), 1);
+  const world = newWorld({ fns: [() => move(new Uint8Array([4, 5]))], producers: 1 });
+  const handle = submit(world, 0, [], 0, new Encoder(), originOf(1));
   world.runner.execute(handle);
   assertEquals(world.posted.filter((p) => p.message.type === "payload").length, 0, "no message");
   const { outcome, value } = outcomeOf(world, handle);
@@ -303,6 +304,19 @@ unit("runner: moved buffers that cannot be posted fail the task with a TypeError
     String(value),
   );
   assertEquals(world.encoder.moves, FORK_MOVE_REFUSAL, "the fork mode restored");
+  // (What its cause says differs by runtime: on Bun a DOMException is no Error and cannot cross, so the
+  // cause is the encoder's stand-in for it; on Deno and Node it is the DataCloneError itself.)
+  assertEquals(
+    (value as Error).cause instanceof Error,
+    true,
+    "it has a cause",
+  );
+  assertEquals(
+    world.main.fields.payloadLength(world.main.indexOf(handle)) !== PAYLOAD_BY_MESSAGE,
+    true,
+    "written to the record",
+  );
+  assertEquals(world.posted.filter((p) => p.message.type === "payload").length, 0, "nothing posted");
 });
 
 unit("runner: a task whose shared buffer has not arrived waits for it, then runs without a second claim", async () => {
@@ -310,13 +324,18 @@ unit("runner: a task whose shared buffer has not arrived waits for it, then runs
   const world = newWorld({ fns: [(view) => (seen = (view as Int32Array)[0])] });
   const sab = new SharedArrayBuffer(4);
   new Int32Array(sab)[0] = 42;
-  const handle = submit(world, 0, [new Int32Array(sab)], 0, new Encoder({ shareBuffer: () => 5 }));
+  const handle = submit(world, 0, [new Int32Array(sab)], TaskFlags.WATCH_START, new Encoder({ shareBuffer: () => 5 }));
   const wait = world.runner.execute(handle);
   assert(wait instanceof Promise, "it waits for the buffer");
   assertEquals(stateOf(world, handle), TaskState.RUNNING, "claimed, RUNNING while it waits");
+  // Its start was notified at the claim: the resumed run (claimed already) does not notify again.
+  const waitAsync = (Atomics as unknown as { waitAsync?: typeof Atomics.waitAsync }).waitAsync;
+  const index = world.main.indexOf(handle);
+  const again = waitAsync?.(world.main.words, world.main.fields.stateWord(index), TaskState.RUNNING, 100);
   world.mail.addBuffer(5, sab);
   await turns();
   assertEquals(seen, 42, "run with the buffer");
+  if (again !== undefined && again.async) assertEquals(await again.value, "timed-out", "no second notify");
   assertEquals(outcomeOf(world, handle).outcome, Outcome.VALUE, "finished");
 });
 
@@ -395,18 +414,19 @@ unit("runner: a task the search took is no longer held once run or found cancell
 });
 
 unit("runner: a fork's result that finds no blocks waits, giving back the blocks of our finished forks", () => {
-  const world = newWorld({ fns: [(n) => "r".repeat(n as number)], workers: 2, blocks: 4 });
+  // One worker: the word the wait sleeps on is the last of our own status line (the only line).
+  const world = newWorld({ fns: [(n) => "r".repeat(n as number)], workers: 1, blocks: 4 });
   const host = world.host;
-  const first = host.fork(world.functions.all[0] as never, [300]);
-  const second = host.fork(world.functions.all[0] as never, [300]);
+  const first = host.fork(world.functions.all[0] as never, [400]);
+  const second = host.fork(world.functions.all[0] as never, [400]);
   assertEquals(world.deque.pop(), second, "taken");
   assertEquals(world.deque.pop(), first, "taken");
   world.runner.execute(first);
   // The first's result holds most blocks, unjoined: the second's waits until it is stashed.
   world.runner.execute(second);
   assertEquals(world.table.fields.outcome(world.table.indexOf(second)), Outcome.VALUE, "the second finished");
-  assertEquals(host.joinForked(second), "r".repeat(300), "the second's result");
-  assertEquals(host.joinForked(first), "r".repeat(300), "the first's, from its stash");
+  assertEquals(host.joinForked(second), "r".repeat(400), "the second's result");
+  assertEquals(host.joinForked(first), "r".repeat(400), "the first's, from its stash");
 });
 
 unit("runner: arguments in overflow blocks are freed at the start (run or aborted): all blocks free afterwards", () => {
@@ -669,3 +689,328 @@ unit("runner: a graph node aborted before its start fails with the abort, its sl
   assertFreed(stateOf(world, a.handle), "a's record (nobody reads it)");
   assertFreed(stateOf(world, slot), "b's slot");
 });
+
+unit("runner: a task handed back from a join is taken again once, not put back twice by a stale held mark", () => {
+  let runs = 0;
+  const world = newWorld({ fns: [() => runs++] });
+  const sab = new SharedArrayBuffer(4);
+  const handle = submit(world, 0, [new Int32Array(sab)], 0, new Encoder({ shareBuffer: () => 6 }));
+  world.levels.pushPatiently(handle, Level.normal);
+  assertEquals(world.search.findWork(), handle, "found");
+  world.runner.execute(handle, true);
+  assertEquals(stateOf(world, handle), TaskState.QUEUED, "handed back");
+  world.mail.addBuffer(6, sab);
+  assertEquals(world.search.findWork(), handle, "found again");
+  world.runner.execute(handle);
+  assertEquals(runs, 1, "run");
+  assertEquals(world.search.findWork(), -1, "once only: nothing put back by a stale mark");
+});
+
+unit(
+  "runner: a fork of a task whose timeout counts from its start does not notify (only the task's own claim does)",
+  async () => {
+    const waitAsync = (Atomics as unknown as { waitAsync?: typeof Atomics.waitAsync }).waitAsync;
+    if (typeof waitAsync !== "function") return; // (no Atomics.waitAsync on this runtime)
+    const world = newWorld({ fns: [() => 1], workers: 2 });
+    const root = submit(world, 0, [], TaskFlags.WATCH_START);
+    const depth = world.runs.enter(root);
+    world.runs.setRoot(world.main.indexOf(root));
+    const fork = world.host.fork(world.functions.all[0] as never, [{}]);
+    world.runs.exit(depth);
+    assertEquals(world.deque.pop(), fork, "taken");
+    const index = world.table.indexOf(fork);
+    const waited = waitAsync(world.table.words, world.table.fields.stateWord(index), TaskState.QUEUED, 100);
+    world.runner.execute(fork);
+    assertEquals(await waited.value, "timed-out", "not notified");
+  },
+);
+
+unit("runner: a task's arguments' blocks are free while its own code runs", () => {
+  const big = "a".repeat(400);
+  let fitted: boolean | undefined;
+  const world = newWorld({
+    fns: [() => {
+      const probe = world.main.allocate();
+      const encoder = new Encoder();
+      encoder.encodeArgs([big]);
+      fitted = world.main.writeEncoded(world.main.indexOf(probe), encoder);
+      world.main.release(world.main.indexOf(probe));
+    }],
+    blocks: 4,
+  });
+  world.runner.execute(submit(world, 0, [big]));
+  assertEquals(fitted, true, "another payload of the same size fitted meanwhile");
+});
+
+unit("runner: a graph node's moved result is copied into its dependant's slot, not sent", () => {
+  const world = newWorld({
+    fns: [(x) => move(new Uint8Array([x as number, 7])), (bytes, y) => [...(bytes as Uint8Array), y]],
+  });
+  const [a, b] = chain(world);
+  world.runner.execute(world.levels.take());
+  assertEquals(world.deque.pop(), b.handle, "queued");
+  world.runner.execute(b.handle);
+  assertEquals(outcomeOf(world, b.handle), { outcome: Outcome.VALUE, value: [2, 7, 10] }, "b got a's bytes");
+  assertEquals(world.posted.filter((p) => p.message.type === "payload").length, 0, "nothing posted");
+  void a;
+});
+
+unit(
+  "runner: a forced task that throws, or settles later, raises the guard again before the pool's own steps",
+  async () => {
+    const resolvers: ((v: unknown) => void)[] = [];
+    const during: boolean[] = [];
+    const world = newWorld({
+      fns: [() => {
+        throw new Error("x");
+      }, () => new Promise((r) => resolvers.push(r))],
+    });
+    const guard = world.guard;
+    guard.enter();
+    world.runner.execute(submit(world, 0, [], TaskFlags.FORCE));
+    assertEquals(guard.lowered, false, "up after a throw");
+    const first = submit(world, 1, [], TaskFlags.FORCE);
+    world.runner.execute(first);
+    world.runner.execute(submit(world, 1, [], TaskFlags.FORCE));
+    guard.leave(); // back to the event loop: down, forced async tasks pending
+    assertEquals(guard.lowered, true, "down while forced async tasks are pending");
+    // Each finish publishes through the marks: look at the guard there.
+    const publish = world.marks.publishDone.bind(world.marks);
+    world.marks.publishDone = (h, i, f) => {
+      during.push(guard.lowered);
+      publish(h, i, f);
+    };
+    resolvers[0](1);
+    await turns();
+    assertEquals(outcomeOf(world, first).value, 1, "the first finished");
+    assertEquals(during, [false], "up during its finish");
+    assertEquals(guard.lowered, true, "down again after it: the other forced task is still pending");
+    resolvers[1](2);
+    await turns();
+    assertEquals(during, [false, false], "up during the second's finish");
+    assertEquals(world.runner.pending, 0, "none pending");
+    assertEquals(guard.lowered, false, "nothing held: left up");
+  },
+);
+
+unit("runner: a graph node whose arguments cannot be decoded fails, and its slots are freed", () => {
+  let runs = 0;
+  const world = newWorld({ fns: [(x) => x, () => runs++] });
+  const [, b] = chain(world);
+  const slot = new GraphRecords(world.memory.graph).nextSlot(world.main.indexOf(b.handle));
+  world.runner.execute(world.levels.take());
+  assertEquals(world.deque.pop(), b.handle, "queued");
+  const index = world.main.indexOf(b.handle);
+  world.main.payloadBytes(index).fill(0xff, world.main.payloadStart(index), world.main.payloadStart(index) + 2);
+  world.runner.execute(b.handle);
+  assertEquals(runs, 0, "not run");
+  assertEquals(outcomeOf(world, b.handle).outcome, Outcome.ERROR, "failed");
+  assertFreed(stateOf(world, slot), "b's slot");
+});
+
+unit(
+  "runner: the repair leaves a finished run alone, clears the held mark, orphans forks never joined, completes marks",
+  () => {
+    const world = newWorld({ fns: [() => 1], workers: 2 });
+    const done = submit(world, 0, []);
+    world.runner.execute(done);
+    const before = outcomeOf(world, done);
+    const started = submit(world, 0, []);
+    world.main.fields.storeState(world.main.indexOf(started), TaskState.RUNNING);
+    world.main.fields.storeWorker(world.main.indexOf(started), 0);
+    // A fork never joined, a placing mark left by a fork cut short, a held mark naming the started run.
+    const fork = world.host.fork(world.functions.all[0] as never, [{}]);
+    assert(fork >= 0, "forked");
+    const placing = world.table.allocate();
+    world.marks.setPushing(placing);
+    world.markWords[MarkWords.held] = started;
+    world.runs.enter(done);
+    world.runs.enter(started);
+    world.runner.repairInterrupted();
+    assertEquals(outcomeOf(world, done), before, "the finished run keeps its outcome");
+    const failed = outcomeOf(world, started);
+    assertEquals(
+      (failed.value as Error).message,
+      "Cannot finish the task as its run was cut short inside the pool's fork-join code (a stack overflow in a join nested that deep): recurse less deeply, or raise the stack size",
+      "the started one's error",
+    );
+    assertEquals(world.markWords[MarkWords.held], -1, "the held mark cleared");
+    assertEquals(world.markWords[MarkWords.pushing], -1, "the placing mark completed");
+    assertEquals(world.marks.cutShort(), false, "nothing left: the fork orphaned, the marks repaired");
+  },
+);
+
+unit(
+  "runner: with metrics, a task's start is stamped with the loop's last finish if it kept one (0 included), else now",
+  () => {
+    const world = newWorld({ fns: [() => 1], metrics: true });
+    const stamps = world.stats.stamps!;
+    const calls: [number, number][] = [];
+    const started = stamps.started.bind(stamps);
+    stamps.started = (index, at) => {
+      calls.push([index, at]);
+      started(index, at);
+    };
+    for (const last of [250, 0]) {
+      world.stats.lastFinish = last;
+      const handle = submit(world, 0, []);
+      world.runner.execute(handle);
+      assertEquals(calls.at(-1), [world.main.indexOf(handle), last], `stamped with the last finish ${last}`);
+      world.main.release(world.main.indexOf(handle));
+    }
+    world.stats.lastFinish = -1;
+    const before = Date.now();
+    const handle = submit(world, 0, []);
+    world.runner.execute(handle);
+    const [index, at] = calls.at(-1)!;
+    assertEquals(index, world.main.indexOf(handle), "its record");
+    assert(at >= before - 1, `none kept: stamped now (${at} against ${before})`);
+    assertEquals(calls.length, 3, "once a task");
+  },
+);
+
+unit("runner: a stale handle of a finished graph node is not walked again (only a cancelled node is)", () => {
+  const world = newWorld({ fns: [(x) => x, (x, y) => (x as number) * (y as number)] });
+  const [, b] = chain(world);
+  world.runner.execute(world.levels.take());
+  assertEquals(world.deque.pop(), b.handle, "queued");
+  world.runner.execute(b.handle);
+  const done = outcomeOf(world, b.handle);
+  assertEquals(done, { outcome: Outcome.VALUE, value: 20 }, "b's value");
+  world.runner.execute(b.handle); // a duplicate handle: DONE, not QUEUED
+  assertEquals(outcomeOf(world, b.handle), done, "left as it was");
+});
+
+unit("runner: the repair wakes a waiting owner only if it gave records back to the shared list", () => {
+  const world = newWorld({ fns: [() => 1] });
+  const channel = world.memory.channels[0];
+  Atomics.store(channel.words, channel.waiting, 1);
+  world.runner.repairInterrupted();
+  assertEquals(Atomics.load(channel.words, channel.waiting), 1, "nothing given back: not woken");
+  const cancelled = submit(world, 0, []);
+  world.main.fields.storeState(world.main.indexOf(cancelled), TaskState.CANCELLED);
+  world.runner.execute(cancelled);
+  world.runner.repairInterrupted();
+  assertEquals(stateOf(world, cancelled), TaskState.FREE, "given back");
+  assertEquals(Atomics.load(channel.words, channel.waiting), 0, "the owner woken");
+});
+
+unit("runner: a graph walk that frees a node's record wakes a producer counted as waiting for one", () => {
+  const world = newWorld({ fns: [(x) => x, (x, y) => (x as number) * (y as number)] });
+  const channel = world.memory.channels[0];
+  chain(world);
+  Atomics.store(world.memory.control, ControlWords.recordWaiters, 1);
+  Atomics.store(channel.words, channel.counted, 1);
+  Atomics.store(channel.words, channel.waiting, 1);
+  world.runner.execute(world.levels.take()); // a's record, read by nobody, is freed by its walk
+  assertEquals(Atomics.load(channel.words, channel.waiting), 0, "the waiting producer woken");
+});
+
+unit("runner: the repair makes an encoder left mid-encoding (its cleanup cut short) usable again", () => {
+  const world = newWorld({ fns: [() => ({ ok: 1 })] });
+  (world.encoder as unknown as { encoding: boolean }).encoding = true;
+  world.runner.repairInterrupted();
+  const handle = submit(world, 0, []);
+  world.runner.execute(handle);
+  assertEquals(outcomeOf(world, handle), { outcome: Outcome.VALUE, value: { ok: 1 } }, "its result encoded");
+});
+
+unit(
+  "runner: a resumed task that still misses a buffer waits again (it is not handed back outside a join)",
+  async () => {
+    let seen: unknown;
+    const world = newWorld({ fns: [(a, b) => (seen = [(a as Int32Array)[0], (b as Int32Array)[0]])] });
+    const one = new SharedArrayBuffer(4);
+    const two = new SharedArrayBuffer(4);
+    new Int32Array(one)[0] = 1;
+    new Int32Array(two)[0] = 2;
+    let id = 20;
+    const handle = submit(
+      world,
+      0,
+      [new Int32Array(one), new Int32Array(two)],
+      0,
+      new Encoder({ shareBuffer: () => id++ }),
+    );
+    assert(world.runner.execute(handle) instanceof Promise, "waits for the first");
+    world.mail.addBuffer(20, one);
+    await turns();
+    assertEquals(stateOf(world, handle), TaskState.RUNNING, "still ours, waiting for the second");
+    assertEquals(world.levels.take(), -1, "not handed back");
+    world.mail.addBuffer(21, two);
+    await turns();
+    assertEquals(seen, [1, 2], "run with both");
+    assertEquals(outcomeOf(world, handle).outcome, Outcome.VALUE, "finished");
+  },
+);
+
+unit("runner: a resumed run raises the guard for its pool steps and leaves it as the event loop had it", async () => {
+  const during: boolean[] = [];
+  const world = newWorld({ fns: [() => new Promise(() => {}), (v) => (v as Int32Array)[0]] });
+  const guard = world.guard;
+  guard.enter();
+  world.runner.execute(submit(world, 0, [], TaskFlags.FORCE)); // a forced async task stays pending
+  const sab = new SharedArrayBuffer(4);
+  const handle = submit(world, 1, [new Int32Array(sab)], 0, new Encoder({ shareBuffer: () => 30 }));
+  assert(world.runner.execute(handle) instanceof Promise, "waits for its buffer");
+  guard.leave(); // back to the event loop: down (the forced task is pending)
+  const publish = world.marks.publishDone.bind(world.marks);
+  world.marks.publishDone = (h, i, f) => {
+    during.push(guard.lowered);
+    publish(h, i, f);
+  };
+  const taken = world.marks.taken.bind(world.marks);
+  world.marks.taken = () => {
+    during.push(guard.lowered);
+    taken();
+  };
+  world.mail.addBuffer(30, sab);
+  await turns();
+  assertEquals(outcomeOf(world, handle).outcome, Outcome.VALUE, "the resumed task finished");
+  assertEquals(during, [false, false], "up from its first step (the run's registration) to its finish");
+  assertEquals(guard.lowered, true, "down again after it, as the event loop had it");
+});
+
+unit("runner: a graph walk that finds no blocks for its result gives back our finished forks' blocks meanwhile", () => {
+  const world = newWorld({
+    fns: [
+      () => {
+        // A fork finished (by a thief, here by us) and never joined: its result holds most of the blocks.
+        const fork = world.host.fork(world.functions.all[2] as never, [400]);
+        assertEquals(world.deque.pop(), fork, "taken");
+        world.runner.execute(fork);
+        return "a".repeat(400);
+      },
+      (x, y) => [(x as string).length, y],
+      (n) => "f".repeat(n as number),
+    ],
+    blocks: 4,
+  });
+  const [, b] = chain(world);
+  world.runner.execute(world.levels.take());
+  assertEquals(world.deque.pop(), b.handle, "b queued: a's result reached its slot");
+  world.runner.execute(b.handle);
+  assertEquals(outcomeOf(world, b.handle), { outcome: Outcome.VALUE, value: [400, 10] }, "b got a's result");
+});
+
+unit(
+  "runner: a submitted task's result of RESULT_TRANSFER_FROM bytes or more is copied to a buffer of its own and transferred",
+  () => {
+    const world = newWorld({ fns: [() => new Uint8Array(RESULT_TRANSFER_FROM).fill(3)] });
+    const handle = submit(world, 0, []);
+    world.runner.execute(handle);
+    const sent = world.posted.filter((p) => p.message.type === "payload");
+    assertEquals(sent.length, 1, "by message");
+    assertEquals(
+      (sent[0].message.moved as ArrayBuffer[] | undefined)?.length,
+      1,
+      "its bytes moved, on a buffer of their own",
+    );
+    const { outcome, value } = outcomeOf(world, handle);
+    assertEquals([outcome, (value as Uint8Array).length, (value as Uint8Array)[7]], [
+      Outcome.VALUE,
+      RESULT_TRANSFER_FROM,
+      3,
+    ]);
+  },
+);
