@@ -100,10 +100,12 @@ test("ledger: a throw in the watcher's opened (a stack overflow there) still han
     settled: () => {},
   };
   let value: unknown;
+  const pending = (): number => ledger.pending;
+  const shared = (): number => words[2];
   const entry = ledger.open("t", 0, (v) => value = v, () => {});
-  assert(entry !== undefined && ledger.pending === 1 && words[2] === 1, "counted, and returned to its caller");
+  assert(entry !== undefined && pending() === 1 && shared() === 1, "counted, and returned to its caller");
   ledger.settle(entry, Settled.VALUE, 7);
-  assert(value === 7 && ledger.pending === 0 && words[2] === 0, "and it settles as any entry");
+  assert(value === 7 && pending() === 0 && shared() === 0, "and it settles as any entry");
   await turn();
   assert(calls.length === 0, `nothing reported before the next open (${calls.join()})`);
   throws = false;
