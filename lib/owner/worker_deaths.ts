@@ -260,7 +260,7 @@ export class WorkerDeaths {
       // Stale if the drain above settled it and fed the backlog its record. Without this check, the state
       // read below would be the new task's, DONE only if a worker ran it in the instant since, and the
       // report would then still be refused by report's own generation check (completion.ts `tryComplete`,
-      // counted in duplicateReports): no test tells the two apart (issue 32). Kept as the cheap filter.
+      // counted in duplicateReports): only a unit test tells them apart (worker_deaths_test.ts logs the reports).
       if (!this.table.isCurrent(handle)) continue;
       const index = this.table.indexOf(handle);
       if (this.table.fields.loadState(index) === TaskState.DONE) {
