@@ -142,6 +142,7 @@ export function newWorld(options: WorldOptions) {
   const main = new TaskTable(memory);
   return {
     memory,
+    handles,
     status,
     markWords,
     deque,

@@ -272,8 +272,12 @@ unit("fork-join: the host answers task ids, tasks, built-ins and the running tas
   world.main.fields.setId(world.main.indexOf(root), 9);
   assertEquals(inRun(world, root, () => world.host.context()?.id), 9, "the running task's id");
   const asked = world.host.poolHandle();
-  assertEquals(world.posted.at(-1)?.message.type, "handle-request", "a request posted to the owner");
+  const request = world.posted.at(-1)?.message;
+  assertEquals(request?.type, "handle-request", "a request posted to the owner");
   void asked.catch(() => {});
+  // Answered, as the owner would: a request on its way holds this thread's event loop (a process-wide count
+  // on Bun, which runs every test file in one context: left held, it kept the next file's loops running).
+  world.handles.reply({ type: "handle-reply", id: request?.id as number, error: { name: "Error", message: "none" } });
 });
 
 unit("fork-join: a forced task's lowered guard stays lowered across its fork and its join (entered, then left)", () => {

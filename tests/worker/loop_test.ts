@@ -17,7 +17,7 @@ import { ABSENT, AWAKE, SLEEPING, STARTING } from "../../lib/protocol/sleep.ts";
 import { Slots } from "../../lib/protocol/slots.ts";
 import { TaskFlags } from "../../lib/record/fields.ts";
 import { Origin, TaskState, TaskTable } from "../../lib/record/task.ts";
-import { holdEventLoop, releaseEventLoop } from "../../lib/runtime/holds.ts";
+import { eventLoopHolds, holdEventLoop, releaseEventLoop } from "../../lib/runtime/holds.ts";
 import type { TaskFunction } from "../../lib/worker/functions.ts";
 import { setRetireTeardown, WorkerLoop, type WorkerSetup } from "../../lib/worker/loop.ts";
 import { DOZE_MS, DOZE_ROUNDS } from "../../lib/worker/search.ts";
@@ -30,6 +30,9 @@ import { assert, assertEquals, test as baseTest, within } from "../_test.ts";
  */
 function test(name: string, body: () => void | Promise<void>): void {
   baseTest(name, async () => {
+    // A loop finishes only once its thread's event-loop holds are undone (loop.ts `pendingWork`): a hold
+    // another test file left (Bun runs every file in one context) would keep each loop here running.
+    assertEquals(eventLoopHolds(), 0, "no event-loop hold left by an earlier test (a request or ledger never settled)");
     const restore = installSharedMemory({
       ...atomicsBinding,
       wait: (view, index, expected, timeout) => {
