@@ -668,7 +668,12 @@ test("loop: with no async task pending, a stream of sync tasks runs without yiel
   const loop = world.build([
     () => {
       // A macrotask queued by the first task: it runs only if the loop lets its event loop turn.
-      if (seen.length === 0) setTimeout(() => void (macrotaskRan = true), 0);
+      // (setImmediate, not a timer: a 0 ms timer may not be due yet at a yield of the loop, an immediate is.)
+      if (seen.length === 0) {
+        (globalThis as unknown as { setImmediate: (f: () => void) => void }).setImmediate(() =>
+          void (macrotaskRan = true)
+        );
+      }
       seen.push(macrotaskRan);
       if (seen.length === count) world.stop();
     },
@@ -878,4 +883,27 @@ test("loop: with metrics, a recycling worker waiting for the owner's leave is no
   } finally {
     if (held) releaseEventLoop();
   }
+});
+
+test("loop: with metrics, a task run after a broadcast part has its run time measured from its own start", async () => {
+  const since = epochMs();
+  const world = newWorld({ index: 1, metrics: true });
+  let runs = 0;
+  const loop: WorkerLoop = world.build([
+    // The part, then the queued task: the second run stops the pool.
+    () => {
+      if (++runs === 2) world.stop();
+    },
+    // The first task: a broadcast part posted meanwhile (it runs between this task and the next).
+    () => postPart(world, loop, 3, []),
+  ]);
+  world.submit(1, []);
+  world.submit(0, []);
+  await within(loop.run(), 20_000, "run()");
+  assertEquals(runs, 2, "the part and the task ran");
+  // The run-time histogram of this worker: its words are the buckets, the count, the sum and the maximum.
+  const words = histogramBytes(1) / 2 / 8;
+  const run = new Float64Array(world.setup.metrics!.histograms, world.index * 2 * words * 8, words);
+  const longest = run[words - 1];
+  assert(longest <= epochMs() - since, `no task ran longer than the test: ${longest} ms`);
 });
