@@ -102,7 +102,7 @@ function newWorld(
   // published QUEUED, pushed to the normal queue, a sleeper woken.
   const main = new TaskTable(memory);
   const levels = memory.levels([new Int32Array(4), new Int32Array(4), new Int32Array(4)]);
-  const submit = (task: number, args: unknown[], origin: number = Origin.MAIN) => {
+  const submit = (task: number, args: unknown[], origin: number = Origin.MAIN, flags = 0) => {
     const handle = main.allocate();
     const at = main.indexOf(handle);
     const encoder = new Encoder();
@@ -110,6 +110,7 @@ function newWorld(
     assert(main.writeEncoded(at, encoder), "arguments written");
     main.fields.setTask(at, task);
     main.fields.setOrigin(at, origin);
+    if (flags !== 0) main.fields.setFlags(at, flags);
     main.fields.storeState(at, TaskState.QUEUED);
     levels.pushPatiently(handle, Level.normal);
     memory.sleep.newWork();
@@ -906,4 +907,29 @@ test("loop: with metrics, a task run after a broadcast part has its run time mea
   const run = new Float64Array(world.setup.metrics!.histograms, world.index * 2 * words * 8, words);
   const longest = run[words - 1];
   assert(longest <= epochMs() - since, `no task ran longer than the test: ${longest} ms`);
+});
+
+test("loop: a worker holding a forceable async task ends its slice with the kill guard down (killable while its event loop runs)", async () => {
+  const world = newWorld({ index: 1 });
+  const gate = deferred();
+  let started = false;
+  const loop = world.build([() => (started = true, gate.promise)]);
+  const guard = () => Atomics.load(world.memory.status, world.index * StatusWords.count + StatusWords.guard);
+  world.submit(0, [], Origin.MAIN, TaskFlags.FORCE);
+  // Held until the task is pending (then the pending task keeps the loop's sleep asynchronous).
+  holdEventLoop();
+  let held = true;
+  try {
+    const running = loop.run();
+    await until(() => started, "the task started");
+    releaseEventLoop();
+    held = false;
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    assertEquals(guard(), 0, "the guard down between slices, the forceable task held");
+    world.stop();
+    gate.resolve();
+    await within(running, 20_000, "run() once stopping");
+  } finally {
+    if (held) releaseEventLoop();
+  }
 });
