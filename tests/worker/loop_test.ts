@@ -10,6 +10,7 @@
 import { decode, Encoder } from "../../lib/codec/codec.ts";
 import { atomicsBinding, installSharedMemory } from "../../lib/protocol/atomics.ts";
 import { ControlWords, MARK_WORDS, NOTE_WORDS, NoteWords, SleepWords, StatusWords } from "../../lib/protocol/layout.ts";
+import { epochMs, histogramBytes } from "../../lib/metrics.ts";
 import { Level } from "../../lib/protocol/levels.ts";
 import { PoolMemory } from "../../lib/protocol/memory.ts";
 import { claimSlot, originOf } from "../../lib/protocol/producers.ts";
@@ -63,6 +64,8 @@ function newWorld(
     recycle?: { afterTasks: number; heapMB: number };
     buffers?: [number, SharedArrayBuffer][];
     producers?: number;
+    metrics?: boolean;
+    asyncTasksPerWorker?: number;
   } = {},
 ) {
   const workers = options.workers ?? 2;
@@ -84,9 +87,12 @@ function newWorld(
     moduleUrl: "unused: the functions are given",
     buffers: options.buffers ?? [],
     arena: memory.arena,
-    asyncTasksPerWorker: Infinity,
+    asyncTasksPerWorker: options.asyncTasksPerWorker ?? Infinity,
     elastic: options.elastic,
     recycle: options.recycle,
+    metrics: options.metrics
+      ? { since: epochMs(), histograms: new SharedArrayBuffer(histogramBytes(workers)) }
+      : undefined,
   };
   const posted: Posted[] = [];
   const post = (message: unknown) => void posted.push(message as Posted);
@@ -99,7 +105,7 @@ function newWorld(
   // published QUEUED, pushed to the normal queue, a sleeper woken.
   const main = new TaskTable(memory);
   const levels = memory.levels([new Int32Array(4), new Int32Array(4), new Int32Array(4)]);
-  const submit = (task: number, args: unknown[], origin: number = Origin.MAIN) => {
+  const submit = (task: number, args: unknown[], origin: number = Origin.MAIN, flags = 0) => {
     const handle = main.allocate();
     const at = main.indexOf(handle);
     const encoder = new Encoder();
@@ -107,6 +113,7 @@ function newWorld(
     assert(main.writeEncoded(at, encoder), "arguments written");
     main.fields.setTask(at, task);
     main.fields.setOrigin(at, origin);
+    if (flags !== 0) main.fields.setFlags(at, flags);
     main.fields.storeState(at, TaskState.QUEUED);
     levels.pushPatiently(handle, Level.normal);
     memory.sleep.newWork();
@@ -591,6 +598,340 @@ test("loop: a recycling worker still runs a task directed to it (only it can), t
     assertEquals(ran, ["queued", "directed"], "the queued task, then the directed one");
     loop.leave();
     await within(running, 20_000, "run() after leave()");
+  } finally {
+    if (held) releaseEventLoop();
+  }
+});
+
+/**
+ * Runs `loop` with a task submitted at the moment the loop announces it is about to sleep (its first CAS on
+ * the sleep counters: getSleepy), so that the last search before sleeping finds it (search.idle returns it,
+ * held): the loop's "late" path. The task stops the pool, so the loop ends after it.
+ */
+async function runWithLateTask(world: ReturnType<typeof newWorld>, loop: WorkerLoop, args: unknown[]): Promise<void> {
+  let armed = true;
+  const counters = SleepWords.counters;
+  // The loop's own views over the same memory (it builds them from the setup): matched by where they lie.
+  const words = world.memory.sleep.words;
+  const isCounters = (view: Int32Array, index: number) =>
+    view.buffer === words.buffer && view.byteOffset === words.byteOffset && index === counters;
+  const restore = installSharedMemory({
+    ...atomicsBinding,
+    compareExchange: (view, index, expected, replacement) => {
+      if (armed && isCounters(view as Int32Array, index)) {
+        armed = false;
+        world.submit(0, args);
+      }
+      return atomicsBinding.compareExchange(view, index, expected, replacement);
+    },
+    wait: (view, index, expected, timeout) => {
+      if (timeout === undefined) throw new Error("the loop slept synchronously: it would block the test thread");
+      return atomicsBinding.wait(view, index, expected, timeout);
+    },
+  });
+  try {
+    await within(loop.run(), 20_000, "run()");
+  } finally {
+    restore();
+  }
+  assertEquals(armed, false, "the loop announced its sleep (else this test shows nothing)");
+}
+
+test("loop: a task found by the last search before sleeping runs (the late path), and the loop carries on", async () => {
+  const world = newWorld({ index: 1 });
+  const ran: unknown[] = [];
+  const loop = world.build([(x: unknown) => {
+    ran.push(x);
+    world.stop();
+  }]);
+  await runWithLateTask(world, loop, ["late"]);
+  assertEquals(ran, ["late"], "the late task ran");
+});
+
+test("loop: a task found by the last search before sleeping counts for recycling like any other", async () => {
+  const world = newWorld({ workers: 2, index: 1, recycle: { afterTasks: 1, heapMB: Infinity } });
+  const ran: unknown[] = [];
+  const loop = world.build([(x: unknown) => {
+    ran.push(x);
+    world.stop();
+  }]);
+  await runWithLateTask(world, loop, ["late"]);
+  assertEquals(ran, ["late"], "the late task ran");
+  assertEquals(
+    world.posted.filter((m) => m.type === "recycle-ready"),
+    [{ type: "recycle-ready", reason: "tasks" }],
+    "its one task made it due",
+  );
+});
+
+test("loop: with no async task pending, a stream of sync tasks runs without yielding to the event loop", async () => {
+  const world = newWorld({ index: 1 });
+  const count = 40;
+  let macrotaskRan = false;
+  const seen: boolean[] = [];
+  const loop = world.build([
+    () => {
+      // A macrotask queued by the first task: it runs only if the loop lets its event loop turn.
+      // (setImmediate, not a timer: a 0 ms timer may not be due yet at a yield of the loop, an immediate is.)
+      if (seen.length === 0) {
+        (globalThis as unknown as { setImmediate: (f: () => void) => void }).setImmediate(() =>
+          void (macrotaskRan = true)
+        );
+      }
+      seen.push(macrotaskRan);
+      if (seen.length === count) world.stop();
+    },
+  ]);
+  for (let i = 0; i < count; i++) world.submit(0, []);
+  await within(loop.run(), 20_000, "run()");
+  assertEquals(seen.length, count, "every task ran");
+  assertEquals(seen.includes(true), false, "no task ran after a turn of the event loop: the loop never yielded");
+});
+
+test("loop: with an async task pending, the loop yields to the event loop once every 16 tasks (the async one counts)", async () => {
+  const world = newWorld({ index: 1 });
+  const gate = deferred();
+  let macrotaskRan = false;
+  const seen: boolean[] = [];
+  const sync = 40;
+  const loop = world.build([
+    () => {
+      // Queued before any yield of the loop: it runs at the loop's first yield, before the loop's next slice.
+      (globalThis as unknown as { setImmediate: (f: () => void) => void }).setImmediate(() =>
+        void (macrotaskRan = true)
+      );
+      return gate.promise;
+    },
+    () => {
+      seen.push(macrotaskRan);
+      if (seen.length === sync) {
+        world.stop();
+        gate.resolve();
+      }
+    },
+  ]);
+  world.submit(0, []);
+  for (let i = 0; i < sync; i++) world.submit(1, []);
+  await within(loop.run(), 20_000, "run()");
+  assertEquals(seen.length, sync, "every sync task ran");
+  assertEquals(
+    seen.indexOf(true),
+    15,
+    "the async task and 15 sync tasks ran in the first slice, the 16th after a yield",
+  );
+});
+
+test("loop: where the runtime has no setImmediate (as in a browser), the loop's yields go through a 0 ms timer", async () => {
+  const global = globalThis as { setImmediate?: unknown };
+  const saved = global.setImmediate;
+  delete global.setImmediate;
+  try {
+    const world = newWorld({ index: 1 });
+    const gate = deferred();
+    let ran = 0;
+    const loop = world.build([
+      () => gate.promise,
+      () => {
+        if (++ran === 40) {
+          world.stop();
+          gate.resolve();
+        }
+      },
+    ]);
+    world.submit(0, []);
+    for (let i = 0; i < 40; i++) world.submit(1, []);
+    // 40 sync tasks with an async one pending: the loop yields twice (every 16 tasks), through macrotask().
+    await within(loop.run(), 20_000, "run()");
+    assertEquals(ran, 40, "every task ran, across the loop's yields");
+  } finally {
+    global.setImmediate = saved;
+  }
+});
+
+/** With metrics: when worker `index`'s busy period under way began (ms since the pool's creation), -1 if none. */
+function busySince(world: ReturnType<typeof newWorld>): number {
+  return Atomics.load(world.memory.status, world.index * StatusWords.count + StatusWords.busySinceMs);
+}
+
+test("loop: with metrics, a worker is busy (for utilization) while its task runs, and not once it idles", async () => {
+  const world = newWorld({ index: 1, metrics: true });
+  const during: number[] = [];
+  const loop = world.build([() => void during.push(busySince(world))]);
+  world.submit(0, []);
+  let dozing: number | undefined;
+  // Its first doze (a timed wait, answered at once): what utilization reads while it idles; then the pool stops.
+  const restore = installSharedMemory({
+    ...atomicsBinding,
+    wait: (view, index, expected, timeout) => {
+      if (timeout === DOZE_MS && dozing === undefined) {
+        dozing = busySince(world);
+        world.stop();
+        return "timed-out";
+      }
+      if (timeout === undefined) throw new Error("the loop slept synchronously: it would block the test thread");
+      return atomicsBinding.wait(view, index, expected, timeout);
+    },
+  });
+  try {
+    await within(loop.run(), 20_000, "run()");
+  } finally {
+    restore();
+  }
+  assertEquals(during.length, 1, "the task ran");
+  assert(during[0] >= 0, `busy while the task ran: ${during[0]}`);
+  assertEquals(dozing, -1, "not busy while it dozes");
+});
+
+test("loop: with metrics, a worker that yields to its event loop (async tasks pending) is not busy meanwhile", async () => {
+  const world = newWorld({ index: 1, metrics: true });
+  const gate = deferred();
+  let atYield: number | undefined;
+  let ran = 0;
+  const loop = world.build([
+    () => {
+      // Runs at the loop's first yield (queued before the loop's own next slice).
+      (globalThis as unknown as { setImmediate: (f: () => void) => void }).setImmediate(() =>
+        void (atYield = busySince(world))
+      );
+      return gate.promise;
+    },
+    () => {
+      if (++ran === 20) {
+        world.stop();
+        gate.resolve();
+      }
+    },
+  ]);
+  world.submit(0, []);
+  for (let i = 0; i < 20; i++) world.submit(1, []);
+  await within(loop.run(), 20_000, "run()");
+  assertEquals(ran, 20, "every task ran");
+  assertEquals(atYield, -1, "not busy while its event loop ran");
+});
+
+test("loop: with metrics, a worker at its bound of async tasks is not busy while it waits for room", async () => {
+  const world = newWorld({ index: 1, metrics: true, asyncTasksPerWorker: 1 });
+  const gate = deferred();
+  let started = false;
+  let ran = false;
+  const loop = world.build([
+    () => (started = true, gate.promise),
+    () => {
+      ran = true;
+      world.stop();
+    },
+  ]);
+  world.submit(0, []);
+  world.submit(1, []);
+  // Held until the async task is pending (then the loop never sleeps synchronously: it waits for room).
+  holdEventLoop();
+  let held = true;
+  let waiting: number;
+  try {
+    const running = loop.run();
+    await until(() => started, "the async task started");
+    releaseEventLoop();
+    held = false;
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    waiting = busySince(world);
+    assertEquals(ran, false, "the sync task waits for room (else this test shows nothing)");
+    gate.resolve();
+    await within(running, 20_000, "run()");
+  } finally {
+    if (held) releaseEventLoop();
+  }
+  assertEquals(waiting!, -1, "not busy while it waited for room");
+  assert(ran, "the sync task ran once there was room");
+});
+
+test("loop: with metrics, a worker that lets its event loop deliver a broadcast part is not busy meanwhile", async () => {
+  const world = newWorld({ index: 1, metrics: true });
+  let meanwhile: number | undefined;
+  let partRan = false;
+  const loop: WorkerLoop = world.build([
+    () => {
+      partRan = true;
+      world.stop();
+    },
+    () => {
+      // The owner's broadcast, as it does it: the mail counted first, the message delivered later.
+      Atomics.add(world.memory.status, world.index * StatusWords.count + StatusWords.mail, 1);
+      (globalThis as unknown as { setImmediate: (f: () => void) => void }).setImmediate(() => {
+        meanwhile = busySince(world);
+        loop.broadcast(3, 0, partArgs([]));
+      });
+    },
+  ]);
+  world.submit(1, []);
+  await within(loop.run(), 20_000, "run()");
+  assert(partRan, "the part ran");
+  assertEquals(meanwhile, -1, "not busy while it waited for the part's message");
+});
+
+test("loop: with metrics, a recycling worker waiting for the owner's leave is not busy meanwhile", async () => {
+  const world = newWorld({ workers: 2, index: 1, metrics: true, recycle: { afterTasks: 1, heapMB: Infinity } });
+  const loop = world.build([() => {}]);
+  holdEventLoop();
+  let held = true;
+  try {
+    const running = loop.run();
+    world.submit(0, []);
+    await until(() => world.posted.some((m) => m.type === "recycle-ready"), "recycle-ready");
+    releaseEventLoop();
+    held = false;
+    // Its leaving slices poll (timers) until leave(): give them turns.
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    assertEquals(busySince(world), -1, "not busy while it waits to leave");
+    loop.leave();
+    await within(running, 20_000, "run() after leave()");
+  } finally {
+    if (held) releaseEventLoop();
+  }
+});
+
+test("loop: with metrics, a task run after a broadcast part has its run time measured from its own start", async () => {
+  const since = epochMs();
+  const world = newWorld({ index: 1, metrics: true });
+  let runs = 0;
+  const loop: WorkerLoop = world.build([
+    // The part, then the queued task: the second run stops the pool.
+    () => {
+      if (++runs === 2) world.stop();
+    },
+    // The first task: a broadcast part posted meanwhile (it runs between this task and the next).
+    () => postPart(world, loop, 3, []),
+  ]);
+  world.submit(1, []);
+  world.submit(0, []);
+  await within(loop.run(), 20_000, "run()");
+  assertEquals(runs, 2, "the part and the task ran");
+  // The run-time histogram of this worker: its words are the buckets, the count, the sum and the maximum.
+  const words = histogramBytes(1) / 2 / 8;
+  const run = new Float64Array(world.setup.metrics!.histograms, world.index * 2 * words * 8, words);
+  const longest = run[words - 1];
+  assert(longest <= epochMs() - since, `no task ran longer than the test: ${longest} ms`);
+});
+
+test("loop: a worker holding a forceable async task ends its slice with the kill guard down (killable while its event loop runs)", async () => {
+  const world = newWorld({ index: 1 });
+  const gate = deferred();
+  let started = false;
+  const loop = world.build([() => (started = true, gate.promise)]);
+  const guard = () => Atomics.load(world.memory.status, world.index * StatusWords.count + StatusWords.guard);
+  world.submit(0, [], Origin.MAIN, TaskFlags.FORCE);
+  // Held until the task is pending (then the pending task keeps the loop's sleep asynchronous).
+  holdEventLoop();
+  let held = true;
+  try {
+    const running = loop.run();
+    await until(() => started, "the task started");
+    releaseEventLoop();
+    held = false;
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    assertEquals(guard(), 0, "the guard down between slices, the forceable task held");
+    world.stop();
+    gate.resolve();
+    await within(running, 20_000, "run() once stopping");
   } finally {
     if (held) releaseEventLoop();
   }
