@@ -27,8 +27,7 @@ import { Level } from "../../lib/protocol/levels.ts";
 import { PoolMemory } from "../../lib/protocol/memory.ts";
 import { AWAKE, SLEEPING } from "../../lib/protocol/sleep.ts";
 import { TaskFlags, TaskState, TaskTable } from "../../lib/record/task.ts";
-import { atomicsBinding, installSharedMemory, type SharedMemory } from "../../lib/protocol/atomics.ts";
-import { cutAt } from "../protocol/_cut_at.ts";
+import { cutAt, cutRun } from "../protocol/_cut_at.ts";
 import { assert, assertEquals, test } from "../_test.ts";
 
 /** The worlds a test made: their ledgers hold the event loop while tasks are pending (none runs here). */
@@ -521,32 +520,12 @@ worldTest(
   },
 );
 
-/** Runs `op` counting its shared accesses (as tests/protocol/_cut_at.ts numbers them). */
-function accessesOf(op: () => unknown): number {
-  let count = 0;
-  const binding = {} as Record<string, unknown>;
-  for (const key of Object.keys(atomicsBinding) as (keyof SharedMemory)[]) {
-    const real = atomicsBinding[key] as (...args: unknown[]) => unknown;
-    binding[key] = (...args: unknown[]) => {
-      if (key !== "pause") count++;
-      return real(...args);
-    };
-  }
-  const restore = installSharedMemory(binding as unknown as SharedMemory);
-  try {
-    op();
-  } finally {
-    restore();
-  }
-  return count;
-}
-
 worldTest(
   "admission: a submission cut once published and told (in its timeout's start watch) returns its entry: it runs",
   () => {
     const options = { timeout: 60_000 };
     const whole = asleep(world());
-    const total = accessesOf(() => run(whole, "add", [1, 2], options));
+    const total = cutRun(Number.MAX_SAFE_INTEGER, () => run(whole, "add", [1, 2], options)).accesses;
     let returned = 0;
     for (let n = 0; n < total; n++) {
       const w = asleep(world());
