@@ -137,8 +137,13 @@ function samePrimitives(args: readonly unknown[], previous: readonly unknown[] |
   return true;
 }
 
-/** A node as built (before its submission). */
-interface BuiltNode {
+/**
+ * A node as built, and then as placed: one object a node for both (a graph of thousands of nodes is
+ * retained until it is placed, and each object more a node is young-generation work on this thread).
+ * `submit()` fills in what placing reads (`taskId`, `bytes`, `level`, `flags`, `entry`); every field is
+ * made at `run()`, so that every node has one shape.
+ */
+interface BuiltNode extends PlacedNode {
   readonly node: GraphNode<unknown>;
   readonly args: unknown[];
   readonly inputs: { node: number; position: number }[];
@@ -146,7 +151,15 @@ interface BuiltNode {
   dependants: number;
   /** The promise asked for with `result`, if any. */
   asked: PromiseWithResolvers<unknown> | undefined;
+  taskId: number;
+  bytes: Uint8Array;
+  level: LevelIndex;
+  flags: number;
+  entry: Entry | undefined;
 }
+
+/** The constants of a node not yet encoded. */
+const NOT_ENCODED = new Uint8Array(0);
 
 /**
  * A task graph being built, then submitted once. Made by `pool.graph()` (or a producer's).
@@ -227,7 +240,21 @@ export class TaskGraph<M extends object = Record<string, (...args: never[]) => u
       this.#nodes[value.number - 1].dependants++;
       values[position] = undefined;
     }
-    this.#nodes.push({ node: node as GraphNode<unknown>, args: values, inputs, dependants: 0, asked: undefined });
+    this.#nodes.push({
+      node: node as GraphNode<unknown>,
+      args: values,
+      inputs,
+      dependants: 0,
+      asked: undefined,
+      number,
+      task,
+      taskId: -1,
+      bytes: NOT_ENCODED,
+      level: this.#level,
+      flags: 0,
+      entry: undefined,
+      handle: -1,
+    });
     return node;
   }
 
@@ -313,6 +340,15 @@ export class TaskGraph<M extends object = Record<string, (...args: never[]) => u
       for (const built of nodes) built.asked?.reject(error);
       done.reject(error);
     };
+    // A refusal after the first entries were opened (a later node's task unknown, or its constants not
+    // encodable): those entries are counted pending in the ledger, and no record will ever settle them;
+    // settled here with the refusal, or the pool's drain and close would wait for them for ever. The
+    // graph's promises first: an entry's settle counts the graph's open entries down, and its last would
+    // resolve `done`.
+    const refuseOpened = (error: unknown) => {
+      refuse(error);
+      for (const built of nodes) if (built.entry !== undefined) host.ledger.settle(built.entry, Settled.ERROR, error);
+    };
     if (nodes.length === 0) {
       done.resolve();
       return;
@@ -325,7 +361,6 @@ export class TaskGraph<M extends object = Record<string, (...args: never[]) => u
     // cancellable graph's do: the record's return is what ends its progress (its cell is read a last time
     // then, and the record unwatched: completion.ts, producer/progress_reader.ts), exactly as a task's settle does.
     const onProgress = this.#onProgress;
-    const placed: PlacedNode[] = [];
     let open = 0;
     let firstFailure: { error: unknown } | undefined;
     const settled = () => {
@@ -342,14 +377,14 @@ export class TaskGraph<M extends object = Record<string, (...args: never[]) => u
     for (const built of nodes) {
       const task = built.node.task;
       const taskId: number | undefined = task === lastTask ? lastTaskId : host.taskId(task);
-      if (taskId === undefined) return refuse(new TaskNotFoundError(task, host.taskNames));
+      if (taskId === undefined) return refuseOpened(new TaskNotFoundError(task, host.taskNames));
       lastTask = task;
       lastTaskId = taskId;
       if (!samePrimitives(built.args, lastArgs)) {
         try {
           bytes = host.encode(built.args);
         } catch (error) {
-          return refuse(error);
+          return refuseOpened(error);
         }
         lastArgs = built.args;
       }
@@ -377,32 +412,21 @@ export class TaskGraph<M extends object = Record<string, (...args: never[]) => u
           entry.onProgress = (value) => onProgress(value, node);
         }
       }
-      placed.push({
-        number: built.node.number,
-        task,
-        taskId,
-        bytes,
-        inputs: built.inputs,
-        level: this.#level,
-        flags,
-        entry,
-        handle: -1,
-      });
+      built.taskId = taskId;
+      built.bytes = bytes;
+      built.flags = flags;
+      built.entry = entry;
     }
     // (The encodes ran getters, user code: the pool may have closed meanwhile.)
-    const refused = host.open() ? placeGraph(host, placed) : host.closedError(nodes[0].node.task);
-    if (refused !== undefined) {
-      // Nothing was placed: the entries opened above settle with the refusal (no record to free).
-      for (const node of placed) if (node.entry !== undefined) host.ledger.settle(node.entry, Settled.ERROR, refused);
-      for (const built of nodes) built.asked?.reject(refused);
-      return;
-    }
+    const refused = host.open() ? placeGraph(host, nodes) : host.closedError(nodes[0].node.task);
+    // Nothing was placed: the entries opened above settle with the refusal (no record to free).
+    if (refused !== undefined) return refuseOpened(refused);
     if (!cancellable) return;
     // The graph's cancellation: its signal, its timeout (counted from now).
     const cancel = (reason: unknown, timedOut: boolean) => {
       if (cancelled !== undefined) return;
       cancelled = { reason };
-      cancelGraph(host, placed, timedOut);
+      cancelGraph(host, nodes, timedOut);
     };
     const stops: (() => void)[] = [];
     if (this.#timeout !== undefined) {

@@ -296,6 +296,30 @@ test("a graph too large for the free records is refused whole with a RangeError,
   });
 });
 
+test("a graph refused at a later node (its constants cannot cross, or its task is unknown) leaves no entry pending: the pool drains", async () => {
+  // The nodes before the refused one opened ledger entries (a result asked for, a sink); before the fix
+  // they stayed pending for ever and withPool's drain at rest timed out.
+  await withPool({ workers: 1 }, async (pool) => {
+    const seen = probe();
+    const g = pool.graph();
+    const a = g.run("counted", seen, 1, 7);
+    const asked = assertRejects(g.result(a)); // (handled from now: it rejects inside submit())
+    g.run("sum", a, (() => 1) as unknown as number); // a function: cannot be encoded
+    const error = await within(assertRejects(g.submit()), 10_000, "the refused graph");
+    assert(error instanceof TypeError && /function/.test(error.message), `${String(error)}`);
+    assertEquals(await within(asked, 10_000, "the asked result"), error, "the asked result too");
+
+    const h = pool.graph();
+    const b = h.run("square", 3); // a sink: its entry is opened before the next node's task is looked up
+    h.run("nowhere" as "square", b);
+    const missing = await within(assertRejects(h.submit()), 10_000, "the graph naming no task");
+    assertEquals((missing as Error).name, "TaskNotFoundError", `${String(missing)}`);
+    assertEquals(Atomics.load(seen, 1), 0, "nothing ran");
+    assertEquals(pool.stats().pending, 0, "no entry pending");
+    assertEquals(await pool.run("add", 1, 2), 3, "the pool goes on");
+  });
+});
+
 test("a worker's death while it runs a node rejects it and every node downstream, and every record comes back", async () => {
   await withPool({ workers: 2 }, async (pool) => {
     const seen = probe();
