@@ -34,7 +34,9 @@ import type { GraphNode } from "../../lib/graph/graph.ts";
 import { format, summarize, type Summary } from "../_stats.ts";
 import { type Contender, type Ratio, ratio, ratioText, rounds } from "./_rounds.ts";
 import { closePools, finish, type GraphPool, openPool, printTable, settings } from "./_cli.ts";
+import { Worker } from "node:worker_threads";
 import { type Edges, tile } from "./tasks.ts";
+import type { StaticSetup } from "./_static_worker.ts";
 
 /** The wavefront benchmark's settings. */
 export interface WavefrontSettings {
@@ -72,6 +74,10 @@ export interface WavefrontReport {
   cpuBound: Ratio;
   /** The graph on 1 worker ÷ on `workers`, per round: what the workers beyond one add, in the pool. */
   scaling: Ratio | undefined;
+  /** inline ÷ the hand-written static schedule on `workers` bare threads (with `workers` > 1): the machine's. */
+  staticSpeedup: Ratio | undefined;
+  /** The static schedule's ms ÷ the graph's, per round: the graph against the hand-written schedule. */
+  overStatic: Ratio | undefined;
 }
 
 /** `n` characters of a 4-letter alphabet from a fixed seed (xorshift32). */
@@ -151,11 +157,13 @@ export async function benchWavefront(s: WavefrontSettings): Promise<WavefrontRep
     const end = tiles<GraphNode<Edges>>(a, b, s.tile, (...args) => g.run("tile", ...args));
     return last(await g.submit(end));
   };
+  const statics = s.workers > 1 ? staticThreads(a, b, s.tile, s.workers) : undefined;
   const contenders: Contender<number>[] = [
     { name: "inline", run: () => Promise.resolve(inlineRun()) },
     { name: "graph", run: graphOn(pools[0]) },
   ];
   if (pools.length > 1) contenders.push({ name: "graph, 1 worker", run: graphOn(pools[1]) });
+  if (statics !== undefined) contenders.push({ name: `static, ${s.workers} bare threads`, run: statics.run });
   try {
     const measured = await rounds(contenders, (d) => d === distance, s.rounds, 120_000);
     const cells = s.length * s.length;
@@ -179,10 +187,56 @@ export async function benchWavefront(s: WavefrontSettings): Promise<WavefrontRep
         measured.processCpuMs.get("graph")!,
       ),
       scaling: pools.length > 1 ? ratio(measured.ms.get("graph, 1 worker")!, measured.ms.get("graph")!) : undefined,
+      staticSpeedup: statics !== undefined
+        ? ratio(measured.ms.get("inline")!, measured.ms.get(`static, ${s.workers} bare threads`)!)
+        : undefined,
+      overStatic: statics !== undefined
+        ? ratio(measured.ms.get(`static, ${s.workers} bare threads`)!, measured.ms.get("graph")!)
+        : undefined,
     };
   } finally {
     await closePools(...pools);
+    await statics?.close();
   }
+}
+
+/**
+ * The hand-written schedule a user could write without a pool, for the same tiles: `threads` bare
+ * `node:worker_threads` threads, thread t computing the tile rows i ≡ t (mod threads) left to right, each
+ * tile waiting on a shared flag for the one above (bench/graph/_static_worker.ts). No scheduler, no
+ * copies (the bottom rows are read from one SharedArrayBuffer): what the machine gives this kernel on that
+ * many threads, which the graph's speedup is compared with.
+ */
+function staticThreads(a: string, b: string, size: number, threads: number) {
+  const rows = Math.ceil(a.length / size);
+  const cols = Math.ceil(b.length / size);
+  const bottoms = new SharedArrayBuffer(rows * cols * (size + 1) * 4);
+  const flags = new SharedArrayBuffer(rows * cols * 4);
+  const url = new URL("./_static_worker.ts", import.meta.url);
+  const workers = Array.from(
+    { length: threads },
+    (_, t) => new Worker(url, { workerData: { a, b, size, t, threads, bottoms, flags } satisfies StaticSetup }),
+  );
+  const lastRowThread = (rows - 1) % threads;
+  let round = 0;
+  return {
+    async run(): Promise<number> {
+      round++;
+      const answers = workers.map((w) =>
+        new Promise<number>((resolve, reject) => {
+          w.once("message", resolve);
+          w.once("error", reject);
+        })
+      );
+      for (const w of workers) w.postMessage(round);
+      const values = await Promise.all(answers);
+      for (const w of workers) w.removeAllListeners("error");
+      return values[lastRowThread];
+    },
+    async close(): Promise<void> {
+      await Promise.all(workers.map((w) => w.terminate()));
+    },
+  };
 }
 
 if (import.meta.main ?? process.argv[1]?.endsWith("wavefront.ts")) {
@@ -197,6 +251,8 @@ if (import.meta.main ?? process.argv[1]?.endsWith("wavefront.ts")) {
     ["graph, 1 worker ÷ graph", report.scaling],
     ["workers × inline CPU ÷ graph CPU", report.cpuBound],
     ["inline ÷ graph, 1 worker", report.speedupOneWorker],
+    ["inline ÷ static bare threads", report.staticSpeedup],
+    ["static bare threads ÷ graph", report.overStatic],
   ];
   finish(what, report.rows, ratios, () => {
     const millions = (m: Summary) =>
@@ -213,11 +269,20 @@ if (import.meta.main ?? process.argv[1]?.endsWith("wavefront.ts")) {
     );
     const speedups = [[`${s.workers} workers`, ratioText(report.speedup)]];
     if (report.speedupOneWorker !== undefined) speedups.push(["1 worker", ratioText(report.speedupOneWorker)]);
+    if (report.staticSpeedup !== undefined) {
+      speedups.push([`static, ${s.workers} bare threads (no pool)`, ratioText(report.staticSpeedup)]);
+    }
     printTable(["speedup", "inline ÷ graph"], speedups);
     console.log(
       `\nBy CPU time (${s.workers} × inline's CPU ÷ the graph's process CPU: the speedup with every worker ` +
         `on a core of its own): ${ratioText(report.cpuBound)}.`,
     );
+    if (report.overStatic !== undefined) {
+      console.log(
+        `\nThe graph against the hand-written static schedule on ${s.workers} bare threads (its ms ÷ the ` +
+          `graph's: 1 is the machine's): ${ratioText(report.overStatic)}.`,
+      );
+    }
     if (report.scaling !== undefined) {
       console.log(
         `\nThe graph on ${s.workers} workers against 1 (its ms on 1 ÷ on ${s.workers}): ${ratioText(report.scaling)}.`,
