@@ -11,7 +11,7 @@
  * @module
  */
 import process from "node:process";
-import { collectGarbage, medianInterval, summarize, type Summary } from "../_stats.ts";
+import { medianInterval, summarize, type Summary } from "../_stats.ts";
 import { withTimeout } from "../_deadline.ts";
 import { ownerCpuNs, ownerCpuProblem } from "../_owner_cpu.ts";
 
@@ -56,8 +56,14 @@ export function checkOwnerCpu(): string | undefined {
 
 /**
  * Runs every contender once unmeasured (a warm-up, checked), then `rounds` rounds, rotated (see the
- * module doc); between runs the main thread collects garbage where it can and rests 20 ms. Every run has
- * a deadline: a hang fails with a message.
+ * module doc); between runs the main thread rests 20 ms. No collection is forced between runs: each run
+ * pays for the garbage it makes, and the rotation spreads what one leaves over the others. A forced full
+ * collection (`bench/_stats.ts` `collectGarbage`) before each run, as these rounds did until 2026-11-30,
+ * left Deno 2.9's heap cold for the next run: a chain of 10,000 nodes then cost its main thread 1.25–1.40
+ * µs a node, 0.35 [0.32–0.39] without it (same machine, same hour, 15 rounds; building the graph 5–8×
+ * slower by the wall clock), while the await chains it was compared with gained from it (7.0 µs a task
+ * with it, 7.9 without: their garbage was collected outside their runs).
+ * Every run has a deadline: a hang fails with a message.
  *
  * @param contenders The contenders.
  * @param same Whether a run's result is the reference's (throws a message naming the contender if not).
@@ -81,7 +87,6 @@ export async function rounds<R>(
   const cpuMs = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
   const processCpuMs = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
   const once = async (c: Contender<R>, round: number) => {
-    collectGarbage?.();
     await sleep(20);
     const cpu0 = cpuProblem === undefined ? ownerCpuNs() : NaN;
     const usage0 = process.cpuUsage();

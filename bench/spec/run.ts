@@ -56,7 +56,7 @@ import { Pool } from "../../mod.ts";
 import { startThread, type ThreadHandle } from "../../lib/runtime/thread.ts";
 import { fillRandom } from "../../examples/sort/tasks.ts";
 import { fibJoins } from "../../examples/fib/tasks.ts";
-import { collectGarbage, runtimeName } from "../_stats.ts";
+import { runtimeName } from "../_stats.ts";
 import { withTimeout } from "../_deadline.ts";
 import { benchProducers } from "../producers.ts";
 import * as work from "./work.ts";
@@ -142,12 +142,16 @@ export function sizesFor(quick: boolean): Sizes {
 const WORK_URL = new URL("./work.ts", import.meta.url);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Runs `a` and `b` (and more) each round, the order rotated each round; returns nothing (they record). */
+/**
+ * Runs `a` and `b` (and more) each round, the order rotated each round; returns nothing (they record). No
+ * collection is forced between steps: each pays for the garbage it makes, and the rotation spreads what
+ * one leaves over the others (a forced full collection left Deno's heap cold for the next step: see
+ * bench/graph/_rounds.ts).
+ */
 async function alternate(rounds: number, steps: (() => Promise<void>)[], label: string): Promise<void> {
   for (let r = 0; r < rounds; r++) {
     for (let s = 0; s < steps.length; s++) {
       const k = (s + r) % steps.length;
-      collectGarbage?.();
       await steps[k]();
     }
     console.error(`${label}: round ${r + 1} of ${rounds} done`);
