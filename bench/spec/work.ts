@@ -173,7 +173,11 @@ export function quicksortParallel(a: Int32Array, lo: number, hi: number, cutoff:
     counts[2 + me] = hi - lo;
     return counts;
   }
-  const p = partition(a, lo, hi);
+  // Elements partitioned here, by the worker that partitioned them (a parallel partition's halves may run
+  // on two).
+  const partitioned = new Array<number>(workers).fill(0);
+  const p = hi - lo >= PARALLEL_PARTITION_FROM ? partitionParallel(a, lo, hi, partitioned) : partition(a, lo, hi);
+  if (hi - lo < PARALLEL_PARTITION_FROM) partitioned[me] += hi - lo;
   const [left, right] = join(
     () => quicksortParallel(a, lo, p, cutoff, workers),
     quicksortParallel,
@@ -184,9 +188,106 @@ export function quicksortParallel(a: Int32Array, lo: number, hi: number, cutoff:
     workers,
   );
   const counts = [left[0] + right[0] + 1, Math.max(left[1], right[1]) + 1];
-  for (let w = 0; w < workers; w++) counts.push(left[2 + w] + right[2 + w]);
-  counts[2 + me] += hi - lo;
+  for (let w = 0; w < workers; w++) counts.push(left[2 + w] + right[2 + w] + partitioned[w]);
   return counts;
+}
+
+/**
+ * From this many elements, a range is partitioned in parallel ({@link partitionParallel}): the top levels
+ * of a sort of millions, where a partition on one worker would leave the others idle (at 10M on 2
+ * workers, the first partition alone was about 5% of the sequential sort's time).
+ */
+const PARALLEL_PARTITION_FROM = 1 << 20;
+/** From this many elements, the block swap of {@link partitionParallel} is split over a join too. */
+const PARALLEL_SWAP_FROM = 1 << 18;
+
+/**
+ * Partitions `a[lo, hi)` as {@link partition} does (returns `p`, lo < p < hi, every element of `[lo, p)` ≤
+ * every element of `[p, hi)`), its two halves in parallel around one median-of-three pivot: each half is
+ * split around the pivot (a join), then the half's large part on the left and the second half's small part
+ * are exchanged (the shorter of the two, block against block), which leaves every small element before
+ * every large one. Counts the elements each worker partitioned into `partitioned`.
+ */
+function partitionParallel(a: Int32Array, lo: number, hi: number, partitioned: number[]): number {
+  const mid = (lo + hi) >>> 1;
+  const x = a[lo], y = a[mid], z = a[hi - 1];
+  const pivot = x < y ? (y < z ? y : x < z ? z : x) : (x < z ? x : y < z ? z : y);
+  const [[q1, w1], [q2, w2]] = join(() => partitionAround(a, lo, mid, pivot), partitionAround, a, mid, hi, pivot);
+  partitioned[w1] += mid - lo;
+  partitioned[w2] += hi - mid;
+  // [lo, q1) ≤ pivot ≤ [q1, mid) and [mid, q2) ≤ pivot ≤ [q2, hi): exchange the first k of [q1, mid) with
+  // the last k of [mid, q2), k the shorter's length; then [lo, p) ≤ pivot ≤ [p, hi).
+  const k = Math.min(mid - q1, q2 - mid);
+  if (k >= PARALLEL_SWAP_FROM) {
+    const half = k >>> 1;
+    join(() => swapBlocks(a, q1, q2 - k, half), swapBlocks, a, q1 + half, q2 - k + half, k - half);
+  } else {
+    swapBlocks(a, q1, q2 - k, k);
+  }
+  const p = q1 + (q2 - mid);
+  if (p > lo && p < hi) return p;
+  // Every element on one side (many equal to the pivot): a partition of one worker, which always splits.
+  partitioned[currentTask()?.worker ?? 0] += hi - lo;
+  return partition(a, lo, hi);
+}
+
+/**
+ * Splits `a[lo, hi)` around `pivot` (which need not be in it): returns `[q, worker]`, every element of
+ * `[lo, q)` ≤ pivot ≤ every element of `[q, hi)`, and the worker that ran it. One half of
+ * {@link partitionParallel}; a task function so that its join can hand it to another worker.
+ *
+ * @param a The data.
+ * @param lo First index.
+ * @param hi One past the last.
+ * @param pivot The value to split around.
+ * @returns `[q, worker]`.
+ *
+ * @example Usage
+ * ```ts
+ * import { partitionAround } from "./work.ts";
+ * const a = Int32Array.from([5, 1, 4, 2]);
+ * console.log(partitionAround(a, 0, 4, 3)[0]); // 2: [2, 1] then [4, 5]
+ * ```
+ */
+export function partitionAround(a: Int32Array, lo: number, hi: number, pivot: number): number[] {
+  let i = lo;
+  let j = hi - 1;
+  for (;;) {
+    while (i <= j && a[i] < pivot) i++;
+    while (i <= j && a[j] > pivot) j--;
+    if (i >= j) break;
+    const t = a[i];
+    a[i] = a[j];
+    a[j] = t;
+    i++;
+    j--;
+  }
+  return [i, currentTask()?.worker ?? 0];
+}
+
+/**
+ * Exchanges `a[x, x + k)` with `a[y, y + k)` (two ranges that do not overlap): the block swap of
+ * {@link partitionParallel}, a task function so that its join can hand half of it to another worker.
+ *
+ * @param a The data.
+ * @param x The first range's start.
+ * @param y The second range's start.
+ * @param k Their length.
+ *
+ * @example Usage
+ * ```ts
+ * import { swapBlocks } from "./work.ts";
+ * const a = Int32Array.from([1, 2, 3, 4]);
+ * swapBlocks(a, 0, 2, 2);
+ * console.log([...a]); // [3, 4, 1, 2]
+ * ```
+ */
+export function swapBlocks(a: Int32Array, x: number, y: number, k: number): void {
+  for (let i = 0; i < k; i++) {
+    const t = a[x + i];
+    a[x + i] = a[y + i];
+    a[y + i] = t;
+  }
 }
 
 /**
