@@ -250,19 +250,25 @@ function partitionParallel(a: Int32Array, lo: number, hi: number, partitioned: n
  * ```
  */
 export function partitionAround(a: Int32Array, lo: number, hi: number, pivot: number): number[] {
+  const worker = currentTask()?.worker ?? 0;
   let i = lo;
   let j = hi - 1;
+  // Bounded until the first exchange: the pivot need not be in the range, so nothing stops a scan yet.
+  while (i <= j && a[i] < pivot) i++;
+  while (i <= j && a[j] > pivot) j--;
+  // No exchange needed: [lo, i) < pivot < (j, hi), and a[i] = pivot if i = j.
+  if (i >= j) return [i, worker];
   for (;;) {
-    while (i <= j && a[i] < pivot) i++;
-    while (i <= j && a[j] > pivot) j--;
-    if (i >= j) break;
     const t = a[i];
     a[i] = a[j];
     a[j] = t;
-    i++;
-    j--;
+    // Hoare's scans, unbounded as partition's: the two exchanged elements stop them (a[j] ≥ pivot right
+    // of i, a[i] ≤ pivot left of j).
+    do i++; while (a[i] < pivot);
+    do j--; while (a[j] > pivot);
+    // [lo, i) ≤ pivot, a[j] ≤ pivot with j ≤ i, and (j, hi) ≥ pivot.
+    if (i >= j) return [j + 1, worker];
   }
-  return [i, currentTask()?.worker ?? 0];
 }
 
 /**
