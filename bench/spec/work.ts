@@ -144,7 +144,8 @@ function partition(a: Int32Array, lo: number, hi: number): number {
 }
 
 /**
- * Sorts `a[lo, hi)` in place (a view on a SharedArrayBuffer) by fork-join quicksort: partition, then the
+ * Sorts `a[lo, hi)` in place (a view on a SharedArrayBuffer) by fork-join quicksort: partition (in
+ * parallel from 2^20 elements, {@link partitionParallel}; the sequential twin's partition below), then the
  * right part forked with `join` while this thread sorts the left; at or below `cutoff` elements, the
  * sequential quicksort. Returns what the benchmark reports: `[subtasks, depth, ...elements per worker]`,
  * where subtasks counts the forks, depth the deepest fork, and a worker's elements the ones it partitioned
