@@ -8,8 +8,9 @@
  *    default pool: the submission's time, the completion's, tasks/s, each worker's share of the tasks and
  *    the steal calls (`stats()` before and after), against piscina (the same workers' count) and a
  *    central-queue pool (bare threads fed by one postMessage each, round robin: peer_bare.ts).
- * 2. Fork-join quicksort of 10M int32 in a SharedArrayBuffer (work.ts `quicksortParallel`) against the same
- *    quicksort sequential on the main thread and the runtime's own `Int32Array.prototype.sort`; the forks
+ * 2. Fork-join quicksort of 10M int32 in a SharedArrayBuffer (work.ts `quicksortParallel`, whose ranges of
+ *    2^20 elements and more partition in parallel) against the same quicksort sequential on the main
+ *    thread and the runtime's own `Int32Array.prototype.sort`; the forks
  *    (subtasks), their depth, the steals (`stats()`), and each worker's share of the elements partitioned or
  *    sorted (its largest deviation from an even share). Every parallel result is checked against the sort's.
  * 3. 10,000 tasks, 80% ~1 µs, 15% ~100 µs, 5% ~10 ms (a seeded shuffle, the same every round) against
