@@ -404,11 +404,7 @@ export class TaskTable extends Payloads {
     this.freeBlocks.repair();
     // A block in hand (see `writeBlocks`, `freePayload`): back to the list unless it is linked or the
     // repair above published it (`published` was reset before that push).
-    const block = this.note[BLOCK];
-    this.note[BLOCK] = -1;
-    if (block >= 0 && block !== this.freeBlocks.published && !this.linkedAt(this.note[BLOCK_RECORD], block)) {
-      this.freeBlocks.pushPatiently(block);
-    }
+    this.repairBlockNote();
     let back = 0;
     if (this.note[RELEASING] !== -1) {
       this.repairReleasing();

@@ -2681,3 +2681,36 @@ export const ELASTIC_LINCHECK_MUTANTS: readonly ElasticLincheckMutant[] = [
     ],
   },
 ];
+
+/**
+ * A bug of a live thread's notes of the overflow block in hand (lib/record/payload.ts `[BLOCK]`): a block
+ * step cut short by a throw, not completed right before those notes are reused or completed wrongly;
+ * caught by tests/record/payload_cut_test.ts in the mutation run (one block neither in a chain nor free).
+ */
+export interface BlockNoteMutant {
+  name: string;
+  module: "record/payload.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/** The block notes' mutants. */
+export const BLOCK_NOTE_MUTANTS: readonly BlockNoteMutant[] = [
+  {
+    name: "block_note_reused_before_repair",
+    module: "record/payload.ts",
+    bug: "freePayload reuses the block notes without completing the step a throw cut short: the next payload " +
+      "step of the thread, before its loop's repair, overwrites the note of the block in hand, which is lost",
+    patches: [{ find: "    if (this.note[BLOCK] !== -1) this.repairBlockNote();\n", replace: "" }],
+  },
+  {
+    name: "block_pop_keeps_published",
+    module: "record/payload.ts",
+    bug: "writeBlocks keeps the free list's `published` from this handle's last push: a block it freed last " +
+      "and takes again, cut short before its link, is taken by the repair for pushed, and is lost",
+    patches: [{
+      find: "      this.freeBlocks.published = QUEUE_EMPTY;\n      mem.write(",
+      replace: "      mem.write(",
+    }],
+  },
+];
