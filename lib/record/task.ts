@@ -472,6 +472,27 @@ export class TaskTable extends Payloads {
   }
 
   /**
+   * This thread, repairing a step cut short. Frees a record it allocated and never published: still marked
+   * cached by this thread, and in no cache (`allocate` hands it out so, and {@link TaskTable.releaseHandle}
+   * refuses such a record). Its payload goes with it: a fork cut short while its arguments were written
+   * holds blocks. A record back in this thread's cache already (a release of it that ran) is left.
+   *
+   * @param handle A handle from {@link TaskTable.allocate}.
+   * @returns `true` if this call freed it.
+   */
+  releaseUnpublished(handle: number): boolean {
+    const index = handle & this.indexMask;
+    if (!this.isCurrent(handle) || mem.read(this.words, this.at(index, RecordWords.state)) !== TaskState.CACHED) {
+      return false;
+    }
+    if (mem.read(this.words, this.at(index, RecordWords.worker)) !== this.owner || this.cache.includes(index)) {
+      return false;
+    }
+    this.release(index);
+    return true;
+  }
+
+  /**
    * This thread. Returns every record of the private cache to the shared free list (before sleeping).
    *
    * @returns How many records it returned.

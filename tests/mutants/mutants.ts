@@ -2683,13 +2683,15 @@ export const ELASTIC_LINCHECK_MUTANTS: readonly ElasticLincheckMutant[] = [
 ];
 
 /**
- * A bug of a live thread's notes of the overflow block in hand (lib/record/payload.ts `[BLOCK]`): a block
- * step cut short by a throw, not completed right before those notes are reused or completed wrongly;
- * caught by tests/record/payload_cut_test.ts in the mutation run (one block neither in a chain nor free).
+ * A bug of a live thread's overflow blocks after a step cut short by a throw (one block, or a chain, neither
+ * in a free list nor in a record that will be freed): the notes of the block in hand (lib/record/payload.ts
+ * `[BLOCK]`) not completed before they are reused, or completed wrongly; a fork cut short before it was
+ * QUEUED (still marked cached) not freed with its arguments' blocks by the pushing mark's repair
+ * (lib/worker/marks.ts). Caught by tests/record/payload_cut_test.ts and tests/worker/marks_test.ts.
  */
 export interface BlockNoteMutant {
   name: string;
-  module: "record/payload.ts";
+  module: "record/payload.ts" | "worker/marks.ts" | "record/task.ts";
   bug: string;
   patches: Patch[];
 }
@@ -2711,6 +2713,26 @@ export const BLOCK_NOTE_MUTANTS: readonly BlockNoteMutant[] = [
     patches: [{
       find: "      this.freeBlocks.published = QUEUE_EMPTY;\n      mem.write(",
       replace: "      mem.write(",
+    }],
+  },
+  {
+    name: "pushing_repair_leaves_cached_fork",
+    module: "worker/marks.ts",
+    bug: "the pushing mark's repair frees its fork only through releaseHandle, which refuses a record still " +
+      "marked cached: a fork cut short while its arguments were written keeps its record and blocks",
+    patches: [{
+      find: "    if (!this.table.releaseUnpublished(this.pushing)) this.table.releaseHandle(this.pushing);\n",
+      replace: "    this.table.releaseHandle(this.pushing);\n",
+    }],
+  },
+  {
+    name: "unpublished_released_from_cache",
+    module: "record/task.ts",
+    bug: "releaseUnpublished frees a record that is back in the thread's cache already (place() released it " +
+      "and was cut short before the mark's clear): the record is in the cache twice",
+    patches: [{
+      find: "this.owner || this.cache.includes(index)) {\n",
+      replace: "this.owner) {\n",
     }],
   },
 ];

@@ -127,7 +127,7 @@ export const GROUPS: readonly Group[] = [
   {
     name: "block_notes",
     mutants: pool(BLOCK_NOTE_MUTANTS),
-    checks: ["tests/record/payload_cut_test.ts"],
+    checks: ["tests/record/payload_cut_test.ts", "tests/worker/marks_test.ts"],
     fast: true,
   },
   { name: "backlog", mutants: pool(BACKLOG_MUTANTS), checks: ["tests/pool/backlog_test.ts"], fast: true },
