@@ -348,6 +348,7 @@ export class Payloads {
     const needed = Math.ceil((length - inline) / per);
     const headAt = this.at(index, RecordWords.payloadBlock);
     const note = this.note;
+    // (A block step cut short earlier was completed by writePayload's freePayload, before these notes' reuse.)
     note[BLOCK_RECORD] = index;
     for (let i = 0; i < needed; i++) {
       const block = this.freeBlocks.pop();
@@ -356,6 +357,9 @@ export class Payloads {
         return false;
       }
       note[BLOCK] = block; // (no call between the pop's return and this store)
+      // Whatever this handle pushed last may be this very block (freed by us, then round the list): a
+      // repair of a cut here must not take it for published by a push of ours.
+      this.freeBlocks.published = QUEUE_EMPTY;
       mem.write(this.blockWords, block * this.wordsPerBlock, mem.read(this.words, headAt));
       mem.write(this.words, headAt, block);
       note[BLOCK] = -1;
@@ -417,6 +421,11 @@ export class Payloads {
    * @param index The record index.
    */
   freePayload(index: number): void {
+    // A block step an earlier throw cut short is completed before its notes are reused (here, or by the
+    // writeBlocks that follows a free of a slab): else the block in hand would be in no chain, no list and
+    // no note, lost for good (as a stack overflow in a task's join, freeing a fork's result, then the
+    // task's error written into its record, would leave it).
+    if (this.note[BLOCK] !== -1) this.repairBlockNote();
     const blockAt = this.at(index, RecordWords.payloadBlock);
     let block = mem.read(this.words, blockAt);
     if (block <= SLAB_REF) {
@@ -442,6 +451,26 @@ export class Payloads {
       note[BLOCK] = -1;
       block = next;
     }
+  }
+
+  /**
+   * The owning thread. Completes the block step a throw cut short (`[BLOCK]` still set: see `writeBlocks`,
+   * `freePayload`): the block goes back to the free list, unless it is linked at its record's head (then it
+   * goes with the record) or the repair of the list's own cut push published it (`published` was reset
+   * after the block's pop and before its push). Cut short itself, it resumes next time: the note stays
+   * until the block is placed, and `published` is reset before the push that places it.
+   */
+  protected repairBlockNote(): void {
+    const note = this.note;
+    const block = note[BLOCK];
+    if (block === -1) return;
+    const freeBlocks = this.freeBlocks;
+    freeBlocks.repair();
+    if (block !== freeBlocks.published && !this.linkedAt(note[BLOCK_RECORD], block)) {
+      freeBlocks.published = QUEUE_EMPTY;
+      freeBlocks.pushPatiently(block);
+    }
+    note[BLOCK] = -1;
   }
 
   /** Whether `block` is the head of record `index`'s block chain (a noted block is linked at the head). */

@@ -404,11 +404,7 @@ export class TaskTable extends Payloads {
     this.freeBlocks.repair();
     // A block in hand (see `writeBlocks`, `freePayload`): back to the list unless it is linked or the
     // repair above published it (`published` was reset before that push).
-    const block = this.note[BLOCK];
-    this.note[BLOCK] = -1;
-    if (block >= 0 && block !== this.freeBlocks.published && !this.linkedAt(this.note[BLOCK_RECORD], block)) {
-      this.freeBlocks.pushPatiently(block);
-    }
+    this.repairBlockNote();
     let back = 0;
     if (this.note[RELEASING] !== -1) {
       this.repairReleasing();
@@ -469,6 +465,27 @@ export class TaskTable extends Payloads {
     const state = mem.read(this.words, this.at(index, RecordWords.state));
     if (!this.isCurrent(handle) || state === TaskState.FREE || state === TaskState.CACHED) {
       this.duplicateReleases++;
+      return false;
+    }
+    this.release(index);
+    return true;
+  }
+
+  /**
+   * This thread, repairing a step cut short. Frees a record it allocated and never published: still marked
+   * cached by this thread, and in no cache (`allocate` hands it out so, and {@link TaskTable.releaseHandle}
+   * refuses such a record). Its payload goes with it: a fork cut short while its arguments were written
+   * holds blocks. A record back in this thread's cache already (a release of it that ran) is left.
+   *
+   * @param handle A handle from {@link TaskTable.allocate}.
+   * @returns `true` if this call freed it.
+   */
+  releaseUnpublished(handle: number): boolean {
+    const index = handle & this.indexMask;
+    if (!this.isCurrent(handle) || mem.read(this.words, this.at(index, RecordWords.state)) !== TaskState.CACHED) {
+      return false;
+    }
+    if (mem.read(this.words, this.at(index, RecordWords.worker)) !== this.owner || this.cache.includes(index)) {
       return false;
     }
     this.release(index);

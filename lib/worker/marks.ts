@@ -438,7 +438,10 @@ export class Marks {
     // Outstanding from before its push (fork_join.ts place): never published, so never to be joined.
     this.forks.forget(this.pushing);
     this.forks.drop(this.pushing);
-    this.table.releaseHandle(this.pushing);
+    // Cut short before its QUEUED store (its arguments being written), it is still marked cached by us and
+    // in no cache, which releaseHandle refuses: freed as such, its blocks with it (else they stayed out of
+    // the free list until this thread's next repair of an allocation, or its death).
+    if (!this.table.releaseUnpublished(this.pushing)) this.table.releaseHandle(this.pushing);
     this.pushing = this.words[MarkWords.pushing] = -1;
   }
 

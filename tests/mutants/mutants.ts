@@ -2681,3 +2681,58 @@ export const ELASTIC_LINCHECK_MUTANTS: readonly ElasticLincheckMutant[] = [
     ],
   },
 ];
+
+/**
+ * A bug of a live thread's overflow blocks after a step cut short by a throw (one block, or a chain, neither
+ * in a free list nor in a record that will be freed): the notes of the block in hand (lib/record/payload.ts
+ * `[BLOCK]`) not completed before they are reused, or completed wrongly; a fork cut short before it was
+ * QUEUED (still marked cached) not freed with its arguments' blocks by the pushing mark's repair
+ * (lib/worker/marks.ts). Caught by tests/record/payload_cut_test.ts and tests/worker/marks_test.ts.
+ */
+export interface BlockNoteMutant {
+  name: string;
+  module: "record/payload.ts" | "worker/marks.ts" | "record/task.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/** The block notes' mutants. */
+export const BLOCK_NOTE_MUTANTS: readonly BlockNoteMutant[] = [
+  {
+    name: "block_note_reused_before_repair",
+    module: "record/payload.ts",
+    bug: "freePayload reuses the block notes without completing the step a throw cut short: the next payload " +
+      "step of the thread, before its loop's repair, overwrites the note of the block in hand, which is lost",
+    patches: [{ find: "    if (this.note[BLOCK] !== -1) this.repairBlockNote();\n", replace: "" }],
+  },
+  {
+    name: "block_pop_keeps_published",
+    module: "record/payload.ts",
+    bug: "writeBlocks keeps the free list's `published` from this handle's last push: a block it freed last " +
+      "and takes again, cut short before its link, is taken by the repair for pushed, and is lost",
+    patches: [{
+      find: "      this.freeBlocks.published = QUEUE_EMPTY;\n      mem.write(",
+      replace: "      mem.write(",
+    }],
+  },
+  {
+    name: "pushing_repair_leaves_cached_fork",
+    module: "worker/marks.ts",
+    bug: "the pushing mark's repair frees its fork only through releaseHandle, which refuses a record still " +
+      "marked cached: a fork cut short while its arguments were written keeps its record and blocks",
+    patches: [{
+      find: "    if (!this.table.releaseUnpublished(this.pushing)) this.table.releaseHandle(this.pushing);\n",
+      replace: "    this.table.releaseHandle(this.pushing);\n",
+    }],
+  },
+  {
+    name: "unpublished_released_from_cache",
+    module: "record/task.ts",
+    bug: "releaseUnpublished frees a record that is back in the thread's cache already (place() released it " +
+      "and was cut short before the mark's clear): the record is in the cache twice",
+    patches: [{
+      find: "this.owner || this.cache.includes(index)) {\n",
+      replace: "this.owner) {\n",
+    }],
+  },
+];

@@ -672,3 +672,37 @@ test("a finish cut short anywhere after DONE, once repaired, has its completion 
   }
   assert(cases > 0, "finishes cut short after DONE");
 });
+
+test(
+  "a fork cut short before it was QUEUED (still marked cached, its arguments in blocks): record and blocks come back",
+  () => {
+    const world = newWorld();
+    world.marks.checkPushing();
+    const fork = world.table.allocate(); // marked CACHED by worker 0 until place() publishes it
+    world.marks.setPushing(fork);
+    const index = world.table.indexOf(fork);
+    // A throw after the chain was written (or midway: its blocks are linked as they are taken).
+    assert(world.table.writePayload(index, new Uint8Array(64 + 2 * 124).fill(5)), "arguments in 2 blocks");
+    world.marks.checkPushing();
+    assertEquals(world.words[MarkWords.pushing], -1, "the mark cleared");
+    assertEquals(world.table.holdsBlocks(index), false, "the record's blocks freed");
+    assertEquals(new Injector(world.memory.records.freeBlocks).length, 4, "every block in the free list");
+    const state = stateOf(world, fork);
+    assert(
+      state === TaskState.FREE || (state === TaskState.CACHED && world.table.cachedHere === 1),
+      `the record free or in the worker's cache (state ${state}, cached here ${world.table.cachedHere})`,
+    );
+    // Released already (place()'s path for a full deque) and cut short before the mark's clear: left there.
+    const again = world.table.allocate();
+    world.marks.setPushing(again);
+    world.table.release(world.table.indexOf(again));
+    const cached = world.table.cachedHere;
+    world.marks.checkPushing();
+    assertEquals(
+      { cached: world.table.cachedHere, state: stateOf(world, again) },
+      { cached, state: TaskState.CACHED },
+      "a record released already (into the cache) is not released again",
+    );
+  },
+  30_000,
+);
