@@ -123,14 +123,19 @@ export function quicksortSequential(a: Int32Array, lo: number, hi: number): void
   }
 }
 
+/** The median of `a[lo]`, `a[mid]` and `a[hi - 1]`: both partitions' pivot. */
+function medianOfThree(a: Int32Array, lo: number, mid: number, hi: number): number {
+  const x = a[lo], y = a[mid], z = a[hi - 1];
+  return x < y ? (y < z ? y : x < z ? z : x) : (x < z ? x : y < z ? z : y);
+}
+
 /**
  * Splits `a[lo, hi)` (more than 3 long) around a median-of-three pivot: returns `p`, lo < p < hi, with
  * every element of `[lo, p)` ≤ every element of `[p, hi)`.
  */
 function partition(a: Int32Array, lo: number, hi: number): number {
   const mid = (lo + hi) >>> 1;
-  const x = a[lo], y = a[mid], z = a[hi - 1];
-  const pivot = x < y ? (y < z ? y : x < z ? z : x) : (x < z ? x : y < z ? z : y);
+  const pivot = medianOfThree(a, lo, mid, hi);
   let i = lo - 1;
   let j = hi;
   for (;;) {
@@ -211,8 +216,7 @@ const PARALLEL_SWAP_FROM = 1 << 18;
  */
 function partitionParallel(a: Int32Array, lo: number, hi: number, partitioned: number[]): number {
   const mid = (lo + hi) >>> 1;
-  const x = a[lo], y = a[mid], z = a[hi - 1];
-  const pivot = x < y ? (y < z ? y : x < z ? z : x) : (x < z ? x : y < z ? z : y);
+  const pivot = medianOfThree(a, lo, mid, hi);
   const [[q1, w1], [q2, w2]] = join(() => partitionAround(a, lo, mid, pivot), partitionAround, a, mid, hi, pivot);
   partitioned[w1] += mid - lo;
   partitioned[w2] += hi - mid;
