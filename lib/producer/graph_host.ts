@@ -51,4 +51,15 @@ export interface GraphHost {
    * publication: its cell is emptied and read from now on (lib/producer/progress_reader.ts `watch`).
    */
   watch(index: number): void;
+  /**
+   * With the pool's `metrics` option (undefined without): the submission clock, and the note of a node's
+   * submission time in its record, which its worker's wait time counts from (a dependant's wait includes
+   * its inputs' run: it waits from its graph's submission, as a task from its own).
+   */
+  readonly metrics: {
+    /** The submission clock (epoch ms, `PoolMetrics.submitClock`). */
+    now(): number;
+    /** Notes record `index`'s submission time, before its publication. */
+    submitted(index: number, at: number): void;
+  } | undefined;
 }

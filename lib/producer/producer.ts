@@ -209,6 +209,8 @@ export class Producer implements CompletionHooks {
   /** The pool's memory as this thread sees it. */
   private readonly memory: PoolMemory;
   private readonly metrics: PoolMetrics | undefined;
+  /** With the `metrics` option: where this producer notes its tasks' submission times. */
+  private readonly stamps: TaskStamps | undefined;
   private readonly port: OwnerPort;
   private readonly canceller: Canceller;
   private readonly submitter: Submitter;
@@ -276,6 +278,7 @@ export class Producer implements CompletionHooks {
           new Error(`worker ${worker} was terminated to force the abort of task '${task}' (force: true)`),
         ),
     );
+    this.stamps = this.metrics === undefined ? undefined : new TaskStamps(buffer, layout);
     this.submitter = new Submitter({
       table: this.table,
       levels: this.levels,
@@ -283,7 +286,7 @@ export class Producer implements CompletionHooks {
       ledger: this.ledger,
       shareBuffer: this.buffers.share,
       placement: new Directions(this.canceller, memory.status, port),
-      stamps: this.metrics === undefined ? undefined : new TaskStamps(buffer, layout),
+      stamps: this.stamps,
       // The completion reader reads the cells of the tasks placed with a handler (made just below).
       progress: { watch: (index) => this.reader.progress.watch(index) },
       producer: {
@@ -578,6 +581,9 @@ export class Producer implements CompletionHooks {
       arm: () => this.reader.arm(),
       abort: (worker, handle) => this.port.post(worker, { type: "abort", handle }),
       watch: (index) => this.reader.progress.watch(index),
+      metrics: this.metrics === undefined || this.stamps === undefined
+        ? undefined
+        : graphStamps(this.metrics, this.stamps),
       // With the pool's own crash errors too: a node whose worker died is a failed input like any other.
       decode: (bytes) =>
         decode(
@@ -861,4 +867,9 @@ class Directions implements Placement {
     // not retire while it counts one (protocol/slots.ts).
     this.port.post(worker, { type: "directed", handle, moved }, moved);
   }
+}
+
+/** A graph's submission times (GraphHost `metrics`): one clock read a graph, noted in every node's record. */
+function graphStamps(metrics: PoolMetrics, stamps: TaskStamps): NonNullable<GraphHost["metrics"]> {
+  return { now: () => metrics.submitClock(), submitted: (index, at) => stamps.submitted(index, at) };
 }

@@ -7,6 +7,7 @@ import { Histogram } from "../../lib/metrics.ts";
 import { Pool } from "../../lib/pool.ts";
 import type * as joinTasks from "../fixtures/join_tasks.ts";
 import type * as tasks from "../fixtures/stream_tasks.ts";
+import type * as graphTasks from "../fixtures/graph_tasks.ts";
 import { assert, assertEquals, assertRejects, assertThrows, test, within } from "../_test.ts";
 
 const moduleUrl = new URL("../fixtures/stream_tasks.ts", import.meta.url);
@@ -108,4 +109,27 @@ test("without metrics: stats() has none, metricsTable() is a TypeError; a bad me
   }
   const error = await within(assertRejects(Pool.create(moduleUrl, { metrics: "yes" as never })), 10_000, "create");
   assert(error instanceof TypeError && error.message.includes("'metrics' must be a boolean"), String(error));
+});
+
+test("metrics: a graph's nodes wait from the graph's submission, not from a stale or empty stamp of their records", async () => {
+  const graphUrl = new URL("../fixtures/graph_tasks.ts", import.meta.url);
+  // 64 records, each used first by a task of its own (so a record left unstamped holds an older time).
+  const pool = await Pool.create<typeof graphTasks>(graphUrl, { workers: 2, taskCapacity: 64, metrics: true });
+  try {
+    await within(Promise.all(Array.from({ length: 64 }, (_, i) => pool.run("square", i))), 30_000, "64 squares");
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the squares' stamps now 50 ms old or more
+    const before = pool.stats().metrics!.waitTime.count;
+    const start = performance.timeOrigin + performance.now();
+    const g = pool.graph();
+    let node = g.run("square", 1);
+    for (let i = 0; i < 19; i++) node = g.run("add", node, 1);
+    assertEquals(await within(g.submit(node), 30_000, "a chain of 20"), 20);
+    const elapsed = performance.timeOrigin + performance.now() - start;
+    const wait = pool.stats().metrics!.waitTime;
+    assertEquals(wait.count - before, 20, "every node's wait recorded");
+    // Every wait began at the graph's submission, after `start`: none is longer than the whole run.
+    assert(wait.max <= elapsed, `a node waited ${wait.max} ms in a graph that took ${elapsed} ms`);
+  } finally {
+    await within(pool.close(), 10_000, "close");
+  }
 });
