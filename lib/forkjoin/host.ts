@@ -69,11 +69,16 @@ export type TaskFunction = (...args: any[]) => unknown;
 /** What a worker provides to fork-join code running on it. */
 export interface ForkJoinHost {
   /**
-   * Forks `fn(...args)` onto this worker's deque; returns its handle, or -1 if it must run inline. A
-   * `lazy` fork (join's b, which its caller runs right after a) may also be declined when no thief could
-   * want it; a scope's spawns are never lazy (declined, they would run one after another).
+   * Forks `fn(...args)` onto this worker's deque; returns its handle, or -1 if it must run inline (no
+   * record, room or blocks to fork into).
    */
-  fork(fn: TaskFunction, args: unknown[], lazy?: boolean): number;
+  fork(fn: TaskFunction, args: unknown[]): number;
+  /**
+   * Whether join's b, which its caller runs right after a, may skip the deque: no thief could want it, and
+   * its arguments would reach it unchanged either way (a lazy join; a scope's spawns always fork, as kept
+   * inline they would run one after another). Throws a TypeError if `fn` is not a task function.
+   */
+  keepsInline(fn: TaskFunction, args: unknown[]): boolean;
   /**
    * Runs a forked function that {@link ForkJoinHost.fork} did not fork (-1), inline, as part of the task
    * that called join or spawn: not if that task was aborted (throws the reason, as a fork of it would not

@@ -162,13 +162,9 @@ export class ForkJoin implements ForkJoinHost {
     return this.signals.context();
   }
 
-  /**
-   * Pushes `fn(...args)` on our deque as a forked task; -1 if it must run inline (no record, room, blocks),
-   * or, for a `lazy` fork (join's b), if no thief needs it (see {@link ForkJoin.keepsInline}).
-   */
-  fork(fn: ForkFunction, args: unknown[], lazy = false): number {
+  /** Pushes `fn(...args)` on our deque as a forked task; -1 if it must run inline (no record, room, blocks). */
+  fork(fn: ForkFunction, args: unknown[]): number {
     const taskId = this.functions.taskId(fn); // (first: a b that is not a task is an error whoever would run it)
-    if (lazy && this.keepsInline(args)) return -1;
     this.guard.enter();
     try {
       return this.place(taskId, args);
@@ -205,8 +201,11 @@ export class ForkJoin implements ForkJoinHost {
    *   (stolen, or popped back at their joins) are published again.
    * Like Rayon's adaptive splitting, which splits a parallel iterator further only when a thief has taken
    * part of it. Reads two words, our deque's ends, plainly: it writes nothing, so no protocol step changes.
+   *
+   * @throws {TypeError} If `fn` is not a function of the task module (whoever would run it).
    */
-  private keepsInline(args: unknown[]): boolean {
+  keepsInline(fn: ForkFunction, args: unknown[]): boolean {
+    this.functions.taskId(fn); // (a b that is not a task is an error, kept inline or not)
     // The deque first: a join that must fork anyway (a shallow deque, a thief about) does not scan its
     // arguments twice, here and in encoding them.
     if (this.workers !== 1 && this.dequeDepth() < LAZY_DEQUE_DEPTH) return false;

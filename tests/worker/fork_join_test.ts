@@ -62,6 +62,11 @@ function unit(name: string, body: () => void | Promise<void>): void {
   test(name, body, 10_000);
 }
 
+/** A join's fork of b: kept inline (-1) if no thief could want it, else forked (lib/forkjoin/join.ts). */
+function lazyFork(host: World["host"], fn: Parameters<World["host"]["fork"]>[0], args: unknown[]): number {
+  return host.keepsInline(fn, args) ? -1 : host.fork(fn, args);
+}
+
 /** Worker 0's count of tasks executed. */
 function executed(world: World): number {
   return Atomics.load(world.status, StatusWords.executed);
@@ -71,17 +76,17 @@ unit("fork-join: in a pool of one, a lazy join keeps b inline with primitives, n
   const world = newWorld({ fns: [() => 1] });
   const sab = new SharedArrayBuffer(8);
   for (const args of [[], [1, "s", true, undefined, null, 2n], [sab], [new Int32Array(sab)]]) {
-    assertEquals(world.host.fork(fn(world, 0), args, true), -1, `inline: ${args.length} args`);
+    assertEquals(lazyFork(world.host, fn(world, 0), args), -1, `inline: ${args.length} args`);
   }
   assertEquals(depth(world), 0, "nothing pushed");
-  const objects = world.host.fork(fn(world, 0), [1, { a: 1 }], true);
+  const objects = lazyFork(world.host, fn(world, 0), [1, { a: 1 }]);
   assert(objects >= 0, "an object: forked (b gets a copy made at the fork)");
-  const buffer = world.host.fork(fn(world, 0), [new Uint8Array(2)], true);
+  const buffer = lazyFork(world.host, fn(world, 0), [new Uint8Array(2)]);
   assert(buffer >= 0, "an unshared buffer: forked");
   assertEquals(depth(world), 2, "both pushed");
   // A function or a symbol cannot be kept inline, nor encoded: the fork's encoding refuses it.
-  assert(thrown(() => world.host.fork(fn(world, 0), [() => 1], true)) instanceof TypeError, "a function");
-  assert(thrown(() => world.host.fork(fn(world, 0), [Symbol("s")], true)) instanceof TypeError, "a symbol");
+  assert(thrown(() => lazyFork(world.host, fn(world, 0), [() => 1])) instanceof TypeError, "a function");
+  assert(thrown(() => lazyFork(world.host, fn(world, 0), [Symbol("s")])) instanceof TypeError, "a symbol");
 });
 
 unit(
@@ -90,10 +95,10 @@ unit(
     const world = newWorld({ fns: [() => 1], workers: 2 });
     const host = world.host;
     assert(host.fork(fn(world, 0), [1]) >= 0, "not lazy: pushed");
-    assert(host.fork(fn(world, 0), [2], true) >= 0, "lazy, one task on the deque: pushed (a thief may want it)");
+    assert(lazyFork(host, fn(world, 0), [2]) >= 0, "lazy, one task on the deque: pushed (a thief may want it)");
     assertEquals(depth(world), 2, "two on the deque");
-    assertEquals(host.fork(fn(world, 0), [3], true), -1, "lazy, two older tasks on the deque: inline");
-    assert(host.fork(fn(world, 0), [{ x: 3 }], true) >= 0, "but not with an object");
+    assertEquals(lazyFork(host, fn(world, 0), [3]), -1, "lazy, two older tasks on the deque: inline");
+    assert(lazyFork(host, fn(world, 0), [{ x: 3 }]) >= 0, "but not with an object");
     assertEquals(depth(world), 3, "three on the deque");
     const one = newWorld({ fns: [() => 1] });
     assert(one.host.fork(fn(one, 0), [1]) >= 0, "a pool of one: not lazy, pushed");
@@ -414,7 +419,7 @@ unit("fork-join: a lazy join reads its deque's depth as bottom less top: stolen 
   world.host.fork(fn(world, 0), [{}]);
   const stealer = world.memory.stealers[0];
   assert(stealer.steal() >= 0 && stealer.steal() >= 0, "both stolen: the deque is empty, its ends at 2");
-  assert(world.host.fork(fn(world, 0), [1], true) >= 0, "lazy, empty deque: pushed (a thief may want it)");
+  assert(lazyFork(world.host, fn(world, 0), [1]) >= 0, "lazy, empty deque: pushed (a thief may want it)");
 });
 
 unit("fork-join: a fork first repairs a placing mark left by a fork cut short (its record freed)", () => {
