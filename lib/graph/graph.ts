@@ -145,7 +145,8 @@ function samePrimitives(args: readonly unknown[], previous: readonly unknown[] |
  */
 interface BuiltNode extends PlacedNode {
   readonly node: GraphNode<unknown>;
-  readonly args: unknown[];
+  /** Its arguments as given (the inputs' places emptied); none once placed. */
+  args: unknown[];
   readonly inputs: { node: number; position: number }[];
   /** How many nodes take it as an input. */
   dependants: number;
@@ -158,8 +159,39 @@ interface BuiltNode extends PlacedNode {
   entry: Entry | undefined;
 }
 
-/** The constants of a node not yet encoded. */
+/** The constants of a node not yet encoded, or placed. */
 const NOT_ENCODED = new Uint8Array(0);
+/** The arguments of a node placed (its constants are in its record). */
+const NO_ARGS: unknown[] = [];
+
+/**
+ * The encoded constants of a graph's nodes, in a few large buffers instead of an array a node: each node's
+ * bytes are a view into the current buffer, and a full buffer is left to the views into it as the next,
+ * twice as large (up to {@link ConstantBytes.MAX_CHUNK}), is made. An array of its own a node is a
+ * separate allocation of its backing store outside the heap for any but the smallest (a few hundred bytes
+ * of constants, as the wavefront's two strings of 256 characters, cost this thread more there than
+ * encoding them, and the external memory they add makes the runtime collect sooner).
+ */
+class ConstantBytes {
+  static readonly FIRST_CHUNK = 1024;
+  static readonly MAX_CHUNK = 1 << 20;
+  #buffer = NOT_ENCODED;
+  #used = 0;
+
+  /** Copies an encoding in; returns the view of it (valid while the graph is being placed). */
+  add(encoded: { readonly length: number; copyTo(target: Uint8Array, offset: number): void }): Uint8Array {
+    const n = encoded.length;
+    if (this.#used + n > this.#buffer.length) {
+      const next = Math.min(ConstantBytes.MAX_CHUNK, Math.max(ConstantBytes.FIRST_CHUNK, 2 * this.#buffer.length));
+      this.#buffer = new Uint8Array(Math.max(n, next));
+      this.#used = 0;
+    }
+    const from = this.#used;
+    encoded.copyTo(this.#buffer, from);
+    this.#used = from + n;
+    return this.#buffer.subarray(from, from + n);
+  }
+}
 
 /**
  * A task graph being built, then submitted once. Made by `pool.graph()` (or a producer's).
@@ -373,7 +405,8 @@ export class TaskGraph<M extends object = Record<string, (...args: never[]) => u
     let lastTask: string | undefined = undefined;
     let lastTaskId: number | undefined = undefined;
     let lastArgs: unknown[] | undefined = undefined;
-    let bytes: Uint8Array = new Uint8Array(0);
+    let bytes: Uint8Array = NOT_ENCODED;
+    const constants = new ConstantBytes();
     for (const built of nodes) {
       const task = built.node.task;
       const taskId: number | undefined = task === lastTask ? lastTaskId : host.taskId(task);
@@ -382,7 +415,7 @@ export class TaskGraph<M extends object = Record<string, (...args: never[]) => u
       lastTaskId = taskId;
       if (!samePrimitives(built.args, lastArgs)) {
         try {
-          bytes = host.encode(built.args);
+          bytes = constants.add(host.encode(built.args));
         } catch (error) {
           return refuseOpened(error);
         }
@@ -421,6 +454,12 @@ export class TaskGraph<M extends object = Record<string, (...args: never[]) => u
     const refused = host.open() ? placeGraph(host, nodes) : host.closedError(nodes[0].node.task);
     // Nothing was placed: the entries opened above settle with the refusal (no record to free).
     if (refused !== undefined) return refuseOpened(refused);
+    // Placed: the constants are in the records now. Not kept while the graph runs (the nodes are, for its
+    // promises and its cancellation): less for this thread's young-generation collections to copy.
+    for (const built of nodes) {
+      built.args = NO_ARGS;
+      built.bytes = NOT_ENCODED;
+    }
     if (!cancellable) return;
     // The graph's cancellation: its signal, its timeout (counted from now).
     const cancel = (reason: unknown, timedOut: boolean) => {

@@ -38,8 +38,11 @@ export interface GraphHost {
   closedError(task: string): Error;
   /** A task's id, or undefined. */
   taskId(task: string): number | undefined;
-  /** Encodes a node's constant arguments into bytes of their own (getters run: user code). */
-  encode(args: unknown[]): Uint8Array;
+  /**
+   * Encodes a node's constant arguments (getters run: user code); the encoding is good until the next call,
+   * which is when the graph copies it out.
+   */
+  encode(args: unknown[]): { readonly length: number; copyTo(target: Uint8Array, offset: number): void };
   /** After a submission: the completion reader waits for completions. */
   arm(): void;
   /** Tells `worker` that the node `handle` it runs was aborted (its signal fires). */

@@ -577,7 +577,7 @@ export class Producer implements CompletionHooks {
       open: () => this.admission.open(),
       closedError: (task) => this.closedError(task),
       taskId: (task) => this.taskId(task),
-      encode: (args) => this.submitter.encode(args, GRAPH_MOVE_REFUSAL).snapshot(),
+      encode: (args) => this.submitter.encode(args, GRAPH_MOVE_REFUSAL),
       arm: () => this.reader.arm(),
       abort: (worker, handle) => this.port.post(worker, { type: "abort", handle }),
       watch: (index) => this.reader.progress.watch(index),
