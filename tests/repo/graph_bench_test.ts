@@ -24,7 +24,11 @@ function runBench(script: string, args: string[]): Promise<string> {
 }
 
 const SHAPES: [string, string[], RegExp[]][] = [
-  ["bench/graph/chain.ts", ["--quick", "--rounds", "1", "--nodes", "200"], [/\| graph \|/, /\| await filch \|/]],
+  ["bench/graph/chain.ts", ["--quick", "--rounds", "1", "--nodes", "200"], [
+    /\| graph \|/,
+    /\| graph, 2 chains \|/,
+    /\| await filch \|/,
+  ]],
   ["bench/graph/pipeline.ts", ["--quick", "--rounds", "1", "--files", "12"], [/\| graph \|/, /\| await \|/]],
   ["bench/graph/wavefront.ts", ["--quick", "--rounds", "1", "--length", "300", "--tile", "64"], [
     /\| graph \|/,
