@@ -32,7 +32,7 @@
 import process from "node:process";
 import type { GraphNode } from "../../lib/graph/graph.ts";
 import { format, summarize, type Summary } from "../_stats.ts";
-import { type Contender, type Ratio, ratio, ratioText, rounds } from "./_rounds.ts";
+import { checkOwnerCpu, type Contender, type Ratio, ratio, ratioText, rounds } from "./_rounds.ts";
 import { closePools, finish, type GraphPool, openPool, printTable, settings } from "./_cli.ts";
 import { Worker } from "node:worker_threads";
 import { type Edges, tile } from "./tasks.ts";
@@ -141,6 +141,8 @@ function tiles<T>(
  * ```
  */
 export async function benchWavefront(s: WavefrontSettings): Promise<WavefrontReport> {
+  // Before any pool or thread starts: the check compares the main thread's CPU with the process's.
+  checkOwnerCpu();
   const a = randomText(s.length, 0x9e3779b9);
   const b = randomText(s.length, 0x85ebca6b);
   const last = (e: Edges) => e.bottom[e.bottom.length - 1];
