@@ -503,6 +503,24 @@ export class TaskTable extends Payloads {
   }
 
   /**
+   * This thread, a producer repairing a submission cut short before it was published (a stack overflow
+   * in `run`): gives back every record marked cached by this thread (its cache's, and one it allocated and
+   * never published: in no cache, which {@link TaskTable.releaseHandle} refuses) with its payload, and the
+   * slabs it holds that no record names, then completes what {@link TaskTable.repairCut} completes. Only
+   * this thread's own marks: a producer in another thread marks its records and slabs with its own id
+   * (protocol/producers.ts `producerThreadId`), so the owner's cache, and a record the owner is placing
+   * meanwhile, are left alone (marked -1, they were once taken here by a producer's repair: a record then
+   * both in the free list and in the owner's cache, handed out twice).
+   *
+   * @returns How many records came back.
+   */
+  reclaimOwn(): number {
+    const back = this.flushCache() + this.reclaimCachedBy(this.owner);
+    this.reclaimSlabsOf(this.owner);
+    return back + this.repairCut();
+  }
+
+  /**
    * This thread. Returns every record of the private cache to the shared free list (before sleeping).
    *
    * @returns How many records it returned.

@@ -484,9 +484,9 @@ unit("fork-join: b popped back whose arguments cannot be decoded throws, frees i
 });
 
 unit(
-  "fork-join: a fork cut short at any call or shared access of its placement strands no record, block or slab",
+  "fork-join: a fork cut short at any call or shared access of its placement strands no record or block",
   () => {
-    // Each argument list in turn: inline, in overflow blocks, in a slab (deferred: the world's deferFrom).
+    // Each argument list in turn: inline, in overflow blocks, a deferred run (the world's deferFrom) in blocks.
     for (const args of [[{ x: 1 }], ["x".repeat(300)], [new Uint8Array(4096)]]) {
       for (let n = 0;; n++) {
         const world = newWorld({ fns: [() => 1], workers: 2, deferFrom: 1024 });
