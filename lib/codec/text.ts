@@ -21,8 +21,14 @@
  * unit took one byte (ASCII: the same bytes as Latin-1). Every runtime with a `Buffer` reads with
  * `latin1Slice`; anything else (a browser) gets `undefined` and the codec's own loop.
  *
+ * Node's regular expression is the one call here that may throw (a stack overflow as it compiles, a
+ * SyntaxError on V8): {@link writeOneByte} answers false then, so that the overflow, if the stack is still
+ * too deep, surfaces from the caller's own loop as the RangeError it is, and no SyntaxError reaches a
+ * fork's caller. (No other call answers "any code unit above 0xff?" in constant time on Node.)
+ *
  * Invariants: {@link writeOneByte} either writes exactly `s.length` bytes, each a code unit of `s`, and
- * returns true, or returns false (whatever it wrote is then garbage the caller overwrites);
+ * returns true, or returns false (whatever it wrote is then garbage the caller overwrites); it throws only
+ * what `encodeInto` or `latin1Write` may throw (a RangeError at the stack's limit);
  * {@link readOneByte} returns the string whose code units are the bytes, or undefined.
  */
 
@@ -64,7 +70,18 @@ const encoder = new TextEncoder();
 export function writeOneByte(s: string, out: Uint8Array, at: number): boolean {
   const n = s.length;
   if (isNode && latin1 !== undefined) {
-    if (WIDE.test(s)) return false;
+    let wide: boolean;
+    try {
+      wide = WIDE.test(s);
+    } catch {
+      // A stack overflow: V8 compiles the expression on its first runs, again when it tiers up, and again
+      // once its GC flushed the code, and a compile at the stack's limit throws a SyntaxError ("Invalid
+      // regular expression: ...: Stack overflow"), not a RangeError (tests/codec/text_stack_test.ts).
+      // No compile up front can rule that out; the caller's own loop writes the string instead, and an
+      // overflow there is the RangeError it is. The expression is left as it was: the next test compiles it.
+      return false;
+    }
+    if (wide) return false;
     return latin1.latin1Write.call(out, s, at, n) === n;
   }
   // UTF-8 equals Latin-1 where every code unit took one byte: ASCII.

@@ -299,11 +299,10 @@ export class Admission {
         if (this.ledger.placed[index] === entry) this.ledger.placed[index] = undefined;
         table.releaseHandle(entry.handle);
       }
-      // A record allocated and not yet named by the entry: marked cached by us, in no cache.
-      table.flushCache();
-      table.reclaimCachedBy(-1);
-      table.reclaimSlabsOf(-1);
-      table.repairCut();
+      // A record allocated and not yet published (named by the entry or not): marked cached by this
+      // thread, in no cache; a slab taken and not yet named. This thread's marks only (-1 is the owner's:
+      // a producer in another thread has an id of its own).
+      table.reclaimOwn();
       this.ledger.settle(
         entry,
         Settled.ERROR,

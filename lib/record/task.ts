@@ -227,9 +227,16 @@ export class TaskTable extends Payloads {
   /**
    * Any thread. Takes a free record and bumps its generation.
    *
-   * @returns The new handle, or {@link NO_RECORD} if every record is in use.
+   * @param into Where to note the new handle, if given: `into[at]` is set to it as `allocate`'s last
+   *   shared store, with no call after it, so that a caller's mark of the record it holds (a fork's
+   *   `pushing` mark, Marks.allocatePushing) leaves no call between the allocation and the mark where a
+   *   throw (a stack overflow) would leave the record marked cached by this thread, in no cache and no
+   *   mark: held by nobody, and counted free by every census. A cut before that store leaves `busy` set,
+   *   and {@link TaskTable.repairCut} reclaims the record.
+   * @param at The word of `into`.
+   * @returns The new handle, or {@link NO_RECORD} if every record is in use (`into` untouched).
    */
-  allocate(): number {
+  allocate(into?: Int32Array, at = 0): number {
     // Noted until the record is handed over: cut short between (a stack overflow at a call), a record
     // taken from the cache would be marked ours and held by nobody (see repairCut).
     this.busy = true;
@@ -263,8 +270,11 @@ export class TaskTable extends Payloads {
     mem.write(this.words, this.at(index, RecordWords.flags), 0);
     mem.write(this.words, this.at(index, RecordWords.root), -1);
     mem.write(this.words, this.at(index, RecordWords.level), Level.normal);
+    const handle = ((generation << this.indexBits) | index) >>> 0;
+    // A plain element store (a facade call could be where the thread is cut short), then no call.
+    if (into !== undefined) into[at] = handle;
     this.busy = false;
-    return ((generation << this.indexBits) | index) >>> 0;
+    return handle;
   }
 
   /**
@@ -490,6 +500,24 @@ export class TaskTable extends Payloads {
     }
     this.release(index);
     return true;
+  }
+
+  /**
+   * This thread, a producer repairing a submission cut short before it was published (a stack overflow
+   * in `run`): gives back every record marked cached by this thread (its cache's, and one it allocated and
+   * never published: in no cache, which {@link TaskTable.releaseHandle} refuses) with its payload, and the
+   * slabs it holds that no record names, then completes what {@link TaskTable.repairCut} completes. Only
+   * this thread's own marks: a producer in another thread marks its records and slabs with its own id
+   * (protocol/producers.ts `producerThreadId`), so the owner's cache, and a record the owner is placing
+   * meanwhile, are left alone (marked -1, they were once taken here by a producer's repair: a record then
+   * both in the free list and in the owner's cache, handed out twice).
+   *
+   * @returns How many records came back.
+   */
+  reclaimOwn(): number {
+    const back = this.flushCache() + this.reclaimCachedBy(this.owner);
+    this.reclaimSlabsOf(this.owner);
+    return back + this.repairCut();
   }
 
   /**

@@ -239,10 +239,10 @@ export class ForkJoin implements ForkJoinHost {
     this.encoder.encodeArgs(args); // a move() in them is refused (the encoder's mode, see Runner.finish)
     // (Checked after the arguments' getters ran: they are user code, which may have forked.)
     marks.checkPushing();
-    const handle = table.allocate();
-    if (handle === NO_RECORD) return -1;
     // Ours alone until the deque push publishes it: if a step is cut short before, the repair frees it.
-    marks.setPushing(handle);
+    // Allocated into the pushing mark, with no call between (see Marks.allocatePushing).
+    const handle = marks.allocatePushing();
+    if (handle === NO_RECORD) return -1;
     const index = table.indexOf(handle);
     if (!table.writeEncoded(index, this.encoder)) {
       table.release(index);

@@ -54,7 +54,7 @@ import { setLatch } from "../protocol/latch.ts";
 import { MarkWords } from "../protocol/layout.ts";
 import { type ProducerChannel, slotOf, wakeProducer, wakeRecordWaiters } from "../protocol/producers.ts";
 import type { Sleep } from "../protocol/sleep.ts";
-import { Origin, TaskState, type TaskTable } from "../record/task.ts";
+import { NO_RECORD, Origin, TaskState, type TaskTable } from "../record/task.ts";
 import type { Forks } from "./forks.ts";
 import type { Runs } from "./runs.ts";
 
@@ -180,7 +180,21 @@ export class Marks {
     if (this.pushing !== -1) this.repairPushing();
   }
 
-  /** This thread. Fork `handle` is ours alone until the deque push publishes it. */
+  /**
+   * This thread. Allocates the record of a fork to place straight into the pushing mark, or returns
+   * NO_RECORD: `allocate` writes the shared mark as its last store (TaskTable.allocate's `into`), and the
+   * private copy follows with no call between, as {@link Marks.popHeld} does for the held mark. A mark set
+   * by a call after `allocate` returned left that call as a point where a thread cut short (a stack
+   * overflow at it) had the record marked cached by itself, in no cache and no mark: held by nobody, and
+   * free to every census (tests/worker/fork_join_test.ts, "a fork cut short at any call ...").
+   */
+  allocatePushing(): number {
+    const handle = this.table.allocate(this.words, MarkWords.pushing);
+    if (handle !== NO_RECORD) this.pushing = handle;
+    return handle;
+  }
+
+  /** This thread. Fork `handle` is ours alone until the deque push publishes it (tests: see allocatePushing). */
   setPushing(handle: number): void {
     this.pushing = this.words[MarkWords.pushing] = handle;
   }

@@ -2736,3 +2736,43 @@ export const BLOCK_NOTE_MUTANTS: readonly BlockNoteMutant[] = [
     }],
   },
 ];
+
+/**
+ * A bug of a step cut short by a throw at a call that is no shared access (a stack overflow in a task that
+ * recursed deep and then forked, or in a `run` called at the edge of the stack): a record taken and held
+ * by nobody between two calls, or a repair that frees another thread's. Caught by
+ * tests/worker/fork_join_test.ts and tests/producer/admission_test.ts, which cut at every call of the
+ * step's parts too (tests/protocol/_cut_at.ts `cutRun`'s `calls`).
+ */
+export interface StackCutMutant {
+  name: string;
+  module: "worker/fork_join.ts" | "producer/admission.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/** The stack-cut mutants (group stack_cut). */
+export const STACK_CUT_MUTANTS: readonly StackCutMutant[] = [
+  {
+    name: "fork_marked_after_allocate",
+    module: "worker/fork_join.ts",
+    bug: "place() allocates the fork's record, then sets the pushing mark by a call: a throw at that call " +
+      "leaves the record marked cached by the worker, in no cache and no mark, held by nobody",
+    patches: [{
+      find: "    const handle = marks.allocatePushing();\n    if (handle === NO_RECORD) return -1;\n",
+      replace: "    const handle = table.allocate(); // BUG: marked by a call after\n" +
+        "    if (handle === NO_RECORD) return -1;\n    marks.setPushing(handle);\n",
+    }],
+  },
+  {
+    name: "submission_repair_reclaims_owners",
+    module: "producer/admission.ts",
+    bug: "a cut submission's repair reclaims the records and slabs marked -1 (the owner's) whatever thread it " +
+      "runs in: a producer in another thread strands its own record and frees the owner's cached ones",
+    patches: [{
+      find: "      table.reclaimOwn();\n",
+      replace: "      table.flushCache(); // BUG: -1, the owner's, not this thread's\n" +
+        "      table.reclaimCachedBy(-1);\n      table.reclaimSlabsOf(-1);\n      table.repairCut();\n",
+    }],
+  },
+];

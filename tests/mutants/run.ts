@@ -67,6 +67,7 @@ import {
   SETUP_MUTANTS,
   SLEEP_MUTANTS,
   SORT_MUTANTS,
+  STACK_CUT_MUTANTS,
   TEXT_MUTANTS,
 } from "./mutants.ts";
 
@@ -128,6 +129,12 @@ export const GROUPS: readonly Group[] = [
     name: "block_notes",
     mutants: pool(BLOCK_NOTE_MUTANTS),
     checks: ["tests/record/payload_cut_test.ts", "tests/worker/marks_test.ts"],
+    fast: true,
+  },
+  {
+    name: "stack_cut",
+    mutants: pool(STACK_CUT_MUTANTS),
+    checks: ["tests/worker/fork_join_test.ts", "tests/producer/admission_test.ts"],
     fast: true,
   },
   { name: "backlog", mutants: pool(BACKLOG_MUTANTS), checks: ["tests/pool/backlog_test.ts"], fast: true },

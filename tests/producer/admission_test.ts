@@ -23,9 +23,11 @@ import { Room } from "../../lib/producer/room.ts";
 import { Submitter } from "../../lib/producer/submission.ts";
 import { Injector } from "../../lib/protocol/injector.ts";
 import { ControlWords, SleepWords } from "../../lib/protocol/layout.ts";
+import { originOf, producerThreadId, ProducerWords } from "../../lib/protocol/producers.ts";
 import { Level } from "../../lib/protocol/levels.ts";
 import { PoolMemory } from "../../lib/protocol/memory.ts";
 import { AWAKE, SLEEPING } from "../../lib/protocol/sleep.ts";
+import { recordCensus } from "../../lib/record/census.ts";
 import { TaskFlags, TaskState, TaskTable } from "../../lib/record/task.ts";
 import { cutAt, cutRun } from "../protocol/_cut_at.ts";
 import { assert, assertEquals, test } from "../_test.ts";
@@ -53,13 +55,17 @@ type Outcome = { value: unknown } | { error: unknown } | "pending";
 /** A pool of one worker (none runs) with `taskCapacity` records and `maxQueue`, its owner's producer's parts. */
 function world(
   options: { taskCapacity?: number; maxQueue?: number; payloadMemory?: number } = {},
-  setup: { metrics?: PoolMetrics; state?: () => PoolStateName; names?: boolean } = {},
+  setup: { metrics?: PoolMetrics; state?: () => PoolStateName; names?: boolean; slot?: number; arena?: boolean } = {},
 ) {
   const resolved = resolveOptions({ workers: 1, producers: 2, taskCapacity: options.taskCapacity ?? 8, ...options });
   const shape = resolved.shape;
-  const memory = PoolMemory.create(shape);
+  // With an arena: payloads of SLAB_FROM bytes or more go in slabs (as lib/assemble.ts makes it).
+  const arena = setup.arena ? new SharedArrayBuffer(0, { maxByteLength: resolved.payloadMemory }) : undefined;
+  const memory = PoolMemory.create(shape, arena);
   TaskTable.init(memory);
-  const table = new TaskTable(memory);
+  // The owner's producer (slot 0), or a producer in another thread (its own slot, notes and records' mark).
+  const slot = setup.slot ?? 0;
+  const table = new TaskTable(memory, { slot });
   const levels = memory.levels();
   const reported: { error: unknown; task: string }[] = [];
   const bounded = resolved.maxPending !== Infinity;
@@ -82,7 +88,7 @@ function world(
     backlogLength: (): number => submitter!.backlogLength,
   };
   made.push({ ledger, stop: () => reader.stop() });
-  const channel = memory.channels[0];
+  const channel = memory.channels[slot];
   const buffers = new BufferRegistry(memory.control, ControlWords.nextBufferId, () => {});
   const reader: CompletionReader = new CompletionReader({
     memory,
@@ -103,6 +109,12 @@ function world(
     sleep: memory.sleep,
     ledger,
     shareBuffer: buffers.share,
+    producer: slot === 0 ? undefined : {
+      origin: originOf(slot),
+      moves: "transfer",
+      share: () => Infinity,
+      placing: { words: memory.slotLine(slot), at: ProducerWords.placing },
+    },
     placement: {
       placed: (entry) => canceller.placed(entry),
       pickWorker: () => 0,
@@ -582,6 +594,53 @@ worldTest(
         assertEquals(free.size + used, w.capacity, `cut at ${n}: every record in use or free`);
         if (!named) assertEquals(w.table.duplicateReleases, 0, `cut at ${n}: no release of a record never named`);
         if (!cut) break;
+      }
+    }
+  },
+);
+
+worldTest(
+  "admission: a submission cut at any call or shared access (the owner's producer, or one in another thread): the repair frees its own record, blocks and slab, never another thread's",
+  () => {
+    for (const slot of [0, 1]) {
+      // Inline, in overflow blocks, in a slab (40,000 bytes: past SLAB_FROM on every runtime).
+      for (const args of [[1, 2], [new Uint8Array(300)], [new Uint8Array(40_000)]]) {
+        for (let n = 0;; n++) {
+          const w = world({ taskCapacity: 64, payloadMemory: 1 << 20 }, { slot, arena: true });
+          const id = slot === 0 ? -1 : producerThreadId(w.memory.layout, slot);
+          // The owner's table (the producer's own for slot 0; else the owner's thread, meanwhile) with a
+          // record in its private cache (marked cached by -1), as in a running pool.
+          const owner = slot === 0 ? w.table : new TaskTable(w.memory);
+          owner.release(owner.indexOf(owner.allocate()));
+          // (A cut at the encoder's call is caught as an encoding error: the submission refused, not cut.)
+          const reached = cutRun(
+            n,
+            () => void w.admission.submit("add", args, () => {}, () => {}),
+            [w.table, w.table.fields, w.submitter, w.ledger],
+          ).accesses > n;
+          w.admission.repairIfCut();
+          const census = recordCensus(owner);
+          const used = held(w).used;
+          const at = `slot ${slot}, ${args.length === 2 ? "inline" : (args[0] as Uint8Array).length}, cut at ${n}`;
+          assertEquals(
+            census.cached["-1"] ?? 0,
+            owner.cachedHere,
+            `${at}: the records marked the owner's are those in its cache`,
+          );
+          if (slot !== 0) {
+            assertEquals(owner.cachedHere, 1, `${at}: the owner's cache untouched`);
+            assertEquals(census.cached[String(id)], undefined, `${at}: no record left marked the producer's`);
+          }
+          assertEquals(census.free + owner.cachedHere + used, census.capacity, `${at}: every record free or in use`);
+          if (used === 0) {
+            assertEquals(census.slabs.free, census.slabs.made, `${at}: no slab held`);
+            assertEquals(census.blocks.free, census.blocks.total, `${at}: no block held`);
+          }
+          if (!reached) {
+            assert(n > 20 && used === 1, `${at}: submitted whole after ${n} cut points`);
+            break;
+          }
+        }
       }
     }
   },

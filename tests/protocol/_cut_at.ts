@@ -26,12 +26,17 @@ export interface CutRun<T> {
 }
 
 /**
- * Runs `op` with a binding that throws {@link Cut} before its `n`-th shared access (from 0).
+ * Runs `op` with a binding that throws {@link Cut} before its `n`-th shared access (from 0). Given
+ * `calls`, the calls of those objects' methods (their classes', own or inherited: `TaskTable`'s,
+ * `Marks`'s) count too, and a cut at one throws before the method runs, as a stack overflow at that call
+ * does: the points between two accesses where a step holds something in no mark (a record just allocated,
+ * before the call that marks it) are then cut at as well.
  *
- * @param n The access to cut at.
+ * @param n The access (or call) to cut at.
  * @param op The operation (a thread's step, or a repair).
- * @returns Whether it was cut, its value if not, and its accesses (the cut-short tests stop at the first
- *   `n` past the last access).
+ * @param calls Objects whose method calls count as cut points too.
+ * @returns Whether it was cut, its value if not, and its accesses and calls (the cut-short tests stop at
+ *   the first `n` past the last).
  *
  * @example Usage
  * ```ts ignore
@@ -42,7 +47,7 @@ export interface CutRun<T> {
  * }
  * ```
  */
-export function cutRun<T>(n: number, op: () => T): CutRun<T> {
+export function cutRun<T>(n: number, op: () => T, calls: readonly object[] = []): CutRun<T> {
   let count = 0;
   const binding = {} as Record<string, unknown>;
   for (const key of Object.keys(atomicsBinding) as (keyof SharedMemory)[]) {
@@ -52,6 +57,22 @@ export function cutRun<T>(n: number, op: () => T): CutRun<T> {
       return real(...args);
     };
   }
+  // Each method shadowed by an own property of the object that counts and then calls the class's.
+  const shadowed: [Record<string, unknown>, string][] = [];
+  for (const target of calls as Record<string, unknown>[]) {
+    for (let proto = Object.getPrototypeOf(target); proto !== null && proto !== Object.prototype;) {
+      for (const key of Object.getOwnPropertyNames(proto)) {
+        const real = Object.getOwnPropertyDescriptor(proto, key)?.value;
+        if (key === "constructor" || typeof real !== "function" || Object.hasOwn(target, key)) continue;
+        target[key] = function (this: unknown, ...args: unknown[]) {
+          if (count++ === n) throw new Cut(`cut at call ${n} (${key})`);
+          return real.apply(this, args);
+        };
+        shadowed.push([target, key]);
+      }
+      proto = Object.getPrototypeOf(proto);
+    }
+  }
   const restore = installSharedMemory(binding as unknown as SharedMemory);
   try {
     return { cut: false, value: op(), accesses: count };
@@ -60,6 +81,7 @@ export function cutRun<T>(n: number, op: () => T): CutRun<T> {
     return { cut: true, accesses: count };
   } finally {
     restore();
+    for (const [target, key] of shadowed) delete target[key];
   }
 }
 

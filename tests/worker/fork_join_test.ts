@@ -14,10 +14,12 @@ import { move } from "../../lib/codec/move.ts";
 import { ControlWords, DequeWords, MarkWords, SleepWords, StatusWords } from "../../lib/protocol/layout.ts";
 import { Level } from "../../lib/protocol/levels.ts";
 import { latchIsSet, UNSET } from "../../lib/protocol/latch.ts";
+import { idleAccountingErrors, recordCensus } from "../../lib/record/census.ts";
 import { Origin, TaskFlags, TaskState } from "../../lib/record/task.ts";
 import { BUILTINS } from "../../lib/worker/chunk.ts";
 import type { TaskFunction } from "../../lib/worker/functions.ts";
 import { assert, assertEquals, test } from "../_test.ts";
+import { cutRun } from "../protocol/_cut_at.ts";
 import { newWorld, outcomeOf, stateOf, submit, type World } from "./_world.ts";
 
 /** The world's task function `id`, as fork takes it. */
@@ -480,3 +482,31 @@ unit("fork-join: b popped back whose arguments cannot be decoded throws, frees i
   assertEquals(world.markWords[MarkWords.consuming], -1, "no consuming mark left");
   assertEquals(world.marks.cutShort(), false, "nothing left to repair");
 });
+
+unit(
+  "fork-join: a fork cut short at any call or shared access of its placement strands no record or block",
+  () => {
+    // Each argument list in turn: inline, in overflow blocks, a deferred run (the world's deferFrom) in blocks.
+    for (const args of [[{ x: 1 }], ["x".repeat(300)], [new Uint8Array(4096)]]) {
+      for (let n = 0;; n++) {
+        const world = newWorld({ fns: [() => 1], workers: 2, deferFrom: 1024 });
+        const table = world.table;
+        // A throw before any of these calls, or any shared access: a stack overflow there.
+        const calls = [world.marks, table, table.fields, world.forks, world.deque];
+        const run = cutRun(n, () => world.host.fork(fn(world, 0), args), calls);
+        if (!run.cut) {
+          assert(run.value! >= 0 && n > 20, `placed whole after ${n} cut points`);
+          break;
+        }
+        // The worker's top of the loop.
+        if (world.marks.cutShort()) world.runner.repairInterrupted();
+        // A fork published before the cut (its deque push done) is in the deque, an orphan: taken, freed.
+        const published = world.deque.pop();
+        if (published >= 0) table.releaseHandle(published);
+        table.flushCache();
+        assertEquals(idleAccountingErrors(recordCensus(world.main), false), [], `${args.length} cut at ${n}`);
+        assertEquals(recordCensus(world.main).cached, {}, `cut at ${n}: no record marked cached and in no cache`);
+      }
+    }
+  },
+);
