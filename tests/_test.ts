@@ -203,3 +203,36 @@ export async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
   for await (const value of iterable) out.push(value);
   return out;
 }
+
+/**
+ * Runs `body` while counting the unhandled promise rejections of this thread (each one handled here, so
+ * that no test runner fails on it); returns their reasons. On Deno the window event, on Node and Bun the
+ * process event.
+ *
+ * @param body What to run.
+ * @returns The reasons of the rejections nobody handled while it ran.
+ */
+export async function unhandledRejectionsDuring(body: () => Promise<void>): Promise<unknown[]> {
+  const reasons: unknown[] = [];
+  const onDeno = (event: Event) => {
+    reasons.push((event as PromiseRejectionEvent).reason);
+    event.preventDefault();
+  };
+  const onNode = (reason: unknown) => void reasons.push(reason);
+  const events = globalThis as unknown as {
+    addEventListener?: typeof addEventListener;
+    removeEventListener?: typeof removeEventListener;
+  };
+  const process = (globalThis as unknown as {
+    process?: { on(e: string, f: (reason: unknown) => void): void; off(e: string, f: (reason: unknown) => void): void };
+  }).process;
+  if (runtime === "deno") events.addEventListener!("unhandledrejection", onDeno);
+  else process!.on("unhandledRejection", onNode);
+  try {
+    await body();
+  } finally {
+    if (runtime === "deno") events.removeEventListener!("unhandledrejection", onDeno);
+    else process!.off("unhandledRejection", onNode);
+  }
+  return reasons;
+}

@@ -37,6 +37,7 @@ import type { LevelIndex } from "../protocol/levels.ts";
 import { type Entry, Settled } from "../producer/ledger.ts";
 import { timeoutError } from "../producer/cancellation.ts";
 import { backgroundTimeout } from "../runtime/timer.ts";
+import { reserveStack } from "../runtime/stack.ts";
 import { TaskNotFoundError } from "../errors.ts";
 import { TaskFlags } from "../record/task.ts";
 import { GraphInputError } from "./input_error.ts";
@@ -269,9 +270,11 @@ export class TaskGraph<M extends object = Record<string, (...args: never[]) => u
       }
       if (inputs === NO_INPUTS) inputs = [];
       inputs.push({ node: value.number, position });
-      this.#nodes[value.number - 1].dependants++;
       values[position] = undefined;
     }
+    // The node first, then its inputs' counts of dependants: a throw between (a stack overflow) leaves an
+    // input counted short, so taken for a sink, whose record comes back and whose failure is reported;
+    // the other order would leave one counted for a node that is not there, its failure unreported.
     this.#nodes.push({
       node: node as GraphNode<unknown>,
       args: values,
@@ -287,6 +290,7 @@ export class TaskGraph<M extends object = Record<string, (...args: never[]) => u
       entry: undefined,
       handle: -1,
     });
+    for (let k = 0; k < inputs.length; k++) this.#nodes[inputs[k].node - 1].dependants++;
     return node;
   }
 
@@ -352,6 +356,10 @@ export class TaskGraph<M extends object = Record<string, (...args: never[]) => u
    */
   submit<T>(node: GraphNode<T>): Promise<T>;
   submit<T>(node?: GraphNode<T>): Promise<T | void> {
+    // Before any change: placing a graph has no repair, so a stack overflow halfway (a graph submitted from
+    // deep in a recursion) would strand its records and entries (runtime/stack.ts). Throws that RangeError
+    // here instead, with nothing done.
+    reserveStack();
     const result = node === undefined ? undefined : this.result(node);
     if (this.#submitted !== undefined) throw new Error("Cannot submit the graph as it was submitted already");
     const done = Promise.withResolvers<void>();

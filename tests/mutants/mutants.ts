@@ -1084,6 +1084,16 @@ export interface GraphMutant {
 /** The graph walk's mutants. */
 export const GRAPH_MUTANTS: readonly GraphMutant[] = [
   {
+    name: "graph_no_stack_reserve",
+    module: "graph/graph.ts",
+    bug: "submit() does not reserve stack before placing: a graph submitted near the stack's limit is cut " +
+      "halfway, its records and entries stranded (tests/pool/graph_stack_test.ts)",
+    patches: [{
+      find: "    reserveStack();\n",
+      replace: "    // BUG: no reserve (reserveStack not called)\n",
+    }],
+  },
+  {
     name: "graph_decrement_twice",
     module: "graph/walk.ts",
     bug: "a walk decrements a dependant's count again when the first decrement did not reach zero " +

@@ -19,7 +19,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { assert, assertEquals, assertRejects, runtime, test, within } from "../_test.ts";
+import { assert, assertEquals, assertRejects, runtime, test, unhandledRejectionsDuring, within } from "../_test.ts";
 
 const TASKS = new URL("../fixtures/hostile_tasks.ts", import.meta.url);
 
@@ -550,22 +550,7 @@ test("a deeply nested argument's error message stays short; PoolTerminatedError 
 });
 
 test("terminate() while a dead worker's replacement is loading reports nothing (no unhandled rejection)", async () => {
-  let unhandled = 0;
-  const onDeno = (event: Event) => {
-    unhandled++;
-    event.preventDefault();
-  };
-  const onNode = () => void unhandled++;
-  const events = globalThis as unknown as {
-    addEventListener?: typeof addEventListener;
-    removeEventListener?: typeof removeEventListener;
-  };
-  const process =
-    (globalThis as unknown as { process?: { on(e: string, f: () => void): void; off(e: string, f: () => void): void } })
-      .process;
-  if (runtime === "deno") events.addEventListener!("unhandledrejection", onDeno);
-  else process!.on("unhandledRejection", onNode);
-  try {
+  const unhandled = await unhandledRejectionsDuring(async () => {
     for (let round = 0; round < 3; round++) {
       const pool = await Pool.create<typeof hostile>(TASKS, { workers: 1 });
       const crashed = await within(assertRejects(pool.run("exitThread", 3)), 20_000, "the crashing task");
@@ -574,9 +559,6 @@ test("terminate() while a dead worker's replacement is loading reports nothing (
       await within(pool.terminate(), 10_000, "terminate");
     }
     await new Promise((resolve) => setTimeout(resolve, 500));
-    assertEquals(unhandled, 0, "no unhandled rejection from a replacement stopped while it loaded");
-  } finally {
-    if (runtime === "deno") events.removeEventListener!("unhandledrejection", onDeno);
-    else process!.off("unhandledRejection", onNode);
-  }
+  });
+  assertEquals(unhandled.length, 0, "no unhandled rejection from a replacement stopped while it loaded");
 });
