@@ -55,6 +55,7 @@ import { OwnerEvents } from "./pool_events.ts";
 import { defaultWorkerUrl } from "../worker_url.ts";
 import { type ElasticStats, Growth } from "./growth.ts";
 import { ABSENT, RETIRING, Slots } from "../protocol/slots.ts";
+import { EMPTY, RETRY, Stealer } from "../protocol/deque.ts";
 
 import { PoolState, type PoolStateName } from "../lifecycle.ts";
 
@@ -259,7 +260,7 @@ export class Owner implements OwnerPort, WorkforceEvents {
     this.deaths.replaceFailed = (index, error) => {
       const elastic = this.elastic;
       if (elastic === undefined) return this.noWorkersLeft(index, error);
-      elastic.slots.growRelease(index);
+      this.vacate(index);
       if (!this.noWorkerLive(index, error)) elastic.growth.due();
     };
     this.recycler = new Recycler({
@@ -276,12 +277,13 @@ export class Owner implements OwnerPort, WorkforceEvents {
         ledger.report(error, "(worker recycle)");
         const elastic = this.elastic;
         if (elastic === undefined) this.noWorkersLeft(index, error);
-        else if (this.onlySlot(index)) {
-          // An elastic pool's last worker: its slot given back (as a failed replacement's), and what waits
-          // rejects (noWorkerLive). With other workers, the slot stays as it is: its deque may hold tasks
-          // that the others steal (a slot given back is skipped by thieves).
-          elastic.slots.growRelease(index);
-          this.noWorkerLive(index, error);
+        else {
+          // An elastic pool's slot given back, as a failed replacement's: its deque's tasks moved to the
+          // injector (a slot given back is skipped by thieves), the slot ABSENT and its size given back (no
+          // longer a worker to growth, posts and the counts). Its last worker: what waits rejects
+          // (noWorkerLive); else growth looks (the moved work may want the slot).
+          this.vacate(index);
+          if (!this.noWorkerLive(index, error)) elastic.growth.due();
         }
       },
     });
@@ -717,11 +719,25 @@ export class Owner implements OwnerPort, WorkforceEvents {
   /** The last start that left an elastic pool with no worker (the cause of a directed task posted then). */
   private lastStartFailure: Error | undefined = undefined;
 
-  /** An elastic pool: whether every slot but `index` is ABSENT. */
-  private onlySlot(index: number): boolean {
-    const slots = this.elastic!.slots;
-    for (let i = 0; i < this.workers; i++) if (i !== index && slots.state(i) !== ABSENT) return false;
-    return true;
+  /**
+   * An elastic pool's slot whose thread is gone and whose replacement failed to start (a dead or recycled
+   * worker's): given back. Its deque's tasks go to the injector first, each into its own level's queue:
+   * no thread owns that deque now (nothing pushes to it), and once the slot is ABSENT thieves skip it, so
+   * a task left there would wait until a worker started on the index again (for ever, if none is needed).
+   * The owner takes them as a thief does (a thief that races it wins or loses each by its compare-exchange).
+   * Then the slot ABSENT and its size back (Slots.growRelease), and a sleeper woken for the moved tasks (or
+   * growth told, if nobody sleeps: the sleep protocol's onNobodyWoken).
+   */
+  private vacate(index: number): void {
+    const { levels, table } = this.producer.shared;
+    const stealer = new Stealer(this.memory.dequeRegion(index));
+    for (;;) {
+      const handle = stealer.steal();
+      if (handle === EMPTY) break;
+      if (handle !== RETRY) levels.pushPatiently(handle, table.levelOf(handle));
+    }
+    this.elastic!.slots.growRelease(index);
+    this.memory.sleep.newWork();
   }
 
   /** A worker started (grown, or a replacement): the pool has a worker again. */
