@@ -459,8 +459,9 @@ export class Owner implements OwnerPort, WorkforceEvents {
     const failure = directed ? this.workforce.vacancy(worker) : undefined;
     if (failure !== undefined) queueMicrotask(() => this.deaths.startFailed(worker, failure));
     else if (directed && this.lastStartFailure !== undefined && this.elastic?.slots.state(worker) === ABSENT) {
-      // An elastic pool left with no worker (pickWorker found none live): its index has no thread, and a
-      // directed task starts no growth (it is not queued for any worker): it fails as the tasks queued did.
+      // An elastic pool left with no worker, where pickWorker could start none for it (growth.ts
+      // `startNow`: a start in flight, or the pool stopping): its index has no thread, and the task is not
+      // queued for any worker: it fails as the tasks queued did.
       const cause = this.lastStartFailure;
       queueMicrotask(() => this.noWorkerLive(worker, cause));
     }
@@ -492,6 +493,16 @@ export class Owner implements OwnerPort, WorkforceEvents {
       ) {
         this.nextDirected = (worker + 1) % n;
         return worker;
+      }
+    }
+    // An elastic pool with no worker live or starting: one is started for it now, as a queued task's
+    // submission grows the pool (growth.ts `startNow`); its slot is STARTING, which takes mail (its thread
+    // reads it once loaded), and if the start fails, the task fails with it (growth's `failed`).
+    if (slots !== undefined) {
+      const started = this.elastic!.growth.startNow();
+      if (started >= 0 && slots.claimMail(started)) {
+        this.nextDirected = (started + 1) % n;
+        return started;
       }
     }
     // Every worker is being replaced (killed, its death not yet handled): recovery rejects the task; or

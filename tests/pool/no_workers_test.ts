@@ -374,3 +374,44 @@ test(
     }
   },
 );
+
+test(
+  `no workers on ${runtime}: an elastic pool left with no worker starts one for a directed task, which runs there (or fails with the start)`,
+  async () => {
+    const errors: unknown[] = [];
+    const refuse = new Int32Array(new SharedArrayBuffer(4));
+    const pool = await within(
+      Pool.create<typeof tasks>(TASKS, {
+        workers: { min: 1, max: 2 },
+        workerData: { label: "d", counts: new Int32Array(new SharedArrayBuffer(8)), refuse },
+        onError: (error) => errors.push(error),
+      }),
+      30_000,
+      "create",
+    );
+    try {
+      Atomics.store(refuse, 0, 1);
+      const crashed = await within(settle(pool.run("exitThread", 3)), 20_000, "the crash");
+      assert(!crashed.ok && crashed.error instanceof WorkerCrashedError, "the crashing task rejects");
+      const end = Date.now() + 20_000;
+      while (pool.stats().elastic!.current !== 0 || !errors.some((e) => e instanceof ModuleLoadError)) {
+        assert(Date.now() < end, "the replacement's failure is reported and its slot given back");
+        await within(sleep(10), 1000, "sleep");
+      }
+      // No worker live or starting, starts still refused: the directed task's own start fails, and so does it.
+      const refused = await within(settle(pool.run("lengthOf", move(new ArrayBuffer(8)))), 20_000, "refused");
+      assert(!refused.ok && refused.error instanceof WorkerCrashedError, "a directed task whose start fails rejects");
+      assert((refused.error as Error).cause instanceof ModuleLoadError, "its cause is the failed start");
+      const said = (refused.error as Error).message;
+      assert(/failed to start/.test(said), `its message names its worker's failed start: ${said}`);
+      // Starts allowed again: a directed task starts a worker, as a queued task would, and runs there.
+      Atomics.store(refuse, 0, 0);
+      const directed = settle(pool.run("lengthOf", move(new ArrayBuffer(16))));
+      assertEquals(await within(directed, 20_000, "a directed task"), { ok: true, value: 16 }, "runs on a new worker");
+      assert(pool.stats().elastic!.current >= 1, "a worker again");
+      assertEquals(await within(pool.run("add", 2, 3), 20_000, "a later task"), 5, "runs");
+    } finally {
+      await within(pool.terminate(), 20_000, "terminate");
+    }
+  },
+);
