@@ -253,15 +253,11 @@ export class Owner implements OwnerPort, WorkforceEvents {
       this.staffed();
       this.events.online(index, true);
     };
-    // An elastic pool's dead worker whose replacement failed: the slot ABSENT and its size given back, as
-    // for a growth start that fails (spec/Elastic.tla), so that the count is right and growth may use it.
-    // With no worker live or starting then, what waits rejects (a min worker's replacement included), and
-    // the next submission grows the pool again; else growth looks (queued work may want the slot).
+    // An elastic pool's dead worker whose replacement failed: its slot given back (giveBack), as for a
+    // growth start that fails (spec/Elastic.tla), so that the count is right and growth may use it.
     this.deaths.replaceFailed = (index, error) => {
-      const elastic = this.elastic;
-      if (elastic === undefined) return this.noWorkersLeft(index, error);
-      this.vacate(index);
-      if (!this.noWorkerLive(index, error)) elastic.growth.due();
+      if (this.elastic === undefined) return this.noWorkersLeft(index, error);
+      this.giveBack(index, error);
     };
     this.recycler = new Recycler({
       workforce,
@@ -275,16 +271,10 @@ export class Owner implements OwnerPort, WorkforceEvents {
         // The directed tasks and broadcast parts kept for the replacement fail (worker_deaths.ts).
         this.deaths.startFailed(index, error);
         ledger.report(error, "(worker recycle)");
-        const elastic = this.elastic;
-        if (elastic === undefined) this.noWorkersLeft(index, error);
-        else {
-          // An elastic pool's slot given back, as a failed replacement's: its deque's tasks moved to the
-          // injector (a slot given back is skipped by thieves), the slot ABSENT and its size given back (no
-          // longer a worker to growth, posts and the counts). Its last worker: what waits rejects
-          // (noWorkerLive); else growth looks (the moved work may want the slot).
-          this.vacate(index);
-          if (!this.noWorkerLive(index, error)) elastic.growth.due();
-        }
+        // An elastic pool's slot given back, as a failed replacement's, whether other workers are live
+        // or not (giveBack): no longer a worker to growth, posts and the counts.
+        if (this.elastic === undefined) this.noWorkersLeft(index, error);
+        else this.giveBack(index, error);
       },
     });
   }
@@ -736,19 +726,29 @@ export class Owner implements OwnerPort, WorkforceEvents {
    * no thread owns that deque now (nothing pushes to it), and once the slot is ABSENT thieves skip it, so
    * a task left there would wait until a worker started on the index again (for ever, if none is needed).
    * The owner takes them as a thief does (a thief that races it wins or loses each by its compare-exchange).
-   * Then the slot ABSENT and its size back (Slots.growRelease), and a sleeper woken for the moved tasks (or
-   * growth told, if nobody sleeps: the sleep protocol's onNobodyWoken).
+   * Then the slot ABSENT and its size back (Slots.growRelease). With no worker live or starting then, what
+   * waits rejects (noWorkerLive: a min worker's included, the moved tasks too), and the next submission
+   * grows the pool again; else a sleeper is woken for the moved tasks (nobody asleep: the sleep protocol
+   * tells growth) and growth looks (queued work may want the slot).
+   *
+   * @param index The slot.
+   * @param error Why its start failed.
    */
-  private vacate(index: number): void {
+  private giveBack(index: number, error: unknown): void {
     const { levels, table } = this.producer.shared;
     const stealer = new Stealer(this.memory.dequeRegion(index));
+    let moved = 0;
     for (;;) {
       const handle = stealer.steal();
       if (handle === EMPTY) break;
-      if (handle !== RETRY) levels.pushPatiently(handle, table.levelOf(handle));
+      if (handle === RETRY) continue;
+      levels.pushPatiently(handle, table.levelOf(handle));
+      moved++;
     }
     this.elastic!.slots.growRelease(index);
-    this.memory.sleep.newWork();
+    if (this.noWorkerLive(index, error)) return;
+    if (moved > 0) this.memory.sleep.newWork();
+    this.elastic!.growth.due();
   }
 
   /** A worker started (grown, or a replacement): the pool has a worker again. */

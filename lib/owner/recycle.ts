@@ -33,7 +33,7 @@
  * reject with `WorkerCrashedError` whose cause is that error; the index stays empty: in a fixed pool the
  * other workers steal what its deque holds and run everything else, and a directed task posted to the
  * index later rejects likewise (owner.ts `post`), the same as after a dead worker's replacement that
- * fails; in an elastic pool the slot is given back (owner.ts `vacate`: its deque's tasks moved to the
+ * fails; in an elastic pool the slot is given back (owner.ts `giveBack`: its deque's tasks moved to the
  * injector, the slot ABSENT and its size back), so that thieves, posts, the sleep protocol and growth no
  * longer count a worker there and growth may start one on it again.
  *

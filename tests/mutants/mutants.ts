@@ -1496,9 +1496,9 @@ export const SETUP_MUTANTS: readonly SetupMutant[] = [
     bug: "an elastic pool's dead worker whose replacement fails keeps its slot and size: it counts as current, " +
       "and growth never reuses the slot",
     patches: [{
-      find: "      if (elastic === undefined) return this.noWorkersLeft(index, error);\n      this.vacate(index);\n",
-      replace: "      if (elastic === undefined) return this.noWorkersLeft(index, error);\n" +
-        "      // BUG: the slot and the size are not given back\n",
+      find: "      this.giveBack(index, error);\n    };\n",
+      replace: "      // BUG: the slot and the size are not given back\n" +
+        "      if (!this.noWorkerLive(index, error)) this.elastic!.growth.due();\n    };\n",
     }],
   },
   {
@@ -1594,8 +1594,8 @@ export const SETUP_MUTANTS: readonly SetupMutant[] = [
     bug: "an elastic pool whose only worker's recycle replacement fails keeps its slot and the tasks queued: " +
       "no event starts a worker, they wait for ever",
     patches: [{
-      find: "          this.vacate(index);\n          if (!this.noWorkerLive(index, error)) elastic.growth.due();\n",
-      replace: "          // BUG: not noticed: the slot kept, nothing rejected, growth not told\n",
+      find: "        else this.giveBack(index, error);\n",
+      replace: "        // BUG: not noticed: the slot kept, nothing rejected, growth not told\n",
     }],
   },
   {
@@ -1613,7 +1613,7 @@ export const SETUP_MUTANTS: readonly SetupMutant[] = [
 /**
  * A bug of an elastic pool's vacancies (the leftovers of issue 49): a recycled or dead worker's replacement
  * that fails while other workers are live (its slot given back, its deque's tasks moved: owner.ts
- * `vacate`), a directed task with no worker live or starting (it starts one: owner.ts `pickWorker`,
+ * `giveBack`), a directed task with no worker live or starting (it starts one: owner.ts `pickWorker`,
  * growth.ts `startNow`), and the records of tasks settled early that come back with nothing pending
  * (completion.ts `expectStrays`); caught by tests/pool/replacement_failure_test.ts and
  * tests/pool/no_workers_test.ts in the mutation run (group vacancy).
@@ -1633,10 +1633,9 @@ export const VACANCY_MUTANTS: readonly VacancyMutant[] = [
     bug: "an elastic pool's recycled worker whose replacement fails while others are live keeps its slot AWAKE " +
       "with no thread: counted current for ever, growth never starts a worker there again",
     patches: [{
-      find: "          this.vacate(index);\n          if (!this.noWorkerLive(index, error)) elastic.growth.due();\n",
-      replace: "          // BUG: with other workers live, the slot stays as it is\n" +
-        "          if (elastic.growth.current() <= 1) {\n" +
-        "            this.vacate(index);\n            this.noWorkerLive(index, error);\n          }\n",
+      find: "        else this.giveBack(index, error);\n",
+      replace: "        // BUG: with other workers live, the slot stays as it is\n" +
+        "        else if (this.elastic!.growth.current() <= 1) this.giveBack(index, error);\n",
     }],
   },
   {
@@ -1645,7 +1644,7 @@ export const VACANCY_MUTANTS: readonly VacancyMutant[] = [
     bug: "a slot given back after a failed replacement keeps its deque's tasks: thieves skip an ABSENT slot, so " +
       "they wait until a worker starts there again",
     patches: [{
-      find: "      if (handle !== RETRY) levels.pushPatiently(handle, table.levelOf(handle));\n",
+      find: "      levels.pushPatiently(handle, table.levelOf(handle));\n      moved++;\n",
       replace: "      break; // BUG: the tasks stay in the deque\n",
     }],
   },
