@@ -14,7 +14,9 @@
  *   work (they set `ControlWords.growWanted` first, so a burst sends one message, not one per task);
  * - a start that finished (the next one, if work still waits: the rate is one start at a time, and at
  *   least {@link GROW_INTERVAL_MS} between two);
- * - a retirement's end and a death (their exit messages).
+ * - a retirement's end and a death (their exit messages);
+ * - a directed task (posted to one worker, never queued) that found no worker live or starting: a start at
+ *   once, for it ({@link Growth.startNow}), as a queued task's look would start one.
  *
  * Invariants: at most one start in flight; a slot is marked STARTING before the size is reserved, and a
  * start that fails gives both back (`Slots.growRelease`) before it is reported (so that the owner, told,
@@ -134,7 +136,7 @@ export class Growth {
 
   /** The owner's thread. Looks at growth now: starts one worker if work waits and nobody sleeps. */
   check(): void {
-    const { slots, running, max } = this.parts;
+    const { slots, running } = this.parts;
     if (this.inFlight || !running()) return;
     // Cleared before the look: a want set after it sends another message, and is looked at then.
     slots.takeWanted();
@@ -158,6 +160,28 @@ export class Growth {
       }, wait);
       return;
     }
+    this.startOne();
+  }
+
+  /**
+   * The owner's thread, while the pool takes tasks: starts a worker now, with no look at the load or the
+   * rate, for a directed task that found no worker live or starting (owner.ts `pickWorker`: it is posted
+   * to one worker, not queued, so no look at growth would ever see it). Its slot is STARTING when this
+   * returns (its thread is being started, and reads the messages posted to it once loaded): the caller
+   * counts the task in its mail (Slots.claimMail) and posts it there. A start that fails fails it as for
+   * any growth start (`failed`: the slot given back, its directed tasks rejected, then what waits if no
+   * worker is left).
+   *
+   * @returns The slot, or -1 if none was started (a start in flight, the pool at its maximum, or stopping).
+   */
+  startNow(): number {
+    if (this.inFlight || !this.parts.running()) return -1;
+    return this.startOne();
+  }
+
+  /** Marks an ABSENT slot STARTING, reserves the size, and starts its thread; the slot, or -1. */
+  private startOne(): number {
+    const { slots, running, max } = this.parts;
     let index = -1;
     for (let i = 0; i < slots.workers; i++) {
       if (slots.state(i) === ABSENT && slots.growStoreStarting(i)) {
@@ -165,8 +189,8 @@ export class Growth {
         break;
       }
     }
-    if (index < 0) return; // every slot is taken (a RETIRING one's end looks again)
-    if (!slots.growReserve(index, max)) return;
+    if (index < 0) return -1; // every slot is taken (a RETIRING one's end looks again)
+    if (!slots.growReserve(index, max)) return -1;
     this.waitingSince = -1;
     this.inFlight = true;
     this.started++;
@@ -187,5 +211,6 @@ export class Growth {
         if (running()) this.parts.failed(index, error);
       },
     );
+    return index;
   }
 }

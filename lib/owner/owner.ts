@@ -55,6 +55,7 @@ import { OwnerEvents } from "./pool_events.ts";
 import { defaultWorkerUrl } from "../worker_url.ts";
 import { type ElasticStats, Growth } from "./growth.ts";
 import { ABSENT, RETIRING, Slots } from "../protocol/slots.ts";
+import { EMPTY, RETRY, Stealer } from "../protocol/deque.ts";
 
 import { PoolState, type PoolStateName } from "../lifecycle.ts";
 
@@ -252,15 +253,11 @@ export class Owner implements OwnerPort, WorkforceEvents {
       this.staffed();
       this.events.online(index, true);
     };
-    // An elastic pool's dead worker whose replacement failed: the slot ABSENT and its size given back, as
-    // for a growth start that fails (spec/Elastic.tla), so that the count is right and growth may use it.
-    // With no worker live or starting then, what waits rejects (a min worker's replacement included), and
-    // the next submission grows the pool again; else growth looks (queued work may want the slot).
+    // An elastic pool's dead worker whose replacement failed: its slot given back (giveBack), as for a
+    // growth start that fails (spec/Elastic.tla), so that the count is right and growth may use it.
     this.deaths.replaceFailed = (index, error) => {
-      const elastic = this.elastic;
-      if (elastic === undefined) return this.noWorkersLeft(index, error);
-      elastic.slots.growRelease(index);
-      if (!this.noWorkerLive(index, error)) elastic.growth.due();
+      if (this.elastic === undefined) return this.noWorkersLeft(index, error);
+      this.giveBack(index, error);
     };
     this.recycler = new Recycler({
       workforce,
@@ -274,15 +271,10 @@ export class Owner implements OwnerPort, WorkforceEvents {
         // The directed tasks and broadcast parts kept for the replacement fail (worker_deaths.ts).
         this.deaths.startFailed(index, error);
         ledger.report(error, "(worker recycle)");
-        const elastic = this.elastic;
-        if (elastic === undefined) this.noWorkersLeft(index, error);
-        else if (this.onlySlot(index)) {
-          // An elastic pool's last worker: its slot given back (as a failed replacement's), and what waits
-          // rejects (noWorkerLive). With other workers, the slot stays as it is: its deque may hold tasks
-          // that the others steal (a slot given back is skipped by thieves).
-          elastic.slots.growRelease(index);
-          this.noWorkerLive(index, error);
-        }
+        // An elastic pool's slot given back, as a failed replacement's, whether other workers are live
+        // or not (giveBack): no longer a worker to growth, posts and the counts.
+        if (this.elastic === undefined) this.noWorkersLeft(index, error);
+        else this.giveBack(index, error);
       },
     });
   }
@@ -457,8 +449,9 @@ export class Owner implements OwnerPort, WorkforceEvents {
     const failure = directed ? this.workforce.vacancy(worker) : undefined;
     if (failure !== undefined) queueMicrotask(() => this.deaths.startFailed(worker, failure));
     else if (directed && this.lastStartFailure !== undefined && this.elastic?.slots.state(worker) === ABSENT) {
-      // An elastic pool left with no worker (pickWorker found none live): its index has no thread, and a
-      // directed task starts no growth (it is not queued for any worker): it fails as the tasks queued did.
+      // An elastic pool left with no worker, where pickWorker could start none for it (growth.ts
+      // `startNow`: a start in flight, or the pool stopping): its index has no thread, and the task is not
+      // queued for any worker: it fails as the tasks queued did.
       const cause = this.lastStartFailure;
       queueMicrotask(() => this.noWorkerLive(worker, cause));
     }
@@ -490,6 +483,16 @@ export class Owner implements OwnerPort, WorkforceEvents {
       ) {
         this.nextDirected = (worker + 1) % n;
         return worker;
+      }
+    }
+    // An elastic pool with no worker live or starting: one is started for it now, as a queued task's
+    // submission grows the pool (growth.ts `startNow`); its slot is STARTING, which takes mail (its thread
+    // reads it once loaded), and if the start fails, the task fails with it (growth's `failed`).
+    if (slots !== undefined) {
+      const started = this.elastic!.growth.startNow();
+      if (started >= 0 && slots.claimMail(started)) {
+        this.nextDirected = (started + 1) % n;
+        return started;
       }
     }
     // Every worker is being replaced (killed, its death not yet handled): recovery rejects the task; or
@@ -717,11 +720,35 @@ export class Owner implements OwnerPort, WorkforceEvents {
   /** The last start that left an elastic pool with no worker (the cause of a directed task posted then). */
   private lastStartFailure: Error | undefined = undefined;
 
-  /** An elastic pool: whether every slot but `index` is ABSENT. */
-  private onlySlot(index: number): boolean {
-    const slots = this.elastic!.slots;
-    for (let i = 0; i < this.workers; i++) if (i !== index && slots.state(i) !== ABSENT) return false;
-    return true;
+  /**
+   * An elastic pool's slot whose thread is gone and whose replacement failed to start (a dead or recycled
+   * worker's): given back. Its deque's tasks go to the injector first, each into its own level's queue:
+   * no thread owns that deque now (nothing pushes to it), and once the slot is ABSENT thieves skip it, so
+   * a task left there would wait until a worker started on the index again (for ever, if none is needed).
+   * The owner takes them as a thief does (a thief that races it wins or loses each by its compare-exchange).
+   * Then the slot ABSENT and its size back (Slots.growRelease). With no worker live or starting then, what
+   * waits rejects (noWorkerLive: a min worker's included, the moved tasks too), and the next submission
+   * grows the pool again; else a sleeper is woken for the moved tasks (nobody asleep: the sleep protocol
+   * tells growth) and growth looks (queued work may want the slot).
+   *
+   * @param index The slot.
+   * @param error Why its start failed.
+   */
+  private giveBack(index: number, error: unknown): void {
+    const { levels, table } = this.producer.shared;
+    const stealer = new Stealer(this.memory.dequeRegion(index));
+    let moved = 0;
+    for (;;) {
+      const handle = stealer.steal();
+      if (handle === EMPTY) break;
+      if (handle === RETRY) continue;
+      levels.pushPatiently(handle, table.levelOf(handle));
+      moved++;
+    }
+    this.elastic!.slots.growRelease(index);
+    if (this.noWorkerLive(index, error)) return;
+    if (moved > 0) this.memory.sleep.newWork();
+    this.elastic!.growth.due();
   }
 
   /** A worker started (grown, or a replacement): the pool has a worker again. */

@@ -30,9 +30,12 @@
  * A replacement that fails to start (its `setupWorker` threw): reported to `onError` (a `ModuleLoadError`);
  * what was kept for it fails as a dead worker's does (worker_deaths.ts `startFailed`): its broadcast parts,
  * and its directed tasks (kept here, then posted to the thread that failed: the records name the index)
- * reject with `WorkerCrashedError` whose cause is that error; the index stays empty: the other workers
- * steal what its deque holds and run everything else, and a directed task posted to the index later
- * rejects likewise (owner.ts `post`), the same as after a dead worker's replacement that fails.
+ * reject with `WorkerCrashedError` whose cause is that error; the index stays empty: in a fixed pool the
+ * other workers steal what its deque holds and run everything else, and a directed task posted to the
+ * index later rejects likewise (owner.ts `post`), the same as after a dead worker's replacement that
+ * fails; in an elastic pool the slot is given back (owner.ts `giveBack`: its deque's tasks moved to the
+ * injector, the slot ABSENT and its size back), so that thieves, posts, the sleep protocol and growth no
+ * longer count a worker there and growth may start one on it again.
  *
  * Threads: the thread that created the pool.
  *

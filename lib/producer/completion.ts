@@ -35,8 +35,8 @@ import { type Injector, QUEUE_EMPTY } from "../protocol/injector.ts";
 import { ControlWords } from "../protocol/layout.ts";
 import type { PoolMemory } from "../protocol/memory.ts";
 import { Settled, type TaskLedger } from "./ledger.ts";
-import { type ProducerChannel, wakeProducer, wakeRecordWaiters } from "../protocol/producers.ts";
-import { Outcome, PAYLOAD_BY_MESSAGE, type TaskTable } from "../record/task.ts";
+import { originOf, type ProducerChannel, wakeProducer, wakeRecordWaiters } from "../protocol/producers.ts";
+import { Outcome, PAYLOAD_BY_MESSAGE, TaskState, type TaskTable } from "../record/task.ts";
 import { ProgressReader } from "./progress_reader.ts";
 
 /** What the reader calls on its producer: at the start of each drain, and after it freed records. */
@@ -145,6 +145,8 @@ export class CompletionReader {
   /** The next linger's length, ms: from `LINGER_MS` to `LINGER_MAX_MS` (see there). */
   private lingerMs = LINGER_MS;
   private draining = false;
+  /** Set by {@link CompletionReader.expectStrays}; cleared once no record of this producer is out. */
+  private strays = false;
   /** Error classes the pool's caller registered: results and errors are decoded with them. */
   private readonly errorClasses: ErrorClasses | undefined;
   private stopped = false;
@@ -201,7 +203,8 @@ export class CompletionReader {
    * when another frees a record (with no task of its own in flight, no completion of its own comes).
    */
   arm(): void {
-    if (this.stopped || this.lingering || (this.ledger.pending === 0 && !this.hooks.waitsForRoom())) return;
+    if (this.stopped || this.lingering) return;
+    if (this.ledger.pending === 0 && !this.hooks.waitsForRoom() && !this.straysOut()) return;
     if (this.waiting) {
       this.recountWaiting();
       return;
@@ -243,7 +246,44 @@ export class CompletionReader {
   /** The pool stopped: read nothing more. */
   stop(): void {
     this.stopped = true;
+    this.strays = false;
     this.countWaiting(false);
+  }
+
+  /**
+   * Tasks of this producer were settled before their records came back, by a path that does not name
+   * them in `ledger.forgotten` (Producer.rejectForNoWorkers: a graph's nodes cancelled with no worker, whose
+   * records a worker started later walks and sends back through this producer's completion queue, its
+   * cancelled roots and dependants with no entry among them). From here the reader waits for completions
+   * even with nothing pending, until none of this producer's records is out ({@link straysOut}), and
+   * waits now: without that, with nothing pending, the records would wait in the queue until this
+   * producer's next submission or drain.
+   */
+  expectStrays(): void {
+    this.strays = true;
+    this.arm();
+  }
+
+  /**
+   * Whether records of tasks settled early may still reach this producer's completion queue, so that the
+   * reader waits for them with nothing pending: the forgotten ones (aborted or timed out while running:
+   * each one's completion comes, cancellation.ts), or, after {@link expectStrays}, any record that names
+   * this producer and is not free (a scan, made only on that rare path: at each arm with nothing pending
+   * until it finds none, which clears it). Never true on the normal path, which adds no wake-ups: a
+   * completion wakes the reader only if it is pushed to this producer's queue, and only strays are then.
+   */
+  private straysOut(): boolean {
+    if (this.ledger.forgotten.size > 0) return true;
+    if (!this.strays) return false;
+    const { table } = this;
+    const fields = table.fields;
+    const mine = originOf(this.channel.slot);
+    for (let i = 0, n = table.indexMask + 1; i < n; i++) {
+      const state = fields.loadState(i);
+      if (state !== TaskState.FREE && state !== TaskState.CACHED && fields.origin(i) === mine) return true;
+    }
+    this.strays = false;
+    return false;
   }
 
   /**

@@ -751,6 +751,10 @@ export class Producer implements CompletionHooks {
       }
       if (this.ledger.settle(entry, Settled.ERROR, error(entry.task))) rejected++;
     }
+    // Records of ours come back after their tasks settled here (a graph's cancelled nodes, walked by a
+    // worker started later, with its nodes that have no entry: the owner's cancelQueuedNodes): read them
+    // when they come, even with nothing pending (completion.ts `expectStrays`).
+    this.reader.expectStrays();
     return rejected;
   }
 

@@ -1506,10 +1506,9 @@ export const SETUP_MUTANTS: readonly SetupMutant[] = [
     bug: "an elastic pool's dead worker whose replacement fails keeps its slot and size: it counts as current, " +
       "and growth never reuses the slot",
     patches: [{
-      find:
-        "      elastic.slots.growRelease(index);\n      if (!this.noWorkerLive(index, error)) elastic.growth.due();\n",
+      find: "      this.giveBack(index, error);\n    };\n",
       replace: "      // BUG: the slot and the size are not given back\n" +
-        "      if (!this.noWorkerLive(index, error)) elastic.growth.due();\n",
+        "      if (!this.noWorkerLive(index, error)) this.elastic!.growth.due();\n    };\n",
     }],
   },
   {
@@ -1605,8 +1604,8 @@ export const SETUP_MUTANTS: readonly SetupMutant[] = [
     bug: "an elastic pool whose only worker's recycle replacement fails keeps its slot and the tasks queued: " +
       "no event starts a worker, they wait for ever",
     patches: [{
-      find: "        else if (this.onlySlot(index)) {\n",
-      replace: "        else if (this.onlySlot(index) && elastic === null) { // BUG: not noticed\n",
+      find: "        else this.giveBack(index, error);\n",
+      replace: "        // BUG: not noticed: the slot kept, nothing rejected, growth not told\n",
     }],
   },
   {
@@ -1617,6 +1616,66 @@ export const SETUP_MUTANTS: readonly SetupMutant[] = [
     patches: [{
       find: '          this.deaths.startFailed(index, error);\n          ledger.report(error, "starting a worker");\n',
       replace: '          ledger.report(error, "starting a worker"); // BUG: what was posted to it is left pending\n',
+    }],
+  },
+];
+
+/**
+ * A bug of an elastic pool's vacancies (the leftovers of issue 49): a recycled or dead worker's replacement
+ * that fails while other workers are live (its slot given back, its deque's tasks moved: owner.ts
+ * `giveBack`), a directed task with no worker live or starting (it starts one: owner.ts `pickWorker`,
+ * growth.ts `startNow`), and the records of tasks settled early that come back with nothing pending
+ * (completion.ts `expectStrays`); caught by tests/pool/replacement_failure_test.ts and
+ * tests/pool/no_workers_test.ts in the mutation run (group vacancy).
+ */
+export interface VacancyMutant {
+  name: string;
+  module: "owner/owner.ts" | "producer/completion.ts" | "producer/producer.ts";
+  bug: string;
+  patches: Patch[];
+}
+
+/** The vacancies' mutants. */
+export const VACANCY_MUTANTS: readonly VacancyMutant[] = [
+  {
+    name: "recycle_failure_slot_awake",
+    module: "owner/owner.ts",
+    bug: "an elastic pool's recycled worker whose replacement fails while others are live keeps its slot AWAKE " +
+      "with no thread: counted current for ever, growth never starts a worker there again",
+    patches: [{
+      find: "        else this.giveBack(index, error);\n",
+      replace: "        // BUG: with other workers live, the slot stays as it is\n" +
+        "        else if (this.elastic!.growth.current() <= 1) this.giveBack(index, error);\n",
+    }],
+  },
+  {
+    name: "vacated_deque_left",
+    module: "owner/owner.ts",
+    bug: "a slot given back after a failed replacement keeps its deque's tasks: thieves skip an ABSENT slot, so " +
+      "they wait until a worker starts there again",
+    patches: [{
+      find: "      levels.pushPatiently(handle, table.levelOf(handle));\n      moved++;\n",
+      replace: "      break; // BUG: the tasks stay in the deque\n",
+    }],
+  },
+  {
+    name: "directed_starts_no_worker",
+    module: "owner/owner.ts",
+    bug: "a directed task that finds no worker live or starting starts none: it rejects even once starts would " +
+      "succeed, where a queued task grows the pool",
+    patches: [{
+      find: "      const started = this.elastic!.growth.startNow();\n",
+      replace: "      const started = -1; // BUG: no start for a directed task\n",
+    }],
+  },
+  {
+    name: "strays_not_awaited",
+    module: "producer/producer.ts",
+    bug: "after a rejection for no worker, the reader does not wait for the rejected graphs' records with nothing " +
+      "pending: they wait in the completion queue until the producer's next submission",
+    patches: [{
+      find: "    this.reader.expectStrays();\n",
+      replace: "    // BUG: the strays are not awaited\n",
     }],
   },
 ];

@@ -69,6 +69,7 @@ import {
   SORT_MUTANTS,
   STACK_CUT_MUTANTS,
   TEXT_MUTANTS,
+  VACANCY_MUTANTS,
 } from "./mutants.ts";
 
 /** A mutant as this command needs it: where it applies and what it patches. */
@@ -167,6 +168,12 @@ export const GROUPS: readonly Group[] = [
       "tests/pool/worker_setup_test.ts",
       "tests/pool/recycle_test.ts",
     ],
+    fast: false,
+  },
+  {
+    name: "vacancy",
+    mutants: pool(VACANCY_MUTANTS),
+    checks: ["tests/pool/replacement_failure_test.ts", "tests/pool/no_workers_test.ts"],
     fast: false,
   },
   {

@@ -1157,25 +1157,39 @@ ownerTest(
   },
 );
 
-ownerTest("owner: an elastic pool's failed recycle gives the slot back only when it was the last worker", async () => {
-  const { owner } = ownerOf(3, { workers: { min: 2, max: 3 } });
-  await owner.start();
-  const o = internals(owner);
-  o.deaths.startFailed = () => {};
-  const lives: unknown[][] = [];
-  o.noWorkerLive = (...a) => (lives.push(a), true);
-  const error = new Error("recycle failed");
-  o.recycler.parts.failed(0, error);
-  assertEquals(memoryOf(owner).sleep.words[SleepWords.state(0)] & 7, AWAKE, "another worker is live: the slot stays");
-  assertEquals(lives.length, 0, "and nothing is rejected");
-  setSlot(owner, 1, ABSENT);
-  const size = o.elastic.slots.size;
-  o.recycler.parts.failed(0, error);
-  assertEquals(memoryOf(owner).sleep.words[SleepWords.state(0)] & 7, ABSENT, "the last worker: its slot given back");
-  assertEquals(o.elastic.slots.size, size - 1, "and its size");
-  assertEquals(lives, [[0, error]], "what waits is rejected");
-  await owner.terminate();
-});
+ownerTest(
+  "owner: an elastic pool's failed recycle gives the slot back; what waits rejects only if it was the last worker",
+  async () => {
+    const { owner } = ownerOf(3, { workers: { min: 2, max: 3 } });
+    await owner.start();
+    const o = internals(owner);
+    o.deaths.startFailed = () => {};
+    const dues: number[] = [];
+    o.elastic.growth.due = () => void dues.push(1);
+    let none = false;
+    const lives: unknown[][] = [];
+    o.noWorkerLive = (...a) => (lives.push(a), none);
+    const error = new Error("recycle failed");
+    const size = o.elastic.slots.size;
+    o.recycler.parts.failed(0, error);
+    // (Before: with another worker live the slot stayed AWAKE, with no thread in it, for ever.)
+    assertEquals(
+      memoryOf(owner).sleep.words[SleepWords.state(0)] & 7,
+      ABSENT,
+      "another worker is live: slot given back",
+    );
+    assertEquals(o.elastic.slots.size, size - 1, "and its size");
+    assertEquals(lives, [[0, error]], "looks whether any worker is live");
+    assertEquals(dues.length, 1, "a worker is: growth looks");
+    none = true;
+    o.recycler.parts.failed(1, error);
+    assertEquals(memoryOf(owner).sleep.words[SleepWords.state(1)] & 7, ABSENT, "the last worker: its slot given back");
+    assertEquals(o.elastic.slots.size, size - 2, "and its size");
+    assertEquals(lives, [[0, error], [1, error]], "what waits is rejected");
+    assertEquals(dues.length, 1, "none is: growth waits for a submission");
+    await owner.terminate();
+  },
+);
 
 ownerTest(
   "owner: noWorkerLive() rejects what waits only in an elastic pool that runs with every slot ABSENT; onError told once",

@@ -11,6 +11,7 @@ import { openProducer } from "../../lib/pool_producer.ts";
 import type * as tasks from "../fixtures/setup_tasks.ts";
 import { assert, assertEquals, runtime, test, within } from "../_test.ts";
 import { assertIdleAccounting } from "./_accounting.ts";
+import { type ProducerChannel, wakeProducer } from "../../lib/protocol/producers.ts";
 
 const TASKS = new URL("../fixtures/setup_tasks.ts", import.meta.url);
 
@@ -363,14 +364,121 @@ test(
       // cancelled roots are walked by the new worker) and none of their nodes ran.
       Atomics.store(refuse, 0, 0);
       assertEquals(await within(pool.run("add", 2, 3), 20_000, "a later task, on a grown worker"), 5, "runs");
-      // (The rejected nodes' records come back to their producers after the new worker walked them; a
-      // producer with nothing pending reads them at its next submission.)
+      // (The rejected nodes' records come back to their producers after the new worker walked them; each
+      // producer's reader reads them even with nothing pending: the test after the next.)
       assertEquals(await within(producer.run("add", 2, 4), 20_000, "a later producer's task"), 6, "runs");
       await assertIdleAccounting(pool, "after the rejected graphs");
       assertEquals(Atomics.load(ran, 0), 0, "no node of a rejected graph ran");
     } finally {
       await within(pool.terminate(), 20_000, "terminate");
       await within(producer.close(), 20_000, "producer close");
+    }
+  },
+);
+
+test(
+  `no workers on ${runtime}: an elastic pool left with no worker starts one for a directed task, which runs there (or fails with the start)`,
+  async () => {
+    const errors: unknown[] = [];
+    const refuse = new Int32Array(new SharedArrayBuffer(4));
+    const pool = await within(
+      Pool.create<typeof tasks>(TASKS, {
+        workers: { min: 1, max: 2 },
+        workerData: { label: "d", counts: new Int32Array(new SharedArrayBuffer(8)), refuse },
+        onError: (error) => errors.push(error),
+      }),
+      30_000,
+      "create",
+    );
+    try {
+      Atomics.store(refuse, 0, 1);
+      const crashed = await within(settle(pool.run("exitThread", 3)), 20_000, "the crash");
+      assert(!crashed.ok && crashed.error instanceof WorkerCrashedError, "the crashing task rejects");
+      const end = Date.now() + 20_000;
+      while (pool.stats().elastic!.current !== 0 || !errors.some((e) => e instanceof ModuleLoadError)) {
+        assert(Date.now() < end, "the replacement's failure is reported and its slot given back");
+        await within(sleep(10), 1000, "sleep");
+      }
+      // No worker live or starting, starts still refused: the directed task's own start fails, and so does it.
+      const refused = await within(settle(pool.run("lengthOf", move(new ArrayBuffer(8)))), 20_000, "refused");
+      assert(!refused.ok && refused.error instanceof WorkerCrashedError, "a directed task whose start fails rejects");
+      assert((refused.error as Error).cause instanceof ModuleLoadError, "its cause is the failed start");
+      const said = (refused.error as Error).message;
+      assert(/failed to start/.test(said), `its message names its worker's failed start: ${said}`);
+      // Starts allowed again: a directed task starts a worker, as a queued task would, and runs there.
+      Atomics.store(refuse, 0, 0);
+      const directed = settle(pool.run("lengthOf", move(new ArrayBuffer(16))));
+      assertEquals(await within(directed, 20_000, "a directed task"), { ok: true, value: 16 }, "runs on a new worker");
+      assert(pool.stats().elastic!.current >= 1, "a worker again");
+      assertEquals(await within(pool.run("add", 2, 3), 20_000, "a later task"), 5, "runs");
+    } finally {
+      await within(pool.terminate(), 20_000, "terminate");
+    }
+  },
+);
+
+test(
+  `no workers on ${runtime}: the records of graphs rejected with no worker come back to producers with nothing pending, without a later submission of theirs`,
+  async () => {
+    const refuse = new Int32Array(new SharedArrayBuffer(4));
+    const pool = await within(
+      Pool.create<typeof tasks>(TASKS, {
+        workers: { min: 1, max: 1 },
+        producers: 2,
+        workerData: { label: "s", counts: new Int32Array(new SharedArrayBuffer(8)), refuse },
+        onError: () => {},
+      }),
+      30_000,
+      "create",
+    );
+    const producer = openProducer<typeof tasks>(pool.handle());
+    const other = openProducer<typeof tasks>(pool.handle());
+    try {
+      assertEquals(await within(pool.run("add", 1, 2), 20_000, "a first task"), 3, "runs");
+      Atomics.store(refuse, 0, 1);
+      const crash = settle(pool.run("exitThread", 3));
+      const ran = new Int32Array(new SharedArrayBuffer(8));
+      Atomics.store(ran, 1, 1);
+      // Graphs of the pool's own producer and of another, queued behind the crash: rejected with no worker.
+      const g = pool.graph();
+      const a = g.run("hold", ran);
+      const sink = settle(g.submit(g.run("add", g.run("add", a, 1), g.run("add", a, 2))));
+      const h = producer.graph();
+      const remote = settle(h.submit(h.run("add", h.run("hold", ran), 1)));
+      const crashed = await within(crash, 20_000, "the crash");
+      assert(!crashed.ok && crashed.error instanceof WorkerCrashedError, "the crashing task rejects");
+      noWorkerLeft(await within(sink, 20_000, "the graph settles"), "the graph's sink");
+      noWorkerLeft(await within(remote, 20_000, "the producer's graph settles"), "the producer's graph");
+      // Each reader's wait, armed while the graphs were pending, ends now, as when it reads a first record
+      // of theirs and more are still to come: it finds nothing pending then.
+      for (const p of [pool, producer]) {
+        const reader = (p as unknown as { producer: { reader: unknown } }).producer.reader;
+        wakeProducer((reader as { channel: ProducerChannel }).channel);
+      }
+      await within(sleep(20), 1000, "sleep");
+      // A third producer's task grows the pool: the new worker walks the cancelled graphs and sends their
+      // records back to the two producers, which have nothing pending and submit nothing more.
+      Atomics.store(refuse, 0, 0);
+      // (A growth start that read the refusal before it was lifted may still fail, and reject this task as
+      // no worker's: then a later one starts a worker again.)
+      const end = Date.now() + 20_000;
+      for (;;) {
+        const outcome = await within(settle(other.run("add", 2, 3)), 20_000, "another producer's task");
+        if (outcome.ok) {
+          assertEquals(outcome.value, 5, "runs");
+          break;
+        }
+        noWorkerLeft(outcome, "another producer's task, rejected by a start begun before");
+        assert(Date.now() < end, "another producer's task runs within 20 s");
+        await within(sleep(20), 1000, "sleep");
+      }
+      // Read by their own readers (the helper reads no queue itself here): before, they waited there.
+      await assertIdleAccounting(pool, "the rejected graphs' records, with nothing pending", { read: false });
+      assertEquals(Atomics.load(ran, 0), 0, "no node of a rejected graph ran");
+    } finally {
+      await within(pool.terminate(), 20_000, "terminate");
+      await within(producer.close(), 20_000, "producer close");
+      await within(other.close(), 20_000, "other producer close");
     }
   },
 );

@@ -293,3 +293,69 @@ test(
     }
   },
 );
+
+test(
+  `replacement failure on ${runtime}: an elastic pool's recycled worker whose replacement fails while another is live gives its slot back, its deque's task runs elsewhere, and the pool grows again`,
+  async () => {
+    const reported = errorsOf();
+    const refuse = new Int32Array(new SharedArrayBuffer(4));
+    const pool = await within(
+      Pool.create<typeof tasks>(TASKS, {
+        workers: { min: 2, max: 2 },
+        recycle: { afterTasks: 1 },
+        workerData: { label: "r", counts: counts(), refuse },
+        onError: reported.onError,
+      }),
+      30_000,
+      "create",
+    );
+    try {
+      // One worker (A) held; the other (B) runs the graph's root, so the node it enables goes onto B's own
+      // deque (worker/loop.ts), and B, due after that task, leaves with the node still there.
+      const view = new Int32Array(new SharedArrayBuffer(8));
+      const held = settle(pool.run("hold", view));
+      while (Atomics.load(view, 0) === 0) await within(sleep(5), 1000, "sleep");
+      Atomics.store(refuse, 0, 1);
+      const g = pool.graph();
+      const sink = settle(g.submit(g.run("add", g.run("add", 1, 2), 1)));
+      const error = await within(reported.next(), 20_000, "onError for B's failed replacement");
+      assert(error instanceof ModuleLoadError && /setupWorker threw/.test(error.message), `onError got ${error}`);
+      // B's slot is given back: no worker is counted there (before: its slot stayed AWAKE with no thread in
+      // it, counted current for ever, and growth could never start a worker there again).
+      const end = Date.now() + 20_000;
+      while (pool.stats().elastic!.current !== 1 && Date.now() < end) await sleep(10);
+      assertEquals(pool.stats().elastic!.current, 1, "the failed replacement's slot is given back");
+      // A is released (and recycled: starts allowed again): the node left in B's deque runs on a live
+      // worker (a slot given back is skipped by thieves: it was moved to the injector).
+      Atomics.store(refuse, 0, 0);
+      Atomics.store(view, 1, 1);
+      Atomics.notify(view, 1);
+      assert((await within(held, 20_000, "the held task")).ok, "the held task runs");
+      assertEquals(
+        await within(sink, 20_000, "the node left in the failed slot's deque"),
+        { ok: true, value: 4 },
+        "runs",
+      );
+      // And the pool grows into the slot given back when work waits.
+      const again = new Int32Array(new SharedArrayBuffer(8));
+      const heldAgain = settle(pool.run("hold", again));
+      while (Atomics.load(again, 0) === 0) await within(sleep(5), 1000, "sleep");
+      const more = Array.from({ length: 6 }, (_, i) => settle(pool.run("add", i, 2)));
+      const grown = Date.now() + 20_000;
+      while (pool.stats().elastic!.current < 2 && Date.now() < grown) await sleep(10);
+      assertEquals(pool.stats().elastic!.current, 2, "the pool grew again into the slot given back");
+      assertEquals(
+        await within(Promise.all(more), 20_000, "the tasks queued for the grown worker"),
+        Array.from({ length: 6 }, (_, i) => ({ ok: true, value: i + 2 })),
+        "every task ran",
+      );
+      Atomics.store(again, 1, 1);
+      Atomics.notify(again, 1);
+      assert((await within(heldAgain, 20_000, "the second held task")).ok, "the second held task runs");
+      const others = reported.errors.filter((e) => !(e instanceof ModuleLoadError));
+      assertEquals(others.map(String), [], "onError got only failed starts");
+    } finally {
+      await within(pool.terminate(), 20_000, "terminate");
+    }
+  },
+);
