@@ -62,6 +62,8 @@ console.log(JSON.stringify({
   inlineMs,
   poolMs,
   speedup: inlineMs.median / poolMs.median,
+  // Each round's own: its inline run ÷ its pool run (the two ran one after the other).
+  roundSpeedup: summarize(inline.map((ms, r) => ms / pooled[r])),
   coldInlineMs,
   coldPoolMs,
   coldSpeedup: coldInlineMs / coldPoolMs,
