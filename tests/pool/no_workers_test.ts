@@ -23,6 +23,45 @@ function settle(promise: Promise<unknown>): Promise<Settled> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * An elastic pool of one worker (its workers count their starts under `label`) whose starts fail while
+ * `refuse[0]` is set, with `producers` slots for producers in other threads.
+ */
+async function refusingPool(
+  label: string,
+  producers: number,
+): Promise<{ pool: Pool<typeof tasks>; refuse: Int32Array }> {
+  const refuse = new Int32Array(new SharedArrayBuffer(4));
+  const pool = await within(
+    Pool.create<typeof tasks>(TASKS, {
+      workers: { min: 1, max: 1 },
+      producers,
+      workerData: { label, counts: new Int32Array(new SharedArrayBuffer(8)), refuse },
+      onError: () => {},
+    }),
+    30_000,
+    "create",
+  );
+  return { pool, refuse };
+}
+
+/**
+ * Runs a first task on `pool`'s worker, then sets the refusal and submits a task that kills that worker:
+ * its replacement will fail. Returns that task's outcome and a `hold` flag (word 1 set: the held task
+ * returns at once) for the graphs queued behind it.
+ */
+async function crashWithRefusal(
+  pool: Pool<typeof tasks>,
+  refuse: Int32Array,
+): Promise<{ crash: Promise<Settled>; ran: Int32Array }> {
+  assertEquals(await within(pool.run("add", 1, 2), 20_000, "a first task"), 3, "runs");
+  Atomics.store(refuse, 0, 1);
+  const crash = settle(pool.run("exitThread", 3));
+  const ran = new Int32Array(new SharedArrayBuffer(8));
+  Atomics.store(ran, 1, 1);
+  return { crash, ran };
+}
+
 function noWorkerLeft(outcome: Settled, what: string): void {
   assert(!outcome.ok, `${what}: rejected (got ${outcome.ok ? String(outcome.value) : ""})`);
   const error = outcome.error;
@@ -320,26 +359,12 @@ test(
 test(
   `no workers on ${runtime}: an elastic pool whose every start failed rejects the graphs that wait with no worker (its own and a producer's), none of their nodes runs, and every record comes back`,
   async () => {
-    const refuse = new Int32Array(new SharedArrayBuffer(4));
-    const pool = await within(
-      Pool.create<typeof tasks>(TASKS, {
-        workers: { min: 1, max: 1 },
-        producers: 1,
-        workerData: { label: "g", counts: new Int32Array(new SharedArrayBuffer(8)), refuse },
-        onError: () => {},
-      }),
-      30_000,
-      "create",
-    );
+    const { pool, refuse } = await refusingPool("g", 1);
     const producer = openProducer<typeof tasks>(pool.handle());
     try {
-      assertEquals(await within(pool.run("add", 1, 2), 20_000, "a first task"), 3, "runs");
-      Atomics.store(refuse, 0, 1);
       // The one worker dies on its next task; the graphs queue behind it, and its replacement fails: no
       // worker is live or starting, and nothing is submitted after, so nothing else would start one.
-      const crash = settle(pool.run("exitThread", 3));
-      const ran = new Int32Array(new SharedArrayBuffer(8));
-      Atomics.store(ran, 1, 1);
+      const { crash, ran } = await crashWithRefusal(pool, refuse);
       // A diamond whose middle result is asked for (b) and whose sink is the submit's (d); a producer's chain.
       const g = pool.graph();
       const a = g.run("hold", ran);
@@ -420,25 +445,11 @@ test(
 test(
   `no workers on ${runtime}: the records of graphs rejected with no worker come back to producers with nothing pending, without a later submission of theirs`,
   async () => {
-    const refuse = new Int32Array(new SharedArrayBuffer(4));
-    const pool = await within(
-      Pool.create<typeof tasks>(TASKS, {
-        workers: { min: 1, max: 1 },
-        producers: 2,
-        workerData: { label: "s", counts: new Int32Array(new SharedArrayBuffer(8)), refuse },
-        onError: () => {},
-      }),
-      30_000,
-      "create",
-    );
+    const { pool, refuse } = await refusingPool("s", 2);
     const producer = openProducer<typeof tasks>(pool.handle());
     const other = openProducer<typeof tasks>(pool.handle());
     try {
-      assertEquals(await within(pool.run("add", 1, 2), 20_000, "a first task"), 3, "runs");
-      Atomics.store(refuse, 0, 1);
-      const crash = settle(pool.run("exitThread", 3));
-      const ran = new Int32Array(new SharedArrayBuffer(8));
-      Atomics.store(ran, 1, 1);
+      const { crash, ran } = await crashWithRefusal(pool, refuse);
       // Graphs of the pool's own producer and of another, queued behind the crash: rejected with no worker.
       const g = pool.graph();
       const a = g.run("hold", ran);
