@@ -24,25 +24,32 @@ function settle(promise: Promise<unknown>): Promise<Settled> {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * An elastic pool of one worker (its workers count their starts under `label`) whose starts fail while
- * `refuse[0]` is set, with `producers` slots for producers in other threads.
+ * An elastic pool of one worker (up to `max`; its workers count their starts under `label`) whose starts
+ * fail while `refuse[0]` is set (`producers`: the pool's slots for producers in other threads, if not its default).
  */
 async function refusingPool(
   label: string,
-  producers: number,
+  options: { producers?: number; max?: number; onError?: (error: unknown) => void } = {},
 ): Promise<{ pool: Pool<typeof tasks>; refuse: Int32Array }> {
   const refuse = new Int32Array(new SharedArrayBuffer(4));
   const pool = await within(
     Pool.create<typeof tasks>(TASKS, {
-      workers: { min: 1, max: 1 },
-      producers,
+      workers: { min: 1, max: options.max ?? 1 },
+      ...(options.producers === undefined ? {} : { producers: options.producers }),
       workerData: { label, counts: new Int32Array(new SharedArrayBuffer(8)), refuse },
-      onError: () => {},
+      onError: options.onError ?? (() => {}),
     }),
     30_000,
     "create",
   );
   return { pool, refuse };
+}
+
+/** Sets the refusal and kills the one worker: its replacement fails. Returns after the crashing task rejects. */
+async function killWithRefusal(pool: Pool<typeof tasks>, refuse: Int32Array): Promise<void> {
+  Atomics.store(refuse, 0, 1);
+  const crashed = await within(settle(pool.run("exitThread", 3)), 20_000, "the crash");
+  assert(!crashed.ok && crashed.error instanceof WorkerCrashedError, "the crashing task rejects");
 }
 
 /**
@@ -147,20 +154,9 @@ test(
   `no workers on ${runtime}: an elastic pool left with no worker rejects a directed task posted to the index whose start failed`,
   async () => {
     const errors: unknown[] = [];
-    const refuse = new Int32Array(new SharedArrayBuffer(4));
-    const pool = await within(
-      Pool.create<typeof tasks>(TASKS, {
-        workers: { min: 1, max: 1 },
-        workerData: { label: "v", counts: new Int32Array(new SharedArrayBuffer(8)), refuse },
-        onError: (error) => errors.push(error),
-      }),
-      30_000,
-      "create",
-    );
+    const { pool, refuse } = await refusingPool("v", { onError: (error) => errors.push(error) });
     try {
-      Atomics.store(refuse, 0, 1);
-      const crashed = await within(settle(pool.run("exitThread", 3)), 20_000, "the crash");
-      assert(!crashed.ok && crashed.error instanceof WorkerCrashedError, "the crashing task rejects");
+      await killWithRefusal(pool, refuse);
       const end = Date.now() + 20_000;
       while (!errors.some((e) => e instanceof ModuleLoadError) && Date.now() < end) await sleep(10);
       assert(errors.some((e) => e instanceof ModuleLoadError), "onError got the failed replacement");
@@ -359,7 +355,7 @@ test(
 test(
   `no workers on ${runtime}: an elastic pool whose every start failed rejects the graphs that wait with no worker (its own and a producer's), none of their nodes runs, and every record comes back`,
   async () => {
-    const { pool, refuse } = await refusingPool("g", 1);
+    const { pool, refuse } = await refusingPool("g", { producers: 1 });
     const producer = openProducer<typeof tasks>(pool.handle());
     try {
       // The one worker dies on its next task; the graphs queue behind it, and its replacement fails: no
@@ -405,20 +401,9 @@ test(
   `no workers on ${runtime}: an elastic pool left with no worker starts one for a directed task, which runs there (or fails with the start)`,
   async () => {
     const errors: unknown[] = [];
-    const refuse = new Int32Array(new SharedArrayBuffer(4));
-    const pool = await within(
-      Pool.create<typeof tasks>(TASKS, {
-        workers: { min: 1, max: 2 },
-        workerData: { label: "d", counts: new Int32Array(new SharedArrayBuffer(8)), refuse },
-        onError: (error) => errors.push(error),
-      }),
-      30_000,
-      "create",
-    );
+    const { pool, refuse } = await refusingPool("d", { max: 2, onError: (error) => errors.push(error) });
     try {
-      Atomics.store(refuse, 0, 1);
-      const crashed = await within(settle(pool.run("exitThread", 3)), 20_000, "the crash");
-      assert(!crashed.ok && crashed.error instanceof WorkerCrashedError, "the crashing task rejects");
+      await killWithRefusal(pool, refuse);
       const end = Date.now() + 20_000;
       while (pool.stats().elastic!.current !== 0 || !errors.some((e) => e instanceof ModuleLoadError)) {
         assert(Date.now() < end, "the replacement's failure is reported and its slot given back");
@@ -445,7 +430,7 @@ test(
 test(
   `no workers on ${runtime}: the records of graphs rejected with no worker come back to producers with nothing pending, without a later submission of theirs`,
   async () => {
-    const { pool, refuse } = await refusingPool("s", 2);
+    const { pool, refuse } = await refusingPool("s", { producers: 2 });
     const producer = openProducer<typeof tasks>(pool.handle());
     const other = openProducer<typeof tasks>(pool.handle());
     try {
