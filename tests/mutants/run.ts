@@ -252,6 +252,8 @@ interface CheckRun {
   verdict: "pass" | "fail" | "hang" | "error";
   failed?: string;
   detail?: string;
+  /** With "fail": the first lines of Deno's ERRORS section (what the failed test said), kept for a baseline's report. */
+  errors?: string;
   ms: number;
 }
 
@@ -273,6 +275,17 @@ export function failedTests(output: string): string[] {
 
 /** How {@link failedTests} names an error that no test caught but that failed the run. */
 const UNCAUGHT = "an error no test caught, while its tests ran";
+
+/**
+ * The first lines of Deno's ERRORS section, stack frames left out: what a failed test said (a baseline that
+ * fails once in many runs is a flake whose message is all there is to go on).
+ */
+function errorsOf(output: string): string {
+  const lines = output.split("\n");
+  const start = lines.findIndex((line) => /^\s*ERRORS\s*$/.test(line));
+  if (start === -1) return "";
+  return lines.slice(start + 1).filter((line) => line.trim() !== "" && !/^\s+at /.test(line)).slice(0, 8).join("\n");
+}
 
 /** The first `error:` line of Deno's ERRORS section (what an uncaught error said). */
 function uncaughtMessage(lines: string[]): string {
@@ -327,8 +340,9 @@ function runCheck(copy: string, file: string): Promise<CheckRun> {
       // An uncaught error counts only if tests ran: a module that does not load (0 passed) is no catch.
       const passed = Number(/(\d+) passed \| \d+ failed/.exec(output)?.[1] ?? 0);
       const named = failed.filter((name) => !name.startsWith(UNCAUGHT));
-      if (named.length > 0) return resolve({ verdict: "fail", failed: named[0], ms });
-      if (failed.length > 0 && passed > 0) return resolve({ verdict: "fail", failed: failed[0], ms });
+      const errors = errorsOf(output);
+      if (named.length > 0) return resolve({ verdict: "fail", failed: named[0], errors, ms });
+      if (failed.length > 0 && passed > 0) return resolve({ verdict: "fail", failed: failed[0], errors, ms });
       const tail = output.trim().split("\n").slice(-6).join("\n");
       resolve({ verdict: "error", ms, detail: `exit ${code} without a failed test:\n${tail}` });
     });
@@ -407,6 +421,7 @@ async function main(): Promise<number> {
         );
         if (run.verdict !== "pass") baseline.push(`${check}: ${run.verdict}${run.failed ? `: ${run.failed}` : ""}`);
         if (run.detail) console.log(run.detail.replace(/^/gm, "    "));
+        if (!known && run.verdict === "fail" && run.errors) console.log(run.errors.replace(/^/gm, "    "));
       }
       for (const mutant of group.mutants) {
         if (baseline.length > 0) {
