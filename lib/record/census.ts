@@ -31,6 +31,8 @@
  * @module
  */
 
+import { mem } from "../protocol/atomics.ts";
+import { InjectorWords } from "../protocol/layout.ts";
 import { TaskState, type TaskTable } from "./task.ts";
 
 /** The names of the record states, by value (for reports). */
@@ -44,6 +46,12 @@ export interface RecordCensus {
   free: number;
   /** Records in the shared free list (its length). */
   freeList: number;
+  /**
+   * Where the free list and the FREE marks disagree: the FREE records the list does not hold (lost to
+   * every allocation), and the values it holds more than once or that are not FREE (a record pushed twice:
+   * it would be handed out twice).
+   */
+  freeListStrays: { notListed: number[]; listedWrongly: number[] };
   /** Records CACHED, by the thread whose cache holds them ("-1" the main thread). */
   cached: Record<string, number>;
   /** Records in the main thread's private cache (its length: those CACHED by it should be exactly these). */
@@ -111,6 +119,7 @@ export function recordCensus(table: TaskTable): RecordCensus {
     capacity,
     free,
     freeList: table.freeRecords.length,
+    freeListStrays: freeListStrays(table),
     cached,
     mainCache: table.cachedHere,
     mainCacheBound: table.cacheBoundHere,
@@ -122,6 +131,31 @@ export function recordCensus(table: TaskTable): RecordCensus {
     generationAdvances,
     generations,
   };
+}
+
+/**
+ * Compares the free list's values (the positions from its head to its tail) with the FREE marks.
+ *
+ * @param table The main thread's task table.
+ * @returns The FREE records not listed, and the listed values listed twice or not FREE.
+ */
+function freeListStrays(table: TaskTable): RecordCensus["freeListStrays"] {
+  const list = table.freeRecords;
+  const head = mem.load(list.words, InjectorWords.head);
+  const tail = mem.load(list.words, InjectorWords.tail);
+  const times = new Map<number, number>();
+  for (let pos = head; pos !== tail && ((pos - head) | 0) < list.capacity; pos = (pos + 1) | 0) {
+    const value = mem.load(list.words, list.valuesAt + (pos & list.mask));
+    times.set(value, (times.get(value) ?? 0) + 1);
+  }
+  const notListed: number[] = [];
+  for (let i = 0; i <= table.indexMask; i++) {
+    if (table.fields.loadState(i) === TaskState.FREE && !times.has(i)) notListed.push(i);
+  }
+  const listedWrongly = [...times].flatMap(([value, n]) =>
+    n > 1 || value < 0 || value > table.indexMask || table.fields.loadState(value) !== TaskState.FREE ? [value] : []
+  );
+  return { notListed, listedWrongly };
 }
 
 /**
@@ -141,7 +175,11 @@ export function idleAccountingErrors(census: RecordCensus, counts = true): strin
   const inUse = Object.values(census.inUse).reduce((a, b) => a + b, 0);
   if (inUse !== 0) errors.push(`${inUse} records in use: ${JSON.stringify(census.inUse)}`);
   if (census.freeList !== census.free) {
-    errors.push(`the free list holds ${census.freeList} records, but ${census.free} are FREE`);
+    const { notListed, listedWrongly } = census.freeListStrays;
+    errors.push(
+      `the free list holds ${census.freeList} records, but ${census.free} are FREE (FREE and not listed: [${notListed}]; ` +
+        `listed twice or not FREE: [${listedWrongly}])`,
+    );
   }
   // A record marked cached by the main thread and in no cache is held by nobody (a worker's cache cannot be
   // seen from here: it is empty once the worker sleeps, and reclaimed if it dies).
