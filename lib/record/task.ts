@@ -422,12 +422,16 @@ export class TaskTable extends Payloads {
     }
     // A record taken from the free list and not yet marked ours (cut at the mark's store: still FREE, in no
     // list and no cache): back to the list, as recoverNotes does for a dead thread's.
+    // The note is cleared only after the push, with no call between (killed at the load or in the push, the
+    // record is still noted, and recoverNotes returns it once: a claimed push is published by the repair of
+    // the dead thread's free-list handle, which then names it, and recoverNotes skips the value it names).
     const allocating = this.note[ALLOCATING];
-    this.note[ALLOCATING] = -1;
     if (allocating >= 0 && mem.load(this.words, this.at(allocating, RecordWords.state)) === TaskState.FREE) {
+      this.freeRecords.published = QUEUE_EMPTY;
       this.freeRecords.pushPatiently(allocating);
       back++;
     }
+    this.note[ALLOCATING] = -1;
     if (this.busy) {
       back += this.flushCache() + this.reclaimCachedBy(this.owner);
       this.busy = false;
@@ -567,7 +571,9 @@ export class TaskTable extends Payloads {
     for (const which of [ALLOCATING, RELEASING]) {
       const index = notes[which];
       notes[which] = -1;
-      if (index < 0 || index > this.indexMask || (which === RELEASING && index === published)) continue;
+      // The value the repair of its free-list handle published is in the list already: a give-back's, or
+      // the re-push of a record it was taking (repairCut's, killed between the push's claim and publish).
+      if (index < 0 || index > this.indexMask || index === published) continue;
       if (mem.load(this.words, this.at(index, RecordWords.state)) !== TaskState.FREE) continue;
       this.freeRecords.pushPatiently(index);
       back++;
@@ -589,8 +595,9 @@ export class TaskTable extends Payloads {
       if (mem.load(this.words, this.at(i, RecordWords.state)) !== TaskState.CACHED) continue;
       if (mem.load(this.words, this.at(i, RecordWords.worker)) !== worker) continue;
       this.freePayload(i);
-      mem.store(this.words, this.at(i, RecordWords.state), TaskState.FREE);
-      this.freeRecords.pushPatiently(i);
+      // Noted until pushed, as every give-back is: this thread killed between the FREE store and the push
+      // (a worker's or a producer's own repair) would leave it free and in no list.
+      this.giveBack(i);
       reclaimed++;
     }
     return reclaimed;

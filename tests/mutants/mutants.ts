@@ -2756,7 +2756,9 @@ export const ELASTIC_LINCHECK_MUTANTS: readonly ElasticLincheckMutant[] = [
  * in a free list nor in a record that will be freed): the notes of the block in hand (lib/record/payload.ts
  * `[BLOCK]`) not completed before they are reused, or completed wrongly; a fork cut short before it was
  * QUEUED (still marked cached) not freed with its arguments' blocks by the pushing mark's repair
- * (lib/worker/marks.ts). Caught by tests/record/payload_cut_test.ts and tests/worker/marks_test.ts.
+ * (lib/worker/marks.ts); a record's note (a record being taken or given back) cleared before its step is
+ * done, so that a thread killed in its own repair strands the record. Caught by
+ * tests/record/payload_cut_test.ts, tests/worker/marks_test.ts and tests/owner/recovery_test.ts.
  */
 export interface BlockNoteMutant {
   name: string;
@@ -2802,6 +2804,41 @@ export const BLOCK_NOTE_MUTANTS: readonly BlockNoteMutant[] = [
     patches: [{
       find: "this.owner || this.cache.includes(index)) {\n",
       replace: "this.owner) {\n",
+    }],
+  },
+  {
+    name: "allocating_note_cleared_first",
+    module: "record/task.ts",
+    bug: "repairCut clears the note of a record it was taking before it pushes the record back: killed at " +
+      "the state's load or in the push, the record is FREE, in no list and in no note (the fault-injection " +
+      "suite on Bun: 'the free list holds 7 records, but 8 are FREE')",
+    patches: [
+      {
+        find: "    const allocating = this.note[ALLOCATING];\n",
+        replace:
+          "    const allocating = this.note[ALLOCATING];\n    this.note[ALLOCATING] = -1; // BUG: before the push\n",
+      },
+    ],
+  },
+  {
+    name: "reclaim_without_note",
+    module: "record/task.ts",
+    bug: "reclaimCachedBy stores FREE and pushes with no note (not a give-back): a thread killed between, in " +
+      "its own repair of records marked cached by it, leaves a record FREE and in no list",
+    patches: [{
+      find: "      this.giveBack(i);\n",
+      replace: "      mem.store(this.words, this.at(i, RecordWords.state), TaskState.FREE); // BUG: no note\n" +
+        "      this.freeRecords.pushPatiently(i);\n",
+    }],
+  },
+  {
+    name: "allocating_repush_counted_twice",
+    module: "record/task.ts",
+    bug: "recoverNotes skips only a give-back's record that the repair of the free list published, not a " +
+      "taken record's re-push killed between its claim and publish: that record is pushed twice",
+    patches: [{
+      find: "|| index === published) continue;\n",
+      replace: "|| (which === RELEASING && index === published)) continue; // BUG\n",
     }],
   },
 ];

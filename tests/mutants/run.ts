@@ -129,7 +129,7 @@ export const GROUPS: readonly Group[] = [
   {
     name: "block_notes",
     mutants: pool(BLOCK_NOTE_MUTANTS),
-    checks: ["tests/record/payload_cut_test.ts", "tests/worker/marks_test.ts"],
+    checks: ["tests/record/payload_cut_test.ts", "tests/worker/marks_test.ts", "tests/owner/recovery_test.ts"],
     fast: true,
   },
   {

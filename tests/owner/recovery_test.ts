@@ -645,6 +645,40 @@ test(
 );
 
 test(
+  "recovery: a record step cut short by a throw, then its repair killed at any access: every record is free once after recovery",
+  () => {
+    let deaths = 0;
+    for (const step of ["allocate", "release"] as const) {
+      for (let cut = 0;; cut++) {
+        let stepCut = false;
+        for (let n = 0;; n++) {
+          const w = world();
+          const mine = new TaskTable(w.memory, { owner: DEAD });
+          const taken = step === "release" ? mine.allocate() : -1;
+          if (taken >= 0) mine.fields.storeState(mine.indexOf(taken), TaskState.RUNNING);
+          // The step cut short as a stack overflow at that access leaves it (the thread lives on) ...
+          stepCut = killAt(cut, () => step === "allocate" ? mine.allocate() : mine.releaseHandle(taken));
+          if (!stepCut) break;
+          // ... then the thread's own repair (at the top of its loop) is where it is killed.
+          const died = killAt(n, () => mine.repairCut());
+          w.recover();
+          assertEquals(
+            allFree(w),
+            Array.from({ length: CAPACITY }, (_, i) => i),
+            `${step} cut at access ${cut}, its repair killed at access ${n}${died ? "" : " (not killed)"}`,
+          );
+          if (!died) break;
+          deaths++;
+        }
+        if (!stepCut) break;
+      }
+    }
+    assert(deaths >= 4, `deaths inside the repairs (${deaths})`);
+  },
+  HANG,
+);
+
+test(
   "recovery: a push into its deque or the injector cut short at any access is completed, counted as a death in a step, and wakes a sleeper",
   () => {
     let cases = 0;
