@@ -25,8 +25,11 @@
  *   are freed by whoever settles it (its worker at its start, its walker if it never runs).
  *
  * A worker's death while a node runs: the owner's recovery rejects the node and walks it with a walker of
- * its own ({@link GraphWalker.died}: no deque; its walks only reject). Not covered: a walk cut short inside
- * the pool's own code (a stack overflow, a kill between two of its steps) is not repaired.
+ * its own ({@link GraphWalker.died}: no deque; its walks only reject). A walk has no repair, so none may be
+ * cut short by the stack's limit: a worker runs nodes from the top of its loop, or inside a join's wait
+ * after reserving stack (worker/runner.ts `execute`; tests/pool/graph_join_depth_test.ts). Not covered: a
+ * thread that dies between two steps of a walk (not a forced kill, which the kill guard keeps out of the
+ * pool's steps; a fatal error at that instant).
  *
  * Threads: made and used by one thread: a worker (the runner calls it), or the owner (its recovery).
  *

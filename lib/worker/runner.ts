@@ -38,6 +38,7 @@ import type { Deque } from "../protocol/deque.ts";
 import type { Levels } from "../protocol/levels.ts";
 import type { Sleep } from "../protocol/sleep.ts";
 import { GraphWalker } from "../graph/walk.ts";
+import { reserveStack } from "../runtime/stack.ts";
 import { GraphRecords } from "../graph/words.ts";
 import type { Forks } from "./forks.ts";
 import type { TaskFunctions } from "./functions.ts";
@@ -199,6 +200,13 @@ export class Runner {
    * the task goes back to the injector instead, for a worker that has the buffer (its forker does).
    */
   execute(handle: number, requeue = false, claimed = false): Promise<void> | undefined {
+    // A graph node taken inside a join's wait runs at the join's depth, however deep, and its walk (its
+    // result into each dependant's slot, each decrement) has no repair: cut short by a stack overflow, a
+    // dependant is never counted down and its graph never settles. So the stack is reserved first: at the
+    // limit, the RangeError comes here, before the claim, as at any call of the join's wait (the held mark
+    // gives the node back), and a node that starts has room to finish and walk. (Only there: the loop runs
+    // nodes from the top of the stack. The flags of a record not yet ours are only read: GRAPH never changes.)
+    if (requeue && (this.table.fields.loadFlags(this.table.indexOf(handle)) & TaskFlags.GRAPH) !== 0) reserveStack();
     const depth = this.runs.enter(handle);
     this.marks.taken();
     const pending = this.start(handle, requeue, claimed);

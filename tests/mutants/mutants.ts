@@ -1094,6 +1094,17 @@ export const GRAPH_MUTANTS: readonly GraphMutant[] = [
     }],
   },
   {
+    name: "graph_nested_node_no_stack_reserve",
+    module: "worker/runner.ts",
+    bug: "a graph node taken inside a join's wait runs with no stack reserved: at the join's depth its walk is " +
+      "cut short by the stack's limit, a dependant never counted down (or counted twice by the repair) " +
+      "(tests/pool/graph_join_depth_test.ts)",
+    patches: [{
+      find: "TaskFlags.GRAPH) !== 0) reserveStack();\n",
+      replace: "TaskFlags.GRAPH) !== 0) void 0; // BUG: no reserve\n",
+    }],
+  },
+  {
     name: "graph_decrement_twice",
     module: "graph/walk.ts",
     bug: "a walk decrements a dependant's count again when the first decrement did not reach zero " +

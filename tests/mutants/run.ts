@@ -197,7 +197,12 @@ export const GROUPS: readonly Group[] = [
   {
     name: "graph",
     mutants: pool(GRAPH_MUTANTS),
-    checks: ["tests/pool/graph_test.ts", "tests/pool/graph_progress_test.ts", "tests/pool/graph_stack_test.ts"],
+    checks: [
+      "tests/pool/graph_test.ts",
+      "tests/pool/graph_progress_test.ts",
+      "tests/pool/graph_stack_test.ts",
+      "tests/pool/graph_join_depth_test.ts",
+    ],
     fast: true,
   },
   {
