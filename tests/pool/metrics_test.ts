@@ -117,8 +117,8 @@ test("metrics: a graph's nodes wait from the graph's submission, not from a stal
   const pool = await Pool.create<typeof graphTasks>(graphUrl, { workers: 2, taskCapacity: 64, metrics: true });
   try {
     await within(Promise.all(Array.from({ length: 64 }, (_, i) => pool.run("square", i))), 30_000, "64 squares");
-    await new Promise((resolve) => setTimeout(resolve, 100)); // the squares' stamps now 100 ms old or more
-    const before = pool.stats().metrics!.waitTime.count;
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the squares' stamps now 300 ms old or more
+    const { count: before, max: squaresMax } = pool.stats().metrics!.waitTime;
     const start = performance.timeOrigin + performance.now();
     const g = pool.graph();
     let node = g.run("square", 1);
@@ -129,8 +129,13 @@ test("metrics: a graph's nodes wait from the graph's submission, not from a stal
     assertEquals(wait.count - before, 20, "every node's wait recorded");
     // Every wait began at the graph's submission, after `start`: none is longer than the whole run, but for
     // the threads' clocks (each thread's time origin plus its own clock: they may differ by a fraction of a
-    // ms; 10 ms allowed). A stale stamp is 100 ms older or more; an empty one, the epoch.
-    assert(wait.max <= elapsed + 10, `a node waited ${wait.max} ms in a graph that took ${elapsed} ms`);
+    // ms; 10 ms allowed). A stale stamp is 300 ms older or more; an empty one, the epoch. The histogram's
+    // max is over every task: one the graph raised is a node's (the squares' own waits, which a loaded
+    // machine can make longer than this short graph, stay below it unless a node waited longer).
+    assert(
+      wait.max === squaresMax || wait.max <= elapsed + 10,
+      `a node waited ${wait.max} ms in a graph that took ${elapsed} ms (the squares' longest wait: ${squaresMax} ms)`,
+    );
   } finally {
     await within(pool.close(), 10_000, "close");
   }
