@@ -49,7 +49,8 @@ export interface RecordCensus {
   /**
    * Where the free list and the FREE marks disagree: the FREE records the list does not hold (lost to
    * every allocation), and the values it holds more than once or that are not FREE (a record pushed twice:
-   * it would be handed out twice).
+   * it would be handed out twice). Looked for only when {@link RecordCensus.freeList} and
+   * {@link RecordCensus.free} differ (else both empty).
    */
   freeListStrays: { notListed: number[]; listedWrongly: number[] };
   /** Records CACHED, by the thread whose cache holds them ("-1" the main thread). */
@@ -115,11 +116,13 @@ export function recordCensus(table: TaskTable): RecordCensus {
     generationAdvances = (generationAdvances + (table.handleOf(i) >>> table.indexBits)) % generations;
   }
   const { allocations, releases } = table.accounting();
+  const freeList = table.freeRecords.length;
   return {
     capacity,
     free,
-    freeList: table.freeRecords.length,
-    freeListStrays: freeListStrays(table),
+    freeList,
+    // Read only when the counts disagree (the idle-accounting helper takes a census every few ms while it waits).
+    freeListStrays: freeList === free ? { notListed: [], listedWrongly: [] } : freeListStrays(table),
     cached,
     mainCache: table.cachedHere,
     mainCacheBound: table.cacheBoundHere,
