@@ -1,12 +1,12 @@
 /**
  * The wavefront benchmark of task graphs (issue 48): the edit-distance (Levenshtein) table of two strings
- * of `--length` characters (default 8,192), cut into square tiles of `--tile` characters a side (default
- * 256: a 32 × 32 grid, 1,024 tiles of 65,536 cells), each tile depending on the tile above and the tile
- * on the left (bench/graph/tasks.ts `tile`): the anti-diagonals of tiles run in parallel, each waiting for
- * the last. Contenders:
+ * of `--length` characters (default 16,384), cut into square tiles of `--tile` characters a side (default
+ * 512: a 32 × 32 grid, 1,024 tiles of 262,144 cells, about 1.2 ms each), each tile depending on the tile
+ * above and the tile on the left (bench/graph/tasks.ts `tile`): the anti-diagonals of tiles run in parallel,
+ * each waiting for the last. Contenders:
  * - "inline": every tile on this thread, row by row (the same function, the same tiles);
  * - "graph": one filch graph of the tiles, built without awaiting and submitted once; a tile's edges (its
- *   last row, tile + 1 int32, and last column, tile int32: 2 KiB and some at the default size, past a
+ *   last row, tile + 1 int32, and last column, tile int32: 4 KiB and some at the default size, past a
  *   record's 192 inline bytes, so they travel in overflow blocks of 1 KiB) go from record to record in
  *   shared memory, and only the last tile's come back.
  * - "graph, 1 worker" (with `--workers` > 1): the same graph on a pool of one worker. On a shared machine
@@ -24,8 +24,10 @@
  * inline on 2 workers.
  *
  * Run: `node bench/graph/wavefront.ts`, `deno run -A …`, `bun …`. Options: `--rounds R` (default 15),
- * `--length L` (default 8,192), `--tile T` (default 256), `--workers W` (default 2), `--quick` (3 rounds,
- * length 2,048), `--json`, `--verbose`.
+ * `--length L` (default 16,384), `--tile T` (default 512), `--workers W` (default 2), `--quick` (3 rounds,
+ * length 2,048, tiles of 256), `--json`, `--verbose`. Smaller tiles (`--length 8192 --tile 256`: 250 µs
+ * each) show what a tile's fixed cost (its edges copied and decoded, about 9–16 µs) and the machine's
+ * two threads make of a finer grain: docs/benchmarks.md has both.
  *
  * @module
  */
@@ -137,7 +139,7 @@ function tiles<T>(
  *
  * @example Usage
  * ```ts ignore
- * const report = await benchWavefront({ rounds: 15, length: 8192, tile: 256, workers: 2 });
+ * const report = await benchWavefront({ rounds: 15, length: 16_384, tile: 512, workers: 2 });
  * ```
  */
 export async function benchWavefront(s: WavefrontSettings): Promise<WavefrontReport> {
@@ -242,7 +244,12 @@ function staticThreads(a: string, b: string, size: number, threads: number) {
 }
 
 if (import.meta.main ?? process.argv[1]?.endsWith("wavefront.ts")) {
-  const s: WavefrontSettings = settings({ rounds: [15, 3], length: [8_192, 2_048], tile: [256, 256], workers: [2, 2] });
+  const s: WavefrontSettings = settings({
+    rounds: [15, 3],
+    length: [16_384, 2_048],
+    tile: [512, 256],
+    workers: [2, 2],
+  });
   const report = await benchWavefront(s);
   const grid = Math.ceil(s.length / s.tile);
   const what = `edit distance of two ${s.length}-character strings (distance ${report.distance}) in ` +
