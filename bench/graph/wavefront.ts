@@ -74,6 +74,8 @@ export interface WavefrontReport {
    * distort: a thread waiting for a core is not charged.
    */
   cpuBound: Ratio;
+  /** Why the main thread's CPU could not be read (its column then reads NaN), or undefined. */
+  cpuProblem: string | undefined;
   /** The graph on 1 worker ÷ on `workers`, per round: what the workers beyond one add, in the pool. */
   scaling: Ratio | undefined;
   /** inline ÷ the hand-written static schedule on `workers` bare threads (with `workers` > 1): the machine's. */
@@ -144,7 +146,7 @@ function tiles<T>(
  */
 export async function benchWavefront(s: WavefrontSettings): Promise<WavefrontReport> {
   // Before any pool or thread starts: the check compares the main thread's CPU with the process's.
-  checkOwnerCpu();
+  const cpuProblem = checkOwnerCpu();
   const a = randomText(s.length, 0x9e3779b9);
   const b = randomText(s.length, 0x85ebca6b);
   const last = (e: Edges) => e.bottom[e.bottom.length - 1];
@@ -181,6 +183,7 @@ export async function benchWavefront(s: WavefrontSettings): Promise<WavefrontRep
     return {
       tiles: count,
       distance,
+      cpuProblem,
       rows,
       speedup: ratio(measured.ms.get("inline")!, measured.ms.get("graph")!),
       speedupOneWorker: pools.length > 1
@@ -276,6 +279,7 @@ if (import.meta.main ?? process.argv[1]?.endsWith("wavefront.ts")) {
         format(row.mainCpuMs, 0),
       ]),
     );
+    if (report.cpuProblem !== undefined) console.log(`SKIPPED main thread CPU: ${report.cpuProblem}`);
     const speedups = [[`${s.workers} workers`, ratioText(report.speedup)]];
     if (report.speedupOneWorker !== undefined) speedups.push(["1 worker", ratioText(report.speedupOneWorker)]);
     if (report.staticSpeedup !== undefined) {
